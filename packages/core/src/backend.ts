@@ -1,0 +1,83 @@
+import type { GrainDef } from './grain.ts';
+import type { Logger } from 'pino';
+
+/**
+ * The contract between core and a backend. Core owns routing, encoding, the lifecycle state machine and
+ * pending asks; a backend owns memory, the consumer loop (a worker thread, a CUDA kernel) and its
+ * health. Core never imports a backend: a system is given backend instances.
+ */
+export interface RegionRef {
+  readonly buffer: ArrayBufferLike;
+  /** Byte offset of the region inside `buffer` (128-byte aligned). */
+  readonly offset: number;
+}
+
+export interface KernelOptions {
+  /** Bytes per ring slot, header included (multiple of 16). */
+  readonly slotSize: number;
+  /** Slots in the host → kernel ring (power of two). */
+  readonly ringCapacity: number;
+  /** Slots in each kernel → host reply ring (power of two). */
+  readonly replyCapacity: number;
+  /** Most actors (distinct keys) the kernel's state table holds. */
+  readonly maxActors: number;
+  /** Iteration budget of translated loops (CUDA) / turn budget in ms (CPU); a runaway turn fails typed. */
+  readonly turnBudget: number;
+}
+
+export interface KernelPlan {
+  /** Index of this grain class in `grains`: the id used in slot headers. */
+  readonly grainId: number;
+  readonly grain: GrainDef;
+  /** Every grain class placed on this backend, by id (K2K targets); undefined entries live elsewhere. */
+  readonly grains: ReadonlyArray<GrainDef | undefined>;
+  readonly options: KernelOptions;
+  readonly logger: Logger;
+}
+
+/** Shared memory a kernel exposes to the host. Formats: protocol.ts (ControlBlock, RingHeader). */
+export interface KernelMemory {
+  readonly control: RegionRef;
+  /** Host → kernel ring; the host is its only producer. */
+  readonly inbound: RegionRef;
+  /** Kernel → host rings; the host is the only consumer of each. */
+  readonly replies: readonly RegionRef[];
+}
+
+export interface KernelHealth {
+  /** A fault the backend detected (worker died, GPU error, heartbeat stopped); undefined if healthy. */
+  readonly fault: Error | undefined;
+}
+
+export interface BackendKernel {
+  readonly memory: KernelMemory;
+  /** Start the consumer loop (idle until the control block asks for ACTIVE); resolves once it runs. */
+  start(): Promise<void>;
+  /** The host published to the inbound ring or wrote the control block: wake a parked consumer. */
+  wake(): void;
+  /** Called after the loop acknowledged STOP (or timed out): stop everything and free all memory. */
+  dispose(): Promise<void>;
+  health(): KernelHealth;
+  /** Plain copy of an actor's state, or undefined if the key was never activated (debugging, tests). */
+  inspect?(key: number | string): Promise<unknown>;
+}
+
+export interface ProbeResult {
+  readonly ok: boolean;
+  readonly reason?: string;
+  readonly device?: string;
+}
+
+export interface Backend {
+  readonly name: string;
+  /** Whether this backend can run here (driver present, device found). Cheap; never throws. */
+  probe(): Promise<ProbeResult>;
+  createKernel(plan: KernelPlan): Promise<BackendKernel>;
+  /**
+   * A word the backend bumps (Atomics.add + notify) after it publishes replies, so the host can sleep
+   * in Atomics.waitAsync instead of polling. Absent when the producer cannot notify (a GPU).
+   */
+  readonly replySignal?: { readonly words: Int32Array; readonly index: number };
+  /** Release backend-wide resources (contexts, shared buffers) after all kernels are disposed. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,159 @@
+/**
+ * Every error Ringgrain throws carries a stable `code`, a `hint` saying what to do, and the `cause`
+ * when one exists, so callers can branch on codes and people can act on messages.
+ */
+export interface ErrorOptions {
+  hint?: string;
+  cause?: unknown;
+}
+
+export class RinggrainError extends Error {
+  readonly code: string;
+  readonly hint: string | undefined;
+
+  constructor(code: string, message: string, opts: ErrorOptions = {}) {
+    super(opts.hint ? `${message}\n  hint: ${opts.hint}` : message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.hint = opts.hint;
+  }
+}
+
+/** A schema definition itself is invalid (e.g. an array length of 0). */
+export class SchemaDefinitionError extends RinggrainError {
+  constructor(message: string, opts: ErrorOptions = {}) {
+    super('SCHEMA_DEFINITION', message, opts);
+  }
+}
+
+/** A payload does not match its schema; `path` is the zod issue path. */
+export class SchemaValidationError extends RinggrainError {
+  readonly path: ReadonlyArray<PropertyKey>;
+  constructor(where: string, path: ReadonlyArray<PropertyKey>, detail: string, opts: ErrorOptions = {}) {
+    const at = path.length ? path.map(String).join('.') : '(root)';
+    super('SCHEMA_VALIDATION', `${where}: invalid payload at "${at}": ${detail}`, {
+      hint: 'send a payload that matches the method\'s request schema',
+      ...opts,
+    });
+    this.path = path;
+  }
+}
+
+/** Bytes taken from a ring are not a valid message for the schema (malformed or hostile input). */
+export class DecodeError extends RinggrainError {
+  constructor(message: string, opts: ErrorOptions = {}) {
+    super('DECODE', message, { hint: 'only write to rings through the typed API; the message was rejected and counted', ...opts });
+  }
+}
+
+export class PayloadTooLargeError extends RinggrainError {
+  constructor(where: string, needed: number, capacity: number) {
+    super('PAYLOAD_TOO_LARGE', `${where}: encoded payload needs ${needed} bytes but a slot holds ${capacity}`, {
+      hint: `raise slotSize to at least ${needed + 64} in the grain's placement options, or send smaller messages`,
+    });
+  }
+}
+
+export class UnknownGrainError extends RinggrainError {
+  constructor(name: string) {
+    super('UNKNOWN_GRAIN', `grain class "${name}" is not registered with this system`, {
+      hint: 'call system.register(GrainClass, { placement }) before sending to it',
+    });
+  }
+}
+
+export class UnknownMethodError extends RinggrainError {
+  constructor(grain: string, method: string | number) {
+    super('UNKNOWN_METHOD', `grain "${grain}" has no method ${JSON.stringify(method)}`, {
+      hint: 'use one of the methods declared in the grain\'s spec',
+    });
+  }
+}
+
+export class InvalidKeyError extends RinggrainError {
+  constructor(grain: string, key: unknown, expected: string) {
+    super('INVALID_KEY', `grain "${grain}" got key ${JSON.stringify(key)}; expected ${expected}`, {
+      hint: 'integer keys must be safe integers; string keys are used when the spec says key: "string"',
+    });
+  }
+}
+
+export class InvalidTransitionError extends RinggrainError {
+  constructor(grain: string, from: string, action: string) {
+    super('INVALID_TRANSITION', `kernel "${grain}" cannot ${action} while ${from}`, {
+      hint: 'lifecycle: Created → Launched → Active ⇄ Deactivated → Terminated; a Terminated kernel can be launched again',
+    });
+  }
+}
+
+export class KernelTerminatedError extends RinggrainError {
+  constructor(grain: string, detail = 'the kernel was terminated') {
+    super('KERNEL_TERMINATED', `grain "${grain}": ${detail}`, {
+      hint: 'launch the kernel again (system.launch) before sending to it',
+    });
+  }
+}
+
+export class KernelNotRunningError extends RinggrainError {
+  constructor(grain: string, state: string) {
+    super('KERNEL_NOT_RUNNING', `grain "${grain}" kernel is ${state}; messages need a launched kernel`, {
+      hint: 'call system.start() or system.launch(Grain) first',
+    });
+  }
+}
+
+export class QueueFullError extends RinggrainError {
+  constructor(grain: string, waitedMs: number) {
+    super('QUEUE_FULL', `grain "${grain}": inbound ring stayed full for ${waitedMs} ms; the message was not sent`, {
+      hint: 'the kernel is slower than its senders: await asks, raise ringCapacity, or raise queueFullTimeoutMs',
+    });
+  }
+}
+
+/** The handler threw; the message is the handler's own message. */
+export class HandlerError extends RinggrainError {
+  readonly grain: string;
+  readonly method: string;
+  constructor(grain: string, method: string, message: string) {
+    super('HANDLER', `${grain}.${method} failed: ${message}`);
+    this.grain = grain;
+    this.method = method;
+  }
+}
+
+export class KernelFaultError extends RinggrainError {
+  constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
+    super('KERNEL_FAULT', `grain "${grain}" kernel faulted: ${detail}`, {
+      hint: 'the kernel was marked faulted; terminate it and launch it again',
+      ...opts,
+    });
+  }
+}
+
+export class AskTimeoutError extends RinggrainError {
+  constructor(grain: string, method: string, ms: number) {
+    super('ASK_TIMEOUT', `${grain}.${method}: no reply within ${ms} ms`, {
+      hint: 'the handler may be stuck; raise askTimeoutMs or check the kernel\'s heartbeat',
+    });
+  }
+}
+
+export class BackendUnavailableError extends RinggrainError {
+  constructor(backend: string, reason: string) {
+    super('BACKEND_UNAVAILABLE', `backend "${backend}" is unavailable: ${reason}`, {
+      hint: 'use placement "auto" to fall back to the CPU backend, or install the driver',
+    });
+  }
+}
+
+export class PlacementError extends RinggrainError {
+  constructor(message: string, opts: ErrorOptions = {}) {
+    super('PLACEMENT', message, opts);
+  }
+}
+
+export class RingError extends RinggrainError {
+  constructor(message: string, opts: ErrorOptions = {}) {
+    super('RING', message, opts);
+  }
+}

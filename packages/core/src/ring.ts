@@ -1,0 +1,152 @@
+import { RingError } from './errors.ts';
+import { RING, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, ringBytes } from './protocol.ts';
+
+/**
+ * Ring of fixed-size slots over any ArrayBuffer: a SharedArrayBuffer between threads, or pinned mapped
+ * host memory shared with a GPU. One consumer always. Producers: one (`claim`), or several CPU threads
+ * (`claimShared`, a CAS on head — never used across PCIe, where there are no host atomics).
+ *
+ * Publication is per slot: the producer writes header and payload, then stores `seq = index + 1`
+ * (sequentially consistent). The consumer loads `seq` before reading the slot and publishes `tail` after
+ * copying it out. `head` and `tail` sit on separate 128-byte lines (protocol.ts).
+ */
+export class Ring {
+  readonly buffer: ArrayBufferLike;
+  readonly offset: number;
+  readonly words: Int32Array;
+  /** Whole-buffer views, so slot offsets are absolute. */
+  readonly u8: Uint8Array;
+  readonly i32: Int32Array;
+  readonly dv: DataView;
+  readonly capacity: number;
+  readonly slotSize: number;
+  readonly mask: number;
+  readonly slotsAt: number;
+
+  /** Writes a fresh header and clears every slot's seq; call once, before either end touches the ring. */
+  static format(buffer: ArrayBufferLike, offset: number, capacity: number, slotSize: number): Ring {
+    if (!Number.isInteger(capacity) || capacity < 2 || (capacity & (capacity - 1)) !== 0) {
+      throw new RingError(`ring capacity must be a power of two ≥ 2, got ${capacity}`);
+    }
+    if (!Number.isInteger(slotSize) || slotSize < SLOT_HEADER_SIZE + 16 || slotSize % 16 !== 0) {
+      throw new RingError(`slotSize must be a multiple of 16 and at least ${SLOT_HEADER_SIZE + 16}, got ${slotSize}`);
+    }
+    if (offset % 128 !== 0) throw new RingError(`ring offset ${offset} must be 128-byte aligned`);
+    if (offset + ringBytes(capacity, slotSize) > buffer.byteLength) {
+      throw new RingError(`buffer of ${buffer.byteLength} bytes cannot hold a ring of ${ringBytes(capacity, slotSize)} bytes at ${offset}`);
+    }
+    new Uint8Array(buffer, offset, ringBytes(capacity, slotSize)).fill(0);
+    const words = new Int32Array(buffer, offset, RING_HEADER_SIZE >> 2);
+    words[RING.capacity] = capacity;
+    words[RING.slotSize] = slotSize;
+    return new Ring(buffer, offset);
+  }
+
+  constructor(buffer: ArrayBufferLike, offset: number) {
+    this.buffer = buffer;
+    this.offset = offset;
+    this.words = new Int32Array(buffer, offset, RING_HEADER_SIZE >> 2);
+    this.capacity = this.words[RING.capacity] as number;
+    this.slotSize = this.words[RING.slotSize] as number;
+    if (this.capacity < 2 || (this.capacity & (this.capacity - 1)) !== 0 || this.slotSize <= SLOT_HEADER_SIZE) {
+      throw new RingError(`no formatted ring at offset ${offset} (capacity ${this.capacity}, slotSize ${this.slotSize})`);
+    }
+    this.mask = this.capacity - 1;
+    this.u8 = new Uint8Array(buffer);
+    this.i32 = new Int32Array(buffer, 0, buffer.byteLength >> 2);
+    this.dv = new DataView(buffer);
+    this.slotsAt = offset + RING_HEADER_SIZE;
+  }
+
+  /** Largest payload a slot can carry. */
+  get payloadCapacity(): number {
+    return this.slotSize - SLOT_HEADER_SIZE;
+  }
+
+  slotAt(index: number): number {
+    return this.slotsAt + (index & this.mask) * this.slotSize;
+  }
+
+  /** Messages claimed and not yet released (a snapshot; both ends move). */
+  depth(): number {
+    return (Atomics.load(this.words, RING.head) - Atomics.load(this.words, RING.tail)) >>> 0;
+  }
+}
+
+/** Claims return the absolute byte offset of a free slot, or -1 when the ring is full. */
+export class RingProducer {
+  readonly ring: Ring;
+  private index = 0;
+  private tailSeen = 0;
+
+  constructor(ring: Ring) {
+    this.ring = ring;
+  }
+
+  /** Single producer: no atomics on head, only a store for observers. */
+  claim(): number {
+    const r = this.ring;
+    const head = Atomics.load(r.words, RING.head) >>> 0;
+    if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+      // Re-read the consumer's line only when the cached tail says full: it is a cross-core (or PCIe) read.
+      this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
+      if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+    }
+    Atomics.store(r.words, RING.head, (head + 1) | 0);
+    this.index = head;
+    return r.slotAt(head);
+  }
+
+  /** Several CPU producers: reserve an index with CAS, never past a full ring (so no one waits holding one). */
+  claimShared(): number {
+    const r = this.ring;
+    for (;;) {
+      const head = Atomics.load(r.words, RING.head) >>> 0;
+      if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+        this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
+        if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+      }
+      if (Atomics.compareExchange(r.words, RING.head, head | 0, (head + 1) | 0) === (head | 0)) {
+        this.index = head;
+        return r.slotAt(head);
+      }
+    }
+  }
+
+  /** Publishes the slot of the last claim: header and payload must be written already. */
+  publish(slot: number): void {
+    Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, (this.index + 1) | 0);
+  }
+
+  /** True when the consumer said it is about to sleep on its doorbell. */
+  consumerParked(): boolean {
+    return Atomics.load(this.ring.words, RING.parked) !== 0;
+  }
+}
+
+export class RingConsumer {
+  readonly ring: Ring;
+  private tail: number;
+
+  constructor(ring: Ring) {
+    this.ring = ring;
+    this.tail = Atomics.load(ring.words, RING.tail) >>> 0;
+  }
+
+  /** Byte offset of the oldest published slot, or -1 when none is ready. */
+  peek(): number {
+    const r = this.ring;
+    const slot = r.slotAt(this.tail);
+    return Atomics.load(r.i32, (slot + SLOT.seq) >> 2) === ((this.tail + 1) | 0) ? slot : -1;
+  }
+
+  /** Frees the slot returned by peek(); its bytes must not be read afterwards. */
+  release(): void {
+    this.tail = (this.tail + 1) >>> 0;
+    Atomics.store(this.ring.words, RING.tail, this.tail | 0);
+  }
+
+  setParked(parked: boolean): void {
+    Atomics.store(this.ring.words, RING.parked, parked ? 1 : 0);
+  }
+}

@@ -1,0 +1,234 @@
+import { DecodeError } from '../errors.ts';
+import { TYPED_ARRAY, isNumericScalar, type Schema, type StructSchema } from './types.ts';
+
+/**
+ * Schema-directed msgpack decoder. It reads exactly the bytes of one slot payload, accepts every
+ * standard encoding of a value (any int width, float32 or float64, bin or array for numeric arrays,
+ * map keys in any order) and rejects the rest with a DecodeError naming the field: hostile bytes in a
+ * ring are refused, never half-applied.
+ */
+export class Reader {
+  u8: Uint8Array;
+  dv: DataView;
+  pos = 0;
+  end = 0;
+  constructor(u8: Uint8Array) {
+    this.u8 = u8;
+    this.dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  }
+  reset(pos: number, end: number): this {
+    this.pos = pos;
+    this.end = end;
+    return this;
+  }
+}
+
+export type Decoder = (r: Reader, path: string) => unknown;
+
+function fail(path: string, why: string): never {
+  throw new DecodeError(`malformed payload at "${path || '(root)'}": ${why}`);
+}
+
+function take(r: Reader, n: number, path: string): number {
+  const p = r.pos;
+  if (p + n > r.end) fail(path, `truncated: needs ${n} more bytes at offset ${p}`);
+  r.pos = p + n;
+  return p;
+}
+
+/** Reads any msgpack number (int or float); returns NaN-free JS number or fails. */
+function readNumber(r: Reader, path: string): number {
+  const t = r.u8[take(r, 1, path)] as number;
+  if (t < 0x80) return t;
+  if (t >= 0xe0) return t - 0x100;
+  switch (t) {
+    case 0xca:
+      return r.dv.getFloat32(take(r, 4, path));
+    case 0xcb:
+      return r.dv.getFloat64(take(r, 8, path));
+    case 0xcc:
+      return r.u8[take(r, 1, path)] as number;
+    case 0xcd:
+      return r.dv.getUint16(take(r, 2, path));
+    case 0xce:
+      return r.dv.getUint32(take(r, 4, path));
+    case 0xcf: {
+      const p = take(r, 8, path);
+      return r.dv.getUint32(p) * 0x100000000 + r.dv.getUint32(p + 4);
+    }
+    case 0xd0:
+      return r.dv.getInt8(take(r, 1, path));
+    case 0xd1:
+      return r.dv.getInt16(take(r, 2, path));
+    case 0xd2:
+      return r.dv.getInt32(take(r, 4, path));
+    case 0xd3: {
+      const p = take(r, 8, path);
+      return r.dv.getInt32(p) * 0x100000000 + r.dv.getUint32(p + 4);
+    }
+    default:
+      return fail(path, `expected a number, found type byte 0x${t.toString(16)}`);
+  }
+}
+
+function readArrayHeader(r: Reader, path: string): number {
+  const t = r.u8[take(r, 1, path)] as number;
+  if ((t & 0xf0) === 0x90) return t & 0x0f;
+  if (t === 0xdc) return r.dv.getUint16(take(r, 2, path));
+  if (t === 0xdd) return r.dv.getUint32(take(r, 4, path));
+  return fail(path, `expected an array, found type byte 0x${t.toString(16)}`);
+}
+
+function scalarDecoder(kind: string): Decoder {
+  switch (kind) {
+    case 'f32':
+      return (r, path) => Math.fround(readNumber(r, path));
+    case 'f64':
+      return (r, path) => readNumber(r, path);
+    case 'i32':
+      return (r, path) => {
+        const v = readNumber(r, path);
+        if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) fail(path, `expected an i32, got ${v}`);
+        return v;
+      };
+    case 'u32':
+      return (r, path) => {
+        const v = readNumber(r, path);
+        if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) fail(path, `expected a u32, got ${v}`);
+        return v;
+      };
+    default:
+      return (r, path) => {
+        const t = r.u8[take(r, 1, path)];
+        if (t === 0xc2) return false;
+        if (t === 0xc3) return true;
+        return fail(path, `expected a bool, found type byte 0x${(t as number).toString(16)}`);
+      };
+  }
+}
+
+function numericArrayDecoder(kind: 'f32' | 'f64' | 'i32' | 'u32', min: number, max: number): Decoder {
+  const Ctor = TYPED_ARRAY[kind];
+  const bytes = Ctor.BYTES_PER_ELEMENT;
+  const el = scalarDecoder(kind);
+  return (r, path) => {
+    const t = r.u8[r.pos];
+    let n: number;
+    if (t === 0xc4 || t === 0xc5 || t === 0xc6) {
+      r.pos++;
+      const len =
+        t === 0xc4 ? (r.u8[take(r, 1, path)] as number) : t === 0xc5 ? r.dv.getUint16(take(r, 2, path)) : r.dv.getUint32(take(r, 4, path));
+      if (len % bytes !== 0) fail(path, `bin of ${len} bytes is not a whole number of ${kind} elements`);
+      n = len / bytes;
+      if (n < min || n > max) fail(path, lengthWhy(n, min, max));
+      const p = take(r, len, path);
+      const out = new Ctor(n);
+      // Copy rather than view: the slot is reused, and its offset need not be aligned.
+      new Uint8Array(out.buffer).set(r.u8.subarray(p, p + len));
+      return out;
+    }
+    n = readArrayHeader(r, path);
+    if (n < min || n > max) fail(path, lengthWhy(n, min, max));
+    const out = new Ctor(n);
+    for (let i = 0; i < n; i++) out[i] = el(r, path) as number;
+    return out;
+  };
+}
+
+function lengthWhy(n: number, min: number, max: number): string {
+  return min === max ? `expected ${max} elements, got ${n}` : `expected at most ${max} elements, got ${n}`;
+}
+
+function structDecoder(s: StructSchema): Decoder {
+  const names = s.fieldNames;
+  const decs = names.map((n) => compileDecoder(s.fields[n] as Schema));
+  const keyBytes = names.map((n) => new TextEncoder().encode(n));
+  const count = names.length;
+  return (r, path) => {
+    const t = r.u8[take(r, 1, path)] as number;
+    let n: number;
+    if ((t & 0xf0) === 0x80) n = t & 0x0f;
+    else if (t === 0xde) n = r.dv.getUint16(take(r, 2, path));
+    else if (t === 0xdf) n = r.dv.getUint32(take(r, 4, path));
+    else return fail(path, `expected a map, found type byte 0x${t.toString(16)}`);
+    if (n !== count) fail(path, `expected ${count} fields (${names.join(', ')}), got ${n}`);
+    const out: Record<string, unknown> = {};
+    let seen = 0;
+    for (let i = 0; i < n; i++) {
+      const kt = r.u8[take(r, 1, path)] as number;
+      let klen: number;
+      if ((kt & 0xe0) === 0xa0) klen = kt & 0x1f;
+      else if (kt === 0xd9) klen = r.u8[take(r, 1, path)] as number;
+      else return fail(path, `expected a string key, found type byte 0x${kt.toString(16)}`);
+      const kp = take(r, klen, path);
+      let idx = -1;
+      for (let j = 0; j < count; j++) {
+        const kb = keyBytes[j] as Uint8Array;
+        if (kb.length !== klen) continue;
+        let same = true;
+        for (let b = 0; b < klen; b++) {
+          if (kb[b] !== r.u8[kp + b]) {
+            same = false;
+            break;
+          }
+        }
+        if (same) {
+          idx = j;
+          break;
+        }
+      }
+      if (idx < 0) fail(path, `unknown field "${new TextDecoder().decode(r.u8.subarray(kp, kp + klen))}"`);
+      if (idx < 31 && seen & (1 << idx)) fail(path, `field "${names[idx]}" appears twice`);
+      if (idx < 31) seen |= 1 << idx;
+      const name = names[idx] as string;
+      out[name] = (decs[idx] as Decoder)(r, path ? `${path}.${name}` : name);
+    }
+    if (count > 31) {
+      for (const name of names) if (!(name in out)) fail(path, `field "${name}" is missing`);
+    }
+    return out;
+  };
+}
+
+const compiled = new WeakMap<object, Decoder>();
+
+export function compileDecoder(schema: Schema): Decoder {
+  const hit = compiled.get(schema);
+  if (hit) return hit;
+  let dec: Decoder;
+  switch (schema.kind) {
+    case 'scalar':
+      dec = scalarDecoder(schema.scalar);
+      break;
+    case 'array':
+    case 'vec': {
+      const min = schema.kind === 'array' ? schema.length : 0;
+      const max = schema.kind === 'array' ? schema.length : schema.maxLength;
+      if (isNumericScalar(schema.element)) {
+        dec = numericArrayDecoder(schema.element.scalar, min, max);
+      } else {
+        const el = compileDecoder(schema.element);
+        dec = (r, path) => {
+          const n = readArrayHeader(r, path);
+          if (n < min || n > max) fail(path, lengthWhy(n, min, max));
+          const out = new Array<unknown>(n);
+          for (let i = 0; i < n; i++) out[i] = el(r, `${path}[${i}]`);
+          return out;
+        };
+      }
+      break;
+    }
+    case 'struct':
+      dec = structDecoder(schema);
+      break;
+  }
+  compiled.set(schema, dec);
+  return dec;
+}
+
+/** Decodes exactly [pos, end): trailing bytes are malformed input too. */
+export function decodeExact(schema: Schema, r: Reader): unknown {
+  const v = compileDecoder(schema)(r, '');
+  if (r.pos !== r.end) fail('', `${r.end - r.pos} trailing bytes after the value`);
+  return v;
+}

@@ -1,0 +1,160 @@
+import { layoutOf, type Layout } from './layout.ts';
+import { typedView, isNumericScalar, type NumericKind, type Schema, type StructSchema, type TypedArrayOf, type ScalarSchema, type ArraySchema, type VecSchema } from './types.ts';
+
+/**
+ * Live views of binary state: a handler's `state.balance += 1` writes straight into the state table
+ * (a SharedArrayBuffer on CPU), with the same layout and the same f32/i32/u32 rounding the GPU applies.
+ */
+export type StateView<S> = S extends ScalarSchema<infer K>
+  ? K extends 'bool'
+    ? boolean
+    : number
+  : S extends ArraySchema<infer E>
+    ? ArrayView<E>
+    : S extends VecSchema<infer E>
+      ? { length: number; readonly items: ArrayView<E> }
+      : S extends StructSchema<infer F>
+        ? { -readonly [K in keyof F]: StateView<F[K]> }
+        : never;
+
+type ArrayView<E> = E extends ScalarSchema<infer K>
+  ? K extends NumericKind
+    ? TypedArrayOf<K>
+    : Uint8Array
+  : StateView<E>[];
+
+function scalarGetSet(kind: string, dv: DataView, at: number): { get(): unknown; set(v: unknown): void } {
+  switch (kind) {
+    case 'f32':
+      return { get: () => dv.getFloat32(at, true), set: (v) => dv.setFloat32(at, v as number, true) };
+    case 'f64':
+      return { get: () => dv.getFloat64(at, true), set: (v) => dv.setFloat64(at, v as number, true) };
+    case 'i32':
+      return { get: () => dv.getInt32(at, true), set: (v) => dv.setInt32(at, v as number, true) };
+    case 'u32':
+      return { get: () => dv.getUint32(at, true), set: (v) => dv.setUint32(at, v as number, true) };
+    default:
+      return { get: () => dv.getUint8(at) !== 0, set: (v) => dv.setUint8(at, v ? 1 : 0) };
+  }
+}
+
+function arrayView(element: Schema, el: Layout, count: number, buffer: ArrayBufferLike, base: number): unknown {
+  if (isNumericScalar(element)) return typedView(element.scalar, buffer, base, count);
+  if (element.kind === 'scalar') return new Uint8Array(buffer, base, count);
+  const out: unknown[] = [];
+  for (let i = 0; i < count; i++) out.push(viewAt(element, buffer, base + i * el.size));
+  return out;
+}
+
+/** Creates the view of `schema` at `base`. Struct views define accessors on the object itself. */
+export function viewAt(schema: Schema, buffer: ArrayBufferLike, base: number): unknown {
+  const layout = layoutOf(schema);
+  switch (schema.kind) {
+    case 'scalar':
+      throw new TypeError('a scalar has no view; read it through its parent struct');
+    case 'array':
+      return arrayView(schema.element, layout.element as Layout, schema.length, buffer, base);
+    case 'vec': {
+      const dv = new DataView(buffer);
+      const items = arrayView(schema.element, layout.element as Layout, schema.maxLength, buffer, base + (layout.fields?.[1]?.offset ?? 0));
+      return Object.defineProperties(
+        {},
+        {
+          length: { get: () => dv.getUint32(base, true), set: (v: number) => dv.setUint32(base, v, true), enumerable: true },
+          items: { value: items, enumerable: true },
+        },
+      );
+    }
+    case 'struct': {
+      const View = structViewClass(schema);
+      return new View(buffer, base);
+    }
+  }
+}
+
+interface StructViewInstance {
+  dv: DataView;
+  buffer: ArrayBufferLike;
+  base: number;
+  kids: unknown[];
+}
+type StructViewClass = new (buffer: ArrayBufferLike, base: number) => StructViewInstance;
+const viewClasses = new WeakMap<object, StructViewClass>();
+
+// One class per struct schema with accessors on its prototype: views of a million actors share them.
+function structViewClass(schema: StructSchema): StructViewClass {
+  const hit = viewClasses.get(schema);
+  if (hit) return hit;
+  const layout = layoutOf(schema);
+  class View implements StructViewInstance {
+    dv: DataView;
+    buffer: ArrayBufferLike;
+    base: number;
+    kids: unknown[];
+    constructor(buffer: ArrayBufferLike, base: number) {
+      this.dv = new DataView(buffer);
+      this.buffer = buffer;
+      this.base = base;
+      this.kids = [];
+    }
+  }
+  // Internal slots are not enumerable, so Object.keys(view) lists the schema's fields only.
+  const props: PropertyDescriptorMap = {};
+  (layout.fields ?? []).forEach((f, i) => {
+    const fs = schema.fields[f.name] as Schema;
+    const off = f.offset;
+    if (fs.kind === 'scalar') {
+      props[f.name] = { ...scalarAccessor(fs.scalar, off), enumerable: true };
+    } else {
+      props[f.name] = {
+        get(this: StructViewInstance) {
+          return (this.kids[i] ??= viewAt(fs, this.buffer, this.base + off));
+        },
+        enumerable: true,
+      };
+    }
+  });
+  Object.defineProperties(View.prototype, props);
+  viewClasses.set(schema, View);
+  return View;
+}
+
+function scalarAccessor(kind: string, off: number): { get(this: StructViewInstance): unknown; set(this: StructViewInstance, v: unknown): void } {
+  switch (kind) {
+    case 'f32':
+      return { get() { return this.dv.getFloat32(this.base + off, true); }, set(v) { this.dv.setFloat32(this.base + off, v as number, true); } };
+    case 'f64':
+      return { get() { return this.dv.getFloat64(this.base + off, true); }, set(v) { this.dv.setFloat64(this.base + off, v as number, true); } };
+    case 'i32':
+      return { get() { return this.dv.getInt32(this.base + off, true); }, set(v) { this.dv.setInt32(this.base + off, v as number, true); } };
+    case 'u32':
+      return { get() { return this.dv.getUint32(this.base + off, true); }, set(v) { this.dv.setUint32(this.base + off, v as number, true); } };
+    default:
+      return { get() { return this.dv.getUint8(this.base + off) !== 0; }, set(v) { this.dv.setUint8(this.base + off, v ? 1 : 0); } };
+  }
+}
+
+/** Plain JS copy of a view (for snapshots, assertions and `system.inspect`). */
+export function snapshot(schema: Schema, buffer: ArrayBufferLike, base: number): unknown {
+  const layout = layoutOf(schema);
+  const dv = new DataView(buffer);
+  switch (schema.kind) {
+    case 'scalar':
+      return scalarGetSet(schema.scalar, dv, base).get();
+    case 'array':
+    case 'vec': {
+      const count = schema.kind === 'array' ? schema.length : dv.getUint32(base, true);
+      const start = schema.kind === 'array' ? base : base + (layout.fields?.[1]?.offset ?? 0);
+      const el = layout.element as Layout;
+      if (isNumericScalar(schema.element)) return typedView(schema.element.scalar, buffer.slice(start, start + count * el.size), 0, count);
+      const out: unknown[] = [];
+      for (let i = 0; i < count; i++) out.push(snapshot(schema.element, buffer, start + i * el.size));
+      return out;
+    }
+    case 'struct': {
+      const out: Record<string, unknown> = {};
+      for (const f of layout.fields ?? []) out[f.name] = snapshot(schema.fields[f.name] as Schema, buffer, base + f.offset);
+      return out;
+    }
+  }
+}
