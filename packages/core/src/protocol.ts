@@ -47,7 +47,9 @@ export const SlotHeader = t.struct({
   sender: t.u32,
   /** Target grain class id for requests; the replying class id for replies. */
   grain: t.u32,
-  _reserved: t.array(t.u32, 3),
+  _pad: t.u32,
+  /** Sender's clock in ms (host clock, or the sending handler's ctx.now()): handlers see it as ctx.now(). */
+  time: t.f64,
 });
 
 export const SlotFlag = {
@@ -134,6 +136,7 @@ export const SLOT = {
   keyHi: offsetOf(SlotHeader, 'keyHi'),
   sender: offsetOf(SlotHeader, 'sender'),
   grain: offsetOf(SlotHeader, 'grain'),
+  time: offsetOf(SlotHeader, 'time'),
 } as const;
 
 export const CONTROL = Object.fromEntries(

@@ -73,7 +73,11 @@ export class Ring {
   }
 }
 
-/** Claims return the absolute byte offset of a free slot, or -1 when the ring is full. */
+/**
+ * A producer claims a free slot, writes it, then publishes it. Claims return the absolute byte offset
+ * of the slot, or -1 when the ring is full. A single producer's claim reserves nothing, so a write that
+ * fails (bad payload) simply leaves the slot unused.
+ */
 export class RingProducer {
   readonly ring: Ring;
   private index = 0;
@@ -81,9 +85,10 @@ export class RingProducer {
 
   constructor(ring: Ring) {
     this.ring = ring;
+    this.tailSeen = Atomics.load(ring.words, RING.tail) >>> 0;
   }
 
-  /** Single producer: no atomics on head, only a store for observers. */
+  /** Single producer: the slot at head, if free. Call publish(slot) after writing it. */
   claim(): number {
     const r = this.ring;
     const head = Atomics.load(r.words, RING.head) >>> 0;
@@ -92,12 +97,21 @@ export class RingProducer {
       this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
       if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
     }
-    Atomics.store(r.words, RING.head, (head + 1) | 0);
     this.index = head;
     return r.slotAt(head);
   }
 
-  /** Several CPU producers: reserve an index with CAS, never past a full ring (so no one waits holding one). */
+  /** Single producer: publish the slot of the last claim (seq, then head for observers). */
+  publish(slot: number): void {
+    const next = (this.index + 1) | 0;
+    Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, next);
+    Atomics.store(this.ring.words, RING.head, next);
+  }
+
+  /**
+   * Several CPU producers: reserve an index with CAS, never past a full ring, so nobody waits while
+   * holding one. The slot must then be written and published with publishShared without fail.
+   */
   claimShared(): number {
     const r = this.ring;
     for (;;) {
@@ -113,8 +127,7 @@ export class RingProducer {
     }
   }
 
-  /** Publishes the slot of the last claim: header and payload must be written already. */
-  publish(slot: number): void {
+  publishShared(slot: number): void {
     Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, (this.index + 1) | 0);
   }
 

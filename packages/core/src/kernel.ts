@@ -1,0 +1,267 @@
+import { EventEmitter } from 'eventemitter3';
+import type { Logger } from 'pino';
+import type { Backend, BackendKernel, KernelOptions } from './backend.ts';
+import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, RinggrainError } from './errors.ts';
+import type { GrainDef } from './grain.ts';
+import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
+import { CONTROL, COUNTERS, CONTROL_BLOCK_SIZE, KernelState, type CounterName } from './protocol.ts';
+import { Ring, RingConsumer, RingProducer } from './ring.ts';
+import { waitUntil } from './wait.ts';
+
+export interface TransitionEvent {
+  readonly grain: string;
+  readonly from: LifecycleState;
+  readonly to: LifecycleState;
+  readonly backend: string;
+}
+
+export interface KernelEvents {
+  transition: (e: TransitionEvent) => void;
+  fault: (e: { grain: string; error: Error }) => void;
+}
+
+export interface KernelCounters extends Record<CounterName, number> {
+  /** Messages the host wrote into the inbound ring. */
+  sent: number;
+  /** Messages the host refused or gave up on after accepting them (terminate with reject). */
+  hostRejected: number;
+  inboundDepth: number;
+  heartbeat: number;
+}
+
+export interface TerminateOptions {
+  /** 'drain' (default): let queued messages run first; 'reject': fail pending asks at once. */
+  mode?: 'drain' | 'reject';
+  timeoutMs?: number;
+}
+
+/** What a kernel needs from its system (pending asks live there: replies can come from any kernel). */
+export interface KernelHost {
+  rejectAsksOf(kernel: RingKernel, error: Error): void;
+  pendingAsksOf(kernel: RingKernel): number;
+  readonly handshakeTimeoutMs: number;
+}
+
+/**
+ * Host side of one ring kernel (one grain class on one backend): the lifecycle state machine, the
+ * control-block handshake, and the host ends of its rings.
+ */
+export class RingKernel extends EventEmitter<KernelEvents> {
+  readonly grainId: number;
+  readonly def: GrainDef;
+  readonly backend: Backend;
+  readonly options: KernelOptions;
+  private readonly logger: Logger;
+  private readonly host: KernelHost;
+  private readonly makeKernel: () => Promise<BackendKernel>;
+
+  state: LifecycleState = 'created';
+  private impl: BackendKernel | undefined;
+  private control: Int32Array | undefined;
+  inbound: Ring | undefined;
+  producer: RingProducer | undefined;
+  replies: Array<{ ring: Ring; consumer: RingConsumer }> = [];
+  private epoch = 0;
+  sent = 0;
+  hostRejected = 0;
+  /** Counters of earlier incarnations (a relaunch starts the kernel's own counters at zero). */
+  private carried: Partial<Record<CounterName, number>> = {};
+  private busy: Promise<unknown> = Promise.resolve();
+
+  constructor(args: {
+    grainId: number;
+    def: GrainDef;
+    backend: Backend;
+    options: KernelOptions;
+    logger: Logger;
+    host: KernelHost;
+    makeKernel: () => Promise<BackendKernel>;
+  }) {
+    super();
+    this.grainId = args.grainId;
+    this.def = args.def;
+    this.backend = args.backend;
+    this.options = args.options;
+    this.logger = args.logger.child({ grain: args.def.name, backend: args.backend.name });
+    this.host = args.host;
+    this.makeKernel = args.makeKernel;
+  }
+
+  get accepting(): boolean {
+    return accepting(this.state);
+  }
+
+  /** Throws the typed error a send to this kernel deserves when it is not accepting messages. */
+  assertAccepting(): void {
+    if (accepting(this.state)) return;
+    if (this.state === 'terminated') throw new KernelTerminatedError(this.def.name);
+    if (this.state === 'faulted') throw new KernelFaultError(this.def.name, 'it is faulted and takes no messages');
+    throw new KernelNotRunningError(this.def.name, this.state);
+  }
+
+  wake(): void {
+    this.impl?.wake();
+  }
+
+  /** Lifecycle calls run one at a time per kernel, in call order. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.busy.then(fn, fn);
+    this.busy = run.catch(() => undefined);
+    return run;
+  }
+
+  private transition(action: LifecycleAction): void {
+    const from = this.state;
+    const to = nextState(this.def.name, from, action);
+    this.state = to;
+    this.logger.info({ from, to }, `kernel ${this.def.name}: ${from} → ${to}`);
+    this.emit('transition', { grain: this.def.name, from, to, backend: this.backend.name });
+  }
+
+  launch(): Promise<void> {
+    return this.serial(async () => {
+      nextState(this.def.name, this.state, 'launch'); // validate before allocating anything
+      const impl = await this.makeKernel();
+      const mem = impl.memory;
+      this.control = new Int32Array(mem.control.buffer, mem.control.offset, CONTROL_BLOCK_SIZE >> 2);
+      this.inbound = new Ring(mem.inbound.buffer, mem.inbound.offset);
+      this.producer = new RingProducer(this.inbound);
+      this.replies = mem.replies.map((r) => {
+        const ring = new Ring(r.buffer, r.offset);
+        return { ring, consumer: new RingConsumer(ring) };
+      });
+      this.impl = impl;
+      this.sent = 0;
+      this.hostRejected = 0;
+      this.epoch = Atomics.load(this.control, CONTROL.requestEpoch) >>> 0;
+      try {
+        await impl.start();
+        await this.handshake(KernelState.IDLE, 'launch');
+      } catch (e) {
+        await this.release();
+        throw e;
+      }
+      this.transition('launch');
+    });
+  }
+
+  activate(): Promise<void> {
+    return this.serial(async () => {
+      nextState(this.def.name, this.state, 'activate');
+      await this.handshake(KernelState.ACTIVE, 'activate');
+      this.transition('activate');
+    });
+  }
+
+  deactivate(): Promise<void> {
+    return this.serial(async () => {
+      nextState(this.def.name, this.state, 'deactivate');
+      await this.handshake(KernelState.PAUSED, 'deactivate');
+      this.transition('deactivate');
+    });
+  }
+
+  terminate(opts: TerminateOptions = {}): Promise<void> {
+    return this.serial(async () => {
+      nextState(this.def.name, this.state, 'terminate');
+      const timeoutMs = opts.timeoutMs ?? this.host.handshakeTimeoutMs;
+      const wasActive = this.state === 'active';
+      // Stop taking new messages first, so "drained" has a fixed end.
+      const prior = this.state;
+      this.state = 'terminated';
+      if ((opts.mode ?? 'drain') === 'drain' && wasActive && this.impl?.health().fault === undefined) {
+        await waitUntil(() => this.inbound!.depth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
+      }
+      let stopped = false;
+      if (prior !== 'faulted' && this.impl?.health().fault === undefined) {
+        try {
+          await this.handshake(KernelState.STOPPED, 'terminate', timeoutMs);
+          stopped = true;
+        } catch (e) {
+          this.logger.warn({ err: e }, `kernel ${this.def.name} did not acknowledge STOP; forcing it down`);
+        }
+      }
+      const unprocessed = this.inbound ? this.inbound.depth() : 0;
+      this.hostRejected += unprocessed;
+      this.host.rejectAsksOf(this, new KernelTerminatedError(this.def.name, stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging'));
+      this.carry();
+      await this.release();
+      this.state = prior;
+      this.transition('terminate');
+    });
+  }
+
+  /** Called by the system when the backend reports a fault: every pending ask fails typed, now. */
+  markFaulted(error: Error): void {
+    if (this.state === 'faulted' || !accepting(this.state)) return;
+    this.transition('fault');
+    this.logger.error({ err: error }, `kernel ${this.def.name} faulted`);
+    this.emit('fault', { grain: this.def.name, error });
+    this.host.rejectAsksOf(this, error instanceof RinggrainError ? error : new KernelFaultError(this.def.name, error.message, { cause: error }));
+  }
+
+  health(): Error | undefined {
+    return this.impl?.health().fault;
+  }
+
+  inspect(key: number | string): Promise<unknown> {
+    if (!this.impl?.inspect) return Promise.resolve(undefined);
+    return this.impl.inspect(key);
+  }
+
+  counters(): KernelCounters {
+    const c = this.control;
+    const out = { sent: this.sent, hostRejected: this.hostRejected, inboundDepth: this.inbound?.depth() ?? 0, heartbeat: 0 } as KernelCounters;
+    for (const name of COUNTERS) out[name] = (this.carried[name] ?? 0) + (c ? Atomics.load(c, CONTROL[name]) >>> 0 : 0);
+    if (c) out.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
+    out.sent += this.carriedSent;
+    out.hostRejected += this.carriedHostRejected;
+    return out;
+  }
+
+  private carriedSent = 0;
+  private carriedHostRejected = 0;
+
+  private carry(): void {
+    const c = this.control;
+    if (!c) return;
+    for (const name of COUNTERS) this.carried[name] = (this.carried[name] ?? 0) + (Atomics.load(c, CONTROL[name]) >>> 0);
+    this.carriedSent += this.sent;
+    this.carriedHostRejected += this.hostRejected;
+    this.sent = 0;
+    this.hostRejected = 0;
+  }
+
+  private async release(): Promise<void> {
+    const impl = this.impl;
+    this.impl = undefined;
+    this.control = undefined;
+    this.producer = undefined;
+    this.replies = [];
+    if (impl) await impl.dispose();
+  }
+
+  /** Writes the requested state, wakes the kernel and waits for its acknowledgment (bounded). */
+  private async handshake(want: number, action: string, timeoutMs = this.host.handshakeTimeoutMs): Promise<void> {
+    const c = this.control;
+    if (!c) throw new KernelNotRunningError(this.def.name, this.state);
+    const request = want === KernelState.STOPPED ? KernelState.STOP : want;
+    const epoch = (this.epoch + 1) >>> 0;
+    this.epoch = epoch;
+    if (want !== KernelState.IDLE) {
+      Atomics.store(c, CONTROL.requested, request);
+      Atomics.store(c, CONTROL.requestEpoch, epoch | 0);
+      this.impl?.wake();
+    }
+    const acked = () =>
+      want === KernelState.IDLE
+        ? Atomics.load(c, CONTROL.observed) >= KernelState.IDLE
+        : (Atomics.load(c, CONTROL.ackEpoch) >>> 0) === epoch && Atomics.load(c, CONTROL.observed) === want;
+    const ok = await waitUntil(() => acked() || this.impl?.health().fault !== undefined, timeoutMs);
+    const fault = this.impl?.health().fault;
+    if (fault) throw new KernelFaultError(this.def.name, `${action} failed: ${fault.message}`, { cause: fault });
+    if (!ok) {
+      throw new KernelFaultError(this.def.name, `${action} was not acknowledged within ${timeoutMs} ms (observed state ${Atomics.load(c, CONTROL.observed)})`);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { AnyGrainClass, GrainDef, MethodName, ReplyOf, RequestInput, SpecOf } from './grain.ts';
+
+/** Typed reference to one actor. Methods ask (a Promise of the typed reply); `tell` is one-way. */
+export type GrainRef<C extends AnyGrainClass> = {
+  readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>) => Promise<ReplyOf<SpecOf<C>, M>>;
+} & {
+  readonly key: SpecOf<C>['key'] extends 'string' ? string : number;
+  /**
+   * One-way sends. Returns undefined once the message is in the ring, or a Promise that settles when a
+   * full ring made room (or rejects with QueueFullError): backpressure, never a silent drop.
+   */
+  readonly tell: { readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>) => Promise<void> | undefined };
+};
+
+interface Sender {
+  send(def: GrainDef, method: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+}
+
+/** One prototype per grain class; a ref is then a single small object. */
+export function makeRefFactory(def: GrainDef, sys: Sender): (key: number | string) => unknown {
+  const proto: Record<string, unknown> = {};
+  const tellProto: Record<string, unknown> = {};
+  for (const m of def.methods) {
+    const name = m.name;
+    proto[name] = function (this: { key: number | string }, payload: unknown) {
+      try {
+        return sys.send(def, name, this.key, payload, true);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    };
+    tellProto[name] = function (this: { key: number | string }, payload: unknown) {
+      return sys.send(def, name, this.key, payload, false);
+    };
+  }
+  return (key) => {
+    const tell = Object.create(tellProto) as { key: number | string };
+    tell.key = key;
+    const ref = Object.create(proto) as { key: number | string; tell: unknown };
+    ref.key = key;
+    ref.tell = tell;
+    return ref;
+  };
+}

@@ -1,0 +1,516 @@
+import { EventEmitter } from 'eventemitter3';
+import { pino, type Logger } from 'pino';
+import type { Backend, KernelOptions } from './backend.ts';
+import {
+  AskTimeoutError,
+  BackendUnavailableError,
+  DecodeError,
+  HandlerError,
+  InvalidKeyError,
+  KernelFaultError,
+  PlacementError,
+  QueueFullError,
+  RinggrainError,
+  UnknownGrainError,
+  UnknownMethodError,
+} from './errors.ts';
+import type { AnyGrainClass, GrainDef, MethodDef } from './grain.ts';
+import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
+import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
+import { makeRefFactory, type GrainRef } from './ref.ts';
+import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
+
+export type Placement = 'cpu' | 'cuda' | 'auto';
+
+export interface RegisterOptions extends Partial<KernelOptions> {
+  placement?: Placement;
+}
+
+export interface SystemOptions {
+  /** Backends by name; core never imports one. Typically `{ cpu: new CpuBackend(), cuda: new CudaBackend() }`. */
+  backends: Partial<Record<'cpu' | 'cuda', Backend>>;
+  logger?: Logger;
+  /** Clock for ctx.now() of host-sent messages (ms). Inject a fake for deterministic tests. */
+  clock?: () => number;
+  defaults?: Partial<KernelOptions>;
+  askTimeoutMs?: number;
+  /** How long a send waits for space in a full ring before it fails with QueueFullError. */
+  queueFullTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
+  /** A kernel whose heartbeat stands still this long while asks wait on it is declared faulted. */
+  heartbeatTimeoutMs?: number;
+  /** Microseconds the host spins for replies before it sleeps; low latency for awaited asks. */
+  replySpinMicros?: number;
+}
+
+export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
+  slotSize: 256,
+  ringCapacity: 4096,
+  replyCapacity: 4096,
+  maxActors: 1 << 17,
+  turnBudget: 1 << 20,
+};
+
+interface PendingAsk {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  kernel: RingKernel;
+  method: MethodDef;
+  deadline: number;
+}
+
+interface Backlogged {
+  kernel: RingKernel;
+  method: MethodDef;
+  key: number | string;
+  payload: unknown;
+  corr: number;
+  since: number;
+  done: (e?: Error) => void;
+}
+
+export interface SystemEvents {
+  transition: (e: TransitionEvent) => void;
+  /** A tell (no asker to reject) failed in its handler or was refused by the kernel. */
+  tellError: (e: { grain: string; method: string; error: Error }) => void;
+  fault: (e: { grain: string; error: Error }) => void;
+}
+
+interface Registration {
+  cls: AnyGrainClass;
+  def: GrainDef;
+  placement: Placement;
+  options: KernelOptions;
+  kernel?: RingKernel;
+}
+
+/**
+ * The silo: registers grain classes with a placement, launches one ring kernel per class, routes
+ * messages into rings, and matches replies to asks. Replies may come from any kernel (forward chains),
+ * so pending asks live here, keyed by correlation id.
+ */
+export class GrainSystem extends EventEmitter<SystemEvents> {
+  readonly logger: Logger;
+  readonly clock: () => number;
+  private readonly backends: Partial<Record<'cpu' | 'cuda', Backend>>;
+  private readonly regs: Registration[] = [];
+  private readonly byDef = new Map<GrainDef, Registration>();
+  private readonly pending = new Map<number, PendingAsk>();
+  private readonly backlog: Backlogged[] = [];
+  private readonly writer = new SlotWriter();
+  private readonly reader = new SlotReader();
+  private readonly refFactories = new Map<GrainDef, (key: number | string) => unknown>();
+  private readonly stringKeys = new Map<GrainDef, Map<string, number>>();
+  private corr = 0;
+  private pumpScheduled = false;
+  private sleeping = false;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
+  private readonly heartbeats = new Map<RingKernel, { beat: number; at: number }>();
+  private started = false;
+  readonly askTimeoutMs: number;
+  readonly queueFullTimeoutMs: number;
+  readonly handshakeTimeoutMs: number;
+  readonly heartbeatTimeoutMs: number;
+  private readonly replySpinMicros: number;
+  private readonly defaults: KernelOptions;
+  /** Late replies (their ask had timed out or was rejected); counted, not lost silently. */
+  lateReplies = 0;
+
+  constructor(opts: SystemOptions) {
+    super();
+    this.backends = opts.backends;
+    this.logger = opts.logger ?? pino({ name: 'ringgrain', level: process.env['RINGGRAIN_LOG'] ?? 'info' }, pino.destination(2));
+    this.clock = opts.clock ?? Date.now;
+    this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
+    this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
+    this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? 5_000;
+    this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? 10_000;
+    this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 5_000;
+    this.replySpinMicros = opts.replySpinMicros ?? 200;
+  }
+
+  register<C extends AnyGrainClass>(cls: C, opts: RegisterOptions = {}): this {
+    const def = cls.grain as GrainDef;
+    if (this.byDef.has(def)) throw new PlacementError(`grain "${def.name}" is registered twice`);
+    if (this.regs.some((r) => r.def.name === def.name)) {
+      throw new PlacementError(`two grain classes are named "${def.name}"`, { hint: 'grain names must be unique in a system' });
+    }
+    if (this.started) throw new PlacementError(`register "${def.name}" before system.start()`);
+    const { placement = 'auto', ...rest } = opts;
+    const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) } };
+    this.regs.push(reg);
+    this.byDef.set(def, reg);
+    return this;
+  }
+
+  /** Resolves placements, creates every kernel, launches and activates them. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const probes = new Map<string, Awaited<ReturnType<Backend['probe']>>>();
+    const probe = async (name: 'cpu' | 'cuda') => {
+      const b = this.backends[name];
+      if (!b) return { ok: false, reason: `no "${name}" backend was given to the system` };
+      if (!probes.has(name)) probes.set(name, await b.probe());
+      return probes.get(name)!;
+    };
+    const resolved = new Map<Registration, Backend>();
+    for (const reg of this.regs) {
+      let name: 'cpu' | 'cuda';
+      if (reg.placement === 'auto') {
+        const cuda = await probe('cuda');
+        name = cuda.ok ? 'cuda' : 'cpu';
+        this.logger.info(
+          { grain: reg.def.name, placement: name },
+          cuda.ok ? `placement auto: ${reg.def.name} on cuda (${cuda.device ?? 'device found'})` : `placement auto: ${reg.def.name} on cpu (cuda unavailable: ${cuda.reason})`,
+        );
+      } else name = reg.placement;
+      const p = await probe(name);
+      if (!p.ok) throw new BackendUnavailableError(name, p.reason ?? 'probe failed');
+      resolved.set(reg, this.backends[name]!);
+    }
+    for (const [i, reg] of this.regs.entries()) {
+      const backend = resolved.get(reg)!;
+      const grains = this.regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
+      const kernel = new RingKernel({
+        grainId: i,
+        def: reg.def,
+        backend,
+        options: reg.options,
+        logger: this.logger,
+        host: this,
+        makeKernel: () => backend.createKernel({ grainId: i, grain: reg.def, grains, options: reg.options, logger: this.logger }),
+      });
+      kernel.on('transition', (e) => this.emit('transition', e));
+      kernel.on('fault', (e) => this.emit('fault', e));
+      reg.kernel = kernel;
+    }
+    for (const reg of this.regs) await reg.kernel!.launch();
+    for (const reg of this.regs) await reg.kernel!.activate();
+    this.sweeper = setInterval(() => this.sweep(), 50);
+    this.sweeper.unref();
+  }
+
+  /** The kernel hosting a grain class (lifecycle control, counters). */
+  kernel(cls: AnyGrainClass): RingKernel {
+    const reg = this.byDef.get(cls.grain as GrainDef);
+    if (!reg) throw new UnknownGrainError(cls.grain?.name ?? String(cls));
+    if (!reg.kernel) throw new PlacementError(`grain "${reg.def.name}" has no kernel yet`, { hint: 'call system.start() first' });
+    return reg.kernel;
+  }
+
+  kernels(): RingKernel[] {
+    return this.regs.flatMap((r) => (r.kernel ? [r.kernel] : []));
+  }
+
+  /** A typed reference: `await ref.deposit({...})` asks; `ref.tell.deposit({...})` is one-way. */
+  grain<C extends AnyGrainClass>(cls: C, key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never): GrainRef<C> {
+    const def = cls.grain as GrainDef;
+    if (!this.byDef.has(def)) throw new UnknownGrainError(def?.name ?? String(cls));
+    let make = this.refFactories.get(def);
+    if (!make) {
+      make = makeRefFactory(def, this);
+      this.refFactories.set(def, make);
+    }
+    return make(key as number | string) as GrainRef<C>;
+  }
+
+  /** Untyped send used by refs; `corr` 0 means a tell. */
+  send(def: GrainDef, methodName: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+    const reg = this.byDef.get(def);
+    if (!reg?.kernel) throw new UnknownGrainError(def.name);
+    const method = def.methodByName.get(methodName);
+    if (!method) throw new UnknownMethodError(def.name, methodName);
+    checkKey(def, key);
+    const kernel = reg.kernel;
+    kernel.assertAccepting();
+    const corr = ask ? this.nextCorr() : 0;
+    // FIFO per sender: once anything waits for space, later sends queue behind it.
+    if (this.backlog.length === 0 && this.tryWrite(kernel, method, key, payload, corr)) {
+      kernel.sent++;
+      kernel.wake();
+      return ask ? this.awaitReply(corr, kernel, method) : undefined;
+    }
+    return new Promise<unknown>((resolve, reject) => {
+      this.backlog.push({
+        kernel,
+        method,
+        key,
+        payload,
+        corr,
+        since: performance.now(),
+        done: (e) => {
+          if (e) reject(e);
+          else if (ask) this.awaitReply(corr, kernel, method).then(resolve, reject);
+          else resolve(undefined);
+        },
+      });
+      this.schedulePump();
+    });
+  }
+
+  /** Encodes into the next free slot and publishes it; false when the ring is full. Throws on bad input. */
+  private tryWrite(kernel: RingKernel, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
+    const producer = kernel.producer!;
+    const ring = producer.ring;
+    const slot = producer.claim();
+    if (slot < 0) return false;
+    const where = `${kernel.def.name}.${method.name}`;
+    if (typeof key === 'number') {
+      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, where);
+    } else {
+      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, where, key);
+    }
+    ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
+    producer.publish(slot);
+    return true;
+  }
+
+  private internKey(def: GrainDef, key: string): number {
+    let table = this.stringKeys.get(def);
+    if (!table) this.stringKeys.set(def, (table = new Map()));
+    let id = table.get(key);
+    if (id === undefined) table.set(key, (id = table.size));
+    return id;
+  }
+
+  private nextCorr(): number {
+    do this.corr = (this.corr + 1) >>> 0;
+    while (this.corr === 0 || this.pending.has(this.corr));
+    return this.corr;
+  }
+
+  private awaitReply(corr: number, kernel: RingKernel, method: MethodDef): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.pending.set(corr, { resolve, reject, kernel, method, deadline: performance.now() + this.askTimeoutMs });
+      this.schedulePump();
+    });
+  }
+
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    // After the current synchronous burst of sends: a loop of asks is written before anyone waits.
+    queueMicrotask(() => this.pump());
+  }
+
+  /** Drains reply rings and the backlog; spins briefly while asks wait, then sleeps. */
+  private pump(): void {
+    this.pumpScheduled = false;
+    const spinUntil = performance.now() + this.replySpinMicros / 1000;
+    for (;;) {
+      const got = this.drainReplies();
+      if (this.backlog.length) this.drainBacklog();
+      if (this.pending.size === 0 && this.backlog.length === 0) return;
+      if (got === 0 && performance.now() > spinUntil) break;
+    }
+    this.sleepUntilReplies();
+  }
+
+  private sleepUntilReplies(): void {
+    if (this.sleeping) return;
+    this.sleeping = true;
+    const wakeup = () => {
+      this.sleeping = false;
+      if (this.pending.size || this.backlog.length) this.schedulePump();
+    };
+    // CPU backends notify a shared word after publishing replies; otherwise poll on the next turn.
+    const signals = new Set(this.kernels().map((k) => k.backend.replySignal));
+    if (signals.size === 1 && !signals.has(undefined) && this.backlog.length === 0) {
+      const s = [...signals][0]!;
+      const seen = Atomics.load(s.words, s.index);
+      if (this.drainReplies() > 0 || this.pending.size === 0) {
+        this.sleeping = false;
+        if (this.pending.size) this.schedulePump();
+        return;
+      }
+      const w = Atomics.waitAsync(s.words, s.index, seen, 20);
+      if (w.async) w.value.then(wakeup);
+      else wakeup();
+    } else {
+      setImmediate(wakeup);
+    }
+  }
+
+  private drainReplies(): number {
+    let n = 0;
+    for (const reg of this.regs) {
+      const k = reg.kernel;
+      if (!k) continue;
+      for (const { ring, consumer } of k.replies) {
+        for (let slot = consumer.peek(); slot >= 0; slot = consumer.peek()) {
+          this.onReply(ring, slot);
+          consumer.release();
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  private onReply(ring: import('./ring.ts').Ring, slot: number): void {
+    const dv = ring.dv;
+    const corr = dv.getUint32(slot + SLOT.corr, true);
+    const flags = dv.getUint32(slot + SLOT.flags, true);
+    const grainId = dv.getUint32(slot + SLOT.grain, true);
+    const methodId = dv.getUint32(slot + SLOT.method, true);
+    const replier = this.regs[grainId]?.def;
+    const method = replier?.methods[methodId];
+    if (corr === 0) {
+      // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
+      const text = this.reader.text(ring, slot);
+      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text);
+      this.logger.warn({ grain: replier?.name, method: method?.name, err: error }, 'tell failed');
+      this.emit('tellError', { grain: replier?.name ?? '?', method: method?.name ?? '?', error });
+      return;
+    }
+    const p = this.pending.get(corr);
+    if (!p) {
+      this.lateReplies++;
+      return;
+    }
+    this.pending.delete(corr);
+    if (flags & (SlotFlag.ERROR | SlotFlag.REJECTED)) {
+      const text = this.reader.text(ring, slot);
+      p.reject(flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
+      return;
+    }
+    if (!method) {
+      p.reject(new DecodeError(`reply names unknown grain ${grainId} / method ${methodId}`));
+      return;
+    }
+    if (!method.reply) {
+      p.resolve(undefined);
+      return;
+    }
+    try {
+      p.resolve(this.reader.payload(ring, slot, method.reply));
+    } catch (e) {
+      p.reject(e as Error);
+    }
+  }
+
+  private drainBacklog(): void {
+    const now = performance.now();
+    while (this.backlog.length) {
+      const b = this.backlog[0]!;
+      if (!b.kernel.accepting) {
+        this.backlog.shift();
+        b.kernel.hostRejected++;
+        try {
+          b.kernel.assertAccepting();
+        } catch (e) {
+          b.done(e as Error);
+        }
+        continue;
+      }
+      let wrote: boolean;
+      try {
+        wrote = this.tryWrite(b.kernel, b.method, b.key, b.payload, b.corr);
+      } catch (e) {
+        this.backlog.shift();
+        b.done(e as Error);
+        continue;
+      }
+      if (!wrote) {
+        if (now - b.since > this.queueFullTimeoutMs) {
+          this.backlog.shift();
+          b.done(new QueueFullError(b.kernel.def.name, Math.round(now - b.since)));
+          continue;
+        }
+        b.kernel.wake();
+        return;
+      }
+      this.backlog.shift();
+      b.kernel.sent++;
+      b.kernel.wake();
+      b.done();
+    }
+  }
+
+  pendingAsksOf(kernel: RingKernel): number {
+    let n = 0;
+    for (const p of this.pending.values()) if (p.kernel === kernel) n++;
+    return n;
+  }
+
+  rejectAsksOf(kernel: RingKernel, error: Error): void {
+    for (const [corr, p] of this.pending) {
+      if (p.kernel !== kernel) continue;
+      this.pending.delete(corr);
+      p.reject(error);
+    }
+    for (let i = this.backlog.length - 1; i >= 0; i--) {
+      const b = this.backlog[i]!;
+      if (b.kernel !== kernel) continue;
+      this.backlog.splice(i, 1);
+      kernel.hostRejected++;
+      b.done(error);
+    }
+  }
+
+  /** Timeouts, faults and stalled heartbeats: every 50 ms, off the hot path. */
+  private sweep(): void {
+    const now = performance.now();
+    for (const k of this.kernels()) {
+      if (!k.accepting) continue;
+      const fault = k.health();
+      if (fault) {
+        k.markFaulted(fault);
+        continue;
+      }
+      const pending = this.pendingAsksOf(k);
+      const beat = k.counters().heartbeat;
+      const hb = this.heartbeats.get(k);
+      if (!hb || hb.beat !== beat || pending === 0 || k.state !== 'active') {
+        this.heartbeats.set(k, { beat, at: now });
+      } else if (now - hb.at > this.heartbeatTimeoutMs) {
+        k.markFaulted(new KernelFaultError(k.def.name, `heartbeat stood still for ${Math.round(now - hb.at)} ms with ${pending} asks waiting (a handler that never returns?)`));
+      }
+    }
+    for (const [corr, p] of this.pending) {
+      if (now > p.deadline) {
+        this.pending.delete(corr);
+        p.reject(new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
+      }
+    }
+    if (this.pending.size || this.backlog.length) this.schedulePump();
+  }
+
+  counters(cls: AnyGrainClass): KernelCounters {
+    return this.kernel(cls).counters();
+  }
+
+  metrics(): Record<string, KernelCounters & { state: string; backend: string }> {
+    const out: Record<string, KernelCounters & { state: string; backend: string }> = {};
+    for (const k of this.kernels()) out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name };
+    return out;
+  }
+
+  async launch(cls: AnyGrainClass): Promise<void> {
+    const k = this.kernel(cls);
+    await k.launch();
+    await k.activate();
+  }
+
+  /** Terminates every kernel (draining by default), then releases backends. */
+  async shutdown(opts: TerminateOptions = {}): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    for (const k of this.kernels()) {
+      if (k.state !== 'terminated' && k.state !== 'created') await k.terminate(opts);
+    }
+    for (const b of new Set(this.kernels().map((k) => k.backend))) await b.dispose();
+    this.started = false;
+  }
+}
+
+function checkKey(def: GrainDef, key: unknown): void {
+  if (def.keyKind === 'string') {
+    if (typeof key !== 'string') throw new InvalidKeyError(def.name, key, 'a string');
+  } else if (typeof key !== 'number' || !Number.isSafeInteger(key)) {
+    throw new InvalidKeyError(def.name, key, 'a safe integer');
+  }
+}
+
+export { RinggrainError };
