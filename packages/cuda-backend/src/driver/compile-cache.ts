@@ -1,0 +1,105 @@
+/**
+ * compileCached: NVRTC with an on-disk cache, so that a kernel is compiled once per
+ * (source, arch, options, NVRTC version, driver version) — NVRTC takes ~50 ms for a small kernel and a
+ * driver JIT of PTX ~190 ms, both too slow to repeat at every launch.
+ *
+ * Cache: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin, one file per key (sha256), written to a
+ * temporary name and renamed, so concurrent processes never read half a file.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { loadCudaDriver } from './driver.ts';
+import type { DiscoveryEnv } from './library.ts';
+import { loadNvrtc } from './nvrtc.ts';
+
+export interface CompileCachedOptions {
+  /** "sm_90" (cubin) or "compute_90" (PTX). Usually ctx.device.arch. */
+  readonly arch: string;
+  /** Program name for compiler messages. */
+  readonly name?: string;
+  /** NVRTC options besides -arch. */
+  readonly extraOpts?: readonly string[];
+  /** Override the cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
+  readonly cacheDir?: string;
+  readonly env?: DiscoveryEnv;
+}
+
+export interface CompileCachedResult {
+  /** The image for loadModule: a cubin, or NUL-terminated PTX when `kind` is "ptx". */
+  readonly cubin: Uint8Array;
+  readonly kind: 'cubin' | 'ptx';
+  /** True when the image came from the cache and nothing was compiled. */
+  readonly cached: boolean;
+  /** Time NVRTC spent compiling (0 when cached). */
+  readonly compileMs: number;
+  /** Time the whole call took, lookup included. */
+  readonly elapsedMs: number;
+  readonly key: string;
+  /** The cache file. */
+  readonly path: string;
+  /** NVRTC's log of this compile ("" when cached). */
+  readonly log: string;
+}
+
+export function defaultCacheDir(env: DiscoveryEnv = process.env): string {
+  return env['RINGGRAIN_CACHE_DIR'] || path.join(os.homedir(), '.cache', 'ringgrain', 'cubin');
+}
+
+/** Driver version for the key; 0 where there is no driver (compiling without a GPU is allowed). */
+function driverVersionOr0(env: DiscoveryEnv | undefined): number {
+  try {
+    return loadCudaDriver(env ? { env } : {}).version;
+  } catch {
+    return 0;
+  }
+}
+
+function looksValid(image: Uint8Array, kind: 'cubin' | 'ptx'): boolean {
+  if (image.byteLength < 16) return false;
+  if (kind === 'cubin') return image[0] === 0x7f && image[1] === 0x45 && image[2] === 0x4c && image[3] === 0x46; // ELF
+  return image[image.byteLength - 1] === 0; // PTX for cuModuleLoadData must be NUL-terminated
+}
+
+export function compileCached(source: string, opts: CompileCachedOptions): CompileCachedResult {
+  const t0 = performance.now();
+  const nvrtc = loadNvrtc(opts.env ? { env: opts.env } : {});
+  const extraOpts = opts.extraOpts ?? [];
+  const kind: 'cubin' | 'ptx' = opts.arch.startsWith('sm_') ? 'cubin' : 'ptx';
+  const key = createHash('sha256')
+    .update(
+      JSON.stringify({
+        source,
+        arch: opts.arch,
+        nvrtc: nvrtc.versionString,
+        driver: driverVersionOr0(opts.env),
+        options: extraOpts,
+        name: opts.name ?? '',
+      }),
+    )
+    .digest('hex');
+  const dir = opts.cacheDir ?? defaultCacheDir(opts.env ?? process.env);
+  const file = path.join(dir, `${key}.${kind}`);
+
+  let hit: Uint8Array | undefined;
+  try {
+    hit = new Uint8Array(readFileSync(file));
+  } catch {
+    hit = undefined;
+  }
+  if (hit && looksValid(hit, kind)) {
+    return { cubin: hit, kind, cached: true, compileMs: 0, elapsedMs: performance.now() - t0, key, path: file, log: '' };
+  }
+
+  const c0 = performance.now();
+  const out = nvrtc.compile(source, { arch: opts.arch, extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
+  const compileMs = performance.now() - c0;
+
+  mkdirSync(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, out.image);
+  renameSync(tmp, file);
+  return { cubin: out.image, kind, cached: false, compileMs, elapsedMs: performance.now() - t0, key, path: file, log: out.log };
+}
