@@ -1,0 +1,414 @@
+import {
+  CONTROL,
+  CONTROL_BLOCK_SIZE,
+  DecodeError,
+  HOST_SENDER,
+  KernelState,
+  RING,
+  Ring,
+  RingConsumer,
+  RingProducer,
+  SLOT,
+  SLOT_HEADER_SIZE,
+  SlotFlag,
+  SlotReader,
+  SlotWriter,
+  describeSchema,
+  joinKey,
+  splitKeyHi,
+  splitKeyLo,
+  type AnyGrainClass,
+  type Forwarded,
+  type GrainContext,
+  type GrainDef,
+  type KernelOptions,
+  type MethodDef,
+} from '@ringgrain/core';
+import { K2KTargetError } from './errors.ts';
+import type { PeerInfo } from './memory.ts';
+import { StateTable } from './state-table.ts';
+
+type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
+
+export interface LoadedGrain {
+  readonly def: GrainDef;
+  readonly handlers: ReadonlyArray<HandlerFn>;
+  readonly instance: object;
+}
+
+interface Peer {
+  readonly ring: Ring;
+  readonly producer: RingProducer;
+  readonly control: Int32Array;
+  readonly parkedRing: Ring;
+  /** Messages that found the peer's K2K ring full, in send order (retried every loop turn). */
+  readonly overflow: Uint8Array[];
+}
+
+// K2K copies a finished slot minus its seq word, which publishShared writes last.
+if (SLOT.seq !== 0) throw new Error('protocol: K2K copy expects seq to be the first slot word');
+
+const FORWARDED: Forwarded = Object.freeze({ __forwarded: true as const });
+const SPIN_MICROS = 50;
+
+/**
+ * The CPU ring kernel: one thread, one consumer of this kernel's rings, so every actor it hosts runs
+ * one turn at a time and sees messages per sender in FIFO order, without locks.
+ */
+export class Dispatcher {
+  private readonly self: LoadedGrain;
+  private readonly grainId: number;
+  private readonly grainIds = new Map<string, number>();
+  private readonly defsById: ReadonlyArray<GrainDef | undefined>;
+  private readonly options: KernelOptions;
+  private readonly control: Int32Array;
+  private readonly inbound: RingConsumer;
+  private readonly k2k: RingConsumer;
+  private readonly reply: RingProducer;
+  private readonly replySignal: Int32Array;
+  private readonly states: StateTable<number | string>;
+  private readonly writer = new SlotWriter();
+  private readonly reader = new SlotReader();
+  private readonly scratch: Ring;
+  private readonly scratchSlot: number;
+  private peers = new Map<number, Peer>();
+  private mode: number = KernelState.IDLE;
+  private epochSeen = 0;
+  private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
+  private heartbeat = 0;
+  private pendingOverflow = 0;
+
+  // The turn being run; ctx methods read these.
+  private curKey: number | string = 0;
+  private curTime = 0;
+  private curCorr = 0;
+  private curMethod: MethodDef | undefined;
+  private readonly ctx: GrainContext;
+
+  constructor(args: {
+    self: LoadedGrain;
+    grainId: number;
+    defsById: ReadonlyArray<GrainDef | undefined>;
+    options: KernelOptions;
+    sab: SharedArrayBuffer;
+    controlOffset: number;
+    inboundOffset: number;
+    replyOffset: number;
+    k2kOffset: number;
+    replySignal: SharedArrayBuffer;
+    peers: readonly PeerInfo[];
+  }) {
+    this.self = args.self;
+    this.grainId = args.grainId;
+    this.defsById = args.defsById;
+    args.defsById.forEach((d, i) => d && this.grainIds.set(d.name, i));
+    this.options = args.options;
+    this.control = new Int32Array(args.sab, args.controlOffset, CONTROL_BLOCK_SIZE >> 2);
+    this.inbound = new RingConsumer(new Ring(args.sab, args.inboundOffset));
+    this.k2k = new RingConsumer(new Ring(args.sab, args.k2kOffset));
+    this.reply = new RingProducer(new Ring(args.sab, args.replyOffset));
+    this.replySignal = new Int32Array(args.replySignal);
+    this.states = new StateTable(args.self.def.name, args.self.def.state, args.options.maxActors);
+    this.scratch = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
+    this.scratchSlot = this.scratch.slotAt(0);
+    this.setPeers(args.peers);
+    const d = this;
+    this.ctx = {
+      get key() {
+        return d.curKey;
+      },
+      now: () => d.curTime,
+      send: (grain, key, method, payload) => {
+        d.k2kSend(grain, key as number | string, method as string, payload, 0);
+      },
+      forward: (grain, key, method, payload) => {
+        d.k2kSend(grain, key as number | string, method as string, payload, d.curCorr);
+        d.curCorr = 0; // the reply obligation moved on
+        return FORWARDED;
+      },
+    };
+  }
+
+  setPeers(peers: readonly PeerInfo[]): void {
+    const next = new Map<number, Peer>();
+    for (const [id, old] of this.peers) {
+      if (peers.some((p) => p.grainId === id) || old.overflow.length === 0) continue;
+      // The target kernel went away with messages still waiting here: count them, do not lose them quietly.
+      this.counts.rejected += old.overflow.length;
+      this.pendingOverflow -= old.overflow.length;
+    }
+    for (const p of peers) {
+      const old = this.peers.get(p.grainId);
+      if (old && old.ring.buffer === p.sab) {
+        next.set(p.grainId, old);
+        continue;
+      }
+      const ring = new Ring(p.sab, p.k2kOffset);
+      next.set(p.grainId, {
+        ring,
+        producer: new RingProducer(ring),
+        control: new Int32Array(p.sab, p.controlOffset, CONTROL_BLOCK_SIZE >> 2),
+        parkedRing: new Ring(p.sab, p.inboundOffset),
+        overflow: old?.overflow ?? [],
+      });
+    }
+    this.peers = next;
+  }
+
+  inspect(key: number | string): unknown {
+    return this.states.snapshot(key);
+  }
+
+  /** Runs until the host asks for STOP. `poll` handles control-plane messages (peers, inspect). */
+  run(poll: () => void): void {
+    const c = this.control;
+    this.publishCounters();
+    Atomics.store(c, CONTROL.observed, KernelState.IDLE);
+    let idleSince = 0;
+    let iter = 0;
+    for (;;) {
+      iter++;
+      let did = 0;
+      if (this.mode === KernelState.ACTIVE) {
+        did += this.drain(this.inbound, 64);
+        did += this.drain(this.k2k, 64);
+      }
+      if (this.pendingOverflow) this.flushOverflow();
+      if (did > 0) {
+        idleSince = 0;
+        this.heartbeat++;
+        if ((iter & 15) === 0) {
+          this.publishCounters();
+          poll();
+          if (this.checkControl()) break;
+        }
+        continue;
+      }
+      this.publishCounters();
+      poll();
+      if (this.checkControl()) break;
+      const now = performance.now();
+      if (idleSince === 0) idleSince = now;
+      if (now - idleSince < SPIN_MICROS / 1000 || this.pendingOverflow) continue;
+      this.park(poll);
+      idleSince = 0;
+    }
+    this.publishCounters();
+    Atomics.store(c, CONTROL.observed, KernelState.STOPPED);
+    Atomics.store(c, CONTROL.ackEpoch, this.epochSeen | 0);
+  }
+
+  /** Sleeps on the doorbell; producers see `parked` and notify after publishing. */
+  private park(poll: () => void): void {
+    const c = this.control;
+    const seen = Atomics.load(c, CONTROL.doorbell);
+    this.inbound.setParked(true);
+    this.k2k.setParked(true);
+    const ready =
+      (this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0)) ||
+      (Atomics.load(c, CONTROL.requestEpoch) >>> 0) !== this.epochSeen;
+    if (!ready) {
+      poll();
+      Atomics.wait(c, CONTROL.doorbell, seen, 1000);
+    }
+    this.inbound.setParked(false);
+    this.k2k.setParked(false);
+  }
+
+  /** Applies a new host request; true when the loop must end. */
+  private checkControl(): boolean {
+    const c = this.control;
+    const epoch = Atomics.load(c, CONTROL.requestEpoch) >>> 0;
+    if (epoch === this.epochSeen) return false;
+    const req = Atomics.load(c, CONTROL.requested);
+    this.epochSeen = epoch;
+    if (req === KernelState.STOP) return true;
+    if (req === KernelState.ACTIVE || req === KernelState.PAUSED) this.mode = req;
+    Atomics.store(c, CONTROL.observed, this.mode);
+    Atomics.store(c, CONTROL.ackEpoch, epoch | 0);
+    return false;
+  }
+
+  private publishCounters(): void {
+    const c = this.control;
+    const n = this.counts;
+    c[CONTROL.received] = n.received;
+    c[CONTROL.processed] = n.processed;
+    c[CONTROL.replied] = n.replied;
+    c[CONTROL.k2kSent] = n.k2kSent;
+    c[CONTROL.k2kReceived] = n.k2kReceived;
+    c[CONTROL.handlerErrors] = n.handlerErrors;
+    c[CONTROL.rejected] = n.rejected;
+    c[CONTROL.activations] = n.activations;
+    Atomics.store(c, CONTROL.heartbeat, this.heartbeat | 0);
+  }
+
+  private drain(consumer: RingConsumer, max: number): number {
+    let n = 0;
+    while (n < max) {
+      const slot = consumer.peek();
+      if (slot < 0) break;
+      this.turn(consumer, slot);
+      n++;
+    }
+    return n;
+  }
+
+  /** One message: decode, activate, run the handler, reply. The slot is released before the handler runs. */
+  private turn(consumer: RingConsumer, slot: number): void {
+    const ring = consumer.ring;
+    const dv = ring.dv;
+    const methodId = dv.getUint32(slot + SLOT.method, true);
+    const flags = dv.getUint32(slot + SLOT.flags, true);
+    const corr = dv.getUint32(slot + SLOT.corr, true);
+    const sender = dv.getUint32(slot + SLOT.sender, true);
+    const time = dv.getFloat64(slot + SLOT.time, true);
+    this.counts.received++;
+    if (sender !== HOST_SENDER) this.counts.k2kReceived++;
+    const def = this.self.def;
+    const method = def.methods[methodId];
+    let key: number | string;
+    let msg: unknown;
+    try {
+      if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
+      if (flags & SlotFlag.STRING_KEY) {
+        if (def.keyKind !== 'string') throw new DecodeError(`grain ${def.name} has integer keys but got a string key`);
+        key = this.reader.stringKey(ring, slot);
+      } else {
+        if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
+        key = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
+      }
+      msg = this.reader.payload(ring, slot, method.request);
+    } catch (e) {
+      consumer.release();
+      this.counts.rejected++;
+      this.replyText(corr, methodId, SlotFlag.REJECTED, (e as Error).message);
+      return;
+    }
+    consumer.release();
+
+    this.curKey = key;
+    this.curTime = time;
+    this.curCorr = corr;
+    this.curMethod = method;
+    let result: unknown;
+    try {
+      const had = this.states.has(key);
+      const state = this.states.get(key);
+      if (!had) this.counts.activations++;
+      result = (this.self.handlers[methodId] as HandlerFn).call(this.self.instance, state, msg, this.ctx);
+    } catch (e) {
+      this.counts.processed++;
+      this.counts.handlerErrors++;
+      this.replyText(this.curCorr, methodId, SlotFlag.ERROR, e instanceof Error ? e.message : String(e));
+      return;
+    }
+    this.counts.processed++;
+    if (this.curCorr === 0) return; // a tell, or an ask forwarded onwards
+    if (result === FORWARDED) return;
+    if (method.reply === undefined) {
+      this.replyPayload(this.curCorr, method, undefined);
+      return;
+    }
+    try {
+      this.replyPayload(this.curCorr, method, result);
+    } catch (e) {
+      this.counts.handlerErrors++;
+      this.replyText(this.curCorr, methodId, SlotFlag.ERROR, `reply does not match its schema: ${(e as Error).message}`);
+    }
+  }
+
+  private claimReply(): number {
+    for (let spins = 0; ; spins++) {
+      const slot = this.reply.claim();
+      if (slot >= 0) return slot;
+      // The host drains replies at least every sweep; nudge it and wait for room (backpressure).
+      Atomics.notify(this.replySignal, 0);
+      if (spins > 100) Atomics.wait(this.control, CONTROL.doorbell, Atomics.load(this.control, CONTROL.doorbell), 1);
+    }
+  }
+
+  private replyPayload(corr: number, method: MethodDef, value: unknown): void {
+    const ring = this.reply.ring;
+    const slot = this.claimReply();
+    const h = { method: method.id, flags: SlotFlag.REPLY, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId };
+    if (method.reply) this.writer.write(ring, slot, h, method.reply, value, `${this.self.def.name}.${method.name} reply`);
+    else this.writer.writeText(ring, slot, h, '');
+    this.reply.publish(slot);
+    this.counts.replied++;
+    this.signalHost();
+  }
+
+  /** Errors of asks go to the asker; errors of tells go to the host too (corr 0) so none is silent. */
+  private replyText(corr: number, methodId: number, flag: number, text: string): void {
+    const ring = this.reply.ring;
+    const slot = this.claimReply();
+    this.writer.writeText(ring, slot, { method: methodId, flags: SlotFlag.REPLY | flag, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, text);
+    this.reply.publish(slot);
+    this.signalHost();
+  }
+
+  private signalHost(): void {
+    Atomics.add(this.replySignal, 0, 1);
+    Atomics.notify(this.replySignal, 0);
+  }
+
+  /** K2K: encode once into scratch, then into the target's ring (or its overflow queue, in order). */
+  private k2kSend(grain: AnyGrainClass, key: number | string, methodName: string, payload: unknown, corr: number): void {
+    const targetName = grain?.grain?.name;
+    const targetId = targetName === undefined ? undefined : this.grainIds.get(targetName);
+    if (targetId === undefined) throw new K2KTargetError(String(targetName), 'it is not on this backend');
+    const target = this.defsById[targetId]!;
+    const method = target.methodByName.get(methodName);
+    if (!method) throw new K2KTargetError(target.name, `it has no method "${methodName}"`);
+    if (corr !== 0) {
+      const mine = this.curMethod?.reply;
+      if (!mine || !method.reply || describeSchema(mine) !== describeSchema(method.reply)) {
+        throw new K2KTargetError(target.name, `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.def.name}.${this.curMethod?.name}`);
+      }
+    }
+    const peer = this.peers.get(targetId);
+    if (!peer) throw new K2KTargetError(target.name, 'its kernel is not running');
+    const s = this.scratch;
+    const slot = this.scratchSlot;
+    const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
+    if (typeof key === 'string') {
+      if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
+      this.writer.write(s, slot, h, method.request, payload, `${target.name}.${methodName}`, key);
+    } else {
+      if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
+      h.keyLo = splitKeyLo(key);
+      h.keyHi = splitKeyHi(key);
+      this.writer.write(s, slot, h, method.request, payload, `${target.name}.${methodName}`);
+    }
+    s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
+    const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
+    this.counts.k2kSent++;
+    if (peer.overflow.length === 0 && this.enqueue(peer, s.u8.subarray(slot, slot + len))) return;
+    peer.overflow.push(s.u8.slice(slot, slot + len));
+    this.pendingOverflow++;
+  }
+
+  private enqueue(peer: Peer, bytes: Uint8Array): boolean {
+    const slot = peer.producer.claimShared();
+    if (slot < 0) return false;
+    // seq (the first word) is written by publishShared, after the rest of the slot.
+    peer.ring.u8.set(bytes.subarray(4), slot + 4);
+    peer.producer.publishShared(slot);
+    if (Atomics.load(peer.parkedRing.words, RING.parked) !== 0 || Atomics.load(peer.ring.words, RING.parked) !== 0) {
+      Atomics.add(peer.control, CONTROL.doorbell, 1);
+      Atomics.notify(peer.control, CONTROL.doorbell);
+    }
+    return true;
+  }
+
+  private flushOverflow(): void {
+    for (const peer of this.peers.values()) {
+      while (peer.overflow.length) {
+        if (!this.enqueue(peer, peer.overflow[0]!)) break;
+        peer.overflow.shift();
+        this.pendingOverflow--;
+      }
+    }
+  }
+}

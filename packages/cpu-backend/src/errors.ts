@@ -1,0 +1,35 @@
+import { RinggrainError, type ErrorOptions } from '@ringgrain/core';
+
+export class WorkerDiedError extends RinggrainError {
+  constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
+    super('WORKER_DIED', `grain "${grain}": its worker thread ended: ${detail}`, {
+      hint: 'every pending ask was rejected; terminate the kernel and launch it again',
+      ...opts,
+    });
+  }
+}
+
+export class GrainModuleError extends RinggrainError {
+  constructor(grain: string, module: string, detail: string, opts: ErrorOptions = {}) {
+    super('GRAIN_MODULE', `grain "${grain}": cannot load its class from ${module}: ${detail}`, {
+      hint: 'export the grain class from the module named in its spec (module: import.meta.url)',
+      ...opts,
+    });
+  }
+}
+
+export class StateTableFullError extends RinggrainError {
+  constructor(grain: string, maxActors: number) {
+    super('STATE_TABLE_FULL', `grain "${grain}": all ${maxActors} actor slots are taken`, {
+      hint: 'raise maxActors in the grain\'s placement options',
+    });
+  }
+}
+
+export class K2KTargetError extends RinggrainError {
+  constructor(target: string, detail: string) {
+    super('K2K_TARGET', `send to grain "${target}" failed: ${detail}`, {
+      hint: 'the target grain must be registered on the same backend and launched',
+    });
+  }
+}

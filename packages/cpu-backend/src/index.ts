@@ -1,0 +1,2 @@
+export { CpuBackend } from './backend.ts';
+export * from './errors.ts';
