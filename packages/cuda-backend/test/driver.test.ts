@@ -146,7 +146,8 @@ describe.skipIf(!probe.ok)(gpuLane, { timeout: 60_000 }, () => {
     const src = `
 extern "C" __device__ unsigned long long rg_global[4];
 extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, float d, unsigned long long* out) {
-  out[0] = a; out[1] = (unsigned long long)(long long)b; out[2] = c; out[3] = __float_as_uint(d);
+  union { float f; unsigned int u; } bits; bits.f = d;
+  out[0] = a; out[1] = (unsigned long long)(long long)b; out[2] = c; out[3] = bits.u;
   rg_global[0] = c;
 }`;
     const c = compileCached(src, { arch: ctx.device.arch, name: 'rg_args.cu', cacheDir });
