@@ -144,7 +144,7 @@ describe.skipIf(!probe.ok)(gpuLane, { timeout: 60_000 }, () => {
 
   it('passes u32, i32, u64, f32 and pointer arguments through kernelParams intact', () => {
     const src = `
-extern "C" __device__ unsigned long long rg_global[4];
+extern "C" { __device__ unsigned long long rg_global[4]; }
 extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, float d, unsigned long long* out) {
   union { float f; unsigned int u; } bits; bits.f = d;
   out[0] = a; out[1] = (unsigned long long)(long long)b; out[2] = c; out[3] = bits.u;
