@@ -30,6 +30,8 @@ export interface SystemOptions {
   /** Backends by name; core never imports one. Typically `{ cpu: new CpuBackend(), cuda: new CudaBackend() }`. */
   backends: Partial<Record<'cpu' | 'cuda', Backend>>;
   logger?: Logger;
+  /** Level of the default logger (JSON lines on stderr); default RINGGRAIN_LOG or 'info'. */
+  logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Clock for ctx.now() of host-sent messages (ms). Inject a fake for deterministic tests. */
   clock?: () => number;
   defaults?: Partial<KernelOptions>;
@@ -119,7 +121,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   constructor(opts: SystemOptions) {
     super();
     this.backends = opts.backends;
-    this.logger = opts.logger ?? pino({ name: 'ringgrain', level: process.env['RINGGRAIN_LOG'] ?? 'info' }, pino.destination(2));
+    this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, pino.destination(2));
     this.clock = opts.clock ?? Date.now;
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
@@ -255,7 +257,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const ring = producer.ring;
     const slot = producer.claim();
     if (slot < 0) return false;
-    const where = `${kernel.def.name}.${method.name}`;
+    const where = () => `${kernel.def.name}.${method.name}`;
     if (typeof key === 'number') {
       this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, where);
     } else {
