@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { RinggrainError } from '@ringgrain/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   arg,
@@ -48,6 +49,7 @@ describe('driver discovery rules (no GPU needed)', () => {
     expect(libcudaCandidates(env)).toEqual(['/nonexistent/libcuda.so.1']);
     const err = catchError(() => loadCudaDriver({ env }));
     expect(err).toBeInstanceOf(CudaUnavailableError);
+    expect(err).toBeInstanceOf(RinggrainError);
     expect((err as CudaUnavailableError).code).toBe('CUDA_UNAVAILABLE');
     expect((err as CudaUnavailableError).reason).toContain('/nonexistent/libcuda.so.1: no such file');
     expect((err as CudaUnavailableError).hint).toMatch(/RINGGRAIN_LIBCUDA/);

@@ -2,25 +2,17 @@
  * Typed errors of the CUDA driver layer.
  *
  * Every error carries a stable `code` (for CUDA calls: the CUresult name that cuGetErrorName gives),
- * a `hint` saying what to do, and the `cause` when one exists — the same shape as core's
- * `RinggrainError`. The base is defined here (not imported from @ringgrain/core) so that this layer
- * has no dependency on the core package while both are being built; the shape is kept identical so
- * that swapping the base for `RinggrainError` is a one-line change.
+ * a `hint` saying what to do, and the `cause` when one exists. They all extend core's RinggrainError,
+ * so callers can catch every Ringgrain failure one way; CudaDriverErrorBase marks this layer's errors.
  */
-export interface DriverErrorOptions {
-  hint?: string;
-  cause?: unknown;
-}
+import { RinggrainError } from '@ringgrain/core';
+import type { ErrorOptions } from '@ringgrain/core';
 
-export class CudaDriverErrorBase extends Error {
-  readonly code: string;
-  readonly hint: string | undefined;
+export type DriverErrorOptions = ErrorOptions;
 
+export class CudaDriverErrorBase extends RinggrainError {
   constructor(code: string, message: string, opts: DriverErrorOptions = {}) {
-    super(opts.hint ? `${message}\n  hint: ${opts.hint}` : message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.name = new.target.name;
-    this.code = code;
-    this.hint = opts.hint;
+    super(code, message, opts);
   }
 }
 
