@@ -1,0 +1,174 @@
+/**
+ * Vector add (`pnpm example:vector-add -- --backend cpu|cuda|auto [--sizes 10,25,100,...] [--seed S]`).
+ *
+ * For each size: a system whose slot size is chosen from the size (two f32 vectors in, one out), a batch
+ * of asks `add({a, b})` across a few actors, and every element of every reply checked against
+ * `Math.fround(a[i] + b[i])` (exact: one f32 rounding of an exact sum). Then the error paths: a vector too
+ * large for the slot (PayloadTooLargeError) and one longer than the schema allows (SchemaValidationError).
+ * Exits 1 on any mismatch or if an error path does not raise the expected typed error.
+ */
+import { PayloadTooLargeError, SchemaValidationError, SLOT_HEADER_SIZE, encodedSize } from '@ringgrain/core';
+import { MAX_LEN, VectorAdd } from './grains.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, type BackendChoice } from '../shared/backend.ts';
+
+const args = parseArgs();
+const seed = intFlag(args, 'seed', 7);
+const sizesFlag = args.flags.get('sizes');
+const sizes = typeof sizesFlag === 'string' ? sizesFlag.split(',').map(Number) : [10, 25, 100, 1000, 10_000, 100_000, 1_000_000];
+for (const n of sizes) if (!Number.isInteger(n) || n < 1 || n > MAX_LEN) fail(`--sizes: each size must be an integer in 1..${MAX_LEN} (got ${n})`);
+
+const req = VectorAdd.grain.methodByName.get('add')!.request;
+const rep = VectorAdd.grain.methodByName.get('add')!.reply!;
+
+/** Bytes a slot needs for `n` elements: header + the larger of request and reply, rounded up to 16. */
+function slotSizeFor(n: number): number {
+  const z = new Float32Array(n);
+  const payload = Math.max(encodedSize(req, { a: z, b: z }), encodedSize(rep, { n, sum: z }));
+  return Math.ceil((SLOT_HEADER_SIZE + payload) / 16) * 16;
+}
+
+/** Ring slots: as many as fit in ~32 MiB per ring (power of two, 2..1024). */
+function ringCapacityFor(slotSize: number): number {
+  let c = 1024;
+  while (c > 2 && c * slotSize > 32 << 20) c >>= 1;
+  return c;
+}
+
+/** Requests per size: enough work to time (about 2M elements in all, 10..500 requests). */
+const requestsFor = (n: number) => Math.max(10, Math.min(500, Math.floor((2 << 20) / n)));
+
+interface Row {
+  size: number;
+  requests: number;
+  slotSize: number;
+  ms: number;
+  perAskUs: number;
+  melemPerS: number;
+  mismatches: number;
+}
+
+const inject = args.flags.has('inject-mismatch');
+const rnd = mulberry32(seed);
+const randomVector = (n: number) => {
+  const v = new Float32Array(n);
+  for (let i = 0; i < n; i++) v[i] = (rnd() - 0.5) * Math.pow(2, Math.floor(rnd() * 40) - 20);
+  return v;
+};
+
+async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; backend: string; examples: string[] }> {
+  const slotSize = slotSizeFor(n);
+  const ringCapacity = ringCapacityFor(slotSize);
+  const { system, placement, describe } = await buildSystem(choice);
+  system.register(VectorAdd, { placement, slotSize, ringCapacity, replyCapacity: ringCapacity });
+  await system.start();
+  const requests = requestsFor(n);
+  const actors = 4;
+  const inputs = Array.from({ length: Math.min(requests, 16) }, () => ({ a: randomVector(n), b: randomVector(n) }));
+  const examples: string[] = [];
+  let mismatches = 0;
+  // Warm-up (JIT, activation), not timed.
+  await system.grain(VectorAdd, 0).add(inputs[0]!);
+  const t0 = performance.now();
+  // A window of in-flight asks: enough to keep the kernel busy, bounded so the host does not outrun the ring.
+  const window = Math.max(1, Math.min(64, ringCapacity >> 1));
+  let next = 0;
+  const check = (i: number, r: { n: number; sum: Float32Array }) => {
+    const { a, b } = inputs[i % inputs.length]!;
+    if (r.n !== n || r.sum.length !== n) {
+      mismatches++;
+      if (examples.length < 5) examples.push(`size ${n} request ${i}: reply has ${r.n}/${r.sum.length} elements`);
+      return;
+    }
+    for (let j = 0; j < n; j++) {
+      let want = Math.fround(a[j]! + b[j]!);
+      if (inject && i === 0 && j === 0) want += 1; // --inject-mismatch: prove the checker fails the run
+      if (!Object.is(r.sum[j], want)) {
+        mismatches++;
+        if (examples.length < 5) examples.push(`size ${n} request ${i} element ${j}: ${r.sum[j]} != ${want} (a=${a[j]}, b=${b[j]})`);
+      }
+    }
+  };
+  const worker = async () => {
+    for (let i = next++; i < requests; i = next++) {
+      const r = await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!);
+      check(i, r);
+    }
+  };
+  await Promise.all(Array.from({ length: window }, worker));
+  const elapsed = performance.now() - t0;
+  let calls = 0;
+  for (let k = 0; k < actors; k++) calls += (await system.grain(VectorAdd, k).stats({})).calls;
+  if (calls !== requests + 1) {
+    mismatches++;
+    examples.push(`size ${n}: actors counted ${calls} calls, expected ${requests + 1}`);
+  }
+  await system.shutdown();
+  return {
+    row: { size: n, requests, slotSize, ms: elapsed, perAskUs: (elapsed * 1000) / requests, melemPerS: (n * requests) / (elapsed / 1000) / 1e6, mismatches },
+    backend: describe,
+    examples,
+  };
+}
+
+/** The error paths must raise clear typed errors, not truncate. */
+async function errorPaths(choice: BackendChoice): Promise<string[]> {
+  const out: string[] = [];
+  const { system, placement } = await buildSystem(choice);
+  system.register(VectorAdd, { placement, slotSize: slotSizeFor(100), ringCapacity: 16, replyCapacity: 16 });
+  await system.start();
+  const ref = system.grain(VectorAdd, 0);
+  const big = new Float32Array(1000);
+  try {
+    await ref.add({ a: big, b: big });
+    out.push('1000 elements in a slot sized for 100 did NOT raise PayloadTooLargeError');
+  } catch (e) {
+    if (e instanceof PayloadTooLargeError) console.log(`  too large for the slot → ${e.name}: ${e.message.replace(/\n/g, '\n      ')}`);
+    else out.push(`1000 elements in a slot sized for 100 raised ${(e as Error).name} instead of PayloadTooLargeError: ${(e as Error).message}`);
+  }
+  const huge = new Float32Array(MAX_LEN + 1);
+  try {
+    await ref.add({ a: huge, b: huge });
+    out.push(`${MAX_LEN + 1} elements did NOT raise SchemaValidationError`);
+  } catch (e) {
+    if (e instanceof SchemaValidationError) console.log(`  longer than the schema  → ${e.name}: ${e.message.split('\n')[0]}`);
+    else out.push(`${MAX_LEN + 1} elements raised ${(e as Error).name} instead of SchemaValidationError`);
+  }
+  const diff = await ref.add({ a: new Float32Array(3), b: new Float32Array(4) });
+  if (diff.n !== 0) out.push(`vectors of different lengths were added (n = ${diff.n})`);
+  else console.log('  different lengths       → reply n = 0 (not added)');
+  const r = await ref.add({ a: [1, 2], b: [3, 4] });
+  if (r.n !== 2 || r.sum[0] !== 4 || r.sum[1] !== 6) out.push(`after the error paths the actor answered ${Array.from(r.sum)}`);
+  await system.shutdown();
+  return out;
+}
+
+const tAll = performance.now();
+const rows: Row[] = [];
+const problems: string[] = [];
+let backendLine = '';
+const bar = progress('sizes', sizes.length);
+for (const [i, n] of sizes.entries()) {
+  const r = await runSize(args.backend, n);
+  rows.push(r.row);
+  problems.push(...r.examples);
+  backendLine = r.backend;
+  bar.update(i + 1);
+}
+bar.stop();
+
+console.log(`\nRinggrain vector-add — backend ${backendLine}, seed ${seed}`);
+console.log('| elements | slot bytes | asks | time | per ask | M elements/s | mismatches |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  console.log(`| ${r.size.toLocaleString('en-US')} | ${r.slotSize.toLocaleString('en-US')} | ${r.requests} | ${ms(r.ms)} | ${r.perAskUs.toFixed(1)} µs | ${r.melemPerS.toFixed(1)} | ${r.mismatches} |`);
+}
+console.log('\nError paths:');
+problems.push(...(await errorPaths(args.backend)));
+console.log(`\ntotal ${ms(performance.now() - tAll)}`);
+if (problems.length || rows.some((r) => r.mismatches)) {
+  console.log('\nMISMATCH:');
+  for (const p of problems) console.log(`  - ${p}`);
+  process.exit(1);
+}
+const checked = rows.reduce((a, r) => a + r.size * r.requests, 0);
+console.log(`OK: ${checked.toLocaleString('en-US')} elements checked against Math.fround(a + b), all equal.`);
