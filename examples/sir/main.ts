@@ -1,0 +1,202 @@
+/**
+ * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X]`).
+ *
+ * A seeded random contact graph of N people (default 100,000). Two grain classes: Person (state, contacts,
+ * infection decisions) and Ward (100 people each: mirrors who is infected, ticks its infectious members,
+ * counts S/I/R). Per step the host asks every ward `step` (counts as of the start of the step, then ticks),
+ * and waits until the system is quiet (every message sent — host and K2K — processed): a barrier. All the
+ * epidemic traffic is K2K: ward → person ticks, person → person infection attempts, person → ward reports.
+ *
+ * Infection attempts succeed when hash(step, from, to) < threshold (integer math in the handler), so the
+ * result does not depend on message order and must equal the plain-JavaScript model exactly, step by step.
+ * Exits 1 on any difference.
+ */
+import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, settle } from '../shared/backend.ts';
+
+const args = parseArgs();
+const N = intFlag(args, 'people', 100_000);
+const halfDegree = Math.max(1, Math.round(intFlag(args, 'degree', 8) / 2));
+const DAYS = intFlag(args, 'days', 4);
+const BETA_PERMILLE = intFlag(args, 'beta', 80);
+const SEEDS = intFlag(args, 'seeds', 10);
+const SEED = intFlag(args, 'seed', 2024);
+const MAX_STEPS = intFlag(args, 'max-steps', 500);
+if (N < WARD_SIZE || N > 2_000_000) fail(`--people must be in ${WARD_SIZE}..2000000`);
+if (BETA_PERMILLE > 1000) fail('--beta is per mille (0..1000)');
+const THRESHOLD = Math.floor((BETA_PERMILLE / 1000) * 4294967295);
+const WARDS = Math.ceil(N / WARD_SIZE);
+
+// --- The contact graph: each person links to `halfDegree` random others (undirected, no self loops,
+// degree capped at MAX_CONTACTS; duplicates kept out).
+const tGraph = performance.now();
+const rnd = mulberry32(SEED);
+const contacts: number[][] = Array.from({ length: N }, () => []);
+for (let p = 0; p < N; p++) {
+  for (let e = 0; e < halfDegree; e++) {
+    const q = Math.floor(rnd() * N);
+    if (q === p || contacts[p]!.length >= MAX_CONTACTS || contacts[q]!.length >= MAX_CONTACTS || contacts[p]!.includes(q)) continue;
+    contacts[p]!.push(q);
+    contacts[q]!.push(p);
+  }
+}
+const seeds = new Set<number>();
+while (seeds.size < Math.min(SEEDS, N)) seeds.add(Math.floor(rnd() * N));
+const edges = contacts.reduce((a, c) => a + c.length, 0) / 2;
+const graphMs = performance.now() - tGraph;
+
+// --- Reference model: the same rules, sequentially.
+interface Counts {
+  s: number;
+  i: number;
+  r: number;
+}
+function reference(): Counts[] {
+  const inf = new Int32Array(N).fill(-1);
+  const rec = new Int32Array(N).fill(-1);
+  for (const p of seeds) inf[p] = 0;
+  const out: Counts[] = [];
+  for (let t = 1; t <= MAX_STEPS; t++) {
+    const c = { s: 0, i: 0, r: 0 };
+    const active: number[] = [];
+    for (let p = 0; p < N; p++) {
+      if (rec[p]! >= 0) c.r++;
+      else if (inf[p]! >= 0) {
+        c.i++;
+        active.push(p);
+      } else c.s++;
+    }
+    out.push(c); // counts as of the start of step t
+    if (c.i === 0) break;
+    for (const a of active) {
+      for (const q of contacts[a]!) if (inf[q]! < 0 && infectionHash(t, a, q) < THRESHOLD) inf[q] = t;
+      if (t - inf[a]! >= DAYS) rec[a] = t;
+    }
+  }
+  return out;
+}
+const tRef = performance.now();
+const expected = reference();
+const refMs = performance.now() - tRef;
+
+// --- The actor run.
+const t0 = performance.now();
+const { system, placement, describe } = await buildSystem(args.backend);
+system.register(Person, { placement, maxActors: Math.max(N, 1024) });
+system.register(Ward, { placement, maxActors: Math.max(WARDS, 1024) });
+let tellErrors = 0;
+system.on('tellError', (e) => {
+  if (tellErrors++ < 5) console.error(`tell failed: ${e.grain}.${e.method}: ${e.error.message}`);
+});
+await system.start();
+const startMs = performance.now() - t0;
+
+/** Barrier: every message sent by the host or by a kernel has been processed (seen twice in a row). */
+async function quiet(what: string): Promise<void> {
+  let last = -1;
+  await settle(() => {
+    let processed = 0;
+    let sent = 0;
+    let depth = 0;
+    for (const c of Object.values(system.metrics())) {
+      processed += c.processed;
+      sent += c.sent + c.k2kSent;
+      depth += c.inboundDepth;
+    }
+    const done = processed === sent && depth === 0;
+    const same = done && processed === last;
+    last = done ? processed : -1;
+    return same;
+  }, 120_000, what);
+}
+
+async function tellAll(fn: (i: number) => Promise<void> | undefined, n: number, bar?: { update(n: number): void }): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const p = fn(i);
+    if (p) await p;
+    if (bar && (i & 4095) === 0) bar.update(i);
+  }
+}
+
+let t = performance.now();
+const setupBar = progress('setup', N);
+await tellAll((p) => system.grain(Person, p).tell.setup({ contacts: contacts[p]! }), N, setupBar);
+setupBar.update(N);
+for (const p of seeds) {
+  const x = system.grain(Person, p).tell.seed({});
+  if (x) await x;
+}
+await quiet('setup');
+setupBar.stop();
+const setupMs = performance.now() - t;
+
+t = performance.now();
+const got: Counts[] = [];
+const stepMs: number[] = [];
+const stepBar = progress('steps', expected.length);
+for (let step = 1; step <= MAX_STEPS; step++) {
+  const ts = performance.now();
+  const replies = await Promise.all(
+    Array.from({ length: WARDS }, (_, w) =>
+      system.grain(Ward, w).step({ step, days: DAYS, threshold: THRESHOLD, members: Math.min(WARD_SIZE, N - w * WARD_SIZE) }),
+    ),
+  );
+  const c = { s: 0, i: 0, r: 0 };
+  for (const r of replies) {
+    c.s += r.s;
+    c.i += r.i;
+    c.r += r.r;
+  }
+  got.push(c);
+  await quiet(`step ${step}`);
+  stepMs.push(performance.now() - ts);
+  stepBar.update(step);
+  if (c.i === 0) break;
+}
+stepBar.stop();
+const runMs = performance.now() - t;
+const metrics = system.metrics();
+// Spot check: a few people's own state agrees with the model's final picture (status 0/1/2).
+const sample = await Promise.all([...seeds].slice(0, 3).map((p) => system.grain(Person, p).status({})));
+await system.shutdown();
+
+// --- Compare.
+const problems: string[] = [];
+if (args.flags.has('inject-mismatch') && expected.length > 2) expected[2]!.i += 1;
+if (got.length !== expected.length) problems.push(`the actors ran ${got.length} steps, the model ${expected.length}`);
+for (let k = 0; k < Math.min(got.length, expected.length); k++) {
+  const a = got[k]!;
+  const b = expected[k]!;
+  if (a.s !== b.s || a.i !== b.i || a.r !== b.r) {
+    if (problems.length < 10) problems.push(`start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
+  }
+}
+for (const s of sample) if (s.status === 0 || s.infStep !== 0) problems.push(`a seed person reports ${JSON.stringify(s)}`);
+if (tellErrors) problems.push(`${tellErrors} tells failed in their handlers`);
+for (const [name, c] of Object.entries(metrics)) {
+  if (c.handlerErrors || c.rejected) problems.push(`${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
+}
+
+const k2k = Object.values(metrics).reduce((a, c) => a + c.k2kSent, 0);
+const processed = Object.values(metrics).reduce((a, c) => a + c.processed, 0);
+const peak = got.reduce((m, c, k) => (c.i > got[m]!.i ? k : m), 0);
+console.log(`\nRinggrain SIR — backend ${describe}, seed ${SEED}`);
+console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${edges.toLocaleString('en-US')} contacts (mean degree ${((2 * edges) / N).toFixed(1)}), ${seeds.size} seeds, infectious ${DAYS} steps, p(infect) ${BETA_PERMILLE / 10}%`);
+console.log('\n| step | S | I | R | step time |');
+console.log('|---:|---:|---:|---:|---:|');
+const show = new Set([0, 1, 2, 3, 4, Math.floor(peak / 2), peak, Math.floor((peak + got.length) / 2), got.length - 2, got.length - 1]);
+let prev = -1;
+for (const k of [...show].filter((k) => k >= 0 && k < got.length).sort((a, b) => a - b)) {
+  if (prev >= 0 && k > prev + 1) console.log('| … | | | | |');
+  const c = got[k]!;
+  console.log(`| ${k + 1}${k === peak ? ' (peak)' : ''} | ${c.s} | ${c.i} | ${c.r} | ${ms(stepMs[k]!)} |`);
+  prev = k;
+}
+console.log(`\n  graph ${ms(graphMs)}, JS model ${ms(refMs)}, start ${ms(startMs)}, setup ${ms(setupMs)} (${N.toLocaleString('en-US')} tells), epidemic ${ms(runMs)} over ${got.length} steps`);
+console.log(`  messages processed ${processed.toLocaleString('en-US')}, of which K2K ${k2k.toLocaleString('en-US')} (${Math.round(k2k / (runMs / 1000)).toLocaleString('en-US')} K2K msgs/s during the epidemic)`);
+if (problems.length) {
+  console.log('\nMISMATCH:');
+  for (const p of problems) console.log(`  - ${p}`);
+  process.exit(1);
+}
+console.log(`\nOK: S/I/R counts of all ${got.length} steps equal the JavaScript model.`);
