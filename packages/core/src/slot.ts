@@ -49,20 +49,20 @@ export class SlotWriter {
    * Encodes `payload` by `schema` into the slot at `slot` and fills the header (all but seq).
    * Throws SchemaValidationError (with the zod path) or PayloadTooLargeError; the slot is then unused.
    */
-  write(ring: Ring, slot: number, h: SlotFields, schema: Schema, payload: unknown, whereOf: string | (() => string), stringKey?: string): void {
-    // `whereOf` is only evaluated on error: no string building per message.
-    const where = (): string => (typeof whereOf === 'string' ? whereOf : whereOf());
+  write(ring: Ring, slot: number, h: SlotFields, schema: Schema, payload: unknown, grain: string, method: string, stringKey?: string): void {
+    // No closure or string is built per message (tsx's keepNames makes every named closure costly);
+    // "Grain.method" is assembled only on the error path.
     const w = this.writerFor(ring);
     const start = slot + SLOT_HEADER_SIZE;
     const end = slot + ring.slotSize;
     try {
       compileEncoder(schema)(payload, w.reset(start, end));
     } catch (e) {
-      if (e === MISMATCH) throw validationError(schema, payload, where());
+      if (e === MISMATCH) throw validationError(schema, payload, `${grain}.${method}`);
       if (e === OVERFLOW) {
         const parsed = schema.zod.safeParse(payload);
-        if (!parsed.success) throw validationError(schema, payload, where());
-        throw new PayloadTooLargeError(where(), encodedSize(schema, payload) + stringKeyBytes(stringKey), ring.payloadCapacity);
+        if (!parsed.success) throw validationError(schema, payload, `${grain}.${method}`);
+        throw new PayloadTooLargeError(`${grain}.${method}`, encodedSize(schema, payload) + stringKeyBytes(stringKey), ring.payloadCapacity);
       }
       throw e;
     }
@@ -73,7 +73,7 @@ export class SlotWriter {
       // The key's UTF-8 bytes follow the payload; the kernel reads them back for ctx.key.
       const bytes = textEncoder.encode(stringKey);
       if (w.pos + bytes.length > end) {
-        throw new PayloadTooLargeError(where(), length + bytes.length, ring.payloadCapacity);
+        throw new PayloadTooLargeError(`${grain}.${method}`, length + bytes.length, ring.payloadCapacity);
       }
       ring.u8.set(bytes, w.pos);
       flags |= SlotFlag.STRING_KEY;

@@ -257,11 +257,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const ring = producer.ring;
     const slot = producer.claim();
     if (slot < 0) return false;
-    const where = () => `${kernel.def.name}.${method.name}`;
     if (typeof key === 'number') {
-      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, where);
+      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name);
     } else {
-      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, where, key);
+      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name, key);
     }
     ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
     producer.publish(slot);

@@ -161,7 +161,7 @@ describe('interop with independent msgpack libraries', () => {
     const ring = Ring.format(sab, 0, 4, slotSize);
     const writer = new SlotWriter();
     const slot = ring.slotAt(1);
-    writer.write(ring, slot, { method: 3, flags: 1, corr: 9, keyLo: 42, keyHi: 0, sender: 0xffffffff, grain: 0 }, everything, everythingValue, 'Test.m');
+    writer.write(ring, slot, { method: 3, flags: 1, corr: 9, keyLo: 42, keyHi: 0, sender: 0xffffffff, grain: 0 }, everything, everythingValue, 'Test', 'm');
     const length = ring.dv.getUint32(slot + 4, true);
     const payload = ring.u8.slice(slot + SLOT_HEADER_SIZE, slot + SLOT_HEADER_SIZE + length);
     expect(fromGeneric(everything, mpDecode(payload))).toEqual(everythingValue);
@@ -271,7 +271,7 @@ describe('SlotWriter errors', () => {
     const s = t.struct({ inner: t.struct({ xs: t.vec(t.u32, 2) }) });
     let err: unknown;
     try {
-      new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { xs: [1, -1] } }, 'G.m');
+      new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { xs: [1, -1] } }, 'G', 'm');
     } catch (e) {
       err = e;
     }
@@ -284,8 +284,8 @@ describe('SlotWriter errors', () => {
     const s = t.struct({ xs: t.vec(t.f64, 64) });
     const slot = ring.slotAt(0);
     ring.dv.setUint32(slot + 4, 0xdead, true);
-    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G.m')).toThrow(PayloadTooLargeError);
-    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G.m')).toThrow(/needs 519 bytes but a slot holds 80/);
+    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(PayloadTooLargeError);
+    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(/needs 519 bytes but a slot holds 80/);
     expect(ring.dv.getUint32(slot + 4, true)).toBe(0xdead); // header untouched: no partial message
   });
 });

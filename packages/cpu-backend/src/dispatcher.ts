@@ -341,7 +341,7 @@ export class Dispatcher {
     const ring = this.reply.ring;
     const slot = this.claimReply();
     const h = { method: method.id, flags: SlotFlag.REPLY, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId };
-    if (method.reply) this.writer.write(ring, slot, h, method.reply, value, () => `${this.self.def.name}.${method.name} reply`);
+    if (method.reply) this.writer.write(ring, slot, h, method.reply, value, this.self.def.name, method.name);
     else this.writer.writeText(ring, slot, h, '');
     this.reply.publish(slot);
     this.counts.replied++;
@@ -383,12 +383,12 @@ export class Dispatcher {
     const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
     if (typeof key === 'string') {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
-      this.writer.write(s, slot, h, method.request, payload, () => `${target.name}.${methodName}`, key);
+      this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
       h.keyLo = splitKeyLo(key);
       h.keyHi = splitKeyHi(key);
-      this.writer.write(s, slot, h, method.request, payload, () => `${target.name}.${methodName}`);
+      this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
     }
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
