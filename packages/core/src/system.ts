@@ -43,6 +43,11 @@ export interface SystemOptions {
   heartbeatTimeoutMs?: number;
   /** Microseconds the host spins for replies before it sleeps; low latency for awaited asks. */
   replySpinMicros?: number;
+  /**
+   * On SIGINT/SIGTERM, terminate every kernel (pending asks rejected, GPU work stopped, memory freed) and
+   * exit with 130/143. Default true; set false if the application handles signals itself.
+   */
+  handleSignals?: boolean;
 }
 
 export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
@@ -109,6 +114,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private readonly heartbeats = new Map<RingKernel, { beat: number; at: number }>();
   private started = false;
+  private readonly handleSignals: boolean;
+  private signalHandler: ((sig: NodeJS.Signals) => void) | undefined;
   readonly askTimeoutMs: number;
   readonly queueFullTimeoutMs: number;
   readonly handshakeTimeoutMs: number;
@@ -129,6 +136,26 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? 10_000;
     this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 5_000;
     this.replySpinMicros = opts.replySpinMicros ?? 200;
+    this.handleSignals = opts.handleSignals ?? true;
+  }
+
+  private installSignalHandlers(): void {
+    if (!this.handleSignals || this.signalHandler) return;
+    this.signalHandler = (sig) => {
+      this.logger.warn({ signal: sig }, `${sig}: terminating every kernel`);
+      this.shutdown({ mode: 'reject', timeoutMs: 2_000 })
+        .catch((e: unknown) => this.logger.error({ err: e }, 'shutdown after signal failed'))
+        .finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+    };
+    process.once('SIGINT', this.signalHandler);
+    process.once('SIGTERM', this.signalHandler);
+  }
+
+  private removeSignalHandlers(): void {
+    if (!this.signalHandler) return;
+    process.off('SIGINT', this.signalHandler);
+    process.off('SIGTERM', this.signalHandler);
+    this.signalHandler = undefined;
   }
 
   register<C extends AnyGrainClass>(cls: C, opts: RegisterOptions = {}): this {
@@ -191,6 +218,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const reg of this.regs) await reg.kernel!.activate();
     this.sweeper = setInterval(() => this.sweep(), 50);
     this.sweeper.unref();
+    this.installSignalHandlers();
   }
 
   /** The kernel hosting a grain class (lifecycle control, counters). */
@@ -452,6 +480,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Timeouts, faults and stalled heartbeats: every 50 ms, off the hot path. */
   private sweep(): void {
+    // Tell errors arrive with nobody awaiting them: drain on every sweep so reply rings never fill.
+    this.drainReplies();
     const now = performance.now();
     for (const k of this.kernels()) {
       if (!k.accepting) continue;
@@ -496,6 +526,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Terminates every kernel (draining by default), then releases backends. */
   async shutdown(opts: TerminateOptions = {}): Promise<void> {
+    this.removeSignalHandlers();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     for (const k of this.kernels()) {
