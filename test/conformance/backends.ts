@@ -1,0 +1,53 @@
+import type { Backend } from '@ringgrain/core';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+
+/**
+ * The backends the conformance suite runs against. CPU always; CUDA when `@ringgrain/cuda-backend`
+ * exports a `CudaBackend` and its probe says a driver and device are present. Anything else is a skip
+ * whose reason goes into the suite's name (never a silent pass).
+ */
+export interface BackendFixture {
+  readonly name: 'cpu' | 'cuda';
+  /** Why this backend is skipped here, or undefined when it runs. */
+  readonly skip: string | undefined;
+  /** A fresh backend instance (one per system). */
+  make(): Backend;
+}
+
+type BackendCtor = new () => Backend;
+
+async function cudaFixture(): Promise<BackendFixture> {
+  const skipped = (reason: string): BackendFixture => ({
+    name: 'cuda',
+    skip: reason,
+    make: () => {
+      throw new Error(`cuda backend skipped: ${reason}`);
+    },
+  });
+  if (process.env['RINGGRAIN_CONFORMANCE_CUDA'] === '0') return skipped('disabled by RINGGRAIN_CONFORMANCE_CUDA=0');
+  let mod: Record<string, unknown>;
+  try {
+    // A variable specifier keeps the type checker from requiring the module to exist yet.
+    const spec = '@ringgrain/cuda-backend';
+    mod = (await import(spec)) as Record<string, unknown>;
+  } catch (e) {
+    return skipped(`@ringgrain/cuda-backend does not load: ${firstLine(e)}`);
+  }
+  const Ctor = mod['CudaBackend'] as BackendCtor | undefined;
+  if (typeof Ctor !== 'function') return skipped('@ringgrain/cuda-backend has no CudaBackend export yet');
+  try {
+    const probe = await new Ctor().probe();
+    if (!probe.ok) return skipped(`no CUDA driver/device: ${probe.reason ?? 'probe failed'}`);
+  } catch (e) {
+    return skipped(`CudaBackend probe threw: ${firstLine(e)}`);
+  }
+  return { name: 'cuda', skip: undefined, make: () => new Ctor() };
+}
+
+function firstLine(e: unknown): string {
+  return String((e as Error)?.message ?? e).split('\n')[0]!.slice(0, 160);
+}
+
+export async function backendFixtures(): Promise<BackendFixture[]> {
+  return [{ name: 'cpu', skip: undefined, make: () => new CpuBackend() }, await cudaFixture()];
+}

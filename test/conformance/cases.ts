@@ -1,0 +1,558 @@
+/**
+ * THE list of conformance cases. Every backend runs every case (through conformance.test.ts and the
+ * fixture in backends.ts), except what the SKIP list in skips.ts names, with a reason.
+ *
+ * A case declares the grain classes it needs (registered with the backend under test as placement) and
+ * kernel options; the runner builds a fresh system with an injected clock, runs the case, then checks
+ * that every kernel's counters balance once settled (see `expectBalanced`), and shuts the system down.
+ */
+import {
+  DecodeError,
+  HOST_SENDER,
+  HandlerError,
+  InvalidKeyError,
+  InvalidTransitionError,
+  KernelFaultError,
+  KernelTerminatedError,
+  PayloadTooLargeError,
+  QueueFullError,
+  SLOT,
+  SlotFlag,
+  SchemaValidationError,
+  UnknownGrainError,
+  UnknownMethodError,
+  waitUntil,
+  type AnyGrainClass,
+  type GrainDef,
+  type GrainSystem,
+  type KernelOptions,
+  type SystemOptions,
+  type TransitionEvent,
+} from '@ringgrain/core';
+import { expect } from 'vitest';
+import { Coordinator, Hop1, Hop2, Hop3, Leaf, Named, Numbers, Sender, Seq, Unregistered } from '../fixtures/grains.ts';
+
+export interface CaseContext {
+  readonly system: GrainSystem;
+  readonly backend: string;
+  /** The injected clock: set `clock.now` to move time. */
+  readonly clock: { now: number };
+}
+
+export interface ConformanceCase {
+  readonly name: string;
+  readonly grains: ReadonlyArray<readonly [AnyGrainClass, Partial<KernelOptions>?]>;
+  readonly system?: Partial<SystemOptions>;
+  run(c: CaseContext): Promise<void>;
+}
+
+/** Resolves to the rejection of `p`, failing the test when `p` resolves. */
+export async function rejection(p: Promise<unknown> | undefined): Promise<Error> {
+  if (!p) throw new Error('expected a pending send (a Promise), got undefined');
+  try {
+    const v = await p;
+    throw new Error(`expected a rejection, got ${JSON.stringify(v)}`);
+  } catch (e) {
+    return e as Error;
+  }
+}
+
+/** Runs `fn` expecting it to throw synchronously; returns the error. */
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a synchronous throw');
+}
+
+/**
+ * Counters balance when settled: for every kernel, messages in (host sends + K2K received) equal
+ * messages out (processed + rejected by the kernel + given up by the host at terminate), and across
+ * kernels every K2K send was received. Waits (bounded) for in-flight work to settle first.
+ */
+export async function expectBalanced(system: GrainSystem): Promise<void> {
+  const check = (): string[] => {
+    const m = system.metrics();
+    const bad: string[] = [];
+    let k2kSent = 0;
+    let k2kReceived = 0;
+    for (const [name, c] of Object.entries(m)) {
+      k2kSent += c.k2kSent;
+      k2kReceived += c.k2kReceived;
+      const inn = c.sent + c.k2kReceived;
+      const out = c.processed + c.rejected + c.hostRejected;
+      if (inn !== out) bad.push(`${name}: sent ${c.sent} + k2kReceived ${c.k2kReceived} != processed ${c.processed} + rejected ${c.rejected} + hostRejected ${c.hostRejected}`);
+    }
+    if (k2kSent !== k2kReceived) bad.push(`k2kSent ${k2kSent} != k2kReceived ${k2kReceived}`);
+    return bad;
+  };
+  await waitUntil(() => check().length === 0, 5000);
+  expect(check()).toEqual([]);
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const cases: ConformanceCase[] = [
+  {
+    name: 'ask and tell round trip every numeric kind',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 1);
+      const values = [
+        { f32: 1.5, f64: Math.PI, i32: -(2 ** 31), u32: 2 ** 32 - 1, b: true },
+        { f32: -0, f64: -1e300, i32: 2 ** 31 - 1, u32: 0, b: false },
+        { f32: Math.fround(1 / 3), f64: 5e-324, i32: -1, u32: 128, b: true },
+        { f32: 3.4028234663852886e38, f64: 0.1, i32: 65536, u32: 65535, b: false },
+      ];
+      for (const v of values) expect(await ref.echo(v)).toEqual(v);
+      // f32 is rounded as a float32 would be, both in the message and in state.
+      expect((await ref.echo({ f32: 0.1, f64: 0.1, i32: 0, u32: 0, b: false })).f32).toBe(Math.fround(0.1));
+      expect(ref.tell.store({ f32: 0.1, f64: 2.5, i32: -7, u32: 4_000_000_000, b: true })).toBeUndefined();
+      expect(ref.tell.store({ f32: 0.2, f64: -2.5, i32: 7, u32: 1, b: false })).toBeUndefined();
+      expect(await ref.load({})).toEqual({ f32: Math.fround(0.2), f64: -2.5, i32: 7, u32: 1, b: false, count: 2, total: 0 });
+    },
+  },
+  {
+    name: 'fixed and bounded arrays round trip',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 2);
+      const r = await ref.arrays({
+        fixed: [1.5, -2, 0.1, 4],
+        ints: new Int32Array([2 ** 31 - 1, -(2 ** 31), 1]),
+        bounded: [1, 2, 3, 2 ** 32 - 1],
+        flags: [true, false],
+        f64s: new Float64Array([Math.E]),
+      });
+      expect(r.doubled).toBeInstanceOf(Float32Array);
+      expect([...r.doubled]).toEqual([3, -4, Math.fround(Math.fround(0.1) * 2), 8]);
+      expect(r.intSum).toBe(0);
+      expect(r.n).toBe(4);
+      expect(r.boundedSum).toBe(6 + 2 ** 32 - 1);
+      expect([...r.bounded]).toEqual([1, 2, 3, 2 ** 32 - 1]);
+      expect(r.flags).toEqual([false, true]);
+      expect([...r.f64s]).toEqual([Math.E]);
+      // Empty and full bounded arrays.
+      const empty = await ref.arrays({ fixed: [0, 0, 0, 0], ints: [0, 0, 0], bounded: [], flags: [false, false], f64s: [] });
+      expect(empty.n).toBe(0);
+      expect([...empty.bounded]).toEqual([]);
+      const full = await ref.arrays({ fixed: [0, 0, 0, 0], ints: [1, 2, 3], bounded: [1, 2, 3, 4, 5, 6, 7, 8], flags: [true, true], f64s: [1, 2, 3, 4] });
+      expect(full.n).toBe(8);
+      expect(full.intSum).toBe(6);
+      expect([...full.f64s]).toEqual([1, 2, 3, 4]);
+    },
+  },
+  {
+    name: 'nested structs round trip',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 3);
+      const r = await ref.nested({
+        origin: { x: 1, y: -1 },
+        pts: [{ x: 0, y: 0 }, { x: 2, y: 4 }, { x: 10, y: 10 }, { x: 0.5, y: 0.5 }],
+        box: { lo: { x: 0, y: 0 }, hi: { x: 3, y: 5 } },
+      });
+      expect(r).toEqual({ centroid: { x: 12.5 / 4 - 1, y: 14.5 / 4 + 1 }, n: 4, inside: 3 });
+      expect(await ref.nested({ origin: { x: 0, y: 0 }, pts: [], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } })).toEqual({ centroid: { x: 0, y: 0 }, n: 0, inside: 0 });
+    },
+  },
+  {
+    name: 'ctx.now() is the injected clock',
+    grains: [[Numbers]],
+    async run({ system, clock }) {
+      clock.now = 1_234_567.25;
+      expect(await system.grain(Numbers, 1).now({})).toEqual({ t: 1_234_567.25 });
+      clock.now = 42;
+      expect(await system.grain(Numbers, 2).now({})).toEqual({ t: 42 });
+    },
+  },
+  {
+    name: 'FIFO per sender→actor under concurrent K2K and host senders, one turn at a time per actor',
+    grains: [[Seq], [Sender]],
+    async run({ system }) {
+      const target = 7;
+      const senders = 4;
+      const perSender = 300;
+      const chunk = 25;
+      const hostCount = 600;
+      const work: Array<Promise<unknown> | undefined> = [];
+      let hostSeq = 0;
+      for (let round = 0; round < perSender / chunk; round++) {
+        // Interleave: a chunk of K2K sends from every Sender actor, then some host sends, then an ask.
+        for (let s = 1; s <= senders; s++) {
+          work.push(system.grain(Sender, s).emit({ target, from: s, first: round * chunk + 1, count: chunk }));
+        }
+        for (let i = 0; i < hostCount / (perSender / chunk); i++) work.push(system.grain(Seq, target).tell.push({ sender: 0, seq: ++hostSeq }));
+      }
+      for (let i = 1; i <= 50; i++) work.push(system.grain(Seq, target).pushAsk({ sender: 5, seq: i }));
+      await Promise.all(work);
+      const total = senders * perSender + hostCount + 50;
+      await until('all pushes processed', async () => (await system.grain(Seq, target).stats({})).count === total);
+      const st = await system.grain(Seq, target).stats({});
+      expect(st.violations).toBe(0);
+      expect(st.overlaps).toBe(0);
+      expect([...st.last.slice(0, 6)]).toEqual([hostCount, perSender, perSender, perSender, perSender, 50]);
+    },
+  },
+  {
+    name: '10,000+ distinct actors in one kernel',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const n = 10_240;
+      const replies = await Promise.all(Array.from({ length: n }, (_, k) => system.grain(Numbers, k).add({ by: k })));
+      replies.forEach((r, k) => expect(r).toEqual({ count: 1, total: k }));
+      // Second round: every actor kept its own slot.
+      const again = await Promise.all(Array.from({ length: n }, (_, k) => system.grain(Numbers, k).add({ by: 1 })));
+      again.forEach((r, k) => expect(r).toEqual({ count: 2, total: k + 1 }));
+      await expectBalanced(system);
+      expect(system.metrics()['Numbers']!.activations).toBe(n);
+    },
+  },
+  {
+    name: 'string and integer keys',
+    grains: [[Named], [Numbers]],
+    async run({ system }) {
+      const keys = ['alice', 'bob', '', 'ключ-🔑', 'a'.repeat(100)];
+      for (const [i, k] of keys.entries()) expect(await system.grain(Named, k).inc({ by: i + 1 })).toEqual({ value: i + 1, calls: 1 });
+      for (const [i, k] of keys.entries()) expect(await system.grain(Named, k).inc({ by: 10 })).toEqual({ value: i + 11, calls: 2 });
+      // A K2K forward addressed by string key.
+      expect(await system.grain(Named, 'alice').viaSelf({ by: 5 })).toEqual({ value: 21, calls: 3 });
+      const intKeys = [0, -1, -(2 ** 31), 2 ** 31, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+      for (const [i, k] of intKeys.entries()) expect(await system.grain(Numbers, k).add({ by: i })).toEqual({ count: 1, total: i });
+      for (const [i, k] of intKeys.entries()) expect(await system.grain(Numbers, k).add({ by: 100 })).toEqual({ count: 2, total: i + 100 });
+      expect(await rejection(system.grain(Numbers, 1.5).add({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
+      expect(await rejection(system.grain(Numbers, 2 ** 60).add({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
+      expect(await rejection(system.grain(Named, 5 as unknown as string).inc({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
+    },
+  },
+  {
+    name: 'K2K chain A→B→C with ctx.forward: the reply to the asker comes from C',
+    grains: [[Hop1], [Hop2], [Hop3]],
+    async run({ system }) {
+      expect(await system.grain(Hop1, 10).go({ x: 5, trail: 0 })).toEqual({ x: 33, trail: 123, by: 3 });
+      const many = await Promise.all(Array.from({ length: 200 }, (_, i) => system.grain(Hop1, 10).go({ x: i, trail: 9 })));
+      many.forEach((r, i) => expect(r).toEqual({ x: (i * 2 + 1) * 3, trail: 9123, by: 3 }));
+      expect(await system.grain(Hop2, 11).seen({})).toEqual({ seen: 201 });
+      const m = system.metrics();
+      expect(m['Hop1']!.replied).toBe(0);
+      expect(m['Hop2']!.k2kReceived).toBe(201);
+      expect(m['Hop3']!.replied).toBe(201);
+    },
+  },
+  {
+    name: 'fan-out / fan-in across grain classes',
+    grains: [[Coordinator], [Leaf]],
+    async run({ system }) {
+      const n = 100;
+      expect(await system.grain(Coordinator, 1).scatter({ n, value: 10 })).toEqual({ expected: n });
+      await until('all gathers', async () => (await system.grain(Coordinator, 1).result({})).count === n);
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += 2 * (10 + i);
+      expect(await system.grain(Coordinator, 1).result({})).toEqual({ expected: n, count: n, sum });
+      expect(await system.grain(Leaf, 5).get({})).toEqual({ total: 15, hits: 1 });
+      expect(system.metrics()['Leaf']!.activations).toBe(n);
+    },
+  },
+  {
+    name: 'lifecycle: every valid transition on a live kernel, each emitting an event',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const events: TransitionEvent[] = [];
+      system.on('transition', (e) => events.push(e));
+      const k = system.kernel(Numbers);
+      const ref = system.grain(Numbers, 1);
+      expect(k.state).toBe('active');
+      await k.deactivate(); // active → deactivated
+      expect(k.state).toBe('deactivated');
+      await k.activate(); // deactivated → active
+      expect(await ref.add({ by: 1 })).toEqual({ count: 1, total: 1 });
+      await k.deactivate();
+      await k.terminate(); // deactivated → terminated
+      expect(k.state).toBe('terminated');
+      await k.launch(); // terminated → launched
+      expect(k.state).toBe('launched');
+      await k.terminate(); // launched → terminated
+      await k.launch();
+      await k.activate(); // launched → active
+      expect(await ref.add({ by: 2 })).toEqual({ count: 1, total: 2 });
+      await k.terminate(); // active → terminated
+      await k.launch();
+      await k.activate();
+      k.markFaulted(new Error('injected fault')); // active → faulted
+      expect(k.state).toBe('faulted');
+      expect(await rejection(ref.add({ by: 1 }))).toBeInstanceOf(KernelFaultError);
+      await k.terminate(); // faulted → terminated
+      await k.launch();
+      await k.activate();
+      expect(await ref.add({ by: 3 })).toEqual({ count: 1, total: 3 });
+      const path = events.map((e) => `${e.from}>${e.to}`);
+      expect(path).toEqual([
+        'active>deactivated', 'deactivated>active', 'active>deactivated', 'deactivated>terminated',
+        'terminated>launched', 'launched>terminated', 'terminated>launched', 'launched>active',
+        'active>terminated', 'terminated>launched', 'launched>active', 'active>faulted',
+        'faulted>terminated', 'terminated>launched', 'launched>active',
+      ]);
+      expect(events.every((e) => e.grain === 'Numbers')).toBe(true);
+    },
+  },
+  {
+    name: 'lifecycle: every invalid transition is rejected with InvalidTransitionError and changes nothing',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const k = system.kernel(Numbers);
+      const ref = system.grain(Numbers, 1);
+      const invalid = async (action: 'launch' | 'activate' | 'deactivate' | 'terminate') => {
+        const before = k.state;
+        const e = await rejection(k[action]());
+        expect(e, `${action} while ${before}`).toBeInstanceOf(InvalidTransitionError);
+        expect(k.state).toBe(before);
+      };
+      // active
+      await invalid('launch');
+      await invalid('activate');
+      expect(await ref.add({ by: 1 })).toEqual({ count: 1, total: 1 });
+      // deactivated
+      await k.deactivate();
+      await invalid('launch');
+      await invalid('deactivate');
+      await k.activate();
+      expect(await ref.add({ by: 1 })).toEqual({ count: 2, total: 2 });
+      // launched
+      await k.terminate();
+      await k.launch();
+      await invalid('launch');
+      await invalid('deactivate');
+      // terminated
+      await k.terminate();
+      await invalid('activate');
+      await invalid('deactivate');
+      await invalid('terminate');
+      // faulted
+      await k.launch();
+      await k.activate();
+      k.markFaulted(new Error('injected'));
+      await invalid('launch');
+      await invalid('activate');
+      await invalid('deactivate');
+      await k.terminate();
+      await k.launch();
+      await k.activate();
+      expect(await ref.add({ by: 5 })).toEqual({ count: 1, total: 5 });
+    },
+  },
+  {
+    name: 'messages sent while deactivated are processed after activate, in order',
+    grains: [[Seq]],
+    async run({ system }) {
+      const k = system.kernel(Seq);
+      await k.deactivate();
+      const asks: Array<Promise<{ count: number }>> = [];
+      for (let i = 1; i <= 100; i++) {
+        if (i % 10 === 0) asks.push(system.grain(Seq, 1).pushAsk({ sender: 0, seq: i }));
+        else expect(system.grain(Seq, 1).tell.push({ sender: 0, seq: i })).toBeUndefined();
+      }
+      await sleep(30);
+      expect(k.counters().processed).toBe(0);
+      expect(k.counters().inboundDepth).toBe(100);
+      await k.activate();
+      expect((await Promise.all(asks)).map((r) => r.count)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+      const st = await system.grain(Seq, 1).stats({});
+      expect(st.violations).toBe(0);
+      expect(st.last[0]).toBe(100);
+    },
+  },
+  {
+    name: 'terminate with pending asks rejects them with KernelTerminatedError',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const k = system.kernel(Numbers);
+      await k.deactivate();
+      // rejection() attaches a handler now: the asks reject during terminate().
+      const asks = [1, 2, 3].map((i) => rejection(system.grain(Numbers, i).add({ by: i })));
+      await sleep(10);
+      expect(k.counters().processed).toBe(0);
+      await k.terminate();
+      for (const a of asks) expect(await a).toBeInstanceOf(KernelTerminatedError);
+      const c = k.counters();
+      expect(c.sent).toBe(3);
+      expect(c.processed).toBe(0);
+      expect(c.hostRejected).toBe(3);
+    },
+  },
+  {
+    name: 'ask or tell to a terminated kernel fails with KernelTerminatedError',
+    grains: [[Numbers]],
+    async run({ system }) {
+      await system.kernel(Numbers).terminate();
+      expect(await rejection(system.grain(Numbers, 1).add({ by: 1 }))).toBeInstanceOf(KernelTerminatedError);
+      expect(thrown(() => system.grain(Numbers, 1).tell.add({ by: 1 }))).toBeInstanceOf(KernelTerminatedError);
+      expect(system.kernel(Numbers).counters().sent).toBe(0);
+    },
+  },
+  {
+    name: 'relaunch after terminate works and state starts fresh',
+    grains: [[Numbers], [Hop1], [Hop2], [Hop3]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 9);
+      expect(await ref.add({ by: 7 })).toEqual({ count: 1, total: 7 });
+      expect(await system.grain(Hop1, 1).go({ x: 1, trail: 0 })).toEqual({ x: 9, trail: 123, by: 3 });
+      await system.kernel(Numbers).terminate();
+      await system.launch(Numbers);
+      expect(system.kernel(Numbers).state).toBe('active');
+      expect(await ref.load({})).toEqual({ f32: 0, f64: 0, i32: 0, u32: 0, b: false, count: 0, total: 0 });
+      expect(await ref.add({ by: 1 })).toEqual({ count: 1, total: 1 });
+      // A relaunched kernel in a K2K chain is reachable again.
+      await system.kernel(Hop2).terminate();
+      await system.launch(Hop2);
+      expect(await system.grain(Hop1, 1).go({ x: 2, trail: 0 })).toEqual({ x: 15, trail: 123, by: 3 });
+      expect(await system.grain(Hop2, 2).seen({})).toEqual({ seen: 1 });
+    },
+  },
+  {
+    name: 'handler errors reject the ask with the handler message; the actor keeps its state and runs',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 4);
+      expect(await ref.add({ by: 10 })).toEqual({ count: 1, total: 10 });
+      const e = await rejection(ref.fail({ code: 3 }));
+      expect(e).toBeInstanceOf(HandlerError);
+      expect(e.message).toContain('refused: code must be zero');
+      expect((e as HandlerError).method).toBe('fail');
+      expect(await ref.fail({ code: 0 })).toEqual({ ok: true });
+      expect(await ref.add({ by: 1 })).toEqual({ count: 3, total: 11 });
+      // A failing tell has no asker: it surfaces as a tellError event, never silently.
+      const tellErrors: Error[] = [];
+      system.on('tellError', (x) => tellErrors.push(x.error));
+      ref.tell.failTell({ code: 1 });
+      await until('tellError event', async () => tellErrors.length === 1);
+      expect(tellErrors[0]).toBeInstanceOf(HandlerError);
+      expect(tellErrors[0]!.message).toContain('tell refused');
+      expect(system.metrics()['Numbers']!.handlerErrors).toBe(2);
+    },
+  },
+  {
+    name: 'schema violations fail with SchemaValidationError naming the zod path; nothing is sent',
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 1) as unknown as Record<string, (p: unknown) => Promise<unknown>>;
+      const bad: Array<[string, unknown, string]> = [
+        ['add', { by: 'one' }, 'by'],
+        ['add', { by: 1.5 }, 'by'],
+        ['echo', { f32: 1, f64: 1, i32: 1, u32: -1, b: true }, 'u32'],
+        ['arrays', { fixed: [1, 2, 3], ints: [0, 0, 0], bounded: [], flags: [true, true], f64s: [] }, 'fixed'],
+        ['arrays', { fixed: [1, 2, 3, 4], ints: [0, 0, 0], bounded: [1, 2, 3, 4, 5, 6, 7, 8, 9], flags: [true, true], f64s: [] }, 'bounded'],
+        ['nested', { origin: { x: 0, y: 'no' }, pts: [], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } }, 'origin.y'],
+        ['nested', { origin: { x: 0, y: 0 }, pts: [{ x: 0, y: 0, z: 1 }], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } }, 'pts.0'],
+        ['add', { by: 1, extra: 2 }, '(root)'],
+      ];
+      for (const [method, payload, path] of bad) {
+        const e = await rejection(ref[method]!(payload));
+        expect(e, `${method} ${JSON.stringify(payload)}`).toBeInstanceOf(SchemaValidationError);
+        expect(e.message).toContain(`"${path}`);
+      }
+      expect(system.kernel(Numbers).counters().sent).toBe(0);
+      expect(await system.grain(Numbers, 1).add({ by: 2 })).toEqual({ count: 1, total: 2 });
+    },
+  },
+  {
+    name: 'oversize payloads fail with PayloadTooLargeError, never truncated',
+    grains: [[Numbers, { slotSize: 256 }]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 1);
+      const xs = Array.from({ length: 64 }, (_, i) => i + 0.5);
+      const e = await rejection(ref.bulk({ xs }));
+      expect(e).toBeInstanceOf(PayloadTooLargeError);
+      expect(e.message).toMatch(/needs \d+ bytes but a slot holds 208/);
+      expect(system.kernel(Numbers).counters().sent).toBe(0);
+      // What fits goes through whole.
+      const fits = xs.slice(0, 20);
+      expect(await ref.bulk({ xs: fits })).toEqual({ n: 20, sum: fits.reduce((a, b) => a + b, 0) });
+    },
+  },
+  {
+    name: 'unknown grain (UnknownGrainError) and unknown method (UnknownMethodError, and refused by the kernel)',
+    grains: [[Numbers]],
+    async run({ system }) {
+      expect(thrown(() => system.grain(Unregistered, 1))).toBeInstanceOf(UnknownGrainError);
+      expect(thrown(() => system.kernel(Unregistered))).toBeInstanceOf(UnknownGrainError);
+      const def = Numbers.grain as unknown as GrainDef;
+      expect(thrown(() => system.send(def, 'nope', 1, {}, true))).toBeInstanceOf(UnknownMethodError);
+      expect((system.grain(Numbers, 1) as unknown as Record<string, unknown>)['nope']).toBeUndefined();
+      // A message naming a method id the kernel does not have is refused and counted, not dropped.
+      const tellErrors: Error[] = [];
+      system.on('tellError', (x) => tellErrors.push(x.error));
+      const k = system.kernel(Numbers);
+      const slot = k.producer!.claim();
+      const dv = k.inbound!.dv;
+      dv.setUint32(slot + SLOT.length, 1, true);
+      dv.setUint32(slot + SLOT.method, 99, true);
+      dv.setUint32(slot + SLOT.flags, 0, true);
+      dv.setUint32(slot + SLOT.corr, 0, true);
+      dv.setUint32(slot + SLOT.keyLo, 1, true);
+      dv.setUint32(slot + SLOT.keyHi, 0, true);
+      dv.setUint32(slot + SLOT.sender, HOST_SENDER, true);
+      dv.setUint32(slot + SLOT.grain, k.grainId, true);
+      k.inbound!.u8[slot + 48] = 0x80;
+      k.producer!.publish(slot);
+      k.sent++;
+      k.wake();
+      await until('rejection reported', async () => tellErrors.length === 1);
+      expect(tellErrors[0]).toBeInstanceOf(DecodeError);
+      expect(tellErrors[0]!.message).toMatch(/unknown method/);
+      expect(k.counters().rejected).toBe(1);
+      expect(SlotFlag.REJECTED).toBeGreaterThan(0);
+      expect(await system.grain(Numbers, 1).add({ by: 1 })).toEqual({ count: 1, total: 1 });
+    },
+  },
+  {
+    name: 'full queue: senders wait (backlog) and complete after activate, in order, nothing dropped',
+    grains: [[Seq, { ringCapacity: 4 }]],
+    async run({ system }) {
+      const k = system.kernel(Seq);
+      await k.deactivate();
+      const results: Array<Promise<unknown> | undefined> = [];
+      for (let i = 1; i <= 40; i++) results.push(i % 8 === 0 ? system.grain(Seq, 1).pushAsk({ sender: 0, seq: i }) : system.grain(Seq, 1).tell.push({ sender: 0, seq: i }));
+      // The ring holds 4; the rest wait for room.
+      expect(results.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]);
+      expect(results.slice(4).every((r) => r instanceof Promise)).toBe(true);
+      await sleep(20);
+      expect(k.counters().sent).toBe(4);
+      await k.activate();
+      await Promise.all(results);
+      const st = await system.grain(Seq, 1).stats({});
+      expect(st.count).toBe(40);
+      expect(st.violations).toBe(0);
+      expect(st.last[0]).toBe(40);
+    },
+  },
+  {
+    name: 'full queue: QueueFullError after queueFullTimeoutMs; what was queued is processed, nothing silently dropped',
+    grains: [[Seq, { ringCapacity: 4 }]],
+    system: { queueFullTimeoutMs: 60 },
+    async run({ system }) {
+      const k = system.kernel(Seq);
+      await k.deactivate();
+      for (let i = 1; i <= 4; i++) expect(system.grain(Seq, 1).tell.push({ sender: 0, seq: i })).toBeUndefined();
+      const waitingTell = system.grain(Seq, 1).tell.push({ sender: 0, seq: 5 });
+      const waitingAsk = system.grain(Seq, 1).pushAsk({ sender: 0, seq: 6 });
+      expect(await rejection(waitingTell)).toBeInstanceOf(QueueFullError);
+      expect(await rejection(waitingAsk)).toBeInstanceOf(QueueFullError);
+      expect(k.counters().sent).toBe(4);
+      await k.activate();
+      await until('queued pushes processed', async () => (await system.grain(Seq, 1).stats({})).count === 4);
+      const st = await system.grain(Seq, 1).stats({});
+      expect(st.last[0]).toBe(4);
+      expect(st.violations).toBe(0);
+    },
+  },
+];
