@@ -1,5 +1,5 @@
 /**
- * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X]`).
+ * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18]`).
  *
  * A seeded random contact graph of N people (default 100,000). Two grain classes: Person (state, contacts,
  * infection decisions) and Ward (100 people each: mirrors who is infected, ticks its infectious members,
@@ -82,8 +82,12 @@ const refMs = performance.now() - tRef;
 // --- The actor run.
 const t0 = performance.now();
 const { system, placement, describe } = await buildSystem(args.backend);
-system.register(Person, { placement, maxActors: Math.max(N, 1024) });
-system.register(Ward, { placement, maxActors: Math.max(WARDS, 1024) });
+// Big rings (2^18 slots, ~200 MB of SharedArrayBuffer): a step sends up to infected × degree (~250K) K2K
+// messages at once; with 4096 slots (default) most of
+// them wait in the overflow queue, which the CPU backend drains slowly: 185 s instead of 18 s for 100K people.
+const ringCapacity = 1 << intFlag(args, 'ring-log2', 18);
+system.register(Person, { placement, maxActors: Math.max(N, 1024), ringCapacity });
+system.register(Ward, { placement, maxActors: Math.max(WARDS, 1024), ringCapacity: 1 << 14 });
 let tellErrors = 0;
 system.on('tellError', (e) => {
   if (tellErrors++ < 5) console.error(`tell failed: ${e.grain}.${e.method}: ${e.error.message}`);
