@@ -129,11 +129,11 @@ async function benchRinggrain(): Promise<SystemResult> {
   };
   // Warm-up.
   let base = counters().processed;
-  for (let i = 0; i < 20_000; i++) {
+  for (let i = 0; i < 100_000; i++) {
     const p = ref.tell.hit({ x: i });
     if (p) await p;
   }
-  await until(base + 20_000);
+  await until(base + 100_000);
   base = counters().processed;
   let backpressured = 0;
   const t0 = performance.now();
@@ -283,6 +283,7 @@ function breakdown(): Record<string, number> {
 // ---------------------------------------------------------------------------------------------------
 const TARGET = { p50us: 2, tellPerS: 3e6, rttRatio: 25, tputRatio: 4 };
 const tAll = performance.now();
+const loadBefore = os.loadavg()[0]!;
 const results: SystemResult[] = [];
 results.push(await benchRinggrain());
 results.push(await benchRawWorker());
@@ -301,11 +302,12 @@ let commit = 'unknown';
 try {
   commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
 } catch {}
-const env = { date: new Date().toISOString(), commit, node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()}`, rttSamples: RTT_N, tells: TELL_N, seconds: Number(elapsed.toFixed(1)) };
+const env = { loadavg1mBefore: Number(loadBefore.toFixed(2)), loadavg1mAfter: Number(os.loadavg()[0]!.toFixed(2)), date: new Date().toISOString(), commit, node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()}`, rttSamples: RTT_N, tells: TELL_N, seconds: Number(elapsed.toFixed(1)) };
 
 const md: string[] = [];
 md.push('# Ringgrain CPU benchmark', '');
-md.push(`${env.date} · commit ${env.commit} · Node ${env.node} · ${env.cpus} × ${env.cpu} · ${env.platform}`, '');
+md.push(`${env.date} · commit ${env.commit} · Node ${env.node} · ${env.cpus} × ${env.cpu} · ${env.platform} · load average (1 min) ${env.loadavg1mBefore} before, ${env.loadavg1mAfter} after`, '');
+if (env.loadavg1mBefore > 0.5 * env.cpus) md.push(`> **Warning**: the machine was busy when the run started (load ${env.loadavg1mBefore} on ${env.cpus} CPUs); spin-based latencies suffer most. Re-run on an idle machine before comparing.`, '');
 md.push(`Small messages (\`{ x: i32 }\`), one kernel / one worker thread each. Round trip: ${RTT_N} sequential asks after ${RTT_WARM} warm-up, µs. Throughput: ${TELL_N} one-way messages, first send until the consumer processed the last. Idle: CPU of the whole process over ${IDLE_MS / 1000} s while nothing is sent (% of one core; the process with no workers idles at ${baselineIdle.toFixed(2)} %).`, '');
 md.push('| system | RTT p50 | p90 | p99 | p99.9 | min | throughput | idle CPU | RTT p50 vs ours | throughput vs ours |');
 md.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
