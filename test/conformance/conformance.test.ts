@@ -1,42 +1,75 @@
 /**
  * Runs the ONE list of conformance cases (cases.ts) against every backend fixture (backends.ts), minus
- * the explicit SKIP list (skips.ts). Each case gets a fresh system with an injected clock, and ends with
- * the counter balance check before the system is shut down.
+ * the explicit SKIP list (skips.ts). Isolated cases get a fresh system each; the others share one system
+ * per backend (every grain class they need registered once). All systems get an injected clock, and the
+ * counter balance check runs after every case, before anything is shut down.
  */
-import { GrainSystem } from '@ringgrain/core';
-import { afterEach, describe, it } from 'vitest';
-import { backendFixtures } from './backends.ts';
-import { cases, expectBalanced } from './cases.ts';
+import { GrainSystem, type AnyGrainClass } from '@ringgrain/core';
+import { afterAll, describe, it } from 'vitest';
+import { backendFixtures, type BackendFixture } from './backends.ts';
+import { cases, expectBalanced, type CaseContext, type ConformanceCase } from './cases.ts';
 import { SKIPS } from './skips.ts';
 
 const fixtures = await backendFixtures();
 
+function makeSystem(fx: BackendFixture, clock: { now: number }, c?: ConformanceCase): GrainSystem {
+  return new GrainSystem({
+    backends: { [fx.name]: fx.make() },
+    logLevel: 'silent',
+    clock: () => clock.now,
+    handleSignals: false,
+    ...c?.system,
+  });
+}
+
 for (const fx of fixtures) {
   const title = fx.skip ? `${fx.name} (skipped: ${fx.skip})` : fx.name;
   describe.skipIf(fx.skip !== undefined)(title, () => {
-    let system: GrainSystem | undefined;
-    afterEach(async () => {
-      const s = system;
-      system = undefined;
-      if (s) await s.shutdown({ mode: 'reject', timeoutMs: 2000 });
+    let shared: Promise<CaseContext> | undefined;
+    const sharedClock = { now: 1_000_000 };
+
+    function sharedSystem(): Promise<CaseContext> {
+      shared ??= (async () => {
+        const system = makeSystem(fx, sharedClock);
+        const grains = new Set<AnyGrainClass>();
+        for (const c of cases) {
+          if (c.isolated) continue;
+          for (const [cls, opts] of c.grains) {
+            if (opts || c.system) throw new Error(`case "${c.name}" sets options: mark it isolated`);
+            grains.add(cls);
+          }
+        }
+        for (const cls of grains) system.register(cls, { placement: fx.name });
+        await system.start();
+        return { system, backend: fx.name, clock: sharedClock };
+      })();
+      return shared;
+    }
+
+    afterAll(async () => {
+      if (shared) await (await shared).system.shutdown({ mode: 'reject', timeoutMs: 2000 });
     });
 
     for (const c of cases) {
       const reason = SKIPS[fx.name][c.name];
       const name = reason ? `${c.name} (skipped: ${reason})` : c.name;
       it.skipIf(reason !== undefined)(name, async () => {
+        if (!c.isolated) {
+          const ctx = await sharedSystem();
+          await c.run(ctx);
+          await expectBalanced(ctx.system);
+          return;
+        }
         const clock = { now: 1_000_000 };
-        system = new GrainSystem({
-          backends: { [fx.name]: fx.make() },
-          logLevel: 'silent',
-          clock: () => clock.now,
-          handleSignals: false,
-          ...c.system,
-        });
-        for (const [cls, opts] of c.grains) system.register(cls, { placement: fx.name, ...opts });
-        await system.start();
-        await c.run({ system, backend: fx.name, clock });
-        await expectBalanced(system);
+        const system = makeSystem(fx, clock, c);
+        try {
+          for (const [cls, opts] of c.grains) system.register(cls, { placement: fx.name, ...opts });
+          await system.start();
+          await c.run({ system, backend: fx.name, clock });
+          await expectBalanced(system);
+        } finally {
+          await system.shutdown({ mode: 'reject', timeoutMs: 2000 });
+        }
       });
     }
   });
