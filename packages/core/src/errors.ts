@@ -49,7 +49,7 @@ export class DecodeError extends RinggrainError {
 export class PayloadTooLargeError extends RinggrainError {
   constructor(where: string, needed: number, capacity: number) {
     super('PAYLOAD_TOO_LARGE', `${where}: encoded payload needs ${needed} bytes but a slot holds ${capacity}`, {
-      hint: `raise slotSize to at least ${needed + 64} in the grain's placement options, or send smaller messages`,
+      hint: `raise slotSize to at least ${Math.ceil((needed + 48) / 16) * 16} (header included, a multiple of 16) in the grain's placement options, or send smaller messages`,
     });
   }
 }

@@ -23,8 +23,10 @@ export interface KernelEvents {
 export interface KernelCounters extends Record<CounterName, number> {
   /** Messages the host wrote into the inbound ring. */
   sent: number;
-  /** Messages the host refused or gave up on after accepting them (terminate with reject). */
+  /** Messages written into the inbound ring that the kernel never took (left there at terminate). */
   hostRejected: number;
+  /** Sends that waited for ring space and were cancelled (terminate, fault) before being written: never in `sent`. */
+  cancelled: number;
   inboundDepth: number;
   heartbeat: number;
 }
@@ -64,6 +66,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private epoch = 0;
   sent = 0;
   hostRejected = 0;
+  cancelled = 0;
   /** Counters of earlier incarnations (a relaunch starts the kernel's own counters at zero). */
   private carried: Partial<Record<CounterName, number>> = {};
   private busy: Promise<unknown> = Promise.resolve();
@@ -211,7 +214,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   counters(): KernelCounters {
     const c = this.control;
-    const out = { sent: this.sent, hostRejected: this.hostRejected, inboundDepth: this.inbound?.depth() ?? 0, heartbeat: 0 } as KernelCounters;
+    const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inbound?.depth() ?? 0, heartbeat: 0 } as KernelCounters;
     for (const name of COUNTERS) out[name] = (this.carried[name] ?? 0) + (c ? Atomics.load(c, CONTROL[name]) >>> 0 : 0);
     if (c) out.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
     out.sent += this.carriedSent;

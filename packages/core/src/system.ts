@@ -425,7 +425,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const b = this.backlog[0]!;
       if (!b.kernel.accepting) {
         this.backlog.shift();
-        b.kernel.hostRejected++;
+        b.kernel.cancelled++;
         try {
           b.kernel.assertAccepting();
         } catch (e) {
@@ -473,7 +473,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const b = this.backlog[i]!;
       if (b.kernel !== kernel) continue;
       this.backlog.splice(i, 1);
-      kernel.hostRejected++;
+      kernel.cancelled++;
       b.done(error);
     }
   }

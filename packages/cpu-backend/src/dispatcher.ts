@@ -27,6 +27,7 @@ import {
 import { K2KTargetError } from './errors.ts';
 import type { PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
+import { Deque } from './deque.ts';
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
 
@@ -42,7 +43,7 @@ interface Peer {
   readonly control: Int32Array;
   readonly parkedRing: Ring;
   /** Messages that found the peer's K2K ring full, in send order (retried every loop turn). */
-  readonly overflow: Uint8Array[];
+  readonly overflow: Deque<Uint8Array>;
 }
 
 // K2K copies a finished slot minus its seq word, which publishShared writes last.
@@ -149,7 +150,7 @@ export class Dispatcher {
         producer: new RingProducer(ring),
         control: new Int32Array(p.sab, p.controlOffset, CONTROL_BLOCK_SIZE >> 2),
         parkedRing: new Ring(p.sab, p.inboundOffset),
-        overflow: old?.overflow ?? [],
+        overflow: old?.overflow ?? new Deque<Uint8Array>(),
       });
     }
     this.peers = next;
@@ -414,7 +415,7 @@ export class Dispatcher {
   private flushOverflow(): void {
     for (const peer of this.peers.values()) {
       while (peer.overflow.length) {
-        if (!this.enqueue(peer, peer.overflow[0]!)) break;
+        if (!this.enqueue(peer, peer.overflow.peek()!)) break;
         peer.overflow.shift();
         this.pendingOverflow--;
       }

@@ -1,0 +1,35 @@
+/**
+ * FIFO with O(1) push and shift (a growable circular buffer). Array#shift is O(n), which made draining
+ * a few hundred thousand queued K2K messages quadratic.
+ */
+export class Deque<T> {
+  private items: Array<T | undefined> = new Array(16);
+  private head = 0;
+  length = 0;
+
+  push(v: T): void {
+    if (this.length === this.items.length) this.grow();
+    this.items[(this.head + this.length) & (this.items.length - 1)] = v;
+    this.length++;
+  }
+
+  peek(): T | undefined {
+    return this.length ? this.items[this.head] : undefined;
+  }
+
+  shift(): T | undefined {
+    if (!this.length) return undefined;
+    const v = this.items[this.head];
+    this.items[this.head] = undefined;
+    this.head = (this.head + 1) & (this.items.length - 1);
+    this.length--;
+    return v;
+  }
+
+  private grow(): void {
+    const next = new Array<T | undefined>(this.items.length * 2);
+    for (let i = 0; i < this.length; i++) next[i] = this.items[(this.head + i) & (this.items.length - 1)];
+    this.items = next;
+    this.head = 0;
+  }
+}
