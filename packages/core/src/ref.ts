@@ -1,4 +1,5 @@
 import type { AnyGrainClass, GrainDef, MethodName, ReplyOf, RequestInput, SpecOf } from './grain.ts';
+import type { Route } from './system.ts';
 
 /** Typed reference to one actor. Methods ask (a Promise of the typed reply); `tell` is one-way. */
 export type GrainRef<C extends AnyGrainClass> = {
@@ -13,7 +14,8 @@ export type GrainRef<C extends AnyGrainClass> = {
 };
 
 interface Sender {
-  send(def: GrainDef, method: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+  route(def: GrainDef, method: string): Route;
+  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
 }
 
 /** One prototype per grain class; a ref is then a single small object. */
@@ -22,15 +24,16 @@ export function makeRefFactory(def: GrainDef, sys: Sender): (key: number | strin
   const tellProto: Record<string, unknown> = {};
   for (const m of def.methods) {
     const name = m.name;
+    const route = sys.route(def, name);
     proto[name] = function (this: { key: number | string }, payload: unknown) {
       try {
-        return sys.send(def, name, this.key, payload, true);
+        return sys.sendRoute(route, this.key, payload, true);
       } catch (e) {
         return Promise.reject(e);
       }
     };
     tellProto[name] = function (this: { key: number | string }, payload: unknown) {
-      return sys.send(def, name, this.key, payload, false);
+      return sys.sendRoute(route, this.key, payload, false);
     };
   }
   return (key) => {

@@ -8,6 +8,7 @@ import {
   HandlerError,
   InvalidKeyError,
   KernelFaultError,
+  KernelNotRunningError,
   PlacementError,
   QueueFullError,
   RinggrainError,
@@ -81,6 +82,12 @@ export interface SystemEvents {
   /** A tell (no asker to reject) failed in its handler or was refused by the kernel. */
   tellError: (e: { grain: string; method: string; error: Error }) => void;
   fault: (e: { grain: string; error: Error }) => void;
+}
+
+/** A grain class + method resolved once (refs hold these). */
+export interface Route {
+  readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
+  readonly method: MethodDef;
 }
 
 interface Registration {
@@ -237,6 +244,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   grain<C extends AnyGrainClass>(cls: C, key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never): GrainRef<C> {
     const def = cls.grain as GrainDef;
     if (!this.byDef.has(def)) throw new UnknownGrainError(def?.name ?? String(cls));
+    checkKey(def, key);
     let make = this.refFactories.get(def);
     if (!make) {
       make = makeRefFactory(def, this);
@@ -247,13 +255,26 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
   send(def: GrainDef, methodName: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+    const route = this.route(def, methodName);
+    checkKey(def, key);
+    return this.sendRoute(route, key, payload, ask);
+  }
+
+  /** Resolves a grain class and method once; refs keep the result so sends skip the lookups. */
+  route(def: GrainDef, methodName: string): Route {
     const reg = this.byDef.get(def);
-    if (!reg?.kernel) throw new UnknownGrainError(def.name);
+    if (!reg) throw new UnknownGrainError(def.name);
     const method = def.methodByName.get(methodName);
     if (!method) throw new UnknownMethodError(def.name, methodName);
-    checkKey(def, key);
-    const kernel = reg.kernel;
-    kernel.assertAccepting();
+    return { reg, method };
+  }
+
+  /** The send path of refs: route resolved and key checked when the ref was made. */
+  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+    const kernel = route.reg.kernel;
+    if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
+    if (!kernel.accepting) kernel.assertAccepting();
+    const method = route.method;
     const corr = ask ? this.nextCorr() : 0;
     // FIFO per sender: once anything waits for space, later sends queue behind it.
     if (this.backlog.length === 0 && this.tryWrite(kernel, method, key, payload, corr)) {
