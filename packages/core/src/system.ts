@@ -244,7 +244,6 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   grain<C extends AnyGrainClass>(cls: C, key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never): GrainRef<C> {
     const def = cls.grain as GrainDef;
     if (!this.byDef.has(def)) throw new UnknownGrainError(def?.name ?? String(cls));
-    checkKey(def, key);
     let make = this.refFactories.get(def);
     if (!make) {
       make = makeRefFactory(def, this);
@@ -255,9 +254,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
   send(def: GrainDef, methodName: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
-    const route = this.route(def, methodName);
-    checkKey(def, key);
-    return this.sendRoute(route, key, payload, ask);
+    return this.sendRoute(this.route(def, methodName), key, payload, ask);
   }
 
   /** Resolves a grain class and method once; refs keep the result so sends skip the lookups. */
@@ -269,8 +266,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return { reg, method };
   }
 
-  /** The send path of refs: route resolved and key checked when the ref was made. */
+  /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
   sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+    checkKey(route.reg.def, key);
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
