@@ -8,7 +8,8 @@ const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 
 /** Inspector flags are not for workers; loader flags do not reach them on Node 20 (worker-entry.mjs). */
 function workerExecArgv(): string[] {
-  return process.execArgv.filter((a) => !a.startsWith('--inspect'));
+  // Per-process flags (--expose-gc, the inspector) make `new Worker` throw ERR_WORKER_INVALID_EXEC_ARGV.
+  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a));
 }
 
 class CpuKernel implements BackendKernel {
