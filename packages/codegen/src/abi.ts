@@ -1,0 +1,168 @@
+import { COUNTERS, ControlBlock, layoutOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
+
+/**
+ * The machine-readable contract between a generated unit and the CUDA backend. Every device-side
+ * structure the backend allocates or writes is a schema here (laid out by core's `layoutOf`, emitted
+ * into the unit with static_asserts), and the kernel parameters are ONE list from which the C
+ * signature is generated.
+ */
+const LINE = 32;
+
+/** Routing table entry, one per grain id (device memory, host-written): where K2K messages go. */
+export const RouteEntry = t.struct({
+  /** Device address of the grain's partition queues (0: not on this device). */
+  queuesLo: t.u32,
+  queuesHi: t.u32,
+  partitions: t.u32,
+  /** Slots per partition queue (power of two). */
+  queueCapacity: t.u32,
+  slotSize: t.u32,
+  _pad: t.array(t.u32, 3),
+});
+
+/** Device-memory words of one kernel, zero-filled by the host before launch. */
+export const DeviceGlobals = t.struct({
+  /** Reply ring reservations (atomicAdd by workers). */
+  replyReserve: t.u32,
+  _pad0: t.array(t.u32, LINE - 1),
+  /** Next free state slot (atomicAdd at activation). */
+  stateNext: t.u32,
+  _pad1: t.array(t.u32, LINE - 1),
+  /** Dispatch mode, written only by the control thread (warp 0). */
+  mode: t.u32,
+  _pad2: t.array(t.u32, LINE - 1),
+});
+
+/** Directory entry: key (int64 halves) → state slot; state 0 empty, 1 being written, 2 ready. */
+export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
+
+/** One row of per-warp counters, in core's COUNTERS order (one writer per row). */
+export const COUNTER_ROW_BYTES = 32;
+if (COUNTERS.length * 4 !== COUNTER_ROW_BYTES) throw new Error('codegen: counter row must hold every core counter');
+
+export type ParamKind = 'ptr' | 'u32' | 'u64';
+export interface KernelParam {
+  readonly name: string;
+  readonly ctype: string;
+  readonly kind: ParamKind;
+  readonly doc: string;
+}
+
+/** Kernel parameters in order. The C signature is generated from this list. */
+export const KERNEL_PARAMS: readonly KernelParam[] = [
+  { name: 'control', ctype: 'rg_ControlBlock*', kind: 'ptr', doc: 'pinned mapped host memory: ControlBlock (core protocol.ts)' },
+  { name: 'inbound', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: host → kernel ring formatted by core Ring.format(ringCapacity, slotSize)' },
+  { name: 'replies', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: kernel → host ring formatted by core Ring.format(replyCapacity, slotSize)' },
+  { name: 'queues', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long' },
+  { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: maxActors state structs' },
+  { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
+  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals then (partitions + 1) counter rows' },
+  { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
+  { name: 'routeCount', ctype: 'unsigned int', kind: 'u32', doc: 'entries in routes' },
+  { name: 'partitions', ctype: 'unsigned int', kind: 'u32', doc: 'worker warps = partition queues' },
+  { name: 'queueCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots per partition queue (power of two)' },
+  { name: 'ringCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots of the inbound ring (power of two)' },
+  { name: 'replyCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots of the reply ring (power of two)' },
+  { name: 'slotSize', ctype: 'unsigned int', kind: 'u32', doc: 'bytes per slot, header included, in every ring and queue' },
+  { name: 'maxActors', ctype: 'unsigned int', kind: 'u32', doc: 'state slots' },
+  { name: 'dirCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'directory entries (power of two ≥ 2 × maxActors)' },
+  { name: 'turnBudget', ctype: 'unsigned int', kind: 'u32', doc: 'loop iterations a turn may run before failing with TURN_BUDGET' },
+  { name: 'sendBudget', ctype: 'unsigned int', kind: 'u32', doc: 'retries (≈256 ns apart) of a K2K send to a full queue before failing with QUEUE_FULL' },
+];
+
+export interface AbiOptions {
+  readonly maxActors: number;
+  readonly ringCapacity: number;
+  readonly replyCapacity: number;
+  readonly slotSize: number;
+  readonly partitions: number;
+  readonly queueCapacity: number;
+}
+
+export const THREADS_PER_BLOCK = 128;
+
+function pow2AtLeast(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+export interface Abi {
+  readonly version: 1;
+  readonly grain: string;
+  readonly grainId: number;
+  readonly entry: string;
+  readonly params: readonly KernelParam[];
+  readonly stateSize: number;
+  readonly stateAlign: number;
+  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema };
+  /** Turn error codes as they appear in the unit (messages are the reply texts). */
+  readonly errors: Readonly<Record<string, number>>;
+  readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
+  readonly sizes: (o: AbiOptions) => {
+    readonly control: number;
+    readonly inbound: number;
+    readonly replies: number;
+    readonly queueBytes: number;
+    readonly queues: number;
+    readonly states: number;
+    readonly directory: number;
+    readonly globals: number;
+    readonly routesPerGrain: number;
+  };
+  /** Warp 0 of block 0 is the ingress/control warp; warps 1..partitions are workers (lane 0 each). */
+  readonly launch: (o: Pick<AbiOptions, 'partitions'>) => { readonly blocks: number; readonly threadsPerBlock: number; readonly sharedBytes: number };
+}
+
+export const TURN_ERRORS = {
+  TURN_BUDGET: 2,
+  INDEX_RANGE: 3,
+  QUEUE_FULL: 4,
+  NO_ROUTE: 5,
+  INVALID_KEY: 6,
+  PAYLOAD_TOO_LARGE: 7,
+  REPLY_MISMATCH: 8,
+  NO_REPLY: 9,
+} as const;
+
+export function makeAbi(grain: string, grainId: number, state: StructSchema): Abi {
+  const dirCapacity = (o: Pick<AbiOptions, 'maxActors'>): number => pow2AtLeast(Math.max(2, o.maxActors * 2));
+  return {
+    version: 1,
+    grain,
+    grainId,
+    entry: `rg_${grain}_main`,
+    params: KERNEL_PARAMS,
+    stateSize: layoutOf(state).size,
+    stateAlign: layoutOf(state).align,
+    schemas: { RouteEntry, DeviceGlobals, DirEntry },
+    errors: TURN_ERRORS,
+    dirCapacity,
+    sizes: (o) => {
+      const queueBytes = ringBytes(o.queueCapacity, o.slotSize);
+      return {
+        control: controlSize(),
+        inbound: ringBytes(o.ringCapacity, o.slotSize),
+        replies: ringBytes(o.replyCapacity, o.slotSize),
+        queueBytes,
+        queues: queueBytes * o.partitions,
+        states: layoutOf(state).size * o.maxActors,
+        directory: layoutOf(DirEntry).size * dirCapacity(o),
+        globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES,
+        routesPerGrain: layoutOf(RouteEntry).size,
+      };
+    },
+    launch: (o) => ({ blocks: Math.ceil((o.partitions + 1) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),
+  };
+}
+
+function controlSize(): number {
+  return layoutOf(ControlBlock).size;
+}
+
+/** The partition of an int key, as the unit computes it (rg_partition): for tests and diagnostics. */
+export function partitionOf(key: number, partitions: number): number {
+  const k = BigInt.asUintN(64, BigInt(key));
+  const h = BigInt.asUintN(64, k * 0x9e3779b97f4a7c15n);
+  return Number((h >> 32n) % BigInt(partitions));
+}

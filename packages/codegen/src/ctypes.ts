@@ -1,0 +1,65 @@
+import { layoutOf, type Schema, type ScalarKind, type StructSchema } from '@ringgrain/core';
+
+/** C spelling of each scalar kind. No <stdint.h>: NVRTC compiles without system headers. */
+export const C_SCALAR: Record<ScalarKind, string> = { f32: 'float', f64: 'double', i32: 'int', u32: 'unsigned int', bool: 'bool' };
+
+/**
+ * The one schema → C struct emitter, used for user schemas and protocol structs alike. Every struct
+ * (and every vec, which is `{ length; items[max] }`) gets a named type; sizes, alignments and field
+ * offsets are asserted against `layoutOf`, so the C compiler refuses a unit whose layout drifted.
+ */
+export class CTypes {
+  private readonly names = new Map<Schema, string>();
+  private readonly used = new Set<string>();
+  readonly defs: string[] = [];
+
+  /** The C type name of a struct or vec schema, emitting its definition the first time. */
+  named(schema: Schema, suggested: string): string {
+    const hit = this.names.get(schema);
+    if (hit) return hit;
+    let name = suggested;
+    for (let i = 2; this.used.has(name); i++) name = `${suggested}_${i}`;
+    this.used.add(name);
+    this.names.set(schema, name);
+    if (schema.kind === 'struct') this.emitStruct(name, schema);
+    else if (schema.kind === 'vec') this.emitVec(name, schema);
+    return name;
+  }
+
+  nameOf(schema: Schema): string | undefined {
+    return this.names.get(schema);
+  }
+
+  /** `float xs[4]`, `rg_X_pos pos`, `double m[3][3]`: a member declaration of `schema` named `field`. */
+  decl(schema: Schema, field: string, owner: string): string {
+    switch (schema.kind) {
+      case 'scalar':
+        return `${C_SCALAR[schema.scalar]} ${field}`;
+      case 'array':
+        return this.decl(schema.element, `${field}[${schema.length}]`, owner);
+      case 'vec':
+      case 'struct':
+        return `${this.named(schema, `${owner}_${field.replace(/\[.*$/, '')}`)} ${field}`;
+    }
+  }
+
+  private emitStruct(name: string, s: StructSchema): void {
+    const members = s.fieldNames.map((f) => `  ${this.decl(s.fields[f] as Schema, f, name)};`);
+    const l = layoutOf(s);
+    const asserts = [`static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");`, `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");`];
+    for (const f of l.fields ?? []) asserts.push(`static_assert(__builtin_offsetof(${name}, ${f.name}) == ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`);
+    this.defs.push(`struct ${name} {\n${members.join('\n')}\n};\n${asserts.join('\n')}`);
+  }
+
+  private emitVec(name: string, s: Schema & { kind: 'vec' }): void {
+    const l = layoutOf(s);
+    const items = this.decl(s.element, `items[${s.maxLength}]`, name);
+    const itemsAt = l.fields?.[1]?.offset ?? 0;
+    this.defs.push(
+      `struct ${name} {\n  unsigned int length;\n  ${items};\n};\n` +
+        `static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");\n` +
+        `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");\n` +
+        `static_assert(__builtin_offsetof(${name}, items) == ${itemsAt}, "${name}.items: offset differs from layoutOf");`,
+    );
+  }
+}

@@ -1,0 +1,479 @@
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT_HEADER_SIZE, SlotFlag } from '@ringgrain/core';
+import { KERNEL_PARAMS } from './abi.ts';
+
+/**
+ * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
+ * primitives (PTX acquire/release), and the K2K claim/publish pair that handlers' senders call.
+ * The K2K pair is RG_HD: on the device it uses the partition queues, in the host harness
+ * (RG_HOST_HARNESS) it calls hooks the harness defines, elsewhere on the host it fails NO_ROUTE.
+ */
+export function runtimeSection(): string {
+  const counters = COUNTERS.map((c, i) => `#define RG_C_${c.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()} ${i}`).join('\n');
+  return String.raw`/* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
+#define RG_HDR ${SLOT_HEADER_SIZE}u
+#define RG_RING_HDR ${RING_HEADER_SIZE}u
+#define RG_ASK ${SlotFlag.ASK}u
+#define RG_REPLY ${SlotFlag.REPLY}u
+#define RG_ERROR ${SlotFlag.ERROR}u
+#define RG_REJECTED ${SlotFlag.REJECTED}u
+#define RG_STRING_KEY ${SlotFlag.STRING_KEY}u
+#define RG_HOST_SENDER ${HOST_SENDER}u
+#define RG_KS_IDLE ${KernelState.IDLE}u
+#define RG_KS_ACTIVE ${KernelState.ACTIVE}u
+#define RG_KS_PAUSED ${KernelState.PAUSED}u
+#define RG_KS_STOP ${KernelState.STOP}u
+#define RG_KS_STOPPED ${KernelState.STOPPED}u
+/* Dispatch modes in DeviceGlobals.mode: the KernelState values, plus draining and exit. */
+#define RG_MODE_DRAIN 100u
+#define RG_MODE_EXIT 101u
+${counters}
+#define RG_NCOUNTERS ${COUNTERS.length}u
+
+/* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
+RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
+  unsigned long long h = (unsigned long long)key * 0x9E3779B97F4A7C15ULL;
+  return (unsigned int)((h >> 32) % parts);
+}
+
+#if defined(__CUDACC__)
+__device__ static inline unsigned int rg_ld_acq_sys(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ static inline unsigned int rg_ld_acq_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ static inline void rg_st_rel_sys(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.sys.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+__device__ static inline void rg_st_rel_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+__device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+__device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
+
+/* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
+__device__ static bool rg_queue_claim(rg_RingHeader* q, unsigned int cap, unsigned int budget, unsigned int* idx) {
+  unsigned int waits = 0;
+  for (;;) {
+    unsigned int h = rg_ld_vol(&q->head);
+    unsigned int tl = rg_ld_acq_gpu(&q->tail);
+    if (h - tl < cap) {
+      if (atomicCAS(&q->head, h, h + 1u) == h) { *idx = h; return true; }
+    } else {
+      if (waits++ >= budget) return false;
+      __nanosleep(256);
+    }
+  }
+}
+__device__ static inline unsigned char* rg_queue_slot(rg_RingHeader* q, unsigned int cap, unsigned int slotSize, unsigned int idx) {
+  return (unsigned char*)q + RG_RING_HDR + (unsigned long long)(idx & (cap - 1u)) * slotSize;
+}
+#endif
+
+struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+#if defined(RG_HOST_HARNESS)
+/* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
+unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
+void rg_host_k2k_publish(rg_turn* t, unsigned char* slot, unsigned int len);
+#endif
+
+/* Reserves a slot in the target's partition queue; returns where the payload goes, or 0 with t->err set. */
+RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long long key, unsigned int len, rg_k2k_ticket* tk) {
+#if defined(__CUDA_ARCH__)
+  if (grain >= t->nroutes) { t->err = RG_E_NO_ROUTE; return 0; }
+  const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
+  unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
+  if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
+  if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+  unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
+  rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+  unsigned int idx;
+  if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+  tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+  tk->index = idx;
+  return tk->slot + RG_HDR;
+#elif defined(RG_HOST_HARNESS)
+  (void)key;
+  tk->slot = rg_host_k2k_claim(t, grain, len);
+  tk->index = 0;
+  return tk->slot ? tk->slot + RG_HDR : 0;
+#else
+  (void)grain; (void)key; (void)len; (void)tk;
+  t->err = RG_E_NO_ROUTE;
+  return 0;
+#endif
+}
+
+/* Fills the header, then publishes: fence, then seq = index + 1 (release). */
+RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+  rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
+  h->length = len;
+  h->method = method;
+  h->flags = forward ? (t->flags & RG_ASK) : 0u;
+  h->corr = forward ? t->corr : 0u;
+  h->keyLo = (unsigned int)(unsigned long long)key;
+  h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+  h->sender = t->grain;
+  h->grain = grain;
+  h->_pad = 0u;
+  h->time = t->now;
+#if defined(__CUDA_ARCH__)
+  __threadfence();
+  rg_st_rel_gpu(&h->seq, tk->index + 1u);
+#elif defined(RG_HOST_HARNESS)
+  rg_host_k2k_publish(t, tk->slot, len);
+#endif
+  t->sent++;
+}
+`;
+}
+
+/** The kernel's parameter list, generated from the ABI's one list. */
+export function kernelSignature(grain: string): string {
+  return `extern "C" __global__ void rg_${grain}_main(\n${KERNEL_PARAMS.map((p) => `    ${p.ctype} ${p.name}`).join(',\n')})`;
+}
+
+/** The persistent loop of one grain class: control/ingress thread, workers, activation, replies. */
+export function deviceLoop(grain: string, selfId: number, methodCount: number, stringKeys: boolean): string {
+  const G = grain;
+  return String.raw`/* ---- persistent ring kernel ----------------------------------------------------------------- */
+#if defined(__CUDACC__)
+struct rg_kernel {
+  rg_ControlBlock* control;
+  unsigned char* inbound;
+  unsigned char* replies;
+  unsigned char* queues;
+  unsigned char* states;
+  rg_DirEntry* directory;
+  rg_DeviceGlobals* g;
+  volatile unsigned int* counters;
+  const rg_RouteEntry* routes;
+  unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
+  unsigned long long queueBytes;
+  /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
+  unsigned int replyTail;
+};
+
+__device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
+  return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
+}
+
+/* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
+__device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
+  unsigned int i = atomicAdd(&k->g->replyReserve, 1u);
+  rg_RingHeader* r = (rg_RingHeader*)k->replies;
+  while (i - k->replyTail >= k->replyCapacity) {
+    k->replyTail = rg_ld_acq_sys(&r->tail);
+    if (i - k->replyTail < k->replyCapacity) break;
+    __nanosleep(1000);
+  }
+  *idx = i;
+  return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
+}
+__device__ static void rg_reply_publish(unsigned char* slot, unsigned int idx, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+  rg_SlotHeader* h = (rg_SlotHeader*)slot;
+  h->length = len;
+  h->method = method;
+  h->flags = flags;
+  h->corr = corr;
+  h->keyLo = 0u;
+  h->keyHi = 0u;
+  h->sender = ${selfId}u;
+  h->grain = ${selfId}u;
+  __threadfence_system();
+  rg_st_rel_sys(&h->seq, idx + 1u);
+}
+__device__ static void rg_reply_text(rg_kernel* k, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+  unsigned int n = rg_strlen(text);
+  if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+  unsigned int idx;
+  unsigned char* slot = rg_reply_claim(k, &idx);
+  rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+  rg_wr_str(&w, text, n);
+  rg_reply_publish(slot, idx, method, flags, corr, w.pos);
+}
+
+/* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
+__device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, volatile unsigned int* ctr, long long key) {
+  unsigned long long u = (unsigned long long)key;
+  unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
+  unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
+  unsigned int mask = k->dirCapacity - 1u;
+  unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
+  for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
+    rg_DirEntry* e = &k->directory[i];
+    unsigned int st = rg_ld_acq_gpu(&e->state);
+    if (st == 2u) {
+      if (e->keyLo == lo && e->keyHi == hi) return (rg_${G}_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_${G}_state));
+      continue;
+    }
+    if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+    if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
+    if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+    unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
+    if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+    e->keyLo = lo;
+    e->keyHi = hi;
+    e->slot = slot;
+    rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
+    rg_zero(s, sizeof(rg_${G}_state));
+    __threadfence();
+    rg_st_rel_gpu(&e->state, 2u);
+    ctr[RG_C_ACTIVATIONS]++;
+    return s;
+  }
+  return 0;
+}
+
+/* One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. */
+__device__ static void rg_${G}_turn(rg_kernel* k, volatile unsigned int* ctr, const unsigned char* slot) {
+  const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+  const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
+  long long key = ${stringKeys ? '(long long)h->keyLo' : '(long long)(((unsigned long long)h->keyHi << 32) | h->keyLo)'};
+  ctr[RG_C_RECEIVED]++;
+  if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
+  rg_${G}_req req;
+  const char* why = 0;
+  if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
+  else if (h->grain != ${selfId}u) why = "message for another grain class";
+  else if (method >= ${methodCount}u) why = "unknown method id";
+  else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
+  else if (!rg_${G}_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+  rg_${G}_state* st = 0;
+  if (!why) {
+    st = rg_${G}_activate(k, ctr, key);
+    if (!st) why = "state table full (maxActors)";
+  }
+  if (why) {
+    ctr[RG_C_REJECTED]++;
+    rg_reply_text(k, method, RG_REPLY | RG_REJECTED, corr, why);
+    return;
+  }
+  rg_turn t;
+  rg_zero(&t, sizeof(t));
+  t.key = key;
+  t.now = h->time;
+  t.budget = k->turnBudget;
+  t.method = method;
+  t.flags = flags;
+  t.corr = corr;
+  t.sender = sender;
+  t.grain = ${selfId}u;
+  t.sendBudget = k->sendBudget;
+  t.routes = k->routes;
+  t.nroutes = k->routeCount;
+  rg_${G}_rep rep;
+  rg_zero(&rep, sizeof(rep));
+  const int rc = rg_${G}_handle(&t, st, &req, &rep);
+  ctr[RG_C_PROCESSED]++;
+  ctr[RG_C_K2K_SENT] += t.sent;
+  if (rc > RG_FORWARDED) {
+    ctr[RG_C_HANDLER_ERRORS]++;
+    rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+    return;
+  }
+  if (corr == 0u || rc == RG_FORWARDED) return;
+  rg_wr m = {0, 0u, 0xffffffffu};
+  if (!rg_${G}_encode_reply(method, &rep, &m)) {
+    ctr[RG_C_HANDLER_ERRORS]++;
+    rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+    return;
+  }
+  if (m.pos > k->slotSize - RG_HDR) {
+    ctr[RG_C_HANDLER_ERRORS]++;
+    rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+    return;
+  }
+  unsigned int idx;
+  unsigned char* out = rg_reply_claim(k, &idx);
+  rg_wr w = {out + RG_HDR, 0u, k->slotSize - RG_HDR};
+  rg_${G}_encode_reply(method, &rep, &w);
+  rg_reply_publish(out, idx, method, RG_REPLY, corr, w.pos);
+  ctr[RG_C_REPLIED]++;
+}
+
+/* Worker: lane 0 of warp p + 1 is the only consumer of partition queue p. */
+__device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p) {
+  rg_RingHeader* q = rg_queue_of(k, p);
+  volatile unsigned int* ctr = k->counters + (p + 1u) * RG_NCOUNTERS;
+  unsigned int tail = rg_ld_vol(&q->tail);
+  unsigned int idle = 0;
+  for (;;) {
+    const unsigned int mode = rg_ld_vol(&k->g->mode);
+    if (mode == RG_MODE_EXIT) return;
+    if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
+      unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
+      if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+        rg_${G}_turn(k, ctr, slot);
+        tail++;
+        rg_st_rel_gpu(&q->tail, tail);
+        idle = 0;
+        continue;
+      }
+    }
+    __nanosleep(idle < 64u ? 128u : 2048u);
+    idle++;
+  }
+}
+
+/* Ingress: host ring → partition queues. Leaves a message in the host ring while its queue is full. */
+__device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr) {
+  rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+  unsigned int n = 0;
+  while (n < 32u) {
+    unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+    rg_SlotHeader* h = (rg_SlotHeader*)s;
+    if (rg_ld_acq_sys(&h->seq) != *hostTail + 1u) break;
+    const unsigned int flags = h->flags;
+    const unsigned long long total = RG_HDR + (unsigned long long)h->length + ((flags & RG_STRING_KEY) ? h->keyHi : 0u);
+    if (total > k->slotSize) {
+      ctr[RG_C_RECEIVED]++;
+      ctr[RG_C_REJECTED]++;
+      rg_reply_text(k, h->method, RG_REPLY | RG_REJECTED, h->corr, "message length exceeds the slot");
+    } else {
+      long long key = ${stringKeys ? '(long long)h->keyLo' : '(long long)(((unsigned long long)h->keyHi << 32) | h->keyLo)'};
+      rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
+      unsigned int hd = rg_ld_vol(&q->head);
+      if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) break;
+      if (atomicCAS(&q->head, hd, hd + 1u) != hd) continue;
+      unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
+      /* Words 1..3 one by one (word 0 is seq, published last), then 16-byte chunks: slots are 16-aligned. */
+      const unsigned int* sw = (const unsigned int*)s;
+      unsigned int* dw = (unsigned int*)d;
+      dw[1] = sw[1];
+      dw[2] = sw[2];
+      dw[3] = sw[3];
+      const unsigned int chunks = (unsigned int)((total + 15u) / 16u);
+      for (unsigned int c = 1; c < chunks; c++) ((uint4*)d)[c] = ((const uint4*)s)[c];
+      __threadfence();
+      rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+    }
+    (*hostTail)++;
+    rg_st_rel_sys(&in->tail, *hostTail);
+    n++;
+  }
+  return n;
+}
+
+__device__ static unsigned int rg_${G}_completed(rg_kernel* k) {
+  unsigned int sum = 0;
+  for (unsigned int r = 1; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + RG_C_PROCESSED] + k->counters[r * RG_NCOUNTERS + RG_C_REJECTED];
+  return sum;
+}
+
+/* Nothing in flight: host ring empty, every queue empty, and no turn completed while we looked. */
+__device__ static bool rg_${G}_quiescent(rg_kernel* k, unsigned int hostTail) {
+  rg_SlotHeader* h = (rg_SlotHeader*)(k->inbound + RG_RING_HDR + (unsigned long long)(hostTail & (k->ringCapacity - 1u)) * k->slotSize);
+  if (rg_ld_acq_sys(&h->seq) == hostTail + 1u) return false;
+  const unsigned int before = rg_${G}_completed(k);
+  for (unsigned int p = 0; p < k->partitions; p++) {
+    rg_RingHeader* q = rg_queue_of(k, p);
+    if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+  }
+  return rg_${G}_completed(k) == before;
+}
+
+/* Counters: each row has one writer; only this thread writes the control block's counters. */
+__device__ static void rg_${G}_publish(rg_kernel* k) {
+  unsigned int* out = &k->control->received;
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+    unsigned int sum = 0;
+    for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + c];
+    rg_st_vol(out + c, sum);
+  }
+}
+
+/* Control + ingress: lane 0 of warp 0. Handshake (design brief §5.7), heartbeat, counters, drain. */
+__device__ static void rg_${G}_control(rg_kernel* k) {
+  rg_ControlBlock* cb = k->control;
+  volatile unsigned int* ctr = k->counters;
+  unsigned int epoch = rg_ld_acq_sys(&cb->requestEpoch);
+  unsigned int hostTail = rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail);
+  rg_st_vol(&k->g->mode, RG_KS_IDLE);
+  rg_st_vol(&cb->faultCode, 0u);
+  rg_st_vol(&cb->observed, RG_KS_IDLE);
+  __threadfence_system();
+  rg_st_rel_sys(&cb->ackEpoch, epoch);
+  unsigned int beat = 0, iter = 0, idle = 0;
+  bool draining = false;
+  for (;;) {
+    iter++;
+    if (idle != 0u || (iter & 63u) == 0u) {
+      const unsigned int e = rg_ld_acq_sys(&cb->requestEpoch);
+      if (e != epoch) {
+        epoch = e;
+        const unsigned int req = rg_ld_vol(&cb->requested);
+        if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
+          if (!draining) {
+            rg_st_vol(&k->g->mode, req);
+            rg_st_vol(&cb->observed, req);
+            __threadfence_system();
+            rg_st_rel_sys(&cb->ackEpoch, epoch);
+          }
+        } else if (req == RG_KS_STOP) {
+          draining = true;
+          rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+        }
+      }
+    }
+    const unsigned int moved = rg_${G}_ingress(k, &hostTail, ctr);
+    if (moved == 0u && (idle == 0u || (iter & 63u) == 0u)) {
+      rg_${G}_publish(k);
+      rg_st_vol(&cb->heartbeat, ++beat);
+    } else if ((iter & 1023u) == 0u) {
+      rg_${G}_publish(k);
+      rg_st_vol(&cb->heartbeat, ++beat);
+    }
+    if (draining && moved == 0u && rg_${G}_quiescent(k, hostTail)) {
+      rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+      rg_${G}_publish(k);
+      rg_st_vol(&cb->observed, RG_KS_STOPPED);
+      __threadfence_system();
+      rg_st_rel_sys(&cb->ackEpoch, epoch);
+      return;
+    }
+    if (moved == 0u) {
+      idle++;
+      __nanosleep(idle < 32u ? 256u : 2048u);
+    } else {
+      idle = 0;
+    }
+  }
+}
+
+${kernelSignature(G)} {
+  if ((threadIdx.x & 31u) != 0u) return;
+  const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  if (warp > partitions) return;
+  rg_kernel k;
+  k.control = control;
+  k.inbound = inbound;
+  k.replies = replies;
+  k.queues = queues;
+  k.states = states;
+  k.directory = directory;
+  k.g = (rg_DeviceGlobals*)globals;
+  k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
+  k.routes = routes;
+  k.routeCount = routeCount;
+  k.partitions = partitions;
+  k.queueCapacity = queueCapacity;
+  k.ringCapacity = ringCapacity;
+  k.replyCapacity = replyCapacity;
+  k.slotSize = slotSize;
+  k.maxActors = maxActors;
+  k.dirCapacity = dirCapacity;
+  k.turnBudget = turnBudget;
+  k.sendBudget = sendBudget;
+  k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
+  k.replyTail = 0u;
+  if (warp == 0u) rg_${G}_control(&k);
+  else rg_${G}_worker(&k, warp - 1u);
+}
+#endif
+`;
+}

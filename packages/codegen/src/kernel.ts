@@ -1,0 +1,120 @@
+import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
+import { DeviceGlobals, DirEntry, RouteEntry, makeAbi, type Abi } from './abi.ts';
+import type { FunctionAst } from './ast.ts';
+import { indent } from './codecs.ts';
+import { deviceLoop, runtimeSection } from './device.ts';
+import { CodegenError } from './errors.ts';
+import { lowerBlock } from './lower-stmt.ts';
+import { PRELUDE } from './prelude.ts';
+import { FnScope } from './scope.ts';
+import { loadModule, parseHandler, siteFor } from './source.ts';
+import { Unit } from './unit.ts';
+
+export interface GenerateOptions {
+  /** Every grain class on this backend, by id (K2K targets); defaults to [def]. */
+  readonly grains?: ReadonlyArray<GrainDef | undefined>;
+}
+
+export interface GeneratedKernel {
+  /** One CUDA C++ translation unit (NVRTC- and nvcc-compilable; codecs and handlers also build with g++). */
+  readonly source: string;
+  readonly abi: Abi;
+  /** The parsed syntax trees (version 1), by `method:<name>` and `helper:<name>`. */
+  readonly trees: ReadonlyMap<string, FunctionAst>;
+}
+
+const ROLES = ['state', 'msg', 'ctx'] as const;
+
+/** Translates grain class `def` (its handlers read from `def.module`) into one CUDA translation unit. */
+export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): GeneratedKernel {
+  const grains = opts.grains ?? [def];
+  const selfId = grains.indexOf(def);
+  if (selfId < 0) {
+    throw new CodegenError('CODEGEN_SOURCE', 'grains', `grain ${def.name} is not in the grains list`, undefined, 'pass the same GrainDef objects the backend places, by id');
+  }
+  const G = def.name;
+  const mod = loadModule(def.module);
+  const unit = new Unit(def, mod, grains);
+  const types = unit.types;
+
+  // Protocol structs come from core's schemas through the same emitter as user schemas.
+  types.named(RingHeader, 'rg_RingHeader');
+  types.named(SlotHeader, 'rg_SlotHeader');
+  types.named(ControlBlock, 'rg_ControlBlock');
+  types.named(RouteEntry, 'rg_RouteEntry');
+  types.named(DeviceGlobals, 'rg_DeviceGlobals');
+  types.named(DirEntry, 'rg_DirEntry');
+  const protocolTypes = types.defs.length;
+
+  const stateType = types.named(def.state, `rg_${G}_state`);
+  const reqTypes = def.methods.map((m) => unit.typeOfRequest(def, m));
+  const repTypes = def.methods.map((m) => (m.reply ? types.named(m.reply, `rg_${G}_${m.name}_rep`) : 'unsigned char'));
+  const decoders = def.methods.map((m) => unit.codecs.decoder(m.request));
+  const encoders = def.methods.map((m) => (m.reply ? unit.codecs.encoder(m.reply) : undefined));
+
+  const handlers = def.methods.map((m, i) => {
+    const ast = parseHandler(mod, G, m.name);
+    unit.trees.set(`method:${m.name}`, ast);
+    const site = siteFor(mod, G, m.name);
+    const roles = new Map<string, 'state' | 'msg' | 'ctx'>();
+    ast.params.forEach((p, j) => {
+      const role = ROLES[j];
+      if (!role) {
+        throw new CodegenError('CODEGEN_UNSUPPORTED', 'extra parameter', `handler ${G}.${m.name} has ${ast.params.length} parameters`, { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column }, 'handlers take (state, msg, ctx)');
+      }
+      roles.set(p.name, role);
+    });
+    const fn = new FnScope(unit, site, def, m, roles, 'return t->err;', undefined);
+    const body = lowerBlock(ast.body, fn);
+    const last = ast.body[ast.body.length - 1];
+    const tail = last?.kind === 'return' ? '' : m.reply ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;' : '\nreturn RG_OK;';
+    return (
+      `/* ${G}.${m.name} (${mod.file}:${ast.loc.line}) */\n` +
+      `RG_HD static int rg_h_${G}_${m.name}(rg_turn* t, ${stateType}* s, ${reqTypes[i]}* m, ${repTypes[i]}* r) {\n` +
+      `  (void)t; (void)s; (void)m; (void)r;\n${indent(`${body}${tail}`, 2)}\n}`
+    );
+  });
+
+  const dispatch = [
+    `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
+    `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
+    `/* Decodes exactly [p, p + len) as method's request; false for anything malformed. */\n` +
+      `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u) {\n` +
+      `  rg_rd r = {p, 0u, len};\n  rg_zero(u, sizeof(*u));\n  switch (method) {\n` +
+      decoders.map((d, i) => `    case ${i}u: if (!${d}(&r, &u->m${i})) return false; break;`).join('\n') +
+      `\n    default: return false;\n  }\n  return r.pos == r.end;\n}`,
+    `RG_HD static int rg_${G}_handle(rg_turn* t, rg_${G}_state* s, rg_${G}_req* u, rg_${G}_rep* out) {\n  switch (t->method) {\n` +
+      def.methods.map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`).join('\n') +
+      `\n    default: return RG_E_NO_REPLY;\n  }\n}`,
+    `/* The reply payload; methods without a reply schema answer asks with an empty str, as the CPU backend does. */\n` +
+      `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n  switch (method) {\n` +
+      encoders.map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`).join('\n') +
+      `\n    default: return false;\n  }\n}`,
+  ];
+
+  const protocol = types.defs.slice(0, protocolTypes);
+  const user = types.defs.slice(protocolTypes);
+  const source = [
+    `/* Generated by @ringgrain/codegen from ${mod.file}: grain ${G} (id ${selfId}). Do not edit. */`,
+    PRELUDE,
+    '/* ---- protocol structs (core protocol.ts schemas via layoutOf) ---------------------------------- */',
+    protocol.join('\n'),
+    runtimeSection(),
+    '/* ---- schema structs ------------------------------------------------------------------------------ */',
+    user.join('\n'),
+    stateType === `rg_${G}_state` ? "" : `typedef ${stateType} rg_${G}_state;`,
+    '/* ---- msgpack codecs ------------------------------------------------------------------------------ */',
+    unit.codecs.defs.join('\n'),
+    '/* ---- K2K senders ---------------------------------------------------------------------------------- */',
+    unit.senderDefs.join('\n'),
+    '/* ---- helpers and handlers ---------------------------------------------------------------------- */',
+    unit.helperProtos.join('\n'),
+    unit.helperDefs.join('\n'),
+    handlers.join('\n'),
+    dispatch.join('\n'),
+    deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string'),
+  ]
+    .filter((x) => x !== '')
+    .join('\n');
+  return { source, abi: makeAbi(G, selfId, def.state), trees: unit.trees };
+}

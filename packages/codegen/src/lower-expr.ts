@@ -1,0 +1,259 @@
+import { isNumericScalar, type Schema } from '@ringgrain/core';
+import type { BinaryOp, Expr, Loc } from './ast.ts';
+import { MATH_CONSTANTS, MATH_FUNCTIONS } from './intrinsics.ts';
+import { unsupported } from './parse.ts';
+import type { FnScope } from './scope.ts';
+import {
+  BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, needBool, paren, schemaType, typeError, type VT, type Val,
+} from './values.ts';
+
+type ExprOf<K extends Expr['kind']> = Extract<Expr, { kind: K }>;
+type ExprTable = { readonly [K in Expr['kind']]: (e: ExprOf<K>, fn: FnScope) => Val };
+
+export function lowerExpr(e: Expr, fn: FnScope): Val {
+  return (EXPR[e.kind] as (e: Expr, fn: FnScope) => Val)(e, fn);
+}
+
+function numLit(v: number): Val {
+  if (Number.isInteger(v) && Math.abs(v) <= 0x7fffffff && !Object.is(v, -0)) return { c: v < 0 ? `(${v})` : String(v), t: I32, lit: v };
+  return { c: fmtDouble(v), t: F64 };
+}
+
+/** One dispatch table per node type: each entry lowers one kind of expression. */
+const EXPR: ExprTable = {
+  num: (e) => numLit(e.value),
+  bool: (e) => ({ c: e.value ? 'true' : 'false', t: BOOL }),
+  str: (e, fn) => unsupported(fn.site, e.loc, 'string'),
+  object: (e, fn) =>
+    unsupported(fn.site, e.loc, 'object literal here', 'object literals are the reply (`return { ... }`) or the payload of ctx.send/ctx.forward'),
+  ident: (e, fn) => {
+    const local = fn.lookup(e.name);
+    if (local) return { c: local.cname, t: local.t, lv: !local.constant };
+    const role = fn.roles.get(e.name);
+    if (role === 'state') return { c: '(*s)', t: { k: 'struct', s: fn.grain.state, origin: 'state' } };
+    if (role === 'msg' && fn.method) return { c: '(*m)', t: { k: 'struct', s: fn.method.request, origin: 'msg' } };
+    if (role === 'ctx') return { c: 't', t: { k: 'ctx' } };
+    if (e.name === 'Math') return { c: '', t: { k: 'math' } };
+    if (e.name === 'Infinity') return { c: 'rg_inf()', t: F64 };
+    if (e.name === 'NaN') return { c: 'rg_nan()', t: F64 };
+    const k = fn.unit.mod.consts.get(e.name);
+    if (k !== undefined) return numLit(k);
+    const g = fn.unit.resolveGrain(e.name);
+    if (g) return { c: '', t: { k: 'grain', def: g.def, id: g.id } };
+    return unsupported(
+      fn.site,
+      e.loc,
+      `reference to outer variable ${e.name}`,
+      'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level function helpers; pass the value in the message or keep it in the state',
+    );
+  },
+  member: (e, fn) => member(fn, e.loc, lowerExpr(e.object, fn), e.name),
+  index: (e, fn) => index(fn, e.loc, lowerExpr(e.object, fn), e.index),
+  call: (e, fn) => call(fn, e),
+  unary: (e, fn) => {
+    const a = lowerExpr(e.arg, fn);
+    switch (e.op) {
+      case '!':
+        return { c: `!${paren(needBool(fn.site, e.loc, a, 'operator !'))}`, t: BOOL };
+      case '-':
+        if (a.lit !== undefined && a.lit !== 0) return numLit(-a.lit);
+        return { c: `(-${paren(asDouble(fn.site, e.loc, a, 'unary -'))})`, t: F64 };
+      case '+':
+        return { c: asDouble(fn.site, e.loc, a, 'unary +'), t: F64 };
+      case '~':
+        return { c: `(~${paren(asI32(fn.site, e.loc, a, 'operator ~'))})`, t: I32 };
+    }
+  },
+  binary: (e, fn) => binary(fn, e.loc, e.op, lowerExpr(e.left, fn), lowerExpr(e.right, fn)),
+  logical: (e, fn) => {
+    const l = needBool(fn.site, e.loc, lowerExpr(e.left, fn), `operator ${e.op}`);
+    const r = needBool(fn.site, e.loc, lowerExpr(e.right, fn), `operator ${e.op}`);
+    return { c: `(${l} ${e.op} ${r})`, t: BOOL };
+  },
+  cond: (e, fn) => {
+    const test = needBool(fn.site, e.loc, lowerExpr(e.test, fn), 'condition of ?:');
+    const a = lowerExpr(e.then, fn);
+    const b = lowerExpr(e.otherwise, fn);
+    if (a.t.k === 'bool' && b.t.k === 'bool') return { c: `(${test} ? ${a.c} : ${b.c})`, t: BOOL };
+    if (a.t.k === 'num' && b.t.k === 'num') {
+      if (a.t.n === b.t.n) return { c: `(${test} ? ${a.c} : ${b.c})`, t: a.t };
+      return { c: `(${test} ? ${asDouble(fn.site, e.loc, a)} : ${asDouble(fn.site, e.loc, b)})`, t: F64 };
+    }
+    return typeError(fn.site, e.loc, '?:', `both branches of ?: must be numbers or both booleans, got ${describeVT(a.t)} and ${describeVT(b.t)}`, 'give both branches the same type');
+  },
+};
+
+export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val {
+  const site = fn.site;
+  switch (op) {
+    case '+':
+    case '-':
+    case '*':
+    case '/': {
+      const m = { '+': 'RG_ADD', '-': 'RG_SUB', '*': 'RG_MUL', '/': 'RG_DIV' }[op];
+      return { c: `${m}(${asDouble(site, loc, l, `operator ${op}`)}, ${asDouble(site, loc, r, `operator ${op}`)})`, t: F64 };
+    }
+    case '%':
+      return { c: `fmod(${asDouble(site, loc, l, 'operator %')}, ${asDouble(site, loc, r, 'operator %')})`, t: F64 };
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+    case '===':
+    case '!==': {
+      const cop = op === '===' ? '==' : op === '!==' ? '!=' : op;
+      if (l.t.k === 'bool' || r.t.k === 'bool') {
+        if (l.t.k !== r.t.k || (op !== '===' && op !== '!==')) {
+          typeError(site, loc, `operator ${op}`, `operator ${op} on ${describeVT(l.t)} and ${describeVT(r.t)}`, 'compare booleans only with === / !== and only with booleans');
+        }
+        return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      }
+      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && l.t.n !== 'f32') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      if (l.t.k === 'num' && r.t.k === 'num' && ((l.t.n === 'i32' && r.lit !== undefined) || (r.t.n === 'i32' && l.lit !== undefined))) {
+        return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      }
+      return { c: `(${asDouble(site, loc, l, `operator ${op}`)} ${cop} ${asDouble(site, loc, r, `operator ${op}`)})`, t: BOOL };
+    }
+    case '|':
+    case '&':
+    case '^':
+      return { c: `(${asI32(site, loc, l)} ${op} ${asI32(site, loc, r)})`, t: I32 };
+    case '<<':
+      return { c: `(int)((unsigned int)${paren(asI32(site, loc, l))} << (${asU32(site, loc, r)} & 31u))`, t: I32 };
+    case '>>':
+      return { c: `(${asI32(site, loc, l)} >> (${asU32(site, loc, r)} & 31u))`, t: I32 };
+    case '>>>':
+      return { c: `(${asU32(site, loc, l)} >> (${asU32(site, loc, r)} & 31u))`, t: U32 };
+  }
+}
+
+function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
+  const t = o.t;
+  const bad = (hint: string): never => unsupported(fn.site, loc, `property ${name} of ${describeVT(t)}`, hint);
+  switch (t.k) {
+    case 'math': {
+      const k = MATH_CONSTANTS[name];
+      if (k !== undefined) return { c: fmtDouble(k), t: F64 };
+      if (MATH_FUNCTIONS[name]) return bad(`call it: Math.${name}(...)`);
+      return bad(`Math.${name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}, ${Object.keys(MATH_CONSTANTS).join(', ')}`);
+    }
+    case 'ctx':
+      if (name === 'key') {
+        if (fn.grain.keyKind === 'string') return bad('string keys are not translated; use an integer-keyed grain for GPU placement');
+        return { c: '(double)t->key', t: F64 };
+      }
+      return bad('ctx offers key, now(), send(...) and forward(...)');
+    case 'struct': {
+      const f = t.s.fields[name] as Schema | undefined;
+      if (!f) return bad(`the schema has fields ${t.s.fieldNames.join(', ') || '(none)'}`);
+      const c = o.c === '(*s)' ? `s->${name}` : o.c === '(*m)' ? `m->${name}` : `${o.c}.${name}`;
+      return { c, t: schemaType(f, t.origin), lv: f.kind === 'scalar' };
+    }
+    case 'array':
+      if (name === 'length') return { c: String(t.s.length), t: I32, lit: t.s.length };
+      return bad('arrays offer .length and [i]');
+    case 'items':
+      if (name === 'length') return { c: String(t.s.maxLength), t: I32, lit: t.s.maxLength };
+      return bad('arrays offer .length and [i]');
+    case 'vec':
+      if (name === 'length') return { c: `${o.c}.length`, t: U32, lv: t.origin === 'state' };
+      if (name === 'items' && t.origin === 'state') return { c: `${o.c}.items`, t: { k: 'items', s: t.s, origin: t.origin } };
+      return bad(t.origin === 'state' ? 'state vecs offer .length and .items[i]' : 'message vecs are arrays: use .length and [i]');
+    default:
+      return bad('only schema fields, Math and ctx have properties');
+  }
+}
+
+function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
+  const t = o.t;
+  let element: Schema;
+  let bound: string;
+  let items = o.c;
+  let staticBound: number | undefined;
+  if (t.k === 'array') {
+    element = t.s.element;
+    bound = String(t.s.length);
+    staticBound = t.s.length;
+  } else if (t.k === 'items') {
+    element = t.s.element;
+    bound = String(t.s.maxLength);
+    staticBound = t.s.maxLength;
+  } else if (t.k === 'vec' && t.origin !== 'state') {
+    element = t.s.element;
+    bound = `${o.c}.length`;
+    items = `${o.c}.items`;
+  } else {
+    return unsupported(
+      fn.site,
+      loc,
+      `dynamic property access on ${describeVT(t)}`,
+      t.k === 'vec' ? 'index a state vec through its storage: state.v.items[i]' : 'only arrays can be indexed; name struct fields with a dot',
+    );
+  }
+  if (t.origin === 'state' && element.kind === 'scalar' && element.scalar === 'bool') {
+    unsupported(fn.site, loc, 'state array of booleans', 'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u32, n) and store 0/1');
+  }
+  const i = lowerExpr(ie, fn);
+  let ic: string;
+  if (i.lit !== undefined && staticBound !== undefined && i.lit >= 0 && i.lit < staticBound) ic = String(i.lit);
+  else {
+    if (i.t.k !== 'num') typeError(fn.site, loc, 'index', `an array index must be a number, got ${describeVT(i.t)}`, 'index with a number');
+    fn.mayFail = true;
+    ic = i.t.n === 'i32' ? `rg_idxi(t, ${i.c}, ${bound})` : i.t.n === 'u32' ? `rg_idxu(t, ${i.c}, ${bound})` : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;
+  }
+  const vt: VT = schemaType(element, t.origin);
+  return { c: `${items}[${ic}]`, t: vt, lv: element.kind === 'scalar' };
+}
+
+function call(fn: FnScope, e: ExprOf<'call'>): Val {
+  const site = fn.site;
+  const callee = e.callee;
+  if (callee.kind === 'member') {
+    const o = lowerExpr(callee.object, fn);
+    if (o.t.k === 'math') {
+      const m = MATH_FUNCTIONS[callee.name];
+      if (!m) {
+        return unsupported(site, e.loc, `Math.${callee.name}`, `Math.${callee.name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}`);
+      }
+      if (m.arity === 'variadic' ? e.args.length < 1 : e.args.length !== m.arity) {
+        typeError(site, e.loc, `Math.${callee.name}`, `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ${e.args.length}`, 'pass the documented arguments');
+      }
+      const args = e.args.map((a) => {
+        const v = lowerExpr(a, fn);
+        return m.args === 'i32' ? asI32(site, a.loc, v, `Math.${callee.name}`) : m.args === 'u32' ? asU32(site, a.loc, v, `Math.${callee.name}`) : asDouble(site, a.loc, v, `Math.${callee.name}`);
+      });
+      let c = args[0] as string;
+      if (m.arity === 'variadic') for (const a of args.slice(1)) c = `${m.c}(${c}, ${a})`;
+      else c = `${m.c}(${args.join(', ')})`;
+      return { c, t: m.result === 'i32' ? I32 : F64 };
+    }
+    if (o.t.k === 'ctx') {
+      if (callee.name === 'now' && e.args.length === 0) return { c: 't->now', t: F64 };
+      if (callee.name === 'send' || callee.name === 'forward') {
+        return unsupported(site, e.loc, `ctx.${callee.name} inside an expression`, callee.name === 'send' ? 'call ctx.send(...) as its own statement' : 'write `return ctx.forward(...)`');
+      }
+      return unsupported(site, e.loc, `ctx.${callee.name}(...)`, 'ctx offers key, now(), send(...) and forward(...)');
+    }
+    return unsupported(site, e.loc, `method call .${callee.name}(...)`, 'only Math functions, ctx.send/forward/now and module-level helper functions can be called');
+  }
+  if (callee.kind === 'ident' && !fn.lookup(callee.name) && !fn.roles.has(callee.name)) {
+    const h = fn.unit.helper(callee.name, e.loc, fn.site);
+    if (h) {
+      if (h.params.length !== e.args.length) {
+        typeError(site, e.loc, `call of ${callee.name}`, `${callee.name} takes ${h.params.length} argument(s), got ${e.args.length}`, 'pass every argument');
+      }
+      const args = e.args.map((a, i) => {
+        const v = lowerExpr(a, fn);
+        return h.params[i] === 'boolean' ? needBool(site, a.loc, v, `argument ${i + 1} of ${callee.name}`) : asDouble(site, a.loc, v, `argument ${i + 1} of ${callee.name}`);
+      });
+      fn.mayFail = true;
+      const t: VT = h.returns === 'number' ? F64 : h.returns === 'boolean' ? BOOL : { k: 'void' };
+      return { c: `${h.cname}(${['t', ...args].join(', ')})`, t };
+    }
+  }
+  return unsupported(site, e.loc, `call of ${callee.kind === 'ident' ? callee.name : 'an expression'}`, 'only Math functions, ctx.send/forward/now and module-level `function` helpers of the same module can be called');
+}
+
+export function isNumericSchema(s: Schema): boolean {
+  return isNumericScalar(s);
+}

@@ -1,0 +1,291 @@
+import { describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
+import type { BinaryOp, Expr, Loc, Stmt } from './ast.ts';
+import { indent } from './codecs.ts';
+import { CodegenError } from './errors.ts';
+import { binary, lowerExpr } from './lower-expr.ts';
+import { siteAt, unsupported } from './parse.ts';
+import type { FnScope } from './scope.ts';
+import { C_SCALAR } from './ctypes.ts';
+import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, storeAs, typeError, type VT, type Val } from './values.ts';
+
+type StmtOf<K extends Stmt['kind']> = Extract<Stmt, { kind: K }>;
+type StmtTable = { readonly [K in Stmt['kind']]: (s: StmtOf<K>, fn: FnScope) => string };
+
+/** Lowers a statement; appends the turn-abort check when something in it can fail. */
+export function lowerStmt(s: Stmt, fn: FnScope): string {
+  fn.mayFail = false;
+  const c = (STMT[s.kind] as (s: Stmt, fn: FnScope) => string)(s, fn);
+  if (fn.mayFail && s.kind !== 'if' && s.kind !== 'for' && s.kind !== 'while' && s.kind !== 'block' && s.kind !== 'return') {
+    fn.mayFail = false;
+    return `${c}\n${fn.check()}`;
+  }
+  fn.mayFail = false;
+  return c;
+}
+
+export function lowerBlock(body: readonly Stmt[], fn: FnScope): string {
+  fn.push();
+  const out = body.map((s) => lowerStmt(s, fn)).join('\n');
+  fn.pop();
+  return out;
+}
+
+/** Evaluates a condition; when it can fail, into a temporary checked before use. */
+function condition(e: Expr, fn: FnScope, what: string): { pre: string; c: string } {
+  fn.mayFail = false;
+  const c = needBool(fn.site, e.loc, lowerExpr(e, fn), what);
+  if (!fn.mayFail) return { pre: '', c };
+  fn.mayFail = false;
+  const tmp = fn.temp('c');
+  return { pre: `const bool ${tmp} = ${c};\n${fn.check()}\n`, c: tmp };
+}
+
+const COMPOUND: Record<string, BinaryOp> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '%=': '%', '|=': '|', '&=': '&', '^=': '^', '<<=': '<<', '>>=': '>>', '>>>=': '>>>' };
+
+function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, value: (cur: Val) => Val): string {
+  if (target.kind === 'ident' && fn.roles.has(target.name)) unsupported(fn.site, loc, `assignment to parameter ${target.name}`, 'assign to its fields instead');
+  const lhs = lowerExpr(target, fn);
+  if (!lhs.lv) {
+    if (target.kind === 'ident' && fn.lookup(target.name)?.constant) unsupported(fn.site, loc, `assignment to const ${target.name}`, 'declare it with let');
+    unsupported(fn.site, loc, `assignment to ${describeVT(lhs.t)}`, 'assign to let locals and to number/boolean fields and elements; whole structs and arrays are assigned field by field');
+  }
+  const lhsFails = fn.mayFail;
+  const kind = lhs.t.k === 'bool' ? 'bool' : lhs.t.k === 'num' ? lhs.t.n : undefined;
+  if (!kind) return unsupported(fn.site, loc, 'assignment', 'assign numbers or booleans');
+  const local = lhs.c.startsWith('v_');
+  if (local) {
+    const v = value(lhs);
+    // A `let` holds a JS number as a double (or a boolean).
+    return `${lhs.c} = ${kind === 'bool' ? needBool(fn.site, loc, v, 'assignment to a boolean local') : storeAs(fn.site, loc, kind, v)};`;
+  }
+  if (!lhsFails) {
+    fn.mayFail = false;
+    const v = storeAs(fn.site, loc, kind, value(lhs));
+    if (!fn.mayFail) return `${lhs.c} = ${v};`;
+    const tmp = fn.temp('v');
+    return `{\n  const ${C_SCALAR[kind]} ${tmp} = ${v};\n  if (!t->err) ${lhs.c} = ${tmp};\n}`;
+  }
+  // The target's index can fail: take its address first, store only if nothing failed.
+  const p = fn.temp('p');
+  const cur: Val = { c: `(*${p})`, t: lhs.t };
+  const v = storeAs(fn.site, loc, kind, value(cur));
+  const tmp = fn.temp('v');
+  fn.mayFail = true;
+  return `{\n  ${C_SCALAR[kind]}* ${p} = &${lhs.c};\n  const ${C_SCALAR[kind]} ${tmp} = ${v};\n  if (!t->err) *${p} = ${tmp};\n}`;
+}
+
+const STMT: StmtTable = {
+  let: (s, fn) => {
+    if (fn.roles.has(s.name)) unsupported(fn.site, s.loc, `redeclaration of ${s.name}`, 'pick another name');
+    const v = lowerExpr(s.init, fn);
+    const cname = `v_${s.name}`;
+    let t: VT;
+    let ctype: string;
+    let init: string;
+    if (v.t.k === 'bool') {
+      t = BOOL;
+      ctype = 'bool';
+      init = v.c;
+    } else if (v.t.k === 'num') {
+      // A const keeps its initializer's C type; a let holds any JS number, so it is a double.
+      t = s.constant ? v.t : F64;
+      ctype = C_SCALAR[t.k === 'num' ? t.n : 'f64'];
+      init = s.constant ? v.c : asDouble(fn.site, s.loc, v);
+    } else {
+      return unsupported(fn.site, s.loc, `local holding ${describeVT(v.t)}`, 'locals hold numbers or booleans; read struct and array fields through their full path');
+    }
+    fn.declare(s.name, { cname, t, constant: s.constant });
+    return `${s.constant ? 'const ' : ''}${ctype} ${cname} = ${init};`;
+  },
+  assign: (s, fn) => {
+    const op = s.op === '=' ? undefined : COMPOUND[s.op];
+    return assign(fn, s.loc, s.target, op, (cur) => {
+      const r = lowerExpr(s.value, fn);
+      return op ? binary(fn, s.loc, op, cur, r) : r;
+    });
+  },
+  update: (s, fn) =>
+    assign(fn, s.loc, s.target, s.op === '++' ? '+' : '-', (cur) => binary(fn, s.loc, s.op === '++' ? '+' : '-', cur, { c: '1', t: I32, lit: 1 })),
+  expr: (s, fn) => {
+    const e = s.expr;
+    if (e.kind === 'call' && e.callee.kind === 'member' && e.callee.object.kind === 'ident' && fn.roles.get(e.callee.object.name) === 'ctx') {
+      if (e.callee.name === 'send') return k2k(fn, e, false);
+      if (e.callee.name === 'forward') unsupported(fn.site, e.loc, 'ctx.forward without return', 'write `return ctx.forward(...)`: the reply obligation moves on');
+    }
+    if (e.kind === 'call') {
+      const v = lowerExpr(e, fn);
+      return `${v.t.k === 'void' ? '' : '(void)'}${v.c};`;
+    }
+    return unsupported(fn.site, s.loc, 'expression statement without effect', 'remove it, or assign its value');
+  },
+  if: (s, fn) => {
+    const { pre, c } = condition(s.test, fn, 'if condition');
+    const then = lowerBlock(s.then, fn);
+    const otherwise = s.otherwise ? lowerBlock(s.otherwise, fn) : undefined;
+    const out = `${pre}if (${c}) {\n${indent(then, 2)}\n}${otherwise !== undefined ? ` else {\n${indent(otherwise, 2)}\n}` : ''}`;
+    return pre ? `{\n${indent(out, 2)}\n}` : out;
+  },
+  for: (s, fn) => {
+    fn.push();
+    const init = s.init ? lowerStmt(s.init, fn) : '';
+    let update = '';
+    if (s.update) {
+      const u = s.update;
+      const target = u.kind === 'assign' || u.kind === 'update' ? u.target : undefined;
+      if (!target || target.kind !== 'ident' || !fn.lookup(target.name)) {
+        unsupported(fn.site, u.loc, 'for update other than a local', 'update a let local in the header (i++, i += 2); move other updates into the body');
+      }
+      update = lowerStmt(u, fn);
+      if (update.includes('\n')) unsupported(fn.site, u.loc, 'for update that can fail', 'move the update into the loop body');
+      update = update.replace(/;$/, '');
+    }
+    fn.loops++;
+    const test = s.test ? condition(s.test, fn, 'for condition') : { pre: '', c: '' };
+    const body = lowerBlock(s.body, fn);
+    fn.loops--;
+    fn.pop();
+    const head = test.pre ? `for (;; ${update})` : `for (; ${test.c}; ${update})`;
+    const guard = test.pre ? `${test.pre}if (!${test.c}) break;\n` : '';
+    const loop = `${head} {\n${indent(`${guard}${fn.budget()}\n${body}`, 2)}\n}`;
+    return init ? `{\n${indent(`${init}\n${loop}`, 2)}\n}` : loop;
+  },
+  while: (s, fn) => {
+    fn.loops++;
+    const test = condition(s.test, fn, 'while condition');
+    const body = lowerBlock(s.body, fn);
+    fn.loops--;
+    if (s.doWhile) {
+      if (test.pre) unsupported(fn.site, s.test.loc, 'do..while condition that can fail', 'use while (true) with an if (...) break at the end of the body');
+      return `do {\n${indent(`${fn.budget()}\n${body}`, 2)}\n} while (${test.c});`;
+    }
+    if (test.pre) return `for (;;) {\n${indent(`${test.pre}if (!${test.c}) break;\n${fn.budget()}\n${body}`, 2)}\n}`;
+    return `while (${test.c}) {\n${indent(`${fn.budget()}\n${body}`, 2)}\n}`;
+  },
+  return: (s, fn) => (fn.method ? handlerReturn(s, fn) : helperReturn(s, fn)),
+  break: () => 'break;',
+  continue: () => 'continue;',
+  block: (s, fn) => `{\n${indent(lowerBlock(s.body, fn), 2)}\n}`,
+};
+
+function helperReturn(s: StmtOf<'return'>, fn: FnScope): string {
+  if (fn.helperReturns === 'void') {
+    if (s.value) unsupported(fn.site, s.loc, 'return value from a void helper', 'declare the return type: number or boolean');
+    return 'return;';
+  }
+  if (!s.value) unsupported(fn.site, s.loc, 'return without a value', `return a ${fn.helperReturns}`);
+  fn.mayFail = false;
+  const v = lowerExpr(s.value, fn);
+  const c = fn.helperReturns === 'boolean' ? needBool(fn.site, s.loc, v, 'return value') : asDouble(fn.site, s.loc, v, 'return value');
+  if (!fn.mayFail) return `return ${c};`;
+  const tmp = fn.temp('r');
+  return `{\n  const ${fn.helperReturns === 'boolean' ? 'bool' : 'double'} ${tmp} = ${c};\n  ${fn.check()}\n  return ${tmp};\n}`;
+}
+
+function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
+  const method = fn.method;
+  if (!method) throw new Error('handlerReturn outside a handler');
+  const v = s.value;
+  if (v && v.kind === 'call' && v.callee.kind === 'member' && v.callee.name === 'forward' && v.callee.object.kind === 'ident' && fn.roles.get(v.callee.object.name) === 'ctx') {
+    return `${k2k(fn, v, true)}\n${fn.check()}\nreturn RG_FORWARDED;`;
+  }
+  if (!method.reply) {
+    if (v) unsupported(fn.site, s.loc, 'return value from a method without a reply schema', `${fn.grain.name}.${method.name} is a tell: write \`return;\`, or declare a reply schema`);
+    return 'return RG_OK;';
+  }
+  if (!v) typeError(fn.site, s.loc, 'return without a reply', `${fn.grain.name}.${method.name} must reply ${describeSchema(method.reply)}`, 'return an object literal with every reply field');
+  if (v.kind !== 'object') {
+    unsupported(fn.site, v.loc, 'reply that is not an object literal', `write the reply out: return { ${method.reply.fieldNames.map((f) => `${f}: ...`).join(', ')} }`);
+  }
+  fn.mayFail = false;
+  const fill = fillStruct(fn, v, method.reply, '(*r)', 'reply');
+  return fn.mayFail ? `${fill}\n${fn.check()}\nreturn RG_OK;` : `${fill}\nreturn RG_OK;`;
+}
+
+function field(base: string, name: string): string {
+  return base === '(*r)' ? `r->${name}` : `${base}.${name}`;
+}
+
+/** Fills the C struct at `base` from an object literal, checking it against the schema. */
+export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, schema: StructSchema, base: string, what: string): string {
+  const names = new Set(schema.fieldNames);
+  for (const p of obj.props) {
+    if (!names.has(p.name)) {
+      throw new CodegenError('CODEGEN_TYPE', `${what} field ${p.name}`, `the ${what} has no field "${p.name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, p.loc), `write exactly the fields ${schema.fieldNames.join(', ') || '(none)'}`);
+    }
+  }
+  const out: string[] = [];
+  for (const name of schema.fieldNames) {
+    const p = obj.props.find((x) => x.name === name);
+    if (!p) {
+      throw new CodegenError('CODEGEN_TYPE', `${what} field ${name}`, `the ${what} misses field "${name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, obj.loc), `write exactly the fields ${schema.fieldNames.join(', ')}`);
+    }
+    out.push(fillField(fn, p.value, schema.fields[name] as Schema, field(base, name), what, p.loc));
+  }
+  return out.join('\n');
+}
+
+function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc): string {
+  if (s.kind === 'struct' && e.kind === 'object') return fillStruct(fn, e, s, lv, what);
+  const v = lowerExpr(e, fn);
+  if (s.kind === 'scalar') {
+    const { c, mayFail } = encodeAs(fn.site, loc, s.scalar, v);
+    if (mayFail) fn.mayFail = true;
+    return `${lv} = ${c};`;
+  }
+  const src = v.t.k === 'struct' || v.t.k === 'array' || v.t.k === 'vec' ? v.t : undefined;
+  if (!src || describeSchema(src.s) !== describeSchema(s) || (src.k === 'vec' && src.origin === 'state') || (src.origin === 'state' && hasVec(s))) {
+    return unsupported(
+      fn.site,
+      loc,
+      `${what} field from ${describeVT(v.t)}`,
+      `give it a value of the same schema (${describeSchema(s)}): a message or state field declared the same way, or an object literal; state vecs are copied element by element`,
+    );
+  }
+  return `rg_copy(&${lv}, &${v.c}, sizeof(${lv}));`;
+}
+
+function hasVec(s: Schema): boolean {
+  if (s.kind === 'vec') return true;
+  if (s.kind === 'array') return hasVec(s.element);
+  if (s.kind === 'struct') return s.fieldNames.some((n) => hasVec(s.fields[n] as Schema));
+  return false;
+}
+
+/** ctx.send / ctx.forward: build the target's request struct, then hand it to the generated sender. */
+function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: boolean): string {
+  const name = forward ? 'ctx.forward' : 'ctx.send';
+  const k2kError = (loc: Loc, detail: string, hint: string): never => {
+    throw new CodegenError('CODEGEN_K2K', name, detail, siteAt(fn.site, loc), hint);
+  };
+  if (e.args.length !== 4) k2kError(e.loc, `${name} takes (GrainClass, key, 'method', payload), got ${e.args.length} arguments`, `write ${name}(Other, key, 'method', { ... })`);
+  const [ge, ke, me, pe] = e.args as [Expr, Expr, Expr, Expr];
+  const g = lowerExpr(ge, fn);
+  if (g.t.k !== 'grain') {
+    return k2kError(ge.loc, `${name} needs a grain class as its first argument`, 'pass the class itself (imported or declared in this module) and list it in generateKernel\'s grains');
+  }
+  const target = g.t;
+  if (target.def.keyKind === 'string') k2kError(ke.loc, `${name} to ${target.def.name}, a grain with string keys`, 'only integer-keyed grains are reachable by K2K on the GPU');
+  if (me.kind !== 'str') return k2kError(me.loc, `${name} needs the method name as a string literal`, `write '${target.def.methods[0]?.name ?? 'method'}'`);
+  const method = target.def.methodByName.get(me.value);
+  if (!method) return k2kError(me.loc, `${target.def.name} has no method "${me.value}"`, `use one of ${target.def.methods.map((m) => m.name).join(', ')}`);
+  if (forward) {
+    const mine = fn.method?.reply;
+    if (!mine || !method.reply || describeSchema(mine) !== describeSchema(method.reply)) {
+      k2kError(
+        e.loc,
+        `${name} to ${target.def.name}.${method.name} whose reply (${method.reply ? describeSchema(method.reply) : 'none'}) differs from ${fn.grain.name}.${fn.method?.name}'s (${mine ? describeSchema(mine) : 'none'})`,
+        'forward only to a method that replies with the same schema',
+      );
+    }
+  }
+  if (pe.kind !== 'object') return k2kError(pe.loc, `${name} needs an object literal payload`, `write { ${method.request.fieldNames.map((f) => `${f}: ...`).join(', ')} }`);
+  fn.mayFail = false;
+  const key = asDouble(fn.site, ke.loc, lowerExpr(ke, fn), `${name} key`);
+  const sender = fn.unit.sender(target.id, target.def, method);
+  const tmp = fn.temp('m');
+  const fill = fillStruct(fn, pe, method.request, tmp, 'payload');
+  fn.mayFail = true;
+  return `{\n${indent(`${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${fill}\nif (!t->err) ${sender.name}(t, ${key}, &${tmp}, ${forward});`, 2)}\n}`;
+}
+
+export { typeError, I32 };

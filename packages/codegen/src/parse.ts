@@ -1,0 +1,329 @@
+import ts from 'typescript';
+import { AST_VERSION, type AssignOp, type BinaryOp, type Expr, type FunctionAst, type Loc, type ParamType, type Stmt } from './ast.ts';
+import { CodegenError, type SourceSite } from './errors.ts';
+
+/** What the parser needs to name a construct's place in an error. */
+export interface ParseSite {
+  readonly sf: ts.SourceFile;
+  readonly grain: string;
+  readonly method: string;
+  readonly file: string;
+}
+
+export function locOf(site: ParseSite, node: ts.Node): Loc {
+  const p = site.sf.getLineAndCharacterOfPosition(node.getStart(site.sf));
+  return { line: p.line + 1, column: p.character + 1 };
+}
+
+export function siteAt(site: ParseSite, loc: Loc): SourceSite {
+  return { grain: site.grain, method: site.method, file: site.file, line: loc.line, column: loc.column };
+}
+
+/** Constructs the parser refuses, with what to write instead. Keyed by a short construct name. */
+const HINTS: Record<string, string> = {
+  'arrow function': 'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
+  'function expression': 'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
+  'spread': 'write each field out: { a: x.a, b: x.b }',
+  'try/catch': 'handlers cannot catch on the GPU; check the condition before the operation instead',
+  'throw': 'a handler error on the GPU comes only from the runtime (index range, turn budget); return an error field in the reply instead',
+  'await': 'handlers are synchronous turns; send a one-way message with ctx.send instead',
+  'async function': 'handlers are synchronous turns; drop `async`',
+  'new': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
+  'array literal': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
+  'template literal': 'strings exist only as method names of ctx.send/ctx.forward',
+  'string': 'strings exist only as method names of ctx.send/ctx.forward',
+  'for..of': 'write an index loop: for (let i = 0; i < xs.length; i++)',
+  'for..in': 'write an index loop: for (let i = 0; i < xs.length; i++)',
+  'switch': 'write if / else if chains',
+  'var': 'use const or let',
+  'destructuring': 'read each field through its full path: msg.a, msg.b',
+  'labeled statement': 'restructure the loop with a flag variable',
+  '==': 'use === (no coercion)',
+  '!=': 'use !== (no coercion)',
+  '??': 'fields always have a value; remove the ?? fallback',
+  'optional chaining': 'fields always exist; write a.b',
+  'typeof': 'types are known from the schemas; remove the typeof test',
+  'delete': 'state fields always exist; set the field to 0 instead',
+  'this': 'handlers are translated as functions of (state, msg, ctx); call module-level helpers instead of methods',
+  'comma expression': 'write separate statements',
+  'assignment in expression': 'assign in its own statement',
+  'increment in expression': 'write i++ / i += 1 as its own statement',
+  'class': 'declare data in schemas; only handler methods and module-level functions are translated',
+  'nested function': 'declare helpers at module level with `function name(x: number): number { ... }`',
+  'default parameter': 'pass every argument explicitly',
+  'rest parameter': 'pass every argument explicitly',
+  'regular expression': 'strings are not available on the GPU',
+  'exponent operator': 'use Math.pow(a, b)',
+  'in operator': 'fields always exist; remove the test',
+  'instanceof': 'types are known from the schemas; remove the test',
+  'void operator': 'remove it',
+  'bigint': 'use numbers (i32/u32/f64 fields)',
+  'non-null assertion': 'remove the `!`',
+  'getter/setter': 'use plain fields',
+  'debugger': 'remove it',
+  'with': 'remove it',
+  'null': 'fields always have a value; use 0 or false',
+  'undefined': 'fields always have a value; use 0 or false',
+};
+
+export function unsupported(site: ParseSite, node: ts.Node | Loc, construct: string, hint?: string): never {
+  const loc = 'line' in node ? node : locOf(site, node);
+  throw new CodegenError(
+    'CODEGEN_UNSUPPORTED',
+    construct,
+    `${construct} is not supported in code translated to CUDA`,
+    siteAt(site, loc),
+    hint ?? HINTS[construct] ?? 'rewrite it with the documented subset (packages/codegen/README.md)',
+  );
+}
+
+const BINARY: Partial<Record<ts.SyntaxKind, BinaryOp | '&&' | '||'>> = {
+  [ts.SyntaxKind.PlusToken]: '+',
+  [ts.SyntaxKind.MinusToken]: '-',
+  [ts.SyntaxKind.AsteriskToken]: '*',
+  [ts.SyntaxKind.SlashToken]: '/',
+  [ts.SyntaxKind.PercentToken]: '%',
+  [ts.SyntaxKind.LessThanToken]: '<',
+  [ts.SyntaxKind.LessThanEqualsToken]: '<=',
+  [ts.SyntaxKind.GreaterThanToken]: '>',
+  [ts.SyntaxKind.GreaterThanEqualsToken]: '>=',
+  [ts.SyntaxKind.EqualsEqualsEqualsToken]: '===',
+  [ts.SyntaxKind.ExclamationEqualsEqualsToken]: '!==',
+  [ts.SyntaxKind.BarToken]: '|',
+  [ts.SyntaxKind.AmpersandToken]: '&',
+  [ts.SyntaxKind.CaretToken]: '^',
+  [ts.SyntaxKind.LessThanLessThanToken]: '<<',
+  [ts.SyntaxKind.GreaterThanGreaterThanToken]: '>>',
+  [ts.SyntaxKind.GreaterThanGreaterThanGreaterThanToken]: '>>>',
+  [ts.SyntaxKind.AmpersandAmpersandToken]: '&&',
+  [ts.SyntaxKind.BarBarToken]: '||',
+};
+
+const ASSIGN: Partial<Record<ts.SyntaxKind, AssignOp>> = {
+  [ts.SyntaxKind.EqualsToken]: '=',
+  [ts.SyntaxKind.PlusEqualsToken]: '+=',
+  [ts.SyntaxKind.MinusEqualsToken]: '-=',
+  [ts.SyntaxKind.AsteriskEqualsToken]: '*=',
+  [ts.SyntaxKind.SlashEqualsToken]: '/=',
+  [ts.SyntaxKind.PercentEqualsToken]: '%=',
+  [ts.SyntaxKind.BarEqualsToken]: '|=',
+  [ts.SyntaxKind.AmpersandEqualsToken]: '&=',
+  [ts.SyntaxKind.CaretEqualsToken]: '^=',
+  [ts.SyntaxKind.LessThanLessThanEqualsToken]: '<<=',
+  [ts.SyntaxKind.GreaterThanGreaterThanEqualsToken]: '>>=',
+  [ts.SyntaxKind.GreaterThanGreaterThanGreaterThanEqualsToken]: '>>>=',
+};
+
+function strip(e: ts.Expression): ts.Expression {
+  // Type-only wrappers carry no run-time meaning.
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
+  return e;
+}
+
+function expr(site: ParseSite, node: ts.Expression): Expr {
+  const e = strip(node);
+  const loc = locOf(site, e);
+  if (ts.isNumericLiteral(e)) return { kind: 'num', loc, value: Number(e.text), raw: e.getText(site.sf) };
+  if (e.kind === ts.SyntaxKind.TrueKeyword) return { kind: 'bool', loc, value: true };
+  if (e.kind === ts.SyntaxKind.FalseKeyword) return { kind: 'bool', loc, value: false };
+  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return { kind: 'str', loc, value: e.text };
+  if (ts.isIdentifier(e)) {
+    if (e.text === 'undefined') unsupported(site, e, 'undefined');
+    return { kind: 'ident', loc, name: e.text };
+  }
+  if (ts.isPropertyAccessExpression(e)) {
+    if (e.questionDotToken) unsupported(site, e, 'optional chaining');
+    if (ts.isPrivateIdentifier(e.name)) unsupported(site, e, 'private field', 'use plain state fields');
+    return { kind: 'member', loc, object: expr(site, e.expression), name: e.name.text };
+  }
+  if (ts.isElementAccessExpression(e)) {
+    if (e.questionDotToken) unsupported(site, e, 'optional chaining');
+    return { kind: 'index', loc, object: expr(site, e.expression), index: expr(site, e.argumentExpression) };
+  }
+  if (ts.isCallExpression(e)) {
+    if (e.questionDotToken) unsupported(site, e, 'optional chaining');
+    for (const a of e.arguments) if (ts.isSpreadElement(a)) unsupported(site, a, 'spread');
+    return { kind: 'call', loc, callee: expr(site, e.expression), args: e.arguments.map((a) => expr(site, a)) };
+  }
+  if (ts.isPrefixUnaryExpression(e)) {
+    const op = e.operator;
+    if (op === ts.SyntaxKind.PlusPlusToken || op === ts.SyntaxKind.MinusMinusToken) unsupported(site, e, 'increment in expression');
+    const u = op === ts.SyntaxKind.MinusToken ? '-' : op === ts.SyntaxKind.PlusToken ? '+' : op === ts.SyntaxKind.ExclamationToken ? '!' : '~';
+    return { kind: 'unary', loc, op: u, arg: expr(site, e.operand) };
+  }
+  if (ts.isPostfixUnaryExpression(e)) unsupported(site, e, 'increment in expression');
+  if (ts.isBinaryExpression(e)) {
+    const k = e.operatorToken.kind;
+    if (ASSIGN[k]) unsupported(site, e, 'assignment in expression');
+    if (k === ts.SyntaxKind.CommaToken) unsupported(site, e, 'comma expression');
+    if (k === ts.SyntaxKind.EqualsEqualsToken) unsupported(site, e.operatorToken, '==');
+    if (k === ts.SyntaxKind.ExclamationEqualsToken) unsupported(site, e.operatorToken, '!=');
+    if (k === ts.SyntaxKind.QuestionQuestionToken) unsupported(site, e.operatorToken, '??');
+    if (k === ts.SyntaxKind.AsteriskAsteriskToken) unsupported(site, e.operatorToken, 'exponent operator');
+    if (k === ts.SyntaxKind.InKeyword) unsupported(site, e.operatorToken, 'in operator');
+    if (k === ts.SyntaxKind.InstanceOfKeyword) unsupported(site, e.operatorToken, 'instanceof');
+    const op = BINARY[k];
+    if (!op) unsupported(site, e.operatorToken, `operator ${e.operatorToken.getText(site.sf)}`);
+    const left = expr(site, e.left);
+    const right = expr(site, e.right);
+    if (op === '&&' || op === '||') return { kind: 'logical', loc, op, left, right };
+    return { kind: 'binary', loc, op, left, right };
+  }
+  if (ts.isConditionalExpression(e)) {
+    return { kind: 'cond', loc, test: expr(site, e.condition), then: expr(site, e.whenTrue), otherwise: expr(site, e.whenFalse) };
+  }
+  if (ts.isObjectLiteralExpression(e)) {
+    const props: { name: string; value: Expr; loc: Loc }[] = [];
+    for (const p of e.properties) {
+      if (ts.isSpreadAssignment(p)) unsupported(site, p, 'spread');
+      if (ts.isShorthandPropertyAssignment(p)) {
+        props.push({ name: p.name.text, value: { kind: 'ident', loc: locOf(site, p), name: p.name.text }, loc: locOf(site, p) });
+        continue;
+      }
+      if (!ts.isPropertyAssignment(p)) unsupported(site, p, 'method or accessor in object literal', 'write plain `name: value` properties');
+      if (!ts.isIdentifier(p.name) && !ts.isStringLiteral(p.name)) unsupported(site, p.name, 'computed property name', 'write the field name literally');
+      props.push({ name: p.name.text, value: expr(site, p.initializer), loc: locOf(site, p) });
+    }
+    return { kind: 'object', loc, props };
+  }
+  return unsupported(site, e, describe(e));
+}
+
+/** A short name of an unsupported node, used as the construct in the error. */
+function describe(n: ts.Node): string {
+  if (ts.isArrowFunction(n)) return 'arrow function';
+  if (ts.isFunctionExpression(n)) return 'function expression';
+  if (ts.isAwaitExpression(n)) return 'await';
+  if (ts.isNewExpression(n)) return 'new';
+  if (ts.isArrayLiteralExpression(n)) return 'array literal';
+  if (ts.isTemplateExpression(n) || ts.isTaggedTemplateExpression(n)) return 'template literal';
+  if (ts.isSpreadElement(n)) return 'spread';
+  if (ts.isTypeOfExpression(n)) return 'typeof';
+  if (ts.isDeleteExpression(n)) return 'delete';
+  if (ts.isVoidExpression(n)) return 'void operator';
+  if (ts.isNonNullExpression(n)) return 'non-null assertion';
+  if (ts.isRegularExpressionLiteral(n)) return 'regular expression';
+  if (ts.isBigIntLiteral(n)) return 'bigint';
+  if (ts.isClassExpression(n)) return 'class';
+  if (ts.isYieldExpression(n)) return 'yield';
+  if (n.kind === ts.SyntaxKind.ThisKeyword) return 'this';
+  if (n.kind === ts.SyntaxKind.NullKeyword) return 'null';
+  if (n.kind === ts.SyntaxKind.SuperKeyword) return 'super';
+  return ts.SyntaxKind[n.kind];
+}
+
+function block(site: ParseSite, s: ts.Statement): Stmt[] {
+  if (ts.isBlock(s)) return s.statements.flatMap((x) => stmt(site, x));
+  return stmt(site, s);
+}
+
+/** Assignment-like expressions are statements in the subset: `a = b`, `a += b`, `i++`. */
+function exprStmt(site: ParseSite, node: ts.Expression): Stmt {
+  const e = strip(node);
+  const loc = locOf(site, e);
+  if (ts.isBinaryExpression(e) && ASSIGN[e.operatorToken.kind]) {
+    if (ts.isObjectLiteralExpression(e.left) || ts.isArrayLiteralExpression(e.left)) unsupported(site, e.left, 'destructuring');
+    return { kind: 'assign', loc, op: ASSIGN[e.operatorToken.kind] as AssignOp, target: expr(site, e.left), value: expr(site, e.right) };
+  }
+  if ((ts.isPrefixUnaryExpression(e) || ts.isPostfixUnaryExpression(e)) && (e.operator === ts.SyntaxKind.PlusPlusToken || e.operator === ts.SyntaxKind.MinusMinusToken)) {
+    return { kind: 'update', loc, op: e.operator === ts.SyntaxKind.PlusPlusToken ? '++' : '--', target: expr(site, e.operand) };
+  }
+  return { kind: 'expr', loc, expr: expr(site, e) };
+}
+
+function declarations(site: ParseSite, list: ts.VariableDeclarationList): Stmt[] {
+  const flags = list.flags;
+  if (!(flags & ts.NodeFlags.Const) && !(flags & ts.NodeFlags.Let)) unsupported(site, list, 'var');
+  return list.declarations.map((d) => {
+    if (!ts.isIdentifier(d.name)) unsupported(site, d.name, 'destructuring');
+    if (!d.initializer) unsupported(site, d, 'declaration without initializer', 'initialise every local: let x = 0');
+    return { kind: 'let', loc: locOf(site, d), constant: (flags & ts.NodeFlags.Const) !== 0, name: d.name.text, init: expr(site, d.initializer) } satisfies Stmt;
+  });
+}
+
+function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
+  const loc = locOf(site, s);
+  if (ts.isVariableStatement(s)) return declarations(site, s.declarationList);
+  if (ts.isExpressionStatement(s)) return [exprStmt(site, s.expression)];
+  if (ts.isIfStatement(s)) {
+    return [{ kind: 'if', loc, test: expr(site, s.expression), then: block(site, s.thenStatement), otherwise: s.elseStatement ? block(site, s.elseStatement) : null }];
+  }
+  if (ts.isForStatement(s)) {
+    let init: Stmt | null = null;
+    if (s.initializer) {
+      if (ts.isVariableDeclarationList(s.initializer)) {
+        const ds = declarations(site, s.initializer);
+        if (ds.length !== 1) unsupported(site, s.initializer, 'several declarations in a for header', 'declare one loop variable');
+        init = ds[0] as Stmt;
+      } else init = exprStmt(site, s.initializer);
+    }
+    return [{ kind: 'for', loc, init, test: s.condition ? expr(site, s.condition) : null, update: s.incrementor ? exprStmt(site, s.incrementor) : null, body: block(site, s.statement) }];
+  }
+  if (ts.isWhileStatement(s)) return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: false }];
+  if (ts.isDoStatement(s)) return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: true }];
+  if (ts.isReturnStatement(s)) return [{ kind: 'return', loc, value: s.expression ? expr(site, s.expression) : null }];
+  if (ts.isBreakStatement(s)) {
+    if (s.label) unsupported(site, s, 'labeled statement');
+    return [{ kind: 'break', loc }];
+  }
+  if (ts.isContinueStatement(s)) {
+    if (s.label) unsupported(site, s, 'labeled statement');
+    return [{ kind: 'continue', loc }];
+  }
+  if (ts.isBlock(s)) return [{ kind: 'block', loc, body: s.statements.flatMap((x) => stmt(site, x)) }];
+  if (ts.isEmptyStatement(s)) return [];
+  if (ts.isTryStatement(s)) unsupported(site, s, 'try/catch');
+  if (ts.isThrowStatement(s)) unsupported(site, s, 'throw');
+  if (ts.isForOfStatement(s)) unsupported(site, s, 'for..of');
+  if (ts.isForInStatement(s)) unsupported(site, s, 'for..in');
+  if (ts.isSwitchStatement(s)) unsupported(site, s, 'switch');
+  if (ts.isLabeledStatement(s)) unsupported(site, s, 'labeled statement');
+  if (ts.isFunctionDeclaration(s)) unsupported(site, s, 'nested function');
+  if (ts.isClassDeclaration(s)) unsupported(site, s, 'class');
+  if (s.kind === ts.SyntaxKind.DebuggerStatement) unsupported(site, s, 'debugger');
+  if (ts.isWithStatement(s)) unsupported(site, s, 'with');
+  return unsupported(site, s, ts.SyntaxKind[s.kind]);
+}
+
+function paramType(site: ParseSite, t: ts.TypeNode | undefined): ParamType {
+  if (!t) return 'unknown';
+  if (t.kind === ts.SyntaxKind.NumberKeyword) return 'number';
+  if (t.kind === ts.SyntaxKind.BooleanKeyword) return 'boolean';
+  return 'unknown';
+}
+
+type FnNode = ts.MethodDeclaration | ts.FunctionDeclaration;
+
+/** Parses a handler method or a module-level helper into the versioned tree. */
+export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): FunctionAst {
+  if (fn.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword)) unsupported(site, fn, 'async function');
+  if (fn.asteriskToken) unsupported(site, fn, 'generator', 'handlers are synchronous turns');
+  if (!fn.body) unsupported(site, fn, 'function without body', 'give the method a body');
+  const params = fn.parameters.map((p) => {
+    if (!ts.isIdentifier(p.name)) unsupported(site, p.name, 'destructuring');
+    if (p.initializer) unsupported(site, p, 'default parameter');
+    if (p.dotDotDotToken) unsupported(site, p, 'rest parameter');
+    const type = paramType(site, p.type);
+    if (helper && type === 'unknown') {
+      unsupported(site, p, 'helper parameter without a number or boolean type', `annotate it: ${p.name.text}: number`);
+    }
+    return { name: p.name.text, type, loc: locOf(site, p) };
+  });
+  let returns: ParamType | 'void' = 'unknown';
+  if (helper) {
+    const r = fn.type;
+    if (r && r.kind === ts.SyntaxKind.VoidKeyword) returns = 'void';
+    else {
+      returns = paramType(site, r);
+      if (returns === 'unknown') unsupported(site, fn, 'helper without a number, boolean or void return type', 'annotate it: function f(x: number): number');
+    }
+  }
+  return {
+    version: AST_VERSION,
+    name: fn.name && ts.isIdentifier(fn.name) ? fn.name.text : '(anonymous)',
+    params,
+    returns,
+    body: fn.body.statements.flatMap((s) => stmt(site, s)),
+    loc: locOf(site, fn),
+  };
+}

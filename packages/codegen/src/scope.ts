@@ -1,0 +1,69 @@
+import type { GrainDef, MethodDef } from '@ringgrain/core';
+import type { Loc } from './ast.ts';
+import type { ParseSite } from './parse.ts';
+import type { Unit } from './unit.ts';
+import type { VT } from './values.ts';
+
+export interface Local {
+  readonly cname: string;
+  readonly t: VT;
+  readonly constant: boolean;
+}
+
+/** Per-function lowering state: scopes, roles of the handler's parameters, and failure tracking. */
+export class FnScope {
+  readonly scopes: Map<string, Local>[] = [new Map()];
+  /** Set when the expression or statement just lowered can set t->err (index, helper, K2K, checks). */
+  mayFail = false;
+  loops = 0;
+  private tmp = 0;
+
+  constructor(
+    readonly unit: Unit,
+    readonly site: ParseSite,
+    readonly grain: GrainDef,
+    /** Handler method; undefined in a helper. */
+    readonly method: MethodDef | undefined,
+    /** JS parameter name → role (handlers) */
+    readonly roles: ReadonlyMap<string, 'state' | 'msg' | 'ctx'>,
+    /** How the function leaves when t->err is set. */
+    readonly abort: string,
+    readonly helperReturns: 'number' | 'boolean' | 'void' | undefined,
+  ) {}
+
+  lookup(name: string): Local | undefined {
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const l = this.scopes[i]?.get(name);
+      if (l) return l;
+    }
+    return undefined;
+  }
+
+  declare(name: string, local: Local): void {
+    (this.scopes[this.scopes.length - 1] as Map<string, Local>).set(name, local);
+  }
+
+  push(): void {
+    this.scopes.push(new Map());
+  }
+
+  pop(): void {
+    this.scopes.pop();
+  }
+
+  temp(prefix: string): string {
+    return `_${prefix}${this.tmp++}`;
+  }
+
+  check(): string {
+    return `if (RG_UNLIKELY(t->err)) ${this.abort}`;
+  }
+
+  budget(): string {
+    return `if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; ${this.abort} }`;
+  }
+
+  at(loc: Loc): Loc {
+    return loc;
+  }
+}

@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import type { FunctionAst } from './ast.ts';
+import { CodegenError } from './errors.ts';
+import { parseFunction, type ParseSite } from './parse.ts';
+
+/** A grain module parsed once: its grain classes (by spec name) and its module-level helpers. */
+export interface GrainModule {
+  readonly file: string;
+  readonly sf: ts.SourceFile;
+  /** Spec name → class declaration. */
+  readonly classes: ReadonlyMap<string, ts.ClassDeclaration>;
+  /** Class identifier → spec name (a class may be named differently from its grain). */
+  readonly classToGrain: ReadonlyMap<string, string>;
+  readonly helpers: ReadonlyMap<string, ts.FunctionDeclaration>;
+  /** Module-level `const NAME = <number literal>`: inlined where handlers read them. */
+  readonly consts: ReadonlyMap<string, number>;
+}
+
+function numericLiteral(e: ts.Expression | undefined): number | undefined {
+  if (!e) return undefined;
+  if (ts.isNumericLiteral(e)) return Number(e.text);
+  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(e.operand)) return -Number(e.operand.text);
+  return undefined;
+}
+
+const cache = new Map<string, GrainModule>();
+
+function grainSpecName(cls: ts.ClassDeclaration): string | undefined {
+  for (const h of cls.heritageClauses ?? []) {
+    if (h.token !== ts.SyntaxKind.ExtendsKeyword) continue;
+    for (const t of h.types) {
+      const call = t.expression;
+      if (!ts.isCallExpression(call) || !ts.isIdentifier(call.expression) || call.expression.text !== 'Grain') continue;
+      const spec = call.arguments[0];
+      if (!spec || !ts.isObjectLiteralExpression(spec)) continue;
+      for (const p of spec.properties) {
+        if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'name' && ts.isStringLiteral(p.initializer)) {
+          return p.initializer.text;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+export function loadModule(moduleUrl: string): GrainModule {
+  const hit = cache.get(moduleUrl);
+  if (hit) return hit;
+  let path: string;
+  let text: string;
+  try {
+    path = moduleUrl.startsWith('file:') ? fileURLToPath(moduleUrl) : moduleUrl;
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new CodegenError('CODEGEN_SOURCE', 'module', `cannot read grain module ${moduleUrl}: ${(e as Error).message}`, undefined, 'the spec\'s module must be import.meta.url of a readable .ts file');
+  }
+  const sf = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const classes = new Map<string, ts.ClassDeclaration>();
+  const classToGrain = new Map<string, string>();
+  const helpers = new Map<string, ts.FunctionDeclaration>();
+  const consts = new Map<string, number>();
+  for (const s of sf.statements) {
+    if (ts.isClassDeclaration(s)) {
+      const name = grainSpecName(s);
+      if (name !== undefined) {
+        classes.set(name, s);
+        if (s.name) classToGrain.set(s.name.text, name);
+      }
+    } else if (ts.isFunctionDeclaration(s) && s.name && s.body) {
+      helpers.set(s.name.text, s);
+    } else if (ts.isVariableStatement(s) && s.declarationList.flags & ts.NodeFlags.Const) {
+      for (const d of s.declarationList.declarations) {
+        const v = numericLiteral(d.initializer);
+        if (ts.isIdentifier(d.name) && v !== undefined) consts.set(d.name.text, v);
+      }
+    }
+  }
+  const mod: GrainModule = { file: basename(path), sf, classes, classToGrain, helpers, consts };
+  cache.set(moduleUrl, mod);
+  return mod;
+}
+
+export function siteFor(mod: GrainModule, grain: string, method: string): ParseSite {
+  return { sf: mod.sf, grain, method, file: mod.file };
+}
+
+/** The handler method `method` of grain `grain`, parsed. */
+export function parseHandler(mod: GrainModule, grain: string, method: string): FunctionAst {
+  const cls = mod.classes.get(grain);
+  if (!cls) {
+    throw new CodegenError('CODEGEN_SOURCE', 'class', `no exported class extending Grain({ name: '${grain}', ... }) in ${mod.file}`, undefined, 'declare the grain class in the module its spec names (module: import.meta.url)');
+  }
+  const m = cls.members.find((x): x is ts.MethodDeclaration => ts.isMethodDeclaration(x) && ts.isIdentifier(x.name) && x.name.text === method);
+  if (!m) {
+    throw new CodegenError('CODEGEN_SOURCE', 'method', `class for grain ${grain} in ${mod.file} has no method ${method}`, undefined, `add a method ${method}(state, msg, ctx) to the class`);
+  }
+  return parseFunction(siteFor(mod, grain, method), m, false);
+}
+
+export function parseHelper(mod: GrainModule, grain: string, name: string): FunctionAst | undefined {
+  const f = mod.helpers.get(name);
+  return f ? parseFunction(siteFor(mod, grain, name), f, true) : undefined;
+}

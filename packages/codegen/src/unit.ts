@@ -1,0 +1,109 @@
+import type { GrainDef, MethodDef } from '@ringgrain/core';
+import type { FunctionAst, Loc, ParamType } from './ast.ts';
+import { Codecs, indent } from './codecs.ts';
+import { CTypes } from './ctypes.ts';
+import { CodegenError } from './errors.ts';
+import { lowerBlock } from './lower-stmt.ts';
+import { siteAt, type ParseSite } from './parse.ts';
+import { FnScope } from './scope.ts';
+import { parseHelper, siteFor, type GrainModule } from './source.ts';
+
+export interface HelperSig {
+  readonly cname: string;
+  readonly params: readonly ParamType[];
+  readonly returns: ParamType | 'void';
+}
+
+/** Everything one translation unit accumulates: C types, codecs, helpers, K2K senders. */
+export class Unit {
+  readonly types = new CTypes();
+  readonly codecs = new Codecs(this.types);
+  readonly helperDefs: string[] = [];
+  readonly helperProtos: string[] = [];
+  readonly senderDefs: string[] = [];
+  /** Parsed trees, for inspection (`generateKernel(...).trees`). */
+  readonly trees = new Map<string, FunctionAst>();
+  private readonly helpers = new Map<string, HelperSig>();
+  private readonly inProgress: string[] = [];
+  private readonly senders = new Map<string, { name: string; type: string }>();
+
+  constructor(
+    readonly grain: GrainDef,
+    readonly mod: GrainModule,
+    readonly grains: ReadonlyArray<GrainDef | undefined>,
+  ) {}
+
+  /** A grain class named in ctx.send/forward: by class identifier (same module) or by grain name. */
+  resolveGrain(ident: string): { def: GrainDef; id: number } | undefined {
+    const name = this.mod.classToGrain.get(ident) ?? ident;
+    const id = this.grains.findIndex((g) => g?.name === name);
+    const def = this.grains[id];
+    return def ? { def, id } : undefined;
+  }
+
+  typeOfRequest(def: GrainDef, m: MethodDef): string {
+    return this.types.named(m.request, `rg_${def.name}_${m.name}_req`);
+  }
+
+  /** The C sender of K2K messages to `def.method` (emitted once). */
+  sender(id: number, def: GrainDef, m: MethodDef): { name: string; type: string } {
+    const key = `${id}.${m.id}`;
+    const hit = this.senders.get(key);
+    if (hit) return hit;
+    const type = this.typeOfRequest(def, m);
+    const enc = this.codecs.encoder(m.request);
+    const name = `rg_send_${def.name}_${m.name}`;
+    const s = { name, type };
+    this.senders.set(key, s);
+    this.senderDefs.push(
+      `RG_HD static void ${name}(rg_turn* t, double key, const ${type}* m, bool forward) {\n` +
+        indent(
+          [
+            'long long k;',
+            'if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }',
+            'rg_wr measure = {0, 0u, 0xffffffffu};',
+            `if (!${enc}(m, &measure)) { t->err = RG_E_REPLY; return; }`,
+            'rg_k2k_ticket tk;',
+            `unsigned char* p = rg_k2k_claim(t, ${id}u, k, measure.pos, &tk);`,
+            'if (!p) return;',
+            'rg_wr w = {p, 0u, measure.pos};',
+            `${enc}(m, &w);`,
+            `rg_k2k_publish(t, &tk, ${id}u, ${m.id}u, k, measure.pos, forward);`,
+          ].join('\n'),
+          2,
+        ) +
+        '\n}',
+    );
+    return s;
+  }
+
+  /** A module-level helper function, translated on first use; undefined if there is none by that name. */
+  helper(name: string, loc: Loc, caller: ParseSite): HelperSig | undefined {
+    if (this.inProgress.includes(name)) {
+      throw new CodegenError('CODEGEN_UNSUPPORTED', 'recursion', `recursion is not supported in code translated to CUDA (${[...this.inProgress, name].join(' → ')})`, siteAt(caller, loc), 'write the recursion as a loop');
+    }
+    const hit = this.helpers.get(name);
+    if (hit) return hit;
+    const ast = parseHelper(this.mod, this.grain.name, name);
+    if (!ast) return undefined;
+    this.trees.set(`helper:${name}`, ast);
+    const sig: HelperSig = { cname: `rg_f_${name}`, params: ast.params.map((p) => p.type), returns: ast.returns };
+    this.inProgress.push(name);
+    const ret = ast.returns === 'number' ? 'double' : ast.returns === 'boolean' ? 'bool' : 'void';
+    const abort = ast.returns === 'void' ? 'return;' : ast.returns === 'boolean' ? 'return false;' : 'return 0.0;';
+    const fn = new FnScope(this, siteFor(this.mod, this.grain.name, name), this.grain, undefined, new Map(), abort, ast.returns === 'unknown' ? 'number' : ast.returns);
+    const params = ast.params.map((p) => {
+      const t = p.type === 'boolean' ? { k: 'bool' as const } : { k: 'num' as const, n: 'f64' as const };
+      fn.declare(p.name, { cname: `v_${p.name}`, t, constant: false });
+      return `${p.type === 'boolean' ? 'bool' : 'double'} v_${p.name}`;
+    });
+    const body = lowerBlock(ast.body, fn);
+    const tail = ast.returns === 'void' ? '' : ast.returns === 'boolean' ? '\nreturn false;' : '\nreturn rg_nan(); /* falling off the end: undefined, NaN in arithmetic */';
+    const head = `RG_HD static ${ret} ${sig.cname}(${['rg_turn* t', ...params].join(', ')})`;
+    this.helperProtos.push(`${head};`);
+    this.helperDefs.push(`${head} {\n  (void)t;\n${indent(body + tail, 2)}\n}`);
+    this.inProgress.pop();
+    this.helpers.set(name, sig);
+    return sig;
+  }
+}
