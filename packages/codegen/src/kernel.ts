@@ -51,6 +51,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   const repTypes = def.methods.map((m) => (m.reply ? types.named(m.reply, `rg_${G}_${m.name}_rep`) : 'unsigned char'));
   const decoders = def.methods.map((m) => unit.codecs.decoder(m.request));
   const encoders = def.methods.map((m) => (m.reply ? unit.codecs.encoder(m.reply) : undefined));
+  // Request encoders too: K2K self-sends use them, and the host harness re-encodes decoded requests.
+  const reqEncoders = def.methods.map((m) => unit.codecs.encoder(m.request));
 
   const handlers = def.methods.map((m, i) => {
     const ast = parseHandler(mod, G, m.name);
@@ -83,6 +85,10 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       `  rg_rd r = {p, 0u, len};\n  rg_zero(u, sizeof(*u));\n  switch (method) {\n` +
       decoders.map((d, i) => `    case ${i}u: if (!${d}(&r, &u->m${i})) return false; break;`).join('\n') +
       `\n    default: return false;\n  }\n  return r.pos == r.end;\n}`,
+    `/* Re-encodes a decoded request (what the host encoder would write for it). */\n` +
+      `RG_HD static bool rg_${G}_encode_request(unsigned int method, const rg_${G}_req* u, rg_wr* w) {\n  switch (method) {\n` +
+      reqEncoders.map((e, i) => `    case ${i}u: return ${e}(&u->m${i}, w);`).join('\n') +
+      `\n    default: return false;\n  }\n}`,
     `RG_HD static int rg_${G}_handle(rg_turn* t, rg_${G}_state* s, rg_${G}_req* u, rg_${G}_rep* out) {\n  switch (t->method) {\n` +
       def.methods.map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`).join('\n') +
       `\n    default: return RG_E_NO_REPLY;\n  }\n}`,

@@ -58,7 +58,6 @@ const HINTS: Record<string, string> = {
   'instanceof': 'types are known from the schemas; remove the test',
   'void operator': 'remove it',
   'bigint': 'use numbers (i32/u32/f64 fields)',
-  'non-null assertion': 'remove the `!`',
   'getter/setter': 'use plain fields',
   'debugger': 'remove it',
   'with': 'remove it',
@@ -115,8 +114,8 @@ const ASSIGN: Partial<Record<ts.SyntaxKind, AssignOp>> = {
 };
 
 function strip(e: ts.Expression): ts.Expression {
-  // Type-only wrappers carry no run-time meaning.
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
+  // Type-only wrappers (parentheses, `as`, `satisfies`, `!`) carry no run-time meaning.
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
   return e;
 }
 
@@ -201,7 +200,6 @@ function describe(n: ts.Node): string {
   if (ts.isTypeOfExpression(n)) return 'typeof';
   if (ts.isDeleteExpression(n)) return 'delete';
   if (ts.isVoidExpression(n)) return 'void operator';
-  if (ts.isNonNullExpression(n)) return 'non-null assertion';
   if (ts.isRegularExpressionLiteral(n)) return 'regular expression';
   if (ts.isBigIntLiteral(n)) return 'bigint';
   if (ts.isClassExpression(n)) return 'class';

@@ -1,0 +1,162 @@
+import { Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
+import { describe, expect, it } from 'vitest';
+import { Account } from '../../../examples/bank/grains.ts';
+import { generateKernel } from '../src/index.ts';
+import { diff } from './compare.ts';
+import { Counter, Relay } from './fixtures/k2k.ts';
+import { Stats } from './fixtures/stats.ts';
+import { Harness, HDR } from './harness.ts';
+import { randomState, randomValue, rng, type Ranges } from './random.ts';
+import { HAVE_GXX } from './toolchain.ts';
+
+function encode(schema: StructSchema, value: unknown): Uint8Array {
+  const buf = new Uint8Array(1 << 16);
+  const w = new Writer(buf).reset(0, buf.length);
+  compileEncoder(schema)(value, w);
+  return buf.slice(0, w.pos);
+}
+function decode(schema: StructSchema, bytes: Uint8Array): unknown {
+  return decodeExact(schema, new Reader(bytes).reset(0, bytes.length));
+}
+
+interface Sent {
+  grain: string;
+  key: number;
+  method: string;
+  payload: unknown;
+  forward: boolean;
+}
+
+/** Runs the JS handler the CPU backend runs: state view over bytes, message from the host decoder. */
+function runJs(cls: any, def: GrainDef, method: string, key: number, state: Uint8Array, payload: Uint8Array) {
+  const m = def.methodByName.get(method)!;
+  const buf = state.slice().buffer;
+  const view = viewAt(def.state, buf, 0);
+  const msg = decode(m.request, payload);
+  const sent: Sent[] = [];
+  const FORWARDED = { __forwarded: true };
+  const ctx = {
+    key,
+    now: () => 1234.5,
+    send: (g: any, k: number, name: string, p: unknown) => void sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: false }),
+    forward: (g: any, k: number, name: string, p: unknown) => (sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: true }), FORWARDED),
+  };
+  const out = new cls()[method](view, msg, ctx);
+  return { state: new Uint8Array(buf), reply: out === FORWARDED ? 'forwarded' : out, sent };
+}
+
+interface Case {
+  readonly method: string;
+  readonly ranges: Ranges;
+  readonly tweak?: (msg: any) => void;
+}
+
+function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number) {
+  const def = cls.grain as GrainDef;
+  const unit = generateKernel(def, { grains }).source;
+  const h = Harness.build(def.name, unit);
+  const r = rng(seed);
+  const inputs = [];
+  for (let i = 0; i < n; i++) {
+    const c = cases[i % cases.length]!;
+    const m = def.methodByName.get(c.method)!;
+    const msg = randomValue(m.request, r, c.ranges) as any;
+    c.tweak?.(msg);
+    inputs.push({ c, m, key: Math.floor(r() * 1e6) - 5e5, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
+  }
+  const results = h.turns(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
+  let exactReplies = 0;
+  let replies = 0;
+  let sends = 0;
+  inputs.forEach((x, i) => {
+    const got = results[i]!;
+    if (got === 'REJECT') throw new Error(`C rejected a host-encoded payload for ${x.m.name}`);
+    const js = runJs(cls, def, x.m.name, x.key, x.state, x.payload);
+    const where = `${def.name}.${x.m.name} input #${i}`;
+    expect(diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)), `${where} state`).toEqual([]);
+    if (js.reply === 'forwarded') expect(got.rc, where).toBe(1);
+    else {
+      expect(got.rc, where).toBe(0);
+      if (x.m.reply) {
+        const jsBytes = encode(x.m.reply, js.reply);
+        replies++;
+        if (Buffer.from(jsBytes).equals(Buffer.from(got.reply!))) exactReplies++;
+        expect(diff(x.m.reply, decode(x.m.reply, got.reply!), decode(x.m.reply, jsBytes)), `${where} reply`).toEqual([]);
+      } else expect(Buffer.from(got.reply!).toString('hex')).toBe('a0');
+    }
+    expect(got.sent.length, `${where} K2K count`).toBe(js.sent.length);
+    got.sent.forEach((slot, j) => {
+      const dv = new DataView(slot.buffer, slot.byteOffset, slot.byteLength);
+      const want = js.sent[j]!;
+      const target = grains.find((g) => g.name === want.grain)!;
+      const tm = target.methodByName.get(want.method)!;
+      expect(dv.getUint32(SLOT.grain, true)).toBe(grains.indexOf(target));
+      expect(dv.getUint32(SLOT.method, true)).toBe(tm.id);
+      expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe(want.key);
+      expect(dv.getUint32(SLOT.flags, true)).toBe(want.forward ? SlotFlag.ASK : 0);
+      expect(dv.getUint32(SLOT.corr, true)).toBe(want.forward ? 7 : 0);
+      expect(dv.getUint32(SLOT.sender, true)).toBe(0);
+      const len = dv.getUint32(SLOT.length, true);
+      expect(len).toBe(slot.length - HDR);
+      // The K2K payload is byte-identical to what the host encoder writes for the JS handler's payload.
+      expect(Buffer.from(slot.subarray(HDR)).toString('hex')).toBe(Buffer.from(encode(tm.request, want.payload)).toString('hex'));
+      sends++;
+    });
+  });
+  return { replies, exactReplies, sends, results, inputs };
+}
+
+const SMALL: Ranges = { float: 1e4, int: 1e6 };
+
+describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)', () => {
+  it('bank Account: every method, 400 random inputs', () => {
+    const cases: Case[] = ['deposit', 'withdraw', 'transfer', 'credit', 'balance'].map((method) => ({ method, ranges: SMALL }));
+    const r = differential(Account, [Account.grain], cases, 400, 1);
+    expect(r.replies).toBe(240);
+    expect(r.exactReplies).toBe(r.replies);
+    expect(r.sends).toBeGreaterThan(10);
+  });
+
+  it('Stats: arrays, vecs, nested structs, f32 math, loops, helpers — 600 random inputs', () => {
+    const cases: Case[] = [
+      { method: 'add', ranges: { float: 12, int: 1e6 } },
+      { method: 'move', ranges: { float: 100, int: 70 } },
+      { method: 'mix', ranges: SMALL },
+      { method: 'mix', ranges: { float: 1e4, int: 300 } },
+      { method: 'spin', ranges: { float: 1, int: 1000 }, tweak: (m) => (m.n = Math.abs(m.n) % 1000) },
+      { method: 'at', ranges: SMALL, tweak: (m) => (m.i = Math.abs(m.i) % 8) },
+    ];
+    const r = differential(Stats, [Stats.grain], cases, 600, 2);
+    expect(r.replies).toBe(600);
+    // Transcendentals may differ by an ulp between glibc and V8; everything else is bit-identical.
+    expect(r.exactReplies).toBeGreaterThan(500);
+  });
+
+  it('K2K: ctx.send to another class and to itself, ctx.forward, ctx.key — 200 random inputs', () => {
+    const grains = [Counter.grain, Relay.grain];
+    const r = differential(Relay, grains, [{ method: 'route', ranges: SMALL }, { method: 'fanout', ranges: { float: 1, int: 200 } }], 200, 3);
+    expect(r.sends).toBeGreaterThan(200);
+    const c = differential(Counter, grains, [{ method: 'add', ranges: SMALL }, { method: 'bump', ranges: SMALL }], 100, 4);
+    expect(c.replies).toBe(50);
+  });
+
+  it('typed turn errors: TURN_BUDGET, INDEX_RANGE and a reply integer out of range', () => {
+    const def = Stats.grain;
+    const h = Harness.build(def.name, generateKernel(def).source);
+    const state = new Uint8Array(randomState(def.state, rng(5), SMALL));
+    const spin = def.methodByName.get('spin')!;
+    const at = def.methodByName.get('at')!;
+    const [budget, inRange, index, frac] = h.turns([
+      { method: spin.id, key: 1, budget: 50, state, payload: encode(spin.request, { n: 51 }) },
+      { method: spin.id, key: 1, budget: 50, state, payload: encode(spin.request, { n: 50 }) },
+      { method: at.id, key: 1, budget: 50, state, payload: encode(at.request, { i: 8 }) },
+      { method: at.id, key: 1, budget: 50, state, payload: encode(at.request, { i: -1 }) },
+    ]);
+    expect(budget).toMatchObject({ rc: 2 });
+    expect(inRange).toMatchObject({ rc: 0 });
+    expect(index).toMatchObject({ rc: 3 });
+    expect(frac).toMatchObject({ rc: 3 });
+    // The aborted spin turn did not reach its state update (s.count += 1 comes after the loop).
+    expect(Buffer.from((budget as { state: Uint8Array }).state).equals(Buffer.from(state))).toBe(true);
+  });
+});

@@ -1,0 +1,141 @@
+import { spawnSync } from 'node:child_process';
+import { SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { gxxBuild } from './toolchain.ts';
+
+/** A C++ main around a generated unit: the unit's own decode → handle → encode, driven over stdin. */
+function harnessSource(grain: string): string {
+  const G = grain;
+  return String.raw`#define RG_HOST_HARNESS 1
+#include "unit.cu"
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+static std::vector<std::string> sent;
+static unsigned char k2k[1 << 16];
+static std::string hex(const unsigned char* p, unsigned n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (unsigned i = 0; i < n; i++) { s += d[p[i] >> 4]; s += d[p[i] & 15]; }
+  return s.empty() ? "-" : s;
+}
+static std::vector<unsigned char> unhex(const std::string& s) {
+  std::vector<unsigned char> v;
+  if (s == "-") return v;
+  for (size_t i = 0; i + 1 < s.size(); i += 2) v.push_back((unsigned char)std::stoul(s.substr(i, 2), nullptr, 16));
+  return v;
+}
+unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len) {
+  (void)grain;
+  if (len + RG_HDR > sizeof(k2k)) { t->err = RG_E_TOO_LARGE; return 0; }
+  memset(k2k, 0, sizeof(k2k));
+  return k2k;
+}
+void rg_host_k2k_publish(rg_turn* t, unsigned char* slot, unsigned int len) { (void)t; sent.push_back(hex(slot, RG_HDR + len)); }
+
+int main() {
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd, payloadHex;
+    unsigned method;
+    in >> cmd >> method;
+    static rg_${G}_req req;
+    if (cmd == "D") {
+      in >> payloadHex;
+      std::vector<unsigned char> p = unhex(payloadHex);
+      if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), &req)) { std::cout << "REJECT\n"; continue; }
+      static unsigned char out[1 << 16];
+      rg_wr w = {out, 0u, sizeof(out)};
+      if (!rg_${G}_encode_request(method, &req, &w)) { std::cout << "ENCODE_FAIL\n"; continue; }
+      std::cout << "OK " << hex(out, w.pos) << "\n";
+      continue;
+    }
+    long long key;
+    unsigned budget;
+    std::string stateHex;
+    in >> key >> budget >> stateHex >> payloadHex;
+    std::vector<unsigned char> p = unhex(payloadHex);
+    std::vector<unsigned char> sb = unhex(stateHex);
+    static rg_${G}_state st;
+    if (sb.size() != sizeof(st)) { std::cout << "BAD_STATE\n"; continue; }
+    memcpy(&st, sb.data(), sizeof(st));
+    if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), &req)) { std::cout << "REJECT\n"; continue; }
+    rg_turn t;
+    memset(&t, 0, sizeof(t));
+    t.key = key;
+    t.now = 1234.5;
+    t.budget = budget;
+    t.method = method;
+    t.flags = RG_ASK;
+    t.corr = 7;
+    t.sender = RG_HOST_SENDER;
+    t.grain = 0;
+    sent.clear();
+    static rg_${G}_rep rep;
+    memset(&rep, 0, sizeof(rep));
+    int rc = rg_${G}_handle(&t, &st, &req, &rep);
+    std::string reply = "-";
+    if (rc == RG_OK) {
+      static unsigned char out[1 << 16];
+      rg_wr w = {out, 0u, sizeof(out)};
+      reply = rg_${G}_encode_reply(method, &rep, &w) ? hex(out, w.pos) : "ENCODE_FAIL";
+    }
+    std::cout << rc << " " << hex((const unsigned char*)&st, sizeof(st)) << " " << reply << " " << sent.size();
+    for (auto& s : sent) std::cout << " " << s;
+    std::cout << "\n";
+  }
+  return 0;
+}
+`;
+}
+
+export function toHex(b: Uint8Array): string {
+  return b.length ? Buffer.from(b).toString('hex') : '-';
+}
+export function fromHex(s: string): Uint8Array {
+  return s === '-' ? new Uint8Array(0) : new Uint8Array(Buffer.from(s, 'hex'));
+}
+
+export interface TurnResult {
+  readonly rc: number;
+  readonly state: Uint8Array;
+  readonly reply: Uint8Array | undefined;
+  /** K2K slots: header then payload. */
+  readonly sent: readonly Uint8Array[];
+}
+
+export class Harness {
+  private constructor(private readonly bin: string) {}
+
+  static build(grain: string, unit: string): Harness {
+    const r = gxxBuild(unit, harnessSource(grain));
+    if (!r.ok) throw new Error(`harness build failed:\n${r.log}`);
+    return new Harness(r.out);
+  }
+
+  private run(lines: string[]): string[] {
+    const r = spawnSync(this.bin, [], { input: `${lines.join('\n')}\n`, encoding: 'utf8', maxBuffer: 1 << 28 });
+    if (r.status !== 0) throw new Error(`harness exited ${r.status}: ${r.stderr}`);
+    return r.stdout.trimEnd().split('\n');
+  }
+
+  /** Decode then re-encode each payload: undefined where the unit rejected it. */
+  decode(items: readonly { method: number; payload: Uint8Array }[]): (Uint8Array | undefined)[] {
+    return this.run(items.map((i) => `D ${i.method} ${toHex(i.payload)}`)).map((l) => (l.startsWith('OK ') ? fromHex(l.slice(3)) : undefined));
+  }
+
+  turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {
+    return this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)).map((l) => {
+      if (l === 'REJECT') return 'REJECT';
+      const [rc, st, rep, n, ...sent] = l.split(' ');
+      if (Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);
+      return { rc: Number(rc), state: fromHex(st as string), reply: rep === '-' && Number(rc) !== 0 ? undefined : fromHex(rep as string), sent: sent.map(fromHex) };
+    });
+  }
+}
+
+export const HDR = SLOT_HEADER_SIZE;
