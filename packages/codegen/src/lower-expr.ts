@@ -1,7 +1,8 @@
 import { isNumericScalar, type Schema } from '@ringgrain/core';
 import type { BinaryOp, Expr, Loc } from './ast.ts';
 import { MATH_CONSTANTS, MATH_FUNCTIONS } from './intrinsics.ts';
-import { unsupported } from './parse.ts';
+import { CodegenError } from './errors.ts';
+import { siteAt, unsupported } from './parse.ts';
 import type { FnScope } from './scope.ts';
 import {
   BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, needBool, paren, schemaType, typeError, type VT, type Val,
@@ -40,6 +41,15 @@ const EXPR: ExprTable = {
     if (k !== undefined) return numLit(k);
     const g = fn.unit.resolveGrain(e.name);
     if (g) return { c: '', t: { k: 'grain', def: g.def, id: g.id } };
+    if (fn.unit.mod.classToGrain.has(e.name)) {
+      throw new CodegenError(
+        'CODEGEN_K2K',
+        `grain class ${e.name}`,
+        `grain class ${e.name} is not among the grains placed with ${fn.grain.name} (generateKernel's grains)`,
+        siteAt(fn.site, e.loc),
+        'place both classes on the same backend (K2K on the GPU never goes through the host), and pass every placed GrainDef in grains',
+      );
+    }
     return unsupported(
       fn.site,
       e.loc,

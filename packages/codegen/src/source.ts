@@ -28,6 +28,7 @@ function numericLiteral(e: ts.Expression | undefined): number | undefined {
 
 const cache = new Map<string, GrainModule>();
 
+/** The spec name of a class extending `Grain({ name: '...' })`; '' when it extends Grain(<expression>). */
 function grainSpecName(cls: ts.ClassDeclaration): string | undefined {
   for (const h of cls.heritageClauses ?? []) {
     if (h.token !== ts.SyntaxKind.ExtendsKeyword) continue;
@@ -35,12 +36,13 @@ function grainSpecName(cls: ts.ClassDeclaration): string | undefined {
       const call = t.expression;
       if (!ts.isCallExpression(call) || !ts.isIdentifier(call.expression) || call.expression.text !== 'Grain') continue;
       const spec = call.arguments[0];
-      if (!spec || !ts.isObjectLiteralExpression(spec)) continue;
+      if (!spec || !ts.isObjectLiteralExpression(spec)) return '';
       for (const p of spec.properties) {
         if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'name' && ts.isStringLiteral(p.initializer)) {
           return p.initializer.text;
         }
       }
+      return '';
     }
   }
   return undefined;
@@ -65,9 +67,11 @@ export function loadModule(moduleUrl: string): GrainModule {
   for (const s of sf.statements) {
     if (ts.isClassDeclaration(s)) {
       const name = grainSpecName(s);
-      if (name !== undefined) {
-        classes.set(name, s);
-        if (s.name) classToGrain.set(s.name.text, name);
+      // A spec that is not an object literal: the class is found by its own name.
+      const key = name === '' ? s.name?.text : name;
+      if (key !== undefined) {
+        if (!classes.has(key)) classes.set(key, s);
+        if (s.name) classToGrain.set(s.name.text, key);
       }
     } else if (ts.isFunctionDeclaration(s) && s.name && s.body) {
       helpers.set(s.name.text, s);

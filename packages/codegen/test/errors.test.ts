@@ -1,0 +1,126 @@
+import { defineGrain, t, type AnyGrainClass } from '@ringgrain/core';
+import { describe, expect, it } from 'vitest';
+import { CodegenError, generateKernel } from '../src/index.ts';
+import * as F from './fixtures/rejected.ts';
+
+function fail(cls: AnyGrainClass, grains = [cls.grain]): CodegenError {
+  try {
+    generateKernel(cls.grain, { grains });
+  } catch (e) {
+    if (e instanceof CodegenError) return e;
+    throw e;
+  }
+  throw new Error(`${cls.grain.name} was translated but should have been rejected`);
+}
+
+describe('constructs outside the subset are rejected with grain, method, location and a fix', () => {
+  it('closure over a mutable outer variable', () => {
+    const e = fail(F.Closure);
+    expect(e.code).toBe('CODEGEN_UNSUPPORTED');
+    expect(e.site).toMatchObject({ grain: 'Closure', method: 'go', file: 'rejected.ts' });
+    expect(e.message).toMatchInlineSnapshot(`
+      "Closure.go (rejected.ts:23:5): reference to outer variable outer is not supported in code translated to CUDA
+        hint: handlers see only their parameters, their locals, module-level \`const NAME = <number>\` and module-level function helpers; pass the value in the message or keep it in the state"
+    `);
+  });
+  it('spread', () => expect(fail(F.Spread).message).toMatchInlineSnapshot(`
+    "Spread.go (rejected.ts:30:14): spread is not supported in code translated to CUDA
+      hint: write each field out: { a: x.a, b: x.b }"
+  `));
+  it('dynamic property access on a struct', () => expect(fail(F.DynamicAccess).message).toMatchInlineSnapshot(`
+    "DynamicAccess.go (rejected.ts:35:17): dynamic property access on a state struct is not supported in code translated to CUDA
+      hint: only arrays can be indexed; name struct fields with a dot"
+  `));
+  it('strings outside method names', () => expect(fail(F.StringUse).message).toMatchInlineSnapshot(`
+    "StringUse.go (rejected.ts:40:19): string is not supported in code translated to CUDA
+      hint: strings exist only as method names of ctx.send/ctx.forward"
+  `));
+  it('try/catch', () => expect(fail(F.TryCatch).message).toMatchInlineSnapshot(`
+    "TryCatch.go (rejected.ts:46:5): try/catch is not supported in code translated to CUDA
+      hint: handlers cannot catch on the GPU; check the condition before the operation instead"
+  `));
+  it('async handler', () => expect(fail(F.AsyncHandler).message).toMatchInlineSnapshot(`
+    "AsyncHandler.go (rejected.ts:55:3): async function is not supported in code translated to CUDA
+      hint: handlers are synchronous turns; drop \`async\`"
+  `));
+  it('await', () => {
+    const grain = defineGrain({
+      name: 'AwaitUse',
+      module: new URL('./fixtures/await.src.txt', import.meta.url).href,
+      state: t.struct({ n: t.f64 }),
+      methods: { go: { request: t.struct({}), reply: t.struct({ v: t.f64 }) } },
+    });
+    expect(fail({ grain } as unknown as AnyGrainClass).message).toMatchInlineSnapshot(`
+      "AwaitUse.go (await.src.txt:4:15): await is not supported in code translated to CUDA
+        hint: handlers are synchronous turns; send a one-way message with ctx.send instead"
+    `);
+  });
+  it('recursion', () => expect(fail(F.Recursion).message).toMatchInlineSnapshot(`
+    "Recursion.fact (rejected.ts:15:27): recursion is not supported in code translated to CUDA (fact → fact)
+      hint: write the recursion as a loop"
+  `));
+  it('allocation with new', () => expect(fail(F.Allocation).message).toMatchInlineSnapshot(`
+    "Allocation.go (rejected.ts:66:15): new is not supported in code translated to CUDA
+      hint: no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)"
+  `));
+  it('array literal', () => expect(fail(F.ArrayLiteral).message).toMatchInlineSnapshot(`
+    "ArrayLiteral.go (rejected.ts:72:15): array literal is not supported in code translated to CUDA
+      hint: no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)"
+  `));
+  it('unsupported Math function', () => expect(fail(F.BadMath).message).toMatchInlineSnapshot(`
+    "BadMath.go (rejected.ts:78:17): Math.random is not supported in code translated to CUDA
+      hint: Math.random has no CUDA translation; supported: abs, sqrt, cbrt, floor, ceil, trunc, round, sign, fround, exp, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, atan2, pow, hypot, min, max, imul, clz32"
+  `));
+  it('arrow function', () => expect(fail(F.ArrowFn).message).toMatchInlineSnapshot(`
+    "ArrowFn.go (rejected.ts:83:15): arrow function is not supported in code translated to CUDA
+      hint: closures are not translated; move the logic into a module-level \`function\` helper that takes numbers"
+  `));
+  it('truthiness of a number', () => {
+    const e = fail(F.Truthiness);
+    expect(e.code).toBe('CODEGEN_TYPE');
+    expect(e.message).toMatchInlineSnapshot(`
+      "Truthiness.go (rejected.ts:89:9): if condition needs a boolean, got number (f64)
+        hint: compare explicitly, e.g. x !== 0 (JS truthiness is not translated)"
+    `);
+  });
+  it('loose equality', () => expect(fail(F.LooseEquality).message).toMatchInlineSnapshot(`
+    "LooseEquality.go (rejected.ts:95:21): == is not supported in code translated to CUDA
+      hint: use === (no coercion)"
+  `));
+  it('reply literal that does not match the reply schema', () => expect(fail(F.MissingReplyField).message).toMatchInlineSnapshot(`
+    "MissingReplyField.go (rejected.ts:100:14): the reply has no field "value" (schema {v:f64})
+      hint: write exactly the fields v"
+  `));
+  it('for..of', () => expect(fail(F.ForOf).message).toMatchInlineSnapshot(`
+    "ForOf.go (rejected.ts:106:5): for..of is not supported in code translated to CUDA
+      hint: write an index loop: for (let i = 0; i < xs.length; i++)"
+  `));
+  it('helper without parameter types', () => expect(fail(F.UntypedHelper).message).toMatchInlineSnapshot(`
+    "UntypedHelper.untyped (rejected.ts:17:18): helper parameter without a number or boolean type is not supported in code translated to CUDA
+      hint: annotate it: x: number"
+  `));
+  it('local holding a struct view', () => expect(fail(F.StructLocal).message).toMatchInlineSnapshot(`
+    "StructLocal.go (rejected.ts:117:11): local holding a state struct is not supported in code translated to CUDA
+      hint: locals hold numbers or booleans; read struct and array fields through their full path"
+  `));
+  it('switch', () => expect(fail(F.Switch).message).toMatchInlineSnapshot(`
+    "Switch.go (rejected.ts:138:5): switch is not supported in code translated to CUDA
+      hint: write if / else if chains"
+  `));
+  it('ctx.forward to a method whose reply schema differs', () => {
+    const e = fail(F.ForwardMismatch, [F.ForwardMismatch.grain, F.Other.grain]);
+    expect(e.code).toBe('CODEGEN_K2K');
+    expect(e.message).toMatchInlineSnapshot(`
+      "ForwardMismatch.go (rejected.ts:123:12): ctx.forward to Other.other whose reply ({w:u32}) differs from ForwardMismatch.go's ({v:f64})
+        hint: forward only to a method that replies with the same schema"
+    `);
+  });
+  it('ctx.send to a grain class not in the grains list', () => {
+    const e = fail(F.ForwardMismatch);
+    expect(e.code).toBe('CODEGEN_K2K');
+    expect(e.message).toMatchInlineSnapshot(`
+      "ForwardMismatch.go (rejected.ts:123:24): grain class Other is not among the grains placed with ForwardMismatch (generateKernel's grains)
+        hint: place both classes on the same backend (K2K on the GPU never goes through the host), and pass every placed GrainDef in grains"
+    `);
+  });
+});
