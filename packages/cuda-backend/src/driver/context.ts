@@ -280,6 +280,37 @@ export class CudaContext {
     this.check('cuMemcpyDtoH_v2', this.driver.api.cuMemcpyDtoH_v2(dst, src.devPtr + BigInt(srcOffset), dst.byteLength));
   }
 
+  /**
+   * Stream-ordered setup on a non-blocking stream (never the legacy stream while persistent kernels
+   * run, design brief §4.6). Memset then launch on the same stream needs no wait; anything else is
+   * followed by `synchronize(stream)` on that setup stream (finite work only).
+   */
+  memsetDeviceAsync(buf: DeviceBuffer, value: number, stream: CudaStream, bytes = buf.bytes, offset = 0): void {
+    this.owned(this.dev, buf.devPtr, 'device buffer');
+    this.owned(this.streams, stream.handle, 'stream');
+    inRange(offset, bytes, buf.bytes, 'memsetDeviceAsync');
+    this.makeCurrent();
+    this.check('cuMemsetD8Async', this.driver.api.cuMemsetD8Async(buf.devPtr + BigInt(offset), value & 0xff, bytes, stream.handle));
+  }
+
+  /** Host → device on `stream`; `src` must stay untouched until the stream is synchronized. */
+  copyToDeviceAsync(dst: DeviceBuffer, src: ArrayBufferView, stream: CudaStream, dstOffset = 0): void {
+    this.ownedMemory(dst);
+    this.owned(this.streams, stream.handle, 'stream');
+    inRange(dstOffset, src.byteLength, dst.bytes, 'copyToDeviceAsync');
+    this.makeCurrent();
+    this.check('cuMemcpyHtoDAsync_v2', this.driver.api.cuMemcpyHtoDAsync_v2(dst.devPtr + BigInt(dstOffset), src, src.byteLength, stream.handle));
+  }
+
+  /** Device → host on `stream`; read `dst` only after synchronizing the stream. */
+  copyFromDeviceAsync(dst: ArrayBufferView, src: DeviceBuffer, stream: CudaStream, srcOffset = 0): void {
+    this.ownedMemory(src);
+    this.owned(this.streams, stream.handle, 'stream');
+    inRange(srcOffset, dst.byteLength, src.bytes, 'copyFromDeviceAsync');
+    this.makeCurrent();
+    this.check('cuMemcpyDtoHAsync_v2', this.driver.api.cuMemcpyDtoHAsync_v2(dst, src.devPtr + BigInt(srcOffset), dst.byteLength, stream.handle));
+  }
+
   memInfo(): MemInfo {
     this.makeCurrent();
     this.check('cuMemGetInfo_v2', this.driver.api.cuMemGetInfo_v2(this.out64, this.out64b));

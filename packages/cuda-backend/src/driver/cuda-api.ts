@@ -55,6 +55,9 @@ export interface CudaApi {
   cuMemsetD8_v2(dptr: bigint, value: number, count: number): number;
   cuMemcpyHtoD_v2(dst: bigint, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: bigint, bytes: number): number;
+  cuMemsetD8Async(dptr: bigint, value: number, count: number, stream: bigint): number;
+  cuMemcpyHtoDAsync_v2(dst: bigint, src: ArrayBufferView, bytes: number, stream: bigint): number;
+  cuMemcpyDtoHAsync_v2(dst: ArrayBufferView, src: bigint, bytes: number, stream: bigint): number;
   cuMemHostAlloc(pp: Out64, bytes: number, flags: number): number;
   cuMemFreeHost(p: bigint): number;
   cuMemHostGetDevicePointer_v2(dptr: Out64, p: bigint, flags: number): number;
@@ -91,6 +94,9 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuMemsetD8_v2: 'int cuMemsetD8_v2(uint64_t dptr, uint8_t value, size_t count)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
+  cuMemsetD8Async: 'int cuMemsetD8Async(uint64_t dptr, uint8_t value, size_t count, void *stream)',
+  cuMemcpyHtoDAsync_v2: 'int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes, void *stream)',
+  cuMemcpyDtoHAsync_v2: 'int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes, void *stream)',
   cuMemHostAlloc: 'int cuMemHostAlloc(void *pp, size_t bytes, unsigned int flags)',
   cuMemFreeHost: 'int cuMemFreeHost(void *p)',
   cuMemHostGetDevicePointer_v2: 'int cuMemHostGetDevicePointer_v2(void *dptr, void *p, unsigned int flags)',

@@ -1,0 +1,529 @@
+import {
+  CONTROL,
+  CONTROL_BLOCK_SIZE,
+  KernelState,
+  Ring,
+  RingConsumer,
+  layoutOf,
+  snapshot,
+  viewAt,
+  type Backend,
+  type BackendKernel,
+  type GrainDef,
+  type KernelHealth,
+  type KernelMemory,
+  type KernelPlan,
+  type ProbeResult,
+} from '@ringgrain/core';
+import { generateKernel, type Abi } from '@ringgrain/codegen';
+import { performance } from 'node:perf_hooks';
+import { CoResidencyError, GpuFaultError, KernelStuckError } from './errors.ts';
+import { CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
+
+export interface CudaBackendOptions {
+  /** CUDA device ordinal (default 0). */
+  readonly device?: number;
+  /** Worker warps (= device partition queues) per ring kernel (default 32). */
+  readonly partitions?: number;
+  /** Slots per device partition queue, a power of two (default 256). */
+  readonly queueCapacity?: number;
+  /** SMs left free for other launches (default max(4, SMs / 8)); design brief §4.6, §5.6. */
+  readonly reserveSMs?: number;
+  /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000). */
+  readonly stopTimeoutMs?: number;
+  /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL (default 65536). */
+  readonly sendBudget?: number;
+  /** Stream queries (driver calls) at most this often per kernel; health() is off the hot path (default 50). */
+  readonly healthIntervalMs?: number;
+  /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
+  readonly cacheDir?: string;
+}
+
+/** How a kernel came to be: what compile and load cost (a cached launch compiles nothing). */
+export interface LaunchInfo {
+  readonly grain: string;
+  readonly cached: boolean;
+  readonly compileMs: number;
+  readonly generateMs: number;
+  readonly loadMs: number;
+  /** createKernel from entry to return: generate + compile/cache + load + allocate. */
+  readonly createMs: number;
+  readonly blocks: number;
+  readonly threadsPerBlock: number;
+  readonly blocksPerSM: number;
+  readonly partitions: number;
+}
+
+const ALIGN_DEVICE = 256;
+const ALIGN_HOST = 128;
+const up = (n: number, a: number) => Math.ceil(n / a) * a;
+
+interface Generated {
+  readonly source: string;
+  readonly abi: Abi;
+  readonly generateMs: number;
+}
+
+/**
+ * The CUDA backend: one persistent ring kernel per grain class, all in one CUDA context (the device's
+ * primary context). Host-shared memory (control block, inbound ring, reply ring) is pinned and mapped;
+ * the partition queues, state table, directory, counters and routing table live in device memory.
+ * Nothing on the per-message path calls the driver: the host writes rings and reads the control block.
+ */
+export class CudaBackend implements Backend {
+  readonly name = 'cuda';
+  readonly options: Required<Omit<CudaBackendOptions, "reserveSMs" | "cacheDir">> & { readonly reserveSMs: number | undefined; readonly cacheDir: string | undefined };
+  private ctx: CudaContext | undefined;
+  /** Non-blocking stream for setup copies (routes, inspect) while kernels run. */
+  private setup: CudaStream | undefined;
+  /** Why the current context may not be used again (sticky fault, stuck kernel). */
+  private poison: Error | undefined;
+  private readonly live = new Set<CudaKernel>();
+  private readonly generated = new Map<GrainDef, { key: string; gen: Generated }>();
+  /** Launch facts of every kernel created (tests and benchmarks read these). */
+  readonly launches: LaunchInfo[] = [];
+  /** Contexts created so far (1 + recoveries). */
+  contextsCreated = 0;
+
+  constructor(opts: CudaBackendOptions = {}) {
+    this.options = {
+      device: opts.device ?? 0,
+      partitions: opts.partitions ?? 32,
+      queueCapacity: opts.queueCapacity ?? 256,
+      stopTimeoutMs: opts.stopTimeoutMs ?? 2_000,
+      sendBudget: opts.sendBudget ?? 1 << 16,
+      healthIntervalMs: opts.healthIntervalMs ?? 50,
+      reserveSMs: opts.reserveSMs,
+      cacheDir: opts.cacheDir,
+    };
+    const q = this.options.queueCapacity;
+    if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new RangeError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
+    if (!Number.isInteger(this.options.partitions) || this.options.partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${this.options.partitions}`);
+  }
+
+  async probe(): Promise<ProbeResult> {
+    const p = probeCuda({ device: this.options.device });
+    if (!p.ok) return { ok: false, reason: p.reason };
+    return { ok: true, device: `${p.device.name} (${p.device.arch}, driver ${p.driverVersionString}, NVRTC ${p.nvrtc?.version ?? '?'})` };
+  }
+
+  /** The live context (created on first use, and again after a poisoned one was released). */
+  context(): CudaContext {
+    if (this.poison) {
+      if (this.live.size > 0) {
+        throw new GpuFaultError('*', 'GPU_CONTEXT_POISONED', `the CUDA context is poisoned (${this.poison.message.split('\n')[0]}); terminate every grain on this backend first`, { cause: this.poison });
+      }
+      this.releaseContext();
+    }
+    if (!this.ctx) {
+      this.ctx = CudaContext.create({ device: this.options.device });
+      this.setup = this.ctx.createStream();
+      this.contextsCreated++;
+    }
+    return this.ctx;
+  }
+
+  /** Residency bookkeeping: blocks of live kernels. */
+  residentBlocks(): number {
+    let n = 0;
+    for (const k of this.live) n += k.blocks;
+    return n;
+  }
+
+  private generate(def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): Generated {
+    const key = grains.map((g) => g?.name ?? '').join('\u0000');
+    const hit = this.generated.get(def);
+    if (hit && hit.key === key) return hit.gen;
+    const t0 = performance.now();
+    const g = generateKernel(def, { grains });
+    const gen = { source: g.source, abi: g.abi, generateMs: performance.now() - t0 };
+    this.generated.set(def, { key, gen });
+    return gen;
+  }
+
+  async createKernel(plan: KernelPlan): Promise<BackendKernel> {
+    const t0 = performance.now();
+    const ctx = this.context();
+    const grain = plan.grain.name;
+    const gen = this.generate(plan.grain, plan.grains);
+    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${grain}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17'] });
+    const l0 = performance.now();
+    const mod = ctx.loadModule(compiled.cubin);
+    let kernel: CudaKernel | undefined;
+    try {
+      const fn = ctx.getFunction(mod, gen.abi.entry);
+      const loadMs = performance.now() - l0;
+      const { partitions } = this.options;
+      const launch = gen.abi.launch({ partitions });
+      const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);
+      const sms = ctx.device.multiprocessorCount;
+      const reservedSMs = Math.min(sms, this.options.reserveSMs ?? Math.max(4, Math.floor(sms / 8)));
+      const capacity = perSM * (sms - reservedSMs);
+      const resident = this.residentBlocks();
+      if (perSM === 0 || resident + launch.blocks > capacity) {
+        throw new CoResidencyError(grain, { requested: launch.blocks, resident, capacity, perSM, sms, reservedSMs });
+      }
+      kernel = new CudaKernel(this, ctx, plan, gen.abi, mod, fn, launch);
+      const info: LaunchInfo = {
+        grain,
+        cached: compiled.cached,
+        compileMs: compiled.compileMs,
+        generateMs: gen.generateMs,
+        loadMs,
+        createMs: performance.now() - t0,
+        blocks: launch.blocks,
+        threadsPerBlock: launch.threadsPerBlock,
+        blocksPerSM: perSM,
+        partitions,
+      };
+      this.launches.push(info);
+      plan.logger.info(
+        { grain, cached: compiled.cached, compileMs: Math.round(compiled.compileMs), loadMs: +loadMs.toFixed(2), createMs: +info.createMs.toFixed(1), blocks: launch.blocks, perSM, resident, capacity },
+        `cuda: ${grain} kernel ${compiled.cached ? 'from the compile cache' : `compiled in ${Math.round(compiled.compileMs)} ms`}, ${launch.blocks} blocks (${resident} resident of ${capacity})`,
+      );
+      this.live.add(kernel);
+      this.updateRoutes();
+      return kernel;
+    } catch (e) {
+      if (kernel) {
+        this.live.delete(kernel);
+        kernel.freeAll();
+      } else ctx.unloadModule(mod);
+      throw e;
+    }
+  }
+
+  /**
+   * Routing tables (device memory, one per kernel): entry g = where grain id g's partition queues are.
+   * Rewritten on a setup stream whenever a kernel comes or goes; a kernel's entry is cleared before its
+   * queues are freed.
+   */
+  updateRoutes(): void {
+    const ctx = this.ctx;
+    if (!ctx || this.poison || !this.setup) return;
+    for (const k of this.live) {
+      const table = k.routeTable;
+      table.fill(0);
+      for (const peer of this.live) {
+        if (peer.freed) continue;
+        const id = peer.plan.grainId;
+        if (k.plan.grains[id] !== peer.plan.grain) continue; // ids are per system: only peers of the same grain list
+        const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + id * k.routeStride) as Record<string, number>;
+        v['queuesLo'] = Number(peer.queues.devPtr & 0xffffffffn);
+        v['queuesHi'] = Number(peer.queues.devPtr >> 32n);
+        v['partitions'] = peer.partitions;
+        v['queueCapacity'] = peer.queueCapacity;
+        v['slotSize'] = peer.plan.options.slotSize;
+      }
+      ctx.copyToDeviceAsync(k.device, table, this.setup, k.routesAt);
+    }
+    ctx.synchronize(this.setup);
+  }
+
+  /** Called by a kernel that saw a sticky fault or could not be stopped. */
+  poisoned(error: Error): void {
+    this.poison ??= error;
+  }
+
+  get poisonedBy(): Error | undefined {
+    return this.poison;
+  }
+
+  detach(k: CudaKernel): void {
+    this.live.delete(k);
+    if (this.live.size === 0 && this.poison && this.ctx) this.releaseContext();
+  }
+
+  /** Setup-stream device → host copy (inspect). */
+  readDevice(buf: DeviceBuffer, offset: number, bytes: number): Uint8Array {
+    const out = new Uint8Array(bytes);
+    this.ctx!.copyFromDeviceAsync(out, buf, this.setup!, offset);
+    this.ctx!.synchronize(this.setup!);
+    return out;
+  }
+
+  /** Drop the context: frees what it still holds and releases the primary context (resetting it if poisoned). */
+  private releaseContext(): void {
+    const ctx = this.ctx;
+    this.ctx = undefined;
+    this.setup = undefined;
+    const why = this.poison;
+    this.poison = undefined;
+    if (!ctx) return;
+    try {
+      ctx.dispose();
+    } catch (e) {
+      // After a sticky fault every free fails; the primary context is released regardless.
+      if (!why) throw e;
+    }
+  }
+
+  /** The context's allocation statistics and device memory (leak tests). */
+  memoryReport(): { stats: ReturnType<CudaContext['stats']>; mem: ReturnType<CudaContext['memInfo']> } | undefined {
+    if (!this.ctx) return undefined;
+    return { stats: this.ctx.stats(), mem: this.ctx.memInfo() };
+  }
+
+  async dispose(): Promise<void> {
+    for (const k of [...this.live]) await k.dispose();
+    if (this.ctx) this.releaseContext();
+  }
+
+  /** Test hooks: fault injection. Not for applications. */
+  readonly testing = {
+    /** Points grain `grainId`'s route in every kernel's table at an unmapped device address: the next K2K send to it faults. */
+    corruptRoute: (grainId: number): void => {
+      const ctx = this.ctx!;
+      for (const k of this.live) {
+        const table = new Uint8Array(k.routeTable);
+        const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + grainId * k.routeStride) as Record<string, number>;
+        v['queuesLo'] = 0x10;
+        v['queuesHi'] = 0;
+        v['partitions'] = 1;
+        ctx.copyToDeviceAsync(k.device, table, this.setup!, k.routesAt);
+      }
+      ctx.synchronize(this.setup!);
+    },
+  };
+}
+
+/** One grain class's persistent ring kernel on the GPU. */
+export class CudaKernel implements BackendKernel {
+  readonly memory: KernelMemory;
+  readonly blocks: number;
+  readonly partitions: number;
+  readonly queueCapacity: number;
+  readonly host: HostBuffer;
+  readonly device: DeviceBuffer;
+  readonly queues: { readonly devPtr: bigint };
+  readonly routeTable: Uint8Array;
+  readonly routeStride: number;
+  readonly routesAt: number;
+  freed = false;
+  private readonly stream: CudaStream;
+  private readonly control: Int32Array;
+  private readonly reply: Ring;
+  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number };
+  private readonly dirCapacity: number;
+  private fault: Error | undefined;
+  private lastQuery = 0;
+  private started = false;
+  private exited = false;
+
+  constructor(
+    private readonly backend: CudaBackend,
+    private readonly ctx: CudaContext,
+    readonly plan: KernelPlan,
+    readonly abi: Abi,
+    private readonly mod: CudaModule,
+    private readonly fn: CudaFunction,
+    private readonly launchCfg: { blocks: number; threadsPerBlock: number; sharedBytes: number },
+  ) {
+    const o = plan.options;
+    this.partitions = backend.options.partitions;
+    this.queueCapacity = backend.options.queueCapacity;
+    this.blocks = launchCfg.blocks;
+    const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity });
+    this.dirCapacity = abi.dirCapacity({ maxActors: o.maxActors });
+    this.routeStride = sizes.routesPerGrain;
+
+    // Pinned, mapped host memory: control block, inbound ring, reply ring (each 128-byte aligned).
+    const inboundAt = up(sizes.control, ALIGN_HOST);
+    const replyAt = inboundAt + up(sizes.inbound, ALIGN_HOST);
+    this.host = ctx.allocHost(replyAt + up(sizes.replies, ALIGN_HOST));
+    try {
+      // Device memory, one allocation: queues | states | directory | globals + counters | routes.
+      let off = 0;
+      const take = (n: number) => {
+        const at = off;
+        off = up(off + n, ALIGN_DEVICE);
+        return at;
+      };
+      this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length) };
+      this.routesAt = this.at.routes;
+      this.device = ctx.allocDevice(off);
+    } catch (e) {
+      ctx.freeHost(this.host);
+      throw e;
+    }
+    this.stream = ctx.createStream();
+    this.queues = { devPtr: this.device.devPtr + BigInt(this.at.queues) };
+    this.routeTable = new Uint8Array(sizes.routesPerGrain * plan.grains.length);
+
+    const buf = this.host.buffer;
+    Ring.format(buf, inboundAt, o.ringCapacity, o.slotSize);
+    this.reply = Ring.format(buf, replyAt, o.replyCapacity, o.slotSize);
+    this.control = new Int32Array(buf, 0, CONTROL_BLOCK_SIZE >> 2);
+    this.memory = { control: { buffer: buf, offset: 0 }, inbound: { buffer: buf, offset: inboundAt }, replies: [{ buffer: buf, offset: replyAt }] };
+    // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
+    ctx.memsetDeviceAsync(this.device, 0, this.stream);
+    ctx.synchronize(this.stream);
+  }
+
+  async start(): Promise<void> {
+    const o = this.plan.options;
+    const h = this.host.devPtr;
+    const d = this.device.devPtr;
+    const values: Record<string, bigint | number> = {
+      control: h,
+      inbound: h + BigInt(this.memory.inbound.offset),
+      replies: h + BigInt(this.memory.replies[0]!.offset),
+      queues: d + BigInt(this.at.queues),
+      states: d + BigInt(this.at.states),
+      directory: d + BigInt(this.at.directory),
+      globals: d + BigInt(this.at.globals),
+      routes: d + BigInt(this.at.routes),
+      routeCount: this.plan.grains.length,
+      partitions: this.partitions,
+      queueCapacity: this.queueCapacity,
+      ringCapacity: o.ringCapacity,
+      replyCapacity: o.replyCapacity,
+      slotSize: o.slotSize,
+      maxActors: o.maxActors,
+      dirCapacity: this.dirCapacity,
+      turnBudget: Math.min(o.turnBudget, 0xffffffff),
+      sendBudget: this.backend.options.sendBudget,
+    };
+    // The argument list follows the ABI's one parameter list, in order.
+    const args = this.abi.params.map((p) => {
+      const v = values[p.name];
+      if (v === undefined) throw new Error(`cuda-backend: no value for kernel parameter ${p.name} (codegen ABI changed?)`);
+      return p.kind === 'ptr' ? arg.ptr(BigInt(v)) : p.kind === 'u64' ? arg.u64(v) : arg.u32(Number(v));
+    });
+    this.ctx.launch(this.fn, { grid: this.launchCfg.blocks, block: this.launchCfg.threadsPerBlock, sharedMemBytes: this.launchCfg.sharedBytes, stream: this.stream }, args);
+    this.started = true;
+  }
+
+  wake(): void {
+    // The GPU polls its inbound ring and control block: nothing to wake.
+  }
+
+  private stopRequested(): boolean {
+    return Atomics.load(this.control, CONTROL.requested) === KernelState.STOP;
+  }
+
+  /** One stream query (a driver call): a sticky error is a fault; a stream that ended before STOP is one too. */
+  private query(): void {
+    if (this.fault || !this.started || this.exited || this.freed) return;
+    const poison = this.backend.poisonedBy;
+    if (poison) {
+      this.fault = poison instanceof GpuFaultError ? poison : new GpuFaultError(this.plan.grain.name, 'GPU_CONTEXT_POISONED', `the CUDA context is poisoned: ${poison.message.split('\n')[0]}`, { cause: poison });
+      return;
+    }
+    try {
+      if (this.ctx.streamQuery(this.stream) === 'complete') {
+        this.exited = true;
+        if (!this.stopRequested() || Atomics.load(this.control, CONTROL.observed) !== KernelState.STOPPED) {
+          this.fault = new GpuFaultError(this.plan.grain.name, 'GPU_KERNEL_EXITED', 'the persistent kernel exited without being asked to stop');
+        }
+      }
+    } catch (e) {
+      const result = e instanceof CudaError ? e.result : undefined;
+      this.fault = new GpuFaultError(this.plan.grain.name, 'GPU_FAULT', `the GPU reported ${e instanceof CudaError ? `${e.code} (${e.result})` : String(e)}`, {
+        cause: e,
+        ...(result === undefined ? {} : { cudaResult: result }),
+      });
+      this.backend.poisoned(this.fault);
+    }
+  }
+
+  health(): KernelHealth {
+    if (!this.fault) {
+      const now = performance.now();
+      if (now - this.lastQuery >= this.backend.options.healthIntervalMs) {
+        this.lastQuery = now;
+        this.query();
+      }
+    }
+    return { fault: this.fault };
+  }
+
+  async inspect(key: number | string): Promise<unknown> {
+    if (typeof key !== 'number' || this.fault || this.freed || this.backend.poisonedBy) return undefined;
+    const dirSchema = this.abi.schemas.DirEntry;
+    const entry = layoutOf(dirSchema).size;
+    const dir = this.backend.readDevice(this.device, this.at.directory, entry * this.dirCapacity);
+    const lo = Number(BigInt.asUintN(32, BigInt(key)));
+    const hi = Number(BigInt.asUintN(32, BigInt(key) >> 32n));
+    for (let i = 0; i < this.dirCapacity; i++) {
+      const e = snapshot(dirSchema, dir.buffer, i * entry) as { keyLo: number; keyHi: number; slot: number; state: number };
+      if (e.state !== 2 || e.keyLo !== lo || e.keyHi !== hi) continue;
+      const size = this.abi.stateSize;
+      const bytes = this.backend.readDevice(this.device, this.at.states + e.slot * size, size);
+      return snapshot(this.plan.grain.state, bytes.buffer, 0);
+    }
+    return undefined;
+  }
+
+  /** Discards replies nobody will read, so a kernel finishing its drain never waits on a full reply ring. */
+  private drainReplies(c: RingConsumer): void {
+    while (c.peek() >= 0) c.release();
+  }
+
+  async dispose(): Promise<void> {
+    if (this.freed) return;
+    this.routesOut();
+    if (this.started && !this.exited && !this.fault && !this.backend.poisonedBy) {
+      if (!this.stopRequested()) {
+        // Core timed out before asking, or the launch handshake failed: ask now.
+        Atomics.store(this.control, CONTROL.requested, KernelState.STOP);
+        Atomics.store(this.control, CONTROL.requestEpoch, (Atomics.load(this.control, CONTROL.requestEpoch) + 1) | 0);
+      }
+      const consumer = new RingConsumer(this.reply);
+      const deadline = performance.now() + this.backend.options.stopTimeoutMs;
+      for (;;) {
+        this.drainReplies(consumer);
+        let done: boolean;
+        try {
+          done = this.ctx.streamQuery(this.stream) === 'complete';
+        } catch (e) {
+          this.backend.poisoned(e as Error);
+          break;
+        }
+        if (done) {
+          this.exited = true;
+          break;
+        }
+        if (performance.now() > deadline) {
+          const err = new KernelStuckError(this.plan.grain.name, this.backend.options.stopTimeoutMs);
+          this.plan.logger.error({ err }, err.message);
+          this.backend.poisoned(err);
+          this.fault = err;
+          // Leave the memory: freeing it under a running kernel blocks until the kernel ends.
+          this.freed = true;
+          this.backend.detach(this);
+          return;
+        }
+        await new Promise<void>((r) => setTimeout(r, 1));
+      }
+    }
+    this.freeAll();
+    this.backend.detach(this);
+  }
+
+  /** Clear this kernel's route everywhere before its queues go away. */
+  private routesOut(): void {
+    this.freed = true;
+    try {
+      this.backend.updateRoutes();
+    } catch (e) {
+      this.backend.poisoned(e as Error);
+    }
+  }
+
+  freeAll(): void {
+    this.freed = true;
+    if (this.ctx.disposed) return;
+    const attempt = (f: () => void) => {
+      try {
+        f();
+      } catch (e) {
+        if (!this.backend.poisonedBy) throw e;
+      }
+    };
+    attempt(() => this.ctx.destroyStream(this.stream));
+    attempt(() => this.ctx.freeDevice(this.device));
+    attempt(() => this.ctx.freeHost(this.host));
+    attempt(() => this.ctx.unloadModule(this.mod));
+  }
+}

@@ -1,0 +1,51 @@
+import { KernelFaultError, RinggrainError, type ErrorOptions } from '@ringgrain/core';
+
+/**
+ * The GPU running a ring kernel faulted (illegal address, trap, launch failure: a sticky CUDA error seen
+ * by a stream query off the hot path), or the kernel exited without being told to. It is a
+ * KernelFaultError, so core rejects every pending ask of the kernel with it; `code` says which.
+ */
+export class GpuFaultError extends KernelFaultError {
+  /** CUresult of the fault when the driver reported one (e.g. 700 = CUDA_ERROR_ILLEGAL_ADDRESS). */
+  readonly cudaResult: number | undefined;
+
+  constructor(grain: string, code: 'GPU_FAULT' | 'GPU_KERNEL_EXITED' | 'GPU_CONTEXT_POISONED', detail: string, opts: ErrorOptions & { cudaResult?: number } = {}) {
+    super(grain, detail, {
+      hint:
+        code === 'GPU_KERNEL_EXITED'
+          ? 'the persistent kernel ended by itself; terminate the grain and launch it again'
+          : 'every pending ask was rejected; terminate the grain (and every other grain on this GPU) and launch again: the backend then creates a fresh CUDA context. Run compute-sanitizer to find the fault',
+      ...opts,
+    });
+    (this as { code: string }).code = code;
+    this.cudaResult = opts.cudaResult;
+  }
+}
+
+/** A launch that could not become fully resident next to the kernels already running (design brief §5.6). */
+export class CoResidencyError extends RinggrainError {
+  readonly requestedBlocks: number;
+  readonly residentBlocks: number;
+  readonly capacityBlocks: number;
+
+  constructor(grain: string, detail: { requested: number; resident: number; capacity: number; perSM: number; sms: number; reservedSMs: number }) {
+    super(
+      'GPU_CO_RESIDENCY',
+      `grain "${grain}": its ring kernel needs ${detail.requested} blocks, but ${detail.resident} of the ${detail.capacity} this backend may keep resident are taken ` +
+        `(${detail.perSM} blocks/SM × (${detail.sms} SMs − ${detail.reservedSMs} left free)); a persistent kernel that cannot become resident would wait forever`,
+      { hint: 'terminate another grain first, lower `partitions`, or lower `reserveSMs` in the CudaBackend options' },
+    );
+    this.requestedBlocks = detail.requested;
+    this.residentBlocks = detail.resident;
+    this.capacityBlocks = detail.capacity;
+  }
+}
+
+/** A kernel did not exit within the stop timeout after STOP: its context cannot be freed safely. */
+export class KernelStuckError extends RinggrainError {
+  constructor(grain: string, ms: number) {
+    super('GPU_KERNEL_STUCK', `grain "${grain}": the ring kernel did not exit within ${ms} ms of STOP; its CUDA context is poisoned and its memory was left allocated (freeing it under a running kernel would block forever)`, {
+      hint: 'a handler loop ran past its iteration budget or a K2K target never drained; restart the process to reclaim the GPU',
+    });
+  }
+}
