@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,4 +51,36 @@ export function gxxBuild(unit: string, harness: string): BuildResult {
   // -ffp-contract=off: no fused multiply-add, as in JS (the device side uses __dadd_rn & co.).
   const r = spawnSync('g++', ['-std=c++17', '-O1', '-ffp-contract=off', '-Wall', '-Wno-unused-function', '-Werror', join(dir, 'harness.cpp'), '-o', out, '-lm'], { encoding: 'utf8' });
   return { ok: r.status === 0, log: `${r.stdout}${r.stderr}`, out };
+}
+
+/** nvccCompile without blocking: the compile test builds every unit × arch two at a time. */
+export function nvccCompileAsync(source: string, arch: string): Promise<BuildResult> {
+  const key = hash('nvcc', arch, source);
+  const dir = join(CACHE, key);
+  const out = join(dir, 'unit.cubin');
+  if (existsSync(out)) return Promise.resolve({ ok: true, log: '', out });
+  mkdirSync(dir, { recursive: true });
+  const src = join(dir, 'unit.cu');
+  writeFileSync(src, source);
+  return new Promise((resolve) => {
+    const p = spawn('nvcc', ['-cubin', `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', out]);
+    let log = '';
+    p.stdout.on('data', (d) => (log += d));
+    p.stderr.on('data', (d) => (log += d));
+    p.on('close', (code) => resolve({ ok: code === 0, log, out }));
+  });
+}
+
+export async function pool<T, R>(items: readonly T[], width: number, f: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i] as T);
+      }
+    }),
+  );
+  return out;
 }

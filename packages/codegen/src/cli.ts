@@ -1,0 +1,111 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { GrainDef } from '@ringgrain/core';
+import { CodegenError } from './errors.ts';
+import { generateKernel } from './kernel.ts';
+
+export const USAGE = `usage: ringgrain codegen <module.ts> [--grain Name] [--out dir]
+  Translates the grain classes exported by <module.ts> to CUDA C (one .cu per grain class).
+  --grain Name   only this grain class (default: every grain class the module exports)
+  --out dir      write <dir>/<Grain>.cu and <dir>/<Grain>.abi.json (default: print the .cu to stdout)`;
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+interface Args {
+  module: string;
+  grain: string | undefined;
+  outDir: string | undefined;
+}
+
+function parseArgs(argv: readonly string[]): Args | string {
+  const rest = argv[0] === 'codegen' ? argv.slice(1) : [...argv];
+  let module: string | undefined;
+  let grain: string | undefined;
+  let outDir: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i] as string;
+    if (a === '--grain' || a === '--out') {
+      const v = rest[++i];
+      if (v === undefined || v.startsWith('--')) return `${a} needs a value`;
+      if (a === '--grain') grain = v;
+      else outDir = v;
+    } else if (a.startsWith('-')) return `unknown option ${a}`;
+    else if (module === undefined) module = a;
+    else return `unexpected argument ${a}`;
+  }
+  if (module === undefined) return 'missing <module>';
+  return { module, grain, outDir };
+}
+
+/** Serialisable part of the ABI (sizes and launch are functions of the options: see src/abi.ts). */
+function abiJson(abi: ReturnType<typeof generateKernel>['abi']): string {
+  const { version, grain, grainId, entry, params, stateSize, stateAlign, errors } = abi;
+  return `${JSON.stringify({ version, grain, grainId, entry, params, stateSize, stateAlign, errors }, null, 2)}\n`;
+}
+
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const args = parseArgs(argv);
+  if (typeof args === 'string') {
+    io.err(`${args}\n${USAGE}\n`);
+    return 2;
+  }
+  const path = isAbsolute(args.module) ? args.module : resolve(process.cwd(), args.module);
+  let exports: Record<string, unknown>;
+  try {
+    exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (e) {
+    io.err(`cannot import ${args.module}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const grains: GrainDef[] = [];
+  for (const v of Object.values(exports)) {
+    const def = (v as { grain?: GrainDef } | null)?.grain;
+    if (typeof v === 'function' && def && typeof def.name === 'string' && Array.isArray(def.methods)) grains.push(def);
+  }
+  if (grains.length === 0) {
+    io.err(`${args.module} exports no grain classes\n`);
+    return 1;
+  }
+  const chosen = args.grain === undefined ? grains : grains.filter((g) => g.name === args.grain);
+  if (chosen.length === 0) {
+    io.err(`${args.module} has no grain class "${args.grain}" (it has ${grains.map((g) => g.name).join(', ')})\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    for (const def of chosen) {
+      const k = generateKernel(def, { grains });
+      if (args.outDir === undefined) io.out(k.source);
+      else {
+        mkdirSync(args.outDir, { recursive: true });
+        const cu = join(args.outDir, `${def.name}.cu`);
+        writeFileSync(cu, k.source);
+        writeFileSync(join(args.outDir, `${def.name}.abi.json`), abiJson(k.abi));
+        io.out(`wrote ${cu}\n`);
+      }
+    }
+  } catch (e) {
+    if (e instanceof CodegenError) {
+      io.err(`${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+  return 0;
+}
+
+const invoked = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+if (invoked) {
+  main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
