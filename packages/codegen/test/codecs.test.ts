@@ -35,7 +35,7 @@ function reshape(s: Schema, v: any, r: () => number): any {
     const items = Array.from(v as ArrayLike<unknown>, (x) => reshape(s.element, x, r));
     // Numeric arrays: a typed array (→ bin) or a plain array of numbers (→ msgpack array), at random.
     if (s.element.kind === 'scalar' && s.element.scalar !== 'bool' && r() < 0.5) {
-      const C = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u32: Uint32Array }[s.element.scalar];
+      const C = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u32: Uint32Array }[s.element.scalar as 'f32' | 'f64' | 'i32' | 'u32'];
       return new C(items as number[]);
     }
     return items;
@@ -65,7 +65,7 @@ describe.skipIf(!HAVE_GXX)('device msgpack codecs (built for the host from the g
     const r = rng(12);
     for (const { def, h } of built) {
       const items = [];
-      const want = [];
+      const want: Uint8Array[] = [];
       for (let i = 0; i < 300; i++) {
         const m = def.methods[i % def.methods.length]!;
         const v = randomValue(m.request, r, { float: 1e6, int: 2 ** 31 - 1 });
