@@ -1,0 +1,286 @@
+/**
+ * CudaBackend. Without a driver (CI, dev machines) the probe must say ok:false with the reason (checked
+ * for real) and the GPU lane is skipped with the reason in its name. On a GPU every answer below is
+ * computed by the ring kernel and checked against a JS reference.
+ */
+import { DecodeError, GrainSystem, HandlerError, KernelTerminatedError, RingKernel, SLOT, SlotFlag, HOST_SENDER } from '@ringgrain/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Account } from '../../../examples/bank/grains.ts';
+import { Coordinator, Hop1, Hop2, Hop3, Leaf, Numbers } from '../../../test/fixtures/grains.ts';
+import { CoResidencyError, CudaBackend, GpuFaultError, probeCuda } from '../src/index.ts';
+
+const probe = probeCuda();
+const lane = probe.ok ? `on the GPU (${probe.device.name})` : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
+const gpu = probe.ok ? describe : describe.skip;
+
+const systems: GrainSystem[] = [];
+afterEach(async () => {
+  for (const s of systems.splice(0)) await s.shutdown({ mode: 'reject', timeoutMs: 3000 }).catch(() => undefined);
+});
+
+function system(backend: CudaBackend, opts: Partial<ConstructorParameters<typeof GrainSystem>[0]> = {}): GrainSystem {
+  const s = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 5000, askTimeoutMs: 10_000, ...opts });
+  systems.push(s);
+  return s;
+}
+
+const small = { placement: 'cuda' as const, maxActors: 16384, ringCapacity: 1024, replyCapacity: 1024 };
+
+describe('CudaBackend probe (no GPU needed)', () => {
+  it('reports what probeCuda found, with the reason when there is no driver', async () => {
+    const p = await new CudaBackend().probe();
+    expect(p.ok).toBe(probe.ok);
+    if (!p.ok) {
+      expect(p.reason).toBeTruthy();
+      expect(p.reason).toBe(probe.ok ? undefined : probe.reason);
+    } else expect(p.device).toContain(probe.ok ? probe.device.name : '?');
+  });
+
+  it('rejects impossible options with a RangeError', () => {
+    expect(() => new CudaBackend({ queueCapacity: 100 })).toThrow(RangeError);
+    expect(() => new CudaBackend({ partitions: 0 })).toThrow(RangeError);
+  });
+});
+
+gpu(`CudaBackend ${lane}`, () => {
+  it('bank: deposit/withdraw/balance asks answered by the GPU match a JS model; tells; K2K transfer', async () => {
+    const backend = new CudaBackend();
+    const sys = system(backend).register(Account, small);
+    await sys.start();
+    const model = new Map<number, { balance: number; ops: number }>();
+    const m = (k: number) => model.get(k) ?? (model.set(k, { balance: 0, ops: 0 }), model.get(k)!);
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    for (let i = 0; i < 2000; i++) {
+      const k = Math.floor(rnd() * 50);
+      const amount = Math.round(rnd() * 10000) / 100;
+      const a = sys.grain(Account, k);
+      if (rnd() < 0.6) {
+        const got = await a.deposit({ amount });
+        const r = m(k);
+        r.balance += amount;
+        r.ops++;
+        expect(got.balance).toBe(r.balance);
+      } else {
+        const got = await a.withdraw({ amount });
+        const r = m(k);
+        r.ops++;
+        const ok = amount <= r.balance;
+        if (ok) r.balance -= amount;
+        expect(got).toEqual({ ok, balance: r.balance });
+      }
+    }
+    // Tells, then a K2K transfer ring between accounts.
+    for (let k = 0; k < 50; k++) {
+      sys.grain(Account, k).tell.deposit({ amount: 1000 });
+      m(k).balance += 1000;
+      m(k).ops++;
+    }
+    for (let k = 0; k < 50; k++) {
+      sys.grain(Account, k).tell.transfer({ to: (k + 1) % 50, amount: 10 });
+      m(k).ops++;
+      if (10 <= m(k).balance) {
+        m(k).balance -= 10;
+        m((k + 1) % 50).balance += 10;
+        m((k + 1) % 50).ops++;
+      }
+    }
+    await waitFor(() => sys.counters(Account).k2kReceived >= 50);
+    for (let k = 0; k < 50; k++) expect(await sys.grain(Account, k).balance({}), `key ${k}`).toEqual(m(k));
+    // Counters reach the control block a little after the replies: wait for the kernel to publish them.
+    await waitFor(() => settled(sys.counters(Account)));
+    const c = sys.counters(Account);
+    expect(c.k2kSent).toBe(50);
+    expect(c.k2kReceived).toBe(50);
+    expect(c.rejected).toBe(0);
+    expect(c.handlerErrors).toBe(0);
+    expect(c.processed).toBe(c.received);
+    expect(c.replied).toBe(2000 + 50);
+    expect(c.activations).toBe(50);
+    expect(await sys.kernel(Account).inspect(3)).toEqual(m(3));
+  });
+
+  it('10,000 actors: one deposit each, then every balance, checked', async () => {
+    const sys = system(new CudaBackend()).register(Account, small);
+    await sys.start();
+    const N = 10_000;
+    const asks: Promise<unknown>[] = [];
+    for (let k = 0; k < N; k++) asks.push(sys.grain(Account, k * 7919).deposit({ amount: (k % 13) + 0.5 }));
+    const replies = (await Promise.all(asks)) as { balance: number }[];
+    replies.forEach((r, k) => expect(r.balance).toBe((k % 13) + 0.5));
+    const bal = (await Promise.all(Array.from({ length: N }, (_, k) => sys.grain(Account, k * 7919).balance({})))) as { balance: number; ops: number }[];
+    bal.forEach((r, k) => expect(r).toEqual({ balance: (k % 13) + 0.5, ops: 1 }));
+    await waitFor(() => settled(sys.counters(Account)) && sys.counters(Account).replied === 2 * N);
+    const c = sys.counters(Account);
+    expect(c.activations).toBe(N);
+    expect(c.replied).toBe(2 * N);
+    expect(c.rejected).toBe(0);
+  });
+
+  it('lifecycle: deactivated kernels queue in order; terminate with pending asks rejects; relaunch works', async () => {
+    const sys = system(new CudaBackend()).register(Account, small);
+    await sys.start();
+    const k = sys.kernel(Account);
+    await k.deactivate();
+    const a = sys.grain(Account, 1);
+    const p1 = a.deposit({ amount: 10 });
+    const p2 = a.withdraw({ amount: 7 });
+    const p3 = a.withdraw({ amount: 5 });
+    await sleep(100);
+    expect(sys.counters(Account).processed).toBe(0);
+    await k.activate();
+    expect(await p1).toEqual({ balance: 10 });
+    expect(await p2).toEqual({ ok: true, balance: 3 });
+    expect(await p3).toEqual({ ok: false, balance: 3 });
+
+    await k.deactivate();
+    const pending = a.balance({});
+    await k.terminate({ mode: 'reject' });
+    await expect(pending).rejects.toBeInstanceOf(KernelTerminatedError);
+    expect(k.state).toBe('terminated');
+
+    await sys.launch(Account);
+    expect(await a.balance({})).toEqual({ balance: 0, ops: 0 });
+    expect(await a.deposit({ amount: 2 })).toEqual({ balance: 2 });
+  });
+
+  it('a handler error rejects the ask with its message; the actor keeps running', async () => {
+    const sys = system(new CudaBackend()).register(Numbers, { ...small, slotSize: 1024 });
+    await sys.start();
+    const n = sys.grain(Numbers, 5);
+    await expect(n.fail({ code: 1 })).rejects.toBeInstanceOf(HandlerError);
+    await expect(n.fail({ code: 2 })).rejects.toThrow(/refused/);
+    expect(await n.fail({ code: 0 })).toEqual({ ok: true });
+    expect(await n.add({ by: 3 })).toEqual({ count: 2, total: 3 });
+    await waitFor(() => settled(sys.counters(Numbers)));
+    expect(sys.counters(Numbers).handlerErrors).toBe(2);
+  });
+
+  it('a malformed message written raw into the inbound ring is rejected, counted and reported', async () => {
+    const sys = system(new CudaBackend()).register(Account, small);
+    await sys.start();
+    const errors: Error[] = [];
+    sys.on('tellError', (e) => errors.push(e.error));
+    const k: RingKernel = sys.kernel(Account);
+    const p = k.producer!;
+    const ring = p.ring;
+    const write = (method: number, payload: number[]) => {
+      const slot = p.claim();
+      const dv = ring.dv;
+      dv.setUint32(slot + SLOT.length, payload.length, true);
+      dv.setUint32(slot + SLOT.method, method, true);
+      dv.setUint32(slot + SLOT.flags, 0, true);
+      dv.setUint32(slot + SLOT.corr, 0, true);
+      dv.setUint32(slot + SLOT.keyLo, 9, true);
+      dv.setUint32(slot + SLOT.keyHi, 0, true);
+      dv.setUint32(slot + SLOT.sender, HOST_SENDER, true);
+      dv.setUint32(slot + SLOT.grain, k.grainId, true);
+      dv.setFloat64(slot + SLOT.time, 0, true);
+      ring.u8.set(payload, slot + 48);
+      p.publish(slot);
+      k.sent++;
+    };
+    write(0, [0xc1, 0xc1, 0xc1]); // 0xc1 is never valid msgpack
+    write(77, [0x80]); // unknown method
+    await waitFor(() => errors.length >= 2 && settled(sys.counters(Account)));
+    expect(errors.every((e) => e instanceof DecodeError)).toBe(true);
+    expect(sys.counters(Account).rejected).toBe(2);
+    expect(await sys.grain(Account, 9).deposit({ amount: 1 })).toEqual({ balance: 1 });
+    expect(SlotFlag.REJECTED).toBe(8);
+  });
+
+  it('two grain classes at once: K2K fan-out/fan-in across kernels and a forward chain over three kernels', async () => {
+    const sys = system(new CudaBackend({ partitions: 8 }))
+      .register(Coordinator, small)
+      .register(Leaf, small)
+      .register(Hop1, small)
+      .register(Hop2, small)
+      .register(Hop3, small);
+    await sys.start();
+    const c = sys.grain(Coordinator, 4);
+    expect(await c.scatter({ n: 200, value: 3 })).toEqual({ expected: 200 });
+    let want = 0;
+    for (let i = 0; i < 200; i++) want += (3 + i) * 2;
+    await waitFor(async () => (await c.result({})).count === 200);
+    expect(await c.result({})).toEqual({ expected: 200, count: 200, sum: want });
+    expect(await sys.grain(Leaf, 7).get({})).toEqual({ total: 10, hits: 1 });
+    expect(await sys.grain(Hop1, 10).go({ x: 5, trail: 0 })).toEqual({ x: 33, trail: 123, by: 3 });
+    expect(await sys.grain(Hop2, 11).seen({})).toEqual({ seen: 1 });
+    expect(sys.counters(Coordinator).k2kSent).toBe(200);
+    expect(sys.counters(Leaf).k2kReceived).toBe(200);
+  });
+
+  it('a launch that cannot be co-resident fails with CoResidencyError instead of waiting', async () => {
+    const first = new CudaBackend({ partitions: 8 });
+    const s1 = system(first).register(Leaf, small);
+    await s1.start();
+    const perSM = first.launches[0]!.blocksPerSM;
+    await s1.shutdown();
+    const sms = probe.ok ? probe.device.multiprocessorCount : 0;
+    // Capacity = perSM blocks (one SM); each kernel takes ~3/4 of it, so the second cannot fit.
+    const blocks = Math.max(1, Math.ceil(perSM * 0.75));
+    const backend = new CudaBackend({ reserveSMs: sms - 1, partitions: blocks * 4 - 1 });
+    const sys = system(backend).register(Coordinator, small).register(Leaf, small);
+    const err = await sys.start().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(CoResidencyError);
+    expect(String((err as Error).message)).toMatch(/blocks/);
+  });
+
+  it('a GPU fault rejects pending asks with GpuFaultError; a fresh context runs the grain again', async () => {
+    const backend = new CudaBackend();
+    const sys = system(backend).register(Account, small);
+    await sys.start();
+    const faults: Error[] = [];
+    sys.on('fault', (e) => faults.push(e.error));
+    const a = sys.grain(Account, 1);
+    expect(await a.deposit({ amount: 50 })).toEqual({ balance: 50 });
+    backend.testing.corruptRoute(sys.kernel(Account).grainId);
+    a.tell.transfer({ to: 2, amount: 1 }); // K2K through the corrupted route: an illegal address on the GPU
+    const pending = a.balance({}); // same actor, after the faulting turn: never answered
+    const err = await pending.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(GpuFaultError);
+    expect((err as GpuFaultError).code).toBe('GPU_FAULT');
+    expect(faults.length).toBe(1);
+    await sys.kernel(Account).terminate();
+    await sys.launch(Account);
+    expect(backend.contextsCreated).toBe(2);
+    expect(await a.deposit({ amount: 5 })).toEqual({ balance: 5 });
+  });
+
+  it('1,000 launch/terminate cycles end with device and pinned memory where they began', async () => {
+    const backend = new CudaBackend({ partitions: 4 });
+    const sys = system(backend, { handshakeTimeoutMs: 5000 }).register(Account, { placement: 'cuda', maxActors: 1024, ringCapacity: 64, replyCapacity: 64 });
+    await sys.start();
+    const k = sys.kernel(Account);
+    await k.terminate();
+    const r0 = backend.memoryReport()!;
+    for (let i = 0; i < 1000; i++) {
+      await sys.launch(Account);
+      if (i % 100 === 0) expect(await sys.grain(Account, i).deposit({ amount: i })).toEqual({ balance: i });
+      await k.terminate();
+    }
+    const r1 = backend.memoryReport()!;
+    expect(r1.stats).toEqual(r0.stats);
+    expect(Math.abs(r1.mem.freeBytes - r0.mem.freeBytes)).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(backend.contextsCreated).toBe(1);
+    const cached = backend.launches.slice(1);
+    expect(cached.every((l) => l.cached)).toBe(true);
+  }, 240_000);
+});
+
+/** Every message the host wrote was taken and finished (processed or rejected) and the counters say so. */
+function settled(c: { sent: number; received: number; processed: number; rejected: number; k2kReceived: number }): boolean {
+  return c.received === c.sent + c.k2kReceived && c.processed + c.rejected === c.received;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!(await cond())) {
+    if (performance.now() > end) throw new Error('condition not met in time');
+    await sleep(2);
+  }
+}

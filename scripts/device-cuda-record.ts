@@ -1,0 +1,251 @@
+/**
+ * The GPU-machine run for the CUDA backend, and its record.
+ *
+ *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000]
+ *
+ * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
+ * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
+ *    ask round trips host → GPU actor → host through core (typed refs, promises), tells throughput,
+ *    and in the same run the launch-per-message baseline (cuLaunchKernel + cuStreamSynchronize);
+ * 3. with --sanitize runs a small bank workload (asks, tells, K2K) under compute-sanitizer memcheck and
+ *    racecheck;
+ * 4. writes $OUT/cuda-record.json (copy it to bench/results/gpu/ and commit it).
+ * Nothing is simulated; a failing step is recorded as failing and the exit code is non-zero.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { GrainSystem } from '../packages/core/src/index.ts';
+import { Account } from '../examples/bank/grains.ts';
+import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { runLaunchSync, summarize } from '../packages/cuda-backend/src/driver/selftest.ts';
+
+const argv = process.argv.slice(2);
+const flag = (n: string) => argv.includes(n);
+const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
+const outDir = process.env['OUT'] ?? path.resolve('.device/out');
+mkdirSync(outDir, { recursive: true });
+const ASKS = Number(option('--asks', '10000'));
+
+function newSystem(backend: CudaBackend, extra: Record<string, unknown> = {}): GrainSystem {
+  return new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000, ...extra }).register(Account, {
+    placement: 'cuda',
+    maxActors: 4096,
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  });
+}
+
+/** The workload compute-sanitizer wraps: asks, tells and K2K transfers, every answer checked. */
+async function sanitizeTarget(): Promise<void> {
+  const backend = new CudaBackend({ partitions: 4 });
+  const sys = newSystem(backend);
+  await sys.start();
+  let ok = true;
+  for (let i = 1; i <= 40; i++) {
+    const r = await sys.grain(Account, i % 5).deposit({ amount: 1 });
+    ok &&= r.balance === Math.ceil(i / 5) || r.balance === Math.floor((i - 1) / 5) + 1;
+  }
+  for (let k = 0; k < 5; k++) sys.grain(Account, k).tell.transfer({ to: (k + 1) % 5, amount: 1 });
+  const t0 = performance.now();
+  while (sys.counters(Account).k2kReceived < 5 && performance.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5));
+  let total = 0;
+  for (let k = 0; k < 5; k++) total += (await sys.grain(Account, k).balance({})).balance;
+  ok &&= total === 40;
+  await sys.shutdown();
+  console.log(`sanitize-target: ${ok ? 'all answers correct' : 'WRONG ANSWERS'} (total ${total})`);
+  process.exit(ok ? 0 : 1);
+}
+
+if (flag('--sanitize-target')) await sanitizeTarget();
+
+interface TestCounts {
+  passed: number;
+  failed: number;
+  skipped: number;
+  total: number;
+  exitCode: number | null;
+  failures: string[];
+  skippedNames: string[];
+}
+
+function runVitest(paths: string[]): TestCounts {
+  const report = path.join(outDir, 'vitest.json');
+  const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...paths, '--reporter=default', '--reporter=json', `--outputFile=${report}`], {
+    stdio: 'inherit',
+    timeout: Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
+  });
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, exitCode: r.status, failures: [], skippedNames: [] };
+  try {
+    const json = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[] };
+    for (const file of json.testResults) {
+      for (const t of file.assertionResults) {
+        counts.total++;
+        if (t.status === 'passed') counts.passed++;
+        else if (t.status === 'failed') {
+          counts.failed++;
+          counts.failures.push(`${t.fullName}: ${(t.failureMessages ?? []).join(' | ').slice(0, 600)}`);
+        } else {
+          counts.skipped++;
+          counts.skippedNames.push(t.fullName);
+        }
+      }
+    }
+  } catch (e) {
+    counts.failures.push(`could not read the vitest JSON report: ${String(e)}`);
+  }
+  return counts;
+}
+
+function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
+  const bin = ['compute-sanitizer', '/usr/local/cuda/bin/compute-sanitizer'].find((c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0);
+  if (!bin) return { ran: false, reason: 'compute-sanitizer not found' };
+  const t0 = performance.now();
+  const r = spawnSync(bin, ['--tool', tool, '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device-cuda-record.ts', '--sanitize-target'], {
+    encoding: 'utf8',
+    timeout: 200_000,
+    env: { ...process.env, RINGGRAIN_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), `rg-san-${tool}-`)) },
+  });
+  const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  writeFileSync(path.join(outDir, `sanitizer-${tool}.log`), text);
+  const summary = /ERROR SUMMARY: (\d+) error/.exec(text);
+  const hazards = /RACECHECK SUMMARY: (\d+) hazard/.exec(text);
+  return {
+    ran: true,
+    tool,
+    workload: 'Account kernel, 4 worker warps: 40 asks, 5 K2K transfers, 5 balance asks, STOP',
+    exitCode: r.status,
+    timedOut: r.error !== undefined && /ETIMEDOUT/.test(String(r.error)),
+    errors: summary ? Number(summary[1]) : null,
+    hazards: hazards ? Number(hazards[1]) : null,
+    targetSaid: /sanitize-target: .*/.exec(text)?.[0] ?? null,
+    seconds: Math.round((performance.now() - t0) / 100) / 10,
+  };
+}
+
+const round = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
+
+async function measureLaunches(): Promise<Record<string, unknown>> {
+  const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'rg-cuda-cache-'));
+  const backend = new CudaBackend({ cacheDir });
+  const sys = newSystem(backend);
+  const t0 = performance.now();
+  await sys.start();
+  const coldMs = performance.now() - t0;
+  const k = sys.kernel(Account);
+  const cachedMs: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await k.terminate();
+    const t = performance.now();
+    await sys.launch(Account);
+    cachedMs.push(performance.now() - t);
+    const r = await sys.grain(Account, i).deposit({ amount: 1 });
+    if (r.balance !== 1) throw new Error(`launch ${i}: wrong balance ${r.balance}`);
+  }
+  await sys.shutdown();
+  cachedMs.sort((a, b) => a - b);
+  const [first, ...rest] = backend.launches;
+  return {
+    what: 'GrainSystem.start / launch(Account) = createKernel (generate, compile or cache, load, allocate) + kernel launch + IDLE and ACTIVE handshakes',
+    coldStartMs: coldMs,
+    coldCompile: first ? { cached: first.cached, compileMs: first.compileMs, generateMs: first.generateMs, loadMs: first.loadMs } : null,
+    cachedLaunchMs: { p50: cachedMs[10], max: cachedMs[cachedMs.length - 1], min: cachedMs[0], n: cachedMs.length },
+    cachedAllHit: rest.every((l) => l.cached),
+    cachedCreateKernelMsP50: rest.map((l) => l.createMs).sort((a, b) => a - b)[10],
+  };
+}
+
+async function measureAsks(partitions: number): Promise<Record<string, unknown>> {
+  const backend = new CudaBackend({ partitions });
+  const sys = newSystem(backend);
+  await sys.start();
+  const a = sys.grain(Account, 42);
+  let expected = 0;
+  const warm = 1000;
+  const samples = new Float64Array(ASKS);
+  for (let i = 0; i < warm + ASKS; i++) {
+    const t = process.hrtime.bigint();
+    const r = await a.deposit({ amount: 1 });
+    const dt = Number(process.hrtime.bigint() - t) / 1000;
+    expected += 1;
+    if (r.balance !== expected) throw new Error(`ask ${i}: balance ${r.balance}, expected ${expected}`);
+    if (i >= warm) samples[i - warm] = dt;
+  }
+  // Tells: pipelined, to 1,000 actors, then one ask each to check them.
+  const tells = 200_000;
+  const t0 = performance.now();
+  const c0 = sys.counters(Account).processed;
+  for (let i = 0; i < tells; i++) sys.grain(Account, 1000 + (i % 1000)).tell.deposit({ amount: 1 });
+  while (sys.counters(Account).processed - c0 < tells) await new Promise((r) => setImmediate(r));
+  const tellS = (performance.now() - t0) / 1000;
+  for (let k = 1000; k < 2000; k += 97) {
+    const b = await sys.grain(Account, k).balance({});
+    if (b.balance !== tells / 1000) throw new Error(`tells: key ${k} balance ${b.balance}`);
+  }
+  const launch = backend.launches[0]!;
+  await sys.shutdown();
+  return {
+    partitions,
+    blocks: launch.blocks,
+    asks: { what: 'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → worker warp runs the translated handler → reply ring → core resolves the promise', count: ASKS, warmup: warm, allAnswersChecked: true, ...round(summarize(samples) as unknown as Record<string, number>) },
+    tells: { count: tells, seconds: tellS, perSecond: Math.round(tells / tellS), checked: 'balance of every 97th actor equals tells/1000' },
+  };
+}
+
+const started = new Date();
+const probe = probeCuda();
+const record: Record<string, unknown> = {
+  kind: 'ringgrain-cuda-backend-run',
+  date: started.toISOString(),
+  commit: process.env['RG_COMMIT'] ?? null,
+  host: { node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}`, cpus: os.cpus()[0]?.model ?? null },
+};
+let ok = probe.ok;
+if (!probe.ok) record['error'] = `CUDA unavailable: ${probe.reason}`;
+else {
+  record['device'] = { name: probe.device.name, arch: probe.device.arch, sms: probe.device.multiprocessorCount, pciBusId: probe.device.pciBusId };
+  record['driver'] = { version: probe.driverVersion, versionString: probe.driverVersionString, nvrtc: probe.nvrtc?.version ?? null };
+  const steps: Record<string, unknown> = {};
+  const tryStep = async (name: string, f: () => Promise<unknown> | unknown) => {
+    console.log(`== ${name}`);
+    try {
+      steps[name] = await f();
+    } catch (e) {
+      ok = false;
+      steps[name] = { error: String((e as Error)?.stack ?? e).slice(0, 1500) };
+      console.error(e);
+    }
+  };
+  const testsArg = argv.includes('--tests') ? argv.slice(argv.indexOf('--tests') + 1).filter((a) => !a.startsWith('--')) : [];
+  if (testsArg.length) {
+    console.log(`== vitest ${testsArg.join(' ')}`);
+    const tests = runVitest(testsArg);
+    record['tests'] = { paths: testsArg, ...tests };
+    ok &&= tests.exitCode === 0 && tests.failed === 0;
+  }
+  if (!flag('--no-bench')) {
+    await tryStep('launch', measureLaunches);
+    await tryStep('asksPartitions32', () => measureAsks(32));
+    await tryStep('asksPartitions4', () => measureAsks(4));
+    await tryStep('launchPerMessage', () => {
+      const ctx = CudaContext.create();
+      try {
+        const r = runLaunchSync(ctx, { count: ASKS });
+        return { what: 'cuLaunchKernel(empty kernel) + cuStreamSynchronize per message, same process and run', ...r };
+      } finally {
+        ctx.dispose();
+      }
+    });
+  }
+  if (flag('--sanitize')) {
+    await tryStep('memcheck', () => runSanitizer('memcheck'));
+    await tryStep('racecheck', () => runSanitizer('racecheck'));
+  }
+  record['figures'] = steps;
+}
+record['ok'] = ok;
+writeFileSync(path.join(outDir, 'cuda-record.json'), `${JSON.stringify(record, null, 2)}\n`);
+console.log(JSON.stringify(record.figures ?? record, null, 1).slice(0, 6000));
+process.exit(ok ? 0 : 1);
