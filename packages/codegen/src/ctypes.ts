@@ -47,7 +47,7 @@ export class CTypes {
     const members = s.fieldNames.map((f) => `  ${this.decl(s.fields[f] as Schema, f, name)};`);
     const l = layoutOf(s);
     const asserts = [`static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");`, `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");`];
-    for (const f of l.fields ?? []) asserts.push(`static_assert(__builtin_offsetof(${name}, ${f.name}) == ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`);
+    for (const f of l.fields ?? []) asserts.push(`RG_OFFSET_ASSERT(${name}, ${f.name}, ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`);
     this.defs.push(`struct ${name} {\n${members.join('\n')}\n};\n${asserts.join('\n')}`);
   }
 
@@ -59,7 +59,7 @@ export class CTypes {
       `struct ${name} {\n  unsigned int length;\n  ${items};\n};\n` +
         `static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");\n` +
         `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");\n` +
-        `static_assert(__builtin_offsetof(${name}, items) == ${itemsAt}, "${name}.items: offset differs from layoutOf");`,
+        `RG_OFFSET_ASSERT(${name}, items, ${itemsAt}, "${name}.items: offset differs from layoutOf");`,
     );
   }
 }

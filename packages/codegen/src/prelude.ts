@@ -15,6 +15,13 @@ export const PRELUDE = String.raw`#if defined(__CUDACC__)
 #include <math.h>
 #endif
 #define RG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Field offsets are asserted where __builtin_offsetof exists (nvcc, g++); NVRTC has none, so there the
+   size and alignment asserts remain and the offsets are covered by the nvcc build of the same unit. */
+#if defined(__CUDACC_RTC__)
+#define RG_OFFSET_ASSERT(T, f, off, msg)
+#else
+#define RG_OFFSET_ASSERT(T, f, off, msg) static_assert(__builtin_offsetof(T, f) == (off), msg)
+#endif
 
 /* ---- JS number semantics ------------------------------------------------------------------ */
 /* Double arithmetic without contraction into fused multiply-add, as in JS. */
