@@ -254,7 +254,9 @@ gpu(`CudaBackend ${lane}`, () => {
     const k = sys.kernel(Account);
     await k.terminate();
     const r0 = backend.memoryReport()!;
+    const t0 = performance.now();
     for (let i = 0; i < 1000; i++) {
+      if (i % 100 === 0) console.log(`cycle ${i}: ${Math.round(performance.now() - t0)} ms`);
       await sys.launch(Account);
       if (i % 100 === 0) expect(await sys.grain(Account, i).deposit({ amount: i })).toEqual({ balance: i });
       await k.terminate();
