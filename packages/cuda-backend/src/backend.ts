@@ -17,7 +17,7 @@ import {
 } from '@ringgrain/core';
 import { generateKernel, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
-import { CoResidencyError, GpuFaultError, KernelStuckError } from './errors.ts';
+import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError } from './errors.ts';
 import { CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
 
 export interface CudaBackendOptions {
@@ -89,6 +89,17 @@ export class CudaBackend implements Backend {
   private poison: Error | undefined;
   private readonly live = new Set<CudaKernel>();
   private readonly generated = new Map<GrainDef, { key: string; gen: Generated }>();
+  /**
+   * Loaded modules by generated source. Loading and unloading a module wait for every running kernel
+   * (measured: test/gpu/blocking-probe.cu), so modules are loaded before the first ring kernel starts
+   * and unloaded only when none runs.
+   */
+  private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
+  /**
+   * Pinned buffers of terminated kernels: cuMemFreeHost also waits for every running kernel, so while
+   * others run they are kept for the next launch and freed once no kernel runs.
+   */
+  private readonly pinnedPool: HostBuffer[] = [];
   /** Launch facts of every kernel created (tests and benchmarks read these). */
   readonly launches: LaunchInfo[] = [];
   /** Contexts created so far (1 + recoveries). */
@@ -150,56 +161,98 @@ export class CudaBackend implements Backend {
     return gen;
   }
 
+  /** Generates, compiles (or takes from the disk cache) and loads one grain's module. */
+  private loadGrain(ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): { gen: Generated; mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number } {
+    const gen = this.generate(def, grains);
+    const hit = this.modules.get(gen.source);
+    if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
+    if (this.live.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...this.live].map((k) => k.plan.grain.name));
+    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${def.name}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17'] });
+    const l0 = performance.now();
+    const mod = ctx.loadModule(compiled.cubin);
+    let fn: CudaFunction;
+    try {
+      fn = ctx.getFunction(mod, gen.abi.entry);
+    } catch (e) {
+      ctx.unloadModule(mod);
+      throw e;
+    }
+    const entry = { mod, fn, cached: compiled.cached, compileMs: compiled.compileMs, loadMs: performance.now() - l0 };
+    this.modules.set(gen.source, entry);
+    return { gen, ...entry };
+  }
+
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
     const t0 = performance.now();
     const ctx = this.context();
     const grain = plan.grain.name;
-    const gen = this.generate(plan.grain, plan.grains);
-    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${grain}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17'] });
-    const l0 = performance.now();
-    const mod = ctx.loadModule(compiled.cubin);
-    let kernel: CudaKernel | undefined;
+    // Every grain placed here is loaded now, while nothing runs: later launches must not load.
+    const own = this.loadGrain(ctx, plan.grain, plan.grains);
+    if (this.live.size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
+    const { gen, fn } = own;
+    const { partitions } = this.options;
+    const launch = gen.abi.launch({ partitions });
+    const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);
+    const sms = ctx.device.multiprocessorCount;
+    const reservedSMs = Math.min(sms, this.options.reserveSMs ?? Math.max(4, Math.floor(sms / 8)));
+    const capacity = perSM * (sms - reservedSMs);
+    const resident = this.residentBlocks();
+    if (perSM === 0 || resident + launch.blocks > capacity) {
+      throw new CoResidencyError(grain, { requested: launch.blocks, resident, capacity, perSM, sms, reservedSMs });
+    }
+    const kernel = new CudaKernel(this, ctx, plan, gen.abi, fn, launch);
+    const info: LaunchInfo = {
+      grain,
+      cached: own.cached,
+      compileMs: own.compileMs,
+      generateMs: gen.generateMs,
+      loadMs: own.loadMs,
+      createMs: performance.now() - t0,
+      blocks: launch.blocks,
+      threadsPerBlock: launch.threadsPerBlock,
+      blocksPerSM: perSM,
+      partitions,
+    };
+    this.launches.push(info);
+    plan.logger.info(
+      { grain, cached: own.cached, compileMs: Math.round(own.compileMs), loadMs: +own.loadMs.toFixed(2), createMs: +info.createMs.toFixed(1), blocks: launch.blocks, perSM, resident, capacity },
+      `cuda: ${grain} kernel ${own.cached ? 'from the compile cache' : `compiled in ${Math.round(own.compileMs)} ms`}, ${launch.blocks} blocks (${resident} resident of ${capacity})`,
+    );
+    this.live.add(kernel);
     try {
-      const fn = ctx.getFunction(mod, gen.abi.entry);
-      const loadMs = performance.now() - l0;
-      const { partitions } = this.options;
-      const launch = gen.abi.launch({ partitions });
-      const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);
-      const sms = ctx.device.multiprocessorCount;
-      const reservedSMs = Math.min(sms, this.options.reserveSMs ?? Math.max(4, Math.floor(sms / 8)));
-      const capacity = perSM * (sms - reservedSMs);
-      const resident = this.residentBlocks();
-      if (perSM === 0 || resident + launch.blocks > capacity) {
-        throw new CoResidencyError(grain, { requested: launch.blocks, resident, capacity, perSM, sms, reservedSMs });
-      }
-      kernel = new CudaKernel(this, ctx, plan, gen.abi, mod, fn, launch);
-      const info: LaunchInfo = {
-        grain,
-        cached: compiled.cached,
-        compileMs: compiled.compileMs,
-        generateMs: gen.generateMs,
-        loadMs,
-        createMs: performance.now() - t0,
-        blocks: launch.blocks,
-        threadsPerBlock: launch.threadsPerBlock,
-        blocksPerSM: perSM,
-        partitions,
-      };
-      this.launches.push(info);
-      plan.logger.info(
-        { grain, cached: compiled.cached, compileMs: Math.round(compiled.compileMs), loadMs: +loadMs.toFixed(2), createMs: +info.createMs.toFixed(1), blocks: launch.blocks, perSM, resident, capacity },
-        `cuda: ${grain} kernel ${compiled.cached ? 'from the compile cache' : `compiled in ${Math.round(compiled.compileMs)} ms`}, ${launch.blocks} blocks (${resident} resident of ${capacity})`,
-      );
-      this.live.add(kernel);
       this.updateRoutes();
-      return kernel;
     } catch (e) {
-      if (kernel) {
-        this.live.delete(kernel);
-        kernel.freeAll();
-      } else ctx.unloadModule(mod);
+      this.live.delete(kernel);
+      kernel.freeAll();
       throw e;
     }
+    return kernel;
+  }
+
+  /** A pinned, device-mapped, zero-filled buffer: from the pool when one fits, else a new one. */
+  takePinned(ctx: CudaContext, bytes: number): HostBuffer {
+    const i = this.pinnedPool.findIndex((b) => b.bytes === bytes);
+    if (i >= 0) {
+      const b = this.pinnedPool.splice(i, 1)[0]!;
+      new Uint8Array(b.buffer).fill(0);
+      return b;
+    }
+    return ctx.allocHost(bytes);
+  }
+
+  /** Frees a pinned buffer now if no kernel runs; otherwise pools it (freeing would wait for them). */
+  givePinned(ctx: CudaContext, buf: HostBuffer): void {
+    if (this.live.size === 0) ctx.freeHost(buf);
+    else this.pinnedPool.push(buf);
+  }
+
+  /** Nothing runs: free what could not be freed while kernels ran (pooled pinned memory, modules). */
+  private releaseIdle(): void {
+    const ctx = this.ctx;
+    if (!ctx || ctx.disposed || this.live.size > 0) return;
+    for (const b of this.pinnedPool.splice(0)) ctx.freeHost(b);
+    for (const m of this.modules.values()) ctx.unloadModule(m.mod);
+    this.modules.clear();
   }
 
   /**
@@ -240,7 +293,9 @@ export class CudaBackend implements Backend {
 
   detach(k: CudaKernel): void {
     this.live.delete(k);
-    if (this.live.size === 0 && this.poison && this.ctx) this.releaseContext();
+    if (this.live.size > 0) return;
+    if (this.poison && this.ctx) this.releaseContext();
+    else this.releaseIdle();
   }
 
   /** Setup-stream device → host copy (inspect). */
@@ -258,9 +313,12 @@ export class CudaBackend implements Backend {
     this.setup = undefined;
     const why = this.poison;
     this.poison = undefined;
+    // The context's dispose frees (or, poisoned, abandons) these with everything else.
+    this.modules.clear();
+    this.pinnedPool.length = 0;
     if (!ctx) return;
     try {
-      ctx.dispose();
+      ctx.dispose({ reset: why !== undefined });
     } catch (e) {
       // After a sticky fault every free fails; the primary context is released regardless.
       if (!why) throw e;
@@ -324,7 +382,6 @@ export class CudaKernel implements BackendKernel {
     private readonly ctx: CudaContext,
     readonly plan: KernelPlan,
     readonly abi: Abi,
-    private readonly mod: CudaModule,
     private readonly fn: CudaFunction,
     private readonly launchCfg: { blocks: number; threadsPerBlock: number; sharedBytes: number },
   ) {
@@ -339,23 +396,25 @@ export class CudaKernel implements BackendKernel {
     // Pinned, mapped host memory: control block, inbound ring, reply ring (each 128-byte aligned).
     const inboundAt = up(sizes.control, ALIGN_HOST);
     const replyAt = inboundAt + up(sizes.inbound, ALIGN_HOST);
-    this.host = ctx.allocHost(replyAt + up(sizes.replies, ALIGN_HOST));
+    this.host = backend.takePinned(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
+    // Device memory, one stream-ordered allocation on the kernel's own stream (its free never waits
+    // for other kernels): queues | states | directory | globals + counters | routes.
+    let off = 0;
+    const take = (n: number) => {
+      const at = off;
+      off = up(off + n, ALIGN_DEVICE);
+      return at;
+    };
+    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length) };
+    this.routesAt = this.at.routes;
+    this.stream = ctx.createStream();
     try {
-      // Device memory, one allocation: queues | states | directory | globals + counters | routes.
-      let off = 0;
-      const take = (n: number) => {
-        const at = off;
-        off = up(off + n, ALIGN_DEVICE);
-        return at;
-      };
-      this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length) };
-      this.routesAt = this.at.routes;
-      this.device = ctx.allocDevice(off);
+      this.device = ctx.allocDeviceAsync(off, this.stream);
     } catch (e) {
-      ctx.freeHost(this.host);
+      ctx.destroyStream(this.stream);
+      backend.givePinned(ctx, this.host);
       throw e;
     }
-    this.stream = ctx.createStream();
     this.queues = { devPtr: this.device.devPtr + BigInt(this.at.queues) };
     this.routeTable = new Uint8Array(sizes.routesPerGrain * plan.grains.length);
 
@@ -530,9 +589,12 @@ export class CudaKernel implements BackendKernel {
         if (!this.backend.poisonedBy) throw e;
       }
     };
+    // The kernel has exited (or never started): its stream is idle, so this free and sync are finite.
+    attempt(() => {
+      this.ctx.freeDeviceAsync(this.device, this.stream);
+      this.ctx.synchronize(this.stream);
+    });
     attempt(() => this.ctx.destroyStream(this.stream));
-    attempt(() => this.ctx.freeDevice(this.device));
-    attempt(() => this.ctx.freeHost(this.host));
-    attempt(() => this.ctx.unloadModule(this.mod));
+    attempt(() => this.backend.givePinned(this.ctx, this.host));
   }
 }

@@ -49,3 +49,15 @@ export class KernelStuckError extends RinggrainError {
     });
   }
 }
+
+/**
+ * A grain's module had to be loaded while ring kernels run. Loading a CUDA module waits for every
+ * running kernel, and a persistent kernel never ends by itself: the load would hang the process.
+ */
+export class ModuleLoadWhileRunningError extends RinggrainError {
+  constructor(grain: string, running: readonly string[]) {
+    super('GPU_LOAD_WHILE_RUNNING', `grain "${grain}": its CUDA module is not loaded and ring kernels are running (${running.join(', ')}); loading a module waits for every running kernel, which would never return`, {
+      hint: 'register every grain placed on this CudaBackend before system.start() (their modules are all loaded before the first ring kernel starts), or terminate the running grains first',
+    });
+  }
+}

@@ -110,6 +110,8 @@ export class CudaContext {
   private readonly host = new Map<bigint, HostBuffer>();
   private readonly dev = new Map<bigint, DeviceBuffer>();
   private readonly modules = new Set<bigint>();
+  /** Device allocations made with cuMemAllocAsync (a subset of dev). */
+  private readonly async = new Set<bigint>();
   private readonly streams = new Set<bigint>();
   private readonly params: KernelParamBlock;
   private released = false;
@@ -247,6 +249,29 @@ export class CudaContext {
     const db: DeviceBuffer = { devPtr: this.out64[0] ?? 0n, bytes };
     this.dev.set(db.devPtr, db);
     return db;
+  }
+
+  /**
+   * Stream-ordered device memory (cuMemAllocAsync): unlike cuMemFree, its free never waits for other
+   * streams' kernels, so a grain can be terminated while other ring kernels keep running.
+   */
+  allocDeviceAsync(bytes: number, stream: CudaStream): DeviceBuffer {
+    positiveSize(bytes, 'allocDeviceAsync');
+    this.makeCurrent();
+    this.check('cuMemAllocAsync', this.driver.api.cuMemAllocAsync(this.out64, bytes, stream.handle));
+    const db: DeviceBuffer = { devPtr: this.out64[0] ?? 0n, bytes };
+    this.dev.set(db.devPtr, db);
+    this.async.add(db.devPtr);
+    return db;
+  }
+
+  /** Frees memory from allocDeviceAsync, ordered after the work already on `stream`. */
+  freeDeviceAsync(buf: DeviceBuffer, stream: CudaStream): void {
+    this.owned(this.dev, buf.devPtr, 'device buffer');
+    this.makeCurrent();
+    this.check('cuMemFreeAsync', this.driver.api.cuMemFreeAsync(buf.devPtr, stream.handle));
+    this.dev.delete(buf.devPtr);
+    this.async.delete(buf.devPtr);
   }
 
   freeDevice(buf: DeviceBuffer): void {
@@ -423,7 +448,7 @@ export class CudaContext {
    * kernel first. After a sticky fault the frees fail; they are all still attempted, the context is
    * released (dropping the last reference resets a poisoned primary context) and the first error thrown.
    */
-  dispose(): void {
+  dispose(opts: { reset?: boolean } = {}): void {
     if (this.released) return;
     let firstError: unknown;
     try {
@@ -450,10 +475,14 @@ export class CudaContext {
     for (const h of this.host.keys()) attempt('cuMemFreeHost', this.driver.api.cuMemFreeHost(h));
     for (const s of this.streams) attempt('cuStreamDestroy_v2', this.driver.api.cuStreamDestroy_v2(s));
     this.modules.clear();
+    this.async.clear();
     this.dev.clear();
     this.host.clear();
     this.streams.clear();
     this.params.free();
+    // After a sticky fault the primary context stays poisoned while any reference to it lives (a probe,
+    // another CudaContext): reset it, which destroys it for this process only (the GPU is untouched).
+    if (opts.reset) attempt('cuDevicePrimaryCtxReset_v2', this.driver.api.cuDevicePrimaryCtxReset_v2(this.cuDevice));
     attempt('cuDevicePrimaryCtxRelease_v2', this.driver.api.cuDevicePrimaryCtxRelease_v2(this.cuDevice));
     this.released = true;
     // The primary context may now be gone (last reference): never assume it is still current.

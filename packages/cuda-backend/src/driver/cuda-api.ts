@@ -26,6 +26,7 @@ export interface CudaApi {
   cuDeviceGetAttribute(value: Out32, attrib: number, dev: number): number;
   cuDevicePrimaryCtxRetain(ctx: Out64, dev: number): number;
   cuDevicePrimaryCtxRelease_v2(dev: number): number;
+  cuDevicePrimaryCtxReset_v2(dev: number): number;
   cuCtxSetCurrent(ctx: Ptr): number;
   cuGetErrorName(error: number, str: Out64): number;
   cuGetErrorString(error: number, str: Out64): number;
@@ -52,6 +53,8 @@ export interface CudaApi {
   cuStreamDestroy_v2(stream: bigint): number;
   cuMemAlloc_v2(dptr: Out64, bytes: number): number;
   cuMemFree_v2(dptr: bigint): number;
+  cuMemAllocAsync(dptr: Out64, bytes: number, stream: bigint): number;
+  cuMemFreeAsync(dptr: bigint, stream: bigint): number;
   cuMemsetD8_v2(dptr: bigint, value: number, count: number): number;
   cuMemcpyHtoD_v2(dst: bigint, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: bigint, bytes: number): number;
@@ -76,6 +79,7 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuDeviceGetAttribute: 'int cuDeviceGetAttribute(void *value, int attrib, int dev)',
   cuDevicePrimaryCtxRetain: 'int cuDevicePrimaryCtxRetain(void *ctx, int dev)',
   cuDevicePrimaryCtxRelease_v2: 'int cuDevicePrimaryCtxRelease_v2(int dev)',
+  cuDevicePrimaryCtxReset_v2: 'int cuDevicePrimaryCtxReset_v2(int dev)',
   cuCtxSetCurrent: 'int cuCtxSetCurrent(void *ctx)',
   cuGetErrorName: 'int cuGetErrorName(int error, void *str)',
   cuGetErrorString: 'int cuGetErrorString(int error, void *str)',
@@ -91,6 +95,8 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuStreamDestroy_v2: 'int cuStreamDestroy_v2(void *stream)',
   cuMemAlloc_v2: 'int cuMemAlloc_v2(void *dptr, size_t bytes)',
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t dptr)',
+  cuMemAllocAsync: 'int cuMemAllocAsync(void *dptr, size_t bytes, void *stream)',
+  cuMemFreeAsync: 'int cuMemFreeAsync(uint64_t dptr, void *stream)',
   cuMemsetD8_v2: 'int cuMemsetD8_v2(uint64_t dptr, uint8_t value, size_t count)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',

@@ -61,6 +61,10 @@ export class CudaDriver {
 
   /** Open libcuda, bind it and cuInit. Throws CudaUnavailableError when any of that is impossible. */
   static open(env: DiscoveryEnv = process.env): CudaDriver {
+    // Lazy module loading (the default since CUDA 11.7) loads a kernel's code at its first launch, and
+    // loading waits for every running kernel: with a persistent kernel alive that wait never ends
+    // (measured on the H100: test/gpu/blocking-probe.cu). Load eagerly unless the user chose otherwise.
+    if (process.env['CUDA_MODULE_LOADING'] === undefined) process.env['CUDA_MODULE_LOADING'] = 'EAGER';
     const lib = openLibcuda(env);
     let api: CudaApi;
     try {
