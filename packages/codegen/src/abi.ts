@@ -123,6 +123,8 @@ export const TURN_ERRORS = {
   PAYLOAD_TOO_LARGE: 7,
   REPLY_MISMATCH: 8,
   NO_REPLY: 9,
+  /** The handler threw new Error('constant'); the error reply's text is that message. */
+  THROW: 10,
 } as const;
 
 export function makeAbi(grain: string, grainId: number, state: StructSchema): Abi {

@@ -1,9 +1,9 @@
 /**
- * The small, versioned syntax tree handlers are parsed into (version 1). Only the translatable subset
- * has node types; everything else is rejected while parsing. Lowering to C has one dispatch table per
- * node family (lower-expr.ts, lower-stmt.ts), keyed by `kind`.
+ * The small, versioned syntax tree handlers are parsed into (version 2: version 1 plus the `throw`
+ * statement). Only the translatable subset has node types; everything else is rejected while parsing.
+ * Lowering to C has one dispatch table per node family (lower-expr.ts, lower-stmt.ts), keyed by `kind`.
  */
-export const AST_VERSION = 1 as const;
+export const AST_VERSION = 2 as const;
 
 export interface Loc {
   readonly line: number;
@@ -41,6 +41,8 @@ export type Stmt =
   | { readonly kind: 'for'; readonly loc: Loc; readonly init: Stmt | null; readonly test: Expr | null; readonly update: Stmt | null; readonly body: readonly Stmt[] }
   | { readonly kind: 'while'; readonly loc: Loc; readonly test: Expr; readonly body: readonly Stmt[]; readonly doWhile: boolean }
   | { readonly kind: 'return'; readonly loc: Loc; readonly value: Expr | null }
+  /** `throw new Error('constant')`: ends the turn with that message (turn error RG_E_THROW). */
+  | { readonly kind: 'throw'; readonly loc: Loc; readonly message: string }
   | { readonly kind: 'break'; readonly loc: Loc }
   | { readonly kind: 'continue'; readonly loc: Loc }
   | { readonly kind: 'block'; readonly loc: Loc; readonly body: readonly Stmt[] };

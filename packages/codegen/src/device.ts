@@ -273,7 +273,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, volatile unsigned int* ctr, co
   ctr[RG_C_K2K_SENT] += t.sent;
   if (rc > RG_FORWARDED) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+    rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
     return;
   }
   if (corr == 0u || rc == RG_FORWARDED) return;

@@ -69,7 +69,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     const fn = new FnScope(unit, site, def, m, roles, 'return t->err;', undefined);
     const body = lowerBlock(ast.body, fn);
     const last = ast.body[ast.body.length - 1];
-    const tail = last?.kind === 'return' ? '' : m.reply ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;' : '\nreturn RG_OK;';
+    const tail = last?.kind === 'return' || last?.kind === 'throw' ? '' : m.reply ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;' : '\nreturn RG_OK;';
     return (
       `/* ${G}.${m.name} (${mod.file}:${ast.loc.line}) */\n` +
       `RG_HD static int rg_h_${G}_${m.name}(rg_turn* t, ${stateType}* s, ${reqTypes[i]}* m, ${repTypes[i]}* r) {\n` +

@@ -162,10 +162,23 @@ const STMT: StmtTable = {
     return `while (${test.c}) {\n${indent(`${fn.budget()}\n${body}`, 2)}\n}`;
   },
   return: (s, fn) => (fn.method ? handlerReturn(s, fn) : helperReturn(s, fn)),
+  // The turn ends with the constant message; state written before the throw stays, as in JS.
+  throw: (s, fn) => `t->msg = ${cString(s.message)};\nt->err = RG_E_THROW;\n${fn.abort}`,
   break: () => 'break;',
   continue: () => 'continue;',
   block: (s, fn) => `{\n${indent(lowerBlock(s.body, fn), 2)}\n}`,
 };
+
+/** A C string literal of the UTF-8 bytes of `text`: printable ASCII as is, everything else as octal escapes. */
+export function cString(text: string): string {
+  let out = '"';
+  for (const b of new TextEncoder().encode(text)) {
+    if (b === 0x22 || b === 0x5c || b === 0x3f) out += `\\${String.fromCharCode(b)}`;
+    else if (b >= 0x20 && b < 0x7f) out += String.fromCharCode(b);
+    else out += `\\${b.toString(8).padStart(3, '0')}`;
+  }
+  return `${out}"`;
+}
 
 function helperReturn(s: StmtOf<'return'>, fn: FnScope): string {
   if (fn.helperReturns === 'void') {

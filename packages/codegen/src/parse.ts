@@ -25,7 +25,8 @@ const HINTS: Record<string, string> = {
   'function expression': 'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
   'spread': 'write each field out: { a: x.a, b: x.b }',
   'try/catch': 'handlers cannot catch on the GPU; check the condition before the operation instead',
-  'throw': 'a handler error on the GPU comes only from the runtime (index range, turn budget); return an error field in the reply instead',
+  'throw': "throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated",
+  'Error message that is not a constant string': "write the message as one string literal, throw new Error('amount must be positive'), and return values in the reply instead",
   'await': 'handlers are synchronous turns; send a one-way message with ctx.send instead',
   'async function': 'handlers are synchronous turns; drop `async`',
   'new': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
@@ -271,7 +272,7 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
   if (ts.isBlock(s)) return [{ kind: 'block', loc, body: s.statements.flatMap((x) => stmt(site, x)) }];
   if (ts.isEmptyStatement(s)) return [];
   if (ts.isTryStatement(s)) unsupported(site, s, 'try/catch');
-  if (ts.isThrowStatement(s)) unsupported(site, s, 'throw');
+  if (ts.isThrowStatement(s)) return [throwStmt(site, s, loc)];
   if (ts.isForOfStatement(s)) unsupported(site, s, 'for..of');
   if (ts.isForInStatement(s)) unsupported(site, s, 'for..in');
   if (ts.isSwitchStatement(s)) unsupported(site, s, 'switch');
@@ -281,6 +282,20 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
   if (s.kind === ts.SyntaxKind.DebuggerStatement) unsupported(site, s, 'debugger');
   if (ts.isWithStatement(s)) unsupported(site, s, 'with');
   return unsupported(site, s, ts.SyntaxKind[s.kind]);
+}
+
+/** `throw new Error('constant')` (or "..." or a template literal without substitutions); nothing else. */
+function throwStmt(site: ParseSite, s: ts.ThrowStatement, loc: Loc): Stmt {
+  const e = strip(s.expression);
+  if (!ts.isNewExpression(e) || !ts.isIdentifier(e.expression)) return unsupported(site, e, 'throw of a value other than new Error(...)', HINTS['throw']);
+  if (e.expression.text !== 'Error') return unsupported(site, e, `throw new ${e.expression.text}(...)`, HINTS['throw']);
+  const args = e.arguments ?? [];
+  const a = args[0] === undefined ? undefined : strip(args[0]);
+  if (args.length !== 1 || !a || !(ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a))) {
+    return unsupported(site, a && args.length === 1 ? a : e, 'Error message that is not a constant string');
+  }
+  if (a.text.includes('\0')) return unsupported(site, a, 'NUL character in an Error message', 'remove it: the message travels as a C string');
+  return { kind: 'throw', loc, message: a.text };
 }
 
 function paramType(site: ParseSite, t: ts.TypeNode | undefined): ParamType {

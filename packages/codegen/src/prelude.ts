@@ -109,6 +109,8 @@ RG_HD static inline bool rg_key_of(double k, long long* out) {
 #define RG_E_TOO_LARGE 7
 #define RG_E_REPLY 8
 #define RG_E_NO_REPLY 9
+/* throw new Error('constant'): the text is in rg_turn.msg. */
+#define RG_E_THROW 10
 
 struct rg_turn {
   long long key;
@@ -125,6 +127,8 @@ struct rg_turn {
   unsigned int sendBudget;
   const void* routes;
   unsigned int nroutes;
+  /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
+  const char* msg;
 };
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
@@ -138,6 +142,10 @@ RG_HD static inline const char* rg_err_text(int e) {
     case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
     default: return "internal error";
   }
+}
+/* The reply text of a failed turn: the thrown Error's message, as the CPU backend sends e.message, or the typed error's text. */
+RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
+  return rc == RG_E_THROW && t->msg ? t->msg : rg_err_text(rc);
 }
 /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
 RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {

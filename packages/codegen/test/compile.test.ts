@@ -3,6 +3,7 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { Guard } from './fixtures/throws.ts';
 import { HAVE_NVCC, nvccCompile, nvccCompileAsync, pool, type BuildResult } from './toolchain.ts';
 
 const UNITS = [
@@ -10,6 +11,7 @@ const UNITS = [
   ['Stats', () => generateKernel(Stats.grain).source],
   ['Counter', () => generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source],
   ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source],
+  ['Guard', () => generateKernel(Guard.grain).source],
 ] as const;
 
 // sm_90 (H100, the GPU machine) and sm_75, the oldest architecture CUDA 13 still targets (sm_70 was dropped).

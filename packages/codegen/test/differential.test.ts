@@ -1,11 +1,12 @@
-import { Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
+import { HandlerError, Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
-import { generateKernel } from '../src/index.ts';
+import { TURN_ERRORS, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
-import { Harness, HDR } from './harness.ts';
+import { Guard } from './fixtures/throws.ts';
+import { Harness, HDR, cpuErrorPayload, toHex } from './harness.ts';
 import { randomState, randomValue, rng, type Ranges } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
@@ -41,8 +42,15 @@ function runJs(cls: any, def: GrainDef, method: string, key: number, state: Uint
     send: (g: any, k: number, name: string, p: unknown) => void sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: false }),
     forward: (g: any, k: number, name: string, p: unknown) => (sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: true }), FORWARDED),
   };
-  const out = new cls()[method](view, msg, ctx);
-  return { state: new Uint8Array(buf), reply: out === FORWARDED ? 'forwarded' : out, sent };
+  let out: unknown;
+  let threw: string | undefined;
+  try {
+    out = new cls()[method](view, msg, ctx);
+  } catch (e) {
+    // What the CPU backend sends back for a throwing handler: e.message (state written before it stays).
+    threw = (e as Error).message;
+  }
+  return { state: new Uint8Array(buf), reply: out === FORWARDED ? 'forwarded' : out, sent, threw };
 }
 
 interface Case {
@@ -68,13 +76,22 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
   let exactReplies = 0;
   let replies = 0;
   let sends = 0;
+  let throws = 0;
   inputs.forEach((x, i) => {
     const got = results[i]!;
     if (got === 'REJECT') throw new Error(`C rejected a host-encoded payload for ${x.m.name}`);
     const js = runJs(cls, def, x.m.name, x.key, x.state, x.payload);
     const where = `${def.name}.${x.m.name} input #${i}`;
     expect(diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)), `${where} state`).toEqual([]);
-    if (js.reply === 'forwarded') expect(got.rc, where).toBe(1);
+    if (js.threw !== undefined) {
+      // JS handler throws ⇔ the unit fails the turn with RG_E_THROW, and the error reply's payload is
+      // byte-identical to the CPU backend's, so the host builds the same HandlerError.
+      expect(got.rc, `${where} (JS threw "${js.threw}")`).toBe(TURN_ERRORS.THROW);
+      expect(got.error?.text, where).toBe(js.threw);
+      expect(toHex(got.error!.payload), where).toBe(toHex(cpuErrorPayload(js.threw)));
+      expect(new HandlerError(def.name, x.m.name, got.error!.text).message).toBe(new HandlerError(def.name, x.m.name, js.threw).message);
+      throws++;
+    } else if (js.reply === 'forwarded') expect(got.rc, where).toBe(1);
     else {
       expect(got.rc, where).toBe(0);
       if (x.m.reply) {
@@ -103,7 +120,7 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
       sends++;
     });
   });
-  return { replies, exactReplies, sends, results, inputs };
+  return { replies, exactReplies, sends, throws, results, inputs };
 }
 
 const SMALL: Ranges = { float: 1e4, int: 1e6 };
@@ -142,6 +159,15 @@ describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)
     expect(c.replies).toBe(50);
   });
 
+  it('throw new Error(constant) in handlers, helpers and loops — 300 random inputs', () => {
+    const cases: Case[] = ['root', 'check', 'never'].map((method) => ({ method, ranges: SMALL }));
+    const r = differential(Guard, [Guard.grain], cases, 300, 6);
+    // root (x < 0), check (!ok, code < -100), never (always): each throws for part of the inputs.
+    expect(r.throws).toBeGreaterThan(150);
+    expect(r.replies).toBeGreaterThan(40);
+    expect(r.exactReplies).toBe(r.replies);
+  });
+
   it('typed turn errors: TURN_BUDGET, INDEX_RANGE and a reply integer out of range', () => {
     const def = Stats.grain;
     const h = Harness.build(def.name, generateKernel(def).source);
@@ -154,7 +180,7 @@ describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)
       { method: at.id, key: 1, budget: 50, state, payload: encode(at.request, { i: 8 }) },
       { method: at.id, key: 1, budget: 50, state, payload: encode(at.request, { i: -1 }) },
     ]);
-    expect(budget).toMatchObject({ rc: 2 });
+    expect(budget).toMatchObject({ rc: 2, error: { text: 'TURN_BUDGET: a loop ran past the turn\'s iteration budget (turnBudget)' } });
     expect(inRange).toMatchObject({ rc: 0 });
     expect(index).toMatchObject({ rc: 3 });
     expect(frac).toMatchObject({ rc: 3 });

@@ -107,6 +107,18 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     "Switch.go (rejected.ts:138:5): switch is not supported in code translated to CUDA
       hint: write if / else if chains"
   `));
+  it('throw of a value other than an Error', () => expect(fail(F.ThrowValue).message).toMatchInlineSnapshot(`
+    "ThrowValue.go (rejected.ts:147:24): throw of a value other than new Error(...) is not supported in code translated to CUDA
+      hint: throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated"
+  `));
+  it('throw of an Error whose message is not a constant', () => expect(fail(F.ThrowDynamicMessage).message).toMatchInlineSnapshot(`
+    "ThrowDynamicMessage.go (rejected.ts:153:34): Error message that is not a constant string is not supported in code translated to CUDA
+      hint: write the message as one string literal, throw new Error('amount must be positive'), and return values in the reply instead"
+  `));
+  it('throw of another error class', () => expect(fail(F.ThrowOtherClass).message).toMatchInlineSnapshot(`
+    "ThrowOtherClass.go (rejected.ts:159:24): throw new RangeError(...) is not supported in code translated to CUDA
+      hint: throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated"
+  `));
   it('ctx.forward to a method whose reply schema differs', () => {
     const e = fail(F.ForwardMismatch, [F.ForwardMismatch.grain, F.Other.grain]);
     expect(e.code).toBe('CODEGEN_K2K');

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotReader, SlotWriter, ringBytes } from '@ringgrain/core';
 import { gxxBuild } from './toolchain.ts';
 
 /** A C++ main around a generated unit: the unit's own decode → handle → encode, driven over stdin. */
@@ -78,13 +78,20 @@ int main() {
     static rg_${G}_rep rep;
     memset(&rep, 0, sizeof(rep));
     int rc = rg_${G}_handle(&t, &st, &req, &rep);
-    std::string reply = "-";
+    std::string reply = "-", error = "-";
     if (rc == RG_OK) {
       static unsigned char out[1 << 16];
       rg_wr w = {out, 0u, sizeof(out)};
       reply = rg_${G}_encode_reply(method, &rep, &w) ? hex(out, w.pos) : "ENCODE_FAIL";
+    } else if (rc > RG_FORWARDED) {
+      /* The error reply's payload as the kernel writes it (rg_reply_text): a msgpack str of the turn's error text. */
+      static unsigned char out[1 << 16];
+      rg_wr w = {out, 0u, sizeof(out)};
+      const char* text = rg_turn_error(&t, rc);
+      rg_wr_str(&w, text, rg_strlen(text));
+      error = hex(out, w.pos);
     }
-    std::cout << rc << " " << hex((const unsigned char*)&st, sizeof(st)) << " " << reply << " " << sent.size();
+    std::cout << rc << " " << hex((const unsigned char*)&st, sizeof(st)) << " " << reply << " " << error << " " << sent.size();
     for (auto& s : sent) std::cout << " " << s;
     std::cout << "\n";
   }
@@ -106,6 +113,28 @@ export interface TurnResult {
   readonly reply: Uint8Array | undefined;
   /** K2K slots: header then payload. */
   readonly sent: readonly Uint8Array[];
+  /** A failed turn (rc > 1): the error reply's payload bytes as the kernel writes them, and its text as the host reads it. */
+  readonly error: { readonly payload: Uint8Array; readonly text: string } | undefined;
+}
+
+/** What the host makes of an error reply payload: core's SlotReader.text over a ring slot, as system.onReply reads it. */
+export function hostErrorText(payload: Uint8Array): string {
+  const slotSize = Math.ceil((SLOT_HEADER_SIZE + payload.length + 16) / 16) * 16;
+  const ring = Ring.format(new ArrayBuffer(ringBytes(2, slotSize)), 0, 2, slotSize);
+  const slot = ring.slotsAt;
+  ring.u8.set(payload, slot + SLOT_HEADER_SIZE);
+  ring.dv.setUint32(slot + SLOT.length, payload.length, true);
+  return new SlotReader().text(ring, slot);
+}
+
+/** The error reply payload the CPU backend writes for a handler that threw `message` (SlotWriter.writeText). */
+export function cpuErrorPayload(message: string): Uint8Array {
+  const slotSize = 1 << 16;
+  const ring = Ring.format(new ArrayBuffer(ringBytes(2, slotSize)), 0, 2, slotSize);
+  const slot = ring.slotsAt;
+  new SlotWriter().writeText(ring, slot, { method: 0, flags: SlotFlag.REPLY | SlotFlag.ERROR, corr: 1, keyLo: 0, keyHi: 0, sender: 0, grain: 0 }, message);
+  const length = ring.dv.getUint32(slot + SLOT.length, true);
+  return ring.u8.slice(slot + SLOT_HEADER_SIZE, slot + SLOT_HEADER_SIZE + length);
 }
 
 export class Harness {
@@ -131,9 +160,10 @@ export class Harness {
   turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {
     return this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)).map((l) => {
       if (l === 'REJECT') return 'REJECT';
-      const [rc, st, rep, n, ...sent] = l.split(' ');
+      const [rc, st, rep, err, n, ...sent] = l.split(' ');
       if (Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);
-      return { rc: Number(rc), state: fromHex(st as string), reply: rep === '-' && Number(rc) !== 0 ? undefined : fromHex(rep as string), sent: sent.map(fromHex) };
+      const error = err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
+      return { rc: Number(rc), state: fromHex(st as string), reply: rep === '-' && Number(rc) !== 0 ? undefined : fromHex(rep as string), sent: sent.map(fromHex), error };
     });
   }
 }

@@ -3,6 +3,14 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { AST_VERSION, generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { Guard } from './fixtures/throws.ts';
+
+/** The translated part of a unit: K2K senders, helpers and handlers (the rest is pinned by the full snapshots). */
+function handlers(source: string): string {
+  const from = source.indexOf('/* ---- K2K senders');
+  const to = source.indexOf('union rg_', from);
+  return source.slice(from, to);
+}
 
 // Full generated units, pinned. A change to the translator shows up here line by line; review it, then `vitest -u`.
 describe('generated units (full inline snapshots)', () => {
@@ -128,6 +136,8 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_TOO_LARGE 7
       #define RG_E_REPLY 8
       #define RG_E_NO_REPLY 9
+      /* throw new Error('constant'): the text is in rg_turn.msg. */
+      #define RG_E_THROW 10
 
       struct rg_turn {
         long long key;
@@ -144,6 +154,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int sendBudget;
         const void* routes;
         unsigned int nroutes;
+        /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
+        const char* msg;
       };
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
@@ -157,6 +169,10 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
+      }
+      /* The reply text of a failed turn: the thrown Error's message, as the CPU backend sends e.message, or the typed error's text. */
+      RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
+        return rc == RG_E_THROW && t->msg ? t->msg : rg_err_text(rc);
       }
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
@@ -1067,7 +1083,7 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
@@ -1399,6 +1415,8 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_TOO_LARGE 7
       #define RG_E_REPLY 8
       #define RG_E_NO_REPLY 9
+      /* throw new Error('constant'): the text is in rg_turn.msg. */
+      #define RG_E_THROW 10
 
       struct rg_turn {
         long long key;
@@ -1415,6 +1433,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int sendBudget;
         const void* routes;
         unsigned int nroutes;
+        /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
+        const char* msg;
       };
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
@@ -1428,6 +1448,10 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
+      }
+      /* The reply text of a failed turn: the thrown Error's message, as the CPU backend sends e.message, or the typed error's text. */
+      RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
+        return rc == RG_E_THROW && t->msg ? t->msg : rg_err_text(rc);
       }
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
@@ -2651,7 +2675,7 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
@@ -2983,6 +3007,8 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_TOO_LARGE 7
       #define RG_E_REPLY 8
       #define RG_E_NO_REPLY 9
+      /* throw new Error('constant'): the text is in rg_turn.msg. */
+      #define RG_E_THROW 10
 
       struct rg_turn {
         long long key;
@@ -2999,6 +3025,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int sendBudget;
         const void* routes;
         unsigned int nroutes;
+        /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
+        const char* msg;
       };
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
@@ -3012,6 +3040,10 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
+      }
+      /* The reply text of a failed turn: the thrown Error's message, as the CPU backend sends e.message, or the typed error's text. */
+      RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
+        return rc == RG_E_THROW && t->msg ? t->msg : rg_err_text(rc);
       }
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
@@ -3928,7 +3960,7 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
@@ -4260,6 +4292,8 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_TOO_LARGE 7
       #define RG_E_REPLY 8
       #define RG_E_NO_REPLY 9
+      /* throw new Error('constant'): the text is in rg_turn.msg. */
+      #define RG_E_THROW 10
 
       struct rg_turn {
         long long key;
@@ -4276,6 +4310,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int sendBudget;
         const void* routes;
         unsigned int nroutes;
+        /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
+        const char* msg;
       };
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
@@ -4289,6 +4325,10 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
+      }
+      /* The reply text of a failed turn: the thrown Error's message, as the CPU backend sends e.message, or the typed error's text. */
+      RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
+        return rc == RG_E_THROW && t->msg ? t->msg : rg_err_text(rc);
       }
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
@@ -5099,7 +5139,7 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(rc));
+          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
@@ -5319,6 +5359,74 @@ describe('generated units (full inline snapshots)', () => {
         else rg_Counter_worker(&k, warp - 1u);
       }
       #endif
+      "
+    `);
+  });
+
+  it('Guard (throw new Error(constant) in handlers, helpers and loops)', () => {
+    expect(handlers(generateKernel(Guard.grain).source)).toMatchInlineSnapshot(`
+      "/* ---- K2K senders ---------------------------------------------------------------------------------- */
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      RG_HD static double rg_f_root(rg_turn* t, double v_x);
+      RG_HD static void rg_f_guard(rg_turn* t, bool v_ok);
+      RG_HD static double rg_f_root(rg_turn* t, double v_x) {
+        (void)t;
+        if ((v_x < 0.0)) {
+          t->msg = "root: \\"x\\" must be >= 0 \\\\ \\320\\272\\320\\273\\321\\216\\321\\207-\\360\\237\\224\\221\\?";
+          t->err = RG_E_THROW;
+          return 0.0;
+        }
+        return sqrt(v_x);
+        return rg_nan(); /* falling off the end: undefined, NaN in arithmetic */
+      }
+      RG_HD static void rg_f_guard(rg_turn* t, bool v_ok) {
+        (void)t;
+        if (!v_ok) {
+          t->msg = "guard failed";
+          t->err = RG_E_THROW;
+          return;
+        }
+      }
+      /* Guard.root (throws.ts:24) */
+      RG_HD static int rg_h_Guard_root(rg_turn* t, rg_Guard_state* s, rg_Guard_root_req* m, rg_Guard_root_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
+        s->last = m->x;
+        const double v_r = rg_f_root(t, m->x);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->r = v_r;
+        r->n = s->n;
+        return RG_OK;
+      }
+      /* Guard.check (throws.ts:32) */
+      RG_HD static int rg_h_Guard_check(rg_turn* t, rg_Guard_state* s, rg_Guard_check_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
+        rg_f_guard(t, m->ok);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        {
+          double v_i = 0.0;
+          for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
+            if (((v_i == 2.0) && (m->code < (-100)))) {
+              t->msg = "code below -100";
+              t->err = RG_E_THROW;
+              return t->err;
+            }
+          }
+        }
+        s->last = (double)m->code;
+        return RG_OK;
+      }
+      /* Guard.never (throws.ts:42) */
+      RG_HD static int rg_h_Guard_never(rg_turn* t, rg_Guard_state* s, rg_Guard_never_req* m, rg_Guard_never_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
+        t->msg = "never replies";
+        t->err = RG_E_THROW;
+        return t->err;
+      }
       "
     `);
   });
