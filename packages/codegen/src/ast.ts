@@ -1,7 +1,8 @@
 /**
- * The small, versioned syntax tree handlers are parsed into (version 2: version 1 plus the `throw`
- * statement). Only the translatable subset has node types; everything else is rejected while parsing.
- * Lowering to C has one dispatch table per node family (lower-expr.ts, lower-stmt.ts), keyed by `kind`.
+ * The small, versioned syntax tree handlers are parsed into (version 2: version 1 plus the `array`
+ * expression and the `throw` statement). Only the translatable subset has node types; everything else
+ * is rejected while parsing. Lowering to C has one dispatch table per node family (lower-expr.ts,
+ * lower-stmt.ts), keyed by `kind`.
  */
 export const AST_VERSION = 2 as const;
 
@@ -30,7 +31,9 @@ export type Expr =
   | { readonly kind: 'binary'; readonly loc: Loc; readonly op: BinaryOp; readonly left: Expr; readonly right: Expr }
   | { readonly kind: 'logical'; readonly loc: Loc; readonly op: LogicalOp; readonly left: Expr; readonly right: Expr }
   | { readonly kind: 'cond'; readonly loc: Loc; readonly test: Expr; readonly then: Expr; readonly otherwise: Expr }
-  | { readonly kind: 'object'; readonly loc: Loc; readonly props: readonly { readonly name: string; readonly value: Expr; readonly loc: Loc }[] };
+  | { readonly kind: 'object'; readonly loc: Loc; readonly props: readonly { readonly name: string; readonly value: Expr; readonly loc: Loc }[] }
+  /** `[a, b, c]`: only as the value of an array/vec field of a reply or K2K payload (filled element by element). */
+  | { readonly kind: 'array'; readonly loc: Loc; readonly elements: readonly Expr[] };
 
 export type Stmt =
   | { readonly kind: 'let'; readonly loc: Loc; readonly constant: boolean; readonly name: string; readonly init: Expr }

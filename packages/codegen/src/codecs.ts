@@ -73,8 +73,10 @@ export class Codecs {
             : `{ unsigned int c; if (!rg_rd_a${s.element.scalar}(r, ${items}, ${min}, ${max}, ${cnt})) return false; }`;
         }
         const i = `i${depth}`;
+        // No `c < 0` for a vec: an unsigned comparison with zero is a warning (nvcc #186-D).
+        const range = min > 0 ? `c${depth} < ${min} || c${depth} > ${max}` : `c${depth} > ${max}`;
         return (
-          `{\n  unsigned int c${depth};\n  if (!rg_rd_arrhdr(r, &c${depth}) || c${depth} < ${min} || c${depth} > ${max}) return false;\n` +
+          `{\n  unsigned int c${depth};\n  if (!rg_rd_arrhdr(r, &c${depth}) || ${range}) return false;\n` +
           (vec ? `  ${lv}.length = c${depth};\n` : '') +
           `  for (unsigned int ${i} = 0; ${i} < c${depth}; ${i}++) {\n${indent(this.decodeInto(s.element, `${items}[${i}]`, depth + 1), 4)}\n  }\n}`
         );

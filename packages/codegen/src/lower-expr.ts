@@ -27,6 +27,7 @@ const EXPR: ExprTable = {
   str: (e, fn) => unsupported(fn.site, e.loc, 'string'),
   object: (e, fn) =>
     unsupported(fn.site, e.loc, 'object literal here', 'object literals are the reply (`return { ... }`) or the payload of ctx.send/ctx.forward'),
+  array: (e, fn) => unsupported(fn.site, e.loc, 'array literal'),
   ident: (e, fn) => {
     const local = fn.lookup(e.name);
     if (local) return { c: local.cname, t: local.t, lv: !local.constant };
@@ -156,7 +157,9 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
     case 'struct': {
       const f = t.s.fields[name] as Schema | undefined;
       if (!f) return bad(`the schema has fields ${t.s.fieldNames.join(', ') || '(none)'}`);
-      const c = o.c === '(*s)' ? `s->${name}` : o.c === '(*m)' ? `m->${name}` : `${o.c}.${name}`;
+      // Through a pointer (the state, the message, a const struct local): p->f.
+      const ptr = /^\(\*([A-Za-z_]\w*)\)$/.exec(o.c)?.[1];
+      const c = ptr !== undefined ? `${ptr}->${name}` : `${o.c}.${name}`;
       return { c, t: schemaType(f, t.origin), lv: f.kind === 'scalar' };
     }
     case 'array':

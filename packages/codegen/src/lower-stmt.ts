@@ -6,7 +6,7 @@ import { binary, lowerExpr } from './lower-expr.ts';
 import { siteAt, unsupported } from './parse.ts';
 import type { FnScope } from './scope.ts';
 import { C_SCALAR } from './ctypes.ts';
-import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, storeAs, typeError, type VT, type Val } from './values.ts';
+import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
 
 type StmtOf<K extends Stmt['kind']> = Extract<Stmt, { kind: K }>;
 type StmtTable = { readonly [K in Stmt['kind']]: (s: StmtOf<K>, fn: FnScope) => string };
@@ -91,13 +91,25 @@ const STMT: StmtTable = {
       t = s.constant ? v.t : F64;
       ctype = C_SCALAR[t.k === 'num' ? t.n : 'f64'];
       init = s.constant ? v.c : asDouble(fn.site, s.loc, v);
+    } else if (v.t.k === 'struct' && s.constant) {
+      // `const p = m.pts[i]` names a struct (a live state view or a decoded message struct): a C pointer
+      // to it, so reads and writes through p reach the same bytes as in JS. The index is taken once.
+      const ctype = fn.unit.types.nameOf(v.t.s) ?? fn.unit.types.named(v.t.s, `rg_${fn.grain.name}_${s.name}`);
+      fn.declare(s.name, { cname: `(*${cname})`, t: v.t, constant: true });
+      return `${ctype}* const ${cname} = &${paren(v.c)};`;
     } else {
-      return unsupported(fn.site, s.loc, `local holding ${describeVT(v.t)}`, 'locals hold numbers or booleans; read struct and array fields through their full path');
+      return unsupported(
+        fn.site,
+        s.loc,
+        `local holding ${describeVT(v.t)}`,
+        v.t.k === 'struct' ? 'declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers or booleans' : 'locals hold numbers or booleans, and const locals may name a struct; read arrays through their full path',
+      );
     }
     fn.declare(s.name, { cname, t, constant: s.constant });
     return `${s.constant ? 'const ' : ''}${ctype} ${cname} = ${init};`;
   },
   assign: (s, fn) => {
+    if (s.value.kind === 'array') arrayToState(fn, s);
     const op = s.op === '=' ? undefined : COMPOUND[s.op];
     return assign(fn, s.loc, s.target, op, (cur) => {
       const r = lowerExpr(s.value, fn);
@@ -169,6 +181,23 @@ const STMT: StmtTable = {
   block: (s, fn) => `{\n${indent(lowerBlock(s.body, fn), 2)}\n}`,
 };
 
+/**
+ * `s.xs = [a, b]` throws in JS (state arrays are getter-only live views, TypeError on the CPU backend),
+ * so it is rejected rather than translated into stores that would succeed on the GPU only.
+ */
+function arrayToState(fn: FnScope, s: StmtOf<'assign'>): void {
+  const lhs = lowerExpr(s.target, fn);
+  fn.mayFail = false;
+  if ((lhs.t.k === 'array' || lhs.t.k === 'vec' || lhs.t.k === 'items') && lhs.t.origin === 'state') {
+    unsupported(
+      fn.site,
+      s.loc,
+      'assignment of an array literal to a state array',
+      'state arrays are live views without a setter in JS (the CPU backend throws TypeError: "Cannot set property … which has only a getter"); store the elements one by one: s.xs[0] = a; s.xs[1] = b (a t.vec: s.v.items[i] = a; then s.v.length = n)',
+    );
+  }
+}
+
 /** A C string literal of the UTF-8 bytes of `text`: printable ASCII as is, everything else as octal escapes. */
 export function cString(text: string): string {
   let out = '"';
@@ -219,7 +248,7 @@ function field(base: string, name: string): string {
 }
 
 /** Fills the C struct at `base` from an object literal, checking it against the schema. */
-export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, schema: StructSchema, base: string, what: string): string {
+export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, schema: StructSchema, base: string, what: string, path = ''): string {
   const names = new Set(schema.fieldNames);
   for (const p of obj.props) {
     if (!names.has(p.name)) {
@@ -232,13 +261,14 @@ export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, 
     if (!p) {
       throw new CodegenError('CODEGEN_TYPE', `${what} field ${name}`, `the ${what} misses field "${name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, obj.loc), `write exactly the fields ${schema.fieldNames.join(', ')}`);
     }
-    out.push(fillField(fn, p.value, schema.fields[name] as Schema, field(base, name), what, p.loc));
+    out.push(fillField(fn, p.value, schema.fields[name] as Schema, field(base, name), what, p.loc, path ? `${path}.${name}` : name));
   }
   return out.join('\n');
 }
 
-function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc): string {
-  if (s.kind === 'struct' && e.kind === 'object') return fillStruct(fn, e, s, lv, what);
+function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc, path: string): string {
+  if (s.kind === 'struct' && e.kind === 'object') return fillStruct(fn, e, s, lv, what, path);
+  if (e.kind === 'array') return fillArray(fn, e, s, lv, what, path);
   const v = lowerExpr(e, fn);
   if (s.kind === 'scalar') {
     const { c, mayFail } = encodeAs(fn.site, loc, s.scalar, v);
@@ -255,6 +285,27 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
     );
   }
   return `rg_copy(&${lv}, &${v.c}, sizeof(${lv}));`;
+}
+
+/**
+ * An array literal into a fixed array (exactly `length` elements) or a bounded vec (at most `maxLength`;
+ * sets its length), element by element with the conversions of a scalar field of the same kind.
+ */
+function fillArray(fn: FnScope, e: Extract<Expr, { kind: 'array' }>, s: Schema, lv: string, what: string, path: string): string {
+  const n = e.elements.length;
+  if (s.kind !== 'array' && s.kind !== 'vec') {
+    return typeError(fn.site, e.loc, 'array literal', `the ${what} field ${path} is ${describeSchema(s)}, not an array`, 'array literals fill t.array / t.vec fields only');
+  }
+  if (s.kind === 'array' && n !== s.length) {
+    typeError(fn.site, e.loc, 'array literal length', `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} element(s)`, `write exactly ${s.length} element(s): a t.array has a fixed length`);
+  }
+  if (s.kind === 'vec' && n > s.maxLength) {
+    typeError(fn.site, e.loc, 'array literal length', `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} elements`, `write at most ${s.maxLength} element(s), or raise the vec's maximum length in the schema`);
+  }
+  const items = s.kind === 'array' ? lv : `${lv}.items`;
+  const out = e.elements.map((x, i) => fillField(fn, x, s.element, `${items}[${i}]`, what, x.loc, `${path}[${i}]`));
+  if (s.kind === 'vec') out.push(`${lv}.length = ${n}u;`);
+  return out.join('\n');
 }
 
 function hasVec(s: Schema): boolean {

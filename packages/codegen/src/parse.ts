@@ -30,7 +30,7 @@ const HINTS: Record<string, string> = {
   'await': 'handlers are synchronous turns; send a one-way message with ctx.send instead',
   'async function': 'handlers are synchronous turns; drop `async`',
   'new': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
-  'array literal': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
+  'array literal': 'no allocation on the GPU: an array literal is translated only as the value of a t.array / t.vec field in a reply or a ctx.send/ctx.forward payload; elsewhere use fixed arrays in the state or message schema',
   'template literal': 'strings exist only as method names of ctx.send/ctx.forward',
   'string': 'strings exist only as method names of ctx.send/ctx.forward',
   'for..of': 'write an index loop: for (let i = 0; i < xs.length; i++)',
@@ -172,6 +172,14 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
   if (ts.isConditionalExpression(e)) {
     return { kind: 'cond', loc, test: expr(site, e.condition), then: expr(site, e.whenTrue), otherwise: expr(site, e.whenFalse) };
   }
+  if (ts.isArrayLiteralExpression(e)) {
+    const elements = e.elements.map((x) => {
+      if (ts.isSpreadElement(x)) unsupported(site, x, 'spread');
+      if (ts.isOmittedExpression(x)) unsupported(site, e, 'array literal with a hole', 'write every element: [a, 0, c]');
+      return expr(site, x);
+    });
+    return { kind: 'array', loc, elements };
+  }
   if (ts.isObjectLiteralExpression(e)) {
     const props: { name: string; value: Expr; loc: Loc }[] = [];
     for (const p of e.properties) {
@@ -195,7 +203,6 @@ function describe(n: ts.Node): string {
   if (ts.isFunctionExpression(n)) return 'function expression';
   if (ts.isAwaitExpression(n)) return 'await';
   if (ts.isNewExpression(n)) return 'new';
-  if (ts.isArrayLiteralExpression(n)) return 'array literal';
   if (ts.isTemplateExpression(n) || ts.isTaggedTemplateExpression(n)) return 'template literal';
   if (ts.isSpreadElement(n)) return 'spread';
   if (ts.isTypeOfExpression(n)) return 'typeof';

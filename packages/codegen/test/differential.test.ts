@@ -159,13 +159,14 @@ describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)
     expect(c.replies).toBe(50);
   });
 
-  it('throw new Error(constant) in handlers, helpers and loops — 300 random inputs', () => {
-    const cases: Case[] = ['root', 'check', 'never'].map((method) => ({ method, ranges: SMALL }));
-    const r = differential(Guard, [Guard.grain], cases, 300, 6);
-    // root (x < 0), check (!ok, code < -100), never (always): each throws for part of the inputs.
-    expect(r.throws).toBeGreaterThan(150);
-    expect(r.replies).toBeGreaterThan(40);
+  it('throw new Error(constant) in handlers and helpers, array literals in replies and payloads — 600 random inputs', () => {
+    const cases: Case[] = ['root', 'check', 'never', 'pack', 'relay'].map((method) => ({ method, ranges: SMALL }));
+    const r = differential(Guard, [Guard.grain], cases, 600, 6);
+    // root (x < 0), check (!ok, code < -100), never (always), relay (b < 0): each throws for part of the inputs.
+    expect(r.throws).toBeGreaterThan(200);
+    expect(r.replies).toBeGreaterThan(150);
     expect(r.exactReplies).toBe(r.replies);
+    expect(r.sends).toBe(120);
   });
 
   it('typed turn errors: TURN_BUDGET, INDEX_RANGE and a reply integer out of range', () => {

@@ -65,7 +65,7 @@ describe('constructs outside the subset are rejected with grain, method, locatio
   `));
   it('array literal', () => expect(fail(F.ArrayLiteral).message).toMatchInlineSnapshot(`
     "ArrayLiteral.go (rejected.ts:72:15): array literal is not supported in code translated to CUDA
-      hint: no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)"
+      hint: no allocation on the GPU: an array literal is translated only as the value of a t.array / t.vec field in a reply or a ctx.send/ctx.forward payload; elsewhere use fixed arrays in the state or message schema"
   `));
   it('unsupported Math function', () => expect(fail(F.BadMath).message).toMatchInlineSnapshot(`
     "BadMath.go (rejected.ts:78:17): Math.random is not supported in code translated to CUDA
@@ -100,8 +100,8 @@ describe('constructs outside the subset are rejected with grain, method, locatio
       hint: annotate it: x: number"
   `));
   it('local holding a struct view', () => expect(fail(F.StructLocal).message).toMatchInlineSnapshot(`
-    "StructLocal.go (rejected.ts:117:11): local holding a state struct is not supported in code translated to CUDA
-      hint: locals hold numbers or booleans; read struct and array fields through their full path"
+    "StructLocal.go (rejected.ts:117:9): local holding a state struct is not supported in code translated to CUDA
+      hint: declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers or booleans"
   `));
   it('switch', () => expect(fail(F.Switch).message).toMatchInlineSnapshot(`
     "Switch.go (rejected.ts:138:5): switch is not supported in code translated to CUDA
@@ -118,6 +118,31 @@ describe('constructs outside the subset are rejected with grain, method, locatio
   it('throw of another error class', () => expect(fail(F.ThrowOtherClass).message).toMatchInlineSnapshot(`
     "ThrowOtherClass.go (rejected.ts:159:24): throw new RangeError(...) is not supported in code translated to CUDA
       hint: throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated"
+  `));
+  it('local holding an array view', () => expect(fail(F.ArrayLocal).message).toMatchInlineSnapshot(`
+    "ArrayLocal.go (rejected.ts:165:11): local holding a state array is not supported in code translated to CUDA
+      hint: locals hold numbers or booleans, and const locals may name a struct; read arrays through their full path"
+  `));
+  it('array literal with the wrong number of elements for a t.array', () => {
+    const e = fail(F.ArrayLength);
+    expect(e.code).toBe('CODEGEN_TYPE');
+    expect(e.site).toMatchObject({ grain: 'ArrayLength', method: 'go', file: 'rejected.ts' });
+    expect(e.message).toMatchInlineSnapshot(`
+      "ArrayLength.go (rejected.ts:178:18): the reply field xs is f64[3] but the array literal has 2 element(s)
+        hint: write exactly 3 element(s): a t.array has a fixed length"
+    `);
+  });
+  it('array literal longer than a t.vec', () => expect(fail(F.VecTooLong).message).toMatchInlineSnapshot(`
+    "VecTooLong.go (rejected.ts:183:34): the reply field v is u32[..2] but the array literal has 3 elements
+      hint: write at most 2 element(s), or raise the vec's maximum length in the schema"
+  `));
+  it('array literal assigned to a state array (JS throws: the view has no setter)', () => expect(fail(F.ArrayToState).message).toMatchInlineSnapshot(`
+    "ArrayToState.go (rejected.ts:188:5): assignment of an array literal to a state array is not supported in code translated to CUDA
+      hint: state arrays are live views without a setter in JS (the CPU backend throws TypeError: "Cannot set property … which has only a getter"); store the elements one by one: s.xs[0] = a; s.xs[1] = b (a t.vec: s.v.items[i] = a; then s.v.length = n)"
+  `));
+  it('array literal for a scalar field', () => expect(fail(F.ArrayForScalar).message).toMatchInlineSnapshot(`
+    "ArrayForScalar.go (rejected.ts:194:17): the reply field v is f64, not an array
+      hint: array literals fill t.array / t.vec fields only"
   `));
   it('ctx.forward to a method whose reply schema differs', () => {
     const e = fail(F.ForwardMismatch, [F.ForwardMismatch.grain, F.Other.grain]);

@@ -5363,9 +5363,21 @@ describe('generated units (full inline snapshots)', () => {
     `);
   });
 
-  it('Guard (throw new Error(constant) in handlers, helpers and loops)', () => {
+  it('Guard (throw new Error(constant) in handlers and helpers, array literals in replies and K2K payloads)', () => {
     expect(handlers(generateKernel(Guard.grain).source)).toMatchInlineSnapshot(`
       "/* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Guard_pack(rg_turn* t, double key, const rg_Guard_pack_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Guard_pack_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Guard_pack_req(m, &w);
+        rg_k2k_publish(t, &tk, 0u, 3u, k, measure.pos, forward);
+      }
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
       RG_HD static double rg_f_root(rg_turn* t, double v_x);
       RG_HD static void rg_f_guard(rg_turn* t, bool v_ok);
@@ -5387,7 +5399,7 @@ describe('generated units (full inline snapshots)', () => {
           return;
         }
       }
-      /* Guard.root (throws.ts:24) */
+      /* Guard.root (throws.ts:40) */
       RG_HD static int rg_h_Guard_root(rg_turn* t, rg_Guard_state* s, rg_Guard_root_req* m, rg_Guard_root_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
@@ -5398,7 +5410,7 @@ describe('generated units (full inline snapshots)', () => {
         r->n = s->n;
         return RG_OK;
       }
-      /* Guard.check (throws.ts:32) */
+      /* Guard.check (throws.ts:48) */
       RG_HD static int rg_h_Guard_check(rg_turn* t, rg_Guard_state* s, rg_Guard_check_req* m, unsigned char* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
@@ -5419,13 +5431,62 @@ describe('generated units (full inline snapshots)', () => {
         s->last = (double)m->code;
         return RG_OK;
       }
-      /* Guard.never (throws.ts:42) */
+      /* Guard.never (throws.ts:58) */
       RG_HD static int rg_h_Guard_never(rg_turn* t, rg_Guard_state* s, rg_Guard_never_req* m, rg_Guard_never_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
         t->msg = "never replies";
         t->err = RG_E_THROW;
         return t->err;
+      }
+      /* Guard.pack (throws.ts:63) */
+      RG_HD static int rg_h_Guard_pack(rg_turn* t, rg_Guard_state* s, rg_Guard_pack_req* m, rg_Guard_pack_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->ints[0] = m->b;
+        r->ints[1] = rg_chk_i32(t, RG_MUL((double)m->b, 2.0));
+        r->ints[2] = (rg_toi32(m->a) | 0);
+        r->f32s[0] = (float)m->a;
+        r->f32s[1] = (float)(RG_DIV(m->a, 3.0));
+        r->f64s.items[0] = m->a;
+        r->f64s.items[1] = RG_MUL(m->a, (double)m->b);
+        r->f64s.length = 2u;
+        r->flags[0] = m->c;
+        r->flags[1] = !m->c;
+        r->pts[0].x = (float)m->a;
+        r->pts[0].y = (double)m->b;
+        r->pts[1].x = (float)((double)m->b);
+        r->pts[1].y = m->a;
+        r->grid[0][0] = m->xs.length;
+        r->grid[0][1] = 1u;
+        r->grid[1][0] = 2u;
+        r->grid[1][1] = ((unsigned int)m->b >> (0u & 31u));
+        rg_copy(&r->copy, &m->xs, sizeof(r->copy));
+        r->empty.length = 0u;
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Guard.relay (throws.ts:76) */
+      RG_HD static int rg_h_Guard_relay(rg_turn* t, rg_Guard_state* s, rg_Guard_relay_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Guard_pack_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.a = m->a;
+          _m0.b = m->b;
+          _m0.c = (m->b > 0);
+          _m0.xs.items[0] = 1u;
+          _m0.xs.items[1] = ((unsigned int)m->b >> (0u & 31u));
+          _m0.xs.items[2] = 3u;
+          _m0.xs.length = 3u;
+          if (!t->err) rg_send_Guard_pack(t, RG_ADD((double)t->key, 1.0), &_m0, false);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        if ((m->b < 0)) {
+          t->msg = "relay: negative b (the send above still went out)";
+          t->err = RG_E_THROW;
+          return t->err;
+        }
+        return RG_OK;
       }
       "
     `);
