@@ -108,15 +108,16 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
 #endif
 }
 
-/* Fills the header, then publishes: fence, then seq = index + 1 (release). */
-RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+/* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+   class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
+RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
   rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
   h->length = len;
   h->method = method;
-  h->flags = forward ? (t->flags & RG_ASK) : 0u;
+  h->flags = (forward ? (t->flags & RG_ASK) : 0u) | (stringKey ? RG_STRING_KEY : 0u);
   h->corr = forward ? t->corr : 0u;
   h->keyLo = (unsigned int)(unsigned long long)key;
-  h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+  h->keyHi = stringKey ? 0u : (unsigned int)((unsigned long long)key >> 32);
   h->sender = t->grain;
   h->grain = grain;
   h->_pad = 0u;

@@ -150,7 +150,9 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
     }
     case 'ctx':
       if (name === 'key') {
-        if (fn.grain.keyKind === 'string') return bad('string keys are not translated; use an integer-keyed grain for GPU placement');
+        if (fn.grain.keyKind === 'string') {
+          return bad(`a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to ${fn.grain.name} itself; pass other uses in the message`);
+        }
         return { c: '(double)t->key', t: F64 };
       }
       return bad('ctx offers key, now(), send(...) and forward(...)');

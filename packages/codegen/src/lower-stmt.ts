@@ -328,7 +328,14 @@ function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: boolean):
     return k2kError(ge.loc, `${name} needs a grain class as its first argument`, 'pass the class itself (imported or declared in this module) and list it in generateKernel\'s grains');
   }
   const target = g.t;
-  if (target.def.keyKind === 'string') k2kError(ke.loc, `${name} to ${target.def.name}, a grain with string keys`, 'only integer-keyed grains are reachable by K2K on the GPU');
+  // String keys are interned per grain class on the host: a kernel knows only the ids of its own keys.
+  const stringKey = target.def.keyKind === 'string';
+  if (stringKey) {
+    const hint = `a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ${name}(${target.def.name}, ctx.key, ...); give the target integer keys to reach it from elsewhere`;
+    if (target.def.name !== fn.grain.name) k2kError(ge.loc, `${name} to ${target.def.name}, a grain with string keys, from another grain class (${fn.grain.name})`, hint);
+    const ownKey = ke.kind === 'member' && ke.name === 'key' && ke.object.kind === 'ident' && fn.roles.get(ke.object.name) === 'ctx';
+    if (!ownKey) k2kError(ke.loc, `${name} to ${target.def.name}, a grain with string keys, by a key other than ctx.key`, hint);
+  }
   if (me.kind !== 'str') return k2kError(me.loc, `${name} needs the method name as a string literal`, `write '${target.def.methods[0]?.name ?? 'method'}'`);
   const method = target.def.methodByName.get(me.value);
   if (!method) return k2kError(me.loc, `${target.def.name} has no method "${me.value}"`, `use one of ${target.def.methods.map((m) => m.name).join(', ')}`);
@@ -344,7 +351,7 @@ function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: boolean):
   }
   if (pe.kind !== 'object') return k2kError(pe.loc, `${name} needs an object literal payload`, `write { ${method.request.fieldNames.map((f) => `${f}: ...`).join(', ')} }`);
   fn.mayFail = false;
-  const key = asDouble(fn.site, ke.loc, lowerExpr(ke, fn), `${name} key`);
+  const key = stringKey ? 't->key' : asDouble(fn.site, ke.loc, lowerExpr(ke, fn), `${name} key`);
   const sender = fn.unit.sender(target.id, target.def, method);
   const tmp = fn.temp('m');
   const fill = fillStruct(fn, pe, method.request, tmp, 'payload');

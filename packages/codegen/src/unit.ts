@@ -45,7 +45,10 @@ export class Unit {
     return this.types.named(m.request, `rg_${def.name}_${m.name}_req`);
   }
 
-  /** The C sender of K2K messages to `def.method` (emitted once). */
+  /**
+   * The C sender of K2K messages to `def.method` (emitted once). Integer keys arrive as JS numbers and
+   * must be safe integers; a string-keyed target takes the interned id of the sender's own key (t->key).
+   */
   sender(id: number, def: GrainDef, m: MethodDef): { name: string; type: string } {
     const key = `${id}.${m.id}`;
     const hit = this.senders.get(key);
@@ -55,12 +58,12 @@ export class Unit {
     const name = `rg_send_${def.name}_${m.name}`;
     const s = { name, type };
     this.senders.set(key, s);
+    const stringKey = def.keyKind === 'string';
     this.senderDefs.push(
-      `RG_HD static void ${name}(rg_turn* t, double key, const ${type}* m, bool forward) {\n` +
+      `RG_HD static void ${name}(rg_turn* t, ${stringKey ? 'long long k' : 'double key'}, const ${type}* m, bool forward) {\n` +
         indent(
           [
-            'long long k;',
-            'if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }',
+            ...(stringKey ? [] : ['long long k;', 'if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }']),
             'rg_wr measure = {0, 0u, 0xffffffffu};',
             `if (!${enc}(m, &measure)) { t->err = RG_E_REPLY; return; }`,
             'rg_k2k_ticket tk;',
@@ -68,7 +71,7 @@ export class Unit {
             'if (!p) return;',
             'rg_wr w = {p, 0u, measure.pos};',
             `${enc}(m, &w);`,
-            `rg_k2k_publish(t, &tk, ${id}u, ${m.id}u, k, measure.pos, forward);`,
+            `rg_k2k_publish(t, &tk, ${id}u, ${m.id}u, k, measure.pos, forward, ${stringKey});`,
           ].join('\n'),
           2,
         ) +

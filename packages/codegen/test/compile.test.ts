@@ -3,29 +3,34 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { HAVE_NVCC, nvccCompile, nvccCompileAsync, pool, type BuildResult } from './toolchain.ts';
 
-const UNITS = [
-  ['Account', () => generateKernel(Account.grain).source],
-  ['Stats', () => generateKernel(Stats.grain).source],
-  ['Counter', () => generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source],
-  ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source],
-  ['Guard', () => generateKernel(Guard.grain).source],
-] as const;
-
 // sm_90 (H100, the GPU machine) and sm_75, the oldest architecture CUDA 13 still targets (sm_70 was dropped).
-const ARCHS = ['sm_90', 'sm_75'];
+const BOTH = ['sm_90', 'sm_75'] as const;
+const H100 = ['sm_90'] as const;
+const conformance = CONFORMANCE_GRAINS.map((c) => c.grain);
+
+const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
+  ['Account', () => generateKernel(Account.grain).source, BOTH],
+  ['Stats', () => generateKernel(Stats.grain).source, BOTH],
+  ['Counter', () => generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
+  ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
+  ['Guard', () => generateKernel(Guard.grain).source, BOTH],
+  // Every grain of the conformance suite's fixture module, as the CUDA lane places them (one grain-id order).
+  ...conformance.map((g) => [`conformance ${g.name}`, () => generateKernel(g, { grains: conformance }).source, H100] as const),
+];
 
 describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings as errors (static_asserts included)', () => {
   const results = new Map<string, BuildResult>();
   beforeAll(async () => {
-    const jobs = UNITS.flatMap(([name, gen]) => ARCHS.map((arch) => ({ id: `${name}/${arch}`, source: gen(), arch })));
+    const jobs = UNITS.flatMap(([name, gen, archs]) => archs.map((arch) => ({ id: `${name}/${arch}`, source: gen(), arch })));
     const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch));
     jobs.forEach((j, i) => results.set(j.id, built[i] as BuildResult));
-  }, 120_000);
-  for (const [name] of UNITS) {
-    for (const arch of ARCHS) {
+  }, 300_000);
+  for (const [name, , archs] of UNITS) {
+    for (const arch of archs) {
       it(`${name} for ${arch}`, () => {
         const r = results.get(`${name}/${arch}`) as BuildResult;
         expect(r.log).toBe('');

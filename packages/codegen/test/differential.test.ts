@@ -1,10 +1,12 @@
 import { HandlerError, Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
+import * as Conformance from '../../../test/fixtures/grains.ts';
 import { TURN_ERRORS, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { Harness, HDR, cpuErrorPayload, toHex } from './harness.ts';
 import { randomState, randomValue, rng, type Ranges } from './random.ts';
@@ -22,14 +24,14 @@ function decode(schema: StructSchema, bytes: Uint8Array): unknown {
 
 interface Sent {
   grain: string;
-  key: number;
+  key: number | string;
   method: string;
   payload: unknown;
   forward: boolean;
 }
 
 /** Runs the JS handler the CPU backend runs: state view over bytes, message from the host decoder. */
-function runJs(cls: any, def: GrainDef, method: string, key: number, state: Uint8Array, payload: Uint8Array) {
+function runJs(cls: any, def: GrainDef, method: string, key: number | string, state: Uint8Array, payload: Uint8Array) {
   const m = def.methodByName.get(method)!;
   const buf = state.slice().buffer;
   const view = viewAt(def.state, buf, 0);
@@ -59,6 +61,9 @@ interface Case {
   readonly tweak?: (msg: any) => void;
 }
 
+/** A string key as JS sees it, for the interned id the kernel sees (ids are per grain class). */
+const stringKeyOf = (id: number): string => `key-${id}`;
+
 function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number) {
   const def = cls.grain as GrainDef;
   const unit = generateKernel(def, { grains }).source;
@@ -70,7 +75,8 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
     const m = def.methodByName.get(c.method)!;
     const msg = randomValue(m.request, r, c.ranges) as any;
     c.tweak?.(msg);
-    inputs.push({ c, m, key: Math.floor(r() * 1e6) - 5e5, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
+    const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : Math.floor(r() * 1e6) - 5e5;
+    inputs.push({ c, m, key, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
   }
   const results = h.turns(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
   let exactReplies = 0;
@@ -80,7 +86,7 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
   inputs.forEach((x, i) => {
     const got = results[i]!;
     if (got === 'REJECT') throw new Error(`C rejected a host-encoded payload for ${x.m.name}`);
-    const js = runJs(cls, def, x.m.name, x.key, x.state, x.payload);
+    const js = runJs(cls, def, x.m.name, def.keyKind === 'string' ? stringKeyOf(x.key) : x.key, x.state, x.payload);
     const where = `${def.name}.${x.m.name} input #${i}`;
     expect(diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)), `${where} state`).toEqual([]);
     if (js.threw !== undefined) {
@@ -109,8 +115,12 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
       const tm = target.methodByName.get(want.method)!;
       expect(dv.getUint32(SLOT.grain, true)).toBe(grains.indexOf(target));
       expect(dv.getUint32(SLOT.method, true)).toBe(tm.id);
-      expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe(want.key);
-      expect(dv.getUint32(SLOT.flags, true)).toBe(want.forward ? SlotFlag.ASK : 0);
+      if (target.keyKind === 'string') {
+        // The interned id of the sender's own key (the only string-keyed K2K the GPU translates), keyHi 0.
+        expect(stringKeyOf(dv.getUint32(SLOT.keyLo, true))).toBe(want.key);
+        expect(dv.getUint32(SLOT.keyHi, true)).toBe(0);
+      } else expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe(want.key);
+      expect(dv.getUint32(SLOT.flags, true)).toBe((want.forward ? SlotFlag.ASK : 0) | (target.keyKind === 'string' ? SlotFlag.STRING_KEY : 0));
       expect(dv.getUint32(SLOT.corr, true)).toBe(want.forward ? 7 : 0);
       expect(dv.getUint32(SLOT.sender, true)).toBe(0);
       const len = dv.getUint32(SLOT.length, true);
@@ -167,6 +177,27 @@ describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)
     expect(r.replies).toBeGreaterThan(150);
     expect(r.exactReplies).toBe(r.replies);
     expect(r.sends).toBe(120);
+  });
+
+  it('conformance fixture grains (test/fixtures/grains.ts): every method — 1,000 random inputs', () => {
+    const C = Conformance;
+    const grains = CONFORMANCE_GRAINS.map((g) => g.grain);
+    const all = (cls: { grain: GrainDef }, ranges: Ranges, tweak?: Record<string, (m: any) => void>): Case[] =>
+      cls.grain.methods.map((m) => ({ method: m.name, ranges, ...(tweak?.[m.name] ? { tweak: tweak[m.name] } : {}) }));
+    const n = differential(C.Numbers, grains, all(C.Numbers, SMALL, { fail: (m) => (m.code = m.code % 2), failTell: (m) => (m.code = m.code % 2) }), 400, 7);
+    expect(n.throws).toBeGreaterThan(20);
+    expect(n.exactReplies).toBe(n.replies);
+    // Seq's sender index must be in range (JS would read undefined past the 16 entries).
+    const seqTweak = { push: (m: any) => (m.sender %= 16), pushAsk: (m: any) => (m.sender %= 16) };
+    differential(C.Seq, grains, all(C.Seq, SMALL, seqTweak), 150, 8);
+    const snd = differential(C.Sender, grains, all(C.Sender, { float: 1, int: 20 }, { emit: (m) => (m.count %= 20) }), 50, 9);
+    expect(snd.sends).toBeGreaterThan(100);
+    for (const [i, cls] of [C.Hop1, C.Hop2, C.Hop3, C.Coordinator, C.Leaf].entries()) {
+      differential(cls, grains, all(cls, { float: 1e4, int: 1000 }, { scatter: (m) => (m.n %= 20) }), 60, 10 + i);
+    }
+    // String keys: ctx.forward(Named, ctx.key, ...) carries the interned id with STRING_KEY.
+    const named = differential(C.Named, grains, all(C.Named, SMALL), 100, 20);
+    expect(named.sends).toBe(50);
   });
 
   it('typed turn errors: TURN_BUDGET, INDEX_RANGE and a reply integer out of range', () => {

@@ -144,6 +144,22 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     "ArrayForScalar.go (rejected.ts:194:17): the reply field v is f64, not an array
       hint: array literals fill t.array / t.vec fields only"
   `));
+  it('K2K to a string-keyed grain by a key other than ctx.key', () => {
+    const e = fail(F.Keyed);
+    expect(e.code).toBe('CODEGEN_K2K');
+    expect(e.message).toMatchInlineSnapshot(`
+      "Keyed.go (rejected.ts:207:31): ctx.forward to Keyed, a grain with string keys, by a key other than ctx.key
+        hint: a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ctx.forward(Keyed, ctx.key, ...); give the target integer keys to reach it from elsewhere"
+    `);
+  });
+  it('K2K to a string-keyed grain from another class', () => expect(fail(F.SendToKeyed, [F.SendToKeyed.grain, F.Keyed.grain]).message).toMatchInlineSnapshot(`
+    "SendToKeyed.go (rejected.ts:217:14): ctx.send to Keyed, a grain with string keys, from another grain class (SendToKeyed)
+      hint: a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ctx.send(Keyed, ctx.key, ...); give the target integer keys to reach it from elsewhere"
+  `));
+  it('ctx.key of a string-keyed grain outside a K2K key', () => expect(fail(F.KeyedKeyUse).message).toMatchInlineSnapshot(`
+    "KeyedKeyUse.go (rejected.ts:212:17): property key of ctx is not supported in code translated to CUDA
+      hint: a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to KeyedKeyUse itself; pass other uses in the message"
+  `));
   it('ctx.forward to a method whose reply schema differs', () => {
     const e = fail(F.ForwardMismatch, [F.ForwardMismatch.grain, F.Other.grain]);
     expect(e.code).toBe('CODEGEN_K2K');

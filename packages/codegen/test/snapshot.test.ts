@@ -4,6 +4,7 @@ import { AST_VERSION, generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { Guard } from './fixtures/throws.ts';
+import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 
 /** The translated part of a unit: K2K senders, helpers and handlers (the rest is pinned by the full snapshots). */
 function handlers(source: string): string {
@@ -663,15 +664,16 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). */
-      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+         class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
+      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
         h->length = len;
         h->method = method;
-        h->flags = forward ? (t->flags & RG_ASK) : 0u;
+        h->flags = (forward ? (t->flags & RG_ASK) : 0u) | (stringKey ? RG_STRING_KEY : 0u);
         h->corr = forward ? t->corr : 0u;
         h->keyLo = (unsigned int)(unsigned long long)key;
-        h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+        h->keyHi = stringKey ? 0u : (unsigned int)((unsigned long long)key >> 32);
         h->sender = t->grain;
         h->grain = grain;
         h->_pad = 0u;
@@ -835,7 +837,7 @@ describe('generated units (full inline snapshots)', () => {
         if (!p) return;
         rg_wr w = {p, 0u, measure.pos};
         rg_enc_Account_deposit_req(m, &w);
-        rg_k2k_publish(t, &tk, 0u, 3u, k, measure.pos, forward);
+        rg_k2k_publish(t, &tk, 0u, 3u, k, measure.pos, forward, false);
       }
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
       /* Account.deposit (grains.ts:20) */
@@ -1942,15 +1944,16 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). */
-      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+         class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
+      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
         h->length = len;
         h->method = method;
-        h->flags = forward ? (t->flags & RG_ASK) : 0u;
+        h->flags = (forward ? (t->flags & RG_ASK) : 0u) | (stringKey ? RG_STRING_KEY : 0u);
         h->corr = forward ? t->corr : 0u;
         h->keyLo = (unsigned int)(unsigned long long)key;
-        h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+        h->keyHi = stringKey ? 0u : (unsigned int)((unsigned long long)key >> 32);
         h->sender = t->grain;
         h->grain = grain;
         h->_pad = 0u;
@@ -3534,15 +3537,16 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). */
-      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+         class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
+      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
         h->length = len;
         h->method = method;
-        h->flags = forward ? (t->flags & RG_ASK) : 0u;
+        h->flags = (forward ? (t->flags & RG_ASK) : 0u) | (stringKey ? RG_STRING_KEY : 0u);
         h->corr = forward ? t->corr : 0u;
         h->keyLo = (unsigned int)(unsigned long long)key;
-        h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+        h->keyHi = stringKey ? 0u : (unsigned int)((unsigned long long)key >> 32);
         h->sender = t->grain;
         h->grain = grain;
         h->_pad = 0u;
@@ -3715,7 +3719,7 @@ describe('generated units (full inline snapshots)', () => {
         if (!p) return;
         rg_wr w = {p, 0u, measure.pos};
         rg_enc_Counter_add_req(m, &w);
-        rg_k2k_publish(t, &tk, 0u, 0u, k, measure.pos, forward);
+        rg_k2k_publish(t, &tk, 0u, 0u, k, measure.pos, forward, false);
       }
       RG_HD static void rg_send_Counter_bump(rg_turn* t, double key, const rg_Counter_bump_req* m, bool forward) {
         long long k;
@@ -3727,7 +3731,7 @@ describe('generated units (full inline snapshots)', () => {
         if (!p) return;
         rg_wr w = {p, 0u, measure.pos};
         rg_enc_Counter_bump_req(m, &w);
-        rg_k2k_publish(t, &tk, 0u, 1u, k, measure.pos, forward);
+        rg_k2k_publish(t, &tk, 0u, 1u, k, measure.pos, forward, false);
       }
       RG_HD static void rg_send_Relay_fanout(rg_turn* t, double key, const rg_Relay_fanout_req* m, bool forward) {
         long long k;
@@ -3739,7 +3743,7 @@ describe('generated units (full inline snapshots)', () => {
         if (!p) return;
         rg_wr w = {p, 0u, measure.pos};
         rg_enc_Relay_fanout_req(m, &w);
-        rg_k2k_publish(t, &tk, 1u, 1u, k, measure.pos, forward);
+        rg_k2k_publish(t, &tk, 1u, 1u, k, measure.pos, forward, false);
       }
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
       /* Relay.route (k2k.ts:37) */
@@ -4819,15 +4823,16 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). */
-      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward) {
+      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+         class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
+      RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
         h->length = len;
         h->method = method;
-        h->flags = forward ? (t->flags & RG_ASK) : 0u;
+        h->flags = (forward ? (t->flags & RG_ASK) : 0u) | (stringKey ? RG_STRING_KEY : 0u);
         h->corr = forward ? t->corr : 0u;
         h->keyLo = (unsigned int)(unsigned long long)key;
-        h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+        h->keyHi = stringKey ? 0u : (unsigned int)((unsigned long long)key >> 32);
         h->sender = t->grain;
         h->grain = grain;
         h->_pad = 0u;
@@ -5376,7 +5381,7 @@ describe('generated units (full inline snapshots)', () => {
         if (!p) return;
         rg_wr w = {p, 0u, measure.pos};
         rg_enc_Guard_pack_req(m, &w);
-        rg_k2k_publish(t, &tk, 0u, 3u, k, measure.pos, forward);
+        rg_k2k_publish(t, &tk, 0u, 3u, k, measure.pos, forward, false);
       }
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
       RG_HD static double rg_f_root(rg_turn* t, double v_x);
@@ -5486,6 +5491,481 @@ describe('generated units (full inline snapshots)', () => {
           t->err = RG_E_THROW;
           return t->err;
         }
+        return RG_OK;
+      }
+      "
+    `);
+  });
+
+  it('conformance fixture grains (test/fixtures/grains.ts): senders, helpers and handlers of every grain', () => {
+    const grains = CONFORMANCE_GRAINS.map((c) => c.grain);
+    const out = grains.map((g) => handlers(generateKernel(g, { grains }).source)).join('\n');
+    expect(out).toMatchInlineSnapshot(`
+      "/* ---- K2K senders ---------------------------------------------------------------------------------- */
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Numbers.echo (grains.ts:37) */
+      RG_HD static int rg_h_Numbers_echo(rg_turn* t, rg_Numbers_state* s, rg_Numbers_echo_req* m, rg_Numbers_echo_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->f32 = m->f32;
+        r->f64 = m->f64;
+        r->i32 = m->i32;
+        r->u32 = m->u32;
+        r->b = m->b;
+        return RG_OK;
+      }
+      /* Numbers.store (grains.ts:41) */
+      RG_HD static int rg_h_Numbers_store(rg_turn* t, rg_Numbers_state* s, rg_Numbers_echo_req* m, rg_Numbers_store_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->f32 = m->f32;
+        s->f64 = m->f64;
+        s->i32 = m->i32;
+        s->u32 = m->u32;
+        s->b = m->b;
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        r->count = s->count;
+        return RG_OK;
+      }
+      /* Numbers.load (grains.ts:51) */
+      RG_HD static int rg_h_Numbers_load(rg_turn* t, rg_Numbers_state* s, rg_Numbers_load_req* m, rg_Numbers_load_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->f32 = s->f32;
+        r->f64 = s->f64;
+        r->i32 = s->i32;
+        r->u32 = s->u32;
+        r->b = s->b;
+        r->count = s->count;
+        r->total = s->total;
+        return RG_OK;
+      }
+      /* Numbers.arrays (grains.ts:55) */
+      RG_HD static int rg_h_Numbers_arrays(rg_turn* t, rg_Numbers_state* s, rg_Numbers_arrays_req* m, rg_Numbers_arrays_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        double v_intSum = 0.0;
+        {
+          double v_i = 0.0;
+          for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            v_intSum = RG_ADD(v_intSum, (double)m->ints[rg_idx(t, v_i, 3)]);
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        double v_boundedSum = 0.0;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)m->bounded.length); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            v_boundedSum = RG_ADD(v_boundedSum, (double)m->bounded.items[rg_idx(t, v_i, m->bounded.length)]);
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        r->doubled[0] = (float)(RG_MUL((double)m->fixed[0], 2.0));
+        r->doubled[1] = (float)(RG_MUL((double)m->fixed[1], 2.0));
+        r->doubled[2] = (float)(RG_MUL((double)m->fixed[2], 2.0));
+        r->doubled[3] = (float)(RG_MUL((double)m->fixed[3], 2.0));
+        r->intSum = rg_chk_i32(t, v_intSum);
+        r->n = m->bounded.length;
+        r->boundedSum = v_boundedSum;
+        rg_copy(&r->bounded, &m->bounded, sizeof(r->bounded));
+        r->flags[0] = !(m->flags[0]);
+        r->flags[1] = !(m->flags[1]);
+        rg_copy(&r->f64s, &m->f64s, sizeof(r->f64s));
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Numbers.nested (grains.ts:71) */
+      RG_HD static int rg_h_Numbers_nested(rg_turn* t, rg_Numbers_state* s, rg_Numbers_nested_req* m, rg_Numbers_nested_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        double v_x = 0.0;
+        double v_y = 0.0;
+        double v_inside = 0.0;
+        const unsigned int v_n = m->pts.length;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)v_n); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            rg_Numbers_nested_req_pts_items* const v_p = &(m->pts.items[rg_idx(t, v_i, m->pts.length)]);
+            if (RG_UNLIKELY(t->err)) return t->err;
+            v_x = RG_ADD(v_x, (double)v_p->x);
+            v_y = RG_ADD(v_y, (double)v_p->y);
+            if ((((((double)v_p->x >= m->box.lo.x) && ((double)v_p->x <= m->box.hi.x)) && ((double)v_p->y >= m->box.lo.y)) && ((double)v_p->y <= m->box.hi.y))) {
+              v_inside = RG_ADD(v_inside, 1.0);
+            }
+          }
+        }
+        if (((double)v_n > 0.0)) {
+          v_x = RG_DIV(v_x, (double)v_n);
+          v_y = RG_DIV(v_y, (double)v_n);
+        }
+        r->centroid.x = RG_SUB(v_x, m->origin.x);
+        r->centroid.y = RG_SUB(v_y, m->origin.y);
+        r->n = v_n;
+        r->inside = rg_chk_u32(t, v_inside);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Numbers.bulk (grains.ts:89) */
+      RG_HD static int rg_h_Numbers_bulk(rg_turn* t, rg_Numbers_state* s, rg_Numbers_bulk_req* m, rg_Numbers_bulk_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        double v_sum = 0.0;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)m->xs.length); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            v_sum = RG_ADD(v_sum, m->xs.items[rg_idx(t, v_i, m->xs.length)]);
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        r->n = m->xs.length;
+        r->sum = v_sum;
+        return RG_OK;
+      }
+      /* Numbers.fail (grains.ts:95) */
+      RG_HD static int rg_h_Numbers_fail(rg_turn* t, rg_Numbers_state* s, rg_Numbers_fail_req* m, rg_Numbers_fail_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        if ((m->code != 0)) {
+          t->msg = "refused: code must be zero";
+          t->err = RG_E_THROW;
+          return t->err;
+        }
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        r->ok = true;
+        return RG_OK;
+      }
+      /* Numbers.failTell (grains.ts:101) */
+      RG_HD static int rg_h_Numbers_failTell(rg_turn* t, rg_Numbers_state* s, rg_Numbers_failTell_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        if ((m->code != 0)) {
+          t->msg = "tell refused";
+          t->err = RG_E_THROW;
+          return t->err;
+        }
+        return RG_OK;
+      }
+      /* Numbers.now (grains.ts:105) */
+      RG_HD static int rg_h_Numbers_now(rg_turn* t, rg_Numbers_state* s, rg_Numbers_now_req* m, rg_Numbers_now_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->t = t->now;
+        return RG_OK;
+      }
+      /* Numbers.add (grains.ts:109) */
+      RG_HD static int rg_h_Numbers_add(rg_turn* t, rg_Numbers_state* s, rg_Numbers_add_req* m, rg_Numbers_add_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        s->total = RG_ADD(s->total, (double)m->by);
+        r->count = s->count;
+        r->total = s->total;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Seq.push (grains.ts:131) */
+      RG_HD static int rg_h_Seq_push(rg_turn* t, rg_Seq_state* s, rg_Seq_push_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        if (((double)s->inTurn != 0.0)) {
+          s->overlaps = rg_tou32(RG_ADD((double)s->overlaps, 1.0));
+        }
+        s->inTurn = 1u;
+        {
+          const bool _c0 = ((double)m->seq != RG_ADD((double)s->last[rg_idxu(t, m->sender, 16)], 1.0));
+          if (RG_UNLIKELY(t->err)) return t->err;
+          if (_c0) {
+            s->violations = rg_tou32(RG_ADD((double)s->violations, 1.0));
+          }
+        }
+        {
+          unsigned int* _p1 = &s->last[rg_idxu(t, m->sender, 16)];
+          const unsigned int _v2 = m->seq;
+          if (!t->err) *_p1 = _v2;
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        {
+          double v_i = 0.0;
+          for (; (v_i < 50.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            s->spin = RG_ADD(s->spin, RG_MUL(v_i, 0.5));
+          }
+        }
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        s->inTurn = 0u;
+        return RG_OK;
+      }
+      /* Seq.pushAsk (grains.ts:142) */
+      RG_HD static int rg_h_Seq_pushAsk(rg_turn* t, rg_Seq_state* s, rg_Seq_pushAsk_req* m, rg_Seq_pushAsk_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        if (((double)s->inTurn != 0.0)) {
+          s->overlaps = rg_tou32(RG_ADD((double)s->overlaps, 1.0));
+        }
+        s->inTurn = 1u;
+        {
+          const bool _c0 = ((double)m->seq != RG_ADD((double)s->last[rg_idxu(t, m->sender, 16)], 1.0));
+          if (RG_UNLIKELY(t->err)) return t->err;
+          if (_c0) {
+            s->violations = rg_tou32(RG_ADD((double)s->violations, 1.0));
+          }
+        }
+        {
+          unsigned int* _p1 = &s->last[rg_idxu(t, m->sender, 16)];
+          const unsigned int _v2 = m->seq;
+          if (!t->err) *_p1 = _v2;
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        s->inTurn = 0u;
+        r->count = s->count;
+        return RG_OK;
+      }
+      /* Seq.stats (grains.ts:152) */
+      RG_HD static int rg_h_Seq_stats(rg_turn* t, rg_Seq_state* s, rg_Seq_stats_req* m, rg_Seq_stats_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->count = s->count;
+        r->violations = s->violations;
+        r->overlaps = s->overlaps;
+        rg_copy(&r->last, &s->last, sizeof(r->last));
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Seq_push(rg_turn* t, double key, const rg_Seq_push_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Seq_push_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 1u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Seq_push_req(m, &w);
+        rg_k2k_publish(t, &tk, 1u, 0u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Sender.emit (grains.ts:167) */
+      RG_HD static int rg_h_Sender_emit(rg_turn* t, rg_Sender_state* s, rg_Sender_emit_req* m, rg_Sender_emit_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)m->count); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              rg_Seq_push_req _m0;
+              rg_zero(&_m0, sizeof(_m0));
+              _m0.sender = m->from;
+              _m0.seq = rg_chk_u32(t, RG_ADD((double)m->first, v_i));
+              if (!t->err) rg_send_Seq_push(t, (double)m->target, &_m0, false);
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+            s->sent = rg_tou32(RG_ADD((double)s->sent, 1.0));
+          }
+        }
+        r->sent = s->sent;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Hop2_go(rg_turn* t, double key, const rg_Hop1_go_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Hop1_go_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 4u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Hop1_go_req(m, &w);
+        rg_k2k_publish(t, &tk, 4u, 0u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Hop1.go (grains.ts:187) */
+      RG_HD static int rg_h_Hop1_go(rg_turn* t, rg_Hop1_state* s, rg_Hop1_go_req* m, rg_Hop1_go_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->seen = rg_tou32(RG_ADD((double)s->seen, 1.0));
+        {
+          rg_Hop1_go_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.x = rg_chk_i32(t, RG_MUL((double)m->x, 2.0));
+          _m0.trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 1.0));
+          if (!t->err) rg_send_Hop2_go(t, RG_ADD((double)t->key, 1.0), &_m0, true);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_FORWARDED;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Hop3_go(rg_turn* t, double key, const rg_Hop2_go_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Hop2_go_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 5u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Hop2_go_req(m, &w);
+        rg_k2k_publish(t, &tk, 5u, 0u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Hop2.go (grains.ts:200) */
+      RG_HD static int rg_h_Hop2_go(rg_turn* t, rg_Hop2_state* s, rg_Hop2_go_req* m, rg_Hop2_go_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->seen = rg_tou32(RG_ADD((double)s->seen, 1.0));
+        {
+          rg_Hop2_go_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.x = rg_chk_i32(t, RG_ADD((double)m->x, 1.0));
+          _m0.trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 2.0));
+          if (!t->err) rg_send_Hop3_go(t, RG_ADD((double)t->key, 1.0), &_m0, true);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_FORWARDED;
+      }
+      /* Hop2.seen (grains.ts:205) */
+      RG_HD static int rg_h_Hop2_seen(rg_turn* t, rg_Hop2_state* s, rg_Hop2_seen_req* m, rg_Hop2_seen_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->seen = s->seen;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Hop3.go (grains.ts:217) */
+      RG_HD static int rg_h_Hop3_go(rg_turn* t, rg_Hop3_state* s, rg_Hop3_go_req* m, rg_Hop3_go_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->seen = rg_tou32(RG_ADD((double)s->seen, 1.0));
+        r->x = rg_chk_i32(t, RG_MUL((double)m->x, 3.0));
+        r->trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 3.0));
+        r->by = 3u;
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Leaf_work(rg_turn* t, double key, const rg_Leaf_work_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Leaf_work_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 7u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Leaf_work_req(m, &w);
+        rg_k2k_publish(t, &tk, 7u, 0u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Coordinator.scatter (grains.ts:235) */
+      RG_HD static int rg_h_Coordinator_scatter(rg_turn* t, rg_Coordinator_state* s, rg_Coordinator_scatter_req* m, rg_Coordinator_scatter_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)m->n); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              rg_Leaf_work_req _m0;
+              rg_zero(&_m0, sizeof(_m0));
+              _m0.coord = rg_chk_i32(t, (double)t->key);
+              _m0.value = rg_chk_i32(t, RG_ADD((double)m->value, v_i));
+              if (!t->err) rg_send_Leaf_work(t, v_i, &_m0, false);
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        s->expected = rg_tou32(RG_ADD((double)s->expected, (double)m->n));
+        r->expected = s->expected;
+        return RG_OK;
+      }
+      /* Coordinator.gather (grains.ts:241) */
+      RG_HD static int rg_h_Coordinator_gather(rg_turn* t, rg_Coordinator_state* s, rg_Coordinator_gather_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        s->sum = RG_ADD(s->sum, (double)m->value);
+        return RG_OK;
+      }
+      /* Coordinator.result (grains.ts:246) */
+      RG_HD static int rg_h_Coordinator_result(rg_turn* t, rg_Coordinator_state* s, rg_Coordinator_result_req* m, rg_Coordinator_result_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->expected = s->expected;
+        r->count = s->count;
+        r->sum = s->sum;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Coordinator_gather(rg_turn* t, double key, const rg_Coordinator_gather_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Coordinator_gather_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 6u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Coordinator_gather_req(m, &w);
+        rg_k2k_publish(t, &tk, 6u, 1u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Leaf.work (grains.ts:261) */
+      RG_HD static int rg_h_Leaf_work(rg_turn* t, rg_Leaf_state* s, rg_Leaf_work_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->total = RG_ADD(s->total, (double)m->value);
+        s->hits = rg_tou32(RG_ADD((double)s->hits, 1.0));
+        {
+          rg_Coordinator_gather_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.from = rg_chk_i32(t, (double)t->key);
+          _m0.value = rg_chk_i32(t, RG_MUL((double)m->value, 2.0));
+          if (!t->err) rg_send_Coordinator_gather(t, (double)m->coord, &_m0, false);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Leaf.get (grains.ts:267) */
+      RG_HD static int rg_h_Leaf_get(rg_turn* t, rg_Leaf_state* s, rg_Leaf_get_req* m, rg_Leaf_get_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->total = s->total;
+        r->hits = s->hits;
+        return RG_OK;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Named_inc(rg_turn* t, long long k, const rg_Named_inc_req* m, bool forward) {
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Named_inc_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 8u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Named_inc_req(m, &w);
+        rg_k2k_publish(t, &tk, 8u, 0u, k, measure.pos, forward, true);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Named.inc (grains.ts:284) */
+      RG_HD static int rg_h_Named_inc(rg_turn* t, rg_Named_state* s, rg_Named_inc_req* m, rg_Named_inc_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->value = rg_toi32(RG_ADD((double)s->value, (double)m->by));
+        s->calls = rg_tou32(RG_ADD((double)s->calls, 1.0));
+        r->value = s->value;
+        r->calls = s->calls;
+        return RG_OK;
+      }
+      /* Named.viaSelf (grains.ts:290) */
+      RG_HD static int rg_h_Named_viaSelf(rg_turn* t, rg_Named_state* s, rg_Named_viaSelf_req* m, rg_Named_viaSelf_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Named_inc_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.by = rg_chk_i32(t, RG_MUL((double)m->by, 2.0));
+          if (!t->err) rg_send_Named_inc(t, t->key, &_m0, true);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_FORWARDED;
+      }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Unregistered.ping (grains.ts:303) */
+      RG_HD static int rg_h_Unregistered_ping(rg_turn* t, rg_Unregistered_state* s, rg_Unregistered_ping_req* m, rg_Unregistered_ping_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->n = s->n;
         return RG_OK;
       }
       "
