@@ -52,7 +52,8 @@ function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, v
   const lhsFails = fn.mayFail;
   const kind = lhs.t.k === 'bool' ? 'bool' : lhs.t.k === 'num' ? lhs.t.n : undefined;
   if (!kind) return unsupported(fn.site, loc, 'assignment', 'assign numbers or booleans');
-  const local = lhs.c.startsWith('v_');
+  // A let local (a field reached through a const struct local, v_p->f, is a field store below).
+  const local = target.kind === 'ident';
   if (local) {
     const v = value(lhs);
     // A `let` holds a JS number as a double (or a boolean).

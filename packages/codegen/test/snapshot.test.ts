@@ -5404,7 +5404,7 @@ describe('generated units (full inline snapshots)', () => {
           return;
         }
       }
-      /* Guard.root (throws.ts:40) */
+      /* Guard.root (throws.ts:41) */
       RG_HD static int rg_h_Guard_root(rg_turn* t, rg_Guard_state* s, rg_Guard_root_req* m, rg_Guard_root_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
@@ -5415,7 +5415,7 @@ describe('generated units (full inline snapshots)', () => {
         r->n = s->n;
         return RG_OK;
       }
-      /* Guard.check (throws.ts:48) */
+      /* Guard.check (throws.ts:49) */
       RG_HD static int rg_h_Guard_check(rg_turn* t, rg_Guard_state* s, rg_Guard_check_req* m, unsigned char* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
@@ -5436,7 +5436,7 @@ describe('generated units (full inline snapshots)', () => {
         s->last = (double)m->code;
         return RG_OK;
       }
-      /* Guard.never (throws.ts:58) */
+      /* Guard.never (throws.ts:59) */
       RG_HD static int rg_h_Guard_never(rg_turn* t, rg_Guard_state* s, rg_Guard_never_req* m, rg_Guard_never_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
@@ -5444,7 +5444,7 @@ describe('generated units (full inline snapshots)', () => {
         t->err = RG_E_THROW;
         return t->err;
       }
-      /* Guard.pack (throws.ts:63) */
+      /* Guard.pack (throws.ts:64) */
       RG_HD static int rg_h_Guard_pack(rg_turn* t, rg_Guard_state* s, rg_Guard_pack_req* m, rg_Guard_pack_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         r->ints[0] = m->b;
@@ -5470,7 +5470,7 @@ describe('generated units (full inline snapshots)', () => {
         if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
       }
-      /* Guard.relay (throws.ts:76) */
+      /* Guard.relay (throws.ts:77) */
       RG_HD static int rg_h_Guard_relay(rg_turn* t, rg_Guard_state* s, rg_Guard_relay_req* m, unsigned char* r) {
         (void)t; (void)s; (void)m; (void)r;
         {
@@ -5491,6 +5491,22 @@ describe('generated units (full inline snapshots)', () => {
           t->err = RG_E_THROW;
           return t->err;
         }
+        return RG_OK;
+      }
+      /* Guard.nudge (throws.ts:82) */
+      RG_HD static int rg_h_Guard_nudge(rg_turn* t, rg_Guard_state* s, rg_Guard_nudge_req* m, rg_Guard_nudge_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        rg_Guard_state_pts* const v_p = &(s->pts[rg_idxi(t, m->k, 2)]);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        v_p->x = (float)m->d;
+        {
+          const double _v0 = m->ys[rg_idxi(t, m->j, 2)];
+          if (!t->err) v_p->y = _v0;
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->x = v_p->x;
+        r->y = s->pts[rg_idxi(t, m->k, 2)].y;
+        if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
       }
       "
