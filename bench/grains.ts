@@ -24,3 +24,35 @@ export class Echo extends Grain({
   }
 }
 type E = TypesOf<typeof Echo>;
+
+/** Actors of the on-device K2K benchmarks (bench/gpu: hop latency, throughput with 1M actors). */
+export const RELAY_ACTORS = 1048576;
+
+export class Relay extends Grain({
+  name: 'Relay',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: {
+    /** A forward chain of `left` K2K hops; the last actor answers the asker. */
+    chain: { request: t.struct({ left: t.u32 }), reply: t.struct({ at: t.i32, n: t.u32 }) },
+    /** One-way: count, then pass it on to a pseudo-random actor until ttl runs out. */
+    spread: { request: t.struct({ ttl: t.u32 }) },
+    count: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
+  },
+}) {
+  chain(s: R['state'], m: R['req']['chain'], ctx: R['ctx']): R['reply']['chain'] {
+    s.n += 1;
+    if (m.left === 0) return { at: ctx.key, n: s.n };
+    return ctx.forward(Relay, (ctx.key + 1) % RELAY_ACTORS, 'chain', { left: m.left - 1 });
+  }
+
+  spread(s: R['state'], m: R['req']['spread'], ctx: R['ctx']): void {
+    s.n += 1;
+    if (m.ttl > 0) ctx.send(Relay, (ctx.key * 7919 + 13) % RELAY_ACTORS, 'spread', { ttl: m.ttl - 1 });
+  }
+
+  count(s: R['state']): R['reply']['count'] {
+    return { n: s.n };
+  }
+}
+type R = TypesOf<typeof Relay>;

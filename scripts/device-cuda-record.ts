@@ -19,6 +19,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GrainSystem } from '../packages/core/src/index.ts';
 import { Account } from '../examples/bank/grains.ts';
+import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { runLaunchSync, summarize } from '../packages/cuda-backend/src/driver/selftest.ts';
 
@@ -72,30 +73,40 @@ interface TestCounts {
   skippedNames: string[];
 }
 
+/**
+ * One vitest process per path, one after another: files run in parallel would put persistent kernels
+ * of two processes (two CUDA contexts) on the GPU at once, which time-slices them by milliseconds.
+ * A path that runs past RG_VITEST_TIMEOUT_MS is killed and recorded as such, and the next one runs.
+ */
 function runVitest(paths: string[]): TestCounts {
-  const report = path.join(outDir, 'vitest.json');
-  const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...paths, '--reporter=default', '--reporter=json', `--outputFile=${report}`], {
-    stdio: 'inherit',
-    timeout: Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
-  });
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, exitCode: r.status, failures: [], skippedNames: [] };
-  try {
-    const json = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[] };
-    for (const file of json.testResults) {
-      for (const t of file.assertionResults) {
-        counts.total++;
-        if (t.status === 'passed') counts.passed++;
-        else if (t.status === 'failed') {
-          counts.failed++;
-          counts.failures.push(`${t.fullName}: ${(t.failureMessages ?? []).join(' | ').slice(0, 600)}`);
-        } else {
-          counts.skipped++;
-          counts.skippedNames.push(t.fullName);
+  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, exitCode: 0, failures: [], skippedNames: [] };
+  for (const [i, p] of paths.entries()) {
+    const report = path.join(outDir, `vitest-${i}.json`);
+    console.log(`== vitest ${p}`);
+    const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', p, '--no-file-parallelism', '--reporter=verbose', '--reporter=json', `--outputFile.json=${report}`], {
+      stdio: 'inherit',
+      timeout: Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
+    });
+    if (r.status !== 0) counts.exitCode = r.status ?? -1;
+    if (r.error) counts.failures.push(`${p}: vitest did not finish (${String(r.error)})`);
+    try {
+      const json = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[] };
+      for (const file of json.testResults) {
+        for (const t of file.assertionResults) {
+          counts.total++;
+          if (t.status === 'passed') counts.passed++;
+          else if (t.status === 'failed') {
+            counts.failed++;
+            counts.failures.push(`${t.fullName}: ${(t.failureMessages ?? []).join(' | ').slice(0, 600)}`);
+          } else {
+            counts.skipped++;
+            counts.skippedNames.push(t.fullName);
+          }
         }
       }
+    } catch (e) {
+      counts.failures.push(`${p}: could not read the vitest JSON report: ${String(e)}`);
     }
-  } catch (e) {
-    counts.failures.push(`could not read the vitest JSON report: ${String(e)}`);
   }
   return counts;
 }
@@ -210,6 +221,97 @@ async function measureAsks(partitions: number): Promise<Record<string, unknown>>
   };
 }
 
+/**
+ * On-device K2K: (1) hop latency = (chain of H forwards − chain of 0) / H, every hop a device-queue
+ * message between actors of different partitions; (2) throughput: S seed tells each start a walk of T
+ * K2K sends over 1,048,576 actors; counted by the kernel's own counters, and sampled actors' counts
+ * checked against the same walk computed in JS.
+ */
+async function measureK2K(partitions: number): Promise<Record<string, unknown>> {
+  const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
+  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+    placement: 'cuda',
+    maxActors: RELAY_ACTORS,
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  });
+  await sys.start();
+  const r = sys.grain(Relay, 0);
+  const H = 1000;
+  const time = async (left: number, n: number): Promise<number[]> => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = process.hrtime.bigint();
+      const got = await r.chain({ left });
+      out.push(Number(process.hrtime.bigint() - t) / 1000);
+      if (got.at !== left % RELAY_ACTORS) throw new Error(`chain(${left}) ended at ${got.at}`);
+    }
+    return out.sort((a, b) => a - b);
+  };
+  await time(H, 5);
+  const zero = await time(0, 200);
+  const long = await time(H, 50);
+  const p50 = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
+  const hopNs = ((p50(long) - p50(zero)) / H) * 1000;
+  console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${p50(zero).toFixed(2)} µs, chain(${H}) p50 ${p50(long).toFixed(1)} µs → ${hopNs.toFixed(0)} ns/hop`);
+
+  const S = 1024;
+  const T = 1000;
+  const kernel = sys.kernel(Relay);
+  const c0 = sys.counters(Relay);
+  const room = kernel.inbound!.capacity - 64;
+  const t0 = performance.now();
+  let sent = 0;
+  while (sent < S) {
+    const free = room - kernel.inbound!.depth();
+    for (let j = 0; j < free && sent < S; j++, sent++) sys.grain(Relay, 1 + sent * 255).tell.spread({ ttl: T });
+    if (sent < S) await new Promise((res) => setImmediate(res));
+  }
+  const want = S * (T + 1);
+  while (sys.counters(Relay).processed - c0.processed < want) {
+    await new Promise((res) => setImmediate(res));
+    if (performance.now() - t0 > 45_000) throw new Error(`k2k: ${sys.counters(Relay).processed - c0.processed} of ${want} processed in 45 s`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const c1 = sys.counters(Relay);
+  // The same walks in JS: how many times each actor was reached.
+  const model = new Uint32Array(RELAY_ACTORS);
+  for (let i = 0; i < S; i++) {
+    let k = 1 + i * 255;
+    for (let step = 0; step <= T; step++) {
+      model[k]!++;
+      k = (k * 7919 + 13) % RELAY_ACTORS;
+    }
+  }
+  // Sampled actors above the chain's keys (0..H, counted by chain() too) must match the JS walks exactly.
+  let checked = 0;
+  for (let k = 4099; k < RELAY_ACTORS; k += 4099) {
+    const got = (await sys.grain(Relay, k).count({})).n;
+    if (got !== model[k]) throw new Error(`k2k: actor ${k} counted ${got}, the JS walk says ${model[k]}`);
+    checked++;
+  }
+  await sys.shutdown();
+  const k2k = c1.k2kReceived - c0.k2kReceived;
+  console.log(`k2k throughput (partitions ${partitions}): ${k2k} K2K messages in ${seconds.toFixed(3)} s = ${(k2k / seconds / 1e6).toFixed(2)} M/s`);
+  return {
+    partitions,
+    queueCapacity: 1024,
+    actors: RELAY_ACTORS,
+    hop: { what: `(p50 of ask chain(${H}) − p50 of ask chain(0)) / ${H}: one K2K forward between actors, on the device`, chain0P50Us: p50(zero), chainHP50Us: p50(long), hops: H, hopNs },
+    throughput: {
+      what: `${S} host tells each start a walk of ${T} K2K sends over ${RELAY_ACTORS} actors; time from the first tell until the kernel counted all ${want} turns`,
+      k2kMessages: k2k,
+      turns: c1.processed - c0.processed,
+      seconds,
+      k2kPerSecond: Math.round(k2k / seconds),
+      errors: c1.handlerErrors - c0.handlerErrors,
+      rejected: c1.rejected - c0.rejected,
+      actorsChecked: checked,
+      activations: c1.activations,
+    },
+  };
+}
+
 const started = new Date();
 const probe = probeCuda();
 const record: Record<string, unknown> = {
@@ -245,6 +347,8 @@ else {
     await tryStep('launch', measureLaunches);
     await tryStep('asksPartitions32', () => measureAsks(32));
     await tryStep('asksPartitions4', () => measureAsks(4));
+    await tryStep('k2kPartitions32', () => measureK2K(32));
+    await tryStep('k2kPartitions256', () => measureK2K(256));
     await tryStep('launchPerMessage', () => {
       const ctx = CudaContext.create();
       try {

@@ -201,9 +201,12 @@ describe('generated units (full inline snapshots)', () => {
         if (!t->err) t->err = RG_E_REPLY;
         return 0;
       }
+      /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
       RG_HD static inline void rg_zero(void* p, unsigned int n) {
         unsigned char* b = (unsigned char*)p;
-        for (unsigned int i = 0; i < n; i++) b[i] = 0;
+        unsigned int i = 0;
+        if (((unsigned long long)b & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(b + i) = 0ull;
+        for (; i < n; i++) b[i] = 0;
       }
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
@@ -954,6 +957,40 @@ describe('generated units (full inline snapshots)', () => {
       }
       /* ---- persistent ring kernel ----------------------------------------------------------------- */
       #if defined(__CUDACC__)
+      #ifndef RG_INGRESS_SPIN
+      #define RG_INGRESS_SPIN 4096u
+      #endif
+      #ifndef RG_INGRESS_IDLE_NS
+      #define RG_INGRESS_IDLE_NS 2000u
+      #endif
+      #ifndef RG_WORKER_SPIN
+      #define RG_WORKER_SPIN 4096u
+      #endif
+      #ifndef RG_WORKER_IDLE_NS
+      #define RG_WORKER_IDLE_NS 1000u
+      #endif
+      #ifndef RG_PUBLISH_EVERY
+      #define RG_PUBLISH_EVERY 1024u
+      #endif
+      #define RG_FULL 0xffffffffu
+      /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
+      #define RG_AT_SEQ 0u
+      #define RG_AT_LENGTH 4u
+      #define RG_AT_METHOD 8u
+      #define RG_AT_FLAGS 12u
+      #define RG_AT_CORR 16u
+      #define RG_AT_KEYLO 20u
+      #define RG_AT_KEYHI 24u
+      RG_OFFSET_ASSERT(rg_SlotHeader, seq, RG_AT_SEQ, "slot seq offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, length, RG_AT_LENGTH, "slot length offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, method, RG_AT_METHOD, "slot method offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, flags, RG_AT_FLAGS, "slot flags offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, corr, RG_AT_CORR, "slot corr offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyLo, RG_AT_KEYLO, "slot keyLo offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyHi, RG_AT_KEYHI, "slot keyHi offset");
+      /* seq is word 0 and published last: copies write words 1..3 of the first 16 bytes one by one. */
+      static_assert(RG_AT_SEQ == 0u && RG_HDR % 16u == 0u, "slot header: seq first, 16-byte multiple");
+
       struct rg_kernel {
         rg_ControlBlock* control;
         unsigned char* inbound;
@@ -973,6 +1010,9 @@ describe('generated units (full inline snapshots)', () => {
       __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
         return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
       }
+      __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { return w == 0u ? c.x : w == 1u ? c.y : w == 2u ? c.z : c.w; }
+      /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
+      #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
       /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
       __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
@@ -986,8 +1026,14 @@ describe('generated units (full inline snapshots)', () => {
         *idx = i;
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
-      __device__ static void rg_reply_publish(unsigned char* slot, unsigned int idx, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+
+      /*
+       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
+       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
+       * scope (design brief §4.2) so the host never sees seq before the payload.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_SlotHeader* h = (rg_SlotHeader*)stage;
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -996,21 +1042,48 @@ describe('generated units (full inline snapshots)', () => {
         h->keyHi = 0u;
         h->sender = 0u;
         h->grain = 0u;
-        __threadfence_system();
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        h->_pad = 0u;
+        h->time = 0.0;
+        unsigned int idx;
+        unsigned char* out = rg_reply_claim(k, &idx);
+        const unsigned int* sw = (const unsigned int*)stage;
+        unsigned int* dw = (unsigned int*)out;
+        dw[1] = sw[1];
+        dw[2] = sw[2];
+        dw[3] = sw[3];
+        const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
+        for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
       }
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
         unsigned int n = rg_strlen(text);
         if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (stage) {
+          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr_str(&w, text, n);
+          rg_reply_out(k, stage, method, flags, corr, w.pos);
+          return;
+        }
         unsigned int idx;
         unsigned char* slot = rg_reply_claim(k, &idx);
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
-        rg_reply_publish(slot, idx, method, flags, corr, w.pos);
+        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+        h->length = w.pos;
+        h->method = method;
+        h->flags = flags;
+        h->corr = corr;
+        h->keyLo = 0u;
+        h->keyHi = 0u;
+        h->sender = 0u;
+        h->grain = 0u;
+        rg_st_rel_sys(&h->seq, idx + 1u);
       }
 
       /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, volatile unsigned int* ctr, long long key) {
+      __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned int* ctr, long long key) {
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -1041,11 +1114,15 @@ describe('generated units (full inline snapshots)', () => {
         return 0;
       }
 
-      /* One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. */
-      __device__ static void rg_Account_turn(rg_kernel* k, volatile unsigned int* ctr, const unsigned char* slot) {
+      /*
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
+       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       */
+      __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
-        long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
         rg_Account_req req;
@@ -1062,13 +1139,12 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
-        rg_turn t;
-        rg_zero(&t, sizeof(t));
+        rg_turn t = {};
         t.key = key;
-        t.now = h->time;
+        t.now = now;
         t.budget = k->turnBudget;
         t.method = method;
         t.flags = flags;
@@ -1078,96 +1154,128 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Account_rep rep;
-        rg_zero(&rep, sizeof(rep));
+        rg_Account_rep rep = {};
         const int rc = rg_Account_handle(&t, st, &req, &rep);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Account_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        unsigned int idx;
-        unsigned char* out = rg_reply_claim(k, &idx);
-        rg_wr w = {out + RG_HDR, 0u, k->slotSize - RG_HDR};
+        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Account_encode_reply(method, &rep, &w);
-        rg_reply_publish(out, idx, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
-      /* Worker: lane 0 of warp p + 1 is the only consumer of partition queue p. */
+      /*
+       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
+       * Its counter row has this one writer: counts live in registers and are stored after each turn
+       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       */
       __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p) {
         rg_RingHeader* q = rg_queue_of(k, p);
-        volatile unsigned int* ctr = k->counters + (p + 1u) * RG_NCOUNTERS;
+        volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
+        unsigned int ctr[RG_NCOUNTERS];
+        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
-        unsigned int idle = 0;
+        unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
         for (;;) {
-          const unsigned int mode = rg_ld_vol(&k->g->mode);
-          if (mode == RG_MODE_EXIT) return;
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
               rg_Account_turn(k, ctr, slot);
+              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
               idle = 0;
               continue;
             }
           }
-          __nanosleep(idle < 64u ? 128u : 2048u);
-          idle++;
+          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
+          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+            mode = rg_ld_vol(&k->g->mode);
+            if (mode == RG_MODE_EXIT) return;
+          }
+          if (idle < RG_WORKER_SPIN) idle++;
+          else __nanosleep(RG_WORKER_IDLE_NS);
         }
       }
 
-      /* Ingress: host ring → partition queues. Leaves a message in the host ring while its queue is full. */
-      __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr) {
+      /*
+       * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
+       * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
+       * round trip for up to 512 bytes) and stores them into the partition queue. A message whose queue is
+       * full stays in the host ring (the host sees a full ring and waits, or fails typed). The host's tail
+       * is published once per batch: the host reads it only to find free slots.
+       */
+      __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
         rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+        const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
         unsigned int n = 0;
         while (n < 32u) {
-          unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-          rg_SlotHeader* h = (rg_SlotHeader*)s;
-          if (rg_ld_acq_sys(&h->seq) != *hostTail + 1u) break;
-          const unsigned int flags = h->flags;
-          const unsigned long long total = RG_HDR + (unsigned long long)h->length + ((flags & RG_STRING_KEY) ? h->keyHi : 0u);
+          const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+          const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
+          if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+          uint4 c = make_uint4(0u, 0u, 0u, 0u);
+          if (lane * 16u < span) c = ((const uint4*)s)[lane];
+          const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
+          const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
+          const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
           if (total > k->slotSize) {
-            ctr[RG_C_RECEIVED]++;
-            ctr[RG_C_REJECTED]++;
-            rg_reply_text(k, h->method, RG_REPLY | RG_REJECTED, h->corr, "message length exceeds the slot");
+            if (lane == 0u) {
+              ctr[RG_C_RECEIVED]++;
+              ctr[RG_C_REJECTED]++;
+              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+            }
+            __syncwarp();
           } else {
-            long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+            const long long key = (long long)(((unsigned long long)keyHi << 32) | keyLo);
             rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
-            unsigned int hd = rg_ld_vol(&q->head);
-            if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) break;
-            if (atomicCAS(&q->head, hd, hd + 1u) != hd) continue;
+            unsigned int hd = 0u, got = 0u;
+            if (lane == 0u) {
+              hd = rg_ld_vol(&q->head);
+              if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
+              else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
+            }
+            got = __shfl_sync(RG_FULL, got, 0);
+            if (got == 2u) break;    /* queue full: the message waits in the host ring */
+            if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
-            /* Words 1..3 one by one (word 0 is seq, published last), then 16-byte chunks: slots are 16-aligned. */
-            const unsigned int* sw = (const unsigned int*)s;
-            unsigned int* dw = (unsigned int*)d;
-            dw[1] = sw[1];
-            dw[2] = sw[2];
-            dw[3] = sw[3];
-            const unsigned int chunks = (unsigned int)((total + 15u) / 16u);
-            for (unsigned int c = 1; c < chunks; c++) ((uint4*)d)[c] = ((const uint4*)s)[c];
-            __threadfence();
-            rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            if (lane == 0u) {
+              unsigned int* dw = (unsigned int*)d;
+              dw[1] = c.y;
+              dw[2] = c.z;
+              dw[3] = c.w;
+            } else if (lane * 16u < total) {
+              ((uint4*)d)[lane] = c;
+            }
+            for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
+            __syncwarp();
+            if (lane == 0u) {
+              __threadfence();
+              rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            }
           }
           (*hostTail)++;
-          rg_st_rel_sys(&in->tail, *hostTail);
           n++;
         }
+        if (n != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
         return n;
       }
 
@@ -1177,10 +1285,8 @@ describe('generated units (full inline snapshots)', () => {
         return sum;
       }
 
-      /* Nothing in flight: host ring empty, every queue empty, and no turn completed while we looked. */
-      __device__ static bool rg_Account_quiescent(rg_kernel* k, unsigned int hostTail) {
-        rg_SlotHeader* h = (rg_SlotHeader*)(k->inbound + RG_RING_HDR + (unsigned long long)(hostTail & (k->ringCapacity - 1u)) * k->slotSize);
-        if (rg_ld_acq_sys(&h->seq) == hostTail + 1u) return false;
+      /* Every partition queue empty, and no turn completed while we looked (a turn may send K2K). */
+      __device__ static bool rg_Account_drained(rg_kernel* k) {
         const unsigned int before = rg_Account_completed(k);
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
@@ -1189,70 +1295,87 @@ describe('generated units (full inline snapshots)', () => {
         return rg_Account_completed(k) == before;
       }
 
-      /* Counters: each row has one writer; only this thread writes the control block's counters. */
-      __device__ static void rg_Account_publish(rg_kernel* k) {
-        unsigned int* out = &k->control->received;
-        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+      /* Counters: each row has one writer; lane c of warp 0 sums column c into the control block. */
+      __device__ static void rg_Account_publish(rg_kernel* k, unsigned int lane) {
+        if (lane < RG_NCOUNTERS) {
           unsigned int sum = 0;
-          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + c];
-          rg_st_vol(out + c, sum);
+          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
+          rg_st_vol(&k->control->received + lane, sum);
         }
+        __syncwarp();
       }
 
-      /* Control + ingress: lane 0 of warp 0. Handshake (design brief §5.7), heartbeat, counters, drain. */
-      __device__ static void rg_Account_control(rg_kernel* k) {
+      /*
+       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
+       * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
+       * left there the host counts as rejected), finishes the turns already taken into device queues, then
+       * acknowledges STOPPED and exits.
+       */
+      __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
         rg_ControlBlock* cb = k->control;
         volatile unsigned int* ctr = k->counters;
-        unsigned int epoch = rg_ld_acq_sys(&cb->requestEpoch);
-        unsigned int hostTail = rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail);
-        rg_st_vol(&k->g->mode, RG_KS_IDLE);
-        rg_st_vol(&cb->faultCode, 0u);
-        rg_st_vol(&cb->observed, RG_KS_IDLE);
-        __threadfence_system();
-        rg_st_rel_sys(&cb->ackEpoch, epoch);
-        unsigned int beat = 0, iter = 0, idle = 0;
-        bool draining = false;
+        unsigned int epoch = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&cb->requestEpoch) : 0u, 0);
+        unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail) : 0u, 0);
+        if (lane == 0u) {
+          rg_st_vol(&k->g->mode, RG_KS_IDLE);
+          rg_st_vol(&cb->faultCode, 0u);
+          rg_st_vol(&cb->observed, RG_KS_IDLE);
+          rg_st_rel_sys(&cb->ackEpoch, epoch);
+        }
+        unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
           if (idle != 0u || (iter & 63u) == 0u) {
-            const unsigned int e = rg_ld_acq_sys(&cb->requestEpoch);
-            if (e != epoch) {
+            unsigned int e = 0u, req = 0u;
+            if (lane == 0u) {
+              e = rg_ld_acq_sys(&cb->requestEpoch);
+              req = rg_ld_vol(&cb->requested);
+            }
+            e = __shfl_sync(RG_FULL, e, 0);
+            req = __shfl_sync(RG_FULL, req, 0);
+            if (e != epoch && mode != RG_MODE_DRAIN) {
               epoch = e;
-              const unsigned int req = rg_ld_vol(&cb->requested);
               if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
-                if (!draining) {
+                mode = req;
+                if (lane == 0u) {
                   rg_st_vol(&k->g->mode, req);
                   rg_st_vol(&cb->observed, req);
-                  __threadfence_system();
                   rg_st_rel_sys(&cb->ackEpoch, epoch);
                 }
               } else if (req == RG_KS_STOP) {
-                draining = true;
-                rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+                mode = RG_MODE_DRAIN;
+                if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
               }
             }
           }
-          const unsigned int moved = rg_Account_ingress(k, &hostTail, ctr);
-          if (moved == 0u && (idle == 0u || (iter & 63u) == 0u)) {
-            rg_Account_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
-          } else if ((iter & 1023u) == 0u) {
-            rg_Account_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
+          const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Account_ingress(k, &hostTail, ctr, lane) : 0u;
+          if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
+            rg_Account_publish(k, lane);
+            if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
           }
-          if (draining && moved == 0u && rg_Account_quiescent(k, hostTail)) {
-            rg_st_vol(&k->g->mode, RG_MODE_EXIT);
-            rg_Account_publish(k);
-            rg_st_vol(&cb->observed, RG_KS_STOPPED);
-            __threadfence_system();
-            rg_st_rel_sys(&cb->ackEpoch, epoch);
-            return;
+          if (mode == RG_MODE_DRAIN) {
+            const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_Account_drained(k) : 0u, 0) != 0u;
+            if (done) {
+              if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+              rg_Account_publish(k, lane);
+              if (lane == 0u) {
+                rg_st_vol(&cb->observed, RG_KS_STOPPED);
+                rg_st_rel_sys(&cb->ackEpoch, epoch);
+              }
+              return;
+            }
           }
-          if (moved == 0u) {
-            idle++;
-            __nanosleep(idle < 32u ? 256u : 2048u);
-          } else {
+          if (moved != 0u) {
             idle = 0;
+          } else if (idle < RG_INGRESS_SPIN) {
+            idle++;
+          } else {
+            __nanosleep(RG_INGRESS_IDLE_NS);
+            if ((iter & 255u) == 0u) {
+              rg_Account_publish(k, lane);
+              if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+            }
           }
         }
       }
@@ -1276,9 +1399,10 @@ describe('generated units (full inline snapshots)', () => {
           unsigned int dirCapacity,
           unsigned int turnBudget,
           unsigned int sendBudget) {
-        if ((threadIdx.x & 31u) != 0u) return;
+        const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
+        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -1301,7 +1425,7 @@ describe('generated units (full inline snapshots)', () => {
         k.sendBudget = sendBudget;
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
-        if (warp == 0u) rg_Account_control(&k);
+        if (warp == 0u) rg_Account_control(&k, lane);
         else rg_Account_worker(&k, warp - 1u);
       }
       #endif
@@ -1481,9 +1605,12 @@ describe('generated units (full inline snapshots)', () => {
         if (!t->err) t->err = RG_E_REPLY;
         return 0;
       }
+      /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
       RG_HD static inline void rg_zero(void* p, unsigned int n) {
         unsigned char* b = (unsigned char*)p;
-        for (unsigned int i = 0; i < n; i++) b[i] = 0;
+        unsigned int i = 0;
+        if (((unsigned long long)b & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(b + i) = 0ull;
+        for (; i < n; i++) b[i] = 0;
       }
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
@@ -2547,6 +2674,40 @@ describe('generated units (full inline snapshots)', () => {
       }
       /* ---- persistent ring kernel ----------------------------------------------------------------- */
       #if defined(__CUDACC__)
+      #ifndef RG_INGRESS_SPIN
+      #define RG_INGRESS_SPIN 4096u
+      #endif
+      #ifndef RG_INGRESS_IDLE_NS
+      #define RG_INGRESS_IDLE_NS 2000u
+      #endif
+      #ifndef RG_WORKER_SPIN
+      #define RG_WORKER_SPIN 4096u
+      #endif
+      #ifndef RG_WORKER_IDLE_NS
+      #define RG_WORKER_IDLE_NS 1000u
+      #endif
+      #ifndef RG_PUBLISH_EVERY
+      #define RG_PUBLISH_EVERY 1024u
+      #endif
+      #define RG_FULL 0xffffffffu
+      /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
+      #define RG_AT_SEQ 0u
+      #define RG_AT_LENGTH 4u
+      #define RG_AT_METHOD 8u
+      #define RG_AT_FLAGS 12u
+      #define RG_AT_CORR 16u
+      #define RG_AT_KEYLO 20u
+      #define RG_AT_KEYHI 24u
+      RG_OFFSET_ASSERT(rg_SlotHeader, seq, RG_AT_SEQ, "slot seq offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, length, RG_AT_LENGTH, "slot length offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, method, RG_AT_METHOD, "slot method offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, flags, RG_AT_FLAGS, "slot flags offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, corr, RG_AT_CORR, "slot corr offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyLo, RG_AT_KEYLO, "slot keyLo offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyHi, RG_AT_KEYHI, "slot keyHi offset");
+      /* seq is word 0 and published last: copies write words 1..3 of the first 16 bytes one by one. */
+      static_assert(RG_AT_SEQ == 0u && RG_HDR % 16u == 0u, "slot header: seq first, 16-byte multiple");
+
       struct rg_kernel {
         rg_ControlBlock* control;
         unsigned char* inbound;
@@ -2566,6 +2727,9 @@ describe('generated units (full inline snapshots)', () => {
       __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
         return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
       }
+      __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { return w == 0u ? c.x : w == 1u ? c.y : w == 2u ? c.z : c.w; }
+      /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
+      #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
       /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
       __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
@@ -2579,8 +2743,14 @@ describe('generated units (full inline snapshots)', () => {
         *idx = i;
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
-      __device__ static void rg_reply_publish(unsigned char* slot, unsigned int idx, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+
+      /*
+       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
+       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
+       * scope (design brief §4.2) so the host never sees seq before the payload.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_SlotHeader* h = (rg_SlotHeader*)stage;
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -2589,21 +2759,48 @@ describe('generated units (full inline snapshots)', () => {
         h->keyHi = 0u;
         h->sender = 0u;
         h->grain = 0u;
-        __threadfence_system();
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        h->_pad = 0u;
+        h->time = 0.0;
+        unsigned int idx;
+        unsigned char* out = rg_reply_claim(k, &idx);
+        const unsigned int* sw = (const unsigned int*)stage;
+        unsigned int* dw = (unsigned int*)out;
+        dw[1] = sw[1];
+        dw[2] = sw[2];
+        dw[3] = sw[3];
+        const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
+        for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
       }
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
         unsigned int n = rg_strlen(text);
         if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (stage) {
+          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr_str(&w, text, n);
+          rg_reply_out(k, stage, method, flags, corr, w.pos);
+          return;
+        }
         unsigned int idx;
         unsigned char* slot = rg_reply_claim(k, &idx);
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
-        rg_reply_publish(slot, idx, method, flags, corr, w.pos);
+        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+        h->length = w.pos;
+        h->method = method;
+        h->flags = flags;
+        h->corr = corr;
+        h->keyLo = 0u;
+        h->keyHi = 0u;
+        h->sender = 0u;
+        h->grain = 0u;
+        rg_st_rel_sys(&h->seq, idx + 1u);
       }
 
       /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Stats_state* rg_Stats_activate(rg_kernel* k, volatile unsigned int* ctr, long long key) {
+      __device__ static rg_Stats_state* rg_Stats_activate(rg_kernel* k, unsigned int* ctr, long long key) {
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -2634,11 +2831,15 @@ describe('generated units (full inline snapshots)', () => {
         return 0;
       }
 
-      /* One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. */
-      __device__ static void rg_Stats_turn(rg_kernel* k, volatile unsigned int* ctr, const unsigned char* slot) {
+      /*
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
+       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       */
+      __device__ static void rg_Stats_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
-        long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
         rg_Stats_req req;
@@ -2655,13 +2856,12 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
-        rg_turn t;
-        rg_zero(&t, sizeof(t));
+        rg_turn t = {};
         t.key = key;
-        t.now = h->time;
+        t.now = now;
         t.budget = k->turnBudget;
         t.method = method;
         t.flags = flags;
@@ -2671,96 +2871,128 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Stats_rep rep;
-        rg_zero(&rep, sizeof(rep));
+        rg_Stats_rep rep = {};
         const int rc = rg_Stats_handle(&t, st, &req, &rep);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Stats_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        unsigned int idx;
-        unsigned char* out = rg_reply_claim(k, &idx);
-        rg_wr w = {out + RG_HDR, 0u, k->slotSize - RG_HDR};
+        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Stats_encode_reply(method, &rep, &w);
-        rg_reply_publish(out, idx, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
-      /* Worker: lane 0 of warp p + 1 is the only consumer of partition queue p. */
+      /*
+       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
+       * Its counter row has this one writer: counts live in registers and are stored after each turn
+       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       */
       __device__ static void rg_Stats_worker(rg_kernel* k, unsigned int p) {
         rg_RingHeader* q = rg_queue_of(k, p);
-        volatile unsigned int* ctr = k->counters + (p + 1u) * RG_NCOUNTERS;
+        volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
+        unsigned int ctr[RG_NCOUNTERS];
+        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
-        unsigned int idle = 0;
+        unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
         for (;;) {
-          const unsigned int mode = rg_ld_vol(&k->g->mode);
-          if (mode == RG_MODE_EXIT) return;
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
               rg_Stats_turn(k, ctr, slot);
+              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
               idle = 0;
               continue;
             }
           }
-          __nanosleep(idle < 64u ? 128u : 2048u);
-          idle++;
+          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
+          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+            mode = rg_ld_vol(&k->g->mode);
+            if (mode == RG_MODE_EXIT) return;
+          }
+          if (idle < RG_WORKER_SPIN) idle++;
+          else __nanosleep(RG_WORKER_IDLE_NS);
         }
       }
 
-      /* Ingress: host ring → partition queues. Leaves a message in the host ring while its queue is full. */
-      __device__ static unsigned int rg_Stats_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr) {
+      /*
+       * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
+       * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
+       * round trip for up to 512 bytes) and stores them into the partition queue. A message whose queue is
+       * full stays in the host ring (the host sees a full ring and waits, or fails typed). The host's tail
+       * is published once per batch: the host reads it only to find free slots.
+       */
+      __device__ static unsigned int rg_Stats_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
         rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+        const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
         unsigned int n = 0;
         while (n < 32u) {
-          unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-          rg_SlotHeader* h = (rg_SlotHeader*)s;
-          if (rg_ld_acq_sys(&h->seq) != *hostTail + 1u) break;
-          const unsigned int flags = h->flags;
-          const unsigned long long total = RG_HDR + (unsigned long long)h->length + ((flags & RG_STRING_KEY) ? h->keyHi : 0u);
+          const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+          const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
+          if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+          uint4 c = make_uint4(0u, 0u, 0u, 0u);
+          if (lane * 16u < span) c = ((const uint4*)s)[lane];
+          const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
+          const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
+          const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
           if (total > k->slotSize) {
-            ctr[RG_C_RECEIVED]++;
-            ctr[RG_C_REJECTED]++;
-            rg_reply_text(k, h->method, RG_REPLY | RG_REJECTED, h->corr, "message length exceeds the slot");
+            if (lane == 0u) {
+              ctr[RG_C_RECEIVED]++;
+              ctr[RG_C_REJECTED]++;
+              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+            }
+            __syncwarp();
           } else {
-            long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+            const long long key = (long long)(((unsigned long long)keyHi << 32) | keyLo);
             rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
-            unsigned int hd = rg_ld_vol(&q->head);
-            if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) break;
-            if (atomicCAS(&q->head, hd, hd + 1u) != hd) continue;
+            unsigned int hd = 0u, got = 0u;
+            if (lane == 0u) {
+              hd = rg_ld_vol(&q->head);
+              if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
+              else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
+            }
+            got = __shfl_sync(RG_FULL, got, 0);
+            if (got == 2u) break;    /* queue full: the message waits in the host ring */
+            if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
-            /* Words 1..3 one by one (word 0 is seq, published last), then 16-byte chunks: slots are 16-aligned. */
-            const unsigned int* sw = (const unsigned int*)s;
-            unsigned int* dw = (unsigned int*)d;
-            dw[1] = sw[1];
-            dw[2] = sw[2];
-            dw[3] = sw[3];
-            const unsigned int chunks = (unsigned int)((total + 15u) / 16u);
-            for (unsigned int c = 1; c < chunks; c++) ((uint4*)d)[c] = ((const uint4*)s)[c];
-            __threadfence();
-            rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            if (lane == 0u) {
+              unsigned int* dw = (unsigned int*)d;
+              dw[1] = c.y;
+              dw[2] = c.z;
+              dw[3] = c.w;
+            } else if (lane * 16u < total) {
+              ((uint4*)d)[lane] = c;
+            }
+            for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
+            __syncwarp();
+            if (lane == 0u) {
+              __threadfence();
+              rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            }
           }
           (*hostTail)++;
-          rg_st_rel_sys(&in->tail, *hostTail);
           n++;
         }
+        if (n != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
         return n;
       }
 
@@ -2770,10 +3002,8 @@ describe('generated units (full inline snapshots)', () => {
         return sum;
       }
 
-      /* Nothing in flight: host ring empty, every queue empty, and no turn completed while we looked. */
-      __device__ static bool rg_Stats_quiescent(rg_kernel* k, unsigned int hostTail) {
-        rg_SlotHeader* h = (rg_SlotHeader*)(k->inbound + RG_RING_HDR + (unsigned long long)(hostTail & (k->ringCapacity - 1u)) * k->slotSize);
-        if (rg_ld_acq_sys(&h->seq) == hostTail + 1u) return false;
+      /* Every partition queue empty, and no turn completed while we looked (a turn may send K2K). */
+      __device__ static bool rg_Stats_drained(rg_kernel* k) {
         const unsigned int before = rg_Stats_completed(k);
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
@@ -2782,70 +3012,87 @@ describe('generated units (full inline snapshots)', () => {
         return rg_Stats_completed(k) == before;
       }
 
-      /* Counters: each row has one writer; only this thread writes the control block's counters. */
-      __device__ static void rg_Stats_publish(rg_kernel* k) {
-        unsigned int* out = &k->control->received;
-        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+      /* Counters: each row has one writer; lane c of warp 0 sums column c into the control block. */
+      __device__ static void rg_Stats_publish(rg_kernel* k, unsigned int lane) {
+        if (lane < RG_NCOUNTERS) {
           unsigned int sum = 0;
-          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + c];
-          rg_st_vol(out + c, sum);
+          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
+          rg_st_vol(&k->control->received + lane, sum);
         }
+        __syncwarp();
       }
 
-      /* Control + ingress: lane 0 of warp 0. Handshake (design brief §5.7), heartbeat, counters, drain. */
-      __device__ static void rg_Stats_control(rg_kernel* k) {
+      /*
+       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
+       * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
+       * left there the host counts as rejected), finishes the turns already taken into device queues, then
+       * acknowledges STOPPED and exits.
+       */
+      __device__ static void rg_Stats_control(rg_kernel* k, unsigned int lane) {
         rg_ControlBlock* cb = k->control;
         volatile unsigned int* ctr = k->counters;
-        unsigned int epoch = rg_ld_acq_sys(&cb->requestEpoch);
-        unsigned int hostTail = rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail);
-        rg_st_vol(&k->g->mode, RG_KS_IDLE);
-        rg_st_vol(&cb->faultCode, 0u);
-        rg_st_vol(&cb->observed, RG_KS_IDLE);
-        __threadfence_system();
-        rg_st_rel_sys(&cb->ackEpoch, epoch);
-        unsigned int beat = 0, iter = 0, idle = 0;
-        bool draining = false;
+        unsigned int epoch = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&cb->requestEpoch) : 0u, 0);
+        unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail) : 0u, 0);
+        if (lane == 0u) {
+          rg_st_vol(&k->g->mode, RG_KS_IDLE);
+          rg_st_vol(&cb->faultCode, 0u);
+          rg_st_vol(&cb->observed, RG_KS_IDLE);
+          rg_st_rel_sys(&cb->ackEpoch, epoch);
+        }
+        unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
           if (idle != 0u || (iter & 63u) == 0u) {
-            const unsigned int e = rg_ld_acq_sys(&cb->requestEpoch);
-            if (e != epoch) {
+            unsigned int e = 0u, req = 0u;
+            if (lane == 0u) {
+              e = rg_ld_acq_sys(&cb->requestEpoch);
+              req = rg_ld_vol(&cb->requested);
+            }
+            e = __shfl_sync(RG_FULL, e, 0);
+            req = __shfl_sync(RG_FULL, req, 0);
+            if (e != epoch && mode != RG_MODE_DRAIN) {
               epoch = e;
-              const unsigned int req = rg_ld_vol(&cb->requested);
               if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
-                if (!draining) {
+                mode = req;
+                if (lane == 0u) {
                   rg_st_vol(&k->g->mode, req);
                   rg_st_vol(&cb->observed, req);
-                  __threadfence_system();
                   rg_st_rel_sys(&cb->ackEpoch, epoch);
                 }
               } else if (req == RG_KS_STOP) {
-                draining = true;
-                rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+                mode = RG_MODE_DRAIN;
+                if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
               }
             }
           }
-          const unsigned int moved = rg_Stats_ingress(k, &hostTail, ctr);
-          if (moved == 0u && (idle == 0u || (iter & 63u) == 0u)) {
-            rg_Stats_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
-          } else if ((iter & 1023u) == 0u) {
-            rg_Stats_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
+          const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Stats_ingress(k, &hostTail, ctr, lane) : 0u;
+          if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
+            rg_Stats_publish(k, lane);
+            if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
           }
-          if (draining && moved == 0u && rg_Stats_quiescent(k, hostTail)) {
-            rg_st_vol(&k->g->mode, RG_MODE_EXIT);
-            rg_Stats_publish(k);
-            rg_st_vol(&cb->observed, RG_KS_STOPPED);
-            __threadfence_system();
-            rg_st_rel_sys(&cb->ackEpoch, epoch);
-            return;
+          if (mode == RG_MODE_DRAIN) {
+            const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_Stats_drained(k) : 0u, 0) != 0u;
+            if (done) {
+              if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+              rg_Stats_publish(k, lane);
+              if (lane == 0u) {
+                rg_st_vol(&cb->observed, RG_KS_STOPPED);
+                rg_st_rel_sys(&cb->ackEpoch, epoch);
+              }
+              return;
+            }
           }
-          if (moved == 0u) {
-            idle++;
-            __nanosleep(idle < 32u ? 256u : 2048u);
-          } else {
+          if (moved != 0u) {
             idle = 0;
+          } else if (idle < RG_INGRESS_SPIN) {
+            idle++;
+          } else {
+            __nanosleep(RG_INGRESS_IDLE_NS);
+            if ((iter & 255u) == 0u) {
+              rg_Stats_publish(k, lane);
+              if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+            }
           }
         }
       }
@@ -2869,9 +3116,10 @@ describe('generated units (full inline snapshots)', () => {
           unsigned int dirCapacity,
           unsigned int turnBudget,
           unsigned int sendBudget) {
-        if ((threadIdx.x & 31u) != 0u) return;
+        const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
+        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -2894,7 +3142,7 @@ describe('generated units (full inline snapshots)', () => {
         k.sendBudget = sendBudget;
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
-        if (warp == 0u) rg_Stats_control(&k);
+        if (warp == 0u) rg_Stats_control(&k, lane);
         else rg_Stats_worker(&k, warp - 1u);
       }
       #endif
@@ -3074,9 +3322,12 @@ describe('generated units (full inline snapshots)', () => {
         if (!t->err) t->err = RG_E_REPLY;
         return 0;
       }
+      /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
       RG_HD static inline void rg_zero(void* p, unsigned int n) {
         unsigned char* b = (unsigned char*)p;
-        for (unsigned int i = 0; i < n; i++) b[i] = 0;
+        unsigned int i = 0;
+        if (((unsigned long long)b & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(b + i) = 0ull;
+        for (; i < n; i++) b[i] = 0;
       }
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
@@ -3833,6 +4084,40 @@ describe('generated units (full inline snapshots)', () => {
       }
       /* ---- persistent ring kernel ----------------------------------------------------------------- */
       #if defined(__CUDACC__)
+      #ifndef RG_INGRESS_SPIN
+      #define RG_INGRESS_SPIN 4096u
+      #endif
+      #ifndef RG_INGRESS_IDLE_NS
+      #define RG_INGRESS_IDLE_NS 2000u
+      #endif
+      #ifndef RG_WORKER_SPIN
+      #define RG_WORKER_SPIN 4096u
+      #endif
+      #ifndef RG_WORKER_IDLE_NS
+      #define RG_WORKER_IDLE_NS 1000u
+      #endif
+      #ifndef RG_PUBLISH_EVERY
+      #define RG_PUBLISH_EVERY 1024u
+      #endif
+      #define RG_FULL 0xffffffffu
+      /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
+      #define RG_AT_SEQ 0u
+      #define RG_AT_LENGTH 4u
+      #define RG_AT_METHOD 8u
+      #define RG_AT_FLAGS 12u
+      #define RG_AT_CORR 16u
+      #define RG_AT_KEYLO 20u
+      #define RG_AT_KEYHI 24u
+      RG_OFFSET_ASSERT(rg_SlotHeader, seq, RG_AT_SEQ, "slot seq offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, length, RG_AT_LENGTH, "slot length offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, method, RG_AT_METHOD, "slot method offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, flags, RG_AT_FLAGS, "slot flags offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, corr, RG_AT_CORR, "slot corr offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyLo, RG_AT_KEYLO, "slot keyLo offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyHi, RG_AT_KEYHI, "slot keyHi offset");
+      /* seq is word 0 and published last: copies write words 1..3 of the first 16 bytes one by one. */
+      static_assert(RG_AT_SEQ == 0u && RG_HDR % 16u == 0u, "slot header: seq first, 16-byte multiple");
+
       struct rg_kernel {
         rg_ControlBlock* control;
         unsigned char* inbound;
@@ -3852,6 +4137,9 @@ describe('generated units (full inline snapshots)', () => {
       __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
         return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
       }
+      __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { return w == 0u ? c.x : w == 1u ? c.y : w == 2u ? c.z : c.w; }
+      /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
+      #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
       /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
       __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
@@ -3865,8 +4153,14 @@ describe('generated units (full inline snapshots)', () => {
         *idx = i;
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
-      __device__ static void rg_reply_publish(unsigned char* slot, unsigned int idx, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+
+      /*
+       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
+       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
+       * scope (design brief §4.2) so the host never sees seq before the payload.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_SlotHeader* h = (rg_SlotHeader*)stage;
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -3875,21 +4169,48 @@ describe('generated units (full inline snapshots)', () => {
         h->keyHi = 0u;
         h->sender = 1u;
         h->grain = 1u;
-        __threadfence_system();
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        h->_pad = 0u;
+        h->time = 0.0;
+        unsigned int idx;
+        unsigned char* out = rg_reply_claim(k, &idx);
+        const unsigned int* sw = (const unsigned int*)stage;
+        unsigned int* dw = (unsigned int*)out;
+        dw[1] = sw[1];
+        dw[2] = sw[2];
+        dw[3] = sw[3];
+        const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
+        for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
       }
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
         unsigned int n = rg_strlen(text);
         if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (stage) {
+          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr_str(&w, text, n);
+          rg_reply_out(k, stage, method, flags, corr, w.pos);
+          return;
+        }
         unsigned int idx;
         unsigned char* slot = rg_reply_claim(k, &idx);
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
-        rg_reply_publish(slot, idx, method, flags, corr, w.pos);
+        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+        h->length = w.pos;
+        h->method = method;
+        h->flags = flags;
+        h->corr = corr;
+        h->keyLo = 0u;
+        h->keyHi = 0u;
+        h->sender = 1u;
+        h->grain = 1u;
+        rg_st_rel_sys(&h->seq, idx + 1u);
       }
 
       /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Relay_state* rg_Relay_activate(rg_kernel* k, volatile unsigned int* ctr, long long key) {
+      __device__ static rg_Relay_state* rg_Relay_activate(rg_kernel* k, unsigned int* ctr, long long key) {
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -3920,11 +4241,15 @@ describe('generated units (full inline snapshots)', () => {
         return 0;
       }
 
-      /* One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. */
-      __device__ static void rg_Relay_turn(rg_kernel* k, volatile unsigned int* ctr, const unsigned char* slot) {
+      /*
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
+       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       */
+      __device__ static void rg_Relay_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
-        long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
         rg_Relay_req req;
@@ -3941,13 +4266,12 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
-        rg_turn t;
-        rg_zero(&t, sizeof(t));
+        rg_turn t = {};
         t.key = key;
-        t.now = h->time;
+        t.now = now;
         t.budget = k->turnBudget;
         t.method = method;
         t.flags = flags;
@@ -3957,96 +4281,128 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Relay_rep rep;
-        rg_zero(&rep, sizeof(rep));
+        rg_Relay_rep rep = {};
         const int rc = rg_Relay_handle(&t, st, &req, &rep);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Relay_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        unsigned int idx;
-        unsigned char* out = rg_reply_claim(k, &idx);
-        rg_wr w = {out + RG_HDR, 0u, k->slotSize - RG_HDR};
+        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Relay_encode_reply(method, &rep, &w);
-        rg_reply_publish(out, idx, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
-      /* Worker: lane 0 of warp p + 1 is the only consumer of partition queue p. */
+      /*
+       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
+       * Its counter row has this one writer: counts live in registers and are stored after each turn
+       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       */
       __device__ static void rg_Relay_worker(rg_kernel* k, unsigned int p) {
         rg_RingHeader* q = rg_queue_of(k, p);
-        volatile unsigned int* ctr = k->counters + (p + 1u) * RG_NCOUNTERS;
+        volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
+        unsigned int ctr[RG_NCOUNTERS];
+        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
-        unsigned int idle = 0;
+        unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
         for (;;) {
-          const unsigned int mode = rg_ld_vol(&k->g->mode);
-          if (mode == RG_MODE_EXIT) return;
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
               rg_Relay_turn(k, ctr, slot);
+              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
               idle = 0;
               continue;
             }
           }
-          __nanosleep(idle < 64u ? 128u : 2048u);
-          idle++;
+          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
+          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+            mode = rg_ld_vol(&k->g->mode);
+            if (mode == RG_MODE_EXIT) return;
+          }
+          if (idle < RG_WORKER_SPIN) idle++;
+          else __nanosleep(RG_WORKER_IDLE_NS);
         }
       }
 
-      /* Ingress: host ring → partition queues. Leaves a message in the host ring while its queue is full. */
-      __device__ static unsigned int rg_Relay_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr) {
+      /*
+       * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
+       * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
+       * round trip for up to 512 bytes) and stores them into the partition queue. A message whose queue is
+       * full stays in the host ring (the host sees a full ring and waits, or fails typed). The host's tail
+       * is published once per batch: the host reads it only to find free slots.
+       */
+      __device__ static unsigned int rg_Relay_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
         rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+        const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
         unsigned int n = 0;
         while (n < 32u) {
-          unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-          rg_SlotHeader* h = (rg_SlotHeader*)s;
-          if (rg_ld_acq_sys(&h->seq) != *hostTail + 1u) break;
-          const unsigned int flags = h->flags;
-          const unsigned long long total = RG_HDR + (unsigned long long)h->length + ((flags & RG_STRING_KEY) ? h->keyHi : 0u);
+          const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+          const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
+          if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+          uint4 c = make_uint4(0u, 0u, 0u, 0u);
+          if (lane * 16u < span) c = ((const uint4*)s)[lane];
+          const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
+          const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
+          const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
           if (total > k->slotSize) {
-            ctr[RG_C_RECEIVED]++;
-            ctr[RG_C_REJECTED]++;
-            rg_reply_text(k, h->method, RG_REPLY | RG_REJECTED, h->corr, "message length exceeds the slot");
+            if (lane == 0u) {
+              ctr[RG_C_RECEIVED]++;
+              ctr[RG_C_REJECTED]++;
+              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+            }
+            __syncwarp();
           } else {
-            long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+            const long long key = (long long)(((unsigned long long)keyHi << 32) | keyLo);
             rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
-            unsigned int hd = rg_ld_vol(&q->head);
-            if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) break;
-            if (atomicCAS(&q->head, hd, hd + 1u) != hd) continue;
+            unsigned int hd = 0u, got = 0u;
+            if (lane == 0u) {
+              hd = rg_ld_vol(&q->head);
+              if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
+              else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
+            }
+            got = __shfl_sync(RG_FULL, got, 0);
+            if (got == 2u) break;    /* queue full: the message waits in the host ring */
+            if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
-            /* Words 1..3 one by one (word 0 is seq, published last), then 16-byte chunks: slots are 16-aligned. */
-            const unsigned int* sw = (const unsigned int*)s;
-            unsigned int* dw = (unsigned int*)d;
-            dw[1] = sw[1];
-            dw[2] = sw[2];
-            dw[3] = sw[3];
-            const unsigned int chunks = (unsigned int)((total + 15u) / 16u);
-            for (unsigned int c = 1; c < chunks; c++) ((uint4*)d)[c] = ((const uint4*)s)[c];
-            __threadfence();
-            rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            if (lane == 0u) {
+              unsigned int* dw = (unsigned int*)d;
+              dw[1] = c.y;
+              dw[2] = c.z;
+              dw[3] = c.w;
+            } else if (lane * 16u < total) {
+              ((uint4*)d)[lane] = c;
+            }
+            for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
+            __syncwarp();
+            if (lane == 0u) {
+              __threadfence();
+              rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            }
           }
           (*hostTail)++;
-          rg_st_rel_sys(&in->tail, *hostTail);
           n++;
         }
+        if (n != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
         return n;
       }
 
@@ -4056,10 +4412,8 @@ describe('generated units (full inline snapshots)', () => {
         return sum;
       }
 
-      /* Nothing in flight: host ring empty, every queue empty, and no turn completed while we looked. */
-      __device__ static bool rg_Relay_quiescent(rg_kernel* k, unsigned int hostTail) {
-        rg_SlotHeader* h = (rg_SlotHeader*)(k->inbound + RG_RING_HDR + (unsigned long long)(hostTail & (k->ringCapacity - 1u)) * k->slotSize);
-        if (rg_ld_acq_sys(&h->seq) == hostTail + 1u) return false;
+      /* Every partition queue empty, and no turn completed while we looked (a turn may send K2K). */
+      __device__ static bool rg_Relay_drained(rg_kernel* k) {
         const unsigned int before = rg_Relay_completed(k);
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
@@ -4068,70 +4422,87 @@ describe('generated units (full inline snapshots)', () => {
         return rg_Relay_completed(k) == before;
       }
 
-      /* Counters: each row has one writer; only this thread writes the control block's counters. */
-      __device__ static void rg_Relay_publish(rg_kernel* k) {
-        unsigned int* out = &k->control->received;
-        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+      /* Counters: each row has one writer; lane c of warp 0 sums column c into the control block. */
+      __device__ static void rg_Relay_publish(rg_kernel* k, unsigned int lane) {
+        if (lane < RG_NCOUNTERS) {
           unsigned int sum = 0;
-          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + c];
-          rg_st_vol(out + c, sum);
+          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
+          rg_st_vol(&k->control->received + lane, sum);
         }
+        __syncwarp();
       }
 
-      /* Control + ingress: lane 0 of warp 0. Handshake (design brief §5.7), heartbeat, counters, drain. */
-      __device__ static void rg_Relay_control(rg_kernel* k) {
+      /*
+       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
+       * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
+       * left there the host counts as rejected), finishes the turns already taken into device queues, then
+       * acknowledges STOPPED and exits.
+       */
+      __device__ static void rg_Relay_control(rg_kernel* k, unsigned int lane) {
         rg_ControlBlock* cb = k->control;
         volatile unsigned int* ctr = k->counters;
-        unsigned int epoch = rg_ld_acq_sys(&cb->requestEpoch);
-        unsigned int hostTail = rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail);
-        rg_st_vol(&k->g->mode, RG_KS_IDLE);
-        rg_st_vol(&cb->faultCode, 0u);
-        rg_st_vol(&cb->observed, RG_KS_IDLE);
-        __threadfence_system();
-        rg_st_rel_sys(&cb->ackEpoch, epoch);
-        unsigned int beat = 0, iter = 0, idle = 0;
-        bool draining = false;
+        unsigned int epoch = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&cb->requestEpoch) : 0u, 0);
+        unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail) : 0u, 0);
+        if (lane == 0u) {
+          rg_st_vol(&k->g->mode, RG_KS_IDLE);
+          rg_st_vol(&cb->faultCode, 0u);
+          rg_st_vol(&cb->observed, RG_KS_IDLE);
+          rg_st_rel_sys(&cb->ackEpoch, epoch);
+        }
+        unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
           if (idle != 0u || (iter & 63u) == 0u) {
-            const unsigned int e = rg_ld_acq_sys(&cb->requestEpoch);
-            if (e != epoch) {
+            unsigned int e = 0u, req = 0u;
+            if (lane == 0u) {
+              e = rg_ld_acq_sys(&cb->requestEpoch);
+              req = rg_ld_vol(&cb->requested);
+            }
+            e = __shfl_sync(RG_FULL, e, 0);
+            req = __shfl_sync(RG_FULL, req, 0);
+            if (e != epoch && mode != RG_MODE_DRAIN) {
               epoch = e;
-              const unsigned int req = rg_ld_vol(&cb->requested);
               if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
-                if (!draining) {
+                mode = req;
+                if (lane == 0u) {
                   rg_st_vol(&k->g->mode, req);
                   rg_st_vol(&cb->observed, req);
-                  __threadfence_system();
                   rg_st_rel_sys(&cb->ackEpoch, epoch);
                 }
               } else if (req == RG_KS_STOP) {
-                draining = true;
-                rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+                mode = RG_MODE_DRAIN;
+                if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
               }
             }
           }
-          const unsigned int moved = rg_Relay_ingress(k, &hostTail, ctr);
-          if (moved == 0u && (idle == 0u || (iter & 63u) == 0u)) {
-            rg_Relay_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
-          } else if ((iter & 1023u) == 0u) {
-            rg_Relay_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
+          const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Relay_ingress(k, &hostTail, ctr, lane) : 0u;
+          if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
+            rg_Relay_publish(k, lane);
+            if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
           }
-          if (draining && moved == 0u && rg_Relay_quiescent(k, hostTail)) {
-            rg_st_vol(&k->g->mode, RG_MODE_EXIT);
-            rg_Relay_publish(k);
-            rg_st_vol(&cb->observed, RG_KS_STOPPED);
-            __threadfence_system();
-            rg_st_rel_sys(&cb->ackEpoch, epoch);
-            return;
+          if (mode == RG_MODE_DRAIN) {
+            const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_Relay_drained(k) : 0u, 0) != 0u;
+            if (done) {
+              if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+              rg_Relay_publish(k, lane);
+              if (lane == 0u) {
+                rg_st_vol(&cb->observed, RG_KS_STOPPED);
+                rg_st_rel_sys(&cb->ackEpoch, epoch);
+              }
+              return;
+            }
           }
-          if (moved == 0u) {
-            idle++;
-            __nanosleep(idle < 32u ? 256u : 2048u);
-          } else {
+          if (moved != 0u) {
             idle = 0;
+          } else if (idle < RG_INGRESS_SPIN) {
+            idle++;
+          } else {
+            __nanosleep(RG_INGRESS_IDLE_NS);
+            if ((iter & 255u) == 0u) {
+              rg_Relay_publish(k, lane);
+              if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+            }
           }
         }
       }
@@ -4155,9 +4526,10 @@ describe('generated units (full inline snapshots)', () => {
           unsigned int dirCapacity,
           unsigned int turnBudget,
           unsigned int sendBudget) {
-        if ((threadIdx.x & 31u) != 0u) return;
+        const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
+        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -4180,7 +4552,7 @@ describe('generated units (full inline snapshots)', () => {
         k.sendBudget = sendBudget;
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
-        if (warp == 0u) rg_Relay_control(&k);
+        if (warp == 0u) rg_Relay_control(&k, lane);
         else rg_Relay_worker(&k, warp - 1u);
       }
       #endif
@@ -4360,9 +4732,12 @@ describe('generated units (full inline snapshots)', () => {
         if (!t->err) t->err = RG_E_REPLY;
         return 0;
       }
+      /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
       RG_HD static inline void rg_zero(void* p, unsigned int n) {
         unsigned char* b = (unsigned char*)p;
-        for (unsigned int i = 0; i < n; i++) b[i] = 0;
+        unsigned int i = 0;
+        if (((unsigned long long)b & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(b + i) = 0ull;
+        for (; i < n; i++) b[i] = 0;
       }
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
@@ -5013,6 +5388,40 @@ describe('generated units (full inline snapshots)', () => {
       }
       /* ---- persistent ring kernel ----------------------------------------------------------------- */
       #if defined(__CUDACC__)
+      #ifndef RG_INGRESS_SPIN
+      #define RG_INGRESS_SPIN 4096u
+      #endif
+      #ifndef RG_INGRESS_IDLE_NS
+      #define RG_INGRESS_IDLE_NS 2000u
+      #endif
+      #ifndef RG_WORKER_SPIN
+      #define RG_WORKER_SPIN 4096u
+      #endif
+      #ifndef RG_WORKER_IDLE_NS
+      #define RG_WORKER_IDLE_NS 1000u
+      #endif
+      #ifndef RG_PUBLISH_EVERY
+      #define RG_PUBLISH_EVERY 1024u
+      #endif
+      #define RG_FULL 0xffffffffu
+      /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
+      #define RG_AT_SEQ 0u
+      #define RG_AT_LENGTH 4u
+      #define RG_AT_METHOD 8u
+      #define RG_AT_FLAGS 12u
+      #define RG_AT_CORR 16u
+      #define RG_AT_KEYLO 20u
+      #define RG_AT_KEYHI 24u
+      RG_OFFSET_ASSERT(rg_SlotHeader, seq, RG_AT_SEQ, "slot seq offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, length, RG_AT_LENGTH, "slot length offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, method, RG_AT_METHOD, "slot method offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, flags, RG_AT_FLAGS, "slot flags offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, corr, RG_AT_CORR, "slot corr offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyLo, RG_AT_KEYLO, "slot keyLo offset");
+      RG_OFFSET_ASSERT(rg_SlotHeader, keyHi, RG_AT_KEYHI, "slot keyHi offset");
+      /* seq is word 0 and published last: copies write words 1..3 of the first 16 bytes one by one. */
+      static_assert(RG_AT_SEQ == 0u && RG_HDR % 16u == 0u, "slot header: seq first, 16-byte multiple");
+
       struct rg_kernel {
         rg_ControlBlock* control;
         unsigned char* inbound;
@@ -5032,6 +5441,9 @@ describe('generated units (full inline snapshots)', () => {
       __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
         return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
       }
+      __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { return w == 0u ? c.x : w == 1u ? c.y : w == 2u ? c.z : c.w; }
+      /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
+      #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
       /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
       __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
@@ -5045,8 +5457,14 @@ describe('generated units (full inline snapshots)', () => {
         *idx = i;
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
-      __device__ static void rg_reply_publish(unsigned char* slot, unsigned int idx, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+
+      /*
+       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
+       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
+       * scope (design brief §4.2) so the host never sees seq before the payload.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_SlotHeader* h = (rg_SlotHeader*)stage;
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -5055,21 +5473,48 @@ describe('generated units (full inline snapshots)', () => {
         h->keyHi = 0u;
         h->sender = 0u;
         h->grain = 0u;
-        __threadfence_system();
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        h->_pad = 0u;
+        h->time = 0.0;
+        unsigned int idx;
+        unsigned char* out = rg_reply_claim(k, &idx);
+        const unsigned int* sw = (const unsigned int*)stage;
+        unsigned int* dw = (unsigned int*)out;
+        dw[1] = sw[1];
+        dw[2] = sw[2];
+        dw[3] = sw[3];
+        const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
+        for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
       }
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
         unsigned int n = rg_strlen(text);
         if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (stage) {
+          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr_str(&w, text, n);
+          rg_reply_out(k, stage, method, flags, corr, w.pos);
+          return;
+        }
         unsigned int idx;
         unsigned char* slot = rg_reply_claim(k, &idx);
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
-        rg_reply_publish(slot, idx, method, flags, corr, w.pos);
+        rg_SlotHeader* h = (rg_SlotHeader*)slot;
+        h->length = w.pos;
+        h->method = method;
+        h->flags = flags;
+        h->corr = corr;
+        h->keyLo = 0u;
+        h->keyHi = 0u;
+        h->sender = 0u;
+        h->grain = 0u;
+        rg_st_rel_sys(&h->seq, idx + 1u);
       }
 
       /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Counter_state* rg_Counter_activate(rg_kernel* k, volatile unsigned int* ctr, long long key) {
+      __device__ static rg_Counter_state* rg_Counter_activate(rg_kernel* k, unsigned int* ctr, long long key) {
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -5100,11 +5545,15 @@ describe('generated units (full inline snapshots)', () => {
         return 0;
       }
 
-      /* One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. */
-      __device__ static void rg_Counter_turn(rg_kernel* k, volatile unsigned int* ctr, const unsigned char* slot) {
+      /*
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
+       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       */
+      __device__ static void rg_Counter_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
-        long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+        const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
         rg_Counter_req req;
@@ -5121,13 +5570,12 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
-        rg_turn t;
-        rg_zero(&t, sizeof(t));
+        rg_turn t = {};
         t.key = key;
-        t.now = h->time;
+        t.now = now;
         t.budget = k->turnBudget;
         t.method = method;
         t.flags = flags;
@@ -5137,96 +5585,128 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Counter_rep rep;
-        rg_zero(&rep, sizeof(rep));
+        rg_Counter_rep rep = {};
         const int rc = rg_Counter_handle(&t, st, &req, &rep);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Counter_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        unsigned int idx;
-        unsigned char* out = rg_reply_claim(k, &idx);
-        rg_wr w = {out + RG_HDR, 0u, k->slotSize - RG_HDR};
+        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Counter_encode_reply(method, &rep, &w);
-        rg_reply_publish(out, idx, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
-      /* Worker: lane 0 of warp p + 1 is the only consumer of partition queue p. */
+      /*
+       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
+       * Its counter row has this one writer: counts live in registers and are stored after each turn
+       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       */
       __device__ static void rg_Counter_worker(rg_kernel* k, unsigned int p) {
         rg_RingHeader* q = rg_queue_of(k, p);
-        volatile unsigned int* ctr = k->counters + (p + 1u) * RG_NCOUNTERS;
+        volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
+        unsigned int ctr[RG_NCOUNTERS];
+        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
-        unsigned int idle = 0;
+        unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
         for (;;) {
-          const unsigned int mode = rg_ld_vol(&k->g->mode);
-          if (mode == RG_MODE_EXIT) return;
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
               rg_Counter_turn(k, ctr, slot);
+              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
               idle = 0;
               continue;
             }
           }
-          __nanosleep(idle < 64u ? 128u : 2048u);
-          idle++;
+          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
+          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+            mode = rg_ld_vol(&k->g->mode);
+            if (mode == RG_MODE_EXIT) return;
+          }
+          if (idle < RG_WORKER_SPIN) idle++;
+          else __nanosleep(RG_WORKER_IDLE_NS);
         }
       }
 
-      /* Ingress: host ring → partition queues. Leaves a message in the host ring while its queue is full. */
-      __device__ static unsigned int rg_Counter_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr) {
+      /*
+       * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
+       * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
+       * round trip for up to 512 bytes) and stores them into the partition queue. A message whose queue is
+       * full stays in the host ring (the host sees a full ring and waits, or fails typed). The host's tail
+       * is published once per batch: the host reads it only to find free slots.
+       */
+      __device__ static unsigned int rg_Counter_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
         rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+        const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
         unsigned int n = 0;
         while (n < 32u) {
-          unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-          rg_SlotHeader* h = (rg_SlotHeader*)s;
-          if (rg_ld_acq_sys(&h->seq) != *hostTail + 1u) break;
-          const unsigned int flags = h->flags;
-          const unsigned long long total = RG_HDR + (unsigned long long)h->length + ((flags & RG_STRING_KEY) ? h->keyHi : 0u);
+          const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+          const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
+          if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+          uint4 c = make_uint4(0u, 0u, 0u, 0u);
+          if (lane * 16u < span) c = ((const uint4*)s)[lane];
+          const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
+          const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
+          const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
           if (total > k->slotSize) {
-            ctr[RG_C_RECEIVED]++;
-            ctr[RG_C_REJECTED]++;
-            rg_reply_text(k, h->method, RG_REPLY | RG_REJECTED, h->corr, "message length exceeds the slot");
+            if (lane == 0u) {
+              ctr[RG_C_RECEIVED]++;
+              ctr[RG_C_REJECTED]++;
+              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+            }
+            __syncwarp();
           } else {
-            long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
+            const long long key = (long long)(((unsigned long long)keyHi << 32) | keyLo);
             rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
-            unsigned int hd = rg_ld_vol(&q->head);
-            if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) break;
-            if (atomicCAS(&q->head, hd, hd + 1u) != hd) continue;
+            unsigned int hd = 0u, got = 0u;
+            if (lane == 0u) {
+              hd = rg_ld_vol(&q->head);
+              if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
+              else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
+            }
+            got = __shfl_sync(RG_FULL, got, 0);
+            if (got == 2u) break;    /* queue full: the message waits in the host ring */
+            if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
-            /* Words 1..3 one by one (word 0 is seq, published last), then 16-byte chunks: slots are 16-aligned. */
-            const unsigned int* sw = (const unsigned int*)s;
-            unsigned int* dw = (unsigned int*)d;
-            dw[1] = sw[1];
-            dw[2] = sw[2];
-            dw[3] = sw[3];
-            const unsigned int chunks = (unsigned int)((total + 15u) / 16u);
-            for (unsigned int c = 1; c < chunks; c++) ((uint4*)d)[c] = ((const uint4*)s)[c];
-            __threadfence();
-            rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            if (lane == 0u) {
+              unsigned int* dw = (unsigned int*)d;
+              dw[1] = c.y;
+              dw[2] = c.z;
+              dw[3] = c.w;
+            } else if (lane * 16u < total) {
+              ((uint4*)d)[lane] = c;
+            }
+            for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
+            __syncwarp();
+            if (lane == 0u) {
+              __threadfence();
+              rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+            }
           }
           (*hostTail)++;
-          rg_st_rel_sys(&in->tail, *hostTail);
           n++;
         }
+        if (n != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
         return n;
       }
 
@@ -5236,10 +5716,8 @@ describe('generated units (full inline snapshots)', () => {
         return sum;
       }
 
-      /* Nothing in flight: host ring empty, every queue empty, and no turn completed while we looked. */
-      __device__ static bool rg_Counter_quiescent(rg_kernel* k, unsigned int hostTail) {
-        rg_SlotHeader* h = (rg_SlotHeader*)(k->inbound + RG_RING_HDR + (unsigned long long)(hostTail & (k->ringCapacity - 1u)) * k->slotSize);
-        if (rg_ld_acq_sys(&h->seq) == hostTail + 1u) return false;
+      /* Every partition queue empty, and no turn completed while we looked (a turn may send K2K). */
+      __device__ static bool rg_Counter_drained(rg_kernel* k) {
         const unsigned int before = rg_Counter_completed(k);
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
@@ -5248,70 +5726,87 @@ describe('generated units (full inline snapshots)', () => {
         return rg_Counter_completed(k) == before;
       }
 
-      /* Counters: each row has one writer; only this thread writes the control block's counters. */
-      __device__ static void rg_Counter_publish(rg_kernel* k) {
-        unsigned int* out = &k->control->received;
-        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+      /* Counters: each row has one writer; lane c of warp 0 sums column c into the control block. */
+      __device__ static void rg_Counter_publish(rg_kernel* k, unsigned int lane) {
+        if (lane < RG_NCOUNTERS) {
           unsigned int sum = 0;
-          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + c];
-          rg_st_vol(out + c, sum);
+          for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
+          rg_st_vol(&k->control->received + lane, sum);
         }
+        __syncwarp();
       }
 
-      /* Control + ingress: lane 0 of warp 0. Handshake (design brief §5.7), heartbeat, counters, drain. */
-      __device__ static void rg_Counter_control(rg_kernel* k) {
+      /*
+       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
+       * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
+       * left there the host counts as rejected), finishes the turns already taken into device queues, then
+       * acknowledges STOPPED and exits.
+       */
+      __device__ static void rg_Counter_control(rg_kernel* k, unsigned int lane) {
         rg_ControlBlock* cb = k->control;
         volatile unsigned int* ctr = k->counters;
-        unsigned int epoch = rg_ld_acq_sys(&cb->requestEpoch);
-        unsigned int hostTail = rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail);
-        rg_st_vol(&k->g->mode, RG_KS_IDLE);
-        rg_st_vol(&cb->faultCode, 0u);
-        rg_st_vol(&cb->observed, RG_KS_IDLE);
-        __threadfence_system();
-        rg_st_rel_sys(&cb->ackEpoch, epoch);
-        unsigned int beat = 0, iter = 0, idle = 0;
-        bool draining = false;
+        unsigned int epoch = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&cb->requestEpoch) : 0u, 0);
+        unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail) : 0u, 0);
+        if (lane == 0u) {
+          rg_st_vol(&k->g->mode, RG_KS_IDLE);
+          rg_st_vol(&cb->faultCode, 0u);
+          rg_st_vol(&cb->observed, RG_KS_IDLE);
+          rg_st_rel_sys(&cb->ackEpoch, epoch);
+        }
+        unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
           if (idle != 0u || (iter & 63u) == 0u) {
-            const unsigned int e = rg_ld_acq_sys(&cb->requestEpoch);
-            if (e != epoch) {
+            unsigned int e = 0u, req = 0u;
+            if (lane == 0u) {
+              e = rg_ld_acq_sys(&cb->requestEpoch);
+              req = rg_ld_vol(&cb->requested);
+            }
+            e = __shfl_sync(RG_FULL, e, 0);
+            req = __shfl_sync(RG_FULL, req, 0);
+            if (e != epoch && mode != RG_MODE_DRAIN) {
               epoch = e;
-              const unsigned int req = rg_ld_vol(&cb->requested);
               if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
-                if (!draining) {
+                mode = req;
+                if (lane == 0u) {
                   rg_st_vol(&k->g->mode, req);
                   rg_st_vol(&cb->observed, req);
-                  __threadfence_system();
                   rg_st_rel_sys(&cb->ackEpoch, epoch);
                 }
               } else if (req == RG_KS_STOP) {
-                draining = true;
-                rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+                mode = RG_MODE_DRAIN;
+                if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
               }
             }
           }
-          const unsigned int moved = rg_Counter_ingress(k, &hostTail, ctr);
-          if (moved == 0u && (idle == 0u || (iter & 63u) == 0u)) {
-            rg_Counter_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
-          } else if ((iter & 1023u) == 0u) {
-            rg_Counter_publish(k);
-            rg_st_vol(&cb->heartbeat, ++beat);
+          const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Counter_ingress(k, &hostTail, ctr, lane) : 0u;
+          if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
+            rg_Counter_publish(k, lane);
+            if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
           }
-          if (draining && moved == 0u && rg_Counter_quiescent(k, hostTail)) {
-            rg_st_vol(&k->g->mode, RG_MODE_EXIT);
-            rg_Counter_publish(k);
-            rg_st_vol(&cb->observed, RG_KS_STOPPED);
-            __threadfence_system();
-            rg_st_rel_sys(&cb->ackEpoch, epoch);
-            return;
+          if (mode == RG_MODE_DRAIN) {
+            const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_Counter_drained(k) : 0u, 0) != 0u;
+            if (done) {
+              if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+              rg_Counter_publish(k, lane);
+              if (lane == 0u) {
+                rg_st_vol(&cb->observed, RG_KS_STOPPED);
+                rg_st_rel_sys(&cb->ackEpoch, epoch);
+              }
+              return;
+            }
           }
-          if (moved == 0u) {
-            idle++;
-            __nanosleep(idle < 32u ? 256u : 2048u);
-          } else {
+          if (moved != 0u) {
             idle = 0;
+          } else if (idle < RG_INGRESS_SPIN) {
+            idle++;
+          } else {
+            __nanosleep(RG_INGRESS_IDLE_NS);
+            if ((iter & 255u) == 0u) {
+              rg_Counter_publish(k, lane);
+              if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+            }
           }
         }
       }
@@ -5335,9 +5830,10 @@ describe('generated units (full inline snapshots)', () => {
           unsigned int dirCapacity,
           unsigned int turnBudget,
           unsigned int sendBudget) {
-        if ((threadIdx.x & 31u) != 0u) return;
+        const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
+        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -5360,7 +5856,7 @@ describe('generated units (full inline snapshots)', () => {
         k.sendBudget = sendBudget;
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
-        if (warp == 0u) rg_Counter_control(&k);
+        if (warp == 0u) rg_Counter_control(&k, lane);
         else rg_Counter_worker(&k, warp - 1u);
       }
       #endif
