@@ -83,10 +83,13 @@ function runVitest(paths: string[]): TestCounts {
   for (const [i, p] of paths.entries()) {
     const report = path.join(outDir, `vitest-${i}.json`);
     console.log(`== vitest ${p}`);
-    const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', p, '--no-file-parallelism', '--reporter=verbose', '--reporter=json', `--outputFile.json=${report}`], {
+    const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', p, '--no-file-parallelism', '--testTimeout=30000', '--reporter=verbose', '--reporter=json', `--outputFile.json=${report}`], {
       stdio: 'inherit',
       timeout: Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
     });
+    // A killed vitest leaves its fork alive, and with it a persistent kernel in another CUDA context
+    // that time-slices the GPU with everything after it: kill every leftover vitest process.
+    spawnSync('pkill', ['-9', '-f', 'node_modules/vitest'], { stdio: 'ignore' });
     if (r.status !== 0) counts.exitCode = r.status ?? -1;
     if (r.error) counts.failures.push(`${p}: vitest did not finish (${String(r.error)})`);
     try {
@@ -336,13 +339,8 @@ else {
       console.error(e);
     }
   };
-  const testsArg = argv.includes('--tests') ? argv.slice(argv.indexOf('--tests') + 1).filter((a) => !a.startsWith('--')) : [];
-  if (testsArg.length) {
-    console.log(`== vitest ${testsArg.join(' ')}`);
-    const tests = runVitest(testsArg);
-    record['tests'] = { paths: testsArg, ...tests };
-    ok &&= tests.exitCode === 0 && tests.failed === 0;
-  }
+  const others = spawnSync('nvidia-smi', ['--query-compute-apps=pid,process_name', '--format=csv,noheader'], { encoding: 'utf8' });
+  record['otherGpuProcessesBeforeBench'] = (others.stdout ?? '').trim().split('\n').filter((l) => l && !l.startsWith(String(process.pid)));
   if (!flag('--no-bench')) {
     await tryStep('launch', measureLaunches);
     await tryStep('asksPartitions32', () => measureAsks(32));
@@ -359,9 +357,20 @@ else {
       }
     });
   }
+  // Saved now too: if the tests below outrun the run's time limit, the figures still come back.
+  record['figures'] = steps;
+  writeFileSync(path.join(outDir, 'cuda-record.json'), `${JSON.stringify(record, null, 2)}\n`);
   if (flag('--sanitize')) {
     await tryStep('memcheck', () => runSanitizer('memcheck'));
     await tryStep('racecheck', () => runSanitizer('racecheck'));
+  }
+  // Tests after the benchmarks: a test process that hangs and is killed cannot slow the figures.
+  const testsArg = argv.includes('--tests') ? argv.slice(argv.indexOf('--tests') + 1).filter((a) => !a.startsWith('--')) : [];
+  if (testsArg.length) {
+    console.log(`== vitest ${testsArg.join(' ')}`);
+    const tests = runVitest(testsArg);
+    record['tests'] = { paths: testsArg, ...tests };
+    ok &&= tests.exitCode === 0 && tests.failed === 0;
   }
   record['figures'] = steps;
 }

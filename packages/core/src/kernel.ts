@@ -240,6 +240,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     this.impl = undefined;
     this.control = undefined;
     this.producer = undefined;
+    // The rings may live in memory the backend frees now (pinned host memory on CUDA): no view of
+    // them may outlive the kernel.
+    this.inbound = undefined;
     this.replies = [];
     if (impl) await impl.dispose();
   }
