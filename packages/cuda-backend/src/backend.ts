@@ -73,6 +73,26 @@ export function forNvrtc(source: string): string {
   return source.replace(/^[ \t]*static_assert\(__builtin_offsetof\([^\n]*\);[ \t]*$/gm, '/* offset assert checked by nvcc/g++ builds */');
 }
 
+/*
+ * Every backend in a process uses the device's one primary context, so a driver call that waits for
+ * running kernels waits for every backend's kernels: what may block is decided device-wide here.
+ */
+const runningByDevice = new Map<number, Set<CudaKernel>>();
+/** Contexts released while kernels of other backends still ran: disposed when none runs. */
+const deferredByDevice = new Map<number, CudaContext[]>();
+/**
+ * Devices whose primary context took a sticky fault in this process. Measured on the H100 (driver
+ * 580): after the fault, resetting and releasing the primary context, cuDevicePrimaryCtxRetain still
+ * returns CUDA_ERROR_ILLEGAL_ADDRESS — CUDA keeps such an error for the life of the process.
+ */
+const stickyByDevice = new Map<number, Error>();
+
+function runningOn(device: number): Set<CudaKernel> {
+  let s = runningByDevice.get(device);
+  if (!s) runningByDevice.set(device, (s = new Set()));
+  return s;
+}
+
 /**
  * The CUDA backend: one persistent ring kernel per grain class, all in one CUDA context (the device's
  * primary context). Host-shared memory (control block, inbound ring, reply ring) is pinned and mapped;
@@ -135,6 +155,13 @@ export class CudaBackend implements Backend {
       }
       this.releaseContext();
     }
+    const sticky = stickyByDevice.get(this.options.device);
+    if (sticky) {
+      throw new GpuFaultError('*', 'GPU_CONTEXT_POISONED', `CUDA device ${this.options.device} took a sticky fault in this process (${sticky.message.split('\n')[0]}); CUDA keeps that error until the process exits`, {
+        cause: sticky,
+        hint: 'restart the process to use the GPU again (run GPU grains in a supervised child process to recover without restarting the host application); other backends (cpu) keep working',
+      });
+    }
     if (!this.ctx) {
       this.ctx = CudaContext.create({ device: this.options.device });
       this.setup = this.ctx.createStream();
@@ -146,7 +173,7 @@ export class CudaBackend implements Backend {
   /** Residency bookkeeping: blocks of live kernels. */
   residentBlocks(): number {
     let n = 0;
-    for (const k of this.live) n += k.blocks;
+    for (const k of runningOn(this.options.device)) n += k.blocks;
     return n;
   }
 
@@ -166,7 +193,8 @@ export class CudaBackend implements Backend {
     const gen = this.generate(def, grains);
     const hit = this.modules.get(gen.source);
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
-    if (this.live.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...this.live].map((k) => k.plan.grain.name));
+    const running = runningOn(this.options.device);
+    if (running.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...running].map((k) => k.plan.grain.name));
     const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${def.name}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17'] });
     const l0 = performance.now();
     const mod = ctx.loadModule(compiled.cubin);
@@ -188,7 +216,7 @@ export class CudaBackend implements Backend {
     const grain = plan.grain.name;
     // Every grain placed here is loaded now, while nothing runs: later launches must not load.
     const own = this.loadGrain(ctx, plan.grain, plan.grains);
-    if (this.live.size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
+    if (runningOn(this.options.device).size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
     const { gen, fn } = own;
     const { partitions } = this.options;
     const launch = gen.abi.launch({ partitions });
@@ -219,10 +247,12 @@ export class CudaBackend implements Backend {
       `cuda: ${grain} kernel ${own.cached ? 'from the compile cache' : `compiled in ${Math.round(own.compileMs)} ms`}, ${launch.blocks} blocks (${resident} resident of ${capacity})`,
     );
     this.live.add(kernel);
+    runningOn(this.options.device).add(kernel);
     try {
       this.updateRoutes();
     } catch (e) {
       this.live.delete(kernel);
+      runningOn(this.options.device).delete(kernel);
       kernel.freeAll();
       throw e;
     }
@@ -242,14 +272,14 @@ export class CudaBackend implements Backend {
 
   /** Frees a pinned buffer now if no kernel runs; otherwise pools it (freeing would wait for them). */
   givePinned(ctx: CudaContext, buf: HostBuffer): void {
-    if (this.live.size === 0) ctx.freeHost(buf);
+    if (runningOn(this.options.device).size === 0) ctx.freeHost(buf);
     else this.pinnedPool.push(buf);
   }
 
   /** Nothing runs: free what could not be freed while kernels ran (pooled pinned memory, modules). */
   private releaseIdle(): void {
     const ctx = this.ctx;
-    if (!ctx || ctx.disposed || this.live.size > 0) return;
+    if (!ctx || ctx.disposed || runningOn(this.options.device).size > 0) return;
     for (const b of this.pinnedPool.splice(0)) ctx.freeHost(b);
     for (const m of this.modules.values()) ctx.unloadModule(m.mod);
     this.modules.clear();
@@ -285,6 +315,9 @@ export class CudaBackend implements Backend {
   /** Called by a kernel that saw a sticky fault or could not be stopped. */
   poisoned(error: Error): void {
     this.poison ??= error;
+    if (error instanceof GpuFaultError || error instanceof CudaError) {
+      if (!stickyByDevice.has(this.options.device)) stickyByDevice.set(this.options.device, error);
+    }
   }
 
   get poisonedBy(): Error | undefined {
@@ -293,9 +326,19 @@ export class CudaBackend implements Backend {
 
   detach(k: CudaKernel): void {
     this.live.delete(k);
-    if (this.live.size > 0) return;
-    if (this.poison && this.ctx) this.releaseContext();
-    else this.releaseIdle();
+    const running = runningOn(this.options.device);
+    running.delete(k);
+    if (this.live.size === 0 && this.poison && this.ctx) this.releaseContext();
+    else if (this.live.size === 0) this.releaseIdle();
+    if (running.size > 0) return;
+    // The last kernel on the device ended: what other backends had to leave behind can go now.
+    for (const ctx of deferredByDevice.get(this.options.device)?.splice(0) ?? []) {
+      try {
+        ctx.dispose();
+      } catch (e) {
+        if (!stickyByDevice.has(this.options.device)) throw e;
+      }
+    }
   }
 
   /** Setup-stream device → host copy (inspect). */
@@ -317,6 +360,13 @@ export class CudaBackend implements Backend {
     this.modules.clear();
     this.pinnedPool.length = 0;
     if (!ctx) return;
+    if (!why && runningOn(this.options.device).size > 0) {
+      // Other backends' kernels run in this primary context: freeing now would wait for them.
+      let list = deferredByDevice.get(this.options.device);
+      if (!list) deferredByDevice.set(this.options.device, (list = []));
+      list.push(ctx);
+      return;
+    }
     try {
       ctx.dispose({ reset: why !== undefined });
     } catch (e) {

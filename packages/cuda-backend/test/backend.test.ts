@@ -240,27 +240,6 @@ gpu(`CudaBackend ${lane}`, () => {
     expect(String((err as Error).message)).toMatch(/blocks/);
   });
 
-  it('a GPU fault rejects pending asks with GpuFaultError; a fresh context runs the grain again', async () => {
-    const backend = new CudaBackend();
-    const sys = system(backend).register(Account, small);
-    await sys.start();
-    const faults: Error[] = [];
-    sys.on('fault', (e) => faults.push(e.error));
-    const a = sys.grain(Account, 1);
-    expect(await a.deposit({ amount: 50 })).toEqual({ balance: 50 });
-    backend.testing.corruptRoute(sys.kernel(Account).grainId);
-    a.tell.transfer({ to: 2, amount: 1 }); // K2K through the corrupted route: an illegal address on the GPU
-    const pending = a.balance({}); // same actor, after the faulting turn: never answered
-    const err = await pending.then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(GpuFaultError);
-    expect((err as GpuFaultError).code).toBe('GPU_FAULT');
-    expect(faults.length).toBe(1);
-    await sys.kernel(Account).terminate();
-    await sys.launch(Account);
-    expect(backend.contextsCreated).toBe(2);
-    expect(await a.deposit({ amount: 5 })).toEqual({ balance: 5 });
-  });
-
   it('1,000 launch/terminate cycles end with device and pinned memory where they began', async () => {
     const backend = new CudaBackend({ partitions: 4 });
     const sys = system(backend, { handshakeTimeoutMs: 5000 }).register(Account, { placement: 'cuda', maxActors: 1024, ringCapacity: 64, replyCapacity: 64 });
