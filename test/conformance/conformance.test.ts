@@ -50,7 +50,11 @@ for (const fx of fixtures) {
       if (shared) await (await shared).system.shutdown({ mode: 'reject', timeoutMs: 2000 });
     });
 
-    for (const c of cases) {
+    // Shared cases first, then the shared system goes, then the isolated cases: on CUDA every grain of a
+    // process must be loaded before the first ring kernel runs (a module load waits for running kernels),
+    // so a second system may only load its grains once the first one's kernels are gone.
+    const ordered = [...cases.filter((c) => !c.isolated), ...cases.filter((c) => c.isolated)];
+    for (const c of ordered) {
       const reason = SKIPS[fx.name][c.name];
       const name = reason ? `${c.name} (skipped: ${reason})` : c.name;
       it.skipIf(reason !== undefined)(name, async () => {
@@ -59,6 +63,11 @@ for (const fx of fixtures) {
           await c.run(ctx);
           await expectBalanced(ctx.system);
           return;
+        }
+        if (shared) {
+          const done = shared;
+          shared = undefined;
+          await (await done).system.shutdown({ mode: 'reject', timeoutMs: 2000 });
         }
         const clock = { now: 1_000_000 };
         const system = makeSystem(fx, clock, c);

@@ -283,6 +283,7 @@ export class CudaBackend implements Backend {
     for (const b of this.pinnedPool.splice(0)) ctx.freeHost(b);
     for (const m of this.modules.values()) ctx.unloadModule(m.mod);
     this.modules.clear();
+    ctx.trimMemoryPool();
   }
 
   /**

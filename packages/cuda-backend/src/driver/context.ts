@@ -274,6 +274,13 @@ export class CudaContext {
     this.async.delete(buf.devPtr);
   }
 
+  /** Returns what the stream-ordered allocator keeps reserved to the device (call when no kernel runs). */
+  trimMemoryPool(): void {
+    this.makeCurrent();
+    this.check('cuDeviceGetDefaultMemPool', this.driver.api.cuDeviceGetDefaultMemPool(this.out64, this.cuDevice));
+    this.check('cuMemPoolTrimTo', this.driver.api.cuMemPoolTrimTo(this.out64[0] ?? 0n, 0));
+  }
+
   freeDevice(buf: DeviceBuffer): void {
     this.owned(this.dev, buf.devPtr, 'device buffer');
     this.makeCurrent();

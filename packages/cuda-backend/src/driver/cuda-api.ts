@@ -55,6 +55,8 @@ export interface CudaApi {
   cuMemFree_v2(dptr: bigint): number;
   cuMemAllocAsync(dptr: Out64, bytes: number, stream: bigint): number;
   cuMemFreeAsync(dptr: bigint, stream: bigint): number;
+  cuDeviceGetDefaultMemPool(pool: Out64, dev: number): number;
+  cuMemPoolTrimTo(pool: bigint, minBytesToKeep: number): number;
   cuMemsetD8_v2(dptr: bigint, value: number, count: number): number;
   cuMemcpyHtoD_v2(dst: bigint, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: bigint, bytes: number): number;
@@ -97,6 +99,8 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t dptr)',
   cuMemAllocAsync: 'int cuMemAllocAsync(void *dptr, size_t bytes, void *stream)',
   cuMemFreeAsync: 'int cuMemFreeAsync(uint64_t dptr, void *stream)',
+  cuDeviceGetDefaultMemPool: 'int cuDeviceGetDefaultMemPool(void *pool, int dev)',
+  cuMemPoolTrimTo: 'int cuMemPoolTrimTo(void *pool, size_t minBytesToKeep)',
   cuMemsetD8_v2: 'int cuMemsetD8_v2(uint64_t dptr, uint8_t value, size_t count)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
