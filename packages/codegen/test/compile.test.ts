@@ -1,5 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
+import { VectorAdd } from '../../../examples/vector-add/grains.ts';
+import { Person, Ward } from '../../../examples/sir/grains.ts';
+import { Echo, Relay as BenchRelay } from '../../../bench/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
@@ -18,6 +21,12 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['Counter', () => generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
   ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
   ['Guard', () => generateKernel(Guard.grain).source, BOTH],
+  // The examples' and benchmarks' grains, as `--backend cuda` places them.
+  ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],
+  ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
+  ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
+  ['bench Echo', () => generateKernel(Echo.grain).source, H100],
+  ['bench Relay', () => generateKernel(BenchRelay.grain).source, H100],
   // Every grain of the conformance suite's fixture module, as the CUDA lane places them (one grain-id order).
   ...conformance.map((g) => [`conformance ${g.name}`, () => generateKernel(g, { grains: conformance }).source, H100] as const),
 ];
