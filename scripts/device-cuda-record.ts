@@ -13,11 +13,12 @@
  * Nothing is simulated; a failing step is recorded as failing and the exit code is non-zero.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../packages/core/src/index.ts';
+import { GrainSystem, type RingKernel } from '../packages/core/src/index.ts';
+import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
@@ -63,55 +64,37 @@ async function sanitizeTarget(): Promise<void> {
 if (flag('--sanitize-target')) await sanitizeTarget();
 process.on('unhandledRejection', (e) => console.error('unhandled rejection:', e));
 
-interface TestCounts {
-  passed: number;
-  failed: number;
-  skipped: number;
-  total: number;
-  exitCode: number | null;
-  failures: string[];
-  skippedNames: string[];
-}
-
 /**
  * One vitest process per path, one after another: files run in parallel would put persistent kernels
  * of two processes (two CUDA contexts) on the GPU at once, which time-slices them by milliseconds.
  * A path that runs past RG_VITEST_TIMEOUT_MS is killed and recorded as such, and the next one runs.
  */
 function runVitest(paths: string[]): TestCounts {
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, exitCode: 0, failures: [], skippedNames: [] };
+  const counts = emptyCounts();
   for (const [i, p] of paths.entries()) {
-    const report = path.join(outDir, `vitest-${i}.json`);
     console.log(`== vitest ${p}`);
-    const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', p, '--no-file-parallelism', '--testTimeout=30000', '--reporter=verbose', '--reporter=json', `--outputFile.json=${report}`], {
-      stdio: 'inherit',
-      timeout: Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
-    });
+    runVitestPath(p, path.join(outDir, `vitest-${i}.json`), Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000), ['--no-file-parallelism', '--testTimeout=30000'], counts);
     // A killed vitest leaves its fork alive, and with it a persistent kernel in another CUDA context
     // that time-slices the GPU with everything after it: kill every leftover vitest process.
     spawnSync('pkill', ['-9', '-f', 'node_modules/vitest'], { stdio: 'ignore' });
-    if (r.status !== 0) counts.exitCode = r.status ?? -1;
-    if (r.error) counts.failures.push(`${p}: vitest did not finish (${String(r.error)})`);
-    try {
-      const json = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[] };
-      for (const file of json.testResults) {
-        for (const t of file.assertionResults) {
-          counts.total++;
-          if (t.status === 'passed') counts.passed++;
-          else if (t.status === 'failed') {
-            counts.failed++;
-            counts.failures.push(`${t.fullName}: ${(t.failureMessages ?? []).join(' | ').slice(0, 600)}`);
-          } else {
-            counts.skipped++;
-            counts.skippedNames.push(t.fullName);
-          }
-        }
-      }
-    } catch (e) {
-      counts.failures.push(`${p}: could not read the vitest JSON report: ${String(e)}`);
-    }
   }
   return counts;
+}
+
+/**
+ * Writes `count` tells through `send(i)` without overfilling the inbound ring (64 slots left free),
+ * yielding to the event loop whenever it is full.
+ */
+async function tellsWithFlowControl(kernel: RingKernel, count: number, send: (i: number) => void, limitMs: number): Promise<void> {
+  const room = kernel.inbound!.capacity - 64;
+  const t0 = performance.now();
+  let sent = 0;
+  while (sent < count) {
+    const free = room - kernel.inbound!.depth();
+    for (let j = 0; j < free && sent < count; j++, sent++) send(sent);
+    if (sent < count) await new Promise((r) => setImmediate(r));
+    if (performance.now() - t0 > limitMs) throw new Error(`tells: only ${sent} of ${count} written in ${limitMs} ms`);
+  }
 }
 
 function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
@@ -194,17 +177,10 @@ async function measureAsks(partitions: number): Promise<Record<string, unknown>>
   // overfills it), then a balance ask to check them.
   const tells = 200_000;
   const kernel = sys.kernel(Account);
-  const room = kernel.inbound!.capacity - 64;
   const refs = Array.from({ length: 1000 }, (_, k) => sys.grain(Account, 1000 + k));
   const t0 = performance.now();
   const c0 = sys.counters(Account).processed;
-  let sent = 0;
-  while (sent < tells) {
-    const free = room - kernel.inbound!.depth();
-    for (let j = 0; j < free && sent < tells; j++, sent++) refs[sent % 1000]!.tell.deposit({ amount: 1 });
-    if (sent < tells) await new Promise((r) => setImmediate(r));
-    if (performance.now() - t0 > 60_000) throw new Error(`tells: only ${sent} written in 60 s`);
-  }
+  await tellsWithFlowControl(kernel, tells, (i) => refs[i % 1000]!.tell.deposit({ amount: 1 }), 60_000);
   while (sys.counters(Account).processed - c0 < tells) {
     await new Promise((r) => setImmediate(r));
     if (performance.now() - t0 > 90_000) throw new Error(`tells: ${sys.counters(Account).processed - c0} of ${tells} processed in 90 s`);
@@ -262,14 +238,8 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   const T = 1000;
   const kernel = sys.kernel(Relay);
   const c0 = sys.counters(Relay);
-  const room = kernel.inbound!.capacity - 64;
   const t0 = performance.now();
-  let sent = 0;
-  while (sent < S) {
-    const free = room - kernel.inbound!.depth();
-    for (let j = 0; j < free && sent < S; j++, sent++) sys.grain(Relay, 1 + sent * 255).tell.spread({ ttl: T });
-    if (sent < S) await new Promise((res) => setImmediate(res));
-  }
+  await tellsWithFlowControl(kernel, S, (i) => sys.grain(Relay, 1 + i * 255).tell.spread({ ttl: T }), 60_000);
   const want = S * (T + 1);
   while (sys.counters(Relay).processed - c0.processed < want) {
     await new Promise((res) => setImmediate(res));

@@ -13,7 +13,8 @@
  * step fails, the record says so and the script exits non-zero.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -40,41 +41,8 @@ if (flag('--selftest-only')) {
   process.exit(r.answered === pings && r.exitCode === PINGPONG_EXIT.stopFlag ? 0 : 1);
 }
 
-interface TestCounts {
-  passed: number;
-  failed: number;
-  skipped: number;
-  total: number;
-  exitCode: number | null;
-  failures: string[];
-}
-
 function runVitest(): TestCounts {
-  const report = path.join(outDir, 'vitest-driver.json');
-  const r = spawnSync(
-    process.execPath,
-    ['node_modules/vitest/vitest.mjs', 'run', 'packages/cuda-backend/test/driver.test.ts', '--reporter=verbose', '--reporter=json', `--outputFile=${report}`],
-    { stdio: 'inherit', timeout: 240_000 },
-  );
-  const counts: TestCounts = { passed: 0, failed: 0, skipped: 0, total: 0, exitCode: r.status, failures: [] };
-  try {
-    const json = JSON.parse(readFileSync(report, 'utf8')) as {
-      testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[];
-    };
-    for (const file of json.testResults) {
-      for (const t of file.assertionResults) {
-        counts.total++;
-        if (t.status === 'passed') counts.passed++;
-        else if (t.status === 'failed') {
-          counts.failed++;
-          counts.failures.push(`${t.fullName}: ${(t.failureMessages ?? []).join(' | ').split('\n')[0] ?? ''}`);
-        } else counts.skipped++;
-      }
-    }
-  } catch (e) {
-    counts.failures.push(`could not read the vitest JSON report: ${String(e)}`);
-  }
-  return counts;
+  return runVitestPath('packages/cuda-backend/test/driver.test.ts', path.join(outDir, 'vitest-driver.json'), 240_000, [], emptyCounts());
 }
 
 function runSanitizer(): Record<string, unknown> {
