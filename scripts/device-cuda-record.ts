@@ -73,7 +73,7 @@ function runVitest(paths: string[]): TestCounts {
   const counts = emptyCounts();
   for (const [i, p] of paths.entries()) {
     console.log(`== vitest ${p}`);
-    runVitestPath(p, path.join(outDir, `vitest-${i}.json`), Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000), ['--no-file-parallelism', '--testTimeout=30000'], counts);
+    runVitestPath(p, path.join(outDir, `vitest-${i}.json`), Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000), ['--no-file-parallelism'], counts);
     // A killed vitest leaves its fork alive, and with it a persistent kernel in another CUDA context
     // that time-slices the GPU with everything after it: kill every leftover vitest process.
     spawnSync('pkill', ['-9', '-f', 'node_modules/vitest'], { stdio: 'ignore' });

@@ -28,6 +28,7 @@ export function runtimeSection(): string {
 #define RG_MODE_EXIT 101u
 ${counters}
 #define RG_NCOUNTERS ${COUNTERS.length}u
+${stampSection()}
 
 /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
 RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -92,7 +93,9 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
   unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
   rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
   unsigned int idx;
+  RG_STAMP(RG_S_K2K_SEND);
   if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+  RG_STAMP(RG_S_K2K_CLAIMED);
   tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
   tk->index = idx;
   return tk->slot + RG_HDR;
@@ -108,7 +111,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
 #endif
 }
 
-/* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+/* Fills the header, then publishes seq = index + 1 with release (which orders the writes before it). A string key is the target
    class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
 RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
   rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
@@ -123,14 +126,51 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
   h->_pad = 0u;
   h->time = t->now;
 #if defined(__CUDA_ARCH__)
-  __threadfence();
+  RG_STAMP(RG_S_K2K_FILLED);
   rg_st_rel_gpu(&h->seq, tk->index + 1u);
+  RG_STAMP(RG_S_K2K_PUBLISHED);
 #elif defined(RG_HOST_HARNESS)
   rg_host_k2k_publish(t, tk->slot, len);
 #endif
   t->sent++;
 }
 `;
+}
+
+/**
+ * Points on the message path where a profiling build takes a timestamp (`RG_STAMP(id)`; a no-op
+ * unless the unit is compiled with a definition, as test/gpu/ask-probe.cu does). Ids in path order.
+ */
+export const STAMPS = [
+  'IN_SEEN', // ingress: the host slot's seq is visible
+  'IN_LOADED', // ingress: the slot's first 512 bytes are in registers
+  'IN_CLAIMED', // ingress: a partition-queue slot is reserved
+  'IN_PUBLISHED', // ingress: the queue slot's seq is released
+  'W_SEEN', // worker: the queue slot's seq is visible
+  'W_DECODED', // worker: request validated and decoded
+  'W_ACTIVATED', // worker: the actor's state found (or created)
+  'W_HANDLED', // worker: the handler returned
+  'W_ENCODED', // worker: reply encoded into the staging slot
+  'W_REPLY_CLAIMED', // worker: a reply-ring slot is reserved
+  'W_REPLIED', // worker: the reply's seq is released to the host
+  'W_DONE', // worker: counters stored and the queue tail released
+  'K2K_SEND', // K2K: a send starts (route found)
+  'K2K_CLAIMED', // K2K: a target-queue slot is reserved
+  'K2K_FILLED', // K2K: payload and header written
+  'K2K_PUBLISHED', // K2K: the target slot's seq is released
+] as const;
+
+function stampSection(): string {
+  const ids = STAMPS.map((s, i) => `#define RG_S_${s} ${i}`).join('\n');
+  return `/* Profiling stamps (device.ts STAMPS): no-ops unless the including file defines RG_STAMP. */
+${ids}
+#define RG_NSTAMPS ${STAMPS.length}
+#ifndef RG_STAMP
+#define RG_STAMP(id) ((void)0)
+#endif
+#ifndef RG_STAMP_TURN_END
+#define RG_STAMP_TURN_END() ((void)0)
+#endif`;
 }
 
 /** The kernel's parameter list, generated from the ABI's one list. */
@@ -151,6 +191,19 @@ export const BACKOFF = {
   RG_WORKER_IDLE_NS: 1000,
   /** Ingress iterations between counter/heartbeat publications while messages flow. */
   RG_PUBLISH_EVERY: 1024,
+  /**
+   * Ingress iterations between reads of the control block. Each read is a PCIe round trip in series
+   * with the inbound poll, so reading it on every idle poll made the poll period three round trips.
+   */
+  RG_CTRL_EVERY: 64,
+  /**
+   * Reads of the inbound seq kept in flight while the ingress waits for a message, RG_POLL_GAP_NS
+   * apart (1: one read at a time). With N in flight the message is seen ≈ RTT·(N−1)/2N sooner.
+   */
+  RG_INGRESS_POLLS: 1,
+  RG_POLL_GAP_NS: 300,
+  /** Rounds of staggered polls before the ingress goes back to its control loop. */
+  RG_POLL_ROUNDS: 16,
 } as const;
 
 /** The persistent loop of one grain class: control/ingress warp, workers, activation, replies. */
@@ -237,6 +290,7 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   h->time = 0.0;
   unsigned int idx;
   unsigned char* out = rg_reply_claim(k, &idx);
+  RG_STAMP(RG_S_W_REPLY_CLAIMED);
   const unsigned int* sw = (const unsigned int*)stage;
   unsigned int* dw = (unsigned int*)out;
   dw[1] = sw[1];
@@ -245,6 +299,7 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
   for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
   rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+  RG_STAMP(RG_S_W_REPLIED);
 }
 
 /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
@@ -297,8 +352,7 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
     e->slot = slot;
     rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
     rg_zero(s, sizeof(rg_${G}_state));
-    __threadfence();
-    rg_st_rel_gpu(&e->state, 2u);
+    rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
     ctr[RG_C_ACTIVATIONS]++;
     return s;
   }
@@ -323,11 +377,13 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   else if (method >= ${methodCount}u) why = "unknown method id";
   else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
   else if (!rg_${G}_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+  RG_STAMP(RG_S_W_DECODED);
   rg_${G}_state* st = 0;
   if (!why) {
     st = rg_${G}_activate(k, ctr, key);
     if (!st) why = "state table full (maxActors)";
   }
+  RG_STAMP(RG_S_W_ACTIVATED);
   if (why) {
     ctr[RG_C_REJECTED]++;
     rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -347,6 +403,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   t.nroutes = k->routeCount;
   rg_${G}_rep rep = {};
   const int rc = rg_${G}_handle(&t, st, &req, &rep);
+  RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
   if (rc > RG_FORWARDED) {
@@ -368,6 +425,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   }
   rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
   rg_${G}_encode_reply(method, &rep, &w);
+  RG_STAMP(RG_S_W_ENCODED);
   rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
   ctr[RG_C_REPLIED]++;
 }
@@ -388,10 +446,13 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p) {
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
       if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+        RG_STAMP(RG_S_W_SEEN);
         rg_${G}_turn(k, ctr, slot);
         for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
         tail++;
         rg_st_rel_gpu(&q->tail, tail);
+        RG_STAMP(RG_S_W_DONE);
+        RG_STAMP_TURN_END();
         idle = 0;
         continue;
       }
@@ -406,6 +467,37 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p) {
   }
 }
 
+#if RG_INGRESS_POLLS > 1
+__device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+/*
+ * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
+ * (a rotating window of registers): each is checked one window later, when it has had a round
+ * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
+ */
+__device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
+  unsigned int v[RG_INGRESS_POLLS];
+#pragma unroll
+  for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+    v[i] = rg_ld_rlx_sys(p);
+    __nanosleep(RG_POLL_GAP_NS);
+  }
+  for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
+#pragma unroll
+    for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+      if (v[i] == want) return true;
+      v[i] = rg_ld_rlx_sys(p);
+      __nanosleep(RG_POLL_GAP_NS);
+    }
+  }
+  return false;
+}
+#endif
+
 /*
  * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
  * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -419,11 +511,24 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
   unsigned int n = 0;
   while (n < 32u) {
     const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+#if RG_INGRESS_POLLS > 1
+    bool ready;
+    if (n == 0u) {
+      ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
+      if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
+    } else {
+      ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
+    }
+    if (!__all_sync(RG_FULL, ready)) break;
+#else
     const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
     if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+#endif
+    if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
     uint4 c = make_uint4(0u, 0u, 0u, 0u);
     if (lane * 16u < span) c = ((const uint4*)s)[lane];
     const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+    if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
     const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
     const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
     const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
@@ -446,6 +551,7 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
       got = __shfl_sync(RG_FULL, got, 0);
       if (got == 2u) break;    /* queue full: the message waits in the host ring */
       if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+      if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
       hd = __shfl_sync(RG_FULL, hd, 0);
       unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
       if (lane == 0u) {
@@ -458,9 +564,10 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
       }
       for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
       __syncwarp();
+      /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
       if (lane == 0u) {
-        __threadfence();
         rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+        RG_STAMP(RG_S_IN_PUBLISHED);
       }
     }
     (*hostTail)++;
@@ -517,7 +624,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
   unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
   for (;;) {
     iter++;
-    if (idle != 0u || (iter & 63u) == 0u) {
+    if ((iter % RG_CTRL_EVERY) == 0u) {
       unsigned int e = 0u, req = 0u;
       if (lane == 0u) {
         e = rg_ld_acq_sys(&cb->requestEpoch);

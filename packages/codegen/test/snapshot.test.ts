@@ -587,6 +587,30 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_C_REJECTED 6
       #define RG_C_ACTIVATIONS 7
       #define RG_NCOUNTERS 8u
+      /* Profiling stamps (device.ts STAMPS): no-ops unless the including file defines RG_STAMP. */
+      #define RG_S_IN_SEEN 0
+      #define RG_S_IN_LOADED 1
+      #define RG_S_IN_CLAIMED 2
+      #define RG_S_IN_PUBLISHED 3
+      #define RG_S_W_SEEN 4
+      #define RG_S_W_DECODED 5
+      #define RG_S_W_ACTIVATED 6
+      #define RG_S_W_HANDLED 7
+      #define RG_S_W_ENCODED 8
+      #define RG_S_W_REPLY_CLAIMED 9
+      #define RG_S_W_REPLIED 10
+      #define RG_S_W_DONE 11
+      #define RG_S_K2K_SEND 12
+      #define RG_S_K2K_CLAIMED 13
+      #define RG_S_K2K_FILLED 14
+      #define RG_S_K2K_PUBLISHED 15
+      #define RG_NSTAMPS 16
+      #ifndef RG_STAMP
+      #define RG_STAMP(id) ((void)0)
+      #endif
+      #ifndef RG_STAMP_TURN_END
+      #define RG_STAMP_TURN_END() ((void)0)
+      #endif
 
       /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
       RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -651,7 +675,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
         unsigned int idx;
+        RG_STAMP(RG_S_K2K_SEND);
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+        RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
         tk->index = idx;
         return tk->slot + RG_HDR;
@@ -667,7 +693,7 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+      /* Fills the header, then publishes seq = index + 1 with release (which orders the writes before it). A string key is the target
          class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
       RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
@@ -682,8 +708,9 @@ describe('generated units (full inline snapshots)', () => {
         h->_pad = 0u;
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
-        __threadfence();
+        RG_STAMP(RG_S_K2K_FILLED);
         rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
       #endif
@@ -972,6 +999,18 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_PUBLISH_EVERY
       #define RG_PUBLISH_EVERY 1024u
       #endif
+      #ifndef RG_CTRL_EVERY
+      #define RG_CTRL_EVERY 64u
+      #endif
+      #ifndef RG_INGRESS_POLLS
+      #define RG_INGRESS_POLLS 1u
+      #endif
+      #ifndef RG_POLL_GAP_NS
+      #define RG_POLL_GAP_NS 300u
+      #endif
+      #ifndef RG_POLL_ROUNDS
+      #define RG_POLL_ROUNDS 16u
+      #endif
       #define RG_FULL 0xffffffffu
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
@@ -1046,6 +1085,7 @@ describe('generated units (full inline snapshots)', () => {
         h->time = 0.0;
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
+        RG_STAMP(RG_S_W_REPLY_CLAIMED);
         const unsigned int* sw = (const unsigned int*)stage;
         unsigned int* dw = (unsigned int*)out;
         dw[1] = sw[1];
@@ -1054,6 +1094,7 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
         rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_STAMP(RG_S_W_REPLIED);
       }
 
       /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
@@ -1106,8 +1147,7 @@ describe('generated units (full inline snapshots)', () => {
           e->slot = slot;
           rg_Account_state* s = (rg_Account_state*)(k->states + (unsigned long long)slot * sizeof(rg_Account_state));
           rg_zero(s, sizeof(rg_Account_state));
-          __threadfence();
-          rg_st_rel_gpu(&e->state, 2u);
+          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -1132,11 +1172,13 @@ describe('generated units (full inline snapshots)', () => {
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
         else if (!rg_Account_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        RG_STAMP(RG_S_W_DECODED);
         rg_Account_state* st = 0;
         if (!why) {
           st = rg_Account_activate(k, ctr, key);
           if (!st) why = "state table full (maxActors)";
         }
+        RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
           rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -1156,6 +1198,7 @@ describe('generated units (full inline snapshots)', () => {
         t.nroutes = k->routeCount;
         rg_Account_rep rep = {};
         const int rc = rg_Account_handle(&t, st, &req, &rep);
+        RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
@@ -1177,6 +1220,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Account_encode_reply(method, &rep, &w);
+        RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
@@ -1197,10 +1241,13 @@ describe('generated units (full inline snapshots)', () => {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+              RG_STAMP(RG_S_W_SEEN);
               rg_Account_turn(k, ctr, slot);
               for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
+              RG_STAMP(RG_S_W_DONE);
+              RG_STAMP_TURN_END();
               idle = 0;
               continue;
             }
@@ -1215,6 +1262,37 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
+      #if RG_INGRESS_POLLS > 1
+      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
+        unsigned int v;
+        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return v;
+      }
+      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+      /*
+       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
+       * (a rotating window of registers): each is checked one window later, when it has had a round
+       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
+       */
+      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
+        unsigned int v[RG_INGRESS_POLLS];
+      #pragma unroll
+        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+          v[i] = rg_ld_rlx_sys(p);
+          __nanosleep(RG_POLL_GAP_NS);
+        }
+        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
+      #pragma unroll
+          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+            if (v[i] == want) return true;
+            v[i] = rg_ld_rlx_sys(p);
+            __nanosleep(RG_POLL_GAP_NS);
+          }
+        }
+        return false;
+      }
+      #endif
+
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -1228,11 +1306,24 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+      #if RG_INGRESS_POLLS > 1
+          bool ready;
+          if (n == 0u) {
+            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
+            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
+          } else {
+            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
+          }
+          if (!__all_sync(RG_FULL, ready)) break;
+      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+      #endif
+          if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
           const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
           const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
           const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
           const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
@@ -1255,6 +1346,7 @@ describe('generated units (full inline snapshots)', () => {
             got = __shfl_sync(RG_FULL, got, 0);
             if (got == 2u) break;    /* queue full: the message waits in the host ring */
             if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
             hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
             if (lane == 0u) {
@@ -1267,9 +1359,10 @@ describe('generated units (full inline snapshots)', () => {
             }
             for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
             __syncwarp();
+            /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
             if (lane == 0u) {
-              __threadfence();
               rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+              RG_STAMP(RG_S_IN_PUBLISHED);
             }
           }
           (*hostTail)++;
@@ -1326,7 +1419,7 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
-          if (idle != 0u || (iter & 63u) == 0u) {
+          if ((iter % RG_CTRL_EVERY) == 0u) {
             unsigned int e = 0u, req = 0u;
             if (lane == 0u) {
               e = rg_ld_acq_sys(&cb->requestEpoch);
@@ -1991,6 +2084,30 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_C_REJECTED 6
       #define RG_C_ACTIVATIONS 7
       #define RG_NCOUNTERS 8u
+      /* Profiling stamps (device.ts STAMPS): no-ops unless the including file defines RG_STAMP. */
+      #define RG_S_IN_SEEN 0
+      #define RG_S_IN_LOADED 1
+      #define RG_S_IN_CLAIMED 2
+      #define RG_S_IN_PUBLISHED 3
+      #define RG_S_W_SEEN 4
+      #define RG_S_W_DECODED 5
+      #define RG_S_W_ACTIVATED 6
+      #define RG_S_W_HANDLED 7
+      #define RG_S_W_ENCODED 8
+      #define RG_S_W_REPLY_CLAIMED 9
+      #define RG_S_W_REPLIED 10
+      #define RG_S_W_DONE 11
+      #define RG_S_K2K_SEND 12
+      #define RG_S_K2K_CLAIMED 13
+      #define RG_S_K2K_FILLED 14
+      #define RG_S_K2K_PUBLISHED 15
+      #define RG_NSTAMPS 16
+      #ifndef RG_STAMP
+      #define RG_STAMP(id) ((void)0)
+      #endif
+      #ifndef RG_STAMP_TURN_END
+      #define RG_STAMP_TURN_END() ((void)0)
+      #endif
 
       /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
       RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -2055,7 +2172,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
         unsigned int idx;
+        RG_STAMP(RG_S_K2K_SEND);
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+        RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
         tk->index = idx;
         return tk->slot + RG_HDR;
@@ -2071,7 +2190,7 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+      /* Fills the header, then publishes seq = index + 1 with release (which orders the writes before it). A string key is the target
          class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
       RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
@@ -2086,8 +2205,9 @@ describe('generated units (full inline snapshots)', () => {
         h->_pad = 0u;
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
-        __threadfence();
+        RG_STAMP(RG_S_K2K_FILLED);
         rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
       #endif
@@ -2689,6 +2809,18 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_PUBLISH_EVERY
       #define RG_PUBLISH_EVERY 1024u
       #endif
+      #ifndef RG_CTRL_EVERY
+      #define RG_CTRL_EVERY 64u
+      #endif
+      #ifndef RG_INGRESS_POLLS
+      #define RG_INGRESS_POLLS 1u
+      #endif
+      #ifndef RG_POLL_GAP_NS
+      #define RG_POLL_GAP_NS 300u
+      #endif
+      #ifndef RG_POLL_ROUNDS
+      #define RG_POLL_ROUNDS 16u
+      #endif
       #define RG_FULL 0xffffffffu
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
@@ -2763,6 +2895,7 @@ describe('generated units (full inline snapshots)', () => {
         h->time = 0.0;
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
+        RG_STAMP(RG_S_W_REPLY_CLAIMED);
         const unsigned int* sw = (const unsigned int*)stage;
         unsigned int* dw = (unsigned int*)out;
         dw[1] = sw[1];
@@ -2771,6 +2904,7 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
         rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_STAMP(RG_S_W_REPLIED);
       }
 
       /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
@@ -2823,8 +2957,7 @@ describe('generated units (full inline snapshots)', () => {
           e->slot = slot;
           rg_Stats_state* s = (rg_Stats_state*)(k->states + (unsigned long long)slot * sizeof(rg_Stats_state));
           rg_zero(s, sizeof(rg_Stats_state));
-          __threadfence();
-          rg_st_rel_gpu(&e->state, 2u);
+          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -2849,11 +2982,13 @@ describe('generated units (full inline snapshots)', () => {
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
         else if (!rg_Stats_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        RG_STAMP(RG_S_W_DECODED);
         rg_Stats_state* st = 0;
         if (!why) {
           st = rg_Stats_activate(k, ctr, key);
           if (!st) why = "state table full (maxActors)";
         }
+        RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
           rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -2873,6 +3008,7 @@ describe('generated units (full inline snapshots)', () => {
         t.nroutes = k->routeCount;
         rg_Stats_rep rep = {};
         const int rc = rg_Stats_handle(&t, st, &req, &rep);
+        RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
@@ -2894,6 +3030,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Stats_encode_reply(method, &rep, &w);
+        RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
@@ -2914,10 +3051,13 @@ describe('generated units (full inline snapshots)', () => {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+              RG_STAMP(RG_S_W_SEEN);
               rg_Stats_turn(k, ctr, slot);
               for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
+              RG_STAMP(RG_S_W_DONE);
+              RG_STAMP_TURN_END();
               idle = 0;
               continue;
             }
@@ -2932,6 +3072,37 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
+      #if RG_INGRESS_POLLS > 1
+      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
+        unsigned int v;
+        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return v;
+      }
+      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+      /*
+       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
+       * (a rotating window of registers): each is checked one window later, when it has had a round
+       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
+       */
+      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
+        unsigned int v[RG_INGRESS_POLLS];
+      #pragma unroll
+        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+          v[i] = rg_ld_rlx_sys(p);
+          __nanosleep(RG_POLL_GAP_NS);
+        }
+        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
+      #pragma unroll
+          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+            if (v[i] == want) return true;
+            v[i] = rg_ld_rlx_sys(p);
+            __nanosleep(RG_POLL_GAP_NS);
+          }
+        }
+        return false;
+      }
+      #endif
+
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -2945,11 +3116,24 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+      #if RG_INGRESS_POLLS > 1
+          bool ready;
+          if (n == 0u) {
+            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
+            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
+          } else {
+            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
+          }
+          if (!__all_sync(RG_FULL, ready)) break;
+      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+      #endif
+          if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
           const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
           const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
           const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
           const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
@@ -2972,6 +3156,7 @@ describe('generated units (full inline snapshots)', () => {
             got = __shfl_sync(RG_FULL, got, 0);
             if (got == 2u) break;    /* queue full: the message waits in the host ring */
             if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
             hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
             if (lane == 0u) {
@@ -2984,9 +3169,10 @@ describe('generated units (full inline snapshots)', () => {
             }
             for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
             __syncwarp();
+            /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
             if (lane == 0u) {
-              __threadfence();
               rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+              RG_STAMP(RG_S_IN_PUBLISHED);
             }
           }
           (*hostTail)++;
@@ -3043,7 +3229,7 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
-          if (idle != 0u || (iter & 63u) == 0u) {
+          if ((iter % RG_CTRL_EVERY) == 0u) {
             unsigned int e = 0u, req = 0u;
             if (lane == 0u) {
               e = rg_ld_acq_sys(&cb->requestEpoch);
@@ -3708,6 +3894,30 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_C_REJECTED 6
       #define RG_C_ACTIVATIONS 7
       #define RG_NCOUNTERS 8u
+      /* Profiling stamps (device.ts STAMPS): no-ops unless the including file defines RG_STAMP. */
+      #define RG_S_IN_SEEN 0
+      #define RG_S_IN_LOADED 1
+      #define RG_S_IN_CLAIMED 2
+      #define RG_S_IN_PUBLISHED 3
+      #define RG_S_W_SEEN 4
+      #define RG_S_W_DECODED 5
+      #define RG_S_W_ACTIVATED 6
+      #define RG_S_W_HANDLED 7
+      #define RG_S_W_ENCODED 8
+      #define RG_S_W_REPLY_CLAIMED 9
+      #define RG_S_W_REPLIED 10
+      #define RG_S_W_DONE 11
+      #define RG_S_K2K_SEND 12
+      #define RG_S_K2K_CLAIMED 13
+      #define RG_S_K2K_FILLED 14
+      #define RG_S_K2K_PUBLISHED 15
+      #define RG_NSTAMPS 16
+      #ifndef RG_STAMP
+      #define RG_STAMP(id) ((void)0)
+      #endif
+      #ifndef RG_STAMP_TURN_END
+      #define RG_STAMP_TURN_END() ((void)0)
+      #endif
 
       /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
       RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -3772,7 +3982,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
         unsigned int idx;
+        RG_STAMP(RG_S_K2K_SEND);
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+        RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
         tk->index = idx;
         return tk->slot + RG_HDR;
@@ -3788,7 +4000,7 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+      /* Fills the header, then publishes seq = index + 1 with release (which orders the writes before it). A string key is the target
          class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
       RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
@@ -3803,8 +4015,9 @@ describe('generated units (full inline snapshots)', () => {
         h->_pad = 0u;
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
-        __threadfence();
+        RG_STAMP(RG_S_K2K_FILLED);
         rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
       #endif
@@ -4099,6 +4312,18 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_PUBLISH_EVERY
       #define RG_PUBLISH_EVERY 1024u
       #endif
+      #ifndef RG_CTRL_EVERY
+      #define RG_CTRL_EVERY 64u
+      #endif
+      #ifndef RG_INGRESS_POLLS
+      #define RG_INGRESS_POLLS 1u
+      #endif
+      #ifndef RG_POLL_GAP_NS
+      #define RG_POLL_GAP_NS 300u
+      #endif
+      #ifndef RG_POLL_ROUNDS
+      #define RG_POLL_ROUNDS 16u
+      #endif
       #define RG_FULL 0xffffffffu
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
@@ -4173,6 +4398,7 @@ describe('generated units (full inline snapshots)', () => {
         h->time = 0.0;
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
+        RG_STAMP(RG_S_W_REPLY_CLAIMED);
         const unsigned int* sw = (const unsigned int*)stage;
         unsigned int* dw = (unsigned int*)out;
         dw[1] = sw[1];
@@ -4181,6 +4407,7 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
         rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_STAMP(RG_S_W_REPLIED);
       }
 
       /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
@@ -4233,8 +4460,7 @@ describe('generated units (full inline snapshots)', () => {
           e->slot = slot;
           rg_Relay_state* s = (rg_Relay_state*)(k->states + (unsigned long long)slot * sizeof(rg_Relay_state));
           rg_zero(s, sizeof(rg_Relay_state));
-          __threadfence();
-          rg_st_rel_gpu(&e->state, 2u);
+          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -4259,11 +4485,13 @@ describe('generated units (full inline snapshots)', () => {
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
         else if (!rg_Relay_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        RG_STAMP(RG_S_W_DECODED);
         rg_Relay_state* st = 0;
         if (!why) {
           st = rg_Relay_activate(k, ctr, key);
           if (!st) why = "state table full (maxActors)";
         }
+        RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
           rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -4283,6 +4511,7 @@ describe('generated units (full inline snapshots)', () => {
         t.nroutes = k->routeCount;
         rg_Relay_rep rep = {};
         const int rc = rg_Relay_handle(&t, st, &req, &rep);
+        RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
@@ -4304,6 +4533,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Relay_encode_reply(method, &rep, &w);
+        RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
@@ -4324,10 +4554,13 @@ describe('generated units (full inline snapshots)', () => {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+              RG_STAMP(RG_S_W_SEEN);
               rg_Relay_turn(k, ctr, slot);
               for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
+              RG_STAMP(RG_S_W_DONE);
+              RG_STAMP_TURN_END();
               idle = 0;
               continue;
             }
@@ -4342,6 +4575,37 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
+      #if RG_INGRESS_POLLS > 1
+      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
+        unsigned int v;
+        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return v;
+      }
+      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+      /*
+       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
+       * (a rotating window of registers): each is checked one window later, when it has had a round
+       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
+       */
+      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
+        unsigned int v[RG_INGRESS_POLLS];
+      #pragma unroll
+        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+          v[i] = rg_ld_rlx_sys(p);
+          __nanosleep(RG_POLL_GAP_NS);
+        }
+        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
+      #pragma unroll
+          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+            if (v[i] == want) return true;
+            v[i] = rg_ld_rlx_sys(p);
+            __nanosleep(RG_POLL_GAP_NS);
+          }
+        }
+        return false;
+      }
+      #endif
+
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -4355,11 +4619,24 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+      #if RG_INGRESS_POLLS > 1
+          bool ready;
+          if (n == 0u) {
+            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
+            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
+          } else {
+            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
+          }
+          if (!__all_sync(RG_FULL, ready)) break;
+      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+      #endif
+          if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
           const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
           const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
           const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
           const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
@@ -4382,6 +4659,7 @@ describe('generated units (full inline snapshots)', () => {
             got = __shfl_sync(RG_FULL, got, 0);
             if (got == 2u) break;    /* queue full: the message waits in the host ring */
             if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
             hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
             if (lane == 0u) {
@@ -4394,9 +4672,10 @@ describe('generated units (full inline snapshots)', () => {
             }
             for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
             __syncwarp();
+            /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
             if (lane == 0u) {
-              __threadfence();
               rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+              RG_STAMP(RG_S_IN_PUBLISHED);
             }
           }
           (*hostTail)++;
@@ -4453,7 +4732,7 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
-          if (idle != 0u || (iter & 63u) == 0u) {
+          if ((iter % RG_CTRL_EVERY) == 0u) {
             unsigned int e = 0u, req = 0u;
             if (lane == 0u) {
               e = rg_ld_acq_sys(&cb->requestEpoch);
@@ -5118,6 +5397,30 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_C_REJECTED 6
       #define RG_C_ACTIVATIONS 7
       #define RG_NCOUNTERS 8u
+      /* Profiling stamps (device.ts STAMPS): no-ops unless the including file defines RG_STAMP. */
+      #define RG_S_IN_SEEN 0
+      #define RG_S_IN_LOADED 1
+      #define RG_S_IN_CLAIMED 2
+      #define RG_S_IN_PUBLISHED 3
+      #define RG_S_W_SEEN 4
+      #define RG_S_W_DECODED 5
+      #define RG_S_W_ACTIVATED 6
+      #define RG_S_W_HANDLED 7
+      #define RG_S_W_ENCODED 8
+      #define RG_S_W_REPLY_CLAIMED 9
+      #define RG_S_W_REPLIED 10
+      #define RG_S_W_DONE 11
+      #define RG_S_K2K_SEND 12
+      #define RG_S_K2K_CLAIMED 13
+      #define RG_S_K2K_FILLED 14
+      #define RG_S_K2K_PUBLISHED 15
+      #define RG_NSTAMPS 16
+      #ifndef RG_STAMP
+      #define RG_STAMP(id) ((void)0)
+      #endif
+      #ifndef RG_STAMP_TURN_END
+      #define RG_STAMP_TURN_END() ((void)0)
+      #endif
 
       /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
       RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -5182,7 +5485,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
         unsigned int idx;
+        RG_STAMP(RG_S_K2K_SEND);
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+        RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
         tk->index = idx;
         return tk->slot + RG_HDR;
@@ -5198,7 +5503,7 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       }
 
-      /* Fills the header, then publishes: fence, then seq = index + 1 (release). A string key is the target
+      /* Fills the header, then publishes seq = index + 1 with release (which orders the writes before it). A string key is the target
          class's host-interned id: RG_STRING_KEY, keyLo = id, keyHi = 0 (no key bytes follow the payload). */
       RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int grain, unsigned int method, long long key, unsigned int len, bool forward, bool stringKey) {
         rg_SlotHeader* h = (rg_SlotHeader*)tk->slot;
@@ -5213,8 +5518,9 @@ describe('generated units (full inline snapshots)', () => {
         h->_pad = 0u;
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
-        __threadfence();
+        RG_STAMP(RG_S_K2K_FILLED);
         rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
       #endif
@@ -5403,6 +5709,18 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_PUBLISH_EVERY
       #define RG_PUBLISH_EVERY 1024u
       #endif
+      #ifndef RG_CTRL_EVERY
+      #define RG_CTRL_EVERY 64u
+      #endif
+      #ifndef RG_INGRESS_POLLS
+      #define RG_INGRESS_POLLS 1u
+      #endif
+      #ifndef RG_POLL_GAP_NS
+      #define RG_POLL_GAP_NS 300u
+      #endif
+      #ifndef RG_POLL_ROUNDS
+      #define RG_POLL_ROUNDS 16u
+      #endif
       #define RG_FULL 0xffffffffu
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
@@ -5477,6 +5795,7 @@ describe('generated units (full inline snapshots)', () => {
         h->time = 0.0;
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
+        RG_STAMP(RG_S_W_REPLY_CLAIMED);
         const unsigned int* sw = (const unsigned int*)stage;
         unsigned int* dw = (unsigned int*)out;
         dw[1] = sw[1];
@@ -5485,6 +5804,7 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
         rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_STAMP(RG_S_W_REPLIED);
       }
 
       /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
@@ -5537,8 +5857,7 @@ describe('generated units (full inline snapshots)', () => {
           e->slot = slot;
           rg_Counter_state* s = (rg_Counter_state*)(k->states + (unsigned long long)slot * sizeof(rg_Counter_state));
           rg_zero(s, sizeof(rg_Counter_state));
-          __threadfence();
-          rg_st_rel_gpu(&e->state, 2u);
+          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -5563,11 +5882,13 @@ describe('generated units (full inline snapshots)', () => {
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
         else if (!rg_Counter_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        RG_STAMP(RG_S_W_DECODED);
         rg_Counter_state* st = 0;
         if (!why) {
           st = rg_Counter_activate(k, ctr, key);
           if (!st) why = "state table full (maxActors)";
         }
+        RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
           rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -5587,6 +5908,7 @@ describe('generated units (full inline snapshots)', () => {
         t.nroutes = k->routeCount;
         rg_Counter_rep rep = {};
         const int rc = rg_Counter_handle(&t, st, &req, &rep);
+        RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
@@ -5608,6 +5930,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_Counter_encode_reply(method, &rep, &w);
+        RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
@@ -5628,10 +5951,13 @@ describe('generated units (full inline snapshots)', () => {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
             if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
+              RG_STAMP(RG_S_W_SEEN);
               rg_Counter_turn(k, ctr, slot);
               for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
               tail++;
               rg_st_rel_gpu(&q->tail, tail);
+              RG_STAMP(RG_S_W_DONE);
+              RG_STAMP_TURN_END();
               idle = 0;
               continue;
             }
@@ -5646,6 +5972,37 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
+      #if RG_INGRESS_POLLS > 1
+      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
+        unsigned int v;
+        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+        return v;
+      }
+      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
+      /*
+       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
+       * (a rotating window of registers): each is checked one window later, when it has had a round
+       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
+       */
+      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
+        unsigned int v[RG_INGRESS_POLLS];
+      #pragma unroll
+        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+          v[i] = rg_ld_rlx_sys(p);
+          __nanosleep(RG_POLL_GAP_NS);
+        }
+        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
+      #pragma unroll
+          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
+            if (v[i] == want) return true;
+            v[i] = rg_ld_rlx_sys(p);
+            __nanosleep(RG_POLL_GAP_NS);
+          }
+        }
+        return false;
+      }
+      #endif
+
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -5659,11 +6016,24 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+      #if RG_INGRESS_POLLS > 1
+          bool ready;
+          if (n == 0u) {
+            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
+            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
+          } else {
+            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
+          }
+          if (!__all_sync(RG_FULL, ready)) break;
+      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
+      #endif
+          if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
           const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
+          if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
           const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
           const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
           const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
@@ -5686,6 +6056,7 @@ describe('generated units (full inline snapshots)', () => {
             got = __shfl_sync(RG_FULL, got, 0);
             if (got == 2u) break;    /* queue full: the message waits in the host ring */
             if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
+            if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
             hd = __shfl_sync(RG_FULL, hd, 0);
             unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
             if (lane == 0u) {
@@ -5698,9 +6069,10 @@ describe('generated units (full inline snapshots)', () => {
             }
             for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
             __syncwarp();
+            /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
             if (lane == 0u) {
-              __threadfence();
               rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
+              RG_STAMP(RG_S_IN_PUBLISHED);
             }
           }
           (*hostTail)++;
@@ -5757,7 +6129,7 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
         for (;;) {
           iter++;
-          if (idle != 0u || (iter & 63u) == 0u) {
+          if ((iter % RG_CTRL_EVERY) == 0u) {
             unsigned int e = 0u, req = 0u;
             if (lane == 0u) {
               e = rg_ld_acq_sys(&cb->requestEpoch);
