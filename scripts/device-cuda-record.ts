@@ -317,6 +317,7 @@ else {
     await tryStep('asksPartitions4', () => measureAsks(4));
     await tryStep('k2kPartitions32', () => measureK2K(32));
     await tryStep('k2kPartitions256', () => measureK2K(256));
+    await tryStep('k2kPartitions1024', () => measureK2K(1024));
     await tryStep('launchPerMessage', () => {
       const ctx = CudaContext.create();
       try {

@@ -33,8 +33,16 @@ export const DeviceGlobals = t.struct({
   _pad2: t.array(t.u32, LINE - 1),
 });
 
-/** Directory entry: key (int64 halves) → state slot; state 0 empty, 1 being written, 2 ready. */
+/** Directory entry: key (int64 halves) → state slot; `state` per DIR_STATE. */
 export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
+
+/**
+ * DirEntry.state: empty, being written, dead (the state table was full), or ready. A ready entry also
+ * names its owner partition, `READY | (partition + 1) << OWNER_SHIFT`, so a worker decides an entry
+ * with one load (device.ts activate). `isReady` is the host's test.
+ */
+export const DIR_STATE = { EMPTY: 0, WRITING: 1, READY: 2, DEAD: 3, KIND_MASK: 3, OWNER_SHIFT: 2 } as const;
+export const isReadyDirState = (state: number): boolean => (state & DIR_STATE.KIND_MASK) === DIR_STATE.READY;
 
 /** One row of per-warp counters, in core's COUNTERS order (one writer per row). */
 export const COUNTER_ROW_BYTES = 32;

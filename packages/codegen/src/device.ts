@@ -1,5 +1,5 @@
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag } from '@ringgrain/core';
-import { KERNEL_PARAMS } from './abi.ts';
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, offsetOf } from '@ringgrain/core';
+import { DIR_STATE, DirEntry, KERNEL_PARAMS, THREADS_PER_BLOCK } from './abi.ts';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
@@ -54,6 +54,12 @@ __device__ static inline void rg_st_rel_gpu(unsigned int* p, unsigned int v) {
   asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+/* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
+__device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
 __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
 
 /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
@@ -217,6 +223,19 @@ export function deviceLoop(grain: string, selfId: number, methodCount: number, s
 #if defined(__CUDACC__)
 ${backoff}
 #define RG_FULL 0xffffffffu
+#define RG_WARPS_PER_BLOCK ${THREADS_PER_BLOCK / 32}u
+/* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
+#ifndef RG_STAGE_BYTES
+#define RG_STAGE_BYTES 512u
+#endif
+static_assert(RG_STAGE_BYTES % 16u == 0u && RG_STAGE_BYTES >= RG_HDR + 16u, "RG_STAGE_BYTES: a multiple of 16 that holds a header");
+/* DirEntry.state (abi.ts DIR_STATE). */
+#define RG_DIR_EMPTY ${DIR_STATE.EMPTY}u
+#define RG_DIR_WRITING ${DIR_STATE.WRITING}u
+#define RG_DIR_READY ${DIR_STATE.READY}u
+#define RG_DIR_DEAD ${DIR_STATE.DEAD}u
+#define RG_DIR_OWNER_SHIFT ${DIR_STATE.OWNER_SHIFT}u
+#define RG_AT_DIR_STATE ${offsetOf(DirEntry, 'state')}u
 /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
 #define RG_AT_SEQ ${SLOT.seq}u
 #define RG_AT_LENGTH ${SLOT.length}u
@@ -271,13 +290,14 @@ __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx)
   return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
 }
 
-/*
- * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
- * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
- * scope (design brief §4.2) so the host never sees seq before the payload.
- */
-__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-  rg_SlotHeader* h = (rg_SlotHeader*)stage;
+/* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
+   (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+#ifndef RG_REPLY_RELEASE
+#define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
+#endif
+
+/* The reply header, written where the reply is assembled. */
+__device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
   h->length = len;
   h->method = method;
   h->flags = flags;
@@ -288,6 +308,15 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   h->grain = ${selfId}u;
   h->_pad = 0u;
   h->time = 0.0;
+}
+
+/*
+ * Sends a reply staged at 'stage' (header + len payload bytes, 16-aligned; the worker's shared-memory
+ * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
+ * one posted write per msgpack byte, then seq with release at system scope.
+ */
+__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+  rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
   unsigned int idx;
   unsigned char* out = rg_reply_claim(k, &idx);
   RG_STAMP(RG_S_W_REPLY_CLAIMED);
@@ -298,16 +327,17 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   dw[3] = sw[3];
   const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
   for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
-  rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+  RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
   RG_STAMP(RG_S_W_REPLIED);
 }
 
-/* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
-__device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+/* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+__device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+  if (!stage) cap = k->slotSize;
   unsigned int n = rg_strlen(text);
-  if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+  if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
   if (stage) {
-    rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+    rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
     rg_wr_str(&w, text, n);
     rg_reply_out(k, stage, method, flags, corr, w.pos);
     return;
@@ -317,19 +347,18 @@ __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigne
   rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
   rg_wr_str(&w, text, n);
   rg_SlotHeader* h = (rg_SlotHeader*)slot;
-  h->length = w.pos;
-  h->method = method;
-  h->flags = flags;
-  h->corr = corr;
-  h->keyLo = 0u;
-  h->keyHi = 0u;
-  h->sender = ${selfId}u;
-  h->grain = ${selfId}u;
-  rg_st_rel_sys(&h->seq, idx + 1u);
+  rg_reply_header(h, method, flags, corr, w.pos);
+  RG_REPLY_RELEASE(&h->seq, idx + 1u);
 }
 
-/* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-__device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ctr, long long key) {
+/*
+ * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+ * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+ * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+ * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+ */
+__device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   unsigned long long u = (unsigned long long)key;
   unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
   unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -337,22 +366,23 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
   unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
   for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
     rg_DirEntry* e = &k->directory[i];
-    unsigned int st = rg_ld_acq_gpu(&e->state);
-    if (st == 2u) {
-      if (e->keyLo == lo && e->keyHi == hi) return (rg_${G}_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_${G}_state));
+    const uint4 v = rg_ld_rlx_gpu_v4(e);
+    static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+    if (v.w == ready) {
+      if (v.x == lo && v.y == hi) return (rg_${G}_state*)(k->states + (unsigned long long)v.z * sizeof(rg_${G}_state));
       continue;
     }
-    if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+    if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
     if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-    if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+    if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
     unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-    if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+    if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
     e->keyLo = lo;
     e->keyHi = hi;
     e->slot = slot;
     rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
     rg_zero(s, sizeof(rg_${G}_state));
-    rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
+    rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
     ctr[RG_C_ACTIVATIONS]++;
     return s;
   }
@@ -360,11 +390,13 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
 }
 
 /*
- * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
- * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+ * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
+ * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
+ * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
+ * slot (ours until the worker moves the tail), which is free once the request is decoded.
  */
-__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
-  const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+  const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = ${keyOf('h->keyLo', 'h->keyHi')};
   const double now = h->time;
@@ -376,17 +408,17 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   else if (h->grain != ${selfId}u) why = "message for another grain class";
   else if (method >= ${methodCount}u) why = "unknown method id";
   else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
-  else if (!rg_${G}_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+  else if (!rg_${G}_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   rg_${G}_state* st = 0;
   if (!why) {
-    st = rg_${G}_activate(k, ctr, key);
+    st = rg_${G}_activate(k, ctr, key, part);
     if (!st) why = "state table full (maxActors)";
   }
   RG_STAMP(RG_S_W_ACTIVATED);
   if (why) {
     ctr[RG_C_REJECTED]++;
-    rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
+    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
     return;
   }
   rg_turn t = {};
@@ -408,34 +440,40 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   ctr[RG_C_K2K_SENT] += t.sent;
   if (rc > RG_FORWARDED) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
     return;
   }
   if (corr == 0u || rc == RG_FORWARDED) return;
   rg_wr m = {0, 0u, 0xffffffffu};
   if (!rg_${G}_encode_reply(method, &rep, &m)) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
     return;
   }
   if (m.pos > k->slotSize - RG_HDR) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
     return;
   }
-  rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+  unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+  rg_wr w = {out + RG_HDR, 0u, m.pos};
   rg_${G}_encode_reply(method, &rep, &w);
   RG_STAMP(RG_S_W_ENCODED);
-  rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
+  rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
   ctr[RG_C_REPLIED]++;
 }
 
 /*
- * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
- * Its counter row has this one writer: counts live in registers and are stored after each turn
- * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+ * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
+ * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
+ * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
+ * writer: counts live in registers and are stored after each turn (stores only: a read-modify-write
+ * of device memory costs an L2 round trip per counter).
  */
-__device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p) {
+__device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
+  __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
+  unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+  const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
   rg_RingHeader* q = rg_queue_of(k, p);
   volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
   unsigned int ctr[RG_NCOUNTERS];
@@ -445,15 +483,20 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p) {
   for (;;) {
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-      if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
-        RG_STAMP(RG_S_W_SEEN);
-        rg_${G}_turn(k, ctr, slot);
-        for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+      if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+        if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
+        for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+        __syncwarp();
+        if (lane == 0u) {
+          rg_${G}_turn(k, ctr, slot, stage, p);
+          for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+          rg_st_rel_gpu(&q->tail, tail + 1u);
+          RG_STAMP(RG_S_W_DONE);
+          RG_STAMP_TURN_END();
+        }
         tail++;
-        rg_st_rel_gpu(&q->tail, tail);
-        RG_STAMP(RG_S_W_DONE);
-        RG_STAMP_TURN_END();
         idle = 0;
+        __syncwarp();
         continue;
       }
     }
@@ -536,7 +579,7 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
       if (lane == 0u) {
         ctr[RG_C_RECEIVED]++;
         ctr[RG_C_REJECTED]++;
-        rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+        rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
       }
       __syncwarp();
     } else {
@@ -682,7 +725,6 @@ ${kernelSignature(G)} {
   const unsigned int lane = threadIdx.x & 31u;
   const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (warp > partitions) return;
-  if (warp != 0u && lane != 0u) return;
   rg_kernel k;
   k.control = control;
   k.inbound = inbound;
@@ -706,7 +748,7 @@ ${kernelSignature(G)} {
   k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
   k.replyTail = 0u;
   if (warp == 0u) rg_${G}_control(&k, lane);
-  else rg_${G}_worker(&k, warp - 1u);
+  else rg_${G}_worker(&k, warp - 1u, lane);
 }
 #endif
 `;

@@ -636,6 +636,12 @@ describe('generated units (full inline snapshots)', () => {
         asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
       }
       __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+      /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
+      __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
+        uint4 v;
+        asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+        return v;
+      }
       __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
 
       /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
@@ -1012,6 +1018,19 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_POLL_ROUNDS 16u
       #endif
       #define RG_FULL 0xffffffffu
+      #define RG_WARPS_PER_BLOCK 4u
+      /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
+      #ifndef RG_STAGE_BYTES
+      #define RG_STAGE_BYTES 512u
+      #endif
+      static_assert(RG_STAGE_BYTES % 16u == 0u && RG_STAGE_BYTES >= RG_HDR + 16u, "RG_STAGE_BYTES: a multiple of 16 that holds a header");
+      /* DirEntry.state (abi.ts DIR_STATE). */
+      #define RG_DIR_EMPTY 0u
+      #define RG_DIR_WRITING 1u
+      #define RG_DIR_READY 2u
+      #define RG_DIR_DEAD 3u
+      #define RG_DIR_OWNER_SHIFT 2u
+      #define RG_AT_DIR_STATE 12u
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
       #define RG_AT_LENGTH 4u
@@ -1066,13 +1085,14 @@ describe('generated units (full inline snapshots)', () => {
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
 
-      /*
-       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
-       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
-       * scope (design brief §4.2) so the host never sees seq before the payload.
-       */
-      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)stage;
+      /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
+         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+      #ifndef RG_REPLY_RELEASE
+      #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
+      #endif
+
+      /* The reply header, written where the reply is assembled. */
+      __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -1083,6 +1103,15 @@ describe('generated units (full inline snapshots)', () => {
         h->grain = 0u;
         h->_pad = 0u;
         h->time = 0.0;
+      }
+
+      /*
+       * Sends a reply staged at 'stage' (header + len payload bytes, 16-aligned; the worker's shared-memory
+       * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
+       * one posted write per msgpack byte, then seq with release at system scope.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
         RG_STAMP(RG_S_W_REPLY_CLAIMED);
@@ -1093,16 +1122,17 @@ describe('generated units (full inline snapshots)', () => {
         dw[3] = sw[3];
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
-        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
         RG_STAMP(RG_S_W_REPLIED);
       }
 
-      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+        if (!stage) cap = k->slotSize;
         unsigned int n = rg_strlen(text);
-        if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
         if (stage) {
-          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
           rg_wr_str(&w, text, n);
           rg_reply_out(k, stage, method, flags, corr, w.pos);
           return;
@@ -1112,19 +1142,18 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
         rg_SlotHeader* h = (rg_SlotHeader*)slot;
-        h->length = w.pos;
-        h->method = method;
-        h->flags = flags;
-        h->corr = corr;
-        h->keyLo = 0u;
-        h->keyHi = 0u;
-        h->sender = 0u;
-        h->grain = 0u;
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        rg_reply_header(h, method, flags, corr, w.pos);
+        RG_REPLY_RELEASE(&h->seq, idx + 1u);
       }
 
-      /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned int* ctr, long long key) {
+      /*
+       * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+       * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+       * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+       * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+       */
+      __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+        const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -1132,22 +1161,23 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
         for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
           rg_DirEntry* e = &k->directory[i];
-          unsigned int st = rg_ld_acq_gpu(&e->state);
-          if (st == 2u) {
-            if (e->keyLo == lo && e->keyHi == hi) return (rg_Account_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_Account_state));
+          const uint4 v = rg_ld_rlx_gpu_v4(e);
+          static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+          if (v.w == ready) {
+            if (v.x == lo && v.y == hi) return (rg_Account_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Account_state));
             continue;
           }
-          if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+          if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
           if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-          if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+          if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
           unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
           e->keyLo = lo;
           e->keyHi = hi;
           e->slot = slot;
           rg_Account_state* s = (rg_Account_state*)(k->states + (unsigned long long)slot * sizeof(rg_Account_state));
           rg_zero(s, sizeof(rg_Account_state));
-          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
+          rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -1155,11 +1185,13 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
-       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
+       * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
+       * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
+       * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
-        const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+      __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+        const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
@@ -1171,17 +1203,17 @@ describe('generated units (full inline snapshots)', () => {
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Account_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Account_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Account_state* st = 0;
         if (!why) {
-          st = rg_Account_activate(k, ctr, key);
+          st = rg_Account_activate(k, ctr, key, part);
           if (!st) why = "state table full (maxActors)";
         }
         RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
         rg_turn t = {};
@@ -1203,34 +1235,40 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Account_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+        unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+        rg_wr w = {out + RG_HDR, 0u, m.pos};
         rg_Account_encode_reply(method, &rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
-        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
       /*
-       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
-       * Its counter row has this one writer: counts live in registers and are stored after each turn
-       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
+       * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
+       * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
+       * writer: counts live in registers and are stored after each turn (stores only: a read-modify-write
+       * of device memory costs an L2 round trip per counter).
        */
-      __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p) {
+      __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
+        __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
+        unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+        const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -1240,15 +1278,20 @@ describe('generated units (full inline snapshots)', () => {
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-            if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
-              RG_STAMP(RG_S_W_SEEN);
-              rg_Account_turn(k, ctr, slot);
-              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+              if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
+              for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              __syncwarp();
+              if (lane == 0u) {
+                rg_Account_turn(k, ctr, slot, stage, p);
+                for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                rg_st_rel_gpu(&q->tail, tail + 1u);
+                RG_STAMP(RG_S_W_DONE);
+                RG_STAMP_TURN_END();
+              }
               tail++;
-              rg_st_rel_gpu(&q->tail, tail);
-              RG_STAMP(RG_S_W_DONE);
-              RG_STAMP_TURN_END();
               idle = 0;
+              __syncwarp();
               continue;
             }
           }
@@ -1331,7 +1374,7 @@ describe('generated units (full inline snapshots)', () => {
             if (lane == 0u) {
               ctr[RG_C_RECEIVED]++;
               ctr[RG_C_REJECTED]++;
-              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+              rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
             }
             __syncwarp();
           } else {
@@ -1495,7 +1538,6 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
-        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -1519,7 +1561,7 @@ describe('generated units (full inline snapshots)', () => {
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
         if (warp == 0u) rg_Account_control(&k, lane);
-        else rg_Account_worker(&k, warp - 1u);
+        else rg_Account_worker(&k, warp - 1u, lane);
       }
       #endif
       "
@@ -2133,6 +2175,12 @@ describe('generated units (full inline snapshots)', () => {
         asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
       }
       __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+      /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
+      __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
+        uint4 v;
+        asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+        return v;
+      }
       __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
 
       /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
@@ -2822,6 +2870,19 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_POLL_ROUNDS 16u
       #endif
       #define RG_FULL 0xffffffffu
+      #define RG_WARPS_PER_BLOCK 4u
+      /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
+      #ifndef RG_STAGE_BYTES
+      #define RG_STAGE_BYTES 512u
+      #endif
+      static_assert(RG_STAGE_BYTES % 16u == 0u && RG_STAGE_BYTES >= RG_HDR + 16u, "RG_STAGE_BYTES: a multiple of 16 that holds a header");
+      /* DirEntry.state (abi.ts DIR_STATE). */
+      #define RG_DIR_EMPTY 0u
+      #define RG_DIR_WRITING 1u
+      #define RG_DIR_READY 2u
+      #define RG_DIR_DEAD 3u
+      #define RG_DIR_OWNER_SHIFT 2u
+      #define RG_AT_DIR_STATE 12u
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
       #define RG_AT_LENGTH 4u
@@ -2876,13 +2937,14 @@ describe('generated units (full inline snapshots)', () => {
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
 
-      /*
-       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
-       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
-       * scope (design brief §4.2) so the host never sees seq before the payload.
-       */
-      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)stage;
+      /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
+         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+      #ifndef RG_REPLY_RELEASE
+      #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
+      #endif
+
+      /* The reply header, written where the reply is assembled. */
+      __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -2893,6 +2955,15 @@ describe('generated units (full inline snapshots)', () => {
         h->grain = 0u;
         h->_pad = 0u;
         h->time = 0.0;
+      }
+
+      /*
+       * Sends a reply staged at 'stage' (header + len payload bytes, 16-aligned; the worker's shared-memory
+       * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
+       * one posted write per msgpack byte, then seq with release at system scope.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
         RG_STAMP(RG_S_W_REPLY_CLAIMED);
@@ -2903,16 +2974,17 @@ describe('generated units (full inline snapshots)', () => {
         dw[3] = sw[3];
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
-        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
         RG_STAMP(RG_S_W_REPLIED);
       }
 
-      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+        if (!stage) cap = k->slotSize;
         unsigned int n = rg_strlen(text);
-        if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
         if (stage) {
-          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
           rg_wr_str(&w, text, n);
           rg_reply_out(k, stage, method, flags, corr, w.pos);
           return;
@@ -2922,19 +2994,18 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
         rg_SlotHeader* h = (rg_SlotHeader*)slot;
-        h->length = w.pos;
-        h->method = method;
-        h->flags = flags;
-        h->corr = corr;
-        h->keyLo = 0u;
-        h->keyHi = 0u;
-        h->sender = 0u;
-        h->grain = 0u;
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        rg_reply_header(h, method, flags, corr, w.pos);
+        RG_REPLY_RELEASE(&h->seq, idx + 1u);
       }
 
-      /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Stats_state* rg_Stats_activate(rg_kernel* k, unsigned int* ctr, long long key) {
+      /*
+       * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+       * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+       * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+       * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+       */
+      __device__ static rg_Stats_state* rg_Stats_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+        const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -2942,22 +3013,23 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
         for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
           rg_DirEntry* e = &k->directory[i];
-          unsigned int st = rg_ld_acq_gpu(&e->state);
-          if (st == 2u) {
-            if (e->keyLo == lo && e->keyHi == hi) return (rg_Stats_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_Stats_state));
+          const uint4 v = rg_ld_rlx_gpu_v4(e);
+          static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+          if (v.w == ready) {
+            if (v.x == lo && v.y == hi) return (rg_Stats_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Stats_state));
             continue;
           }
-          if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+          if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
           if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-          if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+          if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
           unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
           e->keyLo = lo;
           e->keyHi = hi;
           e->slot = slot;
           rg_Stats_state* s = (rg_Stats_state*)(k->states + (unsigned long long)slot * sizeof(rg_Stats_state));
           rg_zero(s, sizeof(rg_Stats_state));
-          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
+          rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -2965,11 +3037,13 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
-       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
+       * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
+       * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
+       * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Stats_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
-        const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+      __device__ static void rg_Stats_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+        const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
@@ -2981,17 +3055,17 @@ describe('generated units (full inline snapshots)', () => {
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Stats_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Stats_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Stats_state* st = 0;
         if (!why) {
-          st = rg_Stats_activate(k, ctr, key);
+          st = rg_Stats_activate(k, ctr, key, part);
           if (!st) why = "state table full (maxActors)";
         }
         RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
         rg_turn t = {};
@@ -3013,34 +3087,40 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Stats_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+        unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+        rg_wr w = {out + RG_HDR, 0u, m.pos};
         rg_Stats_encode_reply(method, &rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
-        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
       /*
-       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
-       * Its counter row has this one writer: counts live in registers and are stored after each turn
-       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
+       * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
+       * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
+       * writer: counts live in registers and are stored after each turn (stores only: a read-modify-write
+       * of device memory costs an L2 round trip per counter).
        */
-      __device__ static void rg_Stats_worker(rg_kernel* k, unsigned int p) {
+      __device__ static void rg_Stats_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
+        __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
+        unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+        const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -3050,15 +3130,20 @@ describe('generated units (full inline snapshots)', () => {
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-            if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
-              RG_STAMP(RG_S_W_SEEN);
-              rg_Stats_turn(k, ctr, slot);
-              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+              if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
+              for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              __syncwarp();
+              if (lane == 0u) {
+                rg_Stats_turn(k, ctr, slot, stage, p);
+                for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                rg_st_rel_gpu(&q->tail, tail + 1u);
+                RG_STAMP(RG_S_W_DONE);
+                RG_STAMP_TURN_END();
+              }
               tail++;
-              rg_st_rel_gpu(&q->tail, tail);
-              RG_STAMP(RG_S_W_DONE);
-              RG_STAMP_TURN_END();
               idle = 0;
+              __syncwarp();
               continue;
             }
           }
@@ -3141,7 +3226,7 @@ describe('generated units (full inline snapshots)', () => {
             if (lane == 0u) {
               ctr[RG_C_RECEIVED]++;
               ctr[RG_C_REJECTED]++;
-              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+              rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
             }
             __syncwarp();
           } else {
@@ -3305,7 +3390,6 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
-        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -3329,7 +3413,7 @@ describe('generated units (full inline snapshots)', () => {
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
         if (warp == 0u) rg_Stats_control(&k, lane);
-        else rg_Stats_worker(&k, warp - 1u);
+        else rg_Stats_worker(&k, warp - 1u, lane);
       }
       #endif
       "
@@ -3943,6 +4027,12 @@ describe('generated units (full inline snapshots)', () => {
         asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
       }
       __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+      /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
+      __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
+        uint4 v;
+        asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+        return v;
+      }
       __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
 
       /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
@@ -4325,6 +4415,19 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_POLL_ROUNDS 16u
       #endif
       #define RG_FULL 0xffffffffu
+      #define RG_WARPS_PER_BLOCK 4u
+      /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
+      #ifndef RG_STAGE_BYTES
+      #define RG_STAGE_BYTES 512u
+      #endif
+      static_assert(RG_STAGE_BYTES % 16u == 0u && RG_STAGE_BYTES >= RG_HDR + 16u, "RG_STAGE_BYTES: a multiple of 16 that holds a header");
+      /* DirEntry.state (abi.ts DIR_STATE). */
+      #define RG_DIR_EMPTY 0u
+      #define RG_DIR_WRITING 1u
+      #define RG_DIR_READY 2u
+      #define RG_DIR_DEAD 3u
+      #define RG_DIR_OWNER_SHIFT 2u
+      #define RG_AT_DIR_STATE 12u
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
       #define RG_AT_LENGTH 4u
@@ -4379,13 +4482,14 @@ describe('generated units (full inline snapshots)', () => {
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
 
-      /*
-       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
-       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
-       * scope (design brief §4.2) so the host never sees seq before the payload.
-       */
-      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)stage;
+      /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
+         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+      #ifndef RG_REPLY_RELEASE
+      #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
+      #endif
+
+      /* The reply header, written where the reply is assembled. */
+      __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -4396,6 +4500,15 @@ describe('generated units (full inline snapshots)', () => {
         h->grain = 1u;
         h->_pad = 0u;
         h->time = 0.0;
+      }
+
+      /*
+       * Sends a reply staged at 'stage' (header + len payload bytes, 16-aligned; the worker's shared-memory
+       * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
+       * one posted write per msgpack byte, then seq with release at system scope.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
         RG_STAMP(RG_S_W_REPLY_CLAIMED);
@@ -4406,16 +4519,17 @@ describe('generated units (full inline snapshots)', () => {
         dw[3] = sw[3];
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
-        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
         RG_STAMP(RG_S_W_REPLIED);
       }
 
-      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+        if (!stage) cap = k->slotSize;
         unsigned int n = rg_strlen(text);
-        if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
         if (stage) {
-          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
           rg_wr_str(&w, text, n);
           rg_reply_out(k, stage, method, flags, corr, w.pos);
           return;
@@ -4425,19 +4539,18 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
         rg_SlotHeader* h = (rg_SlotHeader*)slot;
-        h->length = w.pos;
-        h->method = method;
-        h->flags = flags;
-        h->corr = corr;
-        h->keyLo = 0u;
-        h->keyHi = 0u;
-        h->sender = 1u;
-        h->grain = 1u;
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        rg_reply_header(h, method, flags, corr, w.pos);
+        RG_REPLY_RELEASE(&h->seq, idx + 1u);
       }
 
-      /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Relay_state* rg_Relay_activate(rg_kernel* k, unsigned int* ctr, long long key) {
+      /*
+       * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+       * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+       * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+       * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+       */
+      __device__ static rg_Relay_state* rg_Relay_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+        const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -4445,22 +4558,23 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
         for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
           rg_DirEntry* e = &k->directory[i];
-          unsigned int st = rg_ld_acq_gpu(&e->state);
-          if (st == 2u) {
-            if (e->keyLo == lo && e->keyHi == hi) return (rg_Relay_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_Relay_state));
+          const uint4 v = rg_ld_rlx_gpu_v4(e);
+          static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+          if (v.w == ready) {
+            if (v.x == lo && v.y == hi) return (rg_Relay_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Relay_state));
             continue;
           }
-          if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+          if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
           if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-          if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+          if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
           unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
           e->keyLo = lo;
           e->keyHi = hi;
           e->slot = slot;
           rg_Relay_state* s = (rg_Relay_state*)(k->states + (unsigned long long)slot * sizeof(rg_Relay_state));
           rg_zero(s, sizeof(rg_Relay_state));
-          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
+          rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -4468,11 +4582,13 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
-       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
+       * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
+       * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
+       * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Relay_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
-        const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+      __device__ static void rg_Relay_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+        const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
@@ -4484,17 +4600,17 @@ describe('generated units (full inline snapshots)', () => {
         else if (h->grain != 1u) why = "message for another grain class";
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Relay_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Relay_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Relay_state* st = 0;
         if (!why) {
-          st = rg_Relay_activate(k, ctr, key);
+          st = rg_Relay_activate(k, ctr, key, part);
           if (!st) why = "state table full (maxActors)";
         }
         RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
         rg_turn t = {};
@@ -4516,34 +4632,40 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Relay_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+        unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+        rg_wr w = {out + RG_HDR, 0u, m.pos};
         rg_Relay_encode_reply(method, &rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
-        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
       /*
-       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
-       * Its counter row has this one writer: counts live in registers and are stored after each turn
-       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
+       * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
+       * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
+       * writer: counts live in registers and are stored after each turn (stores only: a read-modify-write
+       * of device memory costs an L2 round trip per counter).
        */
-      __device__ static void rg_Relay_worker(rg_kernel* k, unsigned int p) {
+      __device__ static void rg_Relay_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
+        __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
+        unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+        const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -4553,15 +4675,20 @@ describe('generated units (full inline snapshots)', () => {
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-            if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
-              RG_STAMP(RG_S_W_SEEN);
-              rg_Relay_turn(k, ctr, slot);
-              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+              if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
+              for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              __syncwarp();
+              if (lane == 0u) {
+                rg_Relay_turn(k, ctr, slot, stage, p);
+                for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                rg_st_rel_gpu(&q->tail, tail + 1u);
+                RG_STAMP(RG_S_W_DONE);
+                RG_STAMP_TURN_END();
+              }
               tail++;
-              rg_st_rel_gpu(&q->tail, tail);
-              RG_STAMP(RG_S_W_DONE);
-              RG_STAMP_TURN_END();
               idle = 0;
+              __syncwarp();
               continue;
             }
           }
@@ -4644,7 +4771,7 @@ describe('generated units (full inline snapshots)', () => {
             if (lane == 0u) {
               ctr[RG_C_RECEIVED]++;
               ctr[RG_C_REJECTED]++;
-              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+              rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
             }
             __syncwarp();
           } else {
@@ -4808,7 +4935,6 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
-        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -4832,7 +4958,7 @@ describe('generated units (full inline snapshots)', () => {
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
         if (warp == 0u) rg_Relay_control(&k, lane);
-        else rg_Relay_worker(&k, warp - 1u);
+        else rg_Relay_worker(&k, warp - 1u, lane);
       }
       #endif
       "
@@ -5446,6 +5572,12 @@ describe('generated units (full inline snapshots)', () => {
         asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
       }
       __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+      /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
+      __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
+        uint4 v;
+        asm volatile("ld.relaxed.gpu.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+        return v;
+      }
       __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
 
       /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
@@ -5722,6 +5854,19 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_POLL_ROUNDS 16u
       #endif
       #define RG_FULL 0xffffffffu
+      #define RG_WARPS_PER_BLOCK 4u
+      /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
+      #ifndef RG_STAGE_BYTES
+      #define RG_STAGE_BYTES 512u
+      #endif
+      static_assert(RG_STAGE_BYTES % 16u == 0u && RG_STAGE_BYTES >= RG_HDR + 16u, "RG_STAGE_BYTES: a multiple of 16 that holds a header");
+      /* DirEntry.state (abi.ts DIR_STATE). */
+      #define RG_DIR_EMPTY 0u
+      #define RG_DIR_WRITING 1u
+      #define RG_DIR_READY 2u
+      #define RG_DIR_DEAD 3u
+      #define RG_DIR_OWNER_SHIFT 2u
+      #define RG_AT_DIR_STATE 12u
       /* Slot header word offsets (core protocol.ts): the ingress warp reads headers out of registers. */
       #define RG_AT_SEQ 0u
       #define RG_AT_LENGTH 4u
@@ -5776,13 +5921,14 @@ describe('generated units (full inline snapshots)', () => {
         return k->replies + RG_RING_HDR + (unsigned long long)(i & (k->replyCapacity - 1u)) * k->slotSize;
       }
 
-      /*
-       * Sends a reply staged in device memory (header + len payload bytes at 'stage', 16-aligned): 16-byte
-       * stores across PCIe instead of one posted write per msgpack byte, then seq with release at system
-       * scope (design brief §4.2) so the host never sees seq before the payload.
-       */
-      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
-        rg_SlotHeader* h = (rg_SlotHeader*)stage;
+      /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
+         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+      #ifndef RG_REPLY_RELEASE
+      #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
+      #endif
+
+      /* The reply header, written where the reply is assembled. */
+      __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
         h->length = len;
         h->method = method;
         h->flags = flags;
@@ -5793,6 +5939,15 @@ describe('generated units (full inline snapshots)', () => {
         h->grain = 0u;
         h->_pad = 0u;
         h->time = 0.0;
+      }
+
+      /*
+       * Sends a reply staged at 'stage' (header + len payload bytes, 16-aligned; the worker's shared-memory
+       * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
+       * one posted write per msgpack byte, then seq with release at system scope.
+       */
+      __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+        rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
         unsigned int idx;
         unsigned char* out = rg_reply_claim(k, &idx);
         RG_STAMP(RG_S_W_REPLY_CLAIMED);
@@ -5803,16 +5958,17 @@ describe('generated units (full inline snapshots)', () => {
         dw[3] = sw[3];
         const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
         for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
-        rg_st_rel_sys(&((rg_SlotHeader*)out)->seq, idx + 1u);
+        RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
         RG_STAMP(RG_S_W_REPLIED);
       }
 
-      /* An error or rejection reply: a msgpack str. Staged in 'stage' when given, else written in place. */
-      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+      /* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+      __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+        if (!stage) cap = k->slotSize;
         unsigned int n = rg_strlen(text);
-        if (n > k->slotSize - RG_HDR - 5u) n = k->slotSize - RG_HDR - 5u;
+        if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
         if (stage) {
-          rg_wr w = {stage + RG_HDR, 0u, k->slotSize - RG_HDR};
+          rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
           rg_wr_str(&w, text, n);
           rg_reply_out(k, stage, method, flags, corr, w.pos);
           return;
@@ -5822,19 +5978,18 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
         rg_wr_str(&w, text, n);
         rg_SlotHeader* h = (rg_SlotHeader*)slot;
-        h->length = w.pos;
-        h->method = method;
-        h->flags = flags;
-        h->corr = corr;
-        h->keyLo = 0u;
-        h->keyHi = 0u;
-        h->sender = 0u;
-        h->grain = 0u;
-        rg_st_rel_sys(&h->seq, idx + 1u);
+        rg_reply_header(h, method, flags, corr, w.pos);
+        RG_REPLY_RELEASE(&h->seq, idx + 1u);
       }
 
-      /* Directory: open addressing; a key is only ever inserted by its own partition's warp. */
-      __device__ static rg_Counter_state* rg_Counter_activate(rg_kernel* k, unsigned int* ctr, long long key) {
+      /*
+       * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+       * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+       * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+       * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+       */
+      __device__ static rg_Counter_state* rg_Counter_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+        const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
         unsigned long long u = (unsigned long long)key;
         unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
         unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -5842,22 +5997,23 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
         for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
           rg_DirEntry* e = &k->directory[i];
-          unsigned int st = rg_ld_acq_gpu(&e->state);
-          if (st == 2u) {
-            if (e->keyLo == lo && e->keyHi == hi) return (rg_Counter_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_Counter_state));
+          const uint4 v = rg_ld_rlx_gpu_v4(e);
+          static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+          if (v.w == ready) {
+            if (v.x == lo && v.y == hi) return (rg_Counter_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Counter_state));
             continue;
           }
-          if (st != 0u) continue; /* being written by another warp (another key), or a dead entry */
+          if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
           if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-          if (atomicCAS(&e->state, 0u, 1u) != 0u) continue;
+          if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
           unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, 3u); return 0; }
+          if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
           e->keyLo = lo;
           e->keyHi = hi;
           e->slot = slot;
           rg_Counter_state* s = (rg_Counter_state*)(k->states + (unsigned long long)slot * sizeof(rg_Counter_state));
           rg_zero(s, sizeof(rg_Counter_state));
-          rg_st_rel_gpu(&e->state, 2u); /* release: the key, slot and zeroed state are visible first */
+          rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
           ctr[RG_C_ACTIVATIONS]++;
           return s;
         }
@@ -5865,11 +6021,13 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The
-       * request's own queue slot (ours until the worker moves the tail) stages the reply once decoded.
+       * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
+       * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
+       * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
+       * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Counter_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot) {
-        const rg_SlotHeader* h = (const rg_SlotHeader*)slot;
+      __device__ static void rg_Counter_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+        const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
@@ -5881,17 +6039,17 @@ describe('generated units (full inline snapshots)', () => {
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Counter_decode(method, slot + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Counter_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Counter_state* st = 0;
         if (!why) {
-          st = rg_Counter_activate(k, ctr, key);
+          st = rg_Counter_activate(k, ctr, key, part);
           if (!st) why = "state table full (maxActors)";
         }
         RG_STAMP(RG_S_W_ACTIVATED);
         if (why) {
           ctr[RG_C_REJECTED]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_REJECTED, corr, why);
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
           return;
         }
         rg_turn t = {};
@@ -5913,34 +6071,40 @@ describe('generated units (full inline snapshots)', () => {
         ctr[RG_C_K2K_SENT] += t.sent;
         if (rc > RG_FORWARDED) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
           return;
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Counter_encode_reply(method, &rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, slot, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
           return;
         }
-        rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
+        unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+        rg_wr w = {out + RG_HDR, 0u, m.pos};
         rg_Counter_encode_reply(method, &rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
-        rg_reply_out(k, slot, method, RG_REPLY, corr, w.pos);
+        rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
       }
 
       /*
-       * Worker: lane 0 of warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks).
-       * Its counter row has this one writer: counts live in registers and are stored after each turn
-       * (stores only: a read-modify-write of device memory costs an L2 round trip per counter).
+       * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
+       * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
+       * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
+       * writer: counts live in registers and are stored after each turn (stores only: a read-modify-write
+       * of device memory costs an L2 round trip per counter).
        */
-      __device__ static void rg_Counter_worker(rg_kernel* k, unsigned int p) {
+      __device__ static void rg_Counter_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
+        __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
+        unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+        const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -5950,15 +6114,20 @@ describe('generated units (full inline snapshots)', () => {
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-            if (rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u) {
-              RG_STAMP(RG_S_W_SEEN);
-              rg_Counter_turn(k, ctr, slot);
-              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+              if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
+              for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              __syncwarp();
+              if (lane == 0u) {
+                rg_Counter_turn(k, ctr, slot, stage, p);
+                for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                rg_st_rel_gpu(&q->tail, tail + 1u);
+                RG_STAMP(RG_S_W_DONE);
+                RG_STAMP_TURN_END();
+              }
               tail++;
-              rg_st_rel_gpu(&q->tail, tail);
-              RG_STAMP(RG_S_W_DONE);
-              RG_STAMP_TURN_END();
               idle = 0;
+              __syncwarp();
               continue;
             }
           }
@@ -6041,7 +6210,7 @@ describe('generated units (full inline snapshots)', () => {
             if (lane == 0u) {
               ctr[RG_C_RECEIVED]++;
               ctr[RG_C_REJECTED]++;
-              rg_reply_text(k, 0, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+              rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
             }
             __syncwarp();
           } else {
@@ -6205,7 +6374,6 @@ describe('generated units (full inline snapshots)', () => {
         const unsigned int lane = threadIdx.x & 31u;
         const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
         if (warp > partitions) return;
-        if (warp != 0u && lane != 0u) return;
         rg_kernel k;
         k.control = control;
         k.inbound = inbound;
@@ -6229,7 +6397,7 @@ describe('generated units (full inline snapshots)', () => {
         k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
         k.replyTail = 0u;
         if (warp == 0u) rg_Counter_control(&k, lane);
-        else rg_Counter_worker(&k, warp - 1u);
+        else rg_Counter_worker(&k, warp - 1u, lane);
       }
       #endif
       "

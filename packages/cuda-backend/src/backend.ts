@@ -15,7 +15,7 @@ import {
   type KernelPlan,
   type ProbeResult,
 } from '@ringgrain/core';
-import { generateKernel, type Abi } from '@ringgrain/codegen';
+import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError } from './errors.ts';
 import { CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
@@ -566,7 +566,7 @@ export class CudaKernel implements BackendKernel {
     const hi = Number(BigInt.asUintN(32, BigInt(key) >> 32n));
     for (let i = 0; i < this.dirCapacity; i++) {
       const e = snapshot(dirSchema, dir.buffer, i * entry) as { keyLo: number; keyHi: number; slot: number; state: number };
-      if (e.state !== 2 || e.keyLo !== lo || e.keyHi !== hi) continue;
+      if (!isReadyDirState(e.state) || e.keyLo !== lo || e.keyHi !== hi) continue;
       const size = this.abi.stateSize;
       const bytes = this.backend.readDevice(this.device, this.at.states + e.slot * size, size);
       return snapshot(this.plan.grain.state, bytes.buffer, 0);

@@ -33,6 +33,11 @@ __device__ void probe_turn_end();
 #define RG_STAMP_TURN_END() probe_turn_end()
 #endif
 
+#ifdef PROBE_REPLY_NO_FENCE
+/* Not a safe protocol: the reply's seq as a plain store, to measure what the system-scope release costs. */
+#define RG_REPLY_RELEASE(p, v) rg_st_vol((p), (v))
+#endif
+
 #include RG_UNIT
 
 static_assert(RG_NSTAMPS <= PROBE_MAX_STAMPS, "more stamps than the probe records");
