@@ -276,13 +276,12 @@ export class CudaBackend implements Backend {
     else this.pinnedPool.push(buf);
   }
 
-  /** Nothing runs: free what could not be freed while kernels ran (pooled pinned memory, modules). */
+  /** Nothing runs: free what could not be freed while kernels ran (pooled pinned memory, pool reservations). */
   private releaseIdle(): void {
     const ctx = this.ctx;
     if (!ctx || ctx.disposed || runningOn(this.options.device).size > 0) return;
     for (const b of this.pinnedPool.splice(0)) ctx.freeHost(b);
-    for (const m of this.modules.values()) ctx.unloadModule(m.mod);
-    this.modules.clear();
+    // Modules stay loaded (code, like the compile cache) until the context goes: a relaunch reuses them.
     ctx.trimMemoryPool();
   }
 

@@ -249,7 +249,10 @@ gpu(`CudaBackend ${lane}`, () => {
     const r0 = backend.memoryReport()!;
     const t0 = performance.now();
     for (let i = 0; i < 1000; i++) {
-      if (i % 100 === 0) console.log(`cycle ${i}: ${Math.round(performance.now() - t0)} ms`);
+      if (i % 100 === 0) {
+        const m = backend.memoryReport()!.mem;
+        console.log(`cycle ${i}: ${Math.round(performance.now() - t0)} ms, free ${m.freeBytes - r0.mem.freeBytes} B vs start, pool reserved ${m.poolReservedBytes} B, used ${m.poolUsedBytes} B`);
+      }
       await sys.launch(Account);
       if (i % 100 === 0) expect(await sys.grain(Account, i).deposit({ amount: i })).toEqual({ balance: i });
       await k.terminate();

@@ -71,3 +71,6 @@ export const NVRTC_RESULT_NAMES: Readonly<Record<number, string>> = {
   11: 'NVRTC_ERROR_INTERNAL_ERROR',
   12: 'NVRTC_ERROR_TIME_FILE_WRITE_FAILED',
 };
+/** CUmemPool_attribute (cuda.h): bytes the default pool holds from the OS, and bytes of it in use. */
+export const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT = 5;
+export const CU_MEMPOOL_ATTR_USED_MEM_CURRENT = 7;

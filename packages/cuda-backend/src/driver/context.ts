@@ -13,6 +13,8 @@ import { performance } from 'node:perf_hooks';
 import {
   CU_MEMHOSTALLOC_DEVICEMAP,
   CU_MEMHOSTALLOC_PORTABLE,
+  CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
+  CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
   CU_STREAM_NON_BLOCKING,
   CUDA_ERROR_NOT_READY,
   CUDA_SUCCESS,
@@ -92,6 +94,9 @@ export interface ContextStats {
 export interface MemInfo {
   readonly freeBytes: number;
   readonly totalBytes: number;
+  /** The default stream-ordered pool: bytes reserved from the device, and bytes of those in use. */
+  readonly poolReservedBytes: number;
+  readonly poolUsedBytes: number;
 }
 
 export type StreamState = 'complete' | 'pending';
@@ -346,7 +351,14 @@ export class CudaContext {
   memInfo(): MemInfo {
     this.makeCurrent();
     this.check('cuMemGetInfo_v2', this.driver.api.cuMemGetInfo_v2(this.out64, this.out64b));
-    return { freeBytes: Number(this.out64[0] ?? 0n), totalBytes: Number(this.out64b[0] ?? 0n) };
+    const free = { freeBytes: Number(this.out64[0] ?? 0n), totalBytes: Number(this.out64b[0] ?? 0n) };
+    // The stream-ordered pool's reservation counts as used device memory until trimmed.
+    this.check('cuDeviceGetDefaultMemPool', this.driver.api.cuDeviceGetDefaultMemPool(this.out64, this.cuDevice));
+    const pool = this.out64[0] ?? 0n;
+    this.check('cuMemPoolGetAttribute', this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, this.out64b));
+    const poolReservedBytes = Number(this.out64b[0] ?? 0n);
+    this.check('cuMemPoolGetAttribute', this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, this.out64b));
+    return { ...free, poolReservedBytes, poolUsedBytes: Number(this.out64b[0] ?? 0n) };
   }
 
   stats(): ContextStats {

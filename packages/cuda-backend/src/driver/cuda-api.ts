@@ -57,6 +57,7 @@ export interface CudaApi {
   cuMemFreeAsync(dptr: bigint, stream: bigint): number;
   cuDeviceGetDefaultMemPool(pool: Out64, dev: number): number;
   cuMemPoolTrimTo(pool: bigint, minBytesToKeep: number): number;
+  cuMemPoolGetAttribute(pool: bigint, attr: number, value: Out64): number;
   cuMemsetD8_v2(dptr: bigint, value: number, count: number): number;
   cuMemcpyHtoD_v2(dst: bigint, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: bigint, bytes: number): number;
@@ -101,6 +102,7 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuMemFreeAsync: 'int cuMemFreeAsync(uint64_t dptr, void *stream)',
   cuDeviceGetDefaultMemPool: 'int cuDeviceGetDefaultMemPool(void *pool, int dev)',
   cuMemPoolTrimTo: 'int cuMemPoolTrimTo(void *pool, size_t minBytesToKeep)',
+  cuMemPoolGetAttribute: 'int cuMemPoolGetAttribute(void *pool, int attr, void *value)',
   cuMemsetD8_v2: 'int cuMemsetD8_v2(uint64_t dptr, uint8_t value, size_t count)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
