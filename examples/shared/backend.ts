@@ -75,7 +75,7 @@ export interface CudaLoad {
 }
 
 /** Tries `import('@ringgrain/cuda-backend')` and `new CudaBackend()`; never throws. */
-export async function loadCudaBackend(): Promise<CudaLoad> {
+export async function loadCudaBackend(options: Record<string, unknown> = {}): Promise<CudaLoad> {
   let mod: Record<string, unknown>;
   try {
     mod = (await import('@ringgrain/cuda-backend' as string)) as Record<string, unknown>;
@@ -87,7 +87,7 @@ export async function loadCudaBackend(): Promise<CudaLoad> {
     return { backend: undefined, reason: '@ringgrain/cuda-backend does not export CudaBackend yet' };
   }
   try {
-    return { backend: new (Ctor as new () => Backend)(), reason: undefined };
+    return { backend: new (Ctor as new (o: Record<string, unknown>) => Backend)(options), reason: undefined };
   } catch (e) {
     return { backend: undefined, reason: `new CudaBackend() failed: ${firstLine(e)}` };
   }
@@ -112,16 +112,16 @@ export function quietLogger(level = process.env['RINGGRAIN_LOG'] ?? 'warn'): Log
 }
 
 /**
- * Builds the system for `choice`. `cuda` fails with a clear message when the backend is missing or its
+ * Builds the system for `choice` (`cudaOptions` go to `new CudaBackend(...)`: partitions, queueCapacity…). `cuda` fails with a clear message when the backend is missing or its
  * probe fails; `auto` picks cuda when it probes ok and says why when it falls back to cpu.
  */
-export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}): Promise<BuiltSystem> {
+export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}): Promise<BuiltSystem> {
   const cpu = new CpuBackend();
   const backends: SystemOptions['backends'] = { cpu };
   if (choice === 'cpu') {
     return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cpu', describe: `cpu (${(await cpu.probe()).device ?? 'worker threads'})` };
   }
-  const cuda = await loadCudaBackend();
+  const cuda = await loadCudaBackend(cudaOptions);
   let why = cuda.reason;
   let device: string | undefined;
   if (cuda.backend) {

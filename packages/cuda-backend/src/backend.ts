@@ -17,8 +17,8 @@ import {
 } from '@ringgrain/core';
 import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
-import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError } from './errors.ts';
-import { CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
+import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
+import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
 
 export interface CudaBackendOptions {
   /** CUDA device ordinal (default 0). */
@@ -38,6 +38,9 @@ export interface CudaBackendOptions {
   /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
 }
+
+/** Local memory (stack) a CUDA thread may have on current GPUs (CUDA programming guide, technical specifications). */
+const MAX_LOCAL_BYTES_PER_THREAD = 512 * 1024;
 
 /** How a kernel came to be: what compile and load cost (a cached launch compiles nothing). */
 export interface LaunchInfo {
@@ -218,6 +221,8 @@ export class CudaBackend implements Backend {
     const own = this.loadGrain(ctx, plan.grain, plan.grains);
     if (runningOn(this.options.device).size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
     const { gen, fn } = own;
+    const frame = ctx.functionAttribute(fn, CuFunctionAttribute.LOCAL_SIZE_BYTES);
+    if (frame > MAX_LOCAL_BYTES_PER_THREAD) throw new StackFrameTooLargeError(grain, frame, MAX_LOCAL_BYTES_PER_THREAD);
     const { partitions } = this.options;
     const launch = gen.abi.launch({ partitions });
     const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);

@@ -61,3 +61,15 @@ export class ModuleLoadWhileRunningError extends RinggrainError {
     });
   }
 }
+
+/**
+ * A grain's ring kernel needs more stack per thread than a CUDA thread may have. The decoded request
+ * and reply of a turn live on the stack, so every element up to a `t.vec`/`t.array` bound counts.
+ */
+export class StackFrameTooLargeError extends RinggrainError {
+  constructor(grain: string, frameBytes: number, limitBytes: number) {
+    super('GPU_STACK_FRAME', `grain "${grain}": its ring kernel needs ${frameBytes.toLocaleString('en')} bytes of stack per thread (the decoded request and reply, with arrays and vectors at their declared bounds), above the ${limitBytes.toLocaleString('en')} bytes a CUDA thread may have`, {
+      hint: 'lower the bounds of t.vec/t.array fields in this grain\'s method schemas (each element of a bound is reserved per thread), or place this grain on the cpu backend',
+    });
+  }
+}

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Coordinator, Hop1, Hop2, Hop3, Leaf } from '../../../test/fixtures/grains.ts';
 import { Picky } from './fixtures.ts';
-import { CoResidencyError, CudaBackend, GpuFaultError, ModuleLoadWhileRunningError, probeCuda } from '../src/index.ts';
+import { CoResidencyError, CudaBackend, GpuFaultError, ModuleLoadWhileRunningError, StackFrameTooLargeError, probeCuda } from '../src/index.ts';
+import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 
 const probe = probeCuda();
 const lane = probe.ok ? `on the GPU (${probe.device.name})` : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
@@ -222,6 +223,14 @@ gpu(`CudaBackend ${lane}`, () => {
     expect(String((err as Error).message)).toMatch(/Account/);
     // The running kernel is untouched.
     expect(await s1.grain(Account, 1).deposit({ amount: 3 })).toEqual({ balance: 3 });
+  });
+
+  it('a grain whose turn needs more stack than a CUDA thread may have fails to launch with StackFrameTooLargeError', async () => {
+    // VectorAdd's request and reply hold f32 vectors bounded at 2^20 elements: ~16 MB per thread.
+    const sys = system(new CudaBackend()).register(VectorAdd, { placement: 'cuda', slotSize: 256 });
+    const err = await sys.start().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StackFrameTooLargeError);
+    expect(String((err as Error).message)).toMatch(/VectorAdd.*bytes of stack per thread/);
   });
 
   it('a launch that cannot be co-resident fails with CoResidencyError instead of waiting', async () => {
