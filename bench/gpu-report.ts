@@ -2,12 +2,12 @@
  * Turns the committed GPU record (bench/results/gpu/<file>.json, written on the H100 by
  * scripts/device-cuda-record.ts) into bench/results/gpu-latest.md and two SVG charts. Nothing here is
  * measured: every figure is read from the record.
- *   npx tsx bench/gpu-report.ts [bench/results/gpu/cuda-backend-2026-11-23.json]
+ *   npx tsx bench/gpu-report.ts [bench/results/gpu/cuda-backend-2026-11-23-stop10.json]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { barChart } from './svg.ts';
 
-const file = process.argv[2] ?? 'bench/results/gpu/cuda-backend-2026-11-23.json';
+const file = process.argv[2] ?? 'bench/results/gpu/cuda-backend-2026-11-23-stop10.json';
 interface Lat { p50Us: number; p90Us: number; p99Us: number; minUs: number }
 const rec = JSON.parse(readFileSync(file, 'utf8')) as {
   date: string;
@@ -20,8 +20,25 @@ const rec = JSON.parse(readFileSync(file, 'utf8')) as {
     asksPartitions32: { asks: Lat; tells: { perSecond: number } };
     k2kPartitions32: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
     k2kPartitions256: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
+    k2kPartitions1024: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
     launchPerMessage: { latency: Lat };
   };
+  bounds: { cHostRoundTripP50Us: number; deviceSpanP50Ns: number; stagesNs: Record<string, number>; pingPongOneWordP50Us: number; replyReleaseSysNs: number; replyNoFenceRoundTripP50Us: number };
+};
+const b = rec.bounds;
+/** What each probe stage (device.ts STAMPS) covers, in path order. */
+const STAGE_TEXT: Record<string, string> = {
+  IN_LOADED: 'ingress: read the slot (one PCIe read after seq was seen)',
+  IN_CLAIMED: 'ingress: reserve a partition-queue slot (head, tail, CAS in L2)',
+  IN_PUBLISHED: 'ingress: copy + release the queue slot (gpu scope)',
+  W_SEEN: 'worker: see the queue slot',
+  W_DECODED: 'worker: copy slot to shared memory, validate, decode msgpack',
+  W_ACTIVATED: 'worker: directory lookup',
+  W_HANDLED: 'worker: handler (state load/store)',
+  W_ENCODED: 'worker: encode the reply',
+  W_REPLY_CLAIMED: 'worker: reserve a reply-ring slot (atomicAdd)',
+  W_REPLIED: 'worker: copy reply to host memory + release at system scope',
+  W_DONE: 'worker: counters + queue tail (after the reply: off the ask path)',
 };
 const f = rec.figures;
 const lpm = f.launchPerMessage.latency;
@@ -42,6 +59,17 @@ const md = [
   '|---|---|---|',
   `| 32 partitions (worker warps) | ${f.k2kPartitions32.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions32.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s |`,
   `| 256 partitions | ${f.k2kPartitions256.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions256.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s (${ratio(f.k2kPartitions256.throughput.k2kPerSecond, f.k2kPartitions32.throughput.k2kPerSecond)} the 32-partition figure) |`,
+  `| 1024 partitions | ${f.k2kPartitions1024.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions1024.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s (${ratio(f.k2kPartitions1024.throughput.k2kPerSecond, f.k2kPartitions32.throughput.k2kPerSecond)} the 32-partition figure) |`,
+  '',
+  `## Where an ask's time goes (C++ host, no Node: \`scripts/ask-probe.sh\`, Echo, medians)`,
+  '',
+  `Round trip ${b.cHostRoundTripP50Us.toFixed(1)} µs p50, of which ${(b.deviceSpanP50Ns / 1000).toFixed(2)} µs on the device from seeing the host's seq to releasing the reply's seq. The rest is the host → GPU poll (each poll a PCIe read) and the reply reaching the host: a one-word ping-pong in the same run takes ${b.pingPongOneWordP50Us.toFixed(1)} µs.`,
+  '',
+  '| stage | median |',
+  '|---|---|',
+  ...Object.entries(b.stagesNs).map(([k, v]) => `| ${STAGE_TEXT[k] ?? k} | ${v.toFixed(0)} ns |`),
+  '',
+  `The system-scope release that keeps the host from seeing a reply's seq before its payload costs ${b.replyReleaseSysNs} ns (the same probe with a plain store, which is not a correct protocol, answers in ${b.replyNoFenceRoundTripP50Us.toFixed(1)} µs).`,
   '',
   `Host-injected tells (flow-controlled, 1,000 actors): ${f.asksPartitions4.tells.perSecond.toLocaleString('en-US')} msgs/s. Launch: cold ${f.launch.coldStartMs.toFixed(0)} ms (NVRTC compile), cached p50 ${f.launch.cachedLaunchMs.p50.toFixed(1)} ms.`,
   '',
@@ -73,6 +101,7 @@ writeFileSync(
     bars: [
       { name: '32 partitions', value: f.k2kPartitions32.throughput.k2kPerSecond / 1e6 },
       { name: '256 partitions', value: f.k2kPartitions256.throughput.k2kPerSecond / 1e6 },
+      { name: '1024 partitions', value: f.k2kPartitions1024.throughput.k2kPerSecond / 1e6 },
     ],
     target: { value: 100, label: 'target 100 M/s' },
   }),
