@@ -26,11 +26,14 @@ let deposited = 0;
 let asks = 0;
 let tells = 0;
 let transfers = 0;
-const memory: Array<{ messages: number; heapMB: number; rssMB: number }> = [];
+/** A backend that can say what it holds outside the JS heap (the CUDA backend: pinned and device memory). */
+type MemoryReporting = { memoryReport?: () => { stats: { pinnedBytes: number; deviceBytes: number }; mem: { freeBytes: number } } | undefined };
+const memory: Array<{ messages: number; heapMB: number; rssMB: number; pinnedBytes?: number; deviceBytes?: number; deviceFreeBytes?: number }> = [];
 const sample = (messages: number) => {
   gc?.();
   const m = process.memoryUsage();
-  memory.push({ messages, heapMB: m.heapUsed / 2 ** 20, rssMB: m.rss / 2 ** 20 });
+  const r = (kernel.backend as MemoryReporting).memoryReport?.();
+  memory.push({ messages, heapMB: m.heapUsed / 2 ** 20, rssMB: m.rss / 2 ** 20, ...(r ? { pinnedBytes: r.stats.pinnedBytes, deviceBytes: r.stats.deviceBytes, deviceFreeBytes: r.mem.freeBytes } : {}) });
 };
 
 const bar = progress('soak', total);
@@ -104,6 +107,9 @@ const record = {
   memory,
   heapGrowthMB: last.heapMB - first.heapMB,
   rssGrowthMB: last.rssMB - first.rssMB,
+  ...(last.deviceFreeBytes !== undefined && first.deviceFreeBytes !== undefined
+    ? { pinnedGrowthBytes: (last.pinnedBytes ?? 0) - (first.pinnedBytes ?? 0), deviceAllocGrowthBytes: (last.deviceBytes ?? 0) - (first.deviceBytes ?? 0), deviceFreeDropBytes: first.deviceFreeBytes - last.deviceFreeBytes }
+    : {}),
   gcForced: gc !== undefined,
 };
 mkdirSync(new URL('./results/local/', import.meta.url), { recursive: true });
@@ -111,5 +117,6 @@ writeFileSync(new URL(`./results/local/soak-${args.backend}.json`, import.meta.u
 console.log(`soak on ${describe}: ${record.messages.toLocaleString()} messages (${asks} asks, ${tells} tells, ${transfers} transfers + ${c.k2kSent} K2K) in ${seconds.toFixed(1)} s = ${record.messagesPerSecond.toLocaleString()} msg/s`);
 console.log(`counters: sent ${c.sent} + k2kReceived ${c.k2kReceived} = ${c.sent + c.k2kReceived}; processed ${c.processed} + rejected ${c.rejected} = ${c.processed + c.rejected} → ${balanced ? 'balanced' : 'NOT BALANCED'}`);
 console.log(`money: deposited ${deposited}, found ${money} → ${money === deposited ? 'conserved' : 'MISMATCH'}`);
+if (record.deviceFreeDropBytes !== undefined) console.log(`GPU memory from ${first.messages.toLocaleString()} msgs to the end: pinned ${record.pinnedGrowthBytes} B, device allocations ${record.deviceAllocGrowthBytes} B, device free memory dropped ${record.deviceFreeDropBytes} B`);
 console.log(`memory after ${first.messages.toLocaleString()} msgs: heap ${first.heapMB.toFixed(1)} MB rss ${first.rssMB.toFixed(1)} MB; at the end: heap ${last.heapMB.toFixed(1)} MB rss ${last.rssMB.toFixed(1)} MB (growth heap ${record.heapGrowthMB.toFixed(1)} MB, rss ${record.rssGrowthMB.toFixed(1)} MB)`);
 if (!balanced || money !== deposited) process.exit(1);
