@@ -66,6 +66,7 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
   { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals then (partitions + 1) counter rows' },
   { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
+  { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratchBytes, each worker's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
   { name: 'routeCount', ctype: 'unsigned int', kind: 'u32', doc: 'entries in routes' },
   { name: 'partitions', ctype: 'unsigned int', kind: 'u32', doc: 'worker warps = partition queues' },
   { name: 'queueCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots per partition queue (power of two)' },
@@ -103,6 +104,8 @@ export interface Abi {
   readonly params: readonly KernelParam[];
   readonly stateSize: number;
   readonly stateAlign: number;
+  /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
+  readonly scratch: { readonly bytes: number; readonly replyAt: number };
   readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
@@ -117,8 +120,9 @@ export interface Abi {
     readonly directory: number;
     readonly globals: number;
     readonly routesPerGrain: number;
+    readonly scratch: number;
   };
-  /** Warp 0 of block 0 is the ingress/control warp; warps 1..partitions are workers (lane 0 each). */
+  /** Warp 0 of block 0 is the ingress/control warp; warps 1..partitions are workers (lane 0 runs turns). */
   readonly launch: (o: Pick<AbiOptions, 'partitions'>) => { readonly blocks: number; readonly threadsPerBlock: number; readonly sharedBytes: number };
 }
 
@@ -135,7 +139,20 @@ export const TURN_ERRORS = {
   THROW: 10,
 } as const;
 
-export function makeAbi(grain: string, grainId: number, state: StructSchema): Abi {
+const up16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/**
+ * A worker's scratch for one turn: the largest request at 0 and the largest reply after it, each
+ * rounded up to 16 (a union's size rounds its largest member up to its alignment, at most 16). The
+ * unit checks with static_assert that its unions fit.
+ */
+export function scratchLayout(requests: readonly StructSchema[], replies: readonly (StructSchema | undefined)[]): { bytes: number; replyAt: number } {
+  const req = up16(Math.max(16, ...requests.map((s) => layoutOf(s).size)));
+  const rep = up16(Math.max(16, ...replies.map((s) => (s ? layoutOf(s).size : 1))));
+  return { bytes: req + rep, replyAt: req };
+}
+
+export function makeAbi(grain: string, grainId: number, state: StructSchema, scratch: { bytes: number; replyAt: number }): Abi {
   const dirCapacity = (o: Pick<AbiOptions, 'maxActors'>): number => pow2AtLeast(Math.max(2, o.maxActors * 2));
   return {
     version: 1,
@@ -145,6 +162,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema): Ab
     params: KERNEL_PARAMS,
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
+    scratch,
     schemas: { RouteEntry, DeviceGlobals, DirEntry },
     errors: TURN_ERRORS,
     dirCapacity,
@@ -160,6 +178,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema): Ab
         directory: layoutOf(DirEntry).size * dirCapacity(o),
         globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES,
         routesPerGrain: layoutOf(RouteEntry).size,
+        scratch: scratch.bytes * o.partitions,
       };
     },
     launch: (o) => ({ blocks: Math.ceil((o.partitions + 1) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),

@@ -213,7 +213,7 @@ export const BACKOFF = {
 } as const;
 
 /** The persistent loop of one grain class: control/ingress warp, workers, activation, replies. */
-export function deviceLoop(grain: string, selfId: number, methodCount: number, stringKeys: boolean): string {
+export function deviceLoop(grain: string, selfId: number, methodCount: number, stringKeys: boolean, scratch: { bytes: number; replyAt: number }): string {
   const G = grain;
   const keyOf = (lo: string, hi: string) => (stringKeys ? `(long long)${lo}` : `(long long)(((unsigned long long)${hi} << 32) | ${lo})`);
   const backoff = Object.entries(BACKOFF)
@@ -224,6 +224,11 @@ export function deviceLoop(grain: string, selfId: number, methodCount: number, s
 ${backoff}
 #define RG_FULL 0xffffffffu
 #define RG_WARPS_PER_BLOCK ${THREADS_PER_BLOCK / 32}u
+/* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
+#define RG_SCRATCH_BYTES ${scratch.bytes}ull
+#define RG_SCRATCH_REPLY_AT ${scratch.replyAt}ull
+static_assert(sizeof(rg_${G}_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_${G}_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
+static_assert(alignof(rg_${G}_req) <= 16 && alignof(rg_${G}_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES
 #define RG_STAGE_BYTES 512u
@@ -264,6 +269,7 @@ struct rg_kernel {
   rg_DeviceGlobals* g;
   volatile unsigned int* counters;
   const rg_RouteEntry* routes;
+  unsigned char* scratch;
   unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
   unsigned long long queueBytes;
   /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -395,20 +401,22 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
  * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
  * slot (ours until the worker moves the tail), which is free once the request is decoded.
  */
-__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = ${keyOf('h->keyLo', 'h->keyHi')};
   const double now = h->time;
   ctr[RG_C_RECEIVED]++;
   if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
-  rg_${G}_req req;
+  /* Request and reply live in the worker's scratch (zeroed by the warp), not on the stack. */
+  rg_${G}_req* req = (rg_${G}_req*)scratch;
+  rg_${G}_rep* rep = (rg_${G}_rep*)(scratch + RG_SCRATCH_REPLY_AT);
   const char* why = 0;
   if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
   else if (h->grain != ${selfId}u) why = "message for another grain class";
   else if (method >= ${methodCount}u) why = "unknown method id";
   else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
-  else if (!rg_${G}_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+  else if (!rg_${G}_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   rg_${G}_state* st = 0;
   if (!why) {
@@ -433,8 +441,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   t.sendBudget = k->sendBudget;
   t.routes = k->routes;
   t.nroutes = k->routeCount;
-  rg_${G}_rep rep = {};
-  const int rc = rg_${G}_handle(&t, st, &req, &rep);
+  const int rc = rg_${G}_handle(&t, st, req, rep);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
@@ -445,7 +452,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   }
   if (corr == 0u || rc == RG_FORWARDED) return;
   rg_wr m = {0, 0u, 0xffffffffu};
-  if (!rg_${G}_encode_reply(method, &rep, &m)) {
+  if (!rg_${G}_encode_reply(method, rep, &m)) {
     ctr[RG_C_HANDLER_ERRORS]++;
     rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
     return;
@@ -457,7 +464,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   }
   unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
   rg_wr w = {out + RG_HDR, 0u, m.pos};
-  rg_${G}_encode_reply(method, &rep, &w);
+  rg_${G}_encode_reply(method, rep, &w);
   RG_STAMP(RG_S_W_ENCODED);
   rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
   ctr[RG_C_REPLIED]++;
@@ -474,6 +481,7 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
   unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
   const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
+  unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
   rg_RingHeader* q = rg_queue_of(k, p);
   volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
   unsigned int ctr[RG_NCOUNTERS];
@@ -486,9 +494,10 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
       if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
         if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
         for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+        for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
         __syncwarp();
         if (lane == 0u) {
-          rg_${G}_turn(k, ctr, slot, stage, p);
+          rg_${G}_turn(k, ctr, slot, stage, p, scratch);
           for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
           rg_st_rel_gpu(&q->tail, tail + 1u);
           RG_STAMP(RG_S_W_DONE);
@@ -735,6 +744,7 @@ ${kernelSignature(G)} {
   k.g = (rg_DeviceGlobals*)globals;
   k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
   k.routes = routes;
+  k.scratch = scratch;
   k.routeCount = routeCount;
   k.partitions = partitions;
   k.queueCapacity = queueCapacity;

@@ -1,5 +1,5 @@
 import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
-import { DeviceGlobals, DirEntry, RouteEntry, makeAbi, type Abi } from './abi.ts';
+import { DeviceGlobals, DirEntry, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from './ast.ts';
 import { indent } from './codecs.ts';
 import { deviceLoop, runtimeSection } from './device.ts';
@@ -77,12 +77,16 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     );
   });
 
+  const scratch = scratchLayout(
+    def.methods.map((m) => m.request),
+    def.methods.map((m) => m.reply),
+  );
   const dispatch = [
     `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `/* Decodes exactly [p, p + len) as method's request; false for anything malformed. */\n` +
       `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u) {\n` +
-      `  rg_rd r = {p, 0u, len};\n  rg_zero(u, sizeof(*u));\n  switch (method) {\n` +
+      `  rg_rd r = {p, 0u, len};\n#if !defined(__CUDA_ARCH__)\n  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n  switch (method) {\n` +
       decoders.map((d, i) => `    case ${i}u: if (!${d}(&r, &u->m${i})) return false; break;`).join('\n') +
       `\n    default: return false;\n  }\n  return r.pos == r.end;\n}`,
     `/* Re-encodes a decoded request (what the host encoder would write for it). */\n` +
@@ -118,9 +122,9 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     unit.helperDefs.join('\n'),
     handlers.join('\n'),
     dispatch.join('\n'),
-    deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string'),
+    deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch),
   ]
     .filter((x) => x !== '')
     .join('\n');
-  return { source, abi: makeAbi(G, selfId, def.state), trees: unit.trees };
+  return { source, abi: makeAbi(G, selfId, def.state, scratch), trees: unit.trees };
 }

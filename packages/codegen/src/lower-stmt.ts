@@ -285,6 +285,8 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
       `give it a value of the same schema (${describeSchema(s)}): a message or state field declared the same way, or an object literal; state vecs are copied element by element`,
     );
   }
+  // A vec copies its length and the items in use, not its whole bound (a bound may be megabytes).
+  if (src.k === 'vec') return `rg_copy(&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
   return `rg_copy(&${lv}, &${v.c}, sizeof(${lv}));`;
 }
 

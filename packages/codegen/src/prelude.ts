@@ -183,8 +183,11 @@ RG_HD static inline void rg_zero(void* p, unsigned int n) {
 RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
   unsigned char* a = (unsigned char*)d;
   const unsigned char* b = (const unsigned char*)s;
-  for (unsigned int i = 0; i < n; i++) a[i] = b[i];
+  unsigned int i = 0;
+  if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
+  for (; i < n; i++) a[i] = b[i];
 }
+RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
 /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
 struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };

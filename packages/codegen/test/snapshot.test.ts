@@ -211,8 +211,11 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
         const unsigned char* b = (const unsigned char*)s;
-        for (unsigned int i = 0; i < n; i++) a[i] = b[i];
+        unsigned int i = 0;
+        if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
+        for (; i < n; i++) a[i] = b[i];
       }
+      RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
       /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
       struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
@@ -945,7 +948,9 @@ describe('generated units (full inline snapshots)', () => {
       /* Decodes exactly [p, p + len) as method's request; false for anything malformed. */
       RG_HD static bool rg_Account_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Account_req* u) {
         rg_rd r = {p, 0u, len};
-        rg_zero(u, sizeof(*u));
+      #if !defined(__CUDA_ARCH__)
+        rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */
+      #endif
         switch (method) {
           case 0u: if (!rg_dec_Account_deposit_req(&r, &u->m0)) return false; break;
           case 1u: if (!rg_dec_Account_deposit_req(&r, &u->m1)) return false; break;
@@ -1019,6 +1024,11 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
+      /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
+      #define RG_SCRATCH_BYTES 32ull
+      #define RG_SCRATCH_REPLY_AT 16ull
+      static_assert(sizeof(rg_Account_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_Account_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
+      static_assert(alignof(rg_Account_req) <= 16 && alignof(rg_Account_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
       /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
       #ifndef RG_STAGE_BYTES
       #define RG_STAGE_BYTES 512u
@@ -1059,6 +1069,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_DeviceGlobals* g;
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
+        unsigned char* scratch;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -1190,20 +1201,22 @@ describe('generated units (full inline snapshots)', () => {
        * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
        * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+      __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
-        rg_Account_req req;
+        /* Request and reply live in the worker's scratch (zeroed by the warp), not on the stack. */
+        rg_Account_req* req = (rg_Account_req*)scratch;
+        rg_Account_rep* rep = (rg_Account_rep*)(scratch + RG_SCRATCH_REPLY_AT);
         const char* why = 0;
         if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Account_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Account_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Account_state* st = 0;
         if (!why) {
@@ -1228,8 +1241,7 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Account_rep rep = {};
-        const int rc = rg_Account_handle(&t, st, &req, &rep);
+        const int rc = rg_Account_handle(&t, st, req, rep);
         RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
@@ -1240,7 +1252,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
-        if (!rg_Account_encode_reply(method, &rep, &m)) {
+        if (!rg_Account_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
           rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
@@ -1252,7 +1264,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
         rg_wr w = {out + RG_HDR, 0u, m.pos};
-        rg_Account_encode_reply(method, &rep, &w);
+        rg_Account_encode_reply(method, rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
@@ -1269,6 +1281,7 @@ describe('generated units (full inline snapshots)', () => {
         __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
         unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
         const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
+        unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -1281,9 +1294,10 @@ describe('generated units (full inline snapshots)', () => {
             if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
               if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
               for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
               __syncwarp();
               if (lane == 0u) {
-                rg_Account_turn(k, ctr, slot, stage, p);
+                rg_Account_turn(k, ctr, slot, stage, p, scratch);
                 for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
                 rg_st_rel_gpu(&q->tail, tail + 1u);
                 RG_STAMP(RG_S_W_DONE);
@@ -1525,6 +1539,7 @@ describe('generated units (full inline snapshots)', () => {
           rg_DirEntry* directory,
           unsigned char* globals,
           const rg_RouteEntry* routes,
+          unsigned char* scratch,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -1548,6 +1563,7 @@ describe('generated units (full inline snapshots)', () => {
         k.g = (rg_DeviceGlobals*)globals;
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
+        k.scratch = scratch;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -1750,8 +1766,11 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
         const unsigned char* b = (const unsigned char*)s;
-        for (unsigned int i = 0; i < n; i++) a[i] = b[i];
+        unsigned int i = 0;
+        if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
+        for (; i < n; i++) a[i] = b[i];
       }
+      RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
       /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
       struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
@@ -2797,7 +2816,9 @@ describe('generated units (full inline snapshots)', () => {
       /* Decodes exactly [p, p + len) as method's request; false for anything malformed. */
       RG_HD static bool rg_Stats_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Stats_req* u) {
         rg_rd r = {p, 0u, len};
-        rg_zero(u, sizeof(*u));
+      #if !defined(__CUDA_ARCH__)
+        rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */
+      #endif
         switch (method) {
           case 0u: if (!rg_dec_Stats_add_req(&r, &u->m0)) return false; break;
           case 1u: if (!rg_dec_Stats_move_req(&r, &u->m1)) return false; break;
@@ -2871,6 +2892,11 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
+      /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
+      #define RG_SCRATCH_BYTES 224ull
+      #define RG_SCRATCH_REPLY_AT 144ull
+      static_assert(sizeof(rg_Stats_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_Stats_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
+      static_assert(alignof(rg_Stats_req) <= 16 && alignof(rg_Stats_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
       /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
       #ifndef RG_STAGE_BYTES
       #define RG_STAGE_BYTES 512u
@@ -2911,6 +2937,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_DeviceGlobals* g;
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
+        unsigned char* scratch;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -3042,20 +3069,22 @@ describe('generated units (full inline snapshots)', () => {
        * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
        * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Stats_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+      __device__ static void rg_Stats_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
-        rg_Stats_req req;
+        /* Request and reply live in the worker's scratch (zeroed by the warp), not on the stack. */
+        rg_Stats_req* req = (rg_Stats_req*)scratch;
+        rg_Stats_rep* rep = (rg_Stats_rep*)(scratch + RG_SCRATCH_REPLY_AT);
         const char* why = 0;
         if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 5u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Stats_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Stats_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Stats_state* st = 0;
         if (!why) {
@@ -3080,8 +3109,7 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Stats_rep rep = {};
-        const int rc = rg_Stats_handle(&t, st, &req, &rep);
+        const int rc = rg_Stats_handle(&t, st, req, rep);
         RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
@@ -3092,7 +3120,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
-        if (!rg_Stats_encode_reply(method, &rep, &m)) {
+        if (!rg_Stats_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
           rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
@@ -3104,7 +3132,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
         rg_wr w = {out + RG_HDR, 0u, m.pos};
-        rg_Stats_encode_reply(method, &rep, &w);
+        rg_Stats_encode_reply(method, rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
@@ -3121,6 +3149,7 @@ describe('generated units (full inline snapshots)', () => {
         __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
         unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
         const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
+        unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -3133,9 +3162,10 @@ describe('generated units (full inline snapshots)', () => {
             if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
               if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
               for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
               __syncwarp();
               if (lane == 0u) {
-                rg_Stats_turn(k, ctr, slot, stage, p);
+                rg_Stats_turn(k, ctr, slot, stage, p, scratch);
                 for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
                 rg_st_rel_gpu(&q->tail, tail + 1u);
                 RG_STAMP(RG_S_W_DONE);
@@ -3377,6 +3407,7 @@ describe('generated units (full inline snapshots)', () => {
           rg_DirEntry* directory,
           unsigned char* globals,
           const rg_RouteEntry* routes,
+          unsigned char* scratch,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -3400,6 +3431,7 @@ describe('generated units (full inline snapshots)', () => {
         k.g = (rg_DeviceGlobals*)globals;
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
+        k.scratch = scratch;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -3602,8 +3634,11 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
         const unsigned char* b = (const unsigned char*)s;
-        for (unsigned int i = 0; i < n; i++) a[i] = b[i];
+        unsigned int i = 0;
+        if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
+        for (; i < n; i++) a[i] = b[i];
       }
+      RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
       /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
       struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
@@ -4324,7 +4359,7 @@ describe('generated units (full inline snapshots)', () => {
               rg_Counter_bump_req _m0;
               rg_zero(&_m0, sizeof(_m0));
               _m0.by = rg_chk_i32(t, v_i);
-              rg_copy(&_m0.tags, &m->tags, sizeof(_m0.tags));
+              rg_copy(&_m0.tags, &m->tags, rg_minu((unsigned int)sizeof(_m0.tags), (unsigned int)((const unsigned char*)&(m->tags).items[(m->tags).length] - (const unsigned char*)&(m->tags))));
               if (!t->err) rg_send_Counter_bump(t, RG_ADD((double)t->key, v_i), &_m0, false);
             }
             if (RG_UNLIKELY(t->err)) return t->err;
@@ -4336,7 +4371,7 @@ describe('generated units (full inline snapshots)', () => {
             rg_Relay_fanout_req _m1;
             rg_zero(&_m1, sizeof(_m1));
             _m1.n = 0;
-            rg_copy(&_m1.tags, &m->tags, sizeof(_m1.tags));
+            rg_copy(&_m1.tags, &m->tags, rg_minu((unsigned int)sizeof(_m1.tags), (unsigned int)((const unsigned char*)&(m->tags).items[(m->tags).length] - (const unsigned char*)&(m->tags))));
             if (!t->err) rg_send_Relay_fanout(t, (double)t->key, &_m1, false);
           }
           if (RG_UNLIKELY(t->err)) return t->err;
@@ -4354,7 +4389,9 @@ describe('generated units (full inline snapshots)', () => {
       /* Decodes exactly [p, p + len) as method's request; false for anything malformed. */
       RG_HD static bool rg_Relay_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Relay_req* u) {
         rg_rd r = {p, 0u, len};
-        rg_zero(u, sizeof(*u));
+      #if !defined(__CUDA_ARCH__)
+        rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */
+      #endif
         switch (method) {
           case 0u: if (!rg_dec_Relay_route_req(&r, &u->m0)) return false; break;
           case 1u: if (!rg_dec_Relay_fanout_req(&r, &u->m1)) return false; break;
@@ -4416,6 +4453,11 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
+      /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
+      #define RG_SCRATCH_BYTES 48ull
+      #define RG_SCRATCH_REPLY_AT 32ull
+      static_assert(sizeof(rg_Relay_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_Relay_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
+      static_assert(alignof(rg_Relay_req) <= 16 && alignof(rg_Relay_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
       /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
       #ifndef RG_STAGE_BYTES
       #define RG_STAGE_BYTES 512u
@@ -4456,6 +4498,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_DeviceGlobals* g;
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
+        unsigned char* scratch;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -4587,20 +4630,22 @@ describe('generated units (full inline snapshots)', () => {
        * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
        * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Relay_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+      __device__ static void rg_Relay_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
-        rg_Relay_req req;
+        /* Request and reply live in the worker's scratch (zeroed by the warp), not on the stack. */
+        rg_Relay_req* req = (rg_Relay_req*)scratch;
+        rg_Relay_rep* rep = (rg_Relay_rep*)(scratch + RG_SCRATCH_REPLY_AT);
         const char* why = 0;
         if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
         else if (h->grain != 1u) why = "message for another grain class";
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Relay_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Relay_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Relay_state* st = 0;
         if (!why) {
@@ -4625,8 +4670,7 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Relay_rep rep = {};
-        const int rc = rg_Relay_handle(&t, st, &req, &rep);
+        const int rc = rg_Relay_handle(&t, st, req, rep);
         RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
@@ -4637,7 +4681,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
-        if (!rg_Relay_encode_reply(method, &rep, &m)) {
+        if (!rg_Relay_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
           rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
@@ -4649,7 +4693,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
         rg_wr w = {out + RG_HDR, 0u, m.pos};
-        rg_Relay_encode_reply(method, &rep, &w);
+        rg_Relay_encode_reply(method, rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
@@ -4666,6 +4710,7 @@ describe('generated units (full inline snapshots)', () => {
         __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
         unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
         const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
+        unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -4678,9 +4723,10 @@ describe('generated units (full inline snapshots)', () => {
             if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
               if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
               for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
               __syncwarp();
               if (lane == 0u) {
-                rg_Relay_turn(k, ctr, slot, stage, p);
+                rg_Relay_turn(k, ctr, slot, stage, p, scratch);
                 for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
                 rg_st_rel_gpu(&q->tail, tail + 1u);
                 RG_STAMP(RG_S_W_DONE);
@@ -4922,6 +4968,7 @@ describe('generated units (full inline snapshots)', () => {
           rg_DirEntry* directory,
           unsigned char* globals,
           const rg_RouteEntry* routes,
+          unsigned char* scratch,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -4945,6 +4992,7 @@ describe('generated units (full inline snapshots)', () => {
         k.g = (rg_DeviceGlobals*)globals;
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
+        k.scratch = scratch;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -5147,8 +5195,11 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
         unsigned char* a = (unsigned char*)d;
         const unsigned char* b = (const unsigned char*)s;
-        for (unsigned int i = 0; i < n; i++) a[i] = b[i];
+        unsigned int i = 0;
+        if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
+        for (; i < n; i++) a[i] = b[i];
       }
+      RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
       /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
       struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
@@ -5793,7 +5844,9 @@ describe('generated units (full inline snapshots)', () => {
       /* Decodes exactly [p, p + len) as method's request; false for anything malformed. */
       RG_HD static bool rg_Counter_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Counter_req* u) {
         rg_rd r = {p, 0u, len};
-        rg_zero(u, sizeof(*u));
+      #if !defined(__CUDA_ARCH__)
+        rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */
+      #endif
         switch (method) {
           case 0u: if (!rg_dec_Counter_add_req(&r, &u->m0)) return false; break;
           case 1u: if (!rg_dec_Counter_bump_req(&r, &u->m1)) return false; break;
@@ -5855,6 +5908,11 @@ describe('generated units (full inline snapshots)', () => {
       #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
+      /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
+      #define RG_SCRATCH_BYTES 48ull
+      #define RG_SCRATCH_REPLY_AT 32ull
+      static_assert(sizeof(rg_Counter_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_Counter_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
+      static_assert(alignof(rg_Counter_req) <= 16 && alignof(rg_Counter_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
       /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
       #ifndef RG_STAGE_BYTES
       #define RG_STAGE_BYTES 512u
@@ -5895,6 +5953,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_DeviceGlobals* g;
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
+        unsigned char* scratch;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -6026,20 +6085,22 @@ describe('generated units (full inline snapshots)', () => {
        * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
        * slot (ours until the worker moves the tail), which is free once the request is decoded.
        */
-      __device__ static void rg_Counter_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part) {
+      __device__ static void rg_Counter_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
         const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
         const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
         const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
         const double now = h->time;
         ctr[RG_C_RECEIVED]++;
         if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
-        rg_Counter_req req;
+        /* Request and reply live in the worker's scratch (zeroed by the warp), not on the stack. */
+        rg_Counter_req* req = (rg_Counter_req*)scratch;
+        rg_Counter_rep* rep = (rg_Counter_rep*)(scratch + RG_SCRATCH_REPLY_AT);
         const char* why = 0;
         if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
         else if (h->grain != 0u) why = "message for another grain class";
         else if (method >= 2u) why = "unknown method id";
         else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-        else if (!rg_Counter_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, &req)) why = "malformed payload: it does not match the method's request schema";
+        else if (!rg_Counter_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
         RG_STAMP(RG_S_W_DECODED);
         rg_Counter_state* st = 0;
         if (!why) {
@@ -6064,8 +6125,7 @@ describe('generated units (full inline snapshots)', () => {
         t.sendBudget = k->sendBudget;
         t.routes = k->routes;
         t.nroutes = k->routeCount;
-        rg_Counter_rep rep = {};
-        const int rc = rg_Counter_handle(&t, st, &req, &rep);
+        const int rc = rg_Counter_handle(&t, st, req, rep);
         RG_STAMP(RG_S_W_HANDLED);
         ctr[RG_C_PROCESSED]++;
         ctr[RG_C_K2K_SENT] += t.sent;
@@ -6076,7 +6136,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         if (corr == 0u || rc == RG_FORWARDED) return;
         rg_wr m = {0, 0u, 0xffffffffu};
-        if (!rg_Counter_encode_reply(method, &rep, &m)) {
+        if (!rg_Counter_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
           rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
           return;
@@ -6088,7 +6148,7 @@ describe('generated units (full inline snapshots)', () => {
         }
         unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
         rg_wr w = {out + RG_HDR, 0u, m.pos};
-        rg_Counter_encode_reply(method, &rep, &w);
+        rg_Counter_encode_reply(method, rep, &w);
         RG_STAMP(RG_S_W_ENCODED);
         rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
         ctr[RG_C_REPLIED]++;
@@ -6105,6 +6165,7 @@ describe('generated units (full inline snapshots)', () => {
         __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
         unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
         const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
+        unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
         rg_RingHeader* q = rg_queue_of(k, p);
         volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
         unsigned int ctr[RG_NCOUNTERS];
@@ -6117,9 +6178,10 @@ describe('generated units (full inline snapshots)', () => {
             if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
               if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
               for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
+              for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
               __syncwarp();
               if (lane == 0u) {
-                rg_Counter_turn(k, ctr, slot, stage, p);
+                rg_Counter_turn(k, ctr, slot, stage, p, scratch);
                 for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
                 rg_st_rel_gpu(&q->tail, tail + 1u);
                 RG_STAMP(RG_S_W_DONE);
@@ -6361,6 +6423,7 @@ describe('generated units (full inline snapshots)', () => {
           rg_DirEntry* directory,
           unsigned char* globals,
           const rg_RouteEntry* routes,
+          unsigned char* scratch,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -6384,6 +6447,7 @@ describe('generated units (full inline snapshots)', () => {
         k.g = (rg_DeviceGlobals*)globals;
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
+        k.scratch = scratch;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -6501,7 +6565,7 @@ describe('generated units (full inline snapshots)', () => {
         r->grid[0][1] = 1u;
         r->grid[1][0] = 2u;
         r->grid[1][1] = ((unsigned int)m->b >> (0u & 31u));
-        rg_copy(&r->copy, &m->xs, sizeof(r->copy));
+        rg_copy(&r->copy, &m->xs, rg_minu((unsigned int)sizeof(r->copy), (unsigned int)((const unsigned char*)&(m->xs).items[(m->xs).length] - (const unsigned char*)&(m->xs))));
         r->empty.length = 0u;
         if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
@@ -6617,10 +6681,10 @@ describe('generated units (full inline snapshots)', () => {
         r->intSum = rg_chk_i32(t, v_intSum);
         r->n = m->bounded.length;
         r->boundedSum = v_boundedSum;
-        rg_copy(&r->bounded, &m->bounded, sizeof(r->bounded));
+        rg_copy(&r->bounded, &m->bounded, rg_minu((unsigned int)sizeof(r->bounded), (unsigned int)((const unsigned char*)&(m->bounded).items[(m->bounded).length] - (const unsigned char*)&(m->bounded))));
         r->flags[0] = !(m->flags[0]);
         r->flags[1] = !(m->flags[1]);
-        rg_copy(&r->f64s, &m->f64s, sizeof(r->f64s));
+        rg_copy(&r->f64s, &m->f64s, rg_minu((unsigned int)sizeof(r->f64s), (unsigned int)((const unsigned char*)&(m->f64s).items[(m->f64s).length] - (const unsigned char*)&(m->f64s))));
         if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
       }

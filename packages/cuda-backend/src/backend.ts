@@ -54,6 +54,8 @@ export interface LaunchInfo {
   readonly blocks: number;
   readonly threadsPerBlock: number;
   readonly blocksPerSM: number;
+  /** Local memory (stack) per thread the kernel needs (cuFuncGetAttribute LOCAL_SIZE_BYTES). */
+  readonly stackBytesPerThread: number;
   readonly partitions: number;
 }
 
@@ -244,6 +246,7 @@ export class CudaBackend implements Backend {
       blocks: launch.blocks,
       threadsPerBlock: launch.threadsPerBlock,
       blocksPerSM: perSM,
+      stackBytesPerThread: frame,
       partitions,
     };
     this.launches.push(info);
@@ -425,7 +428,7 @@ export class CudaKernel implements BackendKernel {
   private readonly stream: CudaStream;
   private readonly control: Int32Array;
   private readonly reply: Ring;
-  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number };
+  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number };
   private readonly dirCapacity: number;
   private fault: Error | undefined;
   private lastQuery = 0;
@@ -453,14 +456,14 @@ export class CudaKernel implements BackendKernel {
     const replyAt = inboundAt + up(sizes.inbound, ALIGN_HOST);
     this.host = backend.takePinned(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
     // Device memory, one stream-ordered allocation on the kernel's own stream (its free never waits
-    // for other kernels): queues | states | directory | globals + counters | routes.
+    // for other kernels): queues | states | directory | globals + counters | routes | worker scratch.
     let off = 0;
     const take = (n: number) => {
       const at = off;
       off = up(off + n, ALIGN_DEVICE);
       return at;
     };
-    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length) };
+    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch) };
     this.routesAt = this.at.routes;
     this.stream = ctx.createStream();
     try {
@@ -496,6 +499,7 @@ export class CudaKernel implements BackendKernel {
       directory: d + BigInt(this.at.directory),
       globals: d + BigInt(this.at.globals),
       routes: d + BigInt(this.at.routes),
+      scratch: d + BigInt(this.at.scratch),
       routeCount: this.plan.grains.length,
       partitions: this.partitions,
       queueCapacity: this.queueCapacity,

@@ -20,3 +20,4 @@ export class Picky extends Grain({
   }
 }
 type P = TypesOf<typeof Picky>;
+

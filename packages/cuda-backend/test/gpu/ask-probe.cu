@@ -157,6 +157,8 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&directory, (size_t)dirCap * sizeof(rg_DirEntry)));
   CHECK(cudaMalloc(&globals, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4));
   CHECK(cudaMalloc(&routes, (RG_SELF_ID + 1) * sizeof(rg_RouteEntry)));
+  unsigned char* scratch;
+  CHECK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * partitions));
   CHECK(cudaMemset(queues, 0, queueBytes * partitions));
   CHECK(cudaMemset(states, 0, (size_t)maxActors * sizeof(RG_STATE)));
   CHECK(cudaMemset(directory, 0, (size_t)dirCap * sizeof(rg_DirEntry)));
@@ -172,7 +174,7 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
 
   const unsigned int threads = 128, blocks = ((partitions + 1) * 32 + threads - 1) / threads;
-  RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes,
+  RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes, scratch,
                                            RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
