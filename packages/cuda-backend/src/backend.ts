@@ -18,7 +18,8 @@ import {
 import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
-import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer, type HostBuffer } from './driver/index.ts';
+import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 
 export interface CudaBackendOptions {
   /** CUDA device ordinal (default 0). */
@@ -37,6 +38,8 @@ export interface CudaBackendOptions {
   readonly healthIntervalMs?: number;
   /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
+  /** Where rings live on the host (default: pinned buffers of this process; the GPU host process passes a shared mapping). */
+  readonly hostMemory?: HostMemorySource;
 }
 
 /** Local memory (stack) a CUDA thread may have on current GPUs (CUDA programming guide, technical specifications). */
@@ -106,7 +109,7 @@ function runningOn(device: number): Set<CudaKernel> {
  */
 export class CudaBackend implements Backend {
   readonly name = 'cuda';
-  readonly options: Required<Omit<CudaBackendOptions, "reserveSMs" | "cacheDir">> & { readonly reserveSMs: number | undefined; readonly cacheDir: string | undefined };
+  readonly options: Required<Omit<CudaBackendOptions, "reserveSMs" | "cacheDir" | "hostMemory">> & { readonly reserveSMs: number | undefined; readonly cacheDir: string | undefined };
   private ctx: CudaContext | undefined;
   /** Non-blocking stream for setup copies (routes, inspect) while kernels run. */
   private setup: CudaStream | undefined;
@@ -120,11 +123,8 @@ export class CudaBackend implements Backend {
    * and unloaded only when none runs.
    */
   private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
-  /**
-   * Pinned buffers of terminated kernels: cuMemFreeHost also waits for every running kernel, so while
-   * others run they are kept for the next launch and freed once no kernel runs.
-   */
-  private readonly pinnedPool: HostBuffer[] = [];
+  /** Host-shared ring memory: pinned buffers (pooled while kernels run), or a shared mapping. */
+  readonly hostMemory: HostMemorySource;
   /** Launch facts of every kernel created (tests and benchmarks read these). */
   readonly launches: LaunchInfo[] = [];
   /** Contexts created so far (1 + recoveries). */
@@ -141,6 +141,7 @@ export class CudaBackend implements Backend {
       reserveSMs: opts.reserveSMs,
       cacheDir: opts.cacheDir,
     };
+    this.hostMemory = opts.hostMemory ?? new PinnedHostMemory();
     const q = this.options.queueCapacity;
     if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new RangeError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
     if (!Number.isInteger(this.options.partitions) || this.options.partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${this.options.partitions}`);
@@ -267,28 +268,16 @@ export class CudaBackend implements Backend {
     return kernel;
   }
 
-  /** A pinned, device-mapped, zero-filled buffer: from the pool when one fits, else a new one. */
-  takePinned(ctx: CudaContext, bytes: number): HostBuffer {
-    const i = this.pinnedPool.findIndex((b) => b.bytes === bytes);
-    if (i >= 0) {
-      const b = this.pinnedPool.splice(i, 1)[0]!;
-      new Uint8Array(b.buffer).fill(0);
-      return b;
-    }
-    return ctx.allocHost(bytes);
-  }
-
-  /** Frees a pinned buffer now if no kernel runs; otherwise pools it (freeing would wait for them). */
-  givePinned(ctx: CudaContext, buf: HostBuffer): void {
-    if (runningOn(this.options.device).size === 0) ctx.freeHost(buf);
-    else this.pinnedPool.push(buf);
+  /** Gives a kernel's host region back: freed now if no kernel runs, else as the source decides. */
+  giveHost(ctx: CudaContext, region: HostRegion): void {
+    this.hostMemory.give(ctx, region, runningOn(this.options.device).size > 0);
   }
 
   /** Nothing runs: free what could not be freed while kernels ran (pooled pinned memory, pool reservations). */
   private releaseIdle(): void {
     const ctx = this.ctx;
     if (!ctx || ctx.disposed || runningOn(this.options.device).size > 0) return;
-    for (const b of this.pinnedPool.splice(0)) ctx.freeHost(b);
+    this.hostMemory.idle(ctx);
     // Modules stay loaded (code, like the compile cache) until the context goes: a relaunch reuses them.
     ctx.trimMemoryPool();
   }
@@ -366,7 +355,7 @@ export class CudaBackend implements Backend {
     this.poison = undefined;
     // The context's dispose frees (or, poisoned, abandons) these with everything else.
     this.modules.clear();
-    this.pinnedPool.length = 0;
+    if (this.hostMemory instanceof PinnedHostMemory) this.hostMemory.forget();
     if (!ctx) return;
     if (!why && runningOn(this.options.device).size > 0) {
       // Other backends' kernels run in this primary context: freeing now would wait for them.
@@ -418,7 +407,7 @@ export class CudaKernel implements BackendKernel {
   readonly blocks: number;
   readonly partitions: number;
   readonly queueCapacity: number;
-  readonly host: HostBuffer;
+  readonly host: HostRegion;
   readonly device: DeviceBuffer;
   readonly queues: { readonly devPtr: bigint };
   readonly routeTable: Uint8Array;
@@ -454,7 +443,7 @@ export class CudaKernel implements BackendKernel {
     // Pinned, mapped host memory: control block, inbound ring, reply ring (each 128-byte aligned).
     const inboundAt = up(sizes.control, ALIGN_HOST);
     const replyAt = inboundAt + up(sizes.inbound, ALIGN_HOST);
-    this.host = backend.takePinned(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
+    this.host = backend.hostMemory.take(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
     // Device memory, one stream-ordered allocation on the kernel's own stream (its free never waits
     // for other kernels): queues | states | directory | globals + counters | routes | worker scratch.
     let off = 0;
@@ -470,17 +459,18 @@ export class CudaKernel implements BackendKernel {
       this.device = ctx.allocDeviceAsync(off, this.stream);
     } catch (e) {
       ctx.destroyStream(this.stream);
-      backend.givePinned(ctx, this.host);
+      backend.giveHost(ctx, this.host);
       throw e;
     }
     this.queues = { devPtr: this.device.devPtr + BigInt(this.at.queues) };
     this.routeTable = new Uint8Array(sizes.routesPerGrain * plan.grains.length);
 
     const buf = this.host.buffer;
-    Ring.format(buf, inboundAt, o.ringCapacity, o.slotSize);
-    this.reply = Ring.format(buf, replyAt, o.replyCapacity, o.slotSize);
-    this.control = new Int32Array(buf, 0, CONTROL_BLOCK_SIZE >> 2);
-    this.memory = { control: { buffer: buf, offset: 0 }, inbound: { buffer: buf, offset: inboundAt }, replies: [{ buffer: buf, offset: replyAt }] };
+    const base = this.host.offset;
+    Ring.format(buf, base + inboundAt, o.ringCapacity, o.slotSize);
+    this.reply = Ring.format(buf, base + replyAt, o.replyCapacity, o.slotSize);
+    this.control = new Int32Array(buf, base, CONTROL_BLOCK_SIZE >> 2);
+    this.memory = { control: { buffer: buf, offset: base }, inbound: { buffer: buf, offset: base + inboundAt }, replies: [{ buffer: buf, offset: base + replyAt }] };
     // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
     ctx.synchronize(this.stream);
@@ -492,8 +482,8 @@ export class CudaKernel implements BackendKernel {
     const d = this.device.devPtr;
     const values: Record<string, bigint | number> = {
       control: h,
-      inbound: h + BigInt(this.memory.inbound.offset),
-      replies: h + BigInt(this.memory.replies[0]!.offset),
+      inbound: h + BigInt(this.memory.inbound.offset - this.host.offset),
+      replies: h + BigInt(this.memory.replies[0]!.offset - this.host.offset),
       queues: d + BigInt(this.at.queues),
       states: d + BigInt(this.at.states),
       directory: d + BigInt(this.at.directory),
@@ -654,6 +644,6 @@ export class CudaKernel implements BackendKernel {
       this.ctx.synchronize(this.stream);
     });
     attempt(() => this.ctx.destroyStream(this.stream));
-    attempt(() => this.backend.givePinned(this.ctx, this.host));
+    attempt(() => this.backend.giveHost(this.ctx, this.host));
   }
 }

@@ -1,5 +1,8 @@
 import { KernelFaultError, RinggrainError, type ErrorOptions } from '@ringgrain/core';
 
+/** GPU_HOST_EXITED: the GPU host process of IsolatedCudaBackend ended (a fault killed it, or it crashed). */
+export type GpuFaultCode = 'GPU_FAULT' | 'GPU_KERNEL_EXITED' | 'GPU_CONTEXT_POISONED' | 'GPU_HOST_EXITED';
+
 /**
  * The GPU running a ring kernel faulted (illegal address, trap, launch failure: a sticky CUDA error seen
  * by a stream query off the hot path), or the kernel exited without being told to. It is a
@@ -9,7 +12,7 @@ export class GpuFaultError extends KernelFaultError {
   /** CUresult of the fault when the driver reported one (e.g. 700 = CUDA_ERROR_ILLEGAL_ADDRESS). */
   readonly cudaResult: number | undefined;
 
-  constructor(grain: string, code: 'GPU_FAULT' | 'GPU_KERNEL_EXITED' | 'GPU_CONTEXT_POISONED', detail: string, opts: ErrorOptions & { cudaResult?: number } = {}) {
+  constructor(grain: string, code: GpuFaultCode, detail: string, opts: ErrorOptions & { cudaResult?: number } = {}) {
     super(grain, detail, {
       hint:
         code === 'GPU_KERNEL_EXITED'

@@ -2,3 +2,6 @@
 export { CudaBackend, CudaKernel, type CudaBackendOptions, type LaunchInfo } from './backend.ts';
 export { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 export * from './driver/index.ts';
+export { IsolatedCudaBackend, type IsolatedCudaBackendOptions } from './isolated/isolated-backend.ts';
+export { ArenaFullError, GpuHostError, SharedMemoryError } from './isolated/errors.ts';
+export type { GpuFaultCode } from './errors.ts';

@@ -14,6 +14,9 @@ export const CU_STREAM_NON_BLOCKING = 0x1;
 
 /** cuMemHostAlloc flags. WRITECOMBINED is deliberately absent: the host reads what the GPU writes. */
 export const CU_MEMHOSTALLOC_PORTABLE = 0x01;
+/** cuMemHostRegister flags (cuda.h CU_MEMHOSTREGISTER_*): usable from every context, mapped into the device. */
+export const CU_MEMHOSTREGISTER_PORTABLE = 0x01;
+export const CU_MEMHOSTREGISTER_DEVICEMAP = 0x02;
 export const CU_MEMHOSTALLOC_DEVICEMAP = 0x02;
 
 /** CUdevice_attribute values used here. */

@@ -13,6 +13,8 @@ import { performance } from 'node:perf_hooks';
 import {
   CU_MEMHOSTALLOC_DEVICEMAP,
   CU_MEMHOSTALLOC_PORTABLE,
+  CU_MEMHOSTREGISTER_DEVICEMAP,
+  CU_MEMHOSTREGISTER_PORTABLE,
   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
   CU_STREAM_NON_BLOCKING,
@@ -113,6 +115,8 @@ export class CudaContext {
   readonly handle: bigint;
 
   private readonly host = new Map<bigint, HostBuffer>();
+  /** Host memory registered (not allocated) here: unregistered, never freed, at dispose. */
+  private readonly registered = new Map<bigint, HostBuffer>();
   private readonly dev = new Map<bigint, DeviceBuffer>();
   private readonly modules = new Set<bigint>();
   /** Device allocations made with cuMemAllocAsync (a subset of dev). */
@@ -245,6 +249,32 @@ export class CudaContext {
     this.makeCurrent();
     this.check('cuMemFreeHost', this.driver.api.cuMemFreeHost(buf.hostPtr));
     this.host.delete(buf.hostPtr);
+  }
+
+  /**
+   * Page-locks and maps existing host memory (e.g. a shared-memory mapping another process also maps)
+   * into the device's address space. Contents are left as they are. Unregister before unmapping it.
+   */
+  registerHost(hostPtr: bigint, bytes: number): HostBuffer {
+    positiveSize(bytes, 'registerHost');
+    this.makeCurrent();
+    this.check('cuMemHostRegister_v2', this.driver.api.cuMemHostRegister_v2(hostPtr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    const r = this.driver.api.cuMemHostGetDevicePointer_v2(this.out64, hostPtr, 0);
+    if (r !== CUDA_SUCCESS) {
+      const err = this.driver.error('cuMemHostGetDevicePointer_v2', r);
+      this.driver.api.cuMemHostUnregister(hostPtr);
+      throw err;
+    }
+    const hb: HostBuffer = { hostPtr, devPtr: this.out64[0] ?? 0n, bytes, buffer: koffi.view(hostPtr, bytes) };
+    this.registered.set(hostPtr, hb);
+    return hb;
+  }
+
+  unregisterHost(buf: HostBuffer): void {
+    this.owned(this.registered, buf.hostPtr, 'registered host memory');
+    this.makeCurrent();
+    this.check('cuMemHostUnregister', this.driver.api.cuMemHostUnregister(buf.hostPtr));
+    this.registered.delete(buf.hostPtr);
   }
 
   allocDevice(bytes: number): DeviceBuffer {
@@ -492,11 +522,13 @@ export class CudaContext {
     for (const m of this.modules) attempt('cuModuleUnload', this.driver.api.cuModuleUnload(m));
     for (const d of this.dev.keys()) attempt('cuMemFree_v2', this.driver.api.cuMemFree_v2(d));
     for (const h of this.host.keys()) attempt('cuMemFreeHost', this.driver.api.cuMemFreeHost(h));
+    for (const h of this.registered.keys()) attempt('cuMemHostUnregister', this.driver.api.cuMemHostUnregister(h));
     for (const s of this.streams) attempt('cuStreamDestroy_v2', this.driver.api.cuStreamDestroy_v2(s));
     this.modules.clear();
     this.async.clear();
     this.dev.clear();
     this.host.clear();
+    this.registered.clear();
     this.streams.clear();
     this.params.free();
     // After a sticky fault the primary context stays poisoned while any reference to it lives (a probe,

@@ -66,6 +66,8 @@ export interface CudaApi {
   cuMemcpyDtoHAsync_v2(dst: ArrayBufferView, src: bigint, bytes: number, stream: bigint): number;
   cuMemHostAlloc(pp: Out64, bytes: number, flags: number): number;
   cuMemFreeHost(p: bigint): number;
+  cuMemHostRegister_v2(p: bigint, bytes: number, flags: number): number;
+  cuMemHostUnregister(p: bigint): number;
   cuMemHostGetDevicePointer_v2(dptr: Out64, p: bigint, flags: number): number;
   cuMemGetInfo_v2(free: Out64, total: Out64): number;
   cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: Out32, fn: bigint, blockSize: number, dynamicSmemBytes: number): number;
@@ -111,6 +113,8 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuMemcpyDtoHAsync_v2: 'int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes, void *stream)',
   cuMemHostAlloc: 'int cuMemHostAlloc(void *pp, size_t bytes, unsigned int flags)',
   cuMemFreeHost: 'int cuMemFreeHost(void *p)',
+  cuMemHostRegister_v2: 'int cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)',
+  cuMemHostUnregister: 'int cuMemHostUnregister(void *p)',
   cuMemHostGetDevicePointer_v2: 'int cuMemHostGetDevicePointer_v2(void *dptr, void *p, unsigned int flags)',
   cuMemGetInfo_v2: 'int cuMemGetInfo_v2(void *free, void *total)',
   cuOccupancyMaxActiveBlocksPerMultiprocessor:

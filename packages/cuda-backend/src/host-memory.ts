@@ -1,0 +1,93 @@
+/**
+ * Where a ring kernel's host-shared memory (control block, inbound ring, reply ring) comes from: pinned
+ * buffers of this process (the default), or regions of a shared mapping that the application process
+ * also maps (the GPU host process of IsolatedCudaBackend).
+ */
+import type { CudaContext, HostBuffer } from './driver/index.ts';
+import type { Arena } from './isolated/arena.ts';
+import type { SharedMapping } from './isolated/shm.ts';
+
+export interface HostRegion {
+  /** The memory the host reads and writes; the region starts at `offset` in it. */
+  readonly buffer: ArrayBuffer;
+  readonly offset: number;
+  /** Device address of the region's first byte. */
+  readonly devPtr: bigint;
+  readonly bytes: number;
+}
+
+export interface HostMemorySource {
+  /** A zero-filled region of at least `bytes`, mapped into the device. */
+  take(ctx: CudaContext, bytes: number): HostRegion;
+  /** The region's kernel is gone; `running`: other kernels still run on the device. */
+  give(ctx: CudaContext, region: HostRegion, running: boolean): void;
+  /** No kernel runs on the device: free what had to be kept. */
+  idle(ctx: CudaContext): void;
+}
+
+/**
+ * Pinned buffers (cuMemHostAlloc). cuMemFreeHost waits for every running kernel, so a buffer given back
+ * while others run is pooled for the next launch and freed once none runs.
+ */
+export class PinnedHostMemory implements HostMemorySource {
+  private readonly pool: HostBuffer[] = [];
+  private readonly byRegion = new WeakMap<HostRegion, HostBuffer>();
+
+  take(ctx: CudaContext, bytes: number): HostRegion {
+    const i = this.pool.findIndex((b) => b.bytes === bytes);
+    let b: HostBuffer;
+    if (i >= 0) {
+      b = this.pool.splice(i, 1)[0]!;
+      new Uint8Array(b.buffer).fill(0);
+    } else {
+      b = ctx.allocHost(bytes);
+    }
+    const r: HostRegion = { buffer: b.buffer, offset: 0, devPtr: b.devPtr, bytes };
+    this.byRegion.set(r, b);
+    return r;
+  }
+
+  give(ctx: CudaContext, region: HostRegion, running: boolean): void {
+    const b = this.byRegion.get(region);
+    if (!b) return;
+    this.byRegion.delete(region);
+    if (running) this.pool.push(b);
+    else ctx.freeHost(b);
+  }
+
+  idle(ctx: CudaContext): void {
+    for (const b of this.pool.splice(0)) ctx.freeHost(b);
+  }
+
+  /** The context went with everything it allocated. */
+  forget(): void {
+    this.pool.length = 0;
+  }
+}
+
+/**
+ * Regions of one shared mapping, registered with the context once (before the first kernel starts:
+ * registration, like other pinning, must not meet a running kernel). Giving a region back is arena
+ * bookkeeping, never a driver call.
+ */
+export class SharedHostMemory implements HostMemorySource {
+  private reg: { ctx: CudaContext; buf: HostBuffer } | undefined;
+
+  constructor(
+    private readonly mapping: SharedMapping,
+    private readonly arena: Arena,
+  ) {}
+
+  take(ctx: CudaContext, bytes: number): HostRegion {
+    if (!this.reg || this.reg.ctx !== ctx || ctx.disposed) this.reg = { ctx, buf: ctx.registerHost(this.mapping.address, this.mapping.bytes) };
+    const offset = this.arena.alloc(bytes);
+    new Uint8Array(this.mapping.buffer, offset, bytes).fill(0);
+    return { buffer: this.mapping.buffer, offset, devPtr: this.reg.buf.devPtr + BigInt(offset), bytes };
+  }
+
+  give(_ctx: CudaContext, region: HostRegion): void {
+    this.arena.release(region.offset);
+  }
+
+  idle(): void {}
+}

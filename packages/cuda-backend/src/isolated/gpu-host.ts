@@ -1,0 +1,105 @@
+/**
+ * The GPU host process of IsolatedCudaBackend: it owns the CUDA context and runs an ordinary CudaBackend
+ * whose rings live in a shared mapping the application process also maps. A sticky GPU fault poisons
+ * only this process: the application kills it and starts a fresh one (a new context).
+ *   RINGGRAIN_ARENA=<path> RINGGRAIN_ARENA_BYTES=<n> RINGGRAIN_CUDA_OPTIONS=<json>; started with an IPC channel.
+ */
+import type { GrainDef, KernelPlan } from '@ringgrain/core';
+import pino from 'pino';
+import { CudaBackend, type CudaBackendOptions } from '../backend.ts';
+import { SharedHostMemory } from '../host-memory.ts';
+import { Arena } from './arena.ts';
+import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost } from './protocol.ts';
+import { openShared } from './shm.ts';
+
+const send = (m: FromHost): void => {
+  process.send?.(m);
+};
+const env = (k: string): string => {
+  const v = process.env[k];
+  if (!v) throw new Error(`gpu-host: ${k} is not set (this process is started by IsolatedCudaBackend)`);
+  return v;
+};
+
+const mapping = openShared(env('RINGGRAIN_ARENA'), Number(env('RINGGRAIN_ARENA_BYTES')));
+const options = JSON.parse(process.env['RINGGRAIN_CUDA_OPTIONS'] ?? '{}') as CudaBackendOptions;
+const backend = new CudaBackend({ ...options, hostMemory: new SharedHostMemory(mapping, new Arena(mapping.bytes)) });
+const logger = pino({ name: 'ringgrain-gpu-host', level: process.env['RINGGRAIN_LOG'] ?? 'warn' }, pino.destination(2));
+type Kernel = Awaited<ReturnType<CudaBackend['createKernel']>>;
+const kernels = new Map<number, Kernel>();
+const reported = new Set<number>();
+
+const defs = new Map<string, GrainDef>();
+async function resolve(ref: GrainRef): Promise<GrainDef> {
+  const key = `${ref.module}#${ref.name}`;
+  const hit = defs.get(key);
+  if (hit) return hit;
+  const mod = (await import(ref.module)) as Record<string, unknown>;
+  for (const v of Object.values(mod)) {
+    const def = typeof v === 'function' ? (v as { grain?: GrainDef }).grain : undefined;
+    if (def?.name === ref.name) {
+      defs.set(key, def);
+      return def;
+    }
+  }
+  throw new Error(`gpu-host: no exported grain class "${ref.name}" in ${ref.module}`);
+}
+
+async function handle(m: ToHost): Promise<unknown> {
+  switch (m.op) {
+    case 'create': {
+      const grains = await Promise.all(m.plan.grains.map((g) => (g ? resolve(g) : Promise.resolve(undefined))));
+      const plan: KernelPlan = { grainId: m.plan.grainId, grain: await resolve(m.plan.grain), grains, options: m.plan.options, logger };
+      const k = await backend.createKernel(plan);
+      kernels.set(m.id, k);
+      const created: CreatedKernel = {
+        control: k.memory.control.offset,
+        inbound: k.memory.inbound.offset,
+        replies: k.memory.replies.map((r) => r.offset),
+        launch: backend.launches[backend.launches.length - 1],
+      };
+      return created;
+    }
+    case 'start':
+      return kernels.get(m.id)?.start();
+    case 'dispose': {
+      const k = kernels.get(m.id);
+      kernels.delete(m.id);
+      return k?.dispose();
+    }
+    case 'inspect':
+      return kernels.get(m.id)?.inspect?.(m.key);
+    case 'corruptRoute':
+      return backend.testing.corruptRoute(m.grainId);
+    case 'shutdown':
+      await backend.dispose();
+      setImmediate(() => process.exit(0));
+      return undefined;
+  }
+}
+
+process.on('message', (raw) => {
+  const m = raw as ToHost;
+  handle(m).then(
+    (value) => send({ op: 'reply', req: m.req, ok: true, value }),
+    (e: unknown) => send({ op: 'reply', req: m.req, ok: false, error: toWire(e) }),
+  );
+});
+// The application going away ends this process: no GPU work outlives it.
+process.on('disconnect', () => {
+  backend.dispose().finally(() => process.exit(0));
+});
+
+// Health off the hot path, as core's sweep does in-process: a fault is reported once per kernel.
+setInterval(() => {
+  for (const [id, k] of kernels) {
+    if (reported.has(id)) continue;
+    const fault = k.health().fault;
+    if (fault) {
+      reported.add(id);
+      send({ op: 'fault', id, error: toWire(fault) });
+    }
+  }
+}, 10).unref();
+
+send({ op: 'ready', pid: process.pid });

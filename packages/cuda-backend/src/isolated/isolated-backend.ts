@@ -1,0 +1,257 @@
+/**
+ * CUDA grains in a supervised GPU host process. A sticky GPU fault (illegal address, trap) poisons the
+ * CUDA context for the rest of its process; measured on the H100, even a reset primary context cannot be
+ * retained again. So the context lives in a child process: the rings are a shared mapping that this
+ * process writes and the GPU polls (the same zero-copy path as CudaBackend, no IPC per message); only
+ * launch, terminate and health cross the IPC channel. On a fault every pending ask is rejected with
+ * GpuFaultError, the host process is killed, and the next launch starts a fresh one: a new context.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult } from '@ringgrain/core';
+import type { CudaBackendOptions, LaunchInfo } from '../backend.ts';
+import { probeCuda } from '../driver/index.ts';
+import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
+import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
+import { createShared, unlinkShared, type SharedMapping } from './shm.ts';
+import { GpuHostError } from './errors.ts';
+
+const HOST_ENTRY = new URL('./gpu-host-entry.mjs', import.meta.url);
+/** A message to the host without its request number (each variant of ToHost). */
+type Request = ToHost extends infer T ? (T extends unknown ? Omit<T, 'req'> : never) : never;
+
+export interface IsolatedCudaBackendOptions extends Omit<CudaBackendOptions, 'hostMemory'> {
+  /** Bytes of the shared mapping that holds every kernel's control block and rings (default 256 MiB). */
+  readonly arenaBytes?: number;
+  /** Most ms to wait for the GPU host to start, or to answer a launch or terminate (default 120000: a cold compile). */
+  readonly hostTimeoutMs?: number;
+}
+
+/** A GPU host process and the mapping it shares with this process. */
+class GpuHost {
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextReq = 1;
+  readonly kernels = new Map<number, IsolatedKernel>();
+  /** Why this host can run nothing more (a fault, an exit); kernels already on it report it as their fault. */
+  dead: Error | undefined;
+  private readonly ready: Promise<void>;
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly mapping: SharedMapping,
+    private readonly timeoutMs: number,
+  ) {
+    let ok!: () => void;
+    let fail!: (e: Error) => void;
+    this.ready = new Promise<void>((res, rej) => {
+      ok = res;
+      fail = rej;
+    });
+    child.on('message', (raw) => {
+      const m = raw as FromHost;
+      if (m.op === 'ready') {
+        unlinkShared(mapping.path); // both processes map it now: the name is no longer needed
+        ok();
+      } else if (m.op === 'reply') {
+        const p = this.pending.get(m.req);
+        if (!p) return;
+        this.pending.delete(m.req);
+        if (m.ok) p.resolve(m.value);
+        else p.reject(fromWire(m.error));
+      } else if (m.op === 'fault') {
+        this.poison(fromWire(m.error, this.kernels.get(m.id)?.grain), m.id);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      const e = new GpuFaultError('*', 'GPU_HOST_EXITED', `the GPU host process ${child.pid} exited (${signal ?? `code ${code}`})`, {
+        hint: 'the next launch starts a new GPU host; see its stderr for why it ended',
+      });
+      fail(e);
+      this.poison(e);
+      for (const p of this.pending.values()) p.reject(e);
+      this.pending.clear();
+      this.maybeUnmap();
+    });
+  }
+
+  async whenReady(): Promise<void> {
+    await withTimeout(this.ready, this.timeoutMs, 'the GPU host to start');
+  }
+
+  request(m: Request, timeoutMs = this.timeoutMs): Promise<unknown> {
+    if (this.dead) return Promise.reject(this.dead);
+    const req = this.nextReq++;
+    return withTimeout(
+      new Promise((resolve, reject) => {
+        this.pending.set(req, { resolve, reject });
+        this.child.send({ ...m, req } as ToHost);
+      }),
+      timeoutMs,
+      `the GPU host to answer ${m.op}`,
+    );
+  }
+
+  /**
+   * A fault poisons the whole context: every kernel on this host is faulted, the process is killed
+   * (the driver frees its GPU memory), and this host takes nothing more.
+   */
+  poison(e: Error, faultedId?: number): void {
+    if (this.dead) return;
+    this.dead = e;
+    for (const [id, k] of this.kernels) {
+      k.fault ??=
+        id === faultedId || faultedId === undefined
+          ? e
+          : new GpuFaultError(k.grain, 'GPU_FAULT', `another ring kernel in the same CUDA context faulted (${e.message.split('\n')[0]})`, { cause: e, hint: 'relaunch the grains: the next launch starts a new GPU host' });
+    }
+    this.child.kill('SIGKILL');
+  }
+
+  /** The mapping goes once the host is gone and no kernel view of it remains. */
+  maybeUnmap(): void {
+    if (this.dead && this.kernels.size === 0 && this.child.exitCode !== null) this.mapping.unmap();
+    else if (this.dead && this.kernels.size === 0 && this.child.signalCode !== null) this.mapping.unmap();
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new GpuHostError(`timed out after ${ms} ms waiting for ${what}`)), ms);
+      t.unref();
+    }),
+  ]).finally(() => clearTimeout(t));
+}
+
+/** Rebuilds a typed error from the host process (GpuFaultError keeps its class; the rest keep name, code and hint). */
+function fromWire(w: WireError, grain = '*'): Error {
+  const e = w.name === 'GpuFaultError' ? new GpuFaultError(grain, (w.code as GpuFaultCode | undefined) ?? 'GPU_FAULT', w.message.split('\n  hint:')[0] ?? w.message, w.hint ? { hint: w.hint } : {}) : new GpuHostError(w.message, w.code, w.name);
+  if (w.stack) e.stack = `${e.name}: ${w.message}\n    (in the GPU host process)\n${w.stack.split('\n').slice(1).join('\n')}`;
+  return e;
+}
+
+let nextKernelId = 1;
+
+/** The application-side view of a ring kernel in the GPU host: memory is the shared mapping, the rest is IPC. */
+class IsolatedKernel implements BackendKernel {
+  readonly memory: KernelMemory;
+  readonly id = nextKernelId++;
+  fault: Error | undefined;
+  private disposed = false;
+
+  constructor(
+    private readonly host: GpuHost,
+    readonly grain: string,
+    created: CreatedKernel,
+  ) {
+    const buffer = host.mapping.buffer;
+    this.memory = { control: { buffer, offset: created.control }, inbound: { buffer, offset: created.inbound }, replies: created.replies.map((offset) => ({ buffer, offset })) };
+  }
+
+  async start(): Promise<void> {
+    await this.host.request({ op: 'start', id: this.id });
+  }
+
+  wake(): void {
+    // The GPU polls the inbound ring and control block: nothing to wake.
+  }
+
+  health(): KernelHealth {
+    return { fault: this.fault ?? (this.host.dead && !this.disposed ? this.host.dead : undefined) };
+  }
+
+  async inspect(key: number | string): Promise<unknown> {
+    if (this.host.dead) return undefined;
+    return this.host.request({ op: 'inspect', id: this.id, key });
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      if (!this.host.dead) await this.host.request({ op: 'dispose', id: this.id });
+    } finally {
+      this.host.kernels.delete(this.id);
+      this.host.maybeUnmap();
+    }
+  }
+}
+
+export class IsolatedCudaBackend implements Backend {
+  readonly name = 'cuda';
+  private host: GpuHost | undefined;
+  /** GPU host processes started so far (1 + one per recovery from a fault). */
+  hostsStarted = 0;
+  /** Launch facts reported by the GPU hosts. */
+  readonly launches: LaunchInfo[] = [];
+
+  constructor(readonly options: IsolatedCudaBackendOptions = {}) {}
+
+  async probe(): Promise<ProbeResult> {
+    // Loads the driver and reads device attributes; creates no context in this process.
+    const p = probeCuda();
+    return p.ok ? { ok: true, device: `${p.device.name} (sm_${p.device.arch.replace(/^sm_/, '')}, GPU host process)` } : { ok: false, reason: p.reason };
+  }
+
+  /** The live GPU host, started (or restarted after a fault) on demand. */
+  private async current(): Promise<GpuHost> {
+    if (this.host && !this.host.dead) return this.host;
+    const { arenaBytes = 256 << 20, hostTimeoutMs = 120_000, ...cuda } = this.options;
+    const mapping = createShared(Math.ceil(arenaBytes / 4096) * 4096);
+    let child: ChildProcess;
+    try {
+      child = fork(HOST_ENTRY, [], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        serialization: 'advanced',
+        env: { ...process.env, RINGGRAIN_ARENA: mapping.path, RINGGRAIN_ARENA_BYTES: String(mapping.bytes), RINGGRAIN_CUDA_OPTIONS: JSON.stringify(cuda) },
+      });
+    } catch (e) {
+      unlinkShared(mapping.path);
+      mapping.unmap();
+      throw e;
+    }
+    const host = new GpuHost(child, mapping, hostTimeoutMs);
+    this.host = host;
+    this.hostsStarted++;
+    try {
+      await host.whenReady();
+    } catch (e) {
+      unlinkShared(mapping.path);
+      host.poison(e as Error);
+      throw e;
+    }
+    return host;
+  }
+
+  async createKernel(plan: KernelPlan): Promise<BackendKernel> {
+    const host = await this.current();
+    const ref = (g: GrainDef): GrainRef => ({ module: g.module, name: g.name });
+    const wire = { grainId: plan.grainId, grain: ref(plan.grain), grains: plan.grains.map((g) => (g ? ref(g) : null)), options: plan.options };
+    const id = nextKernelId; // the kernel takes this id below; the host keys its kernel by it
+    const created = (await host.request({ op: 'create', id, plan: wire })) as CreatedKernel;
+    const k = new IsolatedKernel(host, plan.grain.name, created);
+    if (k.id !== id) throw new GpuHostError(`kernel id mismatch (${k.id} vs ${id}): concurrent createKernel calls`);
+    host.kernels.set(k.id, k);
+    if (created.launch) this.launches.push(created.launch as LaunchInfo);
+    return k;
+  }
+
+  async dispose(): Promise<void> {
+    const host = this.host;
+    this.host = undefined;
+    if (!host || host.dead) return;
+    for (const k of [...host.kernels.values()]) await k.dispose();
+    await host.request({ op: 'shutdown' }, 10_000).catch(() => undefined);
+    host.child.kill('SIGKILL');
+  }
+
+  /** Test hooks: fault injection, forwarded to the GPU host. Not for applications. */
+  readonly testing = {
+    corruptRoute: async (grainId: number): Promise<void> => {
+      await (await this.current()).request({ op: 'corruptRoute', grainId });
+    },
+    /** The GPU host's pid (tests check that a fault replaced it). */
+    hostPid: (): number | undefined => this.host?.child.pid,
+  };
+}
