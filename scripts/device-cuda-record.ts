@@ -21,7 +21,7 @@ import { GrainSystem, type RingKernel } from '../packages/core/src/index.ts';
 import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { runLaunchSync, summarize } from '../packages/cuda-backend/src/driver/selftest.ts';
 
 const argv = process.argv.slice(2);
@@ -156,8 +156,8 @@ async function measureLaunches(): Promise<Record<string, unknown>> {
   };
 }
 
-async function measureAsks(partitions: number): Promise<Record<string, unknown>> {
-  const backend = new CudaBackend({ partitions });
+async function measureAsks(partitions: number, isolated = false): Promise<Record<string, unknown>> {
+  const backend = isolated ? new IsolatedCudaBackend({ partitions }) : new CudaBackend({ partitions });
   const sys = newSystem(backend);
   await sys.start();
   const a = sys.grain(Account, 42);
@@ -172,7 +172,7 @@ async function measureAsks(partitions: number): Promise<Record<string, unknown>>
     if (r.balance !== expected) throw new Error(`ask ${i}: balance ${r.balance}, expected ${expected}`);
     if (i >= warm) samples[i - warm] = dt;
   }
-  console.log(`asks (partitions ${partitions}): ${JSON.stringify(round(summarize(samples) as unknown as Record<string, number>))}`);
+  console.log(`asks (partitions ${partitions}${isolated ? ', GPU host process' : ''}): ${JSON.stringify(round(summarize(samples) as unknown as Record<string, number>))}`);
   // Tells: pipelined to 1,000 actors with flow control on the inbound ring (a producer that never
   // overfills it), then a balance ask to check them.
   const tells = 200_000;
@@ -194,6 +194,7 @@ async function measureAsks(partitions: number): Promise<Record<string, unknown>>
   await sys.shutdown();
   return {
     partitions,
+    ...(isolated ? { backend: 'IsolatedCudaBackend (GPU host process, rings in a shared mapping)' } : {}),
     blocks: launch.blocks,
     asks: { what: 'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → worker warp runs the translated handler → reply ring → core resolves the promise', count: ASKS, warmup: warm, allAnswersChecked: true, ...round(summarize(samples) as unknown as Record<string, number>) },
     tells: { count: tells, seconds: tellS, perSecond: Math.round(tells / tellS), checked: 'balance of every 97th actor equals tells/1000' },
@@ -315,6 +316,7 @@ else {
     await tryStep('launch', measureLaunches);
     await tryStep('asksPartitions32', () => measureAsks(32));
     await tryStep('asksPartitions4', () => measureAsks(4));
+    await tryStep('asksPartitions4Isolated', () => measureAsks(4, true));
     await tryStep('k2kPartitions32', () => measureK2K(32));
     await tryStep('k2kPartitions256', () => measureK2K(256));
     await tryStep('k2kPartitions1024', () => measureK2K(1024));
