@@ -31,7 +31,7 @@ const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 const ASKS = Number(option('--asks', '10000'));
 
-function newSystem(backend: CudaBackend, extra: Record<string, unknown> = {}): GrainSystem {
+function newSystem(backend: CudaBackend | IsolatedCudaBackend, extra: Record<string, unknown> = {}): GrainSystem {
   return new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000, ...extra }).register(Account, {
     placement: 'cuda',
     maxActors: 4096,
