@@ -18,7 +18,7 @@ const rec = JSON.parse(readFileSync(file, 'utf8')) as {
     launch: { coldStartMs: number; cachedLaunchMs: { p50: number } };
     asksPartitions4: { asks: Lat; tells: { perSecond: number } };
     asksPartitions32: { asks: Lat; tells: { perSecond: number } };
-    asksPartitions4Isolated?: { asks: Lat; commit: string; note: string };
+    asksPartitions4Isolated?: { asks: Lat; commit: string; note: string; launchPerMessageP50Us: number };
     k2kPartitions32: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
     k2kPartitions256: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
     k2kPartitions1024: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
@@ -55,7 +55,7 @@ const md = [
   `| ring kernel, 4 partitions | ${us(f.asksPartitions4.asks.p50Us)} | ${us(f.asksPartitions4.asks.p90Us)} | ${us(f.asksPartitions4.asks.p99Us)} | ${us(f.asksPartitions4.asks.minUs)} | ${ratio(lpm.p50Us, f.asksPartitions4.asks.p50Us)} |`,
   `| ring kernel, 32 partitions | ${us(f.asksPartitions32.asks.p50Us)} | ${us(f.asksPartitions32.asks.p90Us)} | ${us(f.asksPartitions32.asks.p99Us)} | ${us(f.asksPartitions32.asks.minUs)} | ${ratio(lpm.p50Us, f.asksPartitions32.asks.p50Us)} |`,
   ...(f.asksPartitions4Isolated
-    ? [`| IsolatedCudaBackend (GPU host process), 4 partitions — ${f.asksPartitions4Isolated.note} | ${us(f.asksPartitions4Isolated.asks.p50Us)} | ${us(f.asksPartitions4Isolated.asks.p90Us)} | ${us(f.asksPartitions4Isolated.asks.p99Us)} | ${us(f.asksPartitions4Isolated.asks.minUs)} | ${ratio(lpm.p50Us, f.asksPartitions4Isolated.asks.p50Us)} |`]
+    ? [`| IsolatedCudaBackend (GPU host process), 4 partitions — ${f.asksPartitions4Isolated.note} | ${us(f.asksPartitions4Isolated.asks.p50Us)} | ${us(f.asksPartitions4Isolated.asks.p90Us)} | ${us(f.asksPartitions4Isolated.asks.p99Us)} | ${us(f.asksPartitions4Isolated.asks.minUs)} | ${ratio(f.asksPartitions4Isolated.launchPerMessageP50Us, f.asksPartitions4Isolated.asks.p50Us)} (same run) |`]
     : []),
   `| baseline: cuLaunchKernel + cuStreamSynchronize (empty kernel, no msgpack, no actor) | ${us(lpm.p50Us)} | ${us(lpm.p90Us)} | ${us(lpm.p99Us)} | ${us(lpm.minUs)} | 1.00× |`,
   '',
