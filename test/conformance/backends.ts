@@ -3,11 +3,15 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 
 /**
  * The backends the conformance suite runs against. CPU always; CUDA when `@ringgrain/cuda-backend`
- * exports a `CudaBackend` and its probe says a driver and device are present. Anything else is a skip
- * whose reason goes into the suite's name (never a silent pass).
+ * exports a `CudaBackend` and its probe says a driver and device are present, in two lanes: in this
+ * process (`cuda`) and in a GPU host process (`cuda-isolated`, IsolatedCudaBackend). Anything else is a
+ * skip whose reason goes into the suite's name (never a silent pass).
  */
+export type Lane = 'cpu' | 'cuda' | 'cuda-isolated';
 export interface BackendFixture {
-  readonly name: 'cpu' | 'cuda';
+  readonly name: Lane;
+  /** The placement (and backend key) grains are registered with. */
+  readonly placement: 'cpu' | 'cuda';
   /** Why this backend is skipped here, or undefined when it runs. */
   readonly skip: string | undefined;
   /** A fresh backend instance (one per system). */
@@ -16,14 +20,16 @@ export interface BackendFixture {
 
 type BackendCtor = new () => Backend;
 
-async function cudaFixture(): Promise<BackendFixture> {
-  const skipped = (reason: string): BackendFixture => ({
-    name: 'cuda',
-    skip: reason,
-    make: () => {
-      throw new Error(`cuda backend skipped: ${reason}`);
-    },
-  });
+async function cudaFixtures(): Promise<BackendFixture[]> {
+  const skipped = (reason: string): BackendFixture[] =>
+    (['cuda', 'cuda-isolated'] as const).map((name) => ({
+      name,
+      placement: 'cuda',
+      skip: reason,
+      make: () => {
+        throw new Error(`${name} backend skipped: ${reason}`);
+      },
+    }));
   if (process.env['RINGGRAIN_CONFORMANCE_CUDA'] === '0') return skipped('disabled by RINGGRAIN_CONFORMANCE_CUDA=0');
   let mod: Record<string, unknown>;
   try {
@@ -41,7 +47,13 @@ async function cudaFixture(): Promise<BackendFixture> {
   } catch (e) {
     return skipped(`CudaBackend probe threw: ${firstLine(e)}`);
   }
-  return { name: 'cuda', skip: undefined, make: () => new Ctor() };
+  const Isolated = mod['IsolatedCudaBackend'] as BackendCtor | undefined;
+  return [
+    { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor() },
+    typeof Isolated === 'function'
+      ? { name: 'cuda-isolated', placement: 'cuda', skip: undefined, make: () => new Isolated() }
+      : { name: 'cuda-isolated', placement: 'cuda', skip: '@ringgrain/cuda-backend has no IsolatedCudaBackend export', make: () => new Ctor() },
+  ];
 }
 
 function firstLine(e: unknown): string {
@@ -49,5 +61,5 @@ function firstLine(e: unknown): string {
 }
 
 export async function backendFixtures(): Promise<BackendFixture[]> {
-  return [{ name: 'cpu', skip: undefined, make: () => new CpuBackend() }, await cudaFixture()];
+  return [{ name: 'cpu', placement: 'cpu', skip: undefined, make: () => new CpuBackend() }, ...(await cudaFixtures())];
 }

@@ -14,7 +14,7 @@ const fixtures = await backendFixtures();
 
 function makeSystem(fx: BackendFixture, clock: { now: number }, c?: ConformanceCase): GrainSystem {
   return new GrainSystem({
-    backends: { [fx.name]: fx.make() },
+    backends: { [fx.placement]: fx.make() },
     logLevel: 'silent',
     clock: () => clock.now,
     handleSignals: false,
@@ -39,9 +39,9 @@ for (const fx of fixtures) {
             grains.add(cls);
           }
         }
-        for (const cls of grains) system.register(cls, { placement: fx.name });
+        for (const cls of grains) system.register(cls, { placement: fx.placement });
         await system.start();
-        return { system, backend: fx.name, clock: sharedClock };
+        return { system, backend: fx.placement, clock: sharedClock };
       })();
       return shared;
     }
@@ -72,9 +72,9 @@ for (const fx of fixtures) {
         const clock = { now: 1_000_000 };
         const system = makeSystem(fx, clock, c);
         try {
-          for (const [cls, opts] of c.grains) system.register(cls, { placement: fx.name, ...opts });
+          for (const [cls, opts] of c.grains) system.register(cls, { placement: fx.placement, ...opts });
           await system.start();
-          await c.run({ system, backend: fx.name, clock });
+          await c.run({ system, backend: fx.placement, clock });
           await expectBalanced(system);
         } finally {
           await system.shutdown({ mode: 'reject', timeoutMs: 2000 });
