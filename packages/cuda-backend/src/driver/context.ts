@@ -229,19 +229,21 @@ export class CudaContext {
     positiveSize(bytes, 'allocHost');
     this.makeCurrent();
     this.check('cuMemHostAlloc', this.driver.api.cuMemHostAlloc(this.out64, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
-    const hostPtr = this.out64[0] ?? 0n;
+    const hb = this.deviceView(this.out64[0] ?? 0n, bytes, (p) => this.driver.api.cuMemFreeHost(p));
+    new Uint8Array(hb.buffer).fill(0);
+    this.host.set(hb.hostPtr, hb);
+    return hb;
+  }
+
+  /** The device address and a zero-copy view of page-locked host memory; on failure `undo` releases it. */
+  private deviceView(hostPtr: bigint, bytes: number, undo: (p: bigint) => number): HostBuffer {
     const r = this.driver.api.cuMemHostGetDevicePointer_v2(this.out64, hostPtr, 0);
     if (r !== CUDA_SUCCESS) {
       const err = this.driver.error('cuMemHostGetDevicePointer_v2', r);
-      this.driver.api.cuMemFreeHost(hostPtr);
+      undo(hostPtr);
       throw err;
     }
-    const devPtr = this.out64[0] ?? 0n;
-    const buffer = koffi.view(hostPtr, bytes);
-    new Uint8Array(buffer).fill(0);
-    const hb: HostBuffer = { hostPtr, devPtr, bytes, buffer };
-    this.host.set(hostPtr, hb);
-    return hb;
+    return { hostPtr, devPtr: this.out64[0] ?? 0n, bytes, buffer: koffi.view(hostPtr, bytes) };
   }
 
   freeHost(buf: HostBuffer): void {
@@ -259,13 +261,7 @@ export class CudaContext {
     positiveSize(bytes, 'registerHost');
     this.makeCurrent();
     this.check('cuMemHostRegister_v2', this.driver.api.cuMemHostRegister_v2(hostPtr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
-    const r = this.driver.api.cuMemHostGetDevicePointer_v2(this.out64, hostPtr, 0);
-    if (r !== CUDA_SUCCESS) {
-      const err = this.driver.error('cuMemHostGetDevicePointer_v2', r);
-      this.driver.api.cuMemHostUnregister(hostPtr);
-      throw err;
-    }
-    const hb: HostBuffer = { hostPtr, devPtr: this.out64[0] ?? 0n, bytes, buffer: koffi.view(hostPtr, bytes) };
+    const hb = this.deviceView(hostPtr, bytes, (p) => this.driver.api.cuMemHostUnregister(p));
     this.registered.set(hostPtr, hb);
     return hb;
   }
