@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000]
+ *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
@@ -312,7 +312,11 @@ else {
   };
   const others = spawnSync('nvidia-smi', ['--query-compute-apps=pid,process_name', '--format=csv,noheader'], { encoding: 'utf8' });
   record['otherGpuProcessesBeforeBench'] = (others.stdout ?? '').trim().split('\n').filter((l) => l && !l.startsWith(String(process.pid)));
-  if (!flag('--no-bench')) {
+  const onlyK2K = option('--only-k2k', '');
+  if (onlyK2K) {
+    // Just the on-device K2K benchmark at these partition counts (comma-separated).
+    for (const p of onlyK2K.split(',').map(Number)) await tryStep(`k2kPartitions${p}`, () => measureK2K(p));
+  } else if (!flag('--no-bench')) {
     await tryStep('launch', measureLaunches);
     await tryStep('asksPartitions32', () => measureAsks(32));
     await tryStep('asksPartitions4', () => measureAsks(4));
