@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048]
+ *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 1024] [--k2k-steps 1000]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
@@ -235,12 +235,15 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   const hopNs = ((p50(long) - p50(zero)) / H) * 1000;
   console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${p50(zero).toFixed(2)} µs, chain(${H}) p50 ${p50(long).toFixed(1)} µs → ${hopNs.toFixed(0)} ns/hop`);
 
-  const S = 1024;
-  const T = 1000;
+  // Walks in flight bound the parallelism: each walk is one message at a time.
+  const S = Number(option('--k2k-walks', '1024'));
+  const T = Number(option('--k2k-steps', '1000'));
   const kernel = sys.kernel(Relay);
   const c0 = sys.counters(Relay);
   const t0 = performance.now();
-  await tellsWithFlowControl(kernel, S, (i) => sys.grain(Relay, 1 + i * 255).tell.spread({ ttl: T }), 60_000);
+  // Seeds 1 + 255·i mod 2^20: distinct (255 is odd), all inside the actor range.
+  const seed = (i: number) => (1 + i * 255) % RELAY_ACTORS;
+  await tellsWithFlowControl(kernel, S, (i) => sys.grain(Relay, seed(i)).tell.spread({ ttl: T }), 60_000);
   const want = S * (T + 1);
   while (sys.counters(Relay).processed - c0.processed < want) {
     await new Promise((res) => setImmediate(res));
@@ -251,7 +254,7 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   // The same walks in JS: how many times each actor was reached.
   const model = new Uint32Array(RELAY_ACTORS);
   for (let i = 0; i < S; i++) {
-    let k = 1 + i * 255;
+    let k = seed(i);
     for (let step = 0; step <= T; step++) {
       model[k]!++;
       k = (k * 7919 + 13) % RELAY_ACTORS;
