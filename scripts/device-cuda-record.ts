@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 1024] [--k2k-steps 1000]
+ *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
@@ -236,7 +236,7 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${p50(zero).toFixed(2)} µs, chain(${H}) p50 ${p50(long).toFixed(1)} µs → ${hopNs.toFixed(0)} ns/hop`);
 
   // Walks in flight bound the parallelism: each walk is one message at a time.
-  const S = Number(option('--k2k-walks', '1024'));
+  const S = Number(option('--k2k-walks', '16384'));
   const T = Number(option('--k2k-steps', '1000'));
   const kernel = sys.kernel(Relay);
   const c0 = sys.counters(Relay);
