@@ -160,8 +160,12 @@ export class Dispatcher {
     return this.states.snapshot(key);
   }
 
+  /** Reads control-plane messages (set by run()). */
+  private pollControl: () => void = () => {};
+
   /** Runs until the host asks for STOP. `poll` handles control-plane messages (peers, inspect). */
   run(poll: () => void): void {
+    this.pollControl = poll;
     const c = this.control;
     this.publishCounters();
     Atomics.store(c, CONTROL.observed, KernelState.IDLE);
@@ -377,7 +381,13 @@ export class Dispatcher {
         throw new K2KTargetError(target.name, `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.def.name}.${this.curMethod?.name}`);
       }
     }
-    const peer = this.peers.get(targetId);
+    let peer = this.peers.get(targetId);
+    if (!peer) {
+      // A relaunch posts the new peer list before it resolves, but this loop reads its port at most once
+      // a millisecond: read it now, before failing a send that the host already made valid.
+      this.pollControl();
+      peer = this.peers.get(targetId);
+    }
     if (!peer) throw new K2KTargetError(target.name, 'its kernel is not running');
     const s = this.scratch;
     const slot = this.scratchSlot;
