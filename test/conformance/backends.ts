@@ -21,15 +21,15 @@ export interface BackendFixture {
 type BackendCtor = new () => Backend;
 
 async function cudaFixtures(): Promise<BackendFixture[]> {
-  const skipped = (reason: string): BackendFixture[] =>
-    (['cuda', 'cuda-isolated'] as const).map((name) => ({
-      name,
-      placement: 'cuda',
-      skip: reason,
-      make: () => {
-        throw new Error(`${name} backend skipped: ${reason}`);
-      },
-    }));
+  const skippedLane = (name: 'cuda' | 'cuda-isolated', reason: string): BackendFixture => ({
+    name,
+    placement: 'cuda',
+    skip: reason,
+    make: () => {
+      throw new Error(`${name} backend skipped: ${reason}`);
+    },
+  });
+  const skipped = (reason: string): BackendFixture[] => [skippedLane('cuda', reason), skippedLane('cuda-isolated', reason)];
   if (process.env['RINGGRAIN_CONFORMANCE_CUDA'] === '0') return skipped('disabled by RINGGRAIN_CONFORMANCE_CUDA=0');
   let mod: Record<string, unknown>;
   try {
@@ -52,7 +52,7 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
     { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor() },
     typeof Isolated === 'function'
       ? { name: 'cuda-isolated', placement: 'cuda', skip: undefined, make: () => new Isolated() }
-      : { name: 'cuda-isolated', placement: 'cuda', skip: '@ringgrain/cuda-backend has no IsolatedCudaBackend export', make: () => new Ctor() },
+      : skippedLane('cuda-isolated', '@ringgrain/cuda-backend has no IsolatedCudaBackend export'),
   ];
 }
 

@@ -202,14 +202,6 @@ export const BACKOFF = {
    * with the inbound poll, so reading it on every idle poll made the poll period three round trips.
    */
   RG_CTRL_EVERY: 64,
-  /**
-   * Reads of the inbound seq kept in flight while the ingress waits for a message, RG_POLL_GAP_NS
-   * apart (1: one read at a time). With N in flight the message is seen ≈ RTT·(N−1)/2N sooner.
-   */
-  RG_INGRESS_POLLS: 1,
-  RG_POLL_GAP_NS: 300,
-  /** Rounds of staggered polls before the ingress goes back to its control loop. */
-  RG_POLL_ROUNDS: 16,
 } as const;
 
 /** The persistent loop of one grain class: control/ingress warp, workers, activation, replies. */
@@ -519,37 +511,6 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   }
 }
 
-#if RG_INGRESS_POLLS > 1
-__device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-/*
- * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
- * (a rotating window of registers): each is checked one window later, when it has had a round
- * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
- */
-__device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
-  unsigned int v[RG_INGRESS_POLLS];
-#pragma unroll
-  for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-    v[i] = rg_ld_rlx_sys(p);
-    __nanosleep(RG_POLL_GAP_NS);
-  }
-  for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
-#pragma unroll
-    for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-      if (v[i] == want) return true;
-      v[i] = rg_ld_rlx_sys(p);
-      __nanosleep(RG_POLL_GAP_NS);
-    }
-  }
-  return false;
-}
-#endif
-
 /*
  * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
  * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -563,19 +524,8 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
   unsigned int n = 0;
   while (n < 32u) {
     const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-#if RG_INGRESS_POLLS > 1
-    bool ready;
-    if (n == 0u) {
-      ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
-      if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
-    } else {
-      ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
-    }
-    if (!__all_sync(RG_FULL, ready)) break;
-#else
     const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
     if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-#endif
     if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
     uint4 c = make_uint4(0u, 0u, 0u, 0u);
     if (lane * 16u < span) c = ((const uint4*)s)[lane];

@@ -1013,15 +1013,6 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_CTRL_EVERY
       #define RG_CTRL_EVERY 64u
       #endif
-      #ifndef RG_INGRESS_POLLS
-      #define RG_INGRESS_POLLS 1u
-      #endif
-      #ifndef RG_POLL_GAP_NS
-      #define RG_POLL_GAP_NS 300u
-      #endif
-      #ifndef RG_POLL_ROUNDS
-      #define RG_POLL_ROUNDS 16u
-      #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
       /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
@@ -1319,37 +1310,6 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
-      #if RG_INGRESS_POLLS > 1
-      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
-        unsigned int v;
-        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-        return v;
-      }
-      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-      /*
-       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
-       * (a rotating window of registers): each is checked one window later, when it has had a round
-       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
-       */
-      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
-        unsigned int v[RG_INGRESS_POLLS];
-      #pragma unroll
-        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-          v[i] = rg_ld_rlx_sys(p);
-          __nanosleep(RG_POLL_GAP_NS);
-        }
-        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
-      #pragma unroll
-          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-            if (v[i] == want) return true;
-            v[i] = rg_ld_rlx_sys(p);
-            __nanosleep(RG_POLL_GAP_NS);
-          }
-        }
-        return false;
-      }
-      #endif
-
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -1363,19 +1323,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-      #if RG_INGRESS_POLLS > 1
-          bool ready;
-          if (n == 0u) {
-            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
-            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
-          } else {
-            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
-          }
-          if (!__all_sync(RG_FULL, ready)) break;
-      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-      #endif
           if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
@@ -2881,15 +2830,6 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_CTRL_EVERY
       #define RG_CTRL_EVERY 64u
       #endif
-      #ifndef RG_INGRESS_POLLS
-      #define RG_INGRESS_POLLS 1u
-      #endif
-      #ifndef RG_POLL_GAP_NS
-      #define RG_POLL_GAP_NS 300u
-      #endif
-      #ifndef RG_POLL_ROUNDS
-      #define RG_POLL_ROUNDS 16u
-      #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
       /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
@@ -3187,37 +3127,6 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
-      #if RG_INGRESS_POLLS > 1
-      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
-        unsigned int v;
-        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-        return v;
-      }
-      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-      /*
-       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
-       * (a rotating window of registers): each is checked one window later, when it has had a round
-       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
-       */
-      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
-        unsigned int v[RG_INGRESS_POLLS];
-      #pragma unroll
-        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-          v[i] = rg_ld_rlx_sys(p);
-          __nanosleep(RG_POLL_GAP_NS);
-        }
-        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
-      #pragma unroll
-          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-            if (v[i] == want) return true;
-            v[i] = rg_ld_rlx_sys(p);
-            __nanosleep(RG_POLL_GAP_NS);
-          }
-        }
-        return false;
-      }
-      #endif
-
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -3231,19 +3140,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-      #if RG_INGRESS_POLLS > 1
-          bool ready;
-          if (n == 0u) {
-            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
-            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
-          } else {
-            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
-          }
-          if (!__all_sync(RG_FULL, ready)) break;
-      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-      #endif
           if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
@@ -4442,15 +4340,6 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_CTRL_EVERY
       #define RG_CTRL_EVERY 64u
       #endif
-      #ifndef RG_INGRESS_POLLS
-      #define RG_INGRESS_POLLS 1u
-      #endif
-      #ifndef RG_POLL_GAP_NS
-      #define RG_POLL_GAP_NS 300u
-      #endif
-      #ifndef RG_POLL_ROUNDS
-      #define RG_POLL_ROUNDS 16u
-      #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
       /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
@@ -4748,37 +4637,6 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
-      #if RG_INGRESS_POLLS > 1
-      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
-        unsigned int v;
-        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-        return v;
-      }
-      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-      /*
-       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
-       * (a rotating window of registers): each is checked one window later, when it has had a round
-       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
-       */
-      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
-        unsigned int v[RG_INGRESS_POLLS];
-      #pragma unroll
-        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-          v[i] = rg_ld_rlx_sys(p);
-          __nanosleep(RG_POLL_GAP_NS);
-        }
-        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
-      #pragma unroll
-          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-            if (v[i] == want) return true;
-            v[i] = rg_ld_rlx_sys(p);
-            __nanosleep(RG_POLL_GAP_NS);
-          }
-        }
-        return false;
-      }
-      #endif
-
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -4792,19 +4650,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-      #if RG_INGRESS_POLLS > 1
-          bool ready;
-          if (n == 0u) {
-            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
-            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
-          } else {
-            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
-          }
-          if (!__all_sync(RG_FULL, ready)) break;
-      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-      #endif
           if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];
@@ -5897,15 +5744,6 @@ describe('generated units (full inline snapshots)', () => {
       #ifndef RG_CTRL_EVERY
       #define RG_CTRL_EVERY 64u
       #endif
-      #ifndef RG_INGRESS_POLLS
-      #define RG_INGRESS_POLLS 1u
-      #endif
-      #ifndef RG_POLL_GAP_NS
-      #define RG_POLL_GAP_NS 300u
-      #endif
-      #ifndef RG_POLL_ROUNDS
-      #define RG_POLL_ROUNDS 16u
-      #endif
       #define RG_FULL 0xffffffffu
       #define RG_WARPS_PER_BLOCK 4u
       /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
@@ -6203,37 +6041,6 @@ describe('generated units (full inline snapshots)', () => {
         }
       }
 
-      #if RG_INGRESS_POLLS > 1
-      __device__ static inline unsigned int rg_ld_rlx_sys(const unsigned int* p) {
-        unsigned int v;
-        asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-        return v;
-      }
-      __device__ static inline void rg_fence_acq_sys() { asm volatile("fence.acq_rel.sys;" : : : "memory"); }
-      /*
-       * True once *p == want, polling with RG_INGRESS_POLLS reads in flight, issued RG_POLL_GAP_NS apart
-       * (a rotating window of registers): each is checked one window later, when it has had a round
-       * trip's time to return, and re-issued at once. Relaxed reads: the caller fences before the payload.
-       */
-      __device__ static bool rg_poll_staggered(const unsigned int* p, unsigned int want) {
-        unsigned int v[RG_INGRESS_POLLS];
-      #pragma unroll
-        for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-          v[i] = rg_ld_rlx_sys(p);
-          __nanosleep(RG_POLL_GAP_NS);
-        }
-        for (unsigned int r = 0; r < RG_POLL_ROUNDS; r++) {
-      #pragma unroll
-          for (unsigned int i = 0; i < RG_INGRESS_POLLS; i++) {
-            if (v[i] == want) return true;
-            v[i] = rg_ld_rlx_sys(p);
-            __nanosleep(RG_POLL_GAP_NS);
-          }
-        }
-        return false;
-      }
-      #endif
-
       /*
        * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
        * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
@@ -6247,19 +6054,8 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int n = 0;
         while (n < 32u) {
           const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-      #if RG_INGRESS_POLLS > 1
-          bool ready;
-          if (n == 0u) {
-            ready = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_poll_staggered((const unsigned int*)s, *hostTail + 1u) : 0u, 0) != 0u;
-            if (ready) rg_fence_acq_sys(); /* the payload reads below come after the seq read that saw it */
-          } else {
-            ready = rg_ld_acq_sys((const unsigned int*)s) == *hostTail + 1u;
-          }
-          if (!__all_sync(RG_FULL, ready)) break;
-      #else
           const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
           if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-      #endif
           if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
           uint4 c = make_uint4(0u, 0u, 0u, 0u);
           if (lane * 16u < span) c = ((const uint4*)s)[lane];

@@ -120,7 +120,7 @@ export class CudaBackend implements Backend {
   /**
    * Loaded modules by generated source. Loading and unloading a module wait for every running kernel
    * (measured: test/gpu/blocking-probe.cu), so modules are loaded before the first ring kernel starts
-   * and unloaded only when none runs.
+   * and kept until the context goes (a relaunch reuses them).
    */
   private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
   /** Host-shared ring memory: pinned buffers (pooled while kernels run), or a shared mapping. */
@@ -355,7 +355,7 @@ export class CudaBackend implements Backend {
     this.poison = undefined;
     // The context's dispose frees (or, poisoned, abandons) these with everything else.
     this.modules.clear();
-    if (this.hostMemory instanceof PinnedHostMemory) this.hostMemory.forget();
+    this.hostMemory.contextGone();
     if (!ctx) return;
     if (!why && runningOn(this.options.device).size > 0) {
       // Other backends' kernels run in this primary context: freeing now would wait for them.

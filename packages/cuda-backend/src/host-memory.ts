@@ -23,6 +23,8 @@ export interface HostMemorySource {
   give(ctx: CudaContext, region: HostRegion, running: boolean): void;
   /** No kernel runs on the device: free what had to be kept. */
   idle(ctx: CudaContext): void;
+  /** The context went, with everything allocated or registered in it. */
+  contextGone(): void;
 }
 
 /**
@@ -59,8 +61,7 @@ export class PinnedHostMemory implements HostMemorySource {
     for (const b of this.pool.splice(0)) ctx.freeHost(b);
   }
 
-  /** The context went with everything it allocated. */
-  forget(): void {
+  contextGone(): void {
     this.pool.length = 0;
   }
 }
@@ -71,7 +72,8 @@ export class PinnedHostMemory implements HostMemorySource {
  * bookkeeping, never a driver call.
  */
 export class SharedHostMemory implements HostMemorySource {
-  private reg: { ctx: CudaContext; buf: HostBuffer } | undefined;
+  /** Device address of the mapping, registered with the current context on first use. */
+  private devPtr: bigint | undefined;
 
   constructor(
     private readonly mapping: SharedMapping,
@@ -79,10 +81,10 @@ export class SharedHostMemory implements HostMemorySource {
   ) {}
 
   take(ctx: CudaContext, bytes: number): HostRegion {
-    if (!this.reg || this.reg.ctx !== ctx || ctx.disposed) this.reg = { ctx, buf: ctx.registerHost(this.mapping.address, this.mapping.bytes) };
+    this.devPtr ??= ctx.registerHost(this.mapping.address, this.mapping.bytes).devPtr;
     const offset = this.arena.alloc(bytes);
     new Uint8Array(this.mapping.buffer, offset, bytes).fill(0);
-    return { buffer: this.mapping.buffer, offset, devPtr: this.reg.buf.devPtr + BigInt(offset), bytes };
+    return { buffer: this.mapping.buffer, offset, devPtr: this.devPtr + BigInt(offset), bytes };
   }
 
   give(_ctx: CudaContext, region: HostRegion): void {
@@ -90,4 +92,8 @@ export class SharedHostMemory implements HostMemorySource {
   }
 
   idle(): void {}
+
+  contextGone(): void {
+    this.devPtr = undefined;
+  }
 }

@@ -8,8 +8,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult } from '@ringgrain/core';
-import type { CudaBackendOptions, LaunchInfo } from '../backend.ts';
-import { probeCuda } from '../driver/index.ts';
+import { CudaBackend, type CudaBackendOptions, type LaunchInfo } from '../backend.ts';
 import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
 import { createShared, unlinkShared, type SharedMapping } from './shm.ts';
@@ -106,10 +105,10 @@ class GpuHost {
     this.child.kill('SIGKILL');
   }
 
-  /** The mapping goes once the host is gone and no kernel view of it remains. */
+  /** The mapping goes once the host has exited and no kernel view of it remains. */
   maybeUnmap(): void {
-    if (this.dead && this.kernels.size === 0 && this.child.exitCode !== null) this.mapping.unmap();
-    else if (this.dead && this.kernels.size === 0 && this.child.signalCode !== null) this.mapping.unmap();
+    const exited = this.child.exitCode !== null || this.child.signalCode !== null;
+    if (this.dead && exited && this.kernels.size === 0) this.mapping.unmap();
   }
 }
 
@@ -131,16 +130,14 @@ function fromWire(w: WireError, grain = '*'): Error {
   return e;
 }
 
-let nextKernelId = 1;
-
 /** The application-side view of a ring kernel in the GPU host: memory is the shared mapping, the rest is IPC. */
 class IsolatedKernel implements BackendKernel {
   readonly memory: KernelMemory;
-  readonly id = nextKernelId++;
   fault: Error | undefined;
   private disposed = false;
 
   constructor(
+    readonly id: number,
     private readonly host: GpuHost,
     readonly grain: string,
     created: CreatedKernel,
@@ -181,6 +178,8 @@ class IsolatedKernel implements BackendKernel {
 export class IsolatedCudaBackend implements Backend {
   readonly name = 'cuda';
   private host: GpuHost | undefined;
+  /** Kernel ids: the GPU host keys its kernels by them (unique across hosts). */
+  private nextKernelId = 1;
   /** GPU host processes started so far (1 + one per recovery from a fault). */
   hostsStarted = 0;
   /** Launch facts reported by the GPU hosts. */
@@ -189,9 +188,9 @@ export class IsolatedCudaBackend implements Backend {
   constructor(readonly options: IsolatedCudaBackendOptions = {}) {}
 
   async probe(): Promise<ProbeResult> {
-    // Loads the driver and reads device attributes; creates no context in this process.
-    const p = probeCuda();
-    return p.ok ? { ok: true, device: `${p.device.name} (sm_${p.device.arch.replace(/^sm_/, '')}, GPU host process)` } : { ok: false, reason: p.reason };
+    // CudaBackend's probe loads the driver and reads device attributes: no context in this process.
+    const p = await new CudaBackend({ ...(this.options.device === undefined ? {} : { device: this.options.device }) }).probe();
+    return p.ok ? { ...p, device: `${p.device}, in a GPU host process` } : p;
   }
 
   /** The live GPU host, started (or restarted after a fault) on demand. */
@@ -228,11 +227,10 @@ export class IsolatedCudaBackend implements Backend {
     const host = await this.current();
     const ref = (g: GrainDef): GrainRef => ({ module: g.module, name: g.name });
     const wire = { grainId: plan.grainId, grain: ref(plan.grain), grains: plan.grains.map((g) => (g ? ref(g) : null)), options: plan.options };
-    const id = nextKernelId; // the kernel takes this id below; the host keys its kernel by it
+    const id = this.nextKernelId++;
     const created = (await host.request({ op: 'create', id, plan: wire })) as CreatedKernel;
-    const k = new IsolatedKernel(host, plan.grain.name, created);
-    if (k.id !== id) throw new GpuHostError(`kernel id mismatch (${k.id} vs ${id}): concurrent createKernel calls`);
-    host.kernels.set(k.id, k);
+    const k = new IsolatedKernel(id, host, plan.grain.name, created);
+    host.kernels.set(id, k);
     if (created.launch) this.launches.push(created.launch as LaunchInfo);
     return k;
   }
