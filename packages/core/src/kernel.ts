@@ -59,6 +59,8 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   state: LifecycleState = 'created';
   private impl: BackendKernel | undefined;
+  /** Allocated by prepare() and not launched yet. */
+  private prepared: BackendKernel | undefined;
   private control: Int32Array | undefined;
   inbound: Ring | undefined;
   producer: RingProducer | undefined;
@@ -121,10 +123,32 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     this.emit('transition', { grain: this.def.name, from, to, backend: this.backend.name });
   }
 
+  /**
+   * Allocates the backend kernel without starting it. A system prepares every kernel before it launches
+   * any: on CUDA a running kernel reads its peers' partition queues, and compute-sanitizer treats memory
+   * allocated after a kernel's launch as invalid for that kernel.
+   */
+  prepare(): Promise<void> {
+    return this.serial(async () => {
+      nextState(this.def.name, this.state, 'launch');
+      this.prepared ??= await this.makeKernel();
+    });
+  }
+
+  /** Frees what prepare() allocated when the launch will not happen (another kernel failed to prepare). */
+  unprepare(): Promise<void> {
+    return this.serial(async () => {
+      const p = this.prepared;
+      this.prepared = undefined;
+      if (p) await p.dispose();
+    });
+  }
+
   launch(): Promise<void> {
     return this.serial(async () => {
       nextState(this.def.name, this.state, 'launch'); // validate before allocating anything
-      const impl = await this.makeKernel();
+      const impl = this.prepared ?? (await this.makeKernel());
+      this.prepared = undefined;
       const mem = impl.memory;
       this.control = new Int32Array(mem.control.buffer, mem.control.offset, CONTROL_BLOCK_SIZE >> 2);
       this.inbound = new Ring(mem.inbound.buffer, mem.inbound.offset);

@@ -221,7 +221,18 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       kernel.on('fault', (e) => this.emit('fault', e));
       reg.kernel = kernel;
     }
-    for (const reg of this.regs) await reg.kernel!.launch();
+    // Every kernel's memory first, then the launches (RingKernel.prepare says why).
+    try {
+      for (const reg of this.regs) await reg.kernel!.prepare();
+    } catch (e) {
+      for (const reg of this.regs) await reg.kernel!.unprepare();
+      throw e;
+    }
+    try {
+      for (const reg of this.regs) await reg.kernel!.launch();
+    } finally {
+      for (const reg of this.regs) await reg.kernel!.unprepare();
+    }
     for (const reg of this.regs) await reg.kernel!.activate();
     this.sweeper = setInterval(() => this.sweep(), 50);
     this.sweeper.unref();

@@ -18,6 +18,7 @@ import {
 import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
+import { DeviceMemoryPool } from './device-memory.ts';
 import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 
@@ -125,6 +126,8 @@ export class CudaBackend implements Backend {
   private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
   /** Host-shared ring memory: pinned buffers (pooled while kernels run), or a shared mapping. */
   readonly hostMemory: HostMemorySource;
+  /** Device buffers of terminated kernels, kept while other kernels run (cuMemFree would wait for them). */
+  readonly deviceMemory = new DeviceMemoryPool();
   /** Launch facts of every kernel created (tests and benchmarks read these). */
   readonly launches: LaunchInfo[] = [];
   /** Contexts created so far (1 + recoveries). */
@@ -268,6 +271,11 @@ export class CudaBackend implements Backend {
     return kernel;
   }
 
+  /** Gives a kernel's device memory back: freed now if no kernel runs, else pooled until none does. */
+  giveDevice(ctx: CudaContext, buf: DeviceBuffer): void {
+    this.deviceMemory.give(ctx, buf, runningOn(this.options.device).size > 0);
+  }
+
   /** Gives a kernel's host region back: freed now if no kernel runs, else as the source decides. */
   giveHost(ctx: CudaContext, region: HostRegion): void {
     this.hostMemory.give(ctx, region, runningOn(this.options.device).size > 0);
@@ -278,6 +286,7 @@ export class CudaBackend implements Backend {
     const ctx = this.ctx;
     if (!ctx || ctx.disposed || runningOn(this.options.device).size > 0) return;
     this.hostMemory.idle(ctx);
+    this.deviceMemory.idle(ctx);
     // Modules stay loaded (code, like the compile cache) until the context goes: a relaunch reuses them.
     ctx.trimMemoryPool();
   }
@@ -356,6 +365,7 @@ export class CudaBackend implements Backend {
     // The context's dispose frees (or, poisoned, abandons) these with everything else.
     this.modules.clear();
     this.hostMemory.contextGone();
+    this.deviceMemory.contextGone();
     if (!ctx) return;
     if (!why && runningOn(this.options.device).size > 0) {
       // Other backends' kernels run in this primary context: freeing now would wait for them.
@@ -444,8 +454,8 @@ export class CudaKernel implements BackendKernel {
     const inboundAt = up(sizes.control, ALIGN_HOST);
     const replyAt = inboundAt + up(sizes.inbound, ALIGN_HOST);
     this.host = backend.hostMemory.take(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
-    // Device memory, one stream-ordered allocation on the kernel's own stream (its free never waits
-    // for other kernels): queues | states | directory | globals + counters | routes | worker scratch.
+    // Device memory, one allocation (see device-memory.ts for why not stream-ordered):
+    // queues | states | directory | globals + counters | routes | worker scratch.
     let off = 0;
     const take = (n: number) => {
       const at = off;
@@ -456,7 +466,7 @@ export class CudaKernel implements BackendKernel {
     this.routesAt = this.at.routes;
     this.stream = ctx.createStream();
     try {
-      this.device = ctx.allocDeviceAsync(off, this.stream);
+      this.device = backend.deviceMemory.take(ctx, off);
     } catch (e) {
       ctx.destroyStream(this.stream);
       backend.giveHost(ctx, this.host);
@@ -639,10 +649,7 @@ export class CudaKernel implements BackendKernel {
       }
     };
     // The kernel has exited (or never started): its stream is idle, so this free and sync are finite.
-    attempt(() => {
-      this.ctx.freeDeviceAsync(this.device, this.stream);
-      this.ctx.synchronize(this.stream);
-    });
+    attempt(() => this.backend.giveDevice(this.ctx, this.device));
     attempt(() => this.ctx.destroyStream(this.stream));
     attempt(() => this.backend.giveHost(this.ctx, this.host));
   }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine (through scripts/device-run.sh): compute-sanitizer's tools over the workloads
+# below, each under its own timeout; writes $OUT/sanitizer.json ({ tool: errors, workloads, runs: [...] })
+# and one log per run. A run whose workload fails (wrong answer, non-zero exit) is counted in failedRuns.
+#
+#   bash scripts/device-run.sh bash scripts/device-sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-$PWD/.device/out}"
+mkdir -p "$OUT/sanitizer"
+tools="memcheck,racecheck,synccheck,initcheck"
+workloads="vector-add,bank,sir,k2k-default,k2k-sir"
+per_run="${SANITIZE_TIMEOUT:-240}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --tools) tools="$2"; shift 2 ;;
+    --workloads) workloads="$2"; shift 2 ;;
+    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+    *) echo "device-sanitize: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+bin="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+[[ -x "$bin" ]] || { echo "device-sanitize: compute-sanitizer not found" >&2; exit 2; }
+
+cmd_of() {
+  case "$1" in
+    vector-add) echo "node --import tsx examples/vector-add/main.ts --backend cuda --sizes 10,1000" ;;
+    bank) echo "node --import tsx examples/bank/main.ts --backend cuda --accounts 200 --transfers 2000" ;;
+    sir) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2" ;;
+    k2k-default) echo "node --import tsx scripts/sanitize-workload.ts k2k" ;;
+    k2k-sir) echo "node --import tsx scripts/sanitize-workload.ts k2k --partitions 64 --queue 16384" ;;
+    *) return 1 ;;
+  esac
+}
+
+# Warm the compile cache outside the sanitizer (NVRTC under instrumentation is slow, and is not what we check).
+for w in ${workloads//,/ }; do
+  c="$(cmd_of "$w")" || { echo "unknown workload $w" >&2; exit 2; }
+  timeout 300 $c >"$OUT/sanitizer/plain-$w.log" 2>&1
+  echo "plain $w: exit $?"
+done
+
+runs="[]"
+rc=0
+for tool in ${tools//,/ }; do
+  for w in ${workloads//,/ }; do
+    c="$(cmd_of "$w")"
+    log="$OUT/sanitizer/$tool-$w.log"
+    t0=$(date +%s)
+    extra=""
+    [[ $tool == racecheck ]] && extra="--racecheck-report all"
+    timeout "$per_run" "$bin" --tool "$tool" $extra --target-processes all --print-limit 20 $c >"$log" 2>&1
+    r=$?
+    secs=$(( $(date +%s) - t0 ))
+    if [[ $tool == racecheck ]]; then
+      errs=$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazard' "$log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+    else
+      errs=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
+    fi
+    summaries=$(grep -cE '(ERROR|RACECHECK) SUMMARY' "$log")
+    ok=true
+    if [[ $r != 0 || $summaries == 0 ]]; then ok=false; rc=1; fi
+    [[ $errs != 0 ]] && rc=1
+    echo "$tool $w: exit $r, $errs errors, ${secs}s"
+    grep -m3 -E 'Invalid|Hazard|Uninitialized|error' "$log" | head -3 | sed 's/^/    /'
+    runs=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.append({"tool":sys.argv[2],"workload":sys.argv[3],"exit":int(sys.argv[4]),"errors":int(sys.argv[5]),"seconds":int(sys.argv[6]),"workloadOk":sys.argv[7]=="true","command":sys.argv[8]}); print(json.dumps(r))' "$runs" "$tool" "$w" "$r" "$errs" "$secs" "$ok" "$c")
+  done
+done
+python3 - "$runs" "$OUT/sanitizer.json" <<'PY'
+import json, sys
+runs = json.loads(sys.argv[1])
+out = {"workloads": sorted({r["workload"] for r in runs}), "failedRuns": {}, "runs": runs}
+for r in runs:
+    out[r["tool"]] = out.get(r["tool"], 0) + r["errors"]
+    out["failedRuns"][r["tool"]] = out["failedRuns"].get(r["tool"], 0) + (0 if r["workloadOk"] else 1)
+json.dump(out, open(sys.argv[2], "w"), indent=2)
+print(json.dumps({k: v for k, v in out.items() if k != "runs"}))
+PY
+exit $rc
