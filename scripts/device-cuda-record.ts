@@ -320,14 +320,17 @@ else {
     // Just the on-device K2K benchmark at these partition counts (comma-separated).
     for (const p of onlyK2K.split(',').map(Number)) await tryStep(`k2kPartitions${p}`, () => measureK2K(p));
   } else if (!flag('--no-bench')) {
-    await tryStep('launch', measureLaunches);
-    await tryStep('asksPartitions32', () => measureAsks(32));
-    await tryStep('asksPartitions4', () => measureAsks(4));
-    await tryStep('asksPartitions4Isolated', () => measureAsks(4, true));
-    await tryStep('k2kPartitions32', () => measureK2K(32));
-    await tryStep('k2kPartitions256', () => measureK2K(256));
-    await tryStep('k2kPartitions1024', () => measureK2K(1024));
-    await tryStep('launchPerMessage', () => {
+    // --steps a,b: only these steps (names as below).
+    const only = option('--steps', '').split(',').filter(Boolean);
+    const step = (name: string, f: () => Promise<unknown> | unknown) => (only.length === 0 || only.includes(name) ? tryStep(name, f) : Promise.resolve());
+    await step('launch', measureLaunches);
+    await step('asksPartitions32', () => measureAsks(32));
+    await step('asksPartitions4', () => measureAsks(4));
+    await step('asksPartitions4Isolated', () => measureAsks(4, true));
+    await step('k2kPartitions32', () => measureK2K(32));
+    await step('k2kPartitions256', () => measureK2K(256));
+    await step('k2kPartitions1024', () => measureK2K(1024));
+    await step('launchPerMessage', () => {
       const ctx = CudaContext.create();
       try {
         const r = runLaunchSync(ctx, { count: ASKS });

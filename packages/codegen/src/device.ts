@@ -17,6 +17,7 @@ export function runtimeSection(): string {
 #define RG_ERROR ${SlotFlag.ERROR}u
 #define RG_REJECTED ${SlotFlag.REJECTED}u
 #define RG_STRING_KEY ${SlotFlag.STRING_KEY}u
+#define RG_SKIP ${SlotFlag.SKIP}u
 #define RG_HOST_SENDER ${HOST_SENDER}u
 #define RG_KS_IDLE ${KernelState.IDLE}u
 #define RG_KS_ACTIVE ${KernelState.ACTIVE}u
@@ -61,6 +62,12 @@ __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
   return v;
 }
 __device__ static inline void rg_st_vol(unsigned int* p, unsigned int v) { *(volatile unsigned int*)p = v; }
+/* 16 bytes of host memory, never from a stale L1 line (a slot is rewritten every lap of its ring). */
+__device__ static inline uint4 rg_ld_rlx_sys_v4(const void* p) {
+  uint4 v;
+  asm volatile("ld.relaxed.sys.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+  return v;
+}
 
 /* MPSC partition queue (device memory): producers reserve head by CAS, never past a full ring. */
 __device__ static bool rg_queue_claim(rg_RingHeader* q, unsigned int cap, unsigned int budget, unsigned int* idx) {
@@ -486,9 +493,15 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
       if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
         if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
         for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
-        for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
         __syncwarp();
-        if (lane == 0u) {
+        const bool skip = (((const rg_SlotHeader*)stage)->flags & RG_SKIP) != 0u;
+        if (!skip)
+          for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+        __syncwarp();
+        if (skip) {
+          /* Claimed by ingress past its batch's end: no message here (it comes again later). */
+          if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
+        } else if (lane == 0u) {
           rg_${G}_turn(k, ctr, slot, stage, p, scratch);
           for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
           rg_st_rel_gpu(&q->tail, tail + 1u);
@@ -512,71 +525,135 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
 }
 
 /*
- * Ingress, run by all 32 lanes of warp 0: host ring → partition queues. Every lane acquires the
- * slot's seq (one coalesced PCIe read), then each lane loads 16 bytes of the slot at once (one more
- * round trip for up to 512 bytes) and stores them into the partition queue. A message whose queue is
- * full stays in the host ring (the host sees a full ring and waits, or fails typed). The host's tail
- * is published once per batch: the host reads it only to find free slots.
+ * Ingress, run by all 32 lanes of warp 0: host ring → partition queues, up to 32 messages a round, so
+ * that the PCIe round trips are paid per batch, not per message:
+ *   1. lane i acquires the seq of host slot tail + i (32 reads in flight at once); the ready prefix is
+ *      the batch;
+ *   2. lane i loads its message's header while the warp loads the first payload chunks;
+ *   3. messages for one partition queue are claimed with one CAS by the group's lowest lane, in lane
+ *      (= host ring) order, so FIFO per sender → actor holds;
+ *   4. the warp copies payloads (RG_INGRESS_GROUP messages' loads in flight at once), then lane i
+ *      releases its queue slot's seq.
+ * If a group's queue is full, the batch ends before that group's first message: later messages that
+ * were already claimed elsewhere get SKIP slots (passed over by the worker) and are moved again in a
+ * later round, so the host ring is consumed strictly in order and nothing is moved twice.
  */
+#ifndef RG_INGRESS_GROUP
+#define RG_INGRESS_GROUP 8u
+#endif
+static_assert(RG_AT_LENGTH < 16u && RG_AT_METHOD < 16u && RG_AT_FLAGS < 16u && RG_AT_CORR >= 16u && RG_AT_KEYLO >= 16u && RG_AT_KEYHI >= 16u && RG_AT_KEYHI < 32u,
+              "ingress: length/method/flags in the header's first 16 bytes, corr/key in the next 16");
+__device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int at) { return at < 16u ? rg_word_of(a, at >> 2) : rg_word_of(b, (at - 16u) >> 2); }
+
 __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
   rg_RingHeader* in = (rg_RingHeader*)k->inbound;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
-  unsigned int n = 0;
-  while (n < 32u) {
-    const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
-    const unsigned int seq = rg_ld_acq_sys((const unsigned int*)s);
-    if (!__all_sync(RG_FULL, seq == *hostTail + 1u)) break;
-    if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
-    uint4 c = make_uint4(0u, 0u, 0u, 0u);
-    if (lane * 16u < span) c = ((const uint4*)s)[lane];
-    const unsigned int len = RG_HWORD(c, RG_AT_LENGTH), flags = RG_HWORD(c, RG_AT_FLAGS);
-    if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
-    const unsigned int keyLo = RG_HWORD(c, RG_AT_KEYLO), keyHi = RG_HWORD(c, RG_AT_KEYHI);
-    const unsigned int method = RG_HWORD(c, RG_AT_METHOD), corr = RG_HWORD(c, RG_AT_CORR);
-    const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
-    if (total > k->slotSize) {
+  const unsigned int t0 = *hostTail;
+  const unsigned char* mine = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + lane) & (k->ringCapacity - 1u)) * k->slotSize;
+  /* 1. seq of 32 slots at once. */
+  const unsigned int seq = lane < k->ringCapacity ? rg_ld_acq_sys((const unsigned int*)mine) : 0u;
+  const unsigned int ready = __ballot_sync(RG_FULL, lane < k->ringCapacity && seq == t0 + lane + 1u);
+  unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
+  /* A batch never holds more messages for one queue than the queue has slots. */
+  if (n > k->queueCapacity) n = k->queueCapacity;
+  if (n == 0u) return 0u;
+  /* The lanes acquired different slots' seqs; the warp barrier orders them before anyone's payload loads. */
+  __syncwarp();
+  if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
+  const bool live = lane < n;
+  /* 2. headers. */
+  uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
+  if (live) {
+    h0 = rg_ld_rlx_sys_v4(mine);
+    h1 = rg_ld_rlx_sys_v4(mine + 16);
+  }
+  const unsigned int len = rg_hdr_word(h0, h1, RG_AT_LENGTH), flags = rg_hdr_word(h0, h1, RG_AT_FLAGS);
+  const unsigned int method = rg_hdr_word(h0, h1, RG_AT_METHOD), corr = rg_hdr_word(h0, h1, RG_AT_CORR);
+  const unsigned int keyLo = rg_hdr_word(h0, h1, RG_AT_KEYLO), keyHi = rg_hdr_word(h0, h1, RG_AT_KEYHI);
+  const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
+  const bool oversize = live && total > k->slotSize;
+  const bool claimer = live && !oversize;
+  if (lane == 0u) RG_STAMP(RG_S_IN_LOADED);
+  /* 3. one claim per target queue, in lane order. */
+  const long long key = ${keyOf('keyLo', 'keyHi')};
+  const unsigned int part = claimer ? rg_partition(key, k->partitions) : 0xffffffffu;
+  const unsigned int peers = __match_any_sync(RG_FULL, part);
+  const unsigned int leader = (unsigned int)(__ffs(peers) - 1);
+  unsigned int base = 0u, ok = 0u;
+  rg_RingHeader* q = claimer ? rg_queue_of(k, part) : (rg_RingHeader*)0;
+  if (claimer && lane == leader) {
+    const unsigned int cnt = (unsigned int)__popc(peers);
+    for (;;) {
+      const unsigned int hd = rg_ld_vol(&q->head);
+      if (hd - rg_ld_acq_gpu(&q->tail) + cnt > k->queueCapacity) break; /* full: the batch ends before this group */
+      if (atomicCAS(&q->head, hd, hd + cnt) == hd) { base = hd; ok = 1u; break; }
+      /* lost the race to a K2K producer: claim again */
+    }
+  }
+  base = __shfl_sync(RG_FULL, base, leader) + (unsigned int)__popc(peers & ((1u << lane) - 1u));
+  ok = __shfl_sync(RG_FULL, ok, leader);
+  const unsigned int failed = __ballot_sync(RG_FULL, claimer && !ok);
+  const unsigned int cutoff = failed ? (unsigned int)(__ffs(failed) - 1) : n;
+  if (lane == 0u && cutoff != 0u) RG_STAMP(RG_S_IN_CLAIMED);
+  unsigned char* d = (claimer && ok) ? rg_queue_slot(q, k->queueCapacity, k->slotSize, base) : (unsigned char*)0;
+  if (claimer && ok && lane >= cutoff) {
+    /* Claimed past the batch's end: a SKIP slot now, the message again in a later round. */
+    rg_SlotHeader* sh = (rg_SlotHeader*)d;
+    sh->length = 0u;
+    sh->flags = RG_SKIP;
+    rg_st_rel_gpu(&sh->seq, base + 1u);
+  }
+  if (oversize && lane < cutoff) {
+    atomicAdd((unsigned int*)&ctr[RG_C_RECEIVED], 1u);
+    atomicAdd((unsigned int*)&ctr[RG_C_REJECTED], 1u);
+    rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
+  }
+  /* 4. payloads: the loads of RG_INGRESS_GROUP messages in flight at once. Lane 0's chunk holds seq,
+     which stays unwritten until the release below. */
+  const unsigned int moving = __ballot_sync(RG_FULL, claimer && ok && lane < cutoff);
+  for (unsigned int g = 0; g < cutoff; g += RG_INGRESS_GROUP) {
+    uint4 c[RG_INGRESS_GROUP];
+    unsigned char* to[RG_INGRESS_GROUP];
+#pragma unroll
+    for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
+      const unsigned int j = (g + u) & 31u;
+      const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
+      to[u] = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
+      const bool want = g + u < cutoff && ((moving >> j) & 1u) && lane * 16u < (tj < span ? tj : span);
+      const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + g + u) & (k->ringCapacity - 1u)) * k->slotSize;
+      c[u] = want ? rg_ld_rlx_sys_v4(from + lane * 16u) : make_uint4(0u, 0u, 0u, 0u);
+      if (!want) to[u] = 0;
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
+      if (!to[u]) continue;
       if (lane == 0u) {
-        ctr[RG_C_RECEIVED]++;
-        ctr[RG_C_REJECTED]++;
-        rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
-      }
-      __syncwarp();
-    } else {
-      const long long key = ${keyOf('keyLo', 'keyHi')};
-      rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
-      unsigned int hd = 0u, got = 0u;
-      if (lane == 0u) {
-        hd = rg_ld_vol(&q->head);
-        if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
-        else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
-      }
-      got = __shfl_sync(RG_FULL, got, 0);
-      if (got == 2u) break;    /* queue full: the message waits in the host ring */
-      if (got == 0u) continue; /* lost the slot to a K2K producer: claim again */
-      if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
-      hd = __shfl_sync(RG_FULL, hd, 0);
-      unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);
-      if (lane == 0u) {
-        unsigned int* dw = (unsigned int*)d;
-        dw[1] = c.y;
-        dw[2] = c.z;
-        dw[3] = c.w;
-      } else if (lane * 16u < total) {
-        ((uint4*)d)[lane] = c;
-      }
-      for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = *(const uint4*)(s + at);
-      __syncwarp();
-      /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
-      if (lane == 0u) {
-        rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, hd + 1u);
-        RG_STAMP(RG_S_IN_PUBLISHED);
+        unsigned int* dw = (unsigned int*)to[u];
+        dw[1] = c[u].y;
+        dw[2] = c[u].z;
+        dw[3] = c[u].w;
+      } else {
+        ((uint4*)to[u])[lane] = c[u];
       }
     }
-    (*hostTail)++;
-    n++;
   }
-  if (n != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
-  return n;
+  /* Messages longer than 512 bytes: the rest, one message at a time (large slots only). */
+  if (k->slotSize > 512u) {
+    for (unsigned int j = 0; j < cutoff; j++) {
+      if (!((moving >> j) & 1u)) continue;
+      const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
+      unsigned char* dj = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
+      const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + j) & (k->ringCapacity - 1u)) * k->slotSize;
+      for (unsigned long long at = 512u + lane * 16u; at < tj; at += 512u) *(uint4*)(dj + at) = rg_ld_rlx_sys_v4(from + at);
+    }
+  }
+  /* __syncwarp orders every lane's stores before each owner's release (which is cumulative). */
+  __syncwarp();
+  if ((moving >> lane) & 1u) rg_st_rel_gpu(&((rg_SlotHeader*)d)->seq, base + 1u);
+  if (lane == 0u && cutoff != 0u) RG_STAMP(RG_S_IN_PUBLISHED);
+  *hostTail = t0 + cutoff;
+  if (cutoff != 0u && lane == 0u) rg_st_rel_sys(&in->tail, *hostTail);
+  return cutoff;
 }
 
 __device__ static unsigned int rg_${G}_completed(rg_kernel* k) {

@@ -61,6 +61,12 @@ export const SlotFlag = {
   REJECTED: 8,
   /** String key: keyLo is the host-interned id, keyHi the UTF-8 byte length of the key stored after the payload. */
   STRING_KEY: 16,
+  /**
+   * Device partition queues only: a slot the CUDA ingress warp claimed but could not fill in host-ring
+   * order (a later queue of the same batch was full); the host message is moved again in a later batch
+   * and the worker passes over this slot without a turn.
+   */
+  SKIP: 32,
 } as const;
 
 export const HOST_SENDER = 0xffffffff;
