@@ -12,9 +12,11 @@ SRC=packages/cuda-backend/test/gpu/ask-probe.cu
 # label | unit | tuning macros
 # reply-no-fence is not a safe protocol: it publishes the reply's seq with a plain store, only to
 # measure what the system-scope release costs. ctrl-every-poll is the pre-5ffb2e3 control polling.
+# always-wide polls 32 host slots' seqs even when idle (the batched ingress without its narrow idle poll).
 # (Staggered inbound polls, 4 in flight, measured 12.1 µs against 7.1 µs at c4af2d0 and were removed.)
 VARIANTS=(
   "default|Echo|"
+  "always-wide|Echo|-DRG_INGRESS_ALWAYS_WIDE"
   "ctrl-every-poll|Echo|-DRG_CTRL_EVERY=1"
   "reply-no-fence|Echo|-DPROBE_REPLY_NO_FENCE"
   "default|Relay|"

@@ -546,14 +546,26 @@ static_assert(RG_AT_LENGTH < 16u && RG_AT_METHOD < 16u && RG_AT_FLAGS < 16u && R
               "ingress: length/method/flags in the header's first 16 bytes, corr/key in the next 16");
 __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int at) { return at < 16u ? rg_word_of(a, at >> 2) : rg_word_of(b, (at - 16u) >> 2); }
 
-__device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
+__device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostTail, bool* wide, volatile unsigned int* ctr, unsigned int lane) {
   rg_RingHeader* in = (rg_RingHeader*)k->inbound;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
   const unsigned int t0 = *hostTail;
   const unsigned char* mine = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + lane) & (k->ringCapacity - 1u)) * k->slotSize;
-  /* 1. seq of 32 slots at once. */
-  const unsigned int seq = lane < k->ringCapacity ? rg_ld_acq_sys((const unsigned int*)mine) : 0u;
-  const unsigned int ready = __ballot_sync(RG_FULL, lane < k->ringCapacity && seq == t0 + lane + 1u);
+  /* 1. seqs. While messages flow, 32 slots' at once; when idle, only the next slot's, every lane
+     reading the one word (one PCIe read a poll instead of 32, which slowed a lone ask's every stage). */
+  unsigned int ready;
+#ifndef RG_INGRESS_ALWAYS_WIDE
+  if (!*wide) {
+    const unsigned char* s0 = k->inbound + RG_RING_HDR + (unsigned long long)(t0 & (k->ringCapacity - 1u)) * k->slotSize;
+    /* __all_sync: every lane must agree (each lane's load may see the host's store or not). */
+    ready = __all_sync(RG_FULL, rg_ld_acq_sys((const unsigned int*)s0) == t0 + 1u) ? 1u : 0u;
+  } else
+#endif
+  {
+    const unsigned int seq = lane < k->ringCapacity ? rg_ld_acq_sys((const unsigned int*)mine) : 0u;
+    ready = __ballot_sync(RG_FULL, lane < k->ringCapacity && seq == t0 + lane + 1u);
+  }
+  *wide = ready != 0u;
   unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
   /* A batch never holds more messages for one queue than the queue has slots. */
   if (n > k->queueCapacity) n = k->queueCapacity;
@@ -708,6 +720,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
     rg_st_rel_sys(&cb->ackEpoch, epoch);
   }
   unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
+  bool wide = false;
   for (;;) {
     iter++;
     if ((iter % RG_CTRL_EVERY) == 0u) {
@@ -733,7 +746,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
         }
       }
     }
-    const unsigned int moved = mode == RG_KS_ACTIVE ? rg_${G}_ingress(k, &hostTail, ctr, lane) : 0u;
+    const unsigned int moved = mode == RG_KS_ACTIVE ? rg_${G}_ingress(k, &hostTail, &wide, ctr, lane) : 0u;
     if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
       rg_${G}_publish(k, lane);
       if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
