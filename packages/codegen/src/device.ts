@@ -542,6 +542,7 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
 #ifndef RG_INGRESS_GROUP
 #define RG_INGRESS_GROUP 8u
 #endif
+static_assert(RG_INGRESS_GROUP <= 32u && RG_HDR <= 512u, "ingress: a group's headers lie in its first 512 bytes");
 static_assert(RG_AT_LENGTH < 16u && RG_AT_METHOD < 16u && RG_AT_FLAGS < 16u && RG_AT_CORR >= 16u && RG_AT_KEYLO >= 16u && RG_AT_KEYHI >= 16u && RG_AT_KEYHI < 32u,
               "ingress: length/method/flags in the header's first 16 bytes, corr/key in the next 16");
 __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int at) { return at < 16u ? rg_word_of(a, at >> 2) : rg_word_of(b, (at - 16u) >> 2); }
@@ -574,17 +575,28 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned int* hostT
   __syncwarp();
   if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
   const bool live = lane < n;
-  /* 2. headers, and (in the same round trip) the first RG_INGRESS_GROUP messages' first span bytes. */
-  uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
-  if (live) {
-    h0 = RG_HOST_V4(mine);
-    h1 = RG_HOST_V4(mine + 16);
-  }
+  /* 2. the first RG_INGRESS_GROUP messages' first span bytes, lane i holding bytes 16i..16i+15 of each
+     (their headers are shuffled out of these); later messages' headers are loaded by their own lanes
+     in the same round trip. */
   uint4 pre[RG_INGRESS_GROUP];
 #pragma unroll
   for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
     const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + u) & (k->ringCapacity - 1u)) * k->slotSize;
     pre[u] = u < n && lane * 16u < span ? RG_HOST_V4(from + lane * 16u) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
+  if (live && lane >= RG_INGRESS_GROUP) {
+    h0 = RG_HOST_V4(mine);
+    h1 = RG_HOST_V4(mine + 16);
+  }
+#pragma unroll
+  for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
+    const uint4 a = make_uint4(__shfl_sync(RG_FULL, pre[u].x, 0), __shfl_sync(RG_FULL, pre[u].y, 0), __shfl_sync(RG_FULL, pre[u].z, 0), __shfl_sync(RG_FULL, pre[u].w, 0));
+    const uint4 b = make_uint4(__shfl_sync(RG_FULL, pre[u].x, 1), __shfl_sync(RG_FULL, pre[u].y, 1), __shfl_sync(RG_FULL, pre[u].z, 1), __shfl_sync(RG_FULL, pre[u].w, 1));
+    if (lane == u) {
+      h0 = a;
+      h1 = b;
+    }
   }
   const unsigned int len = rg_hdr_word(h0, h1, RG_AT_LENGTH), flags = rg_hdr_word(h0, h1, RG_AT_FLAGS);
   const unsigned int method = rg_hdr_word(h0, h1, RG_AT_METHOD), corr = rg_hdr_word(h0, h1, RG_AT_CORR);
