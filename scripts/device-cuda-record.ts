@@ -19,6 +19,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GrainSystem, type RingKernel } from '../packages/core/src/index.ts';
 import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
+import { relayHop, relayWalks, tellsWithFlowControl } from './gpu-measure.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
@@ -81,21 +82,6 @@ function runVitest(paths: string[]): TestCounts {
   return counts;
 }
 
-/**
- * Writes `count` tells through `send(i)` without overfilling the inbound ring (64 slots left free),
- * yielding to the event loop whenever it is full.
- */
-async function tellsWithFlowControl(kernel: RingKernel, count: number, send: (i: number) => void, limitMs: number): Promise<void> {
-  const room = kernel.inbound!.capacity - 64;
-  const t0 = performance.now();
-  let sent = 0;
-  while (sent < count) {
-    const free = room - kernel.inbound!.depth();
-    for (let j = 0; j < free && sent < count; j++, sent++) send(sent);
-    if (sent < count) await new Promise((r) => setImmediate(r));
-    if (performance.now() - t0 > limitMs) throw new Error(`tells: only ${sent} of ${count} written in ${limitMs} ms`);
-  }
-}
 
 function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
   const bin = ['compute-sanitizer', '/usr/local/cuda/bin/compute-sanitizer'].find((c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0);
@@ -216,76 +202,20 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
     replyCapacity: 1024,
   });
   await sys.start();
-  const r = sys.grain(Relay, 0);
-  const H = 1000;
-  const time = async (left: number, n: number): Promise<number[]> => {
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const t = process.hrtime.bigint();
-      const got = await r.chain({ left });
-      out.push(Number(process.hrtime.bigint() - t) / 1000);
-      if (got.at !== left % RELAY_ACTORS) throw new Error(`chain(${left}) ended at ${got.at}`);
-    }
-    return out.sort((a, b) => a - b);
-  };
-  await time(H, 5);
-  const zero = await time(0, 200);
-  const long = await time(H, 50);
-  const p50 = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
-  const hopNs = ((p50(long) - p50(zero)) / H) * 1000;
-  console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${p50(zero).toFixed(2)} µs, chain(${H}) p50 ${p50(long).toFixed(1)} µs → ${hopNs.toFixed(0)} ns/hop`);
-
+  const hop = await relayHop(sys);
+  console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${hop.chain0P50Us.toFixed(2)} µs, chain(${hop.hops}) p50 ${hop.chainHP50Us.toFixed(1)} µs → ${hop.hopNs.toFixed(0)} ns/hop`);
   // Walks in flight bound the parallelism: each walk is one message at a time.
   const S = Number(option('--k2k-walks', '16384'));
   const T = Number(option('--k2k-steps', '1000'));
-  const kernel = sys.kernel(Relay);
-  const c0 = sys.counters(Relay);
-  const t0 = performance.now();
-  // Seeds 1 + 255·i mod 2^20: distinct (255 is odd), all inside the actor range.
-  const seed = (i: number) => (1 + i * 255) % RELAY_ACTORS;
-  await tellsWithFlowControl(kernel, S, (i) => sys.grain(Relay, seed(i)).tell.spread({ ttl: T }), 60_000);
-  const want = S * (T + 1);
-  while (sys.counters(Relay).processed - c0.processed < want) {
-    await new Promise((res) => setImmediate(res));
-    if (performance.now() - t0 > 45_000) throw new Error(`k2k: ${sys.counters(Relay).processed - c0.processed} of ${want} processed in 45 s`);
-  }
-  const seconds = (performance.now() - t0) / 1000;
-  const c1 = sys.counters(Relay);
-  // The same walks in JS: how many times each actor was reached.
+  // Sampled actors (from 4099 up) lie above the chain's keys (0..H), which chain() also counts.
   const model = new Uint32Array(RELAY_ACTORS);
-  for (let i = 0; i < S; i++) {
-    let k = seed(i);
-    for (let step = 0; step <= T; step++) {
-      model[k]!++;
-      k = (k * 7919 + 13) % RELAY_ACTORS;
-    }
-  }
-  // Sampled actors above the chain's keys (0..H, counted by chain() too) must match the JS walks exactly.
-  let checked = 0;
-  for (let k = 4099; k < RELAY_ACTORS; k += 4099) {
-    const got = (await sys.grain(Relay, k).count({})).n;
-    if (got !== model[k]) throw new Error(`k2k: actor ${k} counted ${got}, the JS walk says ${model[k]}`);
-    checked++;
-  }
+  const w = await relayWalks(sys, S, T, model);
   await sys.shutdown();
-  const k2k = c1.k2kReceived - c0.k2kReceived;
-  console.log(`k2k throughput (partitions ${partitions}): ${k2k} K2K messages in ${seconds.toFixed(3)} s = ${(k2k / seconds / 1e6).toFixed(2)} M/s`);
+  console.log(`k2k throughput (partitions ${partitions}): ${w.k2kMessages} K2K messages in ${w.seconds.toFixed(3)} s = ${(w.perSecond / 1e6).toFixed(2)} M/s`);
   return {
     partitions,
-    queueCapacity: 1024,
-    actors: RELAY_ACTORS,
-    hop: { what: `(p50 of ask chain(${H}) − p50 of ask chain(0)) / ${H}: one K2K forward between actors, on the device`, chain0P50Us: p50(zero), chainHP50Us: p50(long), hops: H, hopNs },
-    throughput: {
-      what: `${S} host tells each start a walk of ${T} K2K sends over ${RELAY_ACTORS} actors; time from the first tell until the kernel counted all ${want} turns`,
-      k2kMessages: k2k,
-      turns: c1.processed - c0.processed,
-      seconds,
-      k2kPerSecond: Math.round(k2k / seconds),
-      errors: c1.handlerErrors - c0.handlerErrors,
-      rejected: c1.rejected - c0.rejected,
-      actorsChecked: checked,
-      activations: c1.activations,
-    },
+    hop: { what: `(p50 of ask chain(${hop.hops}) − p50 of ask chain(0)) / ${hop.hops}: one K2K forward between actors, on the device`, ...hop },
+    throughput: { what: `${S} walks of ${T} K2K sends over ${RELAY_ACTORS} actors, timed until every turn was counted; sampled actors checked against the JS walks`, walks: S, steps: T, ...w },
   };
 }
 

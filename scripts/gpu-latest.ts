@@ -1,0 +1,320 @@
+/**
+ * The GPU record a reader checks first: bench/results/gpu-latest.json. Runs ON the GPU machine
+ * (through scripts/device-run.sh) and measures, in one process and one run, GPU grains against CPU
+ * grains on the same machine and against the floors a GPU path cannot beat. Every figure is checked
+ * (answers, counters, a JS model); a step that fails is recorded with its error and fails the run.
+ *
+ *   RG_COMMIT=<sha> node --import tsx scripts/gpu-latest.ts [--trials 5] [--skip vectorAdd,k2k,...]
+ *       [--sanitizer $OUT/sanitizer.json] [--tests $OUT/vitest.json] [--sir $OUT/sir1M.json]
+ *
+ * Writes $OUT/gpu-latest.json; copy it to bench/results/ and commit it with the change it measures.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
+import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
+import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { runLaunchSync, runPingPong } from '../packages/cuda-backend/src/driver/selftest.ts';
+import { Account } from '../examples/bank/grains.ts';
+import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
+import { relayHop, relayWalks, trials, until } from './gpu-measure.ts';
+
+const argv = process.argv.slice(2);
+const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 11).join('\n'));
+  process.exit(0);
+}
+const TRIALS = Number(option('--trials', '5'));
+const skip = new Set(option('--skip', '').split(',').filter(Boolean));
+const outDir = process.env['OUT'] ?? path.resolve('.device/out');
+mkdirSync(outDir, { recursive: true });
+
+const record: Record<string, unknown> = {
+  commit: process.env['RG_COMMIT'] ?? (spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown'),
+  date: new Date().toISOString(),
+  command: `node --import tsx scripts/gpu-latest.ts ${argv.join(' ')}`.trim(),
+};
+const details: Record<string, unknown> = {};
+let ok = true;
+async function step(name: string, f: () => Promise<unknown> | unknown): Promise<void> {
+  if (skip.has(name)) {
+    details[name] = { skipped: 'named in --skip' };
+    return;
+  }
+  console.log(`== ${name}`);
+  const t0 = performance.now();
+  try {
+    details[name] = await f();
+    console.log(`   ${JSON.stringify(details[name]).slice(0, 400)} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    ok = false;
+    details[name] = { error: String((e as Error)?.stack ?? e).slice(0, 2000) };
+    console.error(e);
+  }
+}
+const num = (name: string, key: string): number | null => {
+  const d = details[name] as Record<string, unknown> | undefined;
+  const v = d?.[key];
+  return typeof v === 'number' && Number.isFinite(v) ? +v.toFixed(3) : null;
+};
+
+/** Two blocks bounce a word through device memory (release/acquire at gpu scope): the floor of a K2K hop. */
+const HOP_FLOOR_SOURCE = `
+extern "C" __global__ void rg_hop_floor(unsigned int* w, unsigned int hops, unsigned long long* out) {
+  if (threadIdx.x != 0) return;
+  unsigned int* ping = w;
+  unsigned int* pong = w + 32;
+  unsigned long long t0 = 0, t1 = 0;
+  if (blockIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  for (unsigned int i = 1; i <= hops; i++) {
+    unsigned int v;
+    if (blockIdx.x == 0) {
+      asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(ping), "r"(i) : "memory");
+      do { asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(pong) : "memory"); } while (v != i);
+    } else {
+      do { asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(ping) : "memory"); } while (v != i);
+      asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(pong), "r"(i) : "memory");
+    }
+  }
+  if (blockIdx.x == 0) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    out[0] = t1 - t0;
+  }
+}
+`;
+
+async function hopFloor(ctx: CudaContext): Promise<Record<string, unknown>> {
+  const compiled = compileCached(HOP_FLOOR_SOURCE, { arch: ctx.device.arch, name: 'rg_hop_floor.cu' });
+  const mod = ctx.loadModule(compiled.cubin);
+  const stream = ctx.createStream();
+  const words = ctx.allocDevice(256);
+  const out = ctx.allocDevice(8);
+  try {
+    const fn = ctx.getFunction(mod, 'rg_hop_floor');
+    const hops = 100_000;
+    const runs: number[] = [];
+    for (let t = 0; t < TRIALS; t++) {
+      ctx.memsetDevice(words, 0);
+      ctx.launch(fn, { grid: 2, block: 32, stream }, [arg.ptr(words.devPtr), arg.u32(hops), arg.ptr(out.devPtr)]);
+      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 }))) throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
+      const ns = new BigUint64Array(1);
+      ctx.copyFromDevice(ns, out);
+      runs.push(Number(ns[0]) / (2 * hops));
+    }
+    return { what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer', hops, hopNs: trials(runs) };
+  } finally {
+    ctx.freeDevice(words);
+    ctx.freeDevice(out);
+    ctx.destroyStream(stream);
+    ctx.unloadModule(mod);
+  }
+}
+
+function newSystem(backend: Backend, name: 'cpu' | 'cuda'): GrainSystem {
+  return new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Account, {
+    placement: name,
+    maxActors: 4096,
+  });
+}
+
+/** Asks one at a time, then 256 in flight over 64 actors, then host tells and bulk tells; all checked. */
+async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> {
+  const sys = newSystem(name === 'cuda' ? new CudaBackend({ partitions: 4 }) : new CpuBackend(), name);
+  await sys.start();
+  try {
+    const a = sys.grain(Account, 42);
+    let balance = 0;
+    const N = 10_000;
+    const lat = new Float64Array(N);
+    for (let i = 0; i < 1000 + N; i++) {
+      const t = process.hrtime.bigint();
+      const r = await a.deposit({ amount: 1 });
+      const dt = Number(process.hrtime.bigint() - t) / 1000;
+      balance += 1;
+      if (r.balance !== balance) throw new Error(`ask ${i}: balance ${r.balance}, expected ${balance}`);
+      if (i >= 1000) lat[i - 1000] = dt;
+    }
+    const sorted = [...lat].sort((x, y) => x - y);
+    const pct = (p: number) => sorted[Math.min(N - 1, Math.floor(p * N))]!;
+
+    // 256 in flight over 64 actors (keys 1000..1063), every reply checked against a per-actor count.
+    const pipelined: number[] = [];
+    const perActor = new Float64Array(64);
+    for (let t = 0; t < TRIALS; t++) {
+      const total = 100_000;
+      let sent = 0;
+      let done = 0;
+      const t0 = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        const next = (): void => {
+          if (sent >= total) return;
+          const k = sent++ % 64;
+          sys
+            .grain(Account, 1000 + k)
+            .deposit({ amount: 1 })
+            .then((r) => {
+              perActor[k]! += 1;
+              if (r.balance > perActor[k]! + 256 || r.balance < 1) throw new Error(`pipelined: actor ${1000 + k} balance ${r.balance}`);
+              if (++done === total) resolve();
+              else next();
+            })
+            .catch(reject);
+        };
+        for (let i = 0; i < 256; i++) next();
+      });
+      pipelined.push(total / ((performance.now() - t0) / 1000));
+    }
+    for (let k = 0; k < 64; k++) {
+      const b = (await sys.grain(Account, 1000 + k).balance({})).balance;
+      if (b !== perActor[k]) throw new Error(`pipelined: actor ${1000 + k} balance ${b}, ${perActor[k]} deposits`);
+    }
+
+    // 1,000,000 tells to 1,024 actors through the public API, timed until the kernel processed the last.
+    const tells: number[] = [];
+    const refs = Array.from({ length: 1024 }, (_, k) => sys.grain(Account, 10_000 + k));
+    for (let t = 0; t < TRIALS; t++) {
+      const M = 1_000_000;
+      const c0 = sys.counters(Account).processed;
+      const t0 = performance.now();
+      for (let i = 0; i < M; i++) refs[i & 1023]!.tell.deposit({ amount: 1 });
+      await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} tells processed`);
+      tells.push(M / ((performance.now() - t0) / 1000));
+    }
+    for (let k = 0; k < 1024; k += 101) {
+      const b = (await refs[k]!.balance({})).balance;
+      if (b !== TRIALS * (1_000_000 / 1024)) throw new Error(`tells: actor ${10_000 + k} balance ${b}, want ${TRIALS * (1_000_000 / 1024)}`);
+    }
+
+    // Bulk tells (columns), where the system offers them.
+    let bulk: Record<string, unknown> = { skipped: 'GrainSystem has no tellMany at this commit' };
+    const tellMany = (sys as unknown as Record<string, unknown>)['tellMany'];
+    if (typeof tellMany === 'function') {
+      const M = 1_000_000;
+      const key = new Int32Array(M);
+      for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
+      const amount = new Float64Array(M).fill(1);
+      const runs: number[] = [];
+      for (let t = 0; t < TRIALS; t++) {
+        const c0 = sys.counters(Account).processed;
+        const t0 = performance.now();
+        await (tellMany as (g: unknown, m: string, cols: unknown) => unknown).call(sys, Account, 'deposit', { key, amount });
+        await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
+        runs.push(M / ((performance.now() - t0) / 1000));
+      }
+      for (let k = 0; k < 1024; k += 101) {
+        const b = (await sys.grain(Account, 20_000 + k).balance({})).balance;
+        if (b !== TRIALS * (M / 1024)) throw new Error(`tellMany: actor ${20_000 + k} balance ${b}, want ${TRIALS * (M / 1024)}`);
+      }
+      bulk = { what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed', perSecond: trials(runs) };
+    }
+    return {
+      askUs: { p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), min: sorted[0], n: N, what: 'await ref.deposit({amount:1}), one in flight, each balance checked' },
+      pipelinedAsksPerS: trials(pipelined),
+      hostTellsPerS: trials(tells),
+      bulkTells: bulk,
+      askP50Us: pct(0.5),
+      askP99Us: pct(0.99),
+      pipelined: median(pipelined),
+      tells: median(tells),
+      bulk: bulk['perSecond'] ? (bulk['perSecond'] as { median: number }).median : null,
+    };
+  } finally {
+    await sys.shutdown();
+  }
+}
+const median = (xs: number[]) => trials(xs).median;
+
+async function k2k(): Promise<Record<string, unknown>> {
+  const partitions = 2048;
+  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+    placement: 'cuda',
+    maxActors: RELAY_ACTORS,
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  });
+  await sys.start();
+  try {
+    const hop = await relayHop(sys);
+    const model = new Uint32Array(RELAY_ACTORS);
+    const runs: number[] = [];
+    for (let t = 0; t < TRIALS; t++) runs.push((await relayWalks(sys, 16_384, 1000, model)).perSecond);
+    return { partitions, hop, hopNs: hop.hopNs, walks: 16_384, steps: 1000, actors: RELAY_ACTORS, k2kPerS: trials(runs), perSecond: median(runs) };
+  } finally {
+    await sys.shutdown();
+  }
+}
+
+function vectorAdd(): Record<string, unknown> {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'examples/vector-add/main.ts', '--backend', 'cuda', '--sizes', '10,1000000'], { encoding: 'utf8', timeout: 300_000 });
+  const rows = [...(r.stdout ?? '').matchAll(/^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| (\d+) \|$/gm)].map((m) => ({ elements: Number(m[1]!.replace(/,/g, '')), asks: Number(m[2]), perAskUs: Number(m[3]), mElementsPerS: Number(m[4]), mismatches: Number(m[5]) }));
+  if (r.status !== 0 || rows.length !== 2) throw new Error(`vector-add example: exit ${r.status}, ${rows.length} rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`);
+  return { command: 'node --import tsx examples/vector-add/main.ts --backend cuda --sizes 10,1000000', rows, vectorAdd10AskUs: rows[0]!.perAskUs, vectorAdd1MElementsPerS: rows[1]!.mElementsPerS * 1e6 };
+}
+
+const probe = await probeCuda();
+if (!probe.ok) {
+  record['error'] = `CUDA unavailable: ${probe.reason}`;
+  ok = false;
+} else {
+  record['device'] = `${probe.device.name} (${probe.device.arch}, ${probe.device.multiprocessorCount} SMs), driver ${probe.driverVersionString}`;
+  // Floors first: they load modules, which must not meet a running persistent kernel.
+  const ctx = CudaContext.create();
+  await step('pingPong', async () => {
+    const r = await runPingPong(ctx, { count: 20_000, warmup: 2000 });
+    return { what: 'one 32-bit word host → persistent kernel → host through pinned mapped memory', ...r.latency, p50Us: r.latency.p50Us };
+  });
+  await step('launchSync', () => {
+    const r = runLaunchSync(ctx, { count: 10_000 });
+    return { what: 'cuLaunchKernel(empty) + cuStreamSynchronize per message', ...r.latency, p50Us: r.latency.p50Us };
+  });
+  await step('hopFloor', async () => {
+    const r = await hopFloor(ctx);
+    return { ...r, hopNs: (r.hopNs as { median: number }).median };
+  });
+  ctx.dispose();
+  await step('cuda', () => hostPath('cuda'));
+}
+// The CPU backend on the same machine, in the same run (also where no GPU is found).
+await step('cpu', () => hostPath('cpu'));
+if (probe.ok) {
+  await step('k2k', k2k);
+  await step('vectorAdd', vectorAdd);
+}
+
+const readJson = (flag: string): unknown => {
+  const f = option(flag, '');
+  if (!f) return null;
+  if (!existsSync(f)) return { missing: f };
+  return JSON.parse(readFileSync(f, 'utf8'));
+};
+Object.assign(record, {
+  askP50Us: num('cuda', 'askP50Us'),
+  askP99Us: num('cuda', 'askP99Us'),
+  pingPongFloorP50Us: num('pingPong', 'p50Us'),
+  launchSyncP50Us: num('launchSync', 'p50Us'),
+  pipelinedAsksPerS: num('cuda', 'pipelined'),
+  hostTellsPerS: num('cuda', 'tells'),
+  bulkTellsPerS: num('cuda', 'bulk'),
+  cpuAskP50Us: num('cpu', 'askP50Us'),
+  cpuPipelinedAsksPerS: num('cpu', 'pipelined'),
+  cpuHostTellsPerS: num('cpu', 'tells'),
+  cpuBulkTellsPerS: num('cpu', 'bulk'),
+  k2kHopNs: num('k2k', 'hopNs'),
+  k2kHopFloorNs: num('hopFloor', 'hopNs'),
+  k2kPerS: num('k2k', 'perSecond'),
+  vectorAdd1MElementsPerS: num('vectorAdd', 'vectorAdd1MElementsPerS'),
+  vectorAdd10AskUs: num('vectorAdd', 'vectorAdd10AskUs'),
+  sanitizer: readJson('--sanitizer'),
+  tests: readJson('--tests'),
+  sir1M: readJson('--sir'),
+  trials: TRIALS,
+  ok,
+  details,
+});
+writeFileSync(path.join(outDir, 'gpu-latest.json'), `${JSON.stringify(record, null, 2)}\n`);
+const { details: _d, ...head } = record;
+console.log(JSON.stringify(head, null, 1).slice(0, 5000));
+process.exit(ok ? 0 : 1);
