@@ -19,7 +19,7 @@ import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
-import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import { CuFunctionAttribute, CudaContext, CudaError, CudaUsageError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 
 export interface CudaBackendOptions {
@@ -61,6 +61,22 @@ export interface LaunchInfo {
   /** Local memory (stack) per thread the kernel needs (cuFuncGetAttribute LOCAL_SIZE_BYTES). */
   readonly stackBytesPerThread: number;
   readonly partitions: number;
+}
+
+/**
+ * RINGGRAIN_NVRTC_DEFINES="RG_WORKER_SPIN=16,RG_INGRESS_SPIN=16": overrides of the generated kernel's
+ * tuning macros (codegen device.ts BACKOFF), e.g. idle warps that sleep sooner under compute-sanitizer,
+ * where every spinning poll is instrumented. Part of the compile-cache key like every NVRTC option.
+ */
+function tuningDefines(): string[] {
+  const v = process.env['RINGGRAIN_NVRTC_DEFINES'];
+  if (!v) return [];
+  return v.split(',').map((d) => d.trim()).filter(Boolean).map((d) => {
+    if (!/^RG_[A-Z0-9_]+(=[0-9]+u?)?$/.test(d)) {
+      throw new CudaUsageError('RG_BAD_DEFINE', `RINGGRAIN_NVRTC_DEFINES: "${d}" is not NAME or NAME=number with NAME starting RG_`, { hint: "name the generated kernel's tuning macros (codegen device.ts BACKOFF), comma-separated" });
+    }
+    return `-D${d}`;
+  });
 }
 
 const ALIGN_DEVICE = 256;
@@ -204,7 +220,7 @@ export class CudaBackend implements Backend {
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
     const running = runningOn(this.options.device);
     if (running.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...running].map((k) => k.plan.grain.name));
-    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${def.name}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17'] });
+    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${def.name}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17', ...tuningDefines()] });
     const l0 = performance.now();
     const mod = ctx.loadModule(compiled.cubin);
     let fn: CudaFunction;
