@@ -10,3 +10,4 @@ export * from './kernel.ts';
 export * from './system.ts';
 export type { GrainRef } from './ref.ts';
 export { waitUntil } from './wait.ts';
+export { Deque } from './deque.ts';

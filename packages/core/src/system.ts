@@ -17,6 +17,7 @@ import {
 } from './errors.ts';
 import type { AnyGrainClass, GrainDef, MethodDef } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
+import { Deque } from './deque.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
@@ -110,7 +111,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly regs: Registration[] = [];
   private readonly byDef = new Map<GrainDef, Registration>();
   private readonly pending = new Map<number, PendingAsk>();
-  private readonly backlog: Backlogged[] = [];
+  private readonly backlog = new Deque<Backlogged>();
   private readonly writer = new SlotWriter();
   private readonly reader = new SlotReader();
   private readonly refFactories = new Map<GrainDef, (key: number | string) => unknown>();
@@ -452,7 +453,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private drainBacklog(): void {
     const now = performance.now();
     while (this.backlog.length) {
-      const b = this.backlog[0]!;
+      const b = this.backlog.peek()!;
       if (!b.kernel.accepting) {
         this.backlog.shift();
         b.kernel.cancelled++;
@@ -499,10 +500,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.pending.delete(corr);
       p.reject(error);
     }
-    for (let i = this.backlog.length - 1; i >= 0; i--) {
-      const b = this.backlog[i]!;
-      if (b.kernel !== kernel) continue;
-      this.backlog.splice(i, 1);
+    for (const b of this.backlog.removeWhere((x) => x.kernel === kernel)) {
       kernel.cancelled++;
       b.done(error);
     }

@@ -23,11 +23,12 @@ import {
   type GrainDef,
   type KernelOptions,
   type MethodDef,
+  Deque,
 } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
 import type { PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
-import { Deque } from './deque.ts';
+
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
 

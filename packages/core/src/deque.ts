@@ -1,6 +1,7 @@
 /**
  * FIFO with O(1) push and shift (a growable circular buffer). Array#shift is O(n), which made draining
- * a few hundred thousand queued K2K messages quadratic.
+ * a few hundred thousand queued messages quadratic (K2K overflow on the CPU backend, the host's backlog of
+ * sends waiting for ring space).
  */
 export class Deque<T> {
   private items: Array<T | undefined> = new Array(16);
@@ -24,6 +25,18 @@ export class Deque<T> {
     this.head = (this.head + 1) & (this.items.length - 1);
     this.length--;
     return v;
+  }
+
+  /** Removes every item `drop` says yes to, in order, keeping the others' order; returns the removed ones. */
+  removeWhere(drop: (v: T) => boolean): T[] {
+    const kept: T[] = [];
+    const removed: T[] = [];
+    while (this.length) {
+      const v = this.shift() as T;
+      (drop(v) ? removed : kept).push(v);
+    }
+    for (const v of kept) this.push(v);
+    return removed;
   }
 
   private grow(): void {
