@@ -1,5 +1,5 @@
 /**
- * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18] [--queue-log2 14]`).
+ * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18] [--partitions P] [--queue-log2 Q]`).
  *
  * A seeded random contact graph of N people (default 100,000). Two grain classes: Person (state, contacts,
  * infection decisions) and Ward (100 people each: mirrors who is infected, ticks its infectious members,
@@ -81,10 +81,13 @@ const refMs = performance.now() - tRef;
 
 // --- The actor run.
 const t0 = performance.now();
-// On cuda, K2K sends go into bounded device queues: a step's burst (~350K messages) must fit in them, or
-// workers that send to each other's full queues wait, then fail with QUEUE_FULL (the documented policy:
-// nothing is dropped, the sender gets the error). 64 × 16384 slots per grain class hold it.
-const { system, placement, describe } = await buildSystem(args.backend, {}, { partitions: 64, queueCapacity: 1 << intFlag(args, 'queue-log2', 14) });
+// On cuda, a step's K2K burst (~350K messages at 100,000 people) is far more than the device queues hold
+// (32 × 256 slots per grain class by default): what finds a queue full waits in the kernel's overflow
+// pool, in order. Default options; --partitions and --queue-log2 tune them.
+const cudaOptions: Record<string, unknown> = {};
+if (args.flags.has('partitions')) cudaOptions['partitions'] = intFlag(args, 'partitions', 32);
+if (args.flags.has('queue-log2')) cudaOptions['queueCapacity'] = 1 << intFlag(args, 'queue-log2', 8);
+const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions);
 // Big rings (2^18 slots, ~200 MB of SharedArrayBuffer): a step sends up to infected × degree (~250K) K2K
 // messages at once; with 4096 slots (default) most of
 // them wait in the overflow queue, which the CPU backend drains slowly: 185 s instead of 18 s for 100K people.

@@ -17,8 +17,46 @@ export const RouteEntry = t.struct({
   /** Slots per partition queue (power of two). */
   queueCapacity: t.u32,
   slotSize: t.u32,
-  _pad: t.array(t.u32, 3),
+  /** Device address of the grain's K2K overflow pool (OverflowHeader, then per-partition words, then nodes). */
+  poolLo: t.u32,
+  poolHi: t.u32,
+  /** Nodes in that pool (0: no pool; a full queue then fails the send after sendBudget retries). */
+  poolNodes: t.u32,
 });
+
+/**
+ * Head of a kernel's K2K overflow pool (device memory, zero-filled). A K2K send that finds its target
+ * partition queue full, or that partition's overflow non-empty, takes a node (a slot) from this pool and
+ * appends it to the partition's overflow list (device.ts says why FIFO holds and nothing deadlocks).
+ */
+export const OverflowHeader = t.struct({
+  /** Free-node stack top: tag << 32 | node ref (ref = index + 1; 0 = empty), CAS with a new tag each time. */
+  freeLo: t.u32,
+  freeHi: t.u32,
+  /** Nodes handed out from the never-used part of the pool (after the partitions' stub nodes). */
+  bump: t.u32,
+  /** Messages waiting in overflow lists now, and the most there ever were. */
+  inUse: t.u32,
+  highWater: t.u32,
+  /** Sends refused because every node was taken (POOL_EXHAUSTED). */
+  exhausted: t.u32,
+  /** Sends that went to overflow. */
+  overflowed: t.u32,
+  _pad: t.array(t.u32, LINE - 7),
+});
+
+/** Bytes before a pool node's slot (its list link). */
+export const OVERFLOW_NODE_HEADER = 16;
+
+/** Layout of a kernel's overflow pool: header, per-partition list tails and counts, nodes. */
+export function overflowLayout(o: { partitions: number; slotSize: number; nodes: number }): { tails: number; counts: number; nodesAt: number; nodeBytes: number; bytes: number } {
+  const header = layoutOf(OverflowHeader).size;
+  const tails = header;
+  const counts = tails + 4 * o.partitions;
+  const nodesAt = Math.ceil((counts + 4 * o.partitions) / 16) * 16;
+  const nodeBytes = OVERFLOW_NODE_HEADER + o.slotSize;
+  return { tails, counts, nodesAt, nodeBytes, bytes: nodesAt + nodeBytes * o.nodes };
+}
 
 /** Device-memory words of one kernel, zero-filled by the host before launch. */
 export const DeviceGlobals = t.struct({
@@ -67,6 +105,8 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals then (partitions + 1) counter rows' },
   { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
   { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratchBytes, each worker's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
+  { name: 'overflow', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)" },
+  { name: 'overflowNodes', ctype: 'unsigned int', kind: 'u32', doc: 'nodes in the overflow pool, the first `partitions` being the lists\' initial stubs' },
   { name: 'routeCount', ctype: 'unsigned int', kind: 'u32', doc: 'entries in routes' },
   { name: 'partitions', ctype: 'unsigned int', kind: 'u32', doc: 'worker warps = partition queues' },
   { name: 'queueCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots per partition queue (power of two)' },
@@ -106,7 +146,7 @@ export interface Abi {
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
   readonly scratch: { readonly bytes: number; readonly replyAt: number };
-  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema };
+  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
@@ -137,6 +177,8 @@ export const TURN_ERRORS = {
   NO_REPLY: 9,
   /** The handler threw new Error('constant'); the error reply's text is that message. */
   THROW: 10,
+  /** A K2K send found its target queue full and every node of the target's overflow pool taken. */
+  POOL_EXHAUSTED: 11,
 } as const;
 
 const up16 = (n: number) => Math.ceil(n / 16) * 16;
@@ -163,7 +205,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
     scratch,
-    schemas: { RouteEntry, DeviceGlobals, DirEntry },
+    schemas: { RouteEntry, DeviceGlobals, DirEntry, OverflowHeader },
     errors: TURN_ERRORS,
     dirCapacity,
     sizes: (o) => {

@@ -1,5 +1,6 @@
 import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, offsetOf } from '@ringgrain/core';
-import { DIR_STATE, DirEntry, KERNEL_PARAMS, THREADS_PER_BLOCK } from './abi.ts';
+import { DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
+import { layoutOf } from '@ringgrain/core';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
@@ -89,7 +90,72 @@ __device__ static inline unsigned char* rg_queue_slot(rg_RingHeader* q, unsigned
 }
 #endif
 
-struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
+
+/*
+ * K2K overflow (abi.ts OverflowHeader / overflowLayout): a pool of nodes in the target kernel's device
+ * memory, and per target partition an MPSC list of nodes (Vyukov's intrusive queue: a producer swaps
+ * itself in as the tail, then links the old tail to itself; the partition's worker is the only consumer).
+ * Node refs are index + 1 (0: none); node p is partition p's initial stub, and a tail word of 0 means it.
+ *
+ * FIFO per sender → actor: a send takes the queue only while its partition's overflow count is 0 and the
+ * queue has room, else it appends to the overflow list; so once a sender's message is in overflow, its
+ * later ones to that partition follow it there until it is consumed. The worker takes from the queue
+ * whenever head != tail (waiting for a claimed slot's seq rather than skipping it), and from overflow only
+ * when the queue is empty, reading the overflow link (acquire) BEFORE the queue head: a message a sender
+ * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
+ *
+ * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
+ * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
+ * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
+ * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+ * anything, because nothing blocks on a full queue.
+ */
+#define RG_OV_HDR ${layoutOf(OverflowHeader).size}u
+#define RG_OV_NODE_HDR ${OVERFLOW_NODE_HEADER}u
+#if defined(__CUDACC__)
+__device__ static inline unsigned int* rg_ov_tails(unsigned char* pool) { return (unsigned int*)(pool + RG_OV_HDR); }
+__device__ static inline unsigned int* rg_ov_counts(unsigned char* pool, unsigned int parts) { return (unsigned int*)(pool + RG_OV_HDR) + parts; }
+__device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+  const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
+  return pool + at;
+}
+/* A free node (its link cleared), or 0 when every node is taken. */
+__device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
+  rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+  unsigned long long* top = (unsigned long long*)&oh->freeLo;
+  unsigned int ref = 0u;
+  for (;;) {
+    const unsigned long long v = atomicAdd(top, 0ull);
+    const unsigned int r = (unsigned int)v;
+    if (r == 0u) break;
+    const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
+    const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
+    if (atomicCAS(top, v, nv) == v) { ref = r; break; }
+  }
+  if (ref == 0u) {
+    const unsigned int i = atomicAdd(&oh->bump, 1u);
+    if (i >= nodes - parts) return 0u;
+    ref = parts + i + 1u;
+  }
+  *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
+  const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
+  atomicMax(&oh->highWater, used);
+  return ref;
+}
+/* Back to the free stack (the consumer, once the node is no longer its list's head). */
+__device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+  rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+  unsigned long long* top = (unsigned long long*)&oh->freeLo;
+  unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
+  for (;;) {
+    const unsigned long long v = atomicAdd(top, 0ull);
+    *(volatile unsigned int*)link = (unsigned int)v;
+    __threadfence();
+    if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
+  }
+}
+#endif
 #if defined(RG_HOST_HARNESS)
 /* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
 unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
@@ -105,9 +171,38 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
   if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
   if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
   unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
-  rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+  const unsigned int part = rg_partition(key, rt->partitions);
+  rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
   unsigned int idx;
   RG_STAMP(RG_S_K2K_SEND);
+  tk->ovRef = 0u;
+  if (rt->poolNodes != 0u) {
+    unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
+    unsigned int* count = rg_ov_counts(pool, rt->partitions) + part;
+    /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
+    if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
+      RG_STAMP(RG_S_K2K_CLAIMED);
+      tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+      tk->index = idx;
+      return tk->slot + RG_HDR;
+    }
+    const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
+    const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
+    if (ref == 0u) {
+      atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+      t->err = RG_E_POOL_EXHAUSTED;
+      return 0;
+    }
+    atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+    tk->ovRef = ref;
+    tk->ovPart = part;
+    tk->pool = pool;
+    tk->poolParts = rt->partitions;
+    tk->nodeBytes = nodeBytes;
+    tk->slot = rg_ov_node(pool, rt->partitions, nodeBytes, ref) + RG_OV_NODE_HDR;
+    tk->index = 0u;
+    return tk->slot + RG_HDR;
+  }
   if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
   RG_STAMP(RG_S_K2K_CLAIMED);
   tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -141,7 +236,16 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
   h->time = t->now;
 #if defined(__CUDA_ARCH__)
   RG_STAMP(RG_S_K2K_FILLED);
-  rg_st_rel_gpu(&h->seq, tk->index + 1u);
+  if (tk->ovRef != 0u) {
+    /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+    h->seq = 0u;
+    atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+    unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+    if (prev == 0u) prev = tk->ovPart + 1u;
+    rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+  } else {
+    rg_st_rel_gpu(&h->seq, tk->index + 1u);
+  }
   RG_STAMP(RG_S_K2K_PUBLISHED);
 #elif defined(RG_HOST_HARNESS)
   rg_host_k2k_publish(t, tk->slot, len);
@@ -270,6 +374,8 @@ struct rg_kernel {
   volatile unsigned int* counters;
   const rg_RouteEntry* routes;
   unsigned char* scratch;
+  unsigned char* overflow;
+  unsigned int overflowNodes;
   unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
   unsigned long long queueBytes;
   /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -488,6 +594,9 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
   unsigned int tail = rg_ld_vol(&q->tail);
   unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+  /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
+  const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
+  unsigned int ovHead = p + 1u;
   for (;;) {
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
@@ -513,6 +622,34 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
         idle = 0;
         __syncwarp();
         continue;
+      }
+      if (k->overflowNodes != 0u) {
+        /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
+        unsigned int nx = 0u, hd = 0u;
+        if (lane == 0u) {
+          nx = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead));
+          hd = rg_ld_vol(&q->head);
+        }
+        nx = __shfl_sync(RG_FULL, nx, 0);
+        hd = __shfl_sync(RG_FULL, hd, 0);
+        if (nx != 0u && hd == tail) {
+          unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
+          for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+          for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+          __syncwarp();
+          if (lane == 0u) {
+            rg_${G}_turn(k, ctr, node, stage, p, scratch);
+            for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            /* The old head is no list's node any more (its link was set): back to the pool. */
+            rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+            atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+            atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+          }
+          ovHead = nx;
+          idle = 0;
+          __syncwarp();
+          continue;
+        }
       }
     }
     /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
@@ -770,6 +907,7 @@ __device__ static bool rg_${G}_drained(rg_kernel* k) {
   for (unsigned int p = 0; p < k->partitions; p++) {
     rg_RingHeader* q = rg_queue_of(k, p);
     if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+    if (k->overflowNodes != 0u && rg_ld_acq_gpu(rg_ov_counts(k->overflow, k->partitions) + p) != 0u) return false;
   }
   return rg_${G}_completed(k) == before;
 }
@@ -875,6 +1013,8 @@ ${kernelSignature(G)} {
   k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
   k.routes = routes;
   k.scratch = scratch;
+  k.overflow = overflow;
+  k.overflowNodes = overflowNodes;
   k.routeCount = routeCount;
   k.partitions = partitions;
   k.queueCapacity = queueCapacity;

@@ -1,5 +1,5 @@
 import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
-import { DeviceGlobals, DirEntry, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
+import { DeviceGlobals, DirEntry, OverflowHeader, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from './ast.ts';
 import { indent } from './codecs.ts';
 import { deviceLoop, runtimeSection } from './device.ts';
@@ -44,6 +44,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(RouteEntry, 'rg_RouteEntry');
   types.named(DeviceGlobals, 'rg_DeviceGlobals');
   types.named(DirEntry, 'rg_DirEntry');
+  types.named(OverflowHeader, 'rg_OverflowHeader');
   const protocolTypes = types.defs.length;
 
   const stateType = types.named(def.state, `rg_${G}_state`);

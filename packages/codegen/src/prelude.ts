@@ -111,6 +111,7 @@ RG_HD static inline bool rg_key_of(double k, long long* out) {
 #define RG_E_NO_REPLY 9
 /* throw new Error('constant'): the text is in rg_turn.msg. */
 #define RG_E_THROW 10
+#define RG_E_POOL_EXHAUSTED 11
 
 struct rg_turn {
   long long key;
@@ -135,6 +136,7 @@ RG_HD static inline const char* rg_err_text(int e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
     case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
     case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
+    case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
     case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
     case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
     case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";

@@ -139,6 +139,7 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_NO_REPLY 9
       /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
+      #define RG_E_POOL_EXHAUSTED 11
 
       struct rg_turn {
         long long key;
@@ -163,6 +164,7 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
           case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
+          case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
           case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
           case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
@@ -526,7 +528,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int partitions;
         unsigned int queueCapacity;
         unsigned int slotSize;
-        unsigned int _pad[3];
+        unsigned int poolLo;
+        unsigned int poolHi;
+        unsigned int poolNodes;
       };
       static_assert(sizeof(rg_RouteEntry) == 32, "rg_RouteEntry: size differs from layoutOf");
       static_assert(alignof(rg_RouteEntry) == 4, "rg_RouteEntry: alignment differs from layoutOf");
@@ -535,7 +539,9 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_RouteEntry, partitions, 8, "rg_RouteEntry.partitions: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, queueCapacity, 12, "rg_RouteEntry.queueCapacity: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, slotSize, 16, "rg_RouteEntry.slotSize: offset differs from layoutOf");
-      RG_OFFSET_ASSERT(rg_RouteEntry, _pad, 20, "rg_RouteEntry._pad: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolLo, 20, "rg_RouteEntry.poolLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolHi, 24, "rg_RouteEntry.poolHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolNodes, 28, "rg_RouteEntry.poolNodes: offset differs from layoutOf");
       struct rg_DeviceGlobals {
         unsigned int replyReserve;
         unsigned int _pad0[31];
@@ -564,6 +570,26 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_DirEntry, keyHi, 4, "rg_DirEntry.keyHi: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, slot, 8, "rg_DirEntry.slot: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, state, 12, "rg_DirEntry.state: offset differs from layoutOf");
+      struct rg_OverflowHeader {
+        unsigned int freeLo;
+        unsigned int freeHi;
+        unsigned int bump;
+        unsigned int inUse;
+        unsigned int highWater;
+        unsigned int exhausted;
+        unsigned int overflowed;
+        unsigned int _pad[25];
+      };
+      static_assert(sizeof(rg_OverflowHeader) == 128, "rg_OverflowHeader: size differs from layoutOf");
+      static_assert(alignof(rg_OverflowHeader) == 4, "rg_OverflowHeader: alignment differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeLo, 0, "rg_OverflowHeader.freeLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeHi, 4, "rg_OverflowHeader.freeHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, bump, 8, "rg_OverflowHeader.bump: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, inUse, 12, "rg_OverflowHeader.inUse: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, highWater, 16, "rg_OverflowHeader.highWater: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, exhausted, 20, "rg_OverflowHeader.exhausted: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, overflowed, 24, "rg_OverflowHeader.overflowed: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset differs from layoutOf");
       /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
       #define RG_HDR 48u
       #define RG_RING_HDR 384u
@@ -674,7 +700,72 @@ describe('generated units (full inline snapshots)', () => {
       }
       #endif
 
-      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
+
+      /*
+       * K2K overflow (abi.ts OverflowHeader / overflowLayout): a pool of nodes in the target kernel's device
+       * memory, and per target partition an MPSC list of nodes (Vyukov's intrusive queue: a producer swaps
+       * itself in as the tail, then links the old tail to itself; the partition's worker is the only consumer).
+       * Node refs are index + 1 (0: none); node p is partition p's initial stub, and a tail word of 0 means it.
+       *
+       * FIFO per sender → actor: a send takes the queue only while its partition's overflow count is 0 and the
+       * queue has room, else it appends to the overflow list; so once a sender's message is in overflow, its
+       * later ones to that partition follow it there until it is consumed. The worker takes from the queue
+       * whenever head != tail (waiting for a claimed slot's seq rather than skipping it), and from overflow only
+       * when the queue is empty, reading the overflow link (acquire) BEFORE the queue head: a message a sender
+       * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
+       *
+       * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
+       * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
+       * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
+       * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+       * anything, because nothing blocks on a full queue.
+       */
+      #define RG_OV_HDR 128u
+      #define RG_OV_NODE_HDR 16u
+      #if defined(__CUDACC__)
+      __device__ static inline unsigned int* rg_ov_tails(unsigned char* pool) { return (unsigned int*)(pool + RG_OV_HDR); }
+      __device__ static inline unsigned int* rg_ov_counts(unsigned char* pool, unsigned int parts) { return (unsigned int*)(pool + RG_OV_HDR) + parts; }
+      __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
+        return pool + at;
+      }
+      /* A free node (its link cleared), or 0 when every node is taken. */
+      __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int ref = 0u;
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          const unsigned int r = (unsigned int)v;
+          if (r == 0u) break;
+          const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
+          const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
+          if (atomicCAS(top, v, nv) == v) { ref = r; break; }
+        }
+        if (ref == 0u) {
+          const unsigned int i = atomicAdd(&oh->bump, 1u);
+          if (i >= nodes - parts) return 0u;
+          ref = parts + i + 1u;
+        }
+        *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
+        const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
+        atomicMax(&oh->highWater, used);
+        return ref;
+      }
+      /* Back to the free stack (the consumer, once the node is no longer its list's head). */
+      __device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          *(volatile unsigned int*)link = (unsigned int)v;
+          __threadfence();
+          if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
+        }
+      }
+      #endif
       #if defined(RG_HOST_HARNESS)
       /* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
       unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
@@ -690,9 +781,38 @@ describe('generated units (full inline snapshots)', () => {
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
         if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
-        rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+        const unsigned int part = rg_partition(key, rt->partitions);
+        rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
         unsigned int idx;
         RG_STAMP(RG_S_K2K_SEND);
+        tk->ovRef = 0u;
+        if (rt->poolNodes != 0u) {
+          unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
+          unsigned int* count = rg_ov_counts(pool, rt->partitions) + part;
+          /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
+          if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
+            RG_STAMP(RG_S_K2K_CLAIMED);
+            tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+            tk->index = idx;
+            return tk->slot + RG_HDR;
+          }
+          const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
+          const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
+          if (ref == 0u) {
+            atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+            t->err = RG_E_POOL_EXHAUSTED;
+            return 0;
+          }
+          atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+          tk->ovRef = ref;
+          tk->ovPart = part;
+          tk->pool = pool;
+          tk->poolParts = rt->partitions;
+          tk->nodeBytes = nodeBytes;
+          tk->slot = rg_ov_node(pool, rt->partitions, nodeBytes, ref) + RG_OV_NODE_HDR;
+          tk->index = 0u;
+          return tk->slot + RG_HDR;
+        }
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
         RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -726,7 +846,16 @@ describe('generated units (full inline snapshots)', () => {
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
         RG_STAMP(RG_S_K2K_FILLED);
-        rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        if (tk->ovRef != 0u) {
+          /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+          h->seq = 0u;
+          atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+          unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+          if (prev == 0u) prev = tk->ovPart + 1u;
+          rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+        } else {
+          rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        }
         RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
@@ -1069,6 +1198,8 @@ describe('generated units (full inline snapshots)', () => {
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
         unsigned char* scratch;
+        unsigned char* overflow;
+        unsigned int overflowNodes;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -1287,6 +1418,9 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
         unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+        /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
+        const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
+        unsigned int ovHead = p + 1u;
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
@@ -1312,6 +1446,34 @@ describe('generated units (full inline snapshots)', () => {
               idle = 0;
               __syncwarp();
               continue;
+            }
+            if (k->overflowNodes != 0u) {
+              /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
+              unsigned int nx = 0u, hd = 0u;
+              if (lane == 0u) {
+                nx = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead));
+                hd = rg_ld_vol(&q->head);
+              }
+              nx = __shfl_sync(RG_FULL, nx, 0);
+              hd = __shfl_sync(RG_FULL, hd, 0);
+              if (nx != 0u && hd == tail) {
+                unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
+                for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+                for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+                __syncwarp();
+                if (lane == 0u) {
+                  rg_Account_turn(k, ctr, node, stage, p, scratch);
+                  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                  /* The old head is no list's node any more (its link was set): back to the pool. */
+                  rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+                  atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+                  atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+                }
+                ovHead = nx;
+                idle = 0;
+                __syncwarp();
+                continue;
+              }
             }
           }
           /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
@@ -1569,6 +1731,7 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
           if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+          if (k->overflowNodes != 0u && rg_ld_acq_gpu(rg_ov_counts(k->overflow, k->partitions) + p) != 0u) return false;
         }
         return rg_Account_completed(k) == before;
       }
@@ -1669,6 +1832,8 @@ describe('generated units (full inline snapshots)', () => {
           unsigned char* globals,
           const rg_RouteEntry* routes,
           unsigned char* scratch,
+          unsigned char* overflow,
+          unsigned int overflowNodes,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -1693,6 +1858,8 @@ describe('generated units (full inline snapshots)', () => {
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
         k.scratch = scratch;
+        k.overflow = overflow;
+        k.overflowNodes = overflowNodes;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -1823,6 +1990,7 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_NO_REPLY 9
       /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
+      #define RG_E_POOL_EXHAUSTED 11
 
       struct rg_turn {
         long long key;
@@ -1847,6 +2015,7 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
           case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
+          case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
           case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
           case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
@@ -2210,7 +2379,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int partitions;
         unsigned int queueCapacity;
         unsigned int slotSize;
-        unsigned int _pad[3];
+        unsigned int poolLo;
+        unsigned int poolHi;
+        unsigned int poolNodes;
       };
       static_assert(sizeof(rg_RouteEntry) == 32, "rg_RouteEntry: size differs from layoutOf");
       static_assert(alignof(rg_RouteEntry) == 4, "rg_RouteEntry: alignment differs from layoutOf");
@@ -2219,7 +2390,9 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_RouteEntry, partitions, 8, "rg_RouteEntry.partitions: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, queueCapacity, 12, "rg_RouteEntry.queueCapacity: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, slotSize, 16, "rg_RouteEntry.slotSize: offset differs from layoutOf");
-      RG_OFFSET_ASSERT(rg_RouteEntry, _pad, 20, "rg_RouteEntry._pad: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolLo, 20, "rg_RouteEntry.poolLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolHi, 24, "rg_RouteEntry.poolHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolNodes, 28, "rg_RouteEntry.poolNodes: offset differs from layoutOf");
       struct rg_DeviceGlobals {
         unsigned int replyReserve;
         unsigned int _pad0[31];
@@ -2248,6 +2421,26 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_DirEntry, keyHi, 4, "rg_DirEntry.keyHi: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, slot, 8, "rg_DirEntry.slot: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, state, 12, "rg_DirEntry.state: offset differs from layoutOf");
+      struct rg_OverflowHeader {
+        unsigned int freeLo;
+        unsigned int freeHi;
+        unsigned int bump;
+        unsigned int inUse;
+        unsigned int highWater;
+        unsigned int exhausted;
+        unsigned int overflowed;
+        unsigned int _pad[25];
+      };
+      static_assert(sizeof(rg_OverflowHeader) == 128, "rg_OverflowHeader: size differs from layoutOf");
+      static_assert(alignof(rg_OverflowHeader) == 4, "rg_OverflowHeader: alignment differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeLo, 0, "rg_OverflowHeader.freeLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeHi, 4, "rg_OverflowHeader.freeHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, bump, 8, "rg_OverflowHeader.bump: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, inUse, 12, "rg_OverflowHeader.inUse: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, highWater, 16, "rg_OverflowHeader.highWater: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, exhausted, 20, "rg_OverflowHeader.exhausted: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, overflowed, 24, "rg_OverflowHeader.overflowed: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset differs from layoutOf");
       /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
       #define RG_HDR 48u
       #define RG_RING_HDR 384u
@@ -2358,7 +2551,72 @@ describe('generated units (full inline snapshots)', () => {
       }
       #endif
 
-      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
+
+      /*
+       * K2K overflow (abi.ts OverflowHeader / overflowLayout): a pool of nodes in the target kernel's device
+       * memory, and per target partition an MPSC list of nodes (Vyukov's intrusive queue: a producer swaps
+       * itself in as the tail, then links the old tail to itself; the partition's worker is the only consumer).
+       * Node refs are index + 1 (0: none); node p is partition p's initial stub, and a tail word of 0 means it.
+       *
+       * FIFO per sender → actor: a send takes the queue only while its partition's overflow count is 0 and the
+       * queue has room, else it appends to the overflow list; so once a sender's message is in overflow, its
+       * later ones to that partition follow it there until it is consumed. The worker takes from the queue
+       * whenever head != tail (waiting for a claimed slot's seq rather than skipping it), and from overflow only
+       * when the queue is empty, reading the overflow link (acquire) BEFORE the queue head: a message a sender
+       * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
+       *
+       * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
+       * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
+       * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
+       * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+       * anything, because nothing blocks on a full queue.
+       */
+      #define RG_OV_HDR 128u
+      #define RG_OV_NODE_HDR 16u
+      #if defined(__CUDACC__)
+      __device__ static inline unsigned int* rg_ov_tails(unsigned char* pool) { return (unsigned int*)(pool + RG_OV_HDR); }
+      __device__ static inline unsigned int* rg_ov_counts(unsigned char* pool, unsigned int parts) { return (unsigned int*)(pool + RG_OV_HDR) + parts; }
+      __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
+        return pool + at;
+      }
+      /* A free node (its link cleared), or 0 when every node is taken. */
+      __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int ref = 0u;
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          const unsigned int r = (unsigned int)v;
+          if (r == 0u) break;
+          const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
+          const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
+          if (atomicCAS(top, v, nv) == v) { ref = r; break; }
+        }
+        if (ref == 0u) {
+          const unsigned int i = atomicAdd(&oh->bump, 1u);
+          if (i >= nodes - parts) return 0u;
+          ref = parts + i + 1u;
+        }
+        *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
+        const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
+        atomicMax(&oh->highWater, used);
+        return ref;
+      }
+      /* Back to the free stack (the consumer, once the node is no longer its list's head). */
+      __device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          *(volatile unsigned int*)link = (unsigned int)v;
+          __threadfence();
+          if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
+        }
+      }
+      #endif
       #if defined(RG_HOST_HARNESS)
       /* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
       unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
@@ -2374,9 +2632,38 @@ describe('generated units (full inline snapshots)', () => {
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
         if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
-        rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+        const unsigned int part = rg_partition(key, rt->partitions);
+        rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
         unsigned int idx;
         RG_STAMP(RG_S_K2K_SEND);
+        tk->ovRef = 0u;
+        if (rt->poolNodes != 0u) {
+          unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
+          unsigned int* count = rg_ov_counts(pool, rt->partitions) + part;
+          /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
+          if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
+            RG_STAMP(RG_S_K2K_CLAIMED);
+            tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+            tk->index = idx;
+            return tk->slot + RG_HDR;
+          }
+          const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
+          const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
+          if (ref == 0u) {
+            atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+            t->err = RG_E_POOL_EXHAUSTED;
+            return 0;
+          }
+          atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+          tk->ovRef = ref;
+          tk->ovPart = part;
+          tk->pool = pool;
+          tk->poolParts = rt->partitions;
+          tk->nodeBytes = nodeBytes;
+          tk->slot = rg_ov_node(pool, rt->partitions, nodeBytes, ref) + RG_OV_NODE_HDR;
+          tk->index = 0u;
+          return tk->slot + RG_HDR;
+        }
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
         RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -2410,7 +2697,16 @@ describe('generated units (full inline snapshots)', () => {
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
         RG_STAMP(RG_S_K2K_FILLED);
-        rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        if (tk->ovRef != 0u) {
+          /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+          h->seq = 0u;
+          atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+          unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+          if (prev == 0u) prev = tk->ovPart + 1u;
+          rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+        } else {
+          rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        }
         RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
@@ -3066,6 +3362,8 @@ describe('generated units (full inline snapshots)', () => {
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
         unsigned char* scratch;
+        unsigned char* overflow;
+        unsigned int overflowNodes;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -3284,6 +3582,9 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
         unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+        /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
+        const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
+        unsigned int ovHead = p + 1u;
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
@@ -3309,6 +3610,34 @@ describe('generated units (full inline snapshots)', () => {
               idle = 0;
               __syncwarp();
               continue;
+            }
+            if (k->overflowNodes != 0u) {
+              /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
+              unsigned int nx = 0u, hd = 0u;
+              if (lane == 0u) {
+                nx = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead));
+                hd = rg_ld_vol(&q->head);
+              }
+              nx = __shfl_sync(RG_FULL, nx, 0);
+              hd = __shfl_sync(RG_FULL, hd, 0);
+              if (nx != 0u && hd == tail) {
+                unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
+                for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+                for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+                __syncwarp();
+                if (lane == 0u) {
+                  rg_Stats_turn(k, ctr, node, stage, p, scratch);
+                  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                  /* The old head is no list's node any more (its link was set): back to the pool. */
+                  rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+                  atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+                  atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+                }
+                ovHead = nx;
+                idle = 0;
+                __syncwarp();
+                continue;
+              }
             }
           }
           /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
@@ -3566,6 +3895,7 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
           if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+          if (k->overflowNodes != 0u && rg_ld_acq_gpu(rg_ov_counts(k->overflow, k->partitions) + p) != 0u) return false;
         }
         return rg_Stats_completed(k) == before;
       }
@@ -3666,6 +3996,8 @@ describe('generated units (full inline snapshots)', () => {
           unsigned char* globals,
           const rg_RouteEntry* routes,
           unsigned char* scratch,
+          unsigned char* overflow,
+          unsigned int overflowNodes,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -3690,6 +4022,8 @@ describe('generated units (full inline snapshots)', () => {
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
         k.scratch = scratch;
+        k.overflow = overflow;
+        k.overflowNodes = overflowNodes;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -3820,6 +4154,7 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_NO_REPLY 9
       /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
+      #define RG_E_POOL_EXHAUSTED 11
 
       struct rg_turn {
         long long key;
@@ -3844,6 +4179,7 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
           case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
+          case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
           case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
           case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
@@ -4207,7 +4543,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int partitions;
         unsigned int queueCapacity;
         unsigned int slotSize;
-        unsigned int _pad[3];
+        unsigned int poolLo;
+        unsigned int poolHi;
+        unsigned int poolNodes;
       };
       static_assert(sizeof(rg_RouteEntry) == 32, "rg_RouteEntry: size differs from layoutOf");
       static_assert(alignof(rg_RouteEntry) == 4, "rg_RouteEntry: alignment differs from layoutOf");
@@ -4216,7 +4554,9 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_RouteEntry, partitions, 8, "rg_RouteEntry.partitions: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, queueCapacity, 12, "rg_RouteEntry.queueCapacity: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, slotSize, 16, "rg_RouteEntry.slotSize: offset differs from layoutOf");
-      RG_OFFSET_ASSERT(rg_RouteEntry, _pad, 20, "rg_RouteEntry._pad: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolLo, 20, "rg_RouteEntry.poolLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolHi, 24, "rg_RouteEntry.poolHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolNodes, 28, "rg_RouteEntry.poolNodes: offset differs from layoutOf");
       struct rg_DeviceGlobals {
         unsigned int replyReserve;
         unsigned int _pad0[31];
@@ -4245,6 +4585,26 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_DirEntry, keyHi, 4, "rg_DirEntry.keyHi: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, slot, 8, "rg_DirEntry.slot: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, state, 12, "rg_DirEntry.state: offset differs from layoutOf");
+      struct rg_OverflowHeader {
+        unsigned int freeLo;
+        unsigned int freeHi;
+        unsigned int bump;
+        unsigned int inUse;
+        unsigned int highWater;
+        unsigned int exhausted;
+        unsigned int overflowed;
+        unsigned int _pad[25];
+      };
+      static_assert(sizeof(rg_OverflowHeader) == 128, "rg_OverflowHeader: size differs from layoutOf");
+      static_assert(alignof(rg_OverflowHeader) == 4, "rg_OverflowHeader: alignment differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeLo, 0, "rg_OverflowHeader.freeLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeHi, 4, "rg_OverflowHeader.freeHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, bump, 8, "rg_OverflowHeader.bump: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, inUse, 12, "rg_OverflowHeader.inUse: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, highWater, 16, "rg_OverflowHeader.highWater: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, exhausted, 20, "rg_OverflowHeader.exhausted: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, overflowed, 24, "rg_OverflowHeader.overflowed: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset differs from layoutOf");
       /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
       #define RG_HDR 48u
       #define RG_RING_HDR 384u
@@ -4355,7 +4715,72 @@ describe('generated units (full inline snapshots)', () => {
       }
       #endif
 
-      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
+
+      /*
+       * K2K overflow (abi.ts OverflowHeader / overflowLayout): a pool of nodes in the target kernel's device
+       * memory, and per target partition an MPSC list of nodes (Vyukov's intrusive queue: a producer swaps
+       * itself in as the tail, then links the old tail to itself; the partition's worker is the only consumer).
+       * Node refs are index + 1 (0: none); node p is partition p's initial stub, and a tail word of 0 means it.
+       *
+       * FIFO per sender → actor: a send takes the queue only while its partition's overflow count is 0 and the
+       * queue has room, else it appends to the overflow list; so once a sender's message is in overflow, its
+       * later ones to that partition follow it there until it is consumed. The worker takes from the queue
+       * whenever head != tail (waiting for a claimed slot's seq rather than skipping it), and from overflow only
+       * when the queue is empty, reading the overflow link (acquire) BEFORE the queue head: a message a sender
+       * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
+       *
+       * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
+       * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
+       * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
+       * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+       * anything, because nothing blocks on a full queue.
+       */
+      #define RG_OV_HDR 128u
+      #define RG_OV_NODE_HDR 16u
+      #if defined(__CUDACC__)
+      __device__ static inline unsigned int* rg_ov_tails(unsigned char* pool) { return (unsigned int*)(pool + RG_OV_HDR); }
+      __device__ static inline unsigned int* rg_ov_counts(unsigned char* pool, unsigned int parts) { return (unsigned int*)(pool + RG_OV_HDR) + parts; }
+      __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
+        return pool + at;
+      }
+      /* A free node (its link cleared), or 0 when every node is taken. */
+      __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int ref = 0u;
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          const unsigned int r = (unsigned int)v;
+          if (r == 0u) break;
+          const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
+          const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
+          if (atomicCAS(top, v, nv) == v) { ref = r; break; }
+        }
+        if (ref == 0u) {
+          const unsigned int i = atomicAdd(&oh->bump, 1u);
+          if (i >= nodes - parts) return 0u;
+          ref = parts + i + 1u;
+        }
+        *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
+        const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
+        atomicMax(&oh->highWater, used);
+        return ref;
+      }
+      /* Back to the free stack (the consumer, once the node is no longer its list's head). */
+      __device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          *(volatile unsigned int*)link = (unsigned int)v;
+          __threadfence();
+          if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
+        }
+      }
+      #endif
       #if defined(RG_HOST_HARNESS)
       /* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
       unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
@@ -4371,9 +4796,38 @@ describe('generated units (full inline snapshots)', () => {
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
         if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
-        rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+        const unsigned int part = rg_partition(key, rt->partitions);
+        rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
         unsigned int idx;
         RG_STAMP(RG_S_K2K_SEND);
+        tk->ovRef = 0u;
+        if (rt->poolNodes != 0u) {
+          unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
+          unsigned int* count = rg_ov_counts(pool, rt->partitions) + part;
+          /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
+          if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
+            RG_STAMP(RG_S_K2K_CLAIMED);
+            tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+            tk->index = idx;
+            return tk->slot + RG_HDR;
+          }
+          const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
+          const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
+          if (ref == 0u) {
+            atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+            t->err = RG_E_POOL_EXHAUSTED;
+            return 0;
+          }
+          atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+          tk->ovRef = ref;
+          tk->ovPart = part;
+          tk->pool = pool;
+          tk->poolParts = rt->partitions;
+          tk->nodeBytes = nodeBytes;
+          tk->slot = rg_ov_node(pool, rt->partitions, nodeBytes, ref) + RG_OV_NODE_HDR;
+          tk->index = 0u;
+          return tk->slot + RG_HDR;
+        }
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
         RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -4407,7 +4861,16 @@ describe('generated units (full inline snapshots)', () => {
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
         RG_STAMP(RG_S_K2K_FILLED);
-        rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        if (tk->ovRef != 0u) {
+          /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+          h->seq = 0u;
+          atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+          unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+          if (prev == 0u) prev = tk->ovPart + 1u;
+          rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+        } else {
+          rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        }
         RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
@@ -4756,6 +5219,8 @@ describe('generated units (full inline snapshots)', () => {
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
         unsigned char* scratch;
+        unsigned char* overflow;
+        unsigned int overflowNodes;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -4974,6 +5439,9 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
         unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+        /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
+        const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
+        unsigned int ovHead = p + 1u;
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
@@ -4999,6 +5467,34 @@ describe('generated units (full inline snapshots)', () => {
               idle = 0;
               __syncwarp();
               continue;
+            }
+            if (k->overflowNodes != 0u) {
+              /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
+              unsigned int nx = 0u, hd = 0u;
+              if (lane == 0u) {
+                nx = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead));
+                hd = rg_ld_vol(&q->head);
+              }
+              nx = __shfl_sync(RG_FULL, nx, 0);
+              hd = __shfl_sync(RG_FULL, hd, 0);
+              if (nx != 0u && hd == tail) {
+                unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
+                for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+                for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+                __syncwarp();
+                if (lane == 0u) {
+                  rg_Relay_turn(k, ctr, node, stage, p, scratch);
+                  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                  /* The old head is no list's node any more (its link was set): back to the pool. */
+                  rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+                  atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+                  atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+                }
+                ovHead = nx;
+                idle = 0;
+                __syncwarp();
+                continue;
+              }
             }
           }
           /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
@@ -5256,6 +5752,7 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
           if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+          if (k->overflowNodes != 0u && rg_ld_acq_gpu(rg_ov_counts(k->overflow, k->partitions) + p) != 0u) return false;
         }
         return rg_Relay_completed(k) == before;
       }
@@ -5356,6 +5853,8 @@ describe('generated units (full inline snapshots)', () => {
           unsigned char* globals,
           const rg_RouteEntry* routes,
           unsigned char* scratch,
+          unsigned char* overflow,
+          unsigned int overflowNodes,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -5380,6 +5879,8 @@ describe('generated units (full inline snapshots)', () => {
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
         k.scratch = scratch;
+        k.overflow = overflow;
+        k.overflowNodes = overflowNodes;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;
@@ -5510,6 +6011,7 @@ describe('generated units (full inline snapshots)', () => {
       #define RG_E_NO_REPLY 9
       /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
+      #define RG_E_POOL_EXHAUSTED 11
 
       struct rg_turn {
         long long key;
@@ -5534,6 +6036,7 @@ describe('generated units (full inline snapshots)', () => {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
           case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
+          case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
           case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
           case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
@@ -5897,7 +6400,9 @@ describe('generated units (full inline snapshots)', () => {
         unsigned int partitions;
         unsigned int queueCapacity;
         unsigned int slotSize;
-        unsigned int _pad[3];
+        unsigned int poolLo;
+        unsigned int poolHi;
+        unsigned int poolNodes;
       };
       static_assert(sizeof(rg_RouteEntry) == 32, "rg_RouteEntry: size differs from layoutOf");
       static_assert(alignof(rg_RouteEntry) == 4, "rg_RouteEntry: alignment differs from layoutOf");
@@ -5906,7 +6411,9 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_RouteEntry, partitions, 8, "rg_RouteEntry.partitions: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, queueCapacity, 12, "rg_RouteEntry.queueCapacity: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_RouteEntry, slotSize, 16, "rg_RouteEntry.slotSize: offset differs from layoutOf");
-      RG_OFFSET_ASSERT(rg_RouteEntry, _pad, 20, "rg_RouteEntry._pad: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolLo, 20, "rg_RouteEntry.poolLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolHi, 24, "rg_RouteEntry.poolHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_RouteEntry, poolNodes, 28, "rg_RouteEntry.poolNodes: offset differs from layoutOf");
       struct rg_DeviceGlobals {
         unsigned int replyReserve;
         unsigned int _pad0[31];
@@ -5935,6 +6442,26 @@ describe('generated units (full inline snapshots)', () => {
       RG_OFFSET_ASSERT(rg_DirEntry, keyHi, 4, "rg_DirEntry.keyHi: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, slot, 8, "rg_DirEntry.slot: offset differs from layoutOf");
       RG_OFFSET_ASSERT(rg_DirEntry, state, 12, "rg_DirEntry.state: offset differs from layoutOf");
+      struct rg_OverflowHeader {
+        unsigned int freeLo;
+        unsigned int freeHi;
+        unsigned int bump;
+        unsigned int inUse;
+        unsigned int highWater;
+        unsigned int exhausted;
+        unsigned int overflowed;
+        unsigned int _pad[25];
+      };
+      static_assert(sizeof(rg_OverflowHeader) == 128, "rg_OverflowHeader: size differs from layoutOf");
+      static_assert(alignof(rg_OverflowHeader) == 4, "rg_OverflowHeader: alignment differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeLo, 0, "rg_OverflowHeader.freeLo: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, freeHi, 4, "rg_OverflowHeader.freeHi: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, bump, 8, "rg_OverflowHeader.bump: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, inUse, 12, "rg_OverflowHeader.inUse: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, highWater, 16, "rg_OverflowHeader.highWater: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, exhausted, 20, "rg_OverflowHeader.exhausted: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, overflowed, 24, "rg_OverflowHeader.overflowed: offset differs from layoutOf");
+      RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset differs from layoutOf");
       /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
       #define RG_HDR 48u
       #define RG_RING_HDR 384u
@@ -6045,7 +6572,72 @@ describe('generated units (full inline snapshots)', () => {
       }
       #endif
 
-      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; };
+      struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
+
+      /*
+       * K2K overflow (abi.ts OverflowHeader / overflowLayout): a pool of nodes in the target kernel's device
+       * memory, and per target partition an MPSC list of nodes (Vyukov's intrusive queue: a producer swaps
+       * itself in as the tail, then links the old tail to itself; the partition's worker is the only consumer).
+       * Node refs are index + 1 (0: none); node p is partition p's initial stub, and a tail word of 0 means it.
+       *
+       * FIFO per sender → actor: a send takes the queue only while its partition's overflow count is 0 and the
+       * queue has room, else it appends to the overflow list; so once a sender's message is in overflow, its
+       * later ones to that partition follow it there until it is consumed. The worker takes from the queue
+       * whenever head != tail (waiting for a claimed slot's seq rather than skipping it), and from overflow only
+       * when the queue is empty, reading the overflow link (acquire) BEFORE the queue head: a message a sender
+       * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
+       *
+       * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
+       * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
+       * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
+       * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+       * anything, because nothing blocks on a full queue.
+       */
+      #define RG_OV_HDR 128u
+      #define RG_OV_NODE_HDR 16u
+      #if defined(__CUDACC__)
+      __device__ static inline unsigned int* rg_ov_tails(unsigned char* pool) { return (unsigned int*)(pool + RG_OV_HDR); }
+      __device__ static inline unsigned int* rg_ov_counts(unsigned char* pool, unsigned int parts) { return (unsigned int*)(pool + RG_OV_HDR) + parts; }
+      __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
+        return pool + at;
+      }
+      /* A free node (its link cleared), or 0 when every node is taken. */
+      __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int ref = 0u;
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          const unsigned int r = (unsigned int)v;
+          if (r == 0u) break;
+          const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
+          const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
+          if (atomicCAS(top, v, nv) == v) { ref = r; break; }
+        }
+        if (ref == 0u) {
+          const unsigned int i = atomicAdd(&oh->bump, 1u);
+          if (i >= nodes - parts) return 0u;
+          ref = parts + i + 1u;
+        }
+        *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
+        const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
+        atomicMax(&oh->highWater, used);
+        return ref;
+      }
+      /* Back to the free stack (the consumer, once the node is no longer its list's head). */
+      __device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+        rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
+        unsigned long long* top = (unsigned long long*)&oh->freeLo;
+        unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
+        for (;;) {
+          const unsigned long long v = atomicAdd(top, 0ull);
+          *(volatile unsigned int*)link = (unsigned int)v;
+          __threadfence();
+          if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
+        }
+      }
+      #endif
       #if defined(RG_HOST_HARNESS)
       /* Defined by the host test harness: where a K2K message goes when the unit runs on the CPU. */
       unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len);
@@ -6061,9 +6653,38 @@ describe('generated units (full inline snapshots)', () => {
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
         if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
-        rg_RingHeader* q = (rg_RingHeader*)(base + rg_partition(key, rt->partitions) * qbytes);
+        const unsigned int part = rg_partition(key, rt->partitions);
+        rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
         unsigned int idx;
         RG_STAMP(RG_S_K2K_SEND);
+        tk->ovRef = 0u;
+        if (rt->poolNodes != 0u) {
+          unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
+          unsigned int* count = rg_ov_counts(pool, rt->partitions) + part;
+          /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
+          if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
+            RG_STAMP(RG_S_K2K_CLAIMED);
+            tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
+            tk->index = idx;
+            return tk->slot + RG_HDR;
+          }
+          const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
+          const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
+          if (ref == 0u) {
+            atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+            t->err = RG_E_POOL_EXHAUSTED;
+            return 0;
+          }
+          atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+          tk->ovRef = ref;
+          tk->ovPart = part;
+          tk->pool = pool;
+          tk->poolParts = rt->partitions;
+          tk->nodeBytes = nodeBytes;
+          tk->slot = rg_ov_node(pool, rt->partitions, nodeBytes, ref) + RG_OV_NODE_HDR;
+          tk->index = 0u;
+          return tk->slot + RG_HDR;
+        }
         if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
         RG_STAMP(RG_S_K2K_CLAIMED);
         tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -6097,7 +6718,16 @@ describe('generated units (full inline snapshots)', () => {
         h->time = t->now;
       #if defined(__CUDA_ARCH__)
         RG_STAMP(RG_S_K2K_FILLED);
-        rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        if (tk->ovRef != 0u) {
+          /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+          h->seq = 0u;
+          atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+          unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+          if (prev == 0u) prev = tk->ovPart + 1u;
+          rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+        } else {
+          rg_st_rel_gpu(&h->seq, tk->index + 1u);
+        }
         RG_STAMP(RG_S_K2K_PUBLISHED);
       #elif defined(RG_HOST_HARNESS)
         rg_host_k2k_publish(t, tk->slot, len);
@@ -6340,6 +6970,8 @@ describe('generated units (full inline snapshots)', () => {
         volatile unsigned int* counters;
         const rg_RouteEntry* routes;
         unsigned char* scratch;
+        unsigned char* overflow;
+        unsigned int overflowNodes;
         unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
         unsigned long long queueBytes;
         /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
@@ -6558,6 +7190,9 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
         unsigned int tail = rg_ld_vol(&q->tail);
         unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+        /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
+        const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
+        unsigned int ovHead = p + 1u;
         for (;;) {
           if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
             unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
@@ -6583,6 +7218,34 @@ describe('generated units (full inline snapshots)', () => {
               idle = 0;
               __syncwarp();
               continue;
+            }
+            if (k->overflowNodes != 0u) {
+              /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
+              unsigned int nx = 0u, hd = 0u;
+              if (lane == 0u) {
+                nx = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead));
+                hd = rg_ld_vol(&q->head);
+              }
+              nx = __shfl_sync(RG_FULL, nx, 0);
+              hd = __shfl_sync(RG_FULL, hd, 0);
+              if (nx != 0u && hd == tail) {
+                unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
+                for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+                for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+                __syncwarp();
+                if (lane == 0u) {
+                  rg_Counter_turn(k, ctr, node, stage, p, scratch);
+                  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+                  /* The old head is no list's node any more (its link was set): back to the pool. */
+                  rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+                  atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+                  atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+                }
+                ovHead = nx;
+                idle = 0;
+                __syncwarp();
+                continue;
+              }
             }
           }
           /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
@@ -6840,6 +7503,7 @@ describe('generated units (full inline snapshots)', () => {
         for (unsigned int p = 0; p < k->partitions; p++) {
           rg_RingHeader* q = rg_queue_of(k, p);
           if (rg_ld_vol(&q->head) != rg_ld_acq_gpu(&q->tail)) return false;
+          if (k->overflowNodes != 0u && rg_ld_acq_gpu(rg_ov_counts(k->overflow, k->partitions) + p) != 0u) return false;
         }
         return rg_Counter_completed(k) == before;
       }
@@ -6940,6 +7604,8 @@ describe('generated units (full inline snapshots)', () => {
           unsigned char* globals,
           const rg_RouteEntry* routes,
           unsigned char* scratch,
+          unsigned char* overflow,
+          unsigned int overflowNodes,
           unsigned int routeCount,
           unsigned int partitions,
           unsigned int queueCapacity,
@@ -6964,6 +7630,8 @@ describe('generated units (full inline snapshots)', () => {
         k.counters = (volatile unsigned int*)(globals + sizeof(rg_DeviceGlobals));
         k.routes = routes;
         k.scratch = scratch;
+        k.overflow = overflow;
+        k.overflowNodes = overflowNodes;
         k.routeCount = routeCount;
         k.partitions = partitions;
         k.queueCapacity = queueCapacity;

@@ -49,6 +49,18 @@ export interface KernelHealth {
   readonly fault: Error | undefined;
 }
 
+/** K2K messages waiting for room in a full partition queue (a backend's overflow area), per target kernel. */
+export interface OverflowStats {
+  /** Messages the area holds at most. */
+  readonly capacity: number;
+  /** Messages waiting there now, and the most there ever were. */
+  readonly inUse: number;
+  readonly highWater: number;
+  /** Sends that went there (u32, wrapping), and sends refused because it was full. */
+  readonly overflowed: number;
+  readonly exhausted: number;
+}
+
 export interface BackendKernel {
   readonly memory: KernelMemory;
   /** Start the consumer loop (idle until the control block asks for ACTIVE); resolves once it runs. */
@@ -58,6 +70,8 @@ export interface BackendKernel {
   /** Called after the loop acknowledged STOP (or timed out): stop everything and free all memory. */
   dispose(): Promise<void>;
   health(): KernelHealth;
+  /** The kernel's K2K overflow area, where the backend has one (read off the message path). */
+  overflow?(): OverflowStats | undefined;
   /** Plain copy of an actor's state, or undefined if the key was never activated (debugging, tests). */
   inspect?(key: number | string): Promise<unknown>;
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
-import type { Backend, BackendKernel, KernelOptions } from './backend.ts';
+import type { Backend, BackendKernel, KernelOptions, OverflowStats } from './backend.ts';
 import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, RinggrainError } from './errors.ts';
 import type { GrainDef } from './grain.ts';
 import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
@@ -106,6 +106,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   wake(): void {
     this.impl?.wake();
+  }
+
+  /** The backend's K2K overflow figures for this kernel, where it has an overflow area. */
+  overflow(): OverflowStats | undefined {
+    return this.impl?.overflow?.();
   }
 
   /** Lifecycle calls run one at a time per kernel, in call order. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { pino, type Logger } from 'pino';
-import type { Backend, KernelOptions } from './backend.ts';
+import type { Backend, KernelOptions, OverflowStats } from './backend.ts';
 import {
   AskTimeoutError,
   BackendUnavailableError,
@@ -540,9 +540,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.kernel(cls).counters();
   }
 
-  metrics(): Record<string, KernelCounters & { state: string; backend: string }> {
-    const out: Record<string, KernelCounters & { state: string; backend: string }> = {};
-    for (const k of this.kernels()) out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name };
+  metrics(): Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats }> {
+    const out: Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats }> = {};
+    for (const k of this.kernels()) {
+      const overflow = k.overflow();
+      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}) };
+    }
     return out;
   }
 

@@ -13,9 +13,10 @@ import {
   type KernelHealth,
   type KernelMemory,
   type KernelPlan,
+  type OverflowStats,
   type ProbeResult,
 } from '@ringgrain/core';
-import { generateKernel, isReadyDirState, type Abi } from '@ringgrain/codegen';
+import { generateKernel, isReadyDirState, overflowLayout, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
@@ -33,8 +34,15 @@ export interface CudaBackendOptions {
   readonly reserveSMs?: number;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000). */
   readonly stopTimeoutMs?: number;
-  /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL (default 65536). */
+  /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
   readonly sendBudget?: number;
+  /**
+   * Device memory per kernel for K2K messages that find their target queue full (default: 1 GiB or a
+   * sixteenth of the device's free memory at launch, whichever is less): they
+   * wait there, in order, instead of failing the sending turn. A send fails (POOL_EXHAUSTED) only when
+   * the pool is full. 0: no pool (a full queue is retried sendBudget times, then the turn fails QUEUE_FULL).
+   */
+  readonly overflowBytes?: number;
   /** Stream queries (driver calls) at most this often per kernel; health() is off the hot path (default 50). */
   readonly healthIntervalMs?: number;
   /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
@@ -156,6 +164,7 @@ export class CudaBackend implements Backend {
       queueCapacity: opts.queueCapacity ?? 256,
       stopTimeoutMs: opts.stopTimeoutMs ?? 2_000,
       sendBudget: opts.sendBudget ?? 1 << 16,
+      overflowBytes: opts.overflowBytes ?? -1,
       healthIntervalMs: opts.healthIntervalMs ?? 50,
       reserveSMs: opts.reserveSMs,
       cacheDir: opts.cacheDir,
@@ -164,6 +173,7 @@ export class CudaBackend implements Backend {
     const q = this.options.queueCapacity;
     if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new RangeError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
     if (!Number.isInteger(this.options.partitions) || this.options.partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${this.options.partitions}`);
+    if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0)) throw new RangeError(`overflowBytes must be a non-negative integer, got ${this.options.overflowBytes}`);
   }
 
   async probe(): Promise<ProbeResult> {
@@ -287,6 +297,14 @@ export class CudaBackend implements Backend {
     return kernel;
   }
 
+  private overflowDefault: number | undefined;
+  /** Bytes of each kernel's K2K overflow pool: the option, or a default fixed at the first launch (so relaunches reuse pooled buffers). */
+  overflowBytes(ctx: CudaContext): number {
+    if (this.options.overflowBytes >= 0) return this.options.overflowBytes;
+    this.overflowDefault ??= Math.min(1 << 30, Math.floor(ctx.memInfo().freeBytes / 16));
+    return this.overflowDefault;
+  }
+
   /** Gives a kernel's device memory back: freed now if no kernel runs, else pooled until none does. */
   giveDevice(ctx: CudaContext, buf: DeviceBuffer): void {
     this.deviceMemory.give(ctx, buf, runningOn(this.options.device).size > 0);
@@ -328,6 +346,9 @@ export class CudaBackend implements Backend {
         v['partitions'] = peer.partitions;
         v['queueCapacity'] = peer.queueCapacity;
         v['slotSize'] = peer.plan.options.slotSize;
+        v['poolLo'] = Number(peer.overflowPool & 0xffffffffn);
+        v['poolHi'] = Number(peer.overflowPool >> 32n);
+        v['poolNodes'] = peer.overflowNodes;
       }
       ctx.copyToDeviceAsync(k.device, table, this.setup, k.routesAt);
     }
@@ -443,7 +464,9 @@ export class CudaKernel implements BackendKernel {
   private readonly stream: CudaStream;
   private readonly control: Int32Array;
   private readonly reply: Ring;
-  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number };
+  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number; overflow: number };
+  /** Nodes of this kernel's K2K overflow pool (0: none). */
+  readonly overflowNodes: number;
   private readonly dirCapacity: number;
   private fault: Error | undefined;
   private lastQuery = 0;
@@ -478,7 +501,13 @@ export class CudaKernel implements BackendKernel {
       off = up(off + n, ALIGN_DEVICE);
       return at;
     };
-    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch) };
+    // The pool's nodes: what overflowBytes holds after its header, if that is more than the lists' stubs.
+    const nodeBytes = overflowLayout({ partitions: this.partitions, slotSize: o.slotSize, nodes: 0 });
+    const poolBytes = backend.overflowBytes(ctx);
+    const fit = Math.floor((poolBytes - nodeBytes.nodesAt) / nodeBytes.nodeBytes);
+    this.overflowNodes = fit > this.partitions ? Math.min(fit, 0xffffffff - 1) : 0;
+    const pool = overflowLayout({ partitions: this.partitions, slotSize: o.slotSize, nodes: Math.max(this.overflowNodes, 1) });
+    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch), overflow: take(pool.bytes) };
     this.routesAt = this.at.routes;
     this.stream = ctx.createStream();
     try {
@@ -516,6 +545,8 @@ export class CudaKernel implements BackendKernel {
       globals: d + BigInt(this.at.globals),
       routes: d + BigInt(this.at.routes),
       scratch: d + BigInt(this.at.scratch),
+      overflow: d + BigInt(this.at.overflow),
+      overflowNodes: this.overflowNodes,
       routeCount: this.plan.grains.length,
       partitions: this.partitions,
       queueCapacity: this.queueCapacity,
@@ -579,6 +610,19 @@ export class CudaKernel implements BackendKernel {
       }
     }
     return { fault: this.fault };
+  }
+
+  /** Device address of the overflow pool (K2K senders of every kernel find it in their route table). */
+  get overflowPool(): bigint {
+    return this.device.devPtr + BigInt(this.at.overflow);
+  }
+
+  /** The overflow pool's counters (a small device → host copy on the setup stream; off the message path). */
+  overflow(): OverflowStats | undefined {
+    if (this.overflowNodes === 0 || this.freed || this.backend.poisonedBy) return undefined;
+    const bytes = this.backend.readDevice(this.device, this.at.overflow, layoutOf(this.abi.schemas.OverflowHeader).size);
+    const v = viewAt(this.abi.schemas.OverflowHeader, bytes.buffer, bytes.byteOffset) as Record<string, number>;
+    return { capacity: this.overflowNodes - this.partitions, inUse: v['inUse']!, highWater: v['highWater']!, overflowed: v['overflowed']!, exhausted: v['exhausted']! };
   }
 
   async inspect(key: number | string): Promise<unknown> {

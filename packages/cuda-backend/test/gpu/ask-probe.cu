@@ -175,6 +175,7 @@ int main(int argc, char** argv) {
 
   const unsigned int threads = 128, blocks = ((partitions + 1) * 32 + threads - 1) / threads;
   RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes, scratch,
+                                           /* no K2K overflow pool: the probe times the queue path */ (unsigned char*)nullptr, 0u,
                                            RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
