@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine (through scripts/device-run.sh): compute-sanitizer's tools over the workloads
 # below, each under its own timeout; writes $OUT/sanitizer.json ({ tool: errors, workloads, runs: [...] })
-# and one log per run. A run whose workload fails (wrong answer, non-zero exit) is counted in failedRuns.
+# and one log per run (in $OUT/sanitizer-logs.tgz). A run whose workload fails (wrong answer, non-zero exit) is counted in failedRuns.
 #
 #   bash scripts/device-run.sh bash scripts/device-sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/.device/out}"
-mkdir -p "$OUT/sanitizer"
+LOGS=/tmp/rg-sanitizer
+mkdir -p "$OUT" "$LOGS"
 tools="memcheck,racecheck,synccheck,initcheck"
 workloads="vector-add,bank,sir,k2k-default,k2k-sir"
 per_run="${SANITIZE_TIMEOUT:-240}"
@@ -39,7 +40,7 @@ cmd_of() {
 # Warm the compile cache outside the sanitizer (NVRTC under instrumentation is slow, and is not what we check).
 for w in ${workloads//,/ }; do
   c="$(cmd_of "$w")" || { echo "unknown workload $w" >&2; exit 2; }
-  timeout 300 $c >"$OUT/sanitizer/plain-$w.log" 2>&1
+  timeout 300 $c >"$LOGS/plain-$w.log" 2>&1
   echo "plain $w: exit $?"
 done
 
@@ -48,7 +49,7 @@ rc=0
 for tool in ${tools//,/ }; do
   for w in ${workloads//,/ }; do
     c="$(cmd_of "$w")"
-    log="$OUT/sanitizer/$tool-$w.log"
+    log="$LOGS/$tool-$w.log"
     t0=$(date +%s)
     extra=""
     [[ $tool == racecheck ]] && extra="--racecheck-report all"
@@ -87,4 +88,6 @@ for r in runs:
 json.dump(out, open(sys.argv[2], "w"), indent=2)
 print(json.dumps({k: v for k, v in out.items() if k != "runs"}))
 PY
+# One file back (the run tool brings at most 8): every log in a tarball.
+tar czf "$OUT/sanitizer-logs.tgz" -C /tmp rg-sanitizer
 exit $rc
