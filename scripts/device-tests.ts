@@ -19,7 +19,8 @@ const paths = argv.length ? argv : ['packages/cuda-backend/test', 'test/conforma
 const counts = emptyCounts();
 for (const [i, p] of paths.entries()) {
   console.log(`== vitest ${p}`);
-  runVitestPath(p, path.join(os.tmpdir(), `rg-vitest-${i}.json`), 480_000, [], counts);
+  // One GPU test file at a time: they share one device, and the leak tests read device-wide free memory.
+  runVitestPath(p, path.join(os.tmpdir(), `rg-vitest-${i}.json`), 480_000, ['--no-file-parallelism'], counts);
 }
 const record = { paths, commit: process.env['RG_COMMIT'] ?? null, ...counts };
 writeFileSync(path.join(outDir, 'tests.json'), `${JSON.stringify(record, null, 2)}\n`);
