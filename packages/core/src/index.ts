@@ -11,3 +11,4 @@ export * from './system.ts';
 export type { GrainRef } from './ref.ts';
 export { waitUntil } from './wait.ts';
 export { Deque } from './deque.ts';
+export { SIGNAL_EXIT_CODE } from './signals.ts';

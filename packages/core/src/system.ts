@@ -18,6 +18,7 @@ import {
 import type { AnyGrainClass, GrainDef, MethodDef } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { Deque } from './deque.ts';
+import { installSignalShutdown } from './signals.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
@@ -50,6 +51,8 @@ export interface SystemOptions {
    * exit with 130/143. Default true; set false if the application handles signals itself.
    */
   handleSignals?: boolean;
+  /** After SIGINT/SIGTERM the process exits within this many ms even if a kernel cannot be stopped (default 5000). */
+  signalExitMs?: number;
 }
 
 export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
@@ -123,7 +126,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly heartbeats = new Map<RingKernel, { beat: number; at: number }>();
   private started = false;
   private readonly handleSignals: boolean;
-  private signalHandler: ((sig: NodeJS.Signals) => void) | undefined;
+  private uninstallSignals: (() => void) | undefined;
+  private readonly signalExitMs: number;
   readonly askTimeoutMs: number;
   readonly queueFullTimeoutMs: number;
   readonly handshakeTimeoutMs: number;
@@ -145,25 +149,22 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 5_000;
     this.replySpinMicros = opts.replySpinMicros ?? 200;
     this.handleSignals = opts.handleSignals ?? true;
+    this.signalExitMs = opts.signalExitMs ?? 5_000;
   }
 
   private installSignalHandlers(): void {
-    if (!this.handleSignals || this.signalHandler) return;
-    this.signalHandler = (sig) => {
-      this.logger.warn({ signal: sig }, `${sig}: terminating every kernel`);
-      this.shutdown({ mode: 'reject', timeoutMs: 2_000 })
-        .catch((e: unknown) => this.logger.error({ err: e }, 'shutdown after signal failed'))
-        .finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-    };
-    process.once('SIGINT', this.signalHandler);
-    process.once('SIGTERM', this.signalHandler);
+    if (!this.handleSignals || this.uninstallSignals) return;
+    this.uninstallSignals = installSignalShutdown({
+      logger: this.logger,
+      exitAfterMs: this.signalExitMs,
+      shutdown: () => this.shutdown({ mode: 'reject', timeoutMs: Math.max(100, Math.floor(this.signalExitMs / 2)) }),
+      leftBehind: () => this.kernels().filter((k) => k.state !== 'terminated' && k.state !== 'created').map((k) => `kernel ${k.def.name} (${k.backend.name}, ${k.state})`),
+    });
   }
 
   private removeSignalHandlers(): void {
-    if (!this.signalHandler) return;
-    process.off('SIGINT', this.signalHandler);
-    process.off('SIGTERM', this.signalHandler);
-    this.signalHandler = undefined;
+    this.uninstallSignals?.();
+    this.uninstallSignals = undefined;
   }
 
   register<C extends AnyGrainClass>(cls: C, opts: RegisterOptions = {}): this {
