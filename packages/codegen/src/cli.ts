@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { GrainDef } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
 import { CodegenError } from './errors.ts';
 import { generateKernel } from './kernel.ts';
 
@@ -54,17 +54,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return 2;
   }
   const path = isAbsolute(args.module) ? args.module : resolve(process.cwd(), args.module);
-  let exports: Record<string, unknown>;
+  let grains: GrainDef[];
   try {
-    exports = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+    // The module may also be a program (grain and system in one file): its system does not start here.
+    grains = (await loadGrainClasses(pathToFileURL(path).href)).map((c) => c.grain as GrainDef).filter((d) => Array.isArray(d.methods));
   } catch (e) {
     io.err(`cannot import ${args.module}: ${(e as Error).message}\n`);
     return 1;
-  }
-  const grains: GrainDef[] = [];
-  for (const v of Object.values(exports)) {
-    const def = (v as { grain?: GrainDef } | null)?.grain;
-    if (typeof v === 'function' && def && typeof def.name === 'string' && Array.isArray(def.methods)) grains.push(def);
   }
   if (grains.length === 0) {
     io.err(`${args.module} exports no grain classes\n`);

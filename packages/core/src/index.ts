@@ -12,3 +12,4 @@ export type { GrainRef } from './ref.ts';
 export { waitUntil } from './wait.ts';
 export { Deque } from './deque.ts';
 export { SIGNAL_EXIT_CODE } from './signals.ts';
+export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';

@@ -19,6 +19,7 @@ import type { AnyGrainClass, GrainDef, MethodDef } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { Deque } from './deque.ts';
 import { installSignalShutdown } from './signals.ts';
+import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
@@ -174,6 +175,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       throw new PlacementError(`two grain classes are named "${def.name}"`, { hint: 'grain names must be unique in a system' });
     }
     if (this.started) throw new PlacementError(`register "${def.name}" before system.start()`);
+    if (inGrainImport()) noteGrainClass(cls);
     const { placement = 'auto', ...rest } = opts;
     const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) } };
     this.regs.push(reg);
@@ -183,6 +185,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Resolves placements, creates every kernel, launches and activates them. */
   async start(): Promise<void> {
+    // In a thread importing grain modules for their classes (grain-import.ts), never start: a module that
+    // is also a program pauses here, and the importer takes the classes it registered.
+    if (inGrainImport()) return new Promise<void>(() => {});
     if (this.started) return;
     this.started = true;
     const probes = new Map<string, Awaited<ReturnType<Backend['probe']>>>();

@@ -1,5 +1,5 @@
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import type { GrainDef } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
 import { Dispatcher, type LoadedGrain } from './dispatcher.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
@@ -15,11 +15,10 @@ function post(m: FromWorker): void {
 }
 
 async function findClass(name: string, module: string): Promise<{ grain: GrainDef; new (): object }> {
-  const mod = (await import(module)) as Record<string, unknown>;
-  for (const v of Object.values(mod)) {
-    if (typeof v === 'function' && (v as { grain?: GrainDef }).grain?.name === name) return v as unknown as { grain: GrainDef; new (): object };
-  }
-  throw new Error(`no exported class with grain name "${name}" in ${module}`);
+  // The module may also be a whole program (grain and system in one file): loadGrainClasses keeps its
+  // system from starting here and takes the class it registered.
+  const [cls] = await loadGrainClasses(module, { names: [name] });
+  return cls as unknown as { grain: GrainDef; new (): object };
 }
 
 async function main(): Promise<void> {
