@@ -210,6 +210,21 @@ export const cases: ConformanceCase[] = [
     },
   },
   {
+    name: 'system.idle() resolves once host messages and the K2K chains they caused are all processed',
+    grains: [[Coordinator], [Leaf], [Numbers]],
+    async run({ system }) {
+      // Tells and a K2K fan-out/fan-in, then no polling: after idle() every effect is there.
+      for (let i = 0; i < 300; i++) system.grain(Numbers, 9000 + (i % 7)).tell.add({ by: 1 });
+      expect(await system.grain(Coordinator, 901).scatter({ n: 400, value: 1 })).toEqual({ expected: 400 });
+      await system.idle();
+      const r = await system.grain(Coordinator, 901).result({});
+      expect(r.count).toBe(400);
+      let total = 0;
+      for (let k = 0; k < 7; k++) total += (await system.grain(Numbers, 9000 + k).add({ by: 0 })).total;
+      expect(total).toBe(300);
+    },
+  },
+  {
     name: 'a K2K burst larger than every queue of the target kernel arrives whole and in order',
     grains: [[Seq], [Sender]],
     isolated: true,

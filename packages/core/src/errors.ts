@@ -157,3 +157,14 @@ export class RingError extends RinggrainError {
     super('RING', message, opts);
   }
 }
+
+/** system.idle() gave up: messages were still in flight after the timeout (what did not balance is named). */
+export class IdleTimeoutError extends RinggrainError {
+  readonly unbalanced: readonly string[];
+  constructor(timeoutMs: number, unbalanced: readonly string[]) {
+    super('IDLE_TIMEOUT', `system.idle(): still busy after ${timeoutMs} ms: ${unbalanced.join('; ')}`, {
+      hint: 'a handler may be sending forever (a K2K cycle) or a kernel is deactivated with messages waiting; raise timeoutMs or look at system.metrics()',
+    });
+    this.unbalanced = unbalanced;
+  }
+}

@@ -3,6 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { Backend, KernelOptions, OverflowStats } from './backend.ts';
 import {
   AskTimeoutError,
+  IdleTimeoutError,
   BackendUnavailableError,
   DecodeError,
   HandlerError,
@@ -552,6 +553,49 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const overflow = k.overflow();
       out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}) };
     }
+    return out;
+  }
+
+  /**
+   * Resolves when everything sent has been processed: no send waits for ring space, and for every kernel
+   * `sent + k2kReceived = processed + rejected + hostRejected` with nothing in its inbound ring, and in
+   * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too), holding
+   * over two reads a few ms apart. Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
+   */
+  async idle(opts: { timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const t0 = performance.now();
+    let quietSince: number | undefined;
+    for (;;) {
+      this.drainReplies();
+      const busy = this.unbalanced();
+      const now = performance.now();
+      if (busy.length === 0) {
+        quietSince ??= now;
+        // Counters are published by the consumer; a second look a little later rules out a turn in flight.
+        if (now - quietSince >= 5) return;
+      } else quietSince = undefined;
+      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+  }
+
+  /** What keeps the system from being idle (empty when idle). */
+  private unbalanced(): string[] {
+    const out: string[] = [];
+    if (this.backlog.length) out.push(`${this.backlog.length} sends wait for ring space`);
+    let k2kSent = 0;
+    let k2kReceived = 0;
+    for (const k of this.kernels()) {
+      if (k.state === 'created') continue;
+      const c = k.counters();
+      k2kSent += c.k2kSent;
+      k2kReceived += c.k2kReceived;
+      const inn = c.sent + c.k2kReceived;
+      const done = c.processed + c.rejected + c.hostRejected;
+      if (inn !== done || c.inboundDepth !== 0) out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
+    }
+    if (k2kSent !== k2kReceived) out.push(`${k2kSent - k2kReceived} K2K messages in flight`);
     return out;
   }
 
