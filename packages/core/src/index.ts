@@ -13,3 +13,4 @@ export { waitUntil } from './wait.ts';
 export { Deque } from './deque.ts';
 export { SIGNAL_EXIT_CODE } from './signals.ts';
 export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';
+export type { Columns, NumberColumn } from './bulk.ts';

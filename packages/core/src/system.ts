@@ -16,9 +16,10 @@ import {
   UnknownGrainError,
   UnknownMethodError,
 } from './errors.ts';
-import type { AnyGrainClass, GrainDef, MethodDef } from './grain.ts';
+import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { Deque } from './deque.ts';
+import { validateColumns, type Columns } from './bulk.ts';
 import { installSignalShutdown } from './signals.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
@@ -86,7 +87,7 @@ interface Backlogged {
 export interface SystemEvents {
   transition: (e: TransitionEvent) => void;
   /** A tell (no asker to reject) failed in its handler or was refused by the kernel. */
-  tellError: (e: { grain: string; method: string; error: Error }) => void;
+  tellError: (e: { grain: string; method: string; error: Error; row?: number }) => void;
   fault: (e: { grain: string; error: Error }) => void;
 }
 
@@ -269,6 +270,37 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.refFactories.set(def, make);
     }
     return make(key as number | string) as GrainRef<C>;
+  }
+
+  /**
+   * N tells from columns: `system.tellMany(Account, 'credit', { key: Int32Array, amount: Float64Array })`.
+   * Every column is checked first (kind, range, one value per key), so a bad column throws a
+   * SchemaValidationError naming the column and row and nothing is sent; then the rows go out in order,
+   * exactly as N `ref.tell.method(...)` calls would (FIFO, counters, a full ring waits, handler failures
+   * arrive as `tellError` events). Returns the number of messages sent.
+   */
+  tellMany<C extends AnyGrainClass, M extends keyof TypesOf<C>['req'] & string>(cls: C, method: M, columns: Columns<TypesOf<C>['req'][M], TypesOf<C>['key']>): number {
+    const def = cls.grain as GrainDef;
+    const route = this.route(def, method);
+    const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
+    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
+    const names = route.method.request.fieldNames;
+    const key = cols['key']!;
+    for (let i = 0; i < n; i++) {
+      const payload: Record<string, unknown> = {};
+      for (const f of names) payload[f] = cols[f]![i];
+      let p: Promise<unknown> | undefined;
+      try {
+        p = this.sendRoute(route, key[i] as number | string, payload, false);
+      } catch (e) {
+        // Rows before this one were sent (as N tells would have been); say which row failed.
+        if (e && typeof e === 'object') (e as { row?: number }).row = i;
+        throw e;
+      }
+      // A tell that waits for ring space settles later; a failure then is a tell error like any other.
+      if (p) p.catch((error: Error) => this.emit('tellError', { grain: def.name, method, error, row: i }));
+    }
+    return n;
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
