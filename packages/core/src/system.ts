@@ -82,6 +82,16 @@ interface Backlogged {
   corr: number;
   since: number;
   done: (e?: Error) => void;
+  /** tellMany's rows from `next` on, waiting as one entry (written as ring space allows, in order). */
+  rows?: BulkRows;
+}
+
+interface BulkRows {
+  next: number;
+  readonly end: number;
+  readonly key: ArrayLike<unknown>;
+  readonly cols: Record<string, ArrayLike<unknown>>;
+  readonly names: readonly string[];
 }
 
 export interface SystemEvents {
@@ -284,23 +294,27 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
-    const names = route.method.request.fieldNames;
-    const key = cols['key']!;
-    for (let i = 0; i < n; i++) {
-      const payload: Record<string, unknown> = {};
-      for (const f of names) payload[f] = cols[f]![i];
-      let p: Promise<unknown> | undefined;
-      try {
-        p = this.sendRoute(route, key[i] as number | string, payload, false);
-      } catch (e) {
-        // Rows before this one were sent (as N tells would have been); say which row failed.
-        if (e && typeof e === 'object') (e as { row?: number }).row = i;
-        throw e;
-      }
-      // A tell that waits for ring space settles later; a failure then is a tell error like any other.
-      if (p) p.catch((error: Error) => this.emit('tellError', { grain: def.name, method, error, row: i }));
-    }
-    return n;
+    const rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
+    const kernel = route.reg.kernel;
+    if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
+    if (!kernel.accepting) kernel.assertAccepting();
+    // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE entry.
+    if (this.backlog.length === 0) this.writeRows(kernel, route.method, rows);
+    if (rows.next < n) {
+      this.backlog.push({
+        kernel,
+        method: route.method,
+        key: 0,
+        payload: undefined,
+        corr: 0,
+        since: performance.now(),
+        rows,
+        done: (error) => {
+          if (error) this.emit('tellError', { grain: def.name, method, error, row: rows.next });
+        },
+      });
+      this.schedulePump();
+    }    return n;
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
@@ -363,6 +377,28 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
     producer.publish(slot);
     return true;
+  }
+
+  /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
+  private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
+    const start = rows.next;
+    const payload: Record<string, unknown> = {};
+    while (rows.next < rows.end) {
+      const i = rows.next;
+      for (const f of rows.names) payload[f] = rows.cols[f]![i];
+      let wrote: boolean;
+      try {
+        wrote = this.tryWrite(kernel, method, rows.key[i] as number | string, payload, 0);
+      } catch (e) {
+        if (e && typeof e === 'object') (e as { row?: number }).row = i;
+        throw e;
+      }
+      if (!wrote) break;
+      kernel.sent++;
+      rows.next++;
+    }
+    if (rows.next !== start) kernel.wake();
+    return rows.next !== start;
   }
 
   private internKey(def: GrainDef, key: string): number {
@@ -495,13 +531,38 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const b = this.backlog.peek()!;
       if (!b.kernel.accepting) {
         this.backlog.shift();
-        b.kernel.cancelled++;
+        b.kernel.cancelled += b.rows ? b.rows.end - b.rows.next : 1;
         try {
           b.kernel.assertAccepting();
         } catch (e) {
           b.done(e as Error);
         }
         continue;
+      }
+      if (b.rows) {
+        let progressed: boolean;
+        try {
+          progressed = this.writeRows(b.kernel, b.method, b.rows);
+        } catch (e) {
+          // A row that cannot be encoded: report it, skip it, keep the rest in order.
+          b.rows.next++;
+          this.emit('tellError', { grain: b.kernel.def.name, method: b.method.name, error: e as Error, row: b.rows.next - 1 });
+          continue;
+        }
+        if (b.rows.next >= b.rows.end) {
+          this.backlog.shift();
+          b.done();
+          continue;
+        }
+        if (progressed) b.since = now;
+        else if (now - b.since > this.queueFullTimeoutMs) {
+          this.backlog.shift();
+          b.kernel.cancelled += b.rows.end - b.rows.next;
+          b.done(new QueueFullError(b.kernel.def.name, Math.round(now - b.since)));
+          continue;
+        }
+        b.kernel.wake();
+        return;
       }
       let wrote: boolean;
       try {
@@ -540,7 +601,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       p.reject(error);
     }
     for (const b of this.backlog.removeWhere((x) => x.kernel === kernel)) {
-      kernel.cancelled++;
+      kernel.cancelled += b.rows ? b.rows.end - b.rows.next : 1;
       b.done(error);
     }
   }
