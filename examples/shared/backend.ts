@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /**
  * Shared plumbing for the examples: `--backend cpu|cuda|auto` parsing, building a GrainSystem with the
  * backends that exist here, a quiet logger, a seeded PRNG, progress bars and small print helpers.
@@ -26,6 +27,10 @@ export interface ExampleArgs {
  * passes it through), and `pnpm example:x --backend cpu` does not: both work, and so does `--backend=cpu`.
  */
 export function parseArgs(argv: readonly string[] = process.argv.slice(2)): ExampleArgs {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    printUsage();
+    process.exit(0);
+  }
   const flags = new Map<string, string | true>();
   const rest: string[] = [];
   const args = argv.filter((a) => a !== '--');
@@ -52,6 +57,18 @@ export function parseArgs(argv: readonly string[] = process.argv.slice(2)): Exam
   }
   flags.delete('backend');
   return { backend: b as BackendChoice, flags, rest };
+}
+
+/** --help: the running script's leading doc comment (each example documents its flags there). */
+export function printUsage(script = process.argv[1] ?? ''): void {
+  let doc = '';
+  try {
+    const m = /\/\*\*([\s\S]*?)\*\//.exec(readFileSync(script, 'utf8'));
+    doc = (m?.[1] ?? '').split('\n').map((l) => l.replace(/^\s*\* ?/, '')).join('\n').trim();
+  } catch {
+    doc = '';
+  }
+  process.stdout.write(`${doc || `usage: ${script} --backend cpu|cuda|auto`}\n`);
 }
 
 /** Integer flag with a default; exits with a message on a bad value. */

@@ -48,6 +48,10 @@ function abiJson(abi: ReturnType<typeof generateKernel>['abi']): string {
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.out(`${USAGE}\n`);
+    return 0;
+  }
   const args = parseArgs(argv);
   if (typeof args === 'string') {
     io.err(`${args}\n${USAGE}\n`);
@@ -95,6 +99,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 
 const invoked = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invoked) {
+  // `ringgrain codegen … | head`: the reader went away; stop quietly instead of printing an EPIPE stack.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) }).then(
     (code) => {
       process.exitCode = code;

@@ -495,7 +495,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
       const text = this.reader.text(ring, slot);
       const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text);
-      this.logger.warn({ grain: replier?.name, method: method?.name, err: error }, 'tell failed');
+      // The application that listens for tellError handles it: a debug line then. Otherwise one warn line
+      // with the message (a stack from the reply pump says nothing about the sender).
+      if (this.listenerCount('tellError') > 0) this.logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
+      else this.logger.warn({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
       this.emit('tellError', { grain: replier?.name ?? '?', method: method?.name ?? '?', error });
       return;
     }
