@@ -1,7 +1,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { CONTROL, CONTROL_BLOCK_SIZE, RING, type Backend, type BackendKernel, type KernelPlan, type ProbeResult } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, RING, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { GrainModuleError, WorkerDiedError } from './errors.ts';
-import { allocateKernelBuffers, type KernelBuffers, type PeerInfo } from './memory.ts';
+import { OVERFLOW_WORD, allocateKernelBuffers, type KernelBuffers, type PeerInfo } from './memory.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
@@ -40,7 +40,14 @@ class CpuKernel implements BackendKernel {
       k2kOffset: this.buffers.k2k.offset,
       controlOffset: this.buffers.control.offset,
       inboundOffset: this.buffers.inbound.offset,
+      overflowOffset: this.buffers.overflow.offset,
     };
+  }
+
+  /** K2K messages other workers hold for this kernel until its ring has room (their queues are heap: unbounded). */
+  overflow(): OverflowStats {
+    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, 4);
+    return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
   }
 
   async start(): Promise<void> {

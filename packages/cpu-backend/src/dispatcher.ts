@@ -26,7 +26,7 @@ import {
   Deque,
 } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
-import type { PeerInfo } from './memory.ts';
+import { OVERFLOW_WORD, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
 
@@ -45,6 +45,8 @@ interface Peer {
   readonly parkedRing: Ring;
   /** Messages that found the peer's K2K ring full, in send order (retried every loop turn). */
   readonly overflow: Deque<Uint8Array>;
+  /** The peer's overflow figures (memory.ts OVERFLOW_WORD), shared by every sender to it. */
+  readonly stats: Int32Array;
 }
 
 // K2K copies a finished slot minus its seq word, which publishShared writes last.
@@ -138,6 +140,7 @@ export class Dispatcher {
       // The target kernel went away with messages still waiting here: count them, do not lose them quietly.
       this.counts.rejected += old.overflow.length;
       this.pendingOverflow -= old.overflow.length;
+      Atomics.sub(old.stats, OVERFLOW_WORD.inUse, old.overflow.length);
     }
     for (const p of peers) {
       const old = this.peers.get(p.grainId);
@@ -152,6 +155,7 @@ export class Dispatcher {
         control: new Int32Array(p.sab, p.controlOffset, CONTROL_BLOCK_SIZE >> 2),
         parkedRing: new Ring(p.sab, p.inboundOffset),
         overflow: old?.overflow ?? new Deque<Uint8Array>(),
+        stats: new Int32Array(p.sab, p.overflowOffset, 4),
       });
     }
     this.peers = next;
@@ -408,6 +412,11 @@ export class Dispatcher {
     if (peer.overflow.length === 0 && this.enqueue(peer, s.u8.subarray(slot, slot + len))) return;
     peer.overflow.push(s.u8.slice(slot, slot + len));
     this.pendingOverflow++;
+    const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
+    Atomics.add(peer.stats, OVERFLOW_WORD.overflowed, 1);
+    for (let hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater)) {
+      if (Atomics.compareExchange(peer.stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
+    }
   }
 
   private enqueue(peer: Peer, bytes: Uint8Array): boolean {
@@ -429,6 +438,7 @@ export class Dispatcher {
         if (!this.enqueue(peer, peer.overflow.peek()!)) break;
         peer.overflow.shift();
         this.pendingOverflow--;
+        Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
       }
     }
   }
