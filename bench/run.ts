@@ -4,8 +4,11 @@
  *   vs (a) raw worker_threads postMessage echo and (b) Piscina, both running the same Echo handler methods.
  * Plus an in-process breakdown of the per-message work (encode, ring publish/peek, decode) on one thread.
  *
- * Writes bench/results/local/<stamp>.{json,md} (git-ignored), bench/results/cpu-latest.{json,md} and SVG
- * charts in bench/results/charts/. Options: --quick (fewer samples), --rtt N, --tells N.
+ * Each system is measured --trials times (default 5); the tables show the median trial and the spread, and
+ * targets are judged on the median. A plain run writes bench/results/local/<stamp>.{json,md} and its charts
+ * under bench/results/local/charts-<stamp>/ (git-ignored) and leaves tracked files alone; --record also
+ * updates bench/results/cpu-latest.{json,md} and bench/results/charts/. Options: --quick (fewer samples,
+ * 3 trials), --trials N, --rtt N, --tells N, --record.
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
@@ -37,10 +40,12 @@ const flag = (name: string, def: number) => {
   return i >= 0 ? Number(argv[i + 1]) : def;
 };
 const QUICK = argv.includes('--quick');
+const RECORD = argv.includes('--record');
 const RTT_N = flag('rtt', QUICK ? 3000 : 20_000);
 const RTT_WARM = Math.min(2000, RTT_N);
 const TELL_N = flag('tells', QUICK ? 50_000 : 300_000);
 const IDLE_MS = QUICK ? 1000 : 2000;
+const TRIALS = Math.max(1, flag('trials', QUICK ? 3 : 5));
 
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,6 +74,36 @@ interface SystemResult {
   /** CPU time of the whole process while idle, as % of one core. */
   idleCpuPct: number;
   notes: string[];
+  /** Spread over the trials (min, max), when there were several. */
+  spread?: { trials: number; rttP50: [number, number]; throughput: [number, number] };
+}
+
+const mid = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Runs one system's measurement TRIALS times: the trial with the median RTT p50 gives the latency figures, medians the rest. */
+async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
+  const runs: SystemResult[] = [];
+  for (let t = 1; t <= TRIALS; t++) {
+    log(`-- trial ${t}/${TRIALS}`);
+    runs.push(await f());
+  }
+  const byP50 = [...runs].sort((a, b) => a.rtt.p50 - b.rtt.p50);
+  const m = byP50[(byP50.length - 1) >> 1]!;
+  const p50s = runs.map((r) => r.rtt.p50);
+  const tps = runs.map((r) => r.throughput);
+  const sendRates = runs.flatMap((r) => (r.sendRate === undefined ? [] : [r.sendRate]));
+  return {
+    ...m,
+    throughput: mid(tps),
+    ...(sendRates.length ? { sendRate: mid(sendRates) } : {}),
+    idleCpuPct: mid(runs.map((r) => r.idleCpuPct)),
+    notes: [...m.notes, `median of ${TRIALS} trials: RTT p50 ${Math.min(...p50s).toFixed(2)}–${Math.max(...p50s).toFixed(2)} µs, throughput ${Math.round(Math.min(...tps)).toLocaleString('en-US')}–${Math.round(Math.max(...tps)).toLocaleString('en-US')} msgs/s`],
+    spread: { trials: TRIALS, rttP50: [Math.min(...p50s), Math.max(...p50s)], throughput: [Math.min(...tps), Math.max(...tps)] },
+  };
 }
 
 /** Latencies in ns go into an HDR histogram (3 significant digits); reported in µs. */
@@ -285,9 +320,12 @@ const TARGET = { p50us: 2, tellPerS: 3e6, rttRatio: 25, tputRatio: 4 };
 const tAll = performance.now();
 const loadBefore = os.loadavg()[0]!;
 const results: SystemResult[] = [];
-results.push(await benchRinggrain());
-results.push(await benchRawWorker());
-results.push(await benchPiscina());
+log(`== Ringgrain CPU backend (${TRIALS} trials)`);
+results.push(await trialsOf(benchRinggrain));
+log(`== raw worker_threads postMessage (${TRIALS} trials)`);
+results.push(await trialsOf(benchRawWorker));
+log(`== Piscina (${TRIALS} trials)`);
+results.push(await trialsOf(benchPiscina));
 log('in-process breakdown');
 const parts = breakdown();
 log('idle baseline (no workers)');
@@ -308,7 +346,7 @@ const md: string[] = [];
 md.push('# Ringgrain CPU benchmark', '');
 md.push(`${env.date} · commit ${env.commit} · Node ${env.node} · ${env.cpus} × ${env.cpu} · ${env.platform} · load average (1 min) ${env.loadavg1mBefore} before, ${env.loadavg1mAfter} after`, '');
 if (env.loadavg1mBefore > 0.5 * env.cpus) md.push(`> **Warning**: the machine was busy when the run started (load ${env.loadavg1mBefore} on ${env.cpus} CPUs); spin-based latencies suffer most. Re-run on an idle machine before comparing.`, '');
-md.push(`Small messages (\`{ x: i32 }\`), one kernel / one worker thread each. Round trip: ${RTT_N} sequential asks after ${RTT_WARM} warm-up, µs. Throughput: ${TELL_N} one-way messages, first send until the consumer processed the last. Idle: CPU of the whole process over ${IDLE_MS / 1000} s while nothing is sent (% of one core; the process with no workers idles at ${baselineIdle.toFixed(2)} %).`, '');
+md.push(`Median of ${TRIALS} trials per system (spread in the notes; targets judged on the median). Small messages (\`{ x: i32 }\`), one kernel / one worker thread each. Round trip: ${RTT_N} sequential asks after ${RTT_WARM} warm-up, µs. Throughput: ${TELL_N} one-way messages, first send until the consumer processed the last. Idle: CPU of the whole process over ${IDLE_MS / 1000} s while nothing is sent (% of one core; the process with no workers idles at ${baselineIdle.toFixed(2)} %).`, '');
 md.push('| system | RTT p50 | p90 | p99 | p99.9 | min | throughput | idle CPU | RTT p50 vs ours | throughput vs ours |');
 md.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
@@ -346,12 +384,17 @@ const json = {
 
 const resultsDir = here('./results/');
 const stamp = env.date.replace(/[:.]/g, '-');
+// A plain run leaves tracked files alone: its report and charts go to the git-ignored local/ folder.
+const chartsRel = RECORD ? 'charts' : `local/charts-${stamp}`;
 mkdirSync(`${resultsDir}local`, { recursive: true });
-mkdirSync(`${resultsDir}charts`, { recursive: true });
+mkdirSync(`${resultsDir}${chartsRel}`, { recursive: true });
+const localMd = RECORD ? mdText.replace(/\(charts\//g, '(../charts/') : mdText.replace(/\(charts\//g, `(charts-${stamp}/`);
 writeFileSync(`${resultsDir}local/${stamp}.json`, JSON.stringify(json, null, 2) + '\n');
-writeFileSync(`${resultsDir}local/${stamp}.md`, mdText.replace(/\(charts\//g, '(../charts/'));
-writeFileSync(`${resultsDir}cpu-latest.json`, JSON.stringify(json, null, 2) + '\n');
-writeFileSync(`${resultsDir}cpu-latest.md`, mdText);
+writeFileSync(`${resultsDir}local/${stamp}.md`, localMd);
+if (RECORD) {
+  writeFileSync(`${resultsDir}cpu-latest.json`, JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(`${resultsDir}cpu-latest.md`, mdText);
+}
 
 const cdf = (s: Float64Array) => {
   const pts: Array<[number, number]> = [];
@@ -361,14 +404,14 @@ const cdf = (s: Float64Array) => {
   return pts;
 };
 writeFileSync(
-  `${resultsDir}charts/cpu-latency-cdf.svg`,
+  `${resultsDir}${chartsRel}/cpu-latency-cdf.svg`,
   lineChart({ title: 'Round-trip latency CDF (small message, CPU)', xLabel: 'round trip (µs)', yLabel: 'fraction of round trips ≤ x', series: results.map((r) => ({ name: r.name, points: cdf(r.rtt.samples) })), marks: [{ x: TARGET.p50us, label: 'target p50' }] }),
 );
-writeFileSync(`${resultsDir}charts/cpu-latency-histogram.svg`, histogramChart({ title: 'Round-trip latency distribution (CPU)', xLabel: 'round trip (µs)', series: results.map((r) => ({ name: r.name, samples: r.rtt.samples })) }));
+writeFileSync(`${resultsDir}${chartsRel}/cpu-latency-histogram.svg`, histogramChart({ title: 'Round-trip latency distribution (CPU)', xLabel: 'round trip (µs)', series: results.map((r) => ({ name: r.name, samples: r.rtt.samples })) }));
 writeFileSync(
-  `${resultsDir}charts/cpu-throughput.svg`,
+  `${resultsDir}${chartsRel}/cpu-throughput.svg`,
   barChart({ title: 'One-way throughput, small messages (CPU, one consumer thread)', unit: 'msgs/s', bars: results.map((r) => ({ name: r.name, value: Math.round(r.throughput) })), target: { value: TARGET.tellPerS, label: 'target 3 M/s' } }),
 );
 
 process.stdout.write(mdText);
-log(`wrote bench/results/cpu-latest.{json,md}, bench/results/local/${stamp}.{json,md}, bench/results/charts/*.svg (${env.seconds} s)`);
+log(RECORD ? `wrote bench/results/cpu-latest.{json,md}, bench/results/local/${stamp}.{json,md}, bench/results/charts/*.svg (${env.seconds} s)` : `wrote bench/results/local/${stamp}.{json,md} and bench/results/local/charts-${stamp}/*.svg (${env.seconds} s); --record also updates bench/results/cpu-latest.* and bench/results/charts/`);
