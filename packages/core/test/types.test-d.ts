@@ -80,3 +80,18 @@ describe('schema types', () => {
     ctx.send(Tagged, 2, 'bump', {});
   });
 });
+
+describe('tellMany columns', () => {
+  it('a key column and one column per request field; numeric fields take typed arrays or number[]', () => {
+    expectTypeOf(system.tellMany(Wallet, 'deposit', { key: new Int32Array(2), amount: new Float64Array(2) })).toEqualTypeOf<number>();
+    void system.tellMany(Wallet, 'note', { key: [1, 2], code: [3, 4] });
+    // @ts-expect-error: a column for a field the request does not have
+    void system.tellMany(Wallet, 'deposit', { key: [1], amount: [1], extra: [1] });
+    // @ts-expect-error: the request's field column is missing
+    void system.tellMany(Wallet, 'deposit', { key: [1] });
+    // @ts-expect-error: no such method
+    void system.tellMany(Wallet, 'withdraw', { key: [1], amount: [1] });
+    // @ts-expect-error: a numeric field does not take strings
+    void system.tellMany(Wallet, 'deposit', { key: [1], amount: ['1'] });
+  });
+});
