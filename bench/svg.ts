@@ -2,6 +2,8 @@
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** Width of a label at font-size 12 (sans-serif runs about 7 px a character): margins grow to fit, never clip. */
+const textWidth = (s: string) => Math.ceil(s.length * 7);
 const fmt = (v: number) => (v >= 1000 ? v.toLocaleString('en-US', { maximumFractionDigits: 0 }) : Number(v.toPrecision(3)).toString());
 
 export interface Series {
@@ -28,7 +30,8 @@ function frame(title: string, f: Frame): string[] {
 
 /** Lines over a log10 x axis (latency in µs) and a linear y axis (0..1 for a CDF). */
 export function lineChart(opts: { title: string; xLabel: string; yLabel: string; series: Series[]; logX?: boolean; marks?: Array<{ x: number; label: string }> }): string {
-  const f: Frame = { w: 760, h: 440, left: 70, right: 180, top: 40, bottom: 60 };
+  const right = Math.max(180, 34 + Math.max(0, ...opts.series.map((s) => textWidth(s.name))) + 12);
+  const f: Frame = { w: 580 + right, h: 440, left: 70, right, top: 40, bottom: 60 };
   const pw = f.w - f.left - f.right;
   const ph = f.h - f.top - f.bottom;
   const xs = opts.series.flatMap((s) => s.points.map((p) => p[0])).filter((x) => x > 0);
@@ -74,7 +77,8 @@ export function lineChart(opts: { title: string; xLabel: string; yLabel: string;
 /** Horizontal bars with their values; an optional dashed target line. */
 export function barChart(opts: { title: string; unit: string; bars: Array<{ name: string; value: number }>; target?: { value: number; label: string } }): string {
   const rowH = 34;
-  const f: Frame = { w: 760, h: 80 + opts.bars.length * rowH + 30, left: 230, right: 120, top: 40, bottom: 40 };
+  const left = Math.max(230, Math.max(0, ...opts.bars.map((b) => textWidth(b.name))) + 16);
+  const f: Frame = { w: 530 + left, h: 80 + opts.bars.length * rowH + 30, left, right: 120, top: 40, bottom: 40 };
   const pw = f.w - f.left - f.right;
   const max = Math.max(...opts.bars.map((b) => b.value), opts.target?.value ?? 0) * 1.05 || 1;
   const px = (v: number) => f.left + (v / max) * pw;
