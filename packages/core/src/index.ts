@@ -14,3 +14,4 @@ export { Deque } from './deque.ts';
 export { SIGNAL_EXIT_CODE } from './signals.ts';
 export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';
 export type { Columns, NumberColumn } from './bulk.ts';
+export { formatLogLine } from './log.ts';

@@ -21,6 +21,7 @@ import { RingKernel, type KernelCounters, type TerminateOptions, type Transition
 import { Deque } from './deque.ts';
 import { validateColumns, type Columns } from './bulk.ts';
 import { installSignalShutdown } from './signals.ts';
+import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
@@ -153,7 +154,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   constructor(opts: SystemOptions) {
     super();
     this.backends = opts.backends;
-    this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, pino.destination(2));
+    // On a terminal, lines a person reads; piped or redirected, JSON lines (for log tools).
+    this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
     this.clock = opts.clock ?? Date.now;
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
     this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
