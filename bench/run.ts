@@ -14,6 +14,7 @@ process.env['RINGGRAIN_LOG'] ??= 'warn';
 
 import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { median } from './trials.ts';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -78,12 +79,6 @@ interface SystemResult {
   spread?: { trials: number; rttP50: [number, number]; throughput: [number, number] };
 }
 
-const mid = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 /** Runs one system's measurement TRIALS times: the trial with the median RTT p50 gives the latency figures, medians the rest. */
 async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
   const runs: SystemResult[] = [];
@@ -98,9 +93,9 @@ async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
   const sendRates = runs.flatMap((r) => (r.sendRate === undefined ? [] : [r.sendRate]));
   return {
     ...m,
-    throughput: mid(tps),
-    ...(sendRates.length ? { sendRate: mid(sendRates) } : {}),
-    idleCpuPct: mid(runs.map((r) => r.idleCpuPct)),
+    throughput: median(tps),
+    ...(sendRates.length ? { sendRate: median(sendRates) } : {}),
+    idleCpuPct: median(runs.map((r) => r.idleCpuPct)),
     notes: [...m.notes, `median of ${TRIALS} trials: RTT p50 ${Math.min(...p50s).toFixed(2)}–${Math.max(...p50s).toFixed(2)} µs, throughput ${Math.round(Math.min(...tps)).toLocaleString('en-US')}–${Math.round(Math.max(...tps)).toLocaleString('en-US')} msgs/s`],
     spread: { trials: TRIALS, rttP50: [Math.min(...p50s), Math.max(...p50s)], throughput: [Math.min(...tps), Math.max(...tps)] },
   };

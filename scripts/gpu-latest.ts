@@ -19,7 +19,7 @@ import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../pack
 import { runLaunchSync, runPingPong } from '../packages/cuda-backend/src/driver/selftest.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { relayHop, relayWalks, trials, until } from './gpu-measure.ts';
+import { median, relayHop, relayWalks, trials, until } from './gpu-measure.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -227,7 +227,6 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
     await sys.shutdown();
   }
 }
-const median = (xs: number[]) => trials(xs).median;
 
 async function k2k(): Promise<Record<string, unknown>> {
   // 1024: with the batched ingress the kernel takes 122 registers a thread, so 3 blocks fit an SM and

@@ -82,13 +82,4 @@ export async function relayWalks(sys: GrainSystem, walks: number, steps: number,
   return { k2kMessages: k2k, seconds, perSecond: k2k / seconds, checkedActors: checked };
 }
 
-export const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
-/** Median and spread (min, max) of repeated trials. */
-export function trials(xs: number[]): { median: number; min: number; max: number; n: number; all: number[] } {
-  return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length, all: xs };
-}
+export { median, trials } from '../bench/trials.ts';

@@ -1,6 +1,5 @@
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, offsetOf } from '@ringgrain/core';
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
 import { DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
-import { layoutOf } from '@ringgrain/core';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order

@@ -316,7 +316,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         },
       });
       this.schedulePump();
-    }    return n;
+    }
+    return n;
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
