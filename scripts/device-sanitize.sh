@@ -22,6 +22,9 @@ while [[ $# -gt 0 ]]; do
 done
 # Idle warps sleep after 8 empty polls instead of 4096: under the sanitizer every poll is instrumented,
 # and hundreds of spinning warps kept the workloads from finishing. Timing only; the same code paths run.
+# Every default timeout (asks, handshake, heartbeat, STOP acknowledgement) times 100: instrumented kernels
+# run 10-1000x slower, and a STOP that took 2.5 s under memcheck was once reported as a stuck kernel.
+export RINGGRAIN_TIMEOUT_SCALE="${RINGGRAIN_TIMEOUT_SCALE-100}"
 export RINGGRAIN_NVRTC_DEFINES="${RINGGRAIN_NVRTC_DEFINES-RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8}"
 bin="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
 [[ -x "$bin" ]] || { echo "device-sanitize: compute-sanitizer not found" >&2; exit 2; }
@@ -81,9 +84,11 @@ for r in runs:
     if r["errors"] < 0:
         r["errors"] = None
         out["unfinished"].append(f'{r["tool"]} {r["workload"]}')
-    out.setdefault(r["tool"], 0)
+    # A tool's count covers its finished runs; with none finished it is unknown (null), never 0.
     if r["errors"] is not None:
-        out[r["tool"]] += r["errors"]
+        out[r["tool"]] = (out.get(r["tool"]) or 0) + r["errors"]
+    else:
+        out.setdefault(r["tool"], None)
     out["failedRuns"][r["tool"]] = out["failedRuns"].get(r["tool"], 0) + (0 if r["workloadOk"] else 1)
 json.dump(out, open(sys.argv[2], "w"), indent=2)
 print(json.dumps({k: v for k, v in out.items() if k != "runs"}))

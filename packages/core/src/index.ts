@@ -15,3 +15,4 @@ export { SIGNAL_EXIT_CODE } from './signals.ts';
 export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';
 export type { Columns, NumberColumn } from './bulk.ts';
 export { formatLogLine } from './log.ts';
+export { scaledDefault, timeoutScale } from './timeouts.ts';

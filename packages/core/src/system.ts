@@ -20,6 +20,7 @@ import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { Deque } from './deque.ts';
 import { validateColumns, type Columns } from './bulk.ts';
+import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
 import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
@@ -42,6 +43,7 @@ export interface SystemOptions {
   /** Clock for ctx.now() of host-sent messages (ms). Inject a fake for deterministic tests. */
   clock?: () => number;
   defaults?: Partial<KernelOptions>;
+  /** Default timeouts here are multiplied by RINGGRAIN_TIMEOUT_SCALE (runs under a sanitizer or debugger). */
   askTimeoutMs?: number;
   /** How long a send waits for space in a full ring before it fails with QueueFullError. */
   queueFullTimeoutMs?: number;
@@ -158,10 +160,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
     this.clock = opts.clock ?? Date.now;
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
-    this.askTimeoutMs = opts.askTimeoutMs ?? 30_000;
-    this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? 5_000;
-    this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? 10_000;
-    this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 5_000;
+    this.askTimeoutMs = opts.askTimeoutMs ?? scaledDefault(30_000);
+    this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? scaledDefault(5_000);
+    this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? scaledDefault(10_000);
+    this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? scaledDefault(5_000);
     this.replySpinMicros = opts.replySpinMicros ?? 200;
     this.handleSignals = opts.handleSignals ?? true;
     this.signalExitMs = opts.signalExitMs ?? 5_000;

@@ -15,6 +15,7 @@ import {
   type KernelPlan,
   type OverflowStats,
   type ProbeResult,
+  scaledDefault,
 } from '@ringgrain/core';
 import { generateKernel, isReadyDirState, overflowLayout, type Abi } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
@@ -32,7 +33,7 @@ export interface CudaBackendOptions {
   readonly queueCapacity?: number;
   /** SMs left free for other launches (default max(4, SMs / 8)); design brief §4.6, §5.6. */
   readonly reserveSMs?: number;
-  /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000). */
+  /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
   readonly stopTimeoutMs?: number;
   /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
   readonly sendBudget?: number;
@@ -162,7 +163,7 @@ export class CudaBackend implements Backend {
       device: opts.device ?? 0,
       partitions: opts.partitions ?? 32,
       queueCapacity: opts.queueCapacity ?? 256,
-      stopTimeoutMs: opts.stopTimeoutMs ?? 2_000,
+      stopTimeoutMs: opts.stopTimeoutMs ?? scaledDefault(2_000),
       sendBudget: opts.sendBudget ?? 1 << 16,
       overflowBytes: opts.overflowBytes ?? -1,
       healthIntervalMs: opts.healthIntervalMs ?? 50,

@@ -4,7 +4,7 @@
  * only this process: the application kills it and starts a fresh one (a new context).
  *   RINGGRAIN_ARENA=<path> RINGGRAIN_ARENA_BYTES=<n> RINGGRAIN_CUDA_OPTIONS=<json>; started with an IPC channel.
  */
-import type { GrainDef, KernelPlan } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core';
 import pino from 'pino';
 import { CudaBackend, type CudaBackendOptions } from '../backend.ts';
 import { SharedHostMemory } from '../host-memory.ts';
@@ -34,13 +34,13 @@ async function resolve(ref: GrainRef): Promise<GrainDef> {
   const key = `${ref.module}#${ref.name}`;
   const hit = defs.get(key);
   if (hit) return hit;
-  const mod = (await import(ref.module)) as Record<string, unknown>;
-  for (const v of Object.values(mod)) {
-    const def = typeof v === 'function' ? (v as { grain?: GrainDef }).grain : undefined;
-    if (def?.name === ref.name) {
-      defs.set(key, def);
-      return def;
-    }
+  // The module may also be a whole program (grain and system in one file): loadGrainClasses keeps its
+  // system from starting here and takes the class it registered.
+  const [cls] = await loadGrainClasses(ref.module, { names: [ref.name] });
+  const def = cls?.grain as GrainDef | undefined;
+  if (def?.name === ref.name) {
+    defs.set(key, def);
+    return def;
   }
   throw new Error(`gpu-host: no exported grain class "${ref.name}" in ${ref.module}`);
 }
