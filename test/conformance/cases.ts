@@ -656,4 +656,29 @@ export const cases: ConformanceCase[] = [
       expect(st.violations).toBe(0);
     },
   },
+  {
+    name: 'full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is lost); tells cancelled by QueueFullError are tellError events and counted',
+    isolated: true,
+    grains: [[Seq, { ringCapacity: 4 }]],
+    system: { queueFullTimeoutMs: 60 },
+    async run({ system }) {
+      const k = system.kernel(Seq);
+      const tellErrors: Error[] = [];
+      system.on('tellError', (e) => tellErrors.push(e.error));
+      await k.deactivate();
+      for (let i = 1; i <= 4; i++) expect(system.grain(Seq, 1).tell.push({ sender: 0, seq: i })).toBeUndefined();
+      const waiting = [5, 6, 7].map((i) => system.grain(Seq, 1).tell.push({ sender: 0, seq: i }));
+      expect(waiting.every((w) => w instanceof Promise)).toBe(true);
+      expect(() => system.grain(Seq, 1).tell.push({ sender: 0, seq: -1 })).toThrow(SchemaValidationError);
+      await until('waiting tells cancelled', async () => tellErrors.length === 3);
+      expect(tellErrors.every((e) => e instanceof QueueFullError)).toBe(true);
+      for (const w of waiting) expect(await rejection(w)).toBeInstanceOf(QueueFullError);
+      expect(k.counters().cancelled).toBe(3);
+      expect(k.counters().sent).toBe(4);
+      await k.activate();
+      await until('queued pushes processed', async () => (await system.grain(Seq, 1).stats({})).count === 4);
+      expect((await system.grain(Seq, 1).stats({})).last[0]).toBe(4);
+      await system.idle();
+    },
+  },
 ];

@@ -18,6 +18,10 @@ export class Deque<T> {
     return this.length ? this.items[this.head] : undefined;
   }
 
+  peekLast(): T | undefined {
+    return this.length ? this.items[(this.head + this.length - 1) & (this.items.length - 1)] : undefined;
+  }
+
   shift(): T | undefined {
     if (!this.length) return undefined;
     const v = this.items[this.head];

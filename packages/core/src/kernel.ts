@@ -25,7 +25,7 @@ export interface KernelCounters extends Record<CounterName, number> {
   sent: number;
   /** Messages written into the inbound ring that the kernel never took (left there at terminate). */
   hostRejected: number;
-  /** Sends that waited for ring space and were cancelled (terminate, fault) before being written: never in `sent`. */
+  /** Sends that waited for ring space and were cancelled (terminate, fault, the ring stayed full past queueFullTimeoutMs) before being written: never in `sent`. */
   cancelled: number;
   inboundDepth: number;
   heartbeat: number;
@@ -58,6 +58,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private readonly makeKernel: () => Promise<BackendKernel>;
 
   state: LifecycleState = 'created';
+  private disposing = false;
   private impl: BackendKernel | undefined;
   /** Allocated by prepare() and not launched yet. */
   private prepared: BackendKernel | undefined;
@@ -273,7 +274,22 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     // them may outlive the kernel.
     this.inbound = undefined;
     this.replies = [];
-    if (impl) await impl.dispose();
+    if (!impl) return;
+    this.disposing = true;
+    try {
+      await impl.dispose();
+    } finally {
+      this.disposing = false;
+    }
+  }
+
+  /**
+   * What the backend still holds for this kernel (signal shutdown logs it when its deadline passes):
+   * undefined once released, else the kernel's phase ("running", "dispose has not returned").
+   */
+  heldBy(): string | undefined {
+    if (this.disposing) return 'its dispose has not returned';
+    return this.impl ? `${this.state}, not released` : undefined;
   }
 
   /** Writes the requested state, wakes the kernel and waits for its acknowledgment (bounded). */

@@ -1,6 +1,7 @@
 import { DecodeError, PayloadTooLargeError, SchemaValidationError } from './errors.ts';
 import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import type { Ring } from './ring.ts';
+import type { SlotTarget } from './spill.ts';
 import { MISMATCH, OVERFLOW, Writer, compileEncoder, encodedSize } from './schema/msgpack-encode.ts';
 import { Reader, decodeExact } from './schema/msgpack-decode.ts';
 import type { Schema } from './schema/types.ts';
@@ -36,7 +37,7 @@ export function joinKey(lo: number, hi: number): number {
 export class SlotWriter {
   private readonly writers = new WeakMap<ArrayBufferLike, Writer>();
 
-  private writerFor(ring: Ring): Writer {
+  private writerFor(ring: SlotTarget): Writer {
     let w = this.writers.get(ring.buffer);
     if (!w) {
       w = new Writer(ring.u8);
@@ -49,7 +50,7 @@ export class SlotWriter {
    * Encodes `payload` by `schema` into the slot at `slot` and fills the header (all but seq).
    * Throws SchemaValidationError (with the zod path) or PayloadTooLargeError; the slot is then unused.
    */
-  write(ring: Ring, slot: number, h: SlotFields, schema: Schema, payload: unknown, grain: string, method: string, stringKey?: string): void {
+  write(ring: SlotTarget, slot: number, h: SlotFields, schema: Schema, payload: unknown, grain: string, method: string, stringKey?: string): void {
     // No closure or string is built per message (tsx's keepNames makes every named closure costly);
     // "Grain.method" is assembled only on the error path.
     const w = this.writerFor(ring);

@@ -18,7 +18,7 @@ import {
 } from './errors.ts';
 import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
-import { Deque } from './deque.ts';
+import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns } from './bulk.ts';
 import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
@@ -77,16 +77,10 @@ interface PendingAsk {
   deadline: number;
 }
 
-interface Backlogged {
-  kernel: RingKernel;
-  method: MethodDef;
-  key: number | string;
-  payload: unknown;
-  corr: number;
-  since: number;
-  done: (e?: Error) => void;
-  /** tellMany's rows from `next` on, waiting as one entry (written as ring space allows, in order). */
-  rows?: BulkRows;
+/** tellMany's rows from `rows.next` on, waiting for ring space as one spill segment. */
+interface RowsWaiting extends RowsSegment {
+  readonly rows: BulkRows;
+  readonly def: MethodDef;
 }
 
 interface BulkRows {
@@ -130,7 +124,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly regs: Registration[] = [];
   private readonly byDef = new Map<GrainDef, Registration>();
   private readonly pending = new Map<number, PendingAsk>();
-  private readonly backlog = new Deque<Backlogged>();
+  /** Per kernel, the sends that wait for room in its inbound ring (FIFO per kernel). */
+  private readonly spills = new Map<RingKernel, Spill>();
+  /** Kernels whose spill is not empty. */
+  private readonly waiting = new Set<RingKernel>();
   private readonly writer = new SlotWriter();
   private readonly reader = new SlotReader();
   private readonly refFactories = new Map<GrainDef, (key: number | string) => unknown>();
@@ -175,7 +172,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       logger: this.logger,
       exitAfterMs: this.signalExitMs,
       shutdown: () => this.shutdown({ mode: 'reject', timeoutMs: Math.max(100, Math.floor(this.signalExitMs / 2)) }),
-      leftBehind: () => this.kernels().filter((k) => k.state !== 'terminated' && k.state !== 'created').map((k) => `kernel ${k.def.name} (${k.backend.name}, ${k.state})`),
+      leftBehind: () =>
+        this.kernels().flatMap((k) => {
+          const held = k.heldBy();
+          return held === undefined ? [] : [`kernel ${k.def.name} (${k.backend.name}: ${held})`];
+        }),
     });
   }
 
@@ -302,21 +303,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
-    // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE entry.
-    if (this.backlog.length === 0) this.writeRows(kernel, route.method, rows);
+    // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
+    if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
     if (rows.next < n) {
-      this.backlog.push({
-        kernel,
-        method: route.method,
-        key: 0,
-        payload: undefined,
-        corr: 0,
-        since: performance.now(),
-        rows,
-        done: (error) => {
-          if (error) this.emit('tellError', { grain: def.name, method, error, row: rows.next });
-        },
-      });
+      const seg: RowsWaiting = { rows, method, def: route.method };
+      this.spillOf(kernel).pushRows(seg, performance.now());
+      this.waiting.add(kernel);
       this.schedulePump();
     }
     return n;
@@ -344,44 +336,47 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (!kernel.accepting) kernel.assertAccepting();
     const method = route.method;
     const corr = ask ? this.nextCorr() : 0;
-    // FIFO per sender: once anything waits for space, later sends queue behind it.
-    if (this.backlog.length === 0 && this.tryWrite(kernel, method, key, payload, corr)) {
+    // FIFO per sender → kernel: once anything waits for space in this kernel's ring, later sends wait behind it.
+    const spill = this.spills.get(kernel);
+    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, method, key, payload, corr)) {
       kernel.sent++;
       kernel.wake();
       return ask ? this.awaitReply(corr, kernel, method) : undefined;
     }
-    return new Promise<unknown>((resolve, reject) => {
-      this.backlog.push({
-        kernel,
-        method,
-        key,
-        payload,
-        corr,
-        since: performance.now(),
-        done: (e) => {
-          if (e) reject(e);
-          else if (ask) this.awaitReply(corr, kernel, method).then(resolve, reject);
-          else resolve(undefined);
-        },
-      });
-      this.schedulePump();
-    });
+    // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
+    const s = spill ?? this.spillOf(kernel);
+    const { chunk, at } = s.target();
+    this.encode(chunk, at, kernel, method, key, payload, corr);
+    const written = s.commit(chunk, at, performance.now());
+    this.waiting.add(kernel);
+    this.schedulePump();
+    return ask ? this.awaitReply(corr, kernel, method) : written;
+  }
+
+  private spillOf(kernel: RingKernel): Spill {
+    let s = this.spills.get(kernel);
+    if (!s) this.spills.set(kernel, (s = new Spill(kernel.producer!.ring.slotSize)));
+    return s;
   }
 
   /** Encodes into the next free slot and publishes it; false when the ring is full. Throws on bad input. */
   private tryWrite(kernel: RingKernel, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
     const producer = kernel.producer!;
-    const ring = producer.ring;
     const slot = producer.claim();
     if (slot < 0) return false;
+    this.encode(producer.ring, slot, kernel, method, key, payload, corr);
+    producer.publish(slot);
+    return true;
+  }
+
+  /** Header and payload of one message at `slot` of `ring` (a ring, or a spill chunk); all but seq. */
+  private encode(ring: SlotTarget, slot: number, kernel: RingKernel, method: MethodDef, key: number | string, payload: unknown, corr: number): void {
     if (typeof key === 'number') {
       this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name);
     } else {
       this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name, key);
     }
     ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
-    producer.publish(slot);
-    return true;
   }
 
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
@@ -440,8 +435,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const spinUntil = performance.now() + this.replySpinMicros / 1000;
     for (;;) {
       const got = this.drainReplies();
-      if (this.backlog.length) this.drainBacklog();
-      if (this.pending.size === 0 && this.backlog.length === 0) return;
+      if (this.waiting.size) this.drainSpills();
+      if (this.pending.size === 0 && this.waiting.size === 0) return;
       if (got === 0 && performance.now() > spinUntil) break;
     }
     this.sleepUntilReplies();
@@ -452,11 +447,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.sleeping = true;
     const wakeup = () => {
       this.sleeping = false;
-      if (this.pending.size || this.backlog.length) this.schedulePump();
+      if (this.pending.size || this.waiting.size) this.schedulePump();
     };
     // CPU backends notify a shared word after publishing replies; otherwise poll on the next turn.
     const signals = new Set(this.kernels().map((k) => k.backend.replySignal));
-    if (signals.size === 1 && !signals.has(undefined) && this.backlog.length === 0) {
+    if (signals.size === 1 && !signals.has(undefined) && this.waiting.size === 0) {
       const s = [...signals][0]!;
       const seen = Atomics.load(s.words, s.index);
       if (this.drainReplies() > 0 || this.pending.size === 0) {
@@ -533,67 +528,61 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
   }
 
-  private drainBacklog(): void {
+  /** Moves waiting sends into every kernel's ring as far as each has room; fails those stuck too long. */
+  private drainSpills(): void {
     const now = performance.now();
-    while (this.backlog.length) {
-      const b = this.backlog.peek()!;
-      if (!b.kernel.accepting) {
-        this.backlog.shift();
-        b.kernel.cancelled += b.rows ? b.rows.end - b.rows.next : 1;
+    for (const kernel of this.waiting) {
+      const spill = this.spills.get(kernel)!;
+      if (!kernel.accepting) {
         try {
-          b.kernel.assertAccepting();
+          kernel.assertAccepting();
         } catch (e) {
-          b.done(e as Error);
+          this.cancelSpill(kernel, e as Error);
         }
         continue;
       }
-      if (b.rows) {
-        let progressed: boolean;
-        try {
-          progressed = this.writeRows(b.kernel, b.method, b.rows);
-        } catch (e) {
-          // A row that cannot be encoded: report it, skip it, keep the rest in order.
-          b.rows.next++;
-          this.emit('tellError', { grain: b.kernel.def.name, method: b.method.name, error: e as Error, row: b.rows.next - 1 });
-          continue;
-        }
-        if (b.rows.next >= b.rows.end) {
-          this.backlog.shift();
-          b.done();
-          continue;
-        }
-        if (progressed) b.since = now;
-        else if (now - b.since > this.queueFullTimeoutMs) {
-          this.backlog.shift();
-          b.kernel.cancelled += b.rows.end - b.rows.next;
-          b.done(new QueueFullError(b.kernel.def.name, Math.round(now - b.since)));
-          continue;
-        }
-        b.kernel.wake();
-        return;
-      }
-      let wrote: boolean;
-      try {
-        wrote = this.tryWrite(b.kernel, b.method, b.key, b.payload, b.corr);
-      } catch (e) {
-        this.backlog.shift();
-        b.done(e as Error);
-        continue;
-      }
-      if (!wrote) {
-        if (now - b.since > this.queueFullTimeoutMs) {
-          this.backlog.shift();
-          b.done(new QueueFullError(b.kernel.def.name, Math.round(now - b.since)));
-          continue;
-        }
-        b.kernel.wake();
-        return;
-      }
-      this.backlog.shift();
-      b.kernel.sent++;
-      b.kernel.wake();
-      b.done();
+      const images = spill.drain(kernel.producer!, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
+      kernel.sent += images;
+      if (spill.size === 0) this.waiting.delete(kernel);
+      else if (now - spill.since > this.queueFullTimeoutMs) this.cancelSpill(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));
+      kernel.wake();
     }
+  }
+
+  /** Writes a waiting tellMany segment's rows while the ring has room; returns rows consumed (written or failed). */
+  private drainRows(kernel: RingKernel, seg: RowsWaiting): number {
+    const start = seg.rows.next;
+    for (;;) {
+      try {
+        this.writeRows(kernel, seg.def, seg.rows);
+        return seg.rows.next - start;
+      } catch (e) {
+        // A row that cannot be encoded: report it, skip it, keep the rest in order.
+        seg.rows.next++;
+        this.emit('tellError', { grain: kernel.def.name, method: seg.method, error: e as Error, row: seg.rows.next - 1 });
+      }
+    }
+  }
+
+  /** Fails everything waiting for `kernel`'s ring: asks reject, tells become tellError events; all counted. */
+  private cancelSpill(kernel: RingKernel, error: Error): void {
+    const spill = this.spills.get(kernel);
+    this.waiting.delete(kernel);
+    if (!spill || spill.size === 0) return;
+    const grain = kernel.def.name;
+    const n = spill.cancel(
+      error,
+      (m) => {
+        const p = m.corr ? this.pending.get(m.corr) : undefined;
+        if (p) {
+          this.pending.delete(m.corr);
+          p.reject(error);
+        } else if (!m.corr) this.emit('tellError', { grain, method: kernel.def.methods[m.method]?.name ?? String(m.method), error });
+      },
+      (seg) => this.emit('tellError', { grain, method: seg.method, error, row: seg.rows.next }),
+    );
+    kernel.cancelled += n;
+    this.logger.warn({ grain, cancelled: n, code: (error as { code?: string }).code }, `${n} sends to ${grain} that waited for ring space were cancelled: ${error.message.split('\n')[0]}`);
   }
 
   pendingAsksOf(kernel: RingKernel): number {
@@ -608,10 +597,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.pending.delete(corr);
       p.reject(error);
     }
-    for (const b of this.backlog.removeWhere((x) => x.kernel === kernel)) {
-      kernel.cancelled += b.rows ? b.rows.end - b.rows.next : 1;
-      b.done(error);
-    }
+    this.cancelSpill(kernel, error);
   }
 
   /** Timeouts, faults and stalled heartbeats: every 50 ms, off the hot path. */
@@ -641,7 +627,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         p.reject(new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
       }
     }
-    if (this.pending.size || this.backlog.length) this.schedulePump();
+    if (this.pending.size || this.waiting.size) this.schedulePump();
   }
 
   counters(cls: AnyGrainClass): KernelCounters {
@@ -684,7 +670,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** What keeps the system from being idle (empty when idle). */
   private unbalanced(): string[] {
     const out: string[] = [];
-    if (this.backlog.length) out.push(`${this.backlog.length} sends wait for ring space`);
+    let spilled = 0;
+    for (const k of this.waiting) spilled += this.spills.get(k)?.size ?? 0;
+    if (spilled) out.push(`${spilled} sends wait for ring space`);
     let k2kSent = 0;
     let k2kReceived = 0;
     for (const k of this.kernels()) {
