@@ -12,6 +12,9 @@ mkdir -p "$OUT" "$LOGS"
 tools="memcheck,racecheck,synccheck,initcheck"
 workloads="vector-add,bank,sir,k2k-default,k2k-sir"
 per_run="${SANITIZE_TIMEOUT:-240}"
+# Whole-script budget (s): a run that could not finish inside it is recorded as skipped, not started.
+budget="${SANITIZE_BUDGET:-100000}"
+t_start=$(date +%s)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --tools) tools="$2"; shift 2 ;;
@@ -54,6 +57,11 @@ for tool in ${tools//,/ }; do
     c="$(cmd_of "$w")"
     log="$LOGS/$tool-$w.log"
     t0=$(date +%s)
+    if (( t0 - t_start + per_run > budget )); then
+      echo "$tool $w: skipped (budget of ${budget}s would be exceeded)"
+      runs=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.append({"tool":sys.argv[2],"workload":sys.argv[3],"skipped":"budget"}); print(json.dumps(r))' "$runs" "$tool" "$w")
+      continue
+    fi
     extra=""
     [[ $tool == racecheck ]] && extra="--racecheck-report all"
     timeout "$per_run" "$bin" --tool "$tool" $extra --target-processes all --print-limit 20 $c >"$log" 2>&1
@@ -80,6 +88,9 @@ import json, sys
 runs = json.loads(sys.argv[1])
 import os
 out = {"workloads": sorted({r["workload"] for r in runs}), "failedRuns": {}, "unfinished": [], "defines": os.environ.get("RINGGRAIN_NVRTC_DEFINES", ""), "runs": runs}
+out["skipped"] = [f'{r["tool"]} {r["workload"]}' for r in runs if r.get("skipped")]
+runs = [r for r in runs if not r.get("skipped")]
+out["runs"] = runs
 for r in runs:
     if r["errors"] < 0:
         r["errors"] = None
