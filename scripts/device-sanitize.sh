@@ -46,8 +46,13 @@ cmd_of() {
 # Warm the compile cache outside the sanitizer (NVRTC under instrumentation is slow, and is not what we check).
 for w in ${workloads//,/ }; do
   c="$(cmd_of "$w")" || { echo "unknown workload $w" >&2; exit 2; }
-  timeout 300 $c >"$LOGS/plain-$w.log" 2>&1
-  echo "plain $w: exit $?"
+  t0=$(date +%s)
+  timeout "${SANITIZE_PLAIN_TIMEOUT:-90}" $c >"$LOGS/plain-$w.log" 2>&1
+  r=$?
+  echo "plain $w: exit $r after $(( $(date +%s) - t0 )) s"
+  [[ $r != 0 ]] && tail -15 "$LOGS/plain-$w.log" | sed 's/^/    /'
+  # Logs come back even if the whole run is cut off later.
+  tar czf "$OUT/sanitizer-logs.tgz" -C /tmp rg-sanitizer
 done
 
 runs="[]"
@@ -80,6 +85,7 @@ for tool in ${tools//,/ }; do
     [[ $errs != 0 ]] && rc=1
     echo "$tool $w: exit $r, $errs errors, ${secs}s"
     grep -m3 -E 'Invalid|Hazard|Uninitialized|error' "$log" | head -3 | sed 's/^/    /'
+    tar czf "$OUT/sanitizer-logs.tgz" -C /tmp rg-sanitizer
     runs=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.append({"tool":sys.argv[2],"workload":sys.argv[3],"exit":int(sys.argv[4]),"errors":int(sys.argv[5]),"seconds":int(sys.argv[6]),"workloadOk":sys.argv[7]=="true","command":sys.argv[8]}); print(json.dumps(r))' "$runs" "$tool" "$w" "$r" "$errs" "$secs" "$ok" "$c")
   done
 done
