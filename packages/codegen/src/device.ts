@@ -651,8 +651,12 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
         }
       }
     }
-    /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
-    if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+    /*
+     * The mode word changes rarely: re-read it every 16 idle polls, on every poll once sleeping (idle
+     * stops counting at RG_WORKER_SPIN, which need not be a multiple of 16: with RG_WORKER_SPIN=8 the
+     * workers never saw EXIT and the kernel never ended), and at once when paused.
+     */
+    if ((idle & 15u) == 0u || idle >= RG_WORKER_SPIN || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
       mode = rg_ld_vol(&k->g->mode);
       if (mode == RG_MODE_EXIT) return;
     }

@@ -1476,8 +1476,12 @@ describe('generated units (full inline snapshots)', () => {
               }
             }
           }
-          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
-          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+          /*
+           * The mode word changes rarely: re-read it every 16 idle polls, on every poll once sleeping (idle
+           * stops counting at RG_WORKER_SPIN, which need not be a multiple of 16: with RG_WORKER_SPIN=8 the
+           * workers never saw EXIT and the kernel never ended), and at once when paused.
+           */
+          if ((idle & 15u) == 0u || idle >= RG_WORKER_SPIN || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
             mode = rg_ld_vol(&k->g->mode);
             if (mode == RG_MODE_EXIT) return;
           }
@@ -3640,8 +3644,12 @@ describe('generated units (full inline snapshots)', () => {
               }
             }
           }
-          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
-          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+          /*
+           * The mode word changes rarely: re-read it every 16 idle polls, on every poll once sleeping (idle
+           * stops counting at RG_WORKER_SPIN, which need not be a multiple of 16: with RG_WORKER_SPIN=8 the
+           * workers never saw EXIT and the kernel never ended), and at once when paused.
+           */
+          if ((idle & 15u) == 0u || idle >= RG_WORKER_SPIN || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
             mode = rg_ld_vol(&k->g->mode);
             if (mode == RG_MODE_EXIT) return;
           }
@@ -5497,8 +5505,12 @@ describe('generated units (full inline snapshots)', () => {
               }
             }
           }
-          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
-          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+          /*
+           * The mode word changes rarely: re-read it every 16 idle polls, on every poll once sleeping (idle
+           * stops counting at RG_WORKER_SPIN, which need not be a multiple of 16: with RG_WORKER_SPIN=8 the
+           * workers never saw EXIT and the kernel never ended), and at once when paused.
+           */
+          if ((idle & 15u) == 0u || idle >= RG_WORKER_SPIN || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
             mode = rg_ld_vol(&k->g->mode);
             if (mode == RG_MODE_EXIT) return;
           }
@@ -7248,8 +7260,12 @@ describe('generated units (full inline snapshots)', () => {
               }
             }
           }
-          /* The mode word changes rarely: re-read it every 16 idle polls, and at once when paused. */
-          if ((idle & 15u) == 0u || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
+          /*
+           * The mode word changes rarely: re-read it every 16 idle polls, on every poll once sleeping (idle
+           * stops counting at RG_WORKER_SPIN, which need not be a multiple of 16: with RG_WORKER_SPIN=8 the
+           * workers never saw EXIT and the kernel never ended), and at once when paused.
+           */
+          if ((idle & 15u) == 0u || idle >= RG_WORKER_SPIN || (mode != RG_KS_ACTIVE && mode != RG_MODE_DRAIN)) {
             mode = rg_ld_vol(&k->g->mode);
             if (mode == RG_MODE_EXIT) return;
           }

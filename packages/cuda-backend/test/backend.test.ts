@@ -45,6 +45,26 @@ describe('CudaBackend probe (no GPU needed)', () => {
 });
 
 gpu(`CudaBackend ${lane}`, () => {
+  it('tuning macros that are not multiples of 16 (RINGGRAIN_NVRTC_DEFINES RG_WORKER_SPIN=8): the kernel still exits on STOP', async () => {
+    // Workers once re-read the mode word only when their idle count was a multiple of 16; it stops at
+    // RG_WORKER_SPIN, so with 8 they never saw EXIT and every shutdown ended in KernelStuckError.
+    const before = process.env['RINGGRAIN_NVRTC_DEFINES'];
+    process.env['RINGGRAIN_NVRTC_DEFINES'] = 'RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8';
+    try {
+      const backend = new CudaBackend({ partitions: 4 });
+      const sys = system(backend).register(Account, small);
+      await sys.start();
+      expect(await sys.grain(Account, 3).deposit({ amount: 2 })).toEqual({ balance: 2 });
+      await new Promise((r) => setTimeout(r, 50)); // every warp idle, sleeping between polls
+      await sys.shutdown();
+      expect(backend.poisonedBy).toBeUndefined();
+      expect(sys.kernel(Account).state).toBe('terminated');
+    } finally {
+      if (before === undefined) delete process.env['RINGGRAIN_NVRTC_DEFINES'];
+      else process.env['RINGGRAIN_NVRTC_DEFINES'] = before;
+    }
+  });
+
   it('bank: deposit/withdraw/balance asks answered by the GPU match a JS model; tells; K2K transfer', async () => {
     const backend = new CudaBackend();
     const sys = system(backend).register(Account, small);
