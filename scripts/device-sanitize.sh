@@ -26,9 +26,12 @@ done
 # Idle warps sleep after 8 empty polls instead of 4096: under the sanitizer every poll is instrumented,
 # and hundreds of spinning warps kept the workloads from finishing. Timing only; the same code paths run.
 # Every default timeout (asks, handshake, heartbeat, STOP acknowledgement) times 100: instrumented kernels
-# run 10-1000x slower, and a STOP that took 2.5 s under memcheck was once reported as a stuck kernel.
+# run 10-1000x slower than the defaults are sized for.
 export RINGGRAIN_TIMEOUT_SCALE="${RINGGRAIN_TIMEOUT_SCALE-100}"
-export RINGGRAIN_NVRTC_DEFINES="${RINGGRAIN_NVRTC_DEFINES-RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8}"
+# Idle polls then sleep 200 µs (workers) / 50 µs (ingress) instead of 1-2 µs: the kernels spend the run
+# mostly idle, and every instrumented poll costs; with the short sleeps multi-kernel workloads did not
+# finish within 100 s under memcheck.
+export RINGGRAIN_NVRTC_DEFINES="${RINGGRAIN_NVRTC_DEFINES-RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8,RG_WORKER_IDLE_NS=200000,RG_INGRESS_IDLE_NS=50000}"
 bin="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
 [[ -x "$bin" ]] || { echo "device-sanitize: compute-sanitizer not found" >&2; exit 2; }
 
@@ -89,7 +92,7 @@ for tool in ${tools//,/ }; do
     runs=$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r.append({"tool":sys.argv[2],"workload":sys.argv[3],"exit":int(sys.argv[4]),"errors":int(sys.argv[5]),"seconds":int(sys.argv[6]),"workloadOk":sys.argv[7]=="true","command":sys.argv[8]}); print(json.dumps(r))' "$runs" "$tool" "$w" "$r" "$errs" "$secs" "$ok" "$c")
   done
 done
-python3 - "$runs" "$OUT/sanitizer.json" <<'PY'
+python3 - "$runs" "$OUT/${SANITIZE_JSON:-sanitizer.json}" <<'PY'
 import json, sys
 runs = json.loads(sys.argv[1])
 import os
