@@ -18,6 +18,7 @@ import {
 } from './errors.ts';
 import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
+import { compileRowWriter, type RowWrite } from './row-writer.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns } from './bulk.ts';
 import { scaledDefault } from './timeouts.ts';
@@ -89,6 +90,8 @@ interface BulkRows {
   readonly key: ArrayLike<unknown>;
   readonly cols: Record<string, ArrayLike<unknown>>;
   readonly names: readonly string[];
+  /** The scalar-only fast path (row-writer.ts), once chosen; null where it does not apply. */
+  fast?: RowWrite | null;
 }
 
 export interface SystemEvents {
@@ -382,6 +385,25 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
+    const producer = kernel.producer!;
+    if (rows.fast === undefined) {
+      rows.fast = kernel.def.keyKind === 'string' ? null : (compileRowWriter(method, kernel.grainId, rows.key, rows.cols, producer.ring.payloadCapacity) ?? null);
+    }
+    if (rows.fast) {
+      const ring = producer.ring;
+      const write = rows.fast;
+      const time = this.clock();
+      while (rows.next < rows.end) {
+        const slot = producer.claim();
+        if (slot < 0) break;
+        write(ring.u8, ring.dv, slot, rows.next, time);
+        producer.publish(slot);
+        rows.next++;
+      }
+      kernel.sent += rows.next - start;
+      if (rows.next !== start) kernel.wake();
+      return rows.next !== start;
+    }
     const payload: Record<string, unknown> = {};
     while (rows.next < rows.end) {
       const i = rows.next;

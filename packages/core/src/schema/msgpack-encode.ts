@@ -166,7 +166,8 @@ function numericArrayEncoder(kind: string, min: number, max: number): Encoder {
   };
 }
 
-function keyBytes(name: string): Uint8Array {
+/** A struct field name as msgpack fixstr bytes (field names are ≤ 31 bytes by construction). */
+export function keyBytes(name: string): Uint8Array {
   const bytes = new TextEncoder().encode(name);
   const out = new Uint8Array(bytes.length + 1);
   out[0] = 0xa0 | bytes.length; // fixstr: field names are ≤ 31 bytes by construction

@@ -1,0 +1,98 @@
+/**
+ * tellMany's fast path for requests made only of scalar fields. The slot image of a message of the
+ * method (the header after its seq word, then the msgpack payload with every value at a fixed width) is
+ * built once; each row copies it into its slot and patches key, time and values: no object per row and
+ * no per-field dispatch. A fixed width is valid msgpack (an int may take a wider form than the shortest;
+ * f64 and f32 already have one), which every decoder here reads. Columns were validated before.
+ */
+import type { MethodDef } from './grain.ts';
+import { HOST_SENDER, SLOT, SLOT_HEADER_SIZE } from './protocol.ts';
+import type { Schema } from './schema/index.ts';
+import { keyBytes } from './schema/msgpack-encode.ts';
+import { splitKeyHi, splitKeyLo } from './slot.ts';
+
+type Kind = 'f64' | 'f32' | 'i32' | 'u32' | 'bool';
+const WIDTH: Record<Kind, number> = { f64: 9, f32: 5, i32: 5, u32: 5, bool: 1 };
+const TAG: Record<Kind, number> = { f64: 0xcb, f32: 0xca, i32: 0xd2, u32: 0xce, bool: 0xc2 };
+
+/** Writes row `i` into the slot at `slot` of a buffer (all but seq). */
+export type RowWrite = (u8: Uint8Array, dv: DataView, slot: number, i: number, time: number) => void;
+
+interface Template {
+  /** The image after the seq word. */
+  readonly image: Uint8Array;
+  /** Per field: its kind and the offset of its value's tag byte within the slot. */
+  readonly fields: ReadonlyArray<{ readonly name: string; readonly kind: Kind; readonly at: number }>;
+}
+
+const templates = new WeakMap<MethodDef, Map<number, Template | null>>();
+
+function template(method: MethodDef, grainId: number): Template | null {
+  const req = method.request;
+  const names = req.fieldNames;
+  if (names.length >= 16) return null;
+  const kinds: Kind[] = [];
+  for (const n of names) {
+    const f = req.fields[n] as Schema;
+    if (f.kind !== 'scalar') return null;
+    kinds.push(f.scalar as Kind);
+  }
+  const parts: number[] = [0x80 | names.length];
+  const fields: Array<{ name: string; kind: Kind; at: number }> = [];
+  for (const [i, n] of names.entries()) {
+    parts.push(...keyBytes(n));
+    const kind = kinds[i]!;
+    fields.push({ name: n, kind, at: SLOT_HEADER_SIZE + parts.length });
+    parts.push(TAG[kind], ...new Array<number>(WIDTH[kind] - 1).fill(0));
+  }
+  const slot = new Uint8Array(SLOT_HEADER_SIZE + parts.length);
+  const dv = new DataView(slot.buffer);
+  slot.set(parts, SLOT_HEADER_SIZE);
+  dv.setUint32(SLOT.length, parts.length, true);
+  dv.setUint32(SLOT.method, method.id, true);
+  dv.setUint32(SLOT.flags, 0, true);
+  dv.setUint32(SLOT.corr, 0, true);
+  dv.setUint32(SLOT.sender, HOST_SENDER, true);
+  dv.setUint32(SLOT.grain, grainId, true);
+  return { image: slot.subarray(SLOT.seq + 4), fields };
+}
+
+/**
+ * A writer of `method`'s rows from `cols` (int keys), or undefined where the fast path does not apply
+ * (a field that is not a scalar; then each row goes through the general encoder).
+ */
+export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayLike<unknown>, cols: Record<string, ArrayLike<unknown>>, payloadCapacity: number): RowWrite | undefined {
+  if (SLOT.seq !== 0) return undefined;
+  let byGrain = templates.get(method);
+  if (!byGrain) templates.set(method, (byGrain = new Map()));
+  let t = byGrain.get(grainId);
+  if (t === undefined) byGrain.set(grainId, (t = template(method, grainId)));
+  if (!t || t.image.length + 4 - SLOT_HEADER_SIZE > payloadCapacity) return undefined;
+  const { image, fields } = t;
+  const keys = key as ArrayLike<number>;
+  // One closure per field kind, chosen once per call: the row loop then only patches bytes.
+  const patches = fields.map(({ name, kind, at }): ((dv: DataView, slot: number, i: number) => void) => {
+    const col = cols[name]!;
+    switch (kind) {
+      case 'f64':
+        return (dv, slot, i) => dv.setFloat64(slot + at + 1, col[i] as number);
+      case 'f32':
+        return (dv, slot, i) => dv.setFloat32(slot + at + 1, col[i] as number);
+      case 'i32':
+        return (dv, slot, i) => dv.setInt32(slot + at + 1, col[i] as number);
+      case 'u32':
+        return (dv, slot, i) => dv.setUint32(slot + at + 1, col[i] as number);
+      case 'bool':
+        return (dv, slot, i) => dv.setUint8(slot + at, col[i] ? 0xc3 : 0xc2);
+    }
+  });
+  const n = patches.length;
+  return (u8, dv, slot, i, time) => {
+    u8.set(image, slot + 4);
+    const k = keys[i]!;
+    dv.setUint32(slot + SLOT.keyLo, splitKeyLo(k), true);
+    dv.setUint32(slot + SLOT.keyHi, splitKeyHi(k), true);
+    dv.setFloat64(slot + SLOT.time, time, true);
+    for (let f = 0; f < n; f++) patches[f]!(dv, slot, i);
+  };
+}
