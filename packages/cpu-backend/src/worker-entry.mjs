@@ -1,6 +1,9 @@
 // Plain JS entry: Node 20 does not pass ESM loader flags (--import tsx) to worker threads, so the worker
-// registers tsx itself before importing the TypeScript worker and the user's grain modules.
+// registers tsx itself (grain modules may be TypeScript) before importing the worker: the built
+// worker.js in an installed package, worker.ts in this repository.
+import { existsSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 
 register();
-await import('./worker.ts');
+const built = new URL('./worker.js', import.meta.url);
+await import(existsSync(built) ? built.href : new URL('./worker.ts', import.meta.url).href);
