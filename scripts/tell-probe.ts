@@ -1,5 +1,5 @@
 /**
- * Where host→kernel tell throughput goes (issue 12), measured through the public API on each backend:
+ * Where host→kernel tell throughput goes, measured through the public API on each backend:
  * for each configuration, `tellMany` of M rows (host encoding is cheap, so the drain rate shows the
  * consumer) and M plain tells (host cost per call shows in the send-loop time), each timed until the
  * kernel processed the last message, every balance checked. Varies the CUDA partition count (worker

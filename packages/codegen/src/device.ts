@@ -296,7 +296,7 @@ export function kernelSignature(grain: string): string {
 }
 
 /**
- * Idle back-off of the persistent loop (design brief §4.5). Overridable per unit with `-D` (or a
+ * Idle back-off of the persistent loop (spin, then sleep between polls). Overridable per unit with `-D` (or a
  * `#define` before the unit): polls before a loop starts sleeping, and the sleep then.
  */
 export const BACKOFF = {
@@ -402,7 +402,7 @@ __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx)
 }
 
 /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
-   (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+   (it may read the payload as soon as it sees seq). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
 #ifndef RG_REPLY_RELEASE
 #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
 #endif
@@ -926,7 +926,7 @@ __device__ static void rg_${G}_publish(rg_kernel* k, unsigned int lane) {
 }
 
 /*
- * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+ * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
  * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
  * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
  * left there the host counts as rejected), finishes the turns already taken into device queues, then

@@ -1227,7 +1227,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
-         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+         (it may read the payload as soon as it sees seq). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
       #ifndef RG_REPLY_RELEASE
       #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
       #endif
@@ -1751,7 +1751,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
        * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
        * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
        * left there the host counts as rejected), finishes the turns already taken into device queues, then
@@ -3395,7 +3395,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
-         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+         (it may read the payload as soon as it sees seq). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
       #ifndef RG_REPLY_RELEASE
       #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
       #endif
@@ -3919,7 +3919,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
        * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
        * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
        * left there the host counts as rejected), finishes the turns already taken into device queues, then
@@ -5256,7 +5256,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
-         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+         (it may read the payload as soon as it sees seq). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
       #ifndef RG_REPLY_RELEASE
       #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
       #endif
@@ -5780,7 +5780,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
        * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
        * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
        * left there the host counts as rejected), finishes the turns already taken into device queues, then
@@ -7011,7 +7011,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /* Publishes a reply slot's seq: release at system scope, so the host never sees seq before the payload
-         (design brief §4.2). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
+         (it may read the payload as soon as it sees seq). A hook so that test/gpu/ask-probe.cu can measure what the release costs. */
       #ifndef RG_REPLY_RELEASE
       #define RG_REPLY_RELEASE(p, v) rg_st_rel_sys((p), (v))
       #endif
@@ -7535,7 +7535,7 @@ describe('generated units (full inline snapshots)', () => {
       }
 
       /*
-       * Control + ingress: warp 0. Handshake (design brief §5.7): the host writes requested + requestEpoch,
+       * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
        * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
        * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
        * left there the host counts as rejected), finishes the turns already taken into device queues, then

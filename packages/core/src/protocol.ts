@@ -7,7 +7,7 @@ import type { StructSchema } from './schema/types.ts';
  * as a schema. TS offsets come from `layoutOf`; the code generator emits the C structs and their
  * `static_assert`s from the same values. Nothing here is retyped anywhere else.
  *
- * Rule (design brief §4): every word has exactly one writer; producer- and consumer-written words sit
+ * Rule: every word has exactly one writer; producer- and consumer-written words sit
  * on separate 128-byte lines.
  */
 const LINE_WORDS = 32; // 128 bytes of u32
@@ -71,7 +71,7 @@ export const SlotFlag = {
 
 export const HOST_SENDER = 0xffffffff;
 
-/** Requested/observed states of the handshake (design brief §5.7). */
+/** Requested/observed states of the handshake: the host writes requested + requestEpoch, the kernel answers with observed + ackEpoch. */
 export const KernelState = {
   NONE: 0,
   IDLE: 1,

@@ -4,7 +4,7 @@ import { InvalidTransitionError, accepting, canTransition, nextState, type Lifec
 const STATES: LifecycleState[] = ['created', 'launched', 'active', 'deactivated', 'terminated', 'faulted'];
 const ACTIONS: LifecycleAction[] = ['launch', 'activate', 'deactivate', 'terminate', 'fault'];
 
-/** The lifecycle of design brief §2, written out independently of lifecycle.ts. */
+/** The lifecycle the README states, written out independently of lifecycle.ts. */
 const VALID: Record<string, LifecycleState> = {
   'created/launch': 'launched',
   'terminated/launch': 'launched',

@@ -31,7 +31,7 @@ export interface CudaBackendOptions {
   readonly partitions?: number;
   /** Slots per device partition queue, a power of two (default 256). */
   readonly queueCapacity?: number;
-  /** SMs left free for other launches (default max(4, SMs / 8)); design brief §4.6, §5.6. */
+  /** SMs left free for other launches (default max(4, SMs / 8)); the README says why the CUDA backend keeps SMs free. */
   readonly reserveSMs?: number;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
   readonly stopTimeoutMs?: number;

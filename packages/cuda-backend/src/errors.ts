@@ -25,7 +25,7 @@ export class GpuFaultError extends KernelFaultError {
   }
 }
 
-/** A launch that could not become fully resident next to the kernels already running (design brief §5.6). */
+/** A launch that could not become fully resident next to the kernels already running (persistent kernels must all be resident at once). */
 export class CoResidencyError extends RinggrainError {
   readonly requestedBlocks: number;
   readonly residentBlocks: number;

@@ -345,7 +345,7 @@ export class CudaContext {
 
   /**
    * Stream-ordered setup on a non-blocking stream (never the legacy stream while persistent kernels
-   * run, design brief §4.6). Memset then launch on the same stream needs no wait; anything else is
+   * run: the legacy stream waits for them). Memset then launch on the same stream needs no wait; anything else is
    * followed by `synchronize(stream)` on that setup stream (finite work only).
    */
   memsetDeviceAsync(buf: DeviceBuffer, value: number, stream: CudaStream, bytes = buf.bytes, offset = 0): void {

@@ -3,7 +3,7 @@
  * over pinned mapped memory. Used by the GPU test lane and by scripts/device-driver-record.ts, and a
  * quick way to check that a machine's driver, NVRTC and PCIe mapping all work.
  *
- * The ping-pong obeys the ring rules of the design brief: single-writer words on separate 128-byte
+ * The ping-pong obeys the ring rules of core protocol.ts: single-writer words on separate 128-byte
  * lines, the kernel reads with ld.acquire.sys and answers with st.release.sys, the host uses Atomics,
  * the kernel exits on a stop flag (and on an idle watchdog, so a vanished host cannot leave it spinning).
  */
