@@ -168,7 +168,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
   const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
   unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
   if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
-  if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+  if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
   unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
   const unsigned int part = rg_partition(key, rt->partitions);
   rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
@@ -559,7 +559,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   rg_wr m = {0, 0u, 0xffffffffu};
   if (!rg_${G}_encode_reply(method, rep, &m)) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
     return;
   }
   if (m.pos > k->slotSize - RG_HDR) {

@@ -4,6 +4,12 @@
  * (`__host__ __device__` under nvcc), so the host harness compiles it with g++ unchanged.
  * No system headers under NVRTC; unaligned data is only ever read byte by byte.
  */
+import { TURN_ERRORS } from './abi.ts';
+/** `#define RG_E_<NAME> <code>` for every turn error of abi.ts: one source for TS and C. */
+const turnErrorDefines = Object.entries(TURN_ERRORS)
+  .map(([name, code]) => `#define RG_E_${name} ${code}`)
+  .join('\n');
+
 export const PRELUDE = String.raw`#if defined(__CUDACC__)
 #define RG_HD __host__ __device__
 /* The prelude is shared by every unit; a unit uses only some of it. */
@@ -101,17 +107,8 @@ RG_HD static inline bool rg_key_of(double k, long long* out) {
 /* ---- turn context and typed turn errors ----------------------------------------------------- */
 #define RG_OK 0
 #define RG_FORWARDED 1
-#define RG_E_TURN_BUDGET 2
-#define RG_E_INDEX 3
-#define RG_E_QUEUE_FULL 4
-#define RG_E_NO_ROUTE 5
-#define RG_E_KEY 6
-#define RG_E_TOO_LARGE 7
-#define RG_E_REPLY 8
-#define RG_E_NO_REPLY 9
-/* throw new Error('constant'): the text is in rg_turn.msg. */
-#define RG_E_THROW 10
-#define RG_E_POOL_EXHAUSTED 11
+/* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
+${turnErrorDefines}
 
 struct rg_turn {
   long long key;
@@ -134,13 +131,13 @@ struct rg_turn {
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
-    case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
+    case RG_E_INDEX_RANGE: return "INDEX_RANGE: array index out of range or not an integer";
     case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
     case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
     case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
-    case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
-    case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
-    case RG_E_REPLY: return "reply does not match its schema: an integer field got a value out of range or not an integer";
+    case RG_E_INVALID_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
+    case RG_E_PAYLOAD_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
+    case RG_E_REPLY_MISMATCH: return "reply does not match its schema: an integer field got a value out of range or not an integer";
     case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
     default: return "internal error";
   }
@@ -152,27 +149,27 @@ RG_HD static inline const char* rg_turn_error(const rg_turn* t, int rc) {
 /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
 RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
   if (i >= 0.0 && i < (double)n && i == trunc(i)) return (unsigned int)i;
-  if (!t->err) t->err = RG_E_INDEX;
+  if (!t->err) t->err = RG_E_INDEX_RANGE;
   return 0;
 }
 RG_HD static inline unsigned int rg_idxi(rg_turn* t, int i, unsigned int n) {
   if (i >= 0 && (unsigned int)i < n) return (unsigned int)i;
-  if (!t->err) t->err = RG_E_INDEX;
+  if (!t->err) t->err = RG_E_INDEX_RANGE;
   return 0;
 }
 RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned int n) {
   if (i < n) return i;
-  if (!t->err) t->err = RG_E_INDEX;
+  if (!t->err) t->err = RG_E_INDEX_RANGE;
   return 0;
 }
 RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
   if (rg_is_i32(v)) return (int)v;
-  if (!t->err) t->err = RG_E_REPLY;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
   return 0;
 }
 RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
   if (rg_is_u32(v)) return (unsigned int)v;
-  if (!t->err) t->err = RG_E_REPLY;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
   return 0;
 }
 /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */

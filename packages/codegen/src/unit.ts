@@ -63,9 +63,9 @@ export class Unit {
       `RG_HD static void ${name}(rg_turn* t, ${stringKey ? 'long long k' : 'double key'}, const ${type}* m, bool forward) {\n` +
         indent(
           [
-            ...(stringKey ? [] : ['long long k;', 'if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }']),
+            ...(stringKey ? [] : ['long long k;', 'if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }']),
             'rg_wr measure = {0, 0u, 0xffffffffu};',
-            `if (!${enc}(m, &measure)) { t->err = RG_E_REPLY; return; }`,
+            `if (!${enc}(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }`,
             'rg_k2k_ticket tk;',
             `unsigned char* p = rg_k2k_claim(t, ${id}u, k, measure.pos, &tk);`,
             'if (!p) return;',

@@ -30,7 +30,7 @@ static std::vector<unsigned char> unhex(const std::string& s) {
 }
 unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int len) {
   (void)grain;
-  if (len + RG_HDR > sizeof(k2k)) { t->err = RG_E_TOO_LARGE; return 0; }
+  if (len + RG_HDR > sizeof(k2k)) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
   memset(k2k, 0, sizeof(k2k));
   return k2k;
 }

@@ -129,15 +129,15 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- turn context and typed turn errors ----------------------------------------------------- */
       #define RG_OK 0
       #define RG_FORWARDED 1
+      /* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
       #define RG_E_TURN_BUDGET 2
-      #define RG_E_INDEX 3
+      #define RG_E_INDEX_RANGE 3
       #define RG_E_QUEUE_FULL 4
       #define RG_E_NO_ROUTE 5
-      #define RG_E_KEY 6
-      #define RG_E_TOO_LARGE 7
-      #define RG_E_REPLY 8
+      #define RG_E_INVALID_KEY 6
+      #define RG_E_PAYLOAD_TOO_LARGE 7
+      #define RG_E_REPLY_MISMATCH 8
       #define RG_E_NO_REPLY 9
-      /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
       #define RG_E_POOL_EXHAUSTED 11
 
@@ -162,13 +162,13 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
-          case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
+          case RG_E_INDEX_RANGE: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
           case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
-          case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
-          case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
-          case RG_E_REPLY: return "reply does not match its schema: an integer field got a value out of range or not an integer";
+          case RG_E_INVALID_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
+          case RG_E_PAYLOAD_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
+          case RG_E_REPLY_MISMATCH: return "reply does not match its schema: an integer field got a value out of range or not an integer";
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
@@ -180,27 +180,27 @@ describe('generated units (full inline snapshots)', () => {
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
         if (i >= 0.0 && i < (double)n && i == trunc(i)) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxi(rg_turn* t, int i, unsigned int n) {
         if (i >= 0 && (unsigned int)i < n) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned int n) {
         if (i < n) return i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
         if (rg_is_i32(v)) return (int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
         if (rg_is_u32(v)) return (unsigned int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
@@ -779,7 +779,7 @@ describe('generated units (full inline snapshots)', () => {
         const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
         unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
-        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         const unsigned int part = rg_partition(key, rt->partitions);
         rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
@@ -1005,9 +1005,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Account_credit(rg_turn* t, double key, const rg_Account_deposit_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Account_deposit_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Account_deposit_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
         if (!p) return;
@@ -1384,7 +1384,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Account_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
@@ -1984,15 +1984,15 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- turn context and typed turn errors ----------------------------------------------------- */
       #define RG_OK 0
       #define RG_FORWARDED 1
+      /* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
       #define RG_E_TURN_BUDGET 2
-      #define RG_E_INDEX 3
+      #define RG_E_INDEX_RANGE 3
       #define RG_E_QUEUE_FULL 4
       #define RG_E_NO_ROUTE 5
-      #define RG_E_KEY 6
-      #define RG_E_TOO_LARGE 7
-      #define RG_E_REPLY 8
+      #define RG_E_INVALID_KEY 6
+      #define RG_E_PAYLOAD_TOO_LARGE 7
+      #define RG_E_REPLY_MISMATCH 8
       #define RG_E_NO_REPLY 9
-      /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
       #define RG_E_POOL_EXHAUSTED 11
 
@@ -2017,13 +2017,13 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
-          case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
+          case RG_E_INDEX_RANGE: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
           case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
-          case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
-          case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
-          case RG_E_REPLY: return "reply does not match its schema: an integer field got a value out of range or not an integer";
+          case RG_E_INVALID_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
+          case RG_E_PAYLOAD_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
+          case RG_E_REPLY_MISMATCH: return "reply does not match its schema: an integer field got a value out of range or not an integer";
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
@@ -2035,27 +2035,27 @@ describe('generated units (full inline snapshots)', () => {
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
         if (i >= 0.0 && i < (double)n && i == trunc(i)) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxi(rg_turn* t, int i, unsigned int n) {
         if (i >= 0 && (unsigned int)i < n) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned int n) {
         if (i < n) return i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
         if (rg_is_i32(v)) return (int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
         if (rg_is_u32(v)) return (unsigned int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
@@ -2634,7 +2634,7 @@ describe('generated units (full inline snapshots)', () => {
         const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
         unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
-        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         const unsigned int part = rg_partition(key, rt->partitions);
         rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
@@ -3552,7 +3552,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Stats_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
@@ -4152,15 +4152,15 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- turn context and typed turn errors ----------------------------------------------------- */
       #define RG_OK 0
       #define RG_FORWARDED 1
+      /* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
       #define RG_E_TURN_BUDGET 2
-      #define RG_E_INDEX 3
+      #define RG_E_INDEX_RANGE 3
       #define RG_E_QUEUE_FULL 4
       #define RG_E_NO_ROUTE 5
-      #define RG_E_KEY 6
-      #define RG_E_TOO_LARGE 7
-      #define RG_E_REPLY 8
+      #define RG_E_INVALID_KEY 6
+      #define RG_E_PAYLOAD_TOO_LARGE 7
+      #define RG_E_REPLY_MISMATCH 8
       #define RG_E_NO_REPLY 9
-      /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
       #define RG_E_POOL_EXHAUSTED 11
 
@@ -4185,13 +4185,13 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
-          case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
+          case RG_E_INDEX_RANGE: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
           case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
-          case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
-          case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
-          case RG_E_REPLY: return "reply does not match its schema: an integer field got a value out of range or not an integer";
+          case RG_E_INVALID_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
+          case RG_E_PAYLOAD_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
+          case RG_E_REPLY_MISMATCH: return "reply does not match its schema: an integer field got a value out of range or not an integer";
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
@@ -4203,27 +4203,27 @@ describe('generated units (full inline snapshots)', () => {
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
         if (i >= 0.0 && i < (double)n && i == trunc(i)) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxi(rg_turn* t, int i, unsigned int n) {
         if (i >= 0 && (unsigned int)i < n) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned int n) {
         if (i < n) return i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
         if (rg_is_i32(v)) return (int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
         if (rg_is_u32(v)) return (unsigned int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
@@ -4802,7 +4802,7 @@ describe('generated units (full inline snapshots)', () => {
         const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
         unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
-        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         const unsigned int part = rg_partition(key, rt->partitions);
         rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
@@ -5037,9 +5037,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Counter_add(rg_turn* t, double key, const rg_Counter_add_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Counter_add_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Counter_add_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
         if (!p) return;
@@ -5049,9 +5049,9 @@ describe('generated units (full inline snapshots)', () => {
       }
       RG_HD static void rg_send_Counter_bump(rg_turn* t, double key, const rg_Counter_bump_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Counter_bump_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Counter_bump_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
         if (!p) return;
@@ -5061,9 +5061,9 @@ describe('generated units (full inline snapshots)', () => {
       }
       RG_HD static void rg_send_Relay_fanout(rg_turn* t, double key, const rg_Relay_fanout_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Relay_fanout_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Relay_fanout_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 1u, k, measure.pos, &tk);
         if (!p) return;
@@ -5413,7 +5413,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Relay_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
@@ -6013,15 +6013,15 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- turn context and typed turn errors ----------------------------------------------------- */
       #define RG_OK 0
       #define RG_FORWARDED 1
+      /* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
       #define RG_E_TURN_BUDGET 2
-      #define RG_E_INDEX 3
+      #define RG_E_INDEX_RANGE 3
       #define RG_E_QUEUE_FULL 4
       #define RG_E_NO_ROUTE 5
-      #define RG_E_KEY 6
-      #define RG_E_TOO_LARGE 7
-      #define RG_E_REPLY 8
+      #define RG_E_INVALID_KEY 6
+      #define RG_E_PAYLOAD_TOO_LARGE 7
+      #define RG_E_REPLY_MISMATCH 8
       #define RG_E_NO_REPLY 9
-      /* throw new Error('constant'): the text is in rg_turn.msg. */
       #define RG_E_THROW 10
       #define RG_E_POOL_EXHAUSTED 11
 
@@ -6046,13 +6046,13 @@ describe('generated units (full inline snapshots)', () => {
       RG_HD static inline const char* rg_err_text(int e) {
         switch (e) {
           case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
-          case RG_E_INDEX: return "INDEX_RANGE: array index out of range or not an integer";
+          case RG_E_INDEX_RANGE: return "INDEX_RANGE: array index out of range or not an integer";
           case RG_E_QUEUE_FULL: return "QUEUE_FULL: the target grain's device queue stayed full; the message was not sent";
           case RG_E_POOL_EXHAUSTED: return "POOL_EXHAUSTED: the target grain's queue was full and every node of its K2K overflow pool was taken; the message was not sent (raise CudaBackend's overflowBytes)";
           case RG_E_NO_ROUTE: return "NO_ROUTE: the target grain class has no kernel on this device";
-          case RG_E_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
-          case RG_E_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
-          case RG_E_REPLY: return "reply does not match its schema: an integer field got a value out of range or not an integer";
+          case RG_E_INVALID_KEY: return "INVALID_KEY: a ctx.send/ctx.forward key must be a safe integer";
+          case RG_E_PAYLOAD_TOO_LARGE: return "PAYLOAD_TOO_LARGE: a K2K message does not fit the target's slot";
+          case RG_E_REPLY_MISMATCH: return "reply does not match its schema: an integer field got a value out of range or not an integer";
           case RG_E_NO_REPLY: return "reply does not match its schema: the handler returned no reply";
           default: return "internal error";
         }
@@ -6064,27 +6064,27 @@ describe('generated units (full inline snapshots)', () => {
       /* Array index: JS reads undefined out of range; the translation aborts the turn instead (INDEX_RANGE). */
       RG_HD static inline unsigned int rg_idx(rg_turn* t, double i, unsigned int n) {
         if (i >= 0.0 && i < (double)n && i == trunc(i)) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxi(rg_turn* t, int i, unsigned int n) {
         if (i >= 0 && (unsigned int)i < n) return (unsigned int)i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned int n) {
         if (i < n) return i;
-        if (!t->err) t->err = RG_E_INDEX;
+        if (!t->err) t->err = RG_E_INDEX_RANGE;
         return 0;
       }
       RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
         if (rg_is_i32(v)) return (int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
         if (rg_is_u32(v)) return (unsigned int)v;
-        if (!t->err) t->err = RG_E_REPLY;
+        if (!t->err) t->err = RG_E_REPLY_MISMATCH;
         return 0;
       }
       /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
@@ -6663,7 +6663,7 @@ describe('generated units (full inline snapshots)', () => {
         const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
         unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
         if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
-        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_TOO_LARGE; return 0; }
+        if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
         unsigned long long qbytes = RG_RING_HDR + (unsigned long long)rt->queueCapacity * rt->slotSize;
         const unsigned int part = rg_partition(key, rt->partitions);
         rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
@@ -7168,7 +7168,7 @@ describe('generated units (full inline snapshots)', () => {
         rg_wr m = {0, 0u, 0xffffffffu};
         if (!rg_Counter_encode_reply(method, rep, &m)) {
           ctr[RG_C_HANDLER_ERRORS]++;
-          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY));
+          rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
           return;
         }
         if (m.pos > k->slotSize - RG_HDR) {
@@ -7673,9 +7673,9 @@ describe('generated units (full inline snapshots)', () => {
       "/* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Guard_pack(rg_turn* t, double key, const rg_Guard_pack_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Guard_pack_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Guard_pack_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
         if (!p) return;
@@ -8044,9 +8044,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Seq_push(rg_turn* t, double key, const rg_Seq_push_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Seq_push_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Seq_push_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 1u, k, measure.pos, &tk);
         if (!p) return;
@@ -8080,9 +8080,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Hop2_go(rg_turn* t, double key, const rg_Hop1_go_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Hop1_go_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Hop1_go_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 4u, k, measure.pos, &tk);
         if (!p) return;
@@ -8109,9 +8109,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Hop3_go(rg_turn* t, double key, const rg_Hop2_go_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Hop2_go_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Hop2_go_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 5u, k, measure.pos, &tk);
         if (!p) return;
@@ -8157,9 +8157,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Leaf_work(rg_turn* t, double key, const rg_Leaf_work_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Leaf_work_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Leaf_work_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 7u, k, measure.pos, &tk);
         if (!p) return;
@@ -8208,9 +8208,9 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Coordinator_gather(rg_turn* t, double key, const rg_Coordinator_gather_req* m, bool forward) {
         long long k;
-        if (!rg_key_of(key, &k)) { t->err = RG_E_KEY; return; }
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Coordinator_gather_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Coordinator_gather_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 6u, k, measure.pos, &tk);
         if (!p) return;
@@ -8245,7 +8245,7 @@ describe('generated units (full inline snapshots)', () => {
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Named_inc(rg_turn* t, long long k, const rg_Named_inc_req* m, bool forward) {
         rg_wr measure = {0, 0u, 0xffffffffu};
-        if (!rg_enc_Named_inc_req(m, &measure)) { t->err = RG_E_REPLY; return; }
+        if (!rg_enc_Named_inc_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
         rg_k2k_ticket tk;
         unsigned char* p = rg_k2k_claim(t, 8u, k, measure.pos, &tk);
         if (!p) return;

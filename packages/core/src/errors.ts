@@ -47,9 +47,10 @@ export class DecodeError extends RinggrainError {
 }
 
 export class PayloadTooLargeError extends RinggrainError {
-  constructor(where: string, needed: number, capacity: number) {
+  /** `headerBytes`: the slot header the payload shares its slot with (protocol.ts SLOT_HEADER_SIZE). */
+  constructor(where: string, needed: number, capacity: number, headerBytes: number) {
     super('PAYLOAD_TOO_LARGE', `${where}: encoded payload needs ${needed} bytes but a slot holds ${capacity}`, {
-      hint: `raise slotSize to at least ${Math.ceil((needed + 48) / 16) * 16} (header included, a multiple of 16) in the grain's placement options, or send smaller messages`,
+      hint: `raise slotSize to at least ${Math.ceil((needed + headerBytes) / 16) * 16} (header included, a multiple of 16) in the grain's placement options, or send smaller messages`,
     });
   }
 }

@@ -63,7 +63,7 @@ export class SlotWriter {
       if (e === OVERFLOW) {
         const parsed = schema.zod.safeParse(payload);
         if (!parsed.success) throw validationError(schema, payload, `${grain}.${method}`);
-        throw new PayloadTooLargeError(`${grain}.${method}`, encodedSize(schema, payload) + stringKeyBytes(stringKey), ring.payloadCapacity);
+        throw new PayloadTooLargeError(`${grain}.${method}`, encodedSize(schema, payload) + stringKeyBytes(stringKey), ring.payloadCapacity, SLOT_HEADER_SIZE);
       }
       throw e;
     }
@@ -74,7 +74,7 @@ export class SlotWriter {
       // The key's UTF-8 bytes follow the payload; the kernel reads them back for ctx.key.
       const bytes = textEncoder.encode(stringKey);
       if (w.pos + bytes.length > end) {
-        throw new PayloadTooLargeError(`${grain}.${method}`, length + bytes.length, ring.payloadCapacity);
+        throw new PayloadTooLargeError(`${grain}.${method}`, length + bytes.length, ring.payloadCapacity, SLOT_HEADER_SIZE);
       }
       ring.u8.set(bytes, w.pos);
       flags |= SlotFlag.STRING_KEY;

@@ -1,5 +1,5 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { CONTROL, CONTROL_BLOCK_SIZE, RING, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, RING, RING_HEADER_SIZE, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { GrainModuleError, WorkerDiedError } from './errors.ts';
 import { OVERFLOW_WORD, allocateKernelBuffers, type KernelBuffers, type PeerInfo } from './memory.ts';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
@@ -30,7 +30,7 @@ class CpuKernel implements BackendKernel {
   ) {
     this.memory = { control: buffers.control, inbound: buffers.inbound, replies: [buffers.reply] };
     this.control = new Int32Array(buffers.sab, buffers.control.offset, CONTROL_BLOCK_SIZE >> 2);
-    this.inboundWords = new Int32Array(buffers.sab, buffers.inbound.offset, 64);
+    this.inboundWords = new Int32Array(buffers.sab, buffers.inbound.offset, RING_HEADER_SIZE >> 2);
   }
 
   peerInfo(): PeerInfo {
@@ -88,7 +88,7 @@ class CpuKernel implements BackendKernel {
     this.exited = new Promise<void>((resolve) => {
       worker.on('exit', (code) => {
         // Exiting after STOP is the normal end; any other exit is a fault the system must see.
-        if (Atomics.load(this.control, CONTROL.observed) !== 5 /* STOPPED */) {
+        if (Atomics.load(this.control, CONTROL.observed) !== KernelState.STOPPED) {
           this.fault ??= new WorkerDiedError(grain.name, `exit code ${code}`);
         }
         resolve();

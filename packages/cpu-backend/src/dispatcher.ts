@@ -29,6 +29,9 @@ import { K2KTargetError } from './errors.ts';
 import { OVERFLOW_WORD, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
+/** Messages taken from one ring before the loop looks at the other (host inbound, K2K): fairness, not protocol. */
+const DRAIN_BATCH = 64;
+
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
 
@@ -181,8 +184,8 @@ export class Dispatcher {
       iter++;
       let did = 0;
       if (this.mode === KernelState.ACTIVE) {
-        did += this.drain(this.inbound, 64);
-        did += this.drain(this.k2k, 64);
+        did += this.drain(this.inbound, DRAIN_BATCH);
+        did += this.drain(this.k2k, DRAIN_BATCH);
       }
       if (this.pendingOverflow) this.flushOverflow();
       if (did > 0) {

@@ -1,0 +1,41 @@
+/**
+ * Every protocol constant the C side uses is generated from its TS source; this reads the `#define`s
+ * back out of a generated unit and fails if one differs from (or is missing against) core protocol.ts
+ * and codegen abi.ts.
+ */
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT_HEADER_SIZE, SlotFlag } from '@ringgrain/core';
+import { describe, expect, it } from 'vitest';
+import { Account } from '../../../examples/bank/grains.ts';
+import { TURN_ERRORS, generateKernel } from '../src/index.ts';
+
+const defines = new Map<string, number>();
+for (const m of generateKernel(Account.grain).source.matchAll(/^#define (RG_[A-Z0-9_]+) (0x[0-9a-fA-F]+|\d+)u?$/gm)) defines.set(m[1]!, Number(m[2]));
+
+const camelToMacro = (s: string) => s.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+
+describe('C #defines equal their TS sources', () => {
+  const want: Array<[string, number]> = [
+    ...Object.entries(TURN_ERRORS).map(([k, v]): [string, number] => [`RG_E_${k}`, v]),
+    ['RG_ASK', SlotFlag.ASK],
+    ['RG_REPLY', SlotFlag.REPLY],
+    ['RG_ERROR', SlotFlag.ERROR],
+    ['RG_REJECTED', SlotFlag.REJECTED],
+    ['RG_STRING_KEY', SlotFlag.STRING_KEY],
+    ['RG_SKIP', SlotFlag.SKIP],
+    ['RG_HOST_SENDER', HOST_SENDER],
+    ['RG_HDR', SLOT_HEADER_SIZE],
+    ['RG_RING_HDR', RING_HEADER_SIZE],
+    ...(['IDLE', 'ACTIVE', 'PAUSED', 'STOP', 'STOPPED'] as const).map((k): [string, number] => [`RG_KS_${k}`, KernelState[k]]),
+    ...COUNTERS.map((c, i): [string, number] => [`RG_C_${camelToMacro(c)}`, i]),
+    ['RG_NCOUNTERS', COUNTERS.length],
+  ];
+  it.each(want)('%s = %d', (name, value) => {
+    expect(defines.get(name), `${name} is not #defined in the generated unit`).toBeDefined();
+    expect(defines.get(name)).toBe(value);
+  });
+
+  it('every RG_E_* of the unit has a TS source', () => {
+    const cNames = [...defines.keys()].filter((k) => k.startsWith('RG_E_'));
+    expect(cNames.sort()).toEqual(Object.keys(TURN_ERRORS).map((k) => `RG_E_${k}`).sort());
+  });
+});
