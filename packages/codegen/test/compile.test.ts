@@ -57,6 +57,9 @@ describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings a
   });
 });
 
-describe.skipIf(HAVE_NVCC)('nvcc compile', () => {
-  it.skip('nvcc not found', () => {});
-});
+// Only where nvcc is missing: a skip that names why (listed in the run's summary).
+if (!HAVE_NVCC) {
+  describe('nvcc compile', () => {
+    it.skip('skipped: nvcc not found on PATH, so no generated unit was compiled', () => {});
+  });
+}
