@@ -231,9 +231,3 @@ function controlSize(): number {
   return layoutOf(ControlBlock).size;
 }
 
-/** The partition of an int key, as the unit computes it (rg_partition): for tests and diagnostics. */
-export function partitionOf(key: number, partitions: number): number {
-  const k = BigInt.asUintN(64, BigInt(key));
-  const h = BigInt.asUintN(64, k * 0x9e3779b97f4a7c15n);
-  return Number((h >> 32n) % BigInt(partitions));
-}

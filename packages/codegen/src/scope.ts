@@ -62,8 +62,4 @@ export class FnScope {
   budget(): string {
     return `if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; ${this.abort} }`;
   }
-
-  at(loc: Loc): Loc {
-    return loc;
-  }
 }

@@ -21,7 +21,11 @@ export interface KernelOptions {
   readonly replyCapacity: number;
   /** Most actors (distinct keys) the kernel's state table holds. */
   readonly maxActors: number;
-  /** Iteration budget of translated loops (CUDA) / turn budget in ms (CPU); a runaway turn fails typed. */
+  /**
+   * Iteration budget of translated loops on the GPU: past it the turn fails with TURN_BUDGET. The CPU
+   * backend runs handlers as JavaScript and does not bound them; a turn that never ends there stalls the
+   * kernel's heartbeat and the system declares the kernel faulted (heartbeatTimeoutMs).
+   */
   readonly turnBudget: number;
 }
 

@@ -132,11 +132,6 @@ function validationError(schema: Schema, payload: unknown, where: string): Schem
   return new SchemaValidationError(where, (issue?.path ?? []) as PropertyKey[], issue?.message ?? 'invalid');
 }
 
-/** Reads header fields of a slot (little-endian u32s). */
-export function slotU32(ring: Ring, slot: number, field: number): number {
-  return ring.dv.getUint32(slot + field, true);
-}
-
 export class SlotReader {
   private readonly readers = new WeakMap<ArrayBufferLike, Reader>();
 
