@@ -8,6 +8,11 @@ import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { HAVE_NVCC, nvccCompile, nvccCompileAsync, pool, type BuildResult } from './toolchain.ts';
 
 // sm_90 (H100, the GPU machine) and sm_75, the oldest architecture CUDA 13 still targets (sm_70 was dropped).
@@ -55,6 +60,35 @@ describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings a
     expect(r.ok).toBe(false);
     expect(r.log).toContain('rg_Account_state: size differs from layoutOf');
   });
+});
+
+/** nvcc (device and host code, no link) of a hand-written C++ driver that includes a generated unit. */
+function compileDriver(driver: string, unitName: string, unit: string, defines: string[]): { ok: boolean; log: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'ringgrain-driver-'));
+  try {
+    writeFileSync(join(dir, unitName), unit);
+    const r = spawnSync('nvcc', ['-arch=sm_90', '-std=c++17', '-c', `-I${dir}`, ...defines, fileURLToPath(new URL(driver, import.meta.url)), '-o', join(dir, 'driver.o')], { encoding: 'utf8', timeout: 240_000 });
+    return { ok: r.status === 0, log: `${r.stdout}${r.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The C++ drivers that launch a generated kernel by hand compile against the current unit: a parameter
+// added to the kernel without updating them fails here, not on the GPU machine.
+describe.skipIf(!HAVE_NVCC)('hand-written CUDA drivers compile against the current generated unit', () => {
+  it('packages/codegen/test/gpu/account-driver.cu (Account)', () => {
+    const r = compileDriver('./gpu/account-driver.cu', 'Account.cu', generateKernel(Account.grain).source, []);
+    expect(r.log).not.toMatch(/error/);
+    expect(r.ok).toBe(true);
+  }, 240_000);
+
+  it('packages/cuda-backend/test/gpu/ask-probe.cu (bench Echo, profiled)', () => {
+    const k = generateKernel(Echo.grain);
+    const r = compileDriver('../../cuda-backend/test/gpu/ask-probe.cu', 'Echo.cu', k.source, ['-DRG_UNIT="Echo.cu"', '-DRG_ENTRY=rg_Echo_main', `-DRG_SELF_ID=${k.abi.grainId}`, '-DRG_STATE=rg_Echo_state', '-DRG_PROFILE']);
+    expect(r.log).not.toMatch(/error/);
+    expect(r.ok).toBe(true);
+  }, 240_000);
 });
 
 // Only where nvcc is missing: a skip that names why (listed in the run's summary).

@@ -1,6 +1,7 @@
 // End-to-end run of the generated Account unit on a real GPU, without the TS backend: pinned mapped
 // rings, device queues, the persistent kernel, the IDLE → ACTIVE → STOP handshake, asks, K2K
-// transfers, a malformed payload, and counters. Build (from this directory):
+// transfers, a malformed payload, and counters. CI compiles it against the current generated unit
+// (codegen test/compile.test.ts), so its launch cannot drift from the kernel's parameters. Build (from this directory):
 //   pnpm codegen examples/bank/grains.ts --out packages/codegen/test/gpu/out
 //   nvcc -arch=sm_90 -std=c++17 -Iout account-driver.cu -o drv && ./drv
 #include "Account.cu"
@@ -81,7 +82,10 @@ int main() {
   CK(cudaMemcpy(routes, &re, sizeof re, cudaMemcpyHostToDevice));
   cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   const unsigned blocks = ((P + 1) * 32 + 127) / 128;
-  rg_Account_main<<<blocks, 128, 0, st>>>(dcb, din, drep, queues, states, dir, globals, routes, 1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u);
+  unsigned char* scratch; CK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * P));
+  // No K2K overflow pool (nullptr, 0 nodes): a K2K send into a full queue retries sendBudget times.
+  rg_Account_main<<<blocks, 128, 0, st>>>(dcb, din, drep, queues, states, dir, globals, routes, scratch, nullptr, 0u,
+                                          1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u);
   CK(cudaGetLastError());
   EXPECT(waitFor([&] { return *vol(&H.cb->observed) == RG_KS_IDLE; }, 5000), "kernel never reported IDLE");
   H.cb->requested = RG_KS_ACTIVE; std::atomic_thread_fence(std::memory_order_seq_cst); *vol(&H.cb->requestEpoch) = 1;
