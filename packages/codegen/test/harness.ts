@@ -63,6 +63,9 @@ int main() {
     static rg_${G}_state st;
     if (sb.size() != sizeof(st)) { std::cout << "BAD_STATE\n"; continue; }
     memcpy(&st, sb.data(), sizeof(st));
+    /* Poisoned, as the kernel's scratch is never zeroed: a field the decoder or the handler does not
+       write would show as 0xA5 bytes and differ from the JS result. */
+    memset(&req, 0xA5, sizeof(req));
     if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), &req)) { std::cout << "REJECT\n"; continue; }
     rg_turn t;
     memset(&t, 0, sizeof(t));
@@ -76,7 +79,7 @@ int main() {
     t.grain = 0;
     sent.clear();
     static rg_${G}_rep rep;
-    memset(&rep, 0, sizeof(rep));
+    memset(&rep, 0xA5, sizeof(rep));
     int rc = rg_${G}_handle(&t, &st, &req, &rep);
     std::string reply = "-", error = "-";
     if (rc == RG_OK) {
