@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 /**
  * The contract between core and a backend. Core owns routing, encoding, the lifecycle state machine and
  * pending asks; a backend owns memory, the consumer loop (a worker thread, a CUDA kernel) and its
- * health. Core never imports a backend: a system is given backend instances.
+ * health. Core never imports a backend: a system is given backend instances. What a backend must do,
+ * as a checklist, and the path of a message through each backend: docs/architecture.md.
  */
 export interface RegionRef {
   readonly buffer: ArrayBufferLike;
