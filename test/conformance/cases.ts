@@ -18,6 +18,7 @@ import {
   QueueFullError,
   SLOT,
   SchemaValidationError,
+  AskManyError,
   UnknownGrainError,
   UnknownMethodError,
   waitUntil,
@@ -262,6 +263,45 @@ export const cases: ConformanceCase[] = [
       expect(e.path).toEqual(['by', 2]);
       expect(() => system.tellMany(Numbers, 'add', { key: [1, 2], by: [1] })).toThrow(/column "by" has 1 rows, the key column 2/);
       expect(system.metrics()['Numbers']!.sent).toBe(sent1);
+    },
+  },
+  {
+    name: 'askMany: N asks from columns, replies as columns in row order; a failed row rejects with AskManyError naming it',
+    grains: [[Numbers]],
+    isolated: true,
+    async run({ system }) {
+      const n = 3000;
+      const key = new Int32Array(n);
+      const by = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        key[i] = 300 + (i % 7);
+        by[i] = i;
+      }
+      const r = await system.askMany(Numbers, 'add', { key, by });
+      expect(r.count).toBeInstanceOf(Float64Array);
+      expect(r.count.length).toBe(n);
+      // Row i is the (floor(i / 7) + 1)-th add to its actor, whose total is the sum of the rows before it.
+      const totals = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const k = 300 + (i % 7);
+        const t = (totals.get(k) ?? 0) + i;
+        totals.set(k, t);
+        expect(r.count[i], `row ${i}`).toBe(Math.floor(i / 7) + 1);
+        expect(r.total[i], `row ${i}`).toBe(t);
+      }
+      expect((await system.askMany(Numbers, 'add', { key: [], by: [] })).count.length).toBe(0);
+      expect(() => system.tellMany(Numbers, 'add', { key: [1], by: [1.5] })).toThrow(SchemaValidationError);
+      await expect(system.askMany(Numbers, 'add', { key: [1], by: [1.5] })).rejects.toBeInstanceOf(SchemaValidationError);
+      // A handler that throws on one row: the call rejects naming that row; the other rows were answered.
+      const ok = await system.askMany(Numbers, 'fail', { key: [1, 2], code: [0, 0] });
+      expect(ok.ok).toEqual([true, true]);
+      const e = await system.askMany(Numbers, 'fail', { key: [1, 2, 3], code: [0, 7, 0] }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(AskManyError);
+      expect((e as AskManyError).row).toBe(1);
+      expect((e as AskManyError).failedRows).toBe(1);
     },
   },
   {

@@ -14,6 +14,9 @@ export type Columns<Req, Key> = { readonly key: Key extends string ? readonly st
   readonly [F in keyof Req]: Req[F] extends number ? NumberColumn : readonly Req[F][];
 };
 
+/** askMany's replies: one column per reply field, numeric fields as Float64Array (every i32, u32 and f32 is exact there). */
+export type ReplyColumns<Rep> = { readonly [F in keyof Rep]: Rep[F] extends number ? Float64Array : Rep[F][] };
+
 const INT_RANGE = { i32: [-0x80000000, 0x7fffffff], u32: [0, 0xffffffff] } as const;
 
 function numberOk(kind: string, v: unknown): boolean {

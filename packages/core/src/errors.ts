@@ -160,6 +160,20 @@ export class RingError extends RinggrainError {
 }
 
 /** system.idle() gave up: messages were still in flight after the timeout (what did not balance is named). */
+/** askMany: some of its asks failed; the first failure (its row and error) is the cause. */
+export class AskManyError extends RinggrainError {
+  readonly row: number;
+  readonly failedRows: number;
+  constructor(where: string, row: number, failedRows: number, rows: number, cause: Error) {
+    super('ASK_MANY', `${where}: ${failedRows} of ${rows} asks failed; the first, row ${row}: ${cause.message.split('\n')[0]}`, {
+      hint: 'the cause says what failed (a handler error, a timeout, a full ring); the other rows were answered but are not returned',
+      cause,
+    });
+    this.row = row;
+    this.failedRows = failedRows;
+  }
+}
+
 export class IdleTimeoutError extends RinggrainError {
   readonly unbalanced: readonly string[];
   constructor(timeoutMs: number, unbalanced: readonly string[]) {

@@ -13,6 +13,6 @@ export { waitUntil } from './wait.ts';
 export { Deque } from './deque.ts';
 export { SIGNAL_EXIT_CODE } from './signals.ts';
 export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';
-export type { Columns, NumberColumn } from './bulk.ts';
+export type { Columns, NumberColumn, ReplyColumns } from './bulk.ts';
 export { formatLogLine } from './log.ts';
 export { scaledDefault, timeoutScale } from './timeouts.ts';

@@ -2,7 +2,9 @@ import { EventEmitter } from 'eventemitter3';
 import { pino, type Logger } from 'pino';
 import type { Backend, KernelOptions, OverflowStats } from './backend.ts';
 import {
+  AskManyError,
   AskTimeoutError,
+  SchemaValidationError,
   IdleTimeoutError,
   BackendUnavailableError,
   DecodeError,
@@ -16,11 +18,11 @@ import {
   UnknownGrainError,
   UnknownMethodError,
 } from './errors.ts';
-import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from './grain.ts';
+import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowWriter, type RowWrite } from './row-writer.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
-import { validateColumns, type Columns } from './bulk.ts';
+import { validateColumns, type Columns, type ReplyColumns } from './bulk.ts';
 import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
 import { readableStderr } from './log.ts';
@@ -315,6 +317,75 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.schedulePump();
     }
     return n;
+  }
+
+  /**
+   * N asks from columns, like `tellMany`: `await system.askMany(Account, 'deposit', { key, amount })`
+   * resolves with the replies as columns (a Float64Array per numeric reply field, an array otherwise),
+   * row i answering ask i. Columns are checked first as in tellMany (a bad column throws and sends
+   * nothing); the asks then go out in order and are answered in flight. If any fails, it rejects after
+   * all have settled with an AskManyError naming the first failed row and its error.
+   */
+  askMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>> & keyof TypesOf<C>['req']>(
+    cls: C,
+    method: M,
+    columns: Columns<TypesOf<C>['req'][M], TypesOf<C>['key']>,
+  ): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
+    const def = cls.grain as GrainDef;
+    const route = this.route(def, method);
+    const where = `${def.name}.${method} (askMany)`;
+    const reply = route.method.reply;
+    if (!reply) return Promise.reject(new SchemaValidationError(where, [], `method "${method}" has no reply; send its messages with tellMany`));
+    const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
+    let n: number;
+    try {
+      n = validateColumns(where, route.method, def.keyKind === 'string', cols);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    const out: Record<string, Float64Array | unknown[]> = {};
+    for (const f of reply.fieldNames) {
+      const s = reply.fields[f]!;
+      out[f] = s.kind === 'scalar' && s.scalar !== 'bool' ? new Float64Array(n) : new Array<unknown>(n);
+    }
+    const names = route.method.request.fieldNames;
+    const replyNames = reply.fieldNames;
+    const key = cols['key']!;
+    return new Promise((resolve, reject) => {
+      let left = n;
+      let failed = 0;
+      let first: { row: number; error: Error } | undefined;
+      const settle = () => {
+        if (--left > 0) return;
+        if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
+        else resolve(out as unknown as ReplyColumns<ReplyOf<SpecOf<C>, M>>);
+      };
+      if (n === 0) {
+        resolve(out as unknown as ReplyColumns<ReplyOf<SpecOf<C>, M>>);
+        return;
+      }
+      for (let i = 0; i < n; i++) {
+        const payload: Record<string, unknown> = {};
+        for (const f of names) payload[f] = cols[f]![i];
+        const fail = (e: unknown) => {
+          failed++;
+          first ??= { row: i, error: e as Error };
+          settle();
+        };
+        let p: Promise<unknown> | undefined;
+        try {
+          p = this.sendRoute(route, key[i] as number | string, payload, true);
+        } catch (e) {
+          fail(e);
+          continue;
+        }
+        p!.then((r) => {
+          const rec = r as Record<string, unknown>;
+          for (const f of replyNames) out[f]![i] = rec[f];
+          settle();
+        }, fail);
+      }
+    });
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */

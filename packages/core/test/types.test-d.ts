@@ -81,6 +81,17 @@ describe('schema types', () => {
   });
 });
 
+describe('askMany columns', () => {
+  it('takes columns like tellMany and gives the replies as columns (numeric fields as Float64Array)', async () => {
+    const r = await system.askMany(Wallet, 'deposit', { key: new Int32Array(2), amount: new Float64Array(2) });
+    expectTypeOf(r.balance).toEqualTypeOf<Float64Array>();
+    // @ts-expect-error: the reply has no such field
+    void r.count;
+    // @ts-expect-error: the request's field column is missing
+    void system.askMany(Wallet, 'deposit', { key: [1] });
+  });
+});
+
 describe('tellMany columns', () => {
   it('a key column and one column per request field; numeric fields take typed arrays or number[]', () => {
     expectTypeOf(system.tellMany(Wallet, 'deposit', { key: new Int32Array(2), amount: new Float64Array(2) })).toEqualTypeOf<number>();
