@@ -134,7 +134,7 @@ export function quietLogger(level = process.env['RINGGRAIN_LOG'] ?? 'warn'): Log
  */
 export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}): Promise<BuiltSystem> {
   const cpu = new CpuBackend();
-  const backends: SystemOptions['backends'] = { cpu };
+  const backends: Record<string, Backend> = { cpu };
   if (choice === 'cpu') {
     return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cpu', describe: `cpu (${(await cpu.probe()).device ?? 'worker threads'})` };
   }

@@ -89,6 +89,11 @@ export interface ProbeResult {
 
 export interface Backend {
   readonly name: string;
+  /**
+   * Rank for `placement: 'auto'` when the system is given no `autoOrder`: higher first (an accelerator
+   * ranks above the CPU), ties in the order the backends were given. Default 0.
+   */
+  readonly autoRank?: number;
   /** Whether this backend can run here (driver present, device found). Cheap; never throws. */
   probe(): Promise<ProbeResult>;
   createKernel(plan: KernelPlan): Promise<BackendKernel>;

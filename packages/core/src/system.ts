@@ -31,15 +31,24 @@ import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
 
-export type Placement = 'cpu' | 'cuda' | 'auto';
+/** A backend's name as given in `backends` (e.g. 'cpu', 'cuda', or any name of yours), or 'auto'. */
+export type Placement = 'auto' | (string & {});
 
 export interface RegisterOptions extends Partial<KernelOptions> {
   placement?: Placement;
 }
 
 export interface SystemOptions {
-  /** Backends by name; core never imports one. Typically `{ cpu: new CpuBackend(), cuda: new CudaBackend() }`. */
-  backends: Partial<Record<'cpu' | 'cuda', Backend>>;
+  /**
+   * Backends by name; core never imports one and names none. Typically `{ cpu: new CpuBackend(), cuda:
+   * new CudaBackend() }`; a placement is one of these names or 'auto'.
+   */
+  backends: Readonly<Record<string, Backend>>;
+  /**
+   * Which backends `placement: 'auto'` tries, in order: the first whose probe passes. Default: every
+   * backend given, by its `autoRank` (an accelerator first), ties in the order given.
+   */
+  autoOrder?: readonly string[];
   logger?: Logger;
   /** Level of the default logger (JSON lines on stderr); default RINGGRAIN_LOG or 'info'. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -125,7 +134,8 @@ interface Registration {
 export class GrainSystem extends EventEmitter<SystemEvents> {
   readonly logger: Logger;
   readonly clock: () => number;
-  private readonly backends: Partial<Record<'cpu' | 'cuda', Backend>>;
+  private readonly backends: Readonly<Record<string, Backend>>;
+  private readonly autoOrder: readonly string[];
   private readonly regs: Registration[] = [];
   private readonly byDef = new Map<GrainDef, Registration>();
   private readonly pending = new Map<number, PendingAsk>();
@@ -158,6 +168,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   constructor(opts: SystemOptions) {
     super();
     this.backends = opts.backends;
+    const given = Object.keys(opts.backends);
+    for (const n of opts.autoOrder ?? []) {
+      if (!given.includes(n)) throw new PlacementError(`autoOrder names "${n}", which is not one of the backends given (${given.join(', ') || 'none'})`, { hint: 'list only names that are keys of `backends`' });
+    }
+    this.autoOrder = opts.autoOrder ?? given.map((n, i) => ({ n, i, rank: opts.backends[n]!.autoRank ?? 0 })).sort((a, b) => b.rank - a.rank || a.i - b.i).map((x) => x.n);
     // On a terminal, lines a person reads; piped or redirected, JSON lines (for log tools).
     this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
     this.clock = opts.clock ?? Date.now;
@@ -213,22 +228,30 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (this.started) return;
     this.started = true;
     const probes = new Map<string, Awaited<ReturnType<Backend['probe']>>>();
-    const probe = async (name: 'cpu' | 'cuda') => {
-      const b = this.backends[name];
+    const probe = async (name: string) => {
+      const b = Object.hasOwn(this.backends, name) ? this.backends[name] : undefined;
       if (!b) return { ok: false, reason: `no "${name}" backend was given to the system` };
       if (!probes.has(name)) probes.set(name, await b.probe());
       return probes.get(name)!;
     };
     const resolved = new Map<Registration, Backend>();
     for (const reg of this.regs) {
-      let name: 'cpu' | 'cuda';
+      let name: string;
       if (reg.placement === 'auto') {
-        const cuda = await probe('cuda');
-        name = cuda.ok ? 'cuda' : 'cpu';
-        this.logger.info(
-          { grain: reg.def.name, placement: name },
-          cuda.ok ? `placement auto: ${reg.def.name} on cuda (${cuda.device ?? 'device found'})` : `placement auto: ${reg.def.name} on cpu (cuda unavailable: ${cuda.reason})`,
-        );
+        const passed: string[] = [];
+        let chosen: string | undefined;
+        for (const n of this.autoOrder) {
+          const p = await probe(n);
+          if (p.ok) {
+            chosen = n;
+            break;
+          }
+          passed.push(`${n}: ${p.reason ?? 'probe failed'}`);
+        }
+        if (chosen === undefined) throw new BackendUnavailableError('auto', `no backend can run here (${passed.join('; ') || 'none was given'})`);
+        name = chosen;
+        const dev = (await probe(name)).device;
+        this.logger.info({ grain: reg.def.name, placement: name }, `placement auto: ${reg.def.name} on ${name}${dev ? ` (${dev})` : ''}${passed.length ? `; passed over ${passed.join('; ')}` : ''}`);
       } else name = reg.placement;
       const p = await probe(name);
       if (!p.ok) throw new BackendUnavailableError(name, p.reason ?? 'probe failed');

@@ -135,6 +135,8 @@ function runningOn(device: number): Set<CudaKernel> {
  */
 export class CudaBackend implements Backend {
   readonly name = 'cuda';
+  /** placement 'auto' tries a GPU before backends of rank 0 (the CPU). */
+  readonly autoRank = 10;
   readonly options: Required<Omit<CudaBackendOptions, "reserveSMs" | "cacheDir" | "hostMemory">> & { readonly reserveSMs: number | undefined; readonly cacheDir: string | undefined };
   private ctx: CudaContext | undefined;
   /** Non-blocking stream for setup copies (routes, inspect) while kernels run. */

@@ -177,6 +177,8 @@ class IsolatedKernel implements BackendKernel {
 
 export class IsolatedCudaBackend implements Backend {
   readonly name = 'cuda';
+  /** placement 'auto' tries a GPU before backends of rank 0 (the CPU). */
+  readonly autoRank = 10;
   private host: GpuHost | undefined;
   /** Kernel ids: the GPU host keys its kernels by them (unique across hosts). */
   private nextKernelId = 1;
