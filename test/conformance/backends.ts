@@ -1,17 +1,18 @@
 import type { Backend } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
+import { InlineBackend } from '@ringgrain/inline-backend';
 
 /**
- * The backends the conformance suite runs against. CPU always; CUDA when `@ringgrain/cuda-backend`
+ * The backends the conformance suite runs against. CPU and inline (handlers on this thread) always; CUDA when `@ringgrain/cuda-backend`
  * exports a `CudaBackend` and its probe says a driver and device are present, in two lanes: in this
  * process (`cuda`) and in a GPU host process (`cuda-isolated`, IsolatedCudaBackend). Anything else is a
  * skip whose reason goes into the suite's name (never a silent pass).
  */
-export type Lane = 'cpu' | 'cuda' | 'cuda-isolated';
+export type Lane = 'cpu' | 'inline' | 'cuda' | 'cuda-isolated';
 export interface BackendFixture {
   readonly name: Lane;
   /** The placement (and backend key) grains are registered with. */
-  readonly placement: 'cpu' | 'cuda';
+  readonly placement: 'cpu' | 'inline' | 'cuda';
   /** Why this backend is skipped here, or undefined when it runs. */
   readonly skip: string | undefined;
   /** A fresh backend instance (one per system). */
@@ -61,5 +62,10 @@ function firstLine(e: unknown): string {
 }
 
 export async function backendFixtures(): Promise<BackendFixture[]> {
-  return [{ name: 'cpu', placement: 'cpu', skip: undefined, make: () => new CpuBackend() }, ...(await cudaFixtures())];
+  return [
+    { name: 'cpu', placement: 'cpu', skip: undefined, make: () => new CpuBackend() },
+    // Handlers on the test's own thread (a third backend in its own package; core names none).
+    { name: 'inline', placement: 'inline', skip: undefined, make: () => new InlineBackend() },
+    ...(await cudaFixtures()),
+  ];
 }

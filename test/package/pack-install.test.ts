@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const PACKAGES = ['core', 'cpu-backend', 'cuda-backend', 'codegen'] as const;
+const PACKAGES = ['core', 'cpu-backend', 'cuda-backend', 'codegen', 'inline-backend'] as const;
 const pnpm = ['--yes', 'pnpm@10.34.8'];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'ringgrain-user-'));
 

@@ -1,4 +1,4 @@
-import type { GrainDef } from './grain.ts';
+import type { AnyGrainClass, GrainDef } from './grain.ts';
 import type { Logger } from 'pino';
 
 /**
@@ -34,6 +34,12 @@ export interface KernelPlan {
   /** Index of this grain class in `grains`: the id used in slot headers. */
   readonly grainId: number;
   readonly grain: GrainDef;
+  /**
+   * The class the system registered for `grain` (its handler methods). A backend that runs handlers in
+   * this process uses it; one that runs them elsewhere imports `grain.module` there. Absent in a plan
+   * rebuilt on the other side of a process boundary (the isolated GPU host).
+   */
+  readonly cls?: AnyGrainClass;
   /** Every grain class placed on this backend, by id (K2K targets); undefined entries live elsewhere. */
   readonly grains: ReadonlyArray<GrainDef | undefined>;
   readonly options: KernelOptions;

@@ -267,7 +267,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         options: reg.options,
         logger: this.logger,
         host: this,
-        makeKernel: () => backend.createKernel({ grainId: i, grain: reg.def, grains, options: reg.options, logger: this.logger }),
+        makeKernel: () => backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger }),
       });
       kernel.on('transition', (e) => this.emit('transition', e));
       kernel.on('fault', (e) => this.emit('fault', e));

@@ -172,6 +172,44 @@ export class Dispatcher {
   private pollControl: () => void = () => {};
 
   /** Runs until the host asks for STOP. `poll` handles control-plane messages (peers, inspect). */
+  /**
+   * For a consumer that shares its thread (the inline backend): `begin` once, then `runSlice` whenever
+   * there may be work; it returns at once when idle, after `budgetMs` when busy, and 'stopped' after STOP
+   * was acknowledged. It never blocks.
+   */
+  begin(): void {
+    this.publishCounters();
+    Atomics.store(this.control, CONTROL.observed, KernelState.IDLE);
+  }
+
+  /** Whether a slice would find something to do (a message, a host request, held K2K overflow). */
+  hasWork(): boolean {
+    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow) return true;
+    return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0);
+  }
+
+  runSlice(budgetMs: number): 'stopped' | 'busy' | 'idle' {
+    const t0 = performance.now();
+    for (;;) {
+      let did = 0;
+      if (this.mode === KernelState.ACTIVE) {
+        did += this.drain(this.inbound, DRAIN_BATCH);
+        did += this.drain(this.k2k, DRAIN_BATCH);
+      }
+      if (this.pendingOverflow) this.flushOverflow();
+      if (did > 0) this.heartbeat++;
+      this.publishCounters();
+      if (this.checkControl()) {
+        this.publishCounters();
+        Atomics.store(this.control, CONTROL.observed, KernelState.STOPPED);
+        Atomics.store(this.control, CONTROL.ackEpoch, this.epochSeen | 0);
+        return 'stopped';
+      }
+      if (did === 0) return this.pendingOverflow ? 'busy' : 'idle';
+      if (performance.now() - t0 > budgetMs) return 'busy';
+    }
+  }
+
   run(poll: () => void): void {
     this.pollControl = poll;
     const c = this.control;

@@ -1,0 +1,151 @@
+/**
+ * A backend that runs handlers on the calling thread: no worker threads, no GPU. For stepping through
+ * handlers with a debugger's breakpoints, and for fast deterministic tests. It reuses the CPU backend's
+ * consumer (rings in SharedArrayBuffers, the same encoding, K2K between its kernels), but instead of a
+ * worker spinning and parking, the host thread runs each kernel's consumer in slices scheduled with
+ * setImmediate whenever something was sent to it (an idle system costs nothing). A slice lasts at most
+ * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
+ */
+import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
+import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, type KernelBuffers, type LoadedGrain, type PeerInfo } from '@ringgrain/cpu-backend';
+import { InlineConsumerError, InlineNoClassError } from './errors.ts';
+
+export interface InlineBackendOptions {
+  /** Longest a kernel's consumer runs before the event loop gets a turn (default 2 ms). */
+  readonly sliceMs?: number;
+}
+
+function loaded(cls: AnyGrainClass): LoadedGrain {
+  const def = cls.grain as GrainDef;
+  const instance = new (cls as unknown as new () => Record<string, unknown>)();
+  const handlers = def.methods.map((m) => {
+    const fn = instance[m.name];
+    if (typeof fn !== 'function') throw new InlineNoClassError(`${def.name}.${m.name}`);
+    return fn as LoadedGrain['handlers'][number];
+  });
+  return { def, handlers, instance };
+}
+
+class InlineKernel implements BackendKernel {
+  readonly memory;
+  dispatcher: Dispatcher | undefined;
+  stopped = false;
+  fault: Error | undefined;
+
+  constructor(
+    private readonly backend: InlineBackend,
+    readonly plan: KernelPlan,
+    readonly buffers: KernelBuffers,
+  ) {
+    this.memory = { control: buffers.control, inbound: buffers.inbound, replies: [buffers.reply] };
+  }
+
+  peerInfo(): PeerInfo {
+    const b = this.buffers;
+    return { grainId: this.plan.grainId, sab: b.sab, k2kOffset: b.k2k.offset, controlOffset: b.control.offset, inboundOffset: b.inbound.offset, overflowOffset: b.overflow.offset };
+  }
+
+  async start(): Promise<void> {
+    const cls = this.plan.cls;
+    if (!cls) throw new InlineNoClassError(this.plan.grain.name);
+    const b = this.buffers;
+    this.dispatcher = new Dispatcher({
+      self: loaded(cls),
+      grainId: this.plan.grainId,
+      defsById: this.plan.grains,
+      options: this.plan.options,
+      sab: b.sab,
+      controlOffset: b.control.offset,
+      inboundOffset: b.inbound.offset,
+      replyOffset: b.reply.offset,
+      k2kOffset: b.k2k.offset,
+      replySignal: this.backend.replySignalBuffer,
+      peers: [...this.backend.peers(), this.peerInfo()],
+    });
+    this.dispatcher.begin();
+    this.backend.attach(this);
+  }
+
+  wake(): void {
+    this.backend.schedule();
+  }
+
+  health() {
+    return { fault: this.fault };
+  }
+
+  overflow(): OverflowStats {
+    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, 4);
+    return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
+  }
+
+  async dispose(): Promise<void> {
+    this.stopped = true;
+    this.backend.detach(this);
+  }
+}
+
+export class InlineBackend implements Backend {
+  readonly name = 'inline';
+  readonly replySignalBuffer = new SharedArrayBuffer(128);
+  readonly replySignal = { words: new Int32Array(this.replySignalBuffer), index: 0 };
+  private readonly live = new Set<InlineKernel>();
+  private readonly sliceMs: number;
+  private scheduled = false;
+
+  constructor(opts: InlineBackendOptions = {}) {
+    this.sliceMs = opts.sliceMs ?? 2;
+  }
+
+  async probe(): Promise<ProbeResult> {
+    return { ok: true, device: 'the calling thread' };
+  }
+
+  async createKernel(plan: KernelPlan): Promise<BackendKernel> {
+    return new InlineKernel(this, plan, allocateKernelBuffers(plan.options));
+  }
+
+  peers(): PeerInfo[] {
+    return [...this.live].map((k) => k.peerInfo());
+  }
+
+  attach(k: InlineKernel): void {
+    this.live.add(k);
+    const peers = this.peers();
+    for (const x of this.live) x.dispatcher?.setPeers(peers);
+  }
+
+  detach(k: InlineKernel): void {
+    if (!this.live.delete(k)) return;
+    const peers = this.peers();
+    for (const x of this.live) x.dispatcher?.setPeers(peers);
+  }
+
+  /** Runs every kernel's consumer on the next turn of the event loop (once, however often it is asked). */
+  schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.runAll());
+  }
+
+  private runAll(): void {
+    this.scheduled = false;
+    let again = false;
+    for (const k of this.live) {
+      if (k.stopped || k.fault || !k.dispatcher) continue;
+      try {
+        const r = k.dispatcher.runSlice(this.sliceMs);
+        if (r === 'stopped') k.stopped = true;
+        else if (r === 'busy') again = true;
+      } catch (e) {
+        k.fault = new InlineConsumerError(k.plan.grain.name, e);
+      }
+    }
+    // A slice may have sent K2K messages to a kernel that already ran this round: one more round then.
+    if (again || [...this.live].some((k) => !k.stopped && !k.fault && k.dispatcher?.hasWork())) this.schedule();
+  }
+
+  async dispose(): Promise<void> {
+    for (const k of [...this.live]) await k.dispose();
+  }
+}

@@ -1,0 +1,2 @@
+export { InlineBackend, type InlineBackendOptions } from './backend.ts';
+export * from './errors.ts';
