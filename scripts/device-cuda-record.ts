@@ -23,7 +23,7 @@ import { relayHop, relayWalks, tellsWithFlowControl } from './gpu-measure.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { runLaunchSync, summarize } from '../packages/cuda-backend/src/driver/selftest.ts';
+import { runLaunchSync, summarize } from '../packages/cuda-backend/test/selftest.ts';
 
 const argv = process.argv.slice(2);
 const flag = (n: string) => argv.includes(n);

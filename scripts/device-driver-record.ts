@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { compileCached, CudaContext, probeCuda } from '../packages/cuda-backend/src/driver/index.ts';
-import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runLaunchSync, runPingPong } from '../packages/cuda-backend/src/driver/selftest.ts';
+import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selftest.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string): boolean => argv.includes(name);

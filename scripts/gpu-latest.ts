@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
 import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
 import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { runLaunchSync, runPingPong } from '../packages/cuda-backend/src/driver/selftest.ts';
+import { runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selftest.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { median, relayHop, relayWalks, trials, until } from './gpu-measure.ts';

@@ -4,8 +4,6 @@
  * also maps (the GPU host process of IsolatedCudaBackend).
  */
 import type { CudaContext, HostBuffer } from './driver/index.ts';
-import type { Arena } from './isolated/arena.ts';
-import type { SharedMapping } from './isolated/shm.ts';
 
 export interface HostRegion {
   /** The memory the host reads and writes; the region starts at `offset` in it. */
@@ -63,37 +61,5 @@ export class PinnedHostMemory implements HostMemorySource {
 
   contextGone(): void {
     this.pool.length = 0;
-  }
-}
-
-/**
- * Regions of one shared mapping, registered with the context once (before the first kernel starts:
- * registration, like other pinning, must not meet a running kernel). Giving a region back is arena
- * bookkeeping, never a driver call.
- */
-export class SharedHostMemory implements HostMemorySource {
-  /** Device address of the mapping, registered with the current context on first use. */
-  private devPtr: bigint | undefined;
-
-  constructor(
-    private readonly mapping: SharedMapping,
-    private readonly arena: Arena,
-  ) {}
-
-  take(ctx: CudaContext, bytes: number): HostRegion {
-    this.devPtr ??= ctx.registerHost(this.mapping.address, this.mapping.bytes).devPtr;
-    const offset = this.arena.alloc(bytes);
-    new Uint8Array(this.mapping.buffer, offset, bytes).fill(0);
-    return { buffer: this.mapping.buffer, offset, devPtr: this.devPtr + BigInt(offset), bytes };
-  }
-
-  give(_ctx: CudaContext, region: HostRegion): void {
-    this.arena.release(region.offset);
-  }
-
-  idle(): void {}
-
-  contextGone(): void {
-    this.devPtr = undefined;
   }
 }

@@ -25,7 +25,7 @@ import {
   NvrtcError,
   probeCuda,
 } from '../src/driver/index.ts';
-import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runPingPong } from '../src/driver/selftest.ts';
+import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runPingPong } from './selftest.ts';
 
 const probe = probeCuda();
 const driverProbe = probeCuda({ requireNvrtc: false });

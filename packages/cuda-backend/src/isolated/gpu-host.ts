@@ -7,7 +7,7 @@
 import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core';
 import pino from 'pino';
 import { CudaBackend, type CudaBackendOptions } from '../backend.ts';
-import { SharedHostMemory } from '../host-memory.ts';
+import { SharedHostMemory } from './shared-host-memory.ts';
 import { Arena } from './arena.ts';
 import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost } from './protocol.ts';
 import { openShared } from './shm.ts';

@@ -8,10 +8,10 @@
  * the kernel exits on a stop flag (and on an idle watchdog, so a vanished host cannot leave it spinning).
  */
 import { performance } from 'node:perf_hooks';
-import { compileCached } from './compile-cache.ts';
-import type { CudaContext, CudaStream, HostBuffer } from './context.ts';
-import { CudaUsageError } from './errors.ts';
-import { arg } from './kernel-args.ts';
+import { compileCached } from '../src/driver/compile-cache.ts';
+import type { CudaContext, CudaStream, HostBuffer } from '../src/driver/context.ts';
+import { CudaUsageError } from '../src/driver/errors.ts';
+import { arg } from '../src/driver/kernel-args.ts';
 
 export const EMPTY_KERNEL_SOURCE = `extern "C" __global__ void rg_empty() {}\n`;
 
