@@ -1,5 +1,4 @@
 import type { AnyGrainClass, GrainDef, MethodName, ReplyOf, RequestInput, SpecOf } from './grain.ts';
-import type { Route } from './system.ts';
 
 /** Typed reference to one actor. Methods ask (a Promise of the typed reply); `tell` is one-way. */
 export type GrainRef<C extends AnyGrainClass> = {
@@ -7,19 +6,21 @@ export type GrainRef<C extends AnyGrainClass> = {
 } & {
   readonly key: SpecOf<C>['key'] extends 'string' ? string : number;
   /**
-   * One-way sends. Returns undefined once the message is in the ring, or a Promise that settles when a
-   * full ring made room (or rejects with QueueFullError): backpressure, never a silent drop.
+   * One-way sends. Returns undefined once the message is in the ring, or a Promise that settles once a
+   * full ring made room for it (rejects with QueueFullError, also a tellError event): backpressure,
+   * never a silent drop.
    */
   readonly tell: { readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>) => Promise<void> | undefined };
 };
 
-interface Sender {
-  route(def: GrainDef, method: string): Route;
-  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+/** What refs need of the system; the route is opaque here (resolved once per method, passed back on send). */
+interface Sender<R> {
+  route(def: GrainDef, method: string): R;
+  sendRoute(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
 }
 
 /** One prototype per grain class; a ref is then a single small object. */
-export function makeRefFactory(def: GrainDef, sys: Sender): (key: number | string) => unknown {
+export function makeRefFactory<R>(def: GrainDef, sys: Sender<R>): (key: number | string) => unknown {
   const proto: Record<string, unknown> = {};
   const tellProto: Record<string, unknown> = {};
   for (const m of def.methods) {
