@@ -1,13 +1,30 @@
 import type { GrainDef, MethodDef } from '@ringgrain/core';
-import type { Loc } from './ast.ts';
+import type { Loc, ParamType } from './ast.ts';
 import type { ParseSite } from './parse.ts';
-import type { Unit } from './unit.ts';
+import type { CTypes } from './ctypes.ts';
+import type { GrainModule } from './source.ts';
 import type { VT } from './values.ts';
 
 export interface Local {
   readonly cname: string;
   readonly t: VT;
   readonly constant: boolean;
+}
+
+/** A translated helper function's C name and signature. */
+export interface HelperSig {
+  readonly cname: string;
+  readonly params: readonly ParamType[];
+  readonly returns: ParamType | 'void';
+}
+
+/** What lowering asks of the translation unit (unit.ts implements it; kept here so lowering never imports the unit). */
+export interface UnitServices {
+  readonly types: CTypes;
+  readonly mod: GrainModule;
+  resolveGrain(ident: string): { def: GrainDef; id: number } | undefined;
+  sender(id: number, def: GrainDef, m: MethodDef): { name: string; type: string };
+  helper(name: string, loc: Loc, caller: ParseSite): HelperSig | undefined;
 }
 
 /** Per-function lowering state: scopes, roles of the handler's parameters, and failure tracking. */
@@ -19,7 +36,7 @@ export class FnScope {
   private tmp = 0;
 
   constructor(
-    readonly unit: Unit,
+    readonly unit: UnitServices,
     readonly site: ParseSite,
     readonly grain: GrainDef,
     /** Handler method; undefined in a helper. */

@@ -5,17 +5,13 @@ import { CTypes } from './ctypes.ts';
 import { CodegenError } from './errors.ts';
 import { lowerBlock } from './lower-stmt.ts';
 import { siteAt, type ParseSite } from './parse.ts';
-import { FnScope } from './scope.ts';
+import { FnScope, type HelperSig, type UnitServices } from './scope.ts';
 import { parseHelper, siteFor, type GrainModule } from './source.ts';
 
-export interface HelperSig {
-  readonly cname: string;
-  readonly params: readonly ParamType[];
-  readonly returns: ParamType | 'void';
-}
+export type { HelperSig } from './scope.ts';
 
 /** Everything one translation unit accumulates: C types, codecs, helpers, K2K senders. */
-export class Unit {
+export class Unit implements UnitServices {
   readonly types = new CTypes();
   readonly codecs = new Codecs(this.types);
   readonly helperDefs: string[] = [];
