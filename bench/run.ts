@@ -310,6 +310,42 @@ function breakdown(): Record<string, number> {
   return { encodeNs, decodeNs, zodSafeParseNs: zodNs, ringClaimPublishPeekReleaseNs: ringNs, encodeRingDecodeNs: fullNs, plainObjectNs: objNs, atomicsNotifyNoWaiterNs: notifyNs, atomicsAddNs: addNs };
 }
 
+/**
+ * Host cost of the public API per message (issue target ≤ 200 ns): `ref.tell.*` and `tellMany` rows into
+ * a ring with room, the kernel paused so nothing else runs; medians of 5 runs after a warm-up.
+ */
+async function hostCost(): Promise<Record<string, number>> {
+  const n = QUICK ? 50_000 : 200_000;
+  const sys = new GrainSystem({ backends: { cpu: new CpuBackend() }, logLevel: 'warn', handleSignals: false }).register(Echo, { placement: 'cpu', ringCapacity: 1 << 20, maxActors: 4096 });
+  await sys.start();
+  const k = sys.kernel(Echo);
+  const refs = Array.from({ length: 1024 }, (_, i) => sys.grain(Echo, i));
+  const key = new Int32Array(n).map((_, i) => i & 1023);
+  const x = new Int32Array(n).fill(7);
+  const tell: number[] = [];
+  const bulk: number[] = [];
+  try {
+    for (let t = 0; t < 6; t++) {
+      await k.deactivate();
+      let t0 = performance.now();
+      for (let i = 0; i < n; i++) refs[i & 1023]!.tell.hit({ x: 7 });
+      const a = ((performance.now() - t0) * 1e6) / n;
+      t0 = performance.now();
+      sys.tellMany(Echo, 'hit', { key, x });
+      const b = ((performance.now() - t0) * 1e6) / n;
+      if (t > 0) {
+        tell.push(a);
+        bulk.push(b);
+      }
+      await k.activate();
+      await sys.idle();
+    }
+  } finally {
+    await sys.shutdown();
+  }
+  return { apiTellNs: median(tell), apiTellManyRowNs: median(bulk) };
+}
+
 // ---------------------------------------------------------------------------------------------------
 const TARGET = { p50us: 2, tellPerS: 3e6, rttRatio: 25, tputRatio: 4 };
 const tAll = performance.now();
@@ -322,7 +358,7 @@ results.push(await trialsOf(benchRawWorker));
 log(`== Piscina (${TRIALS} trials)`);
 results.push(await trialsOf(benchPiscina));
 log('in-process breakdown');
-const parts = breakdown();
+const parts = { ...breakdown(), ...(await hostCost()) };
 log('idle baseline (no workers)');
 const baselineIdle = await idleCpu(IDLE_MS);
 const elapsed = (performance.now() - tAll) / 1000;

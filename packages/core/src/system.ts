@@ -490,7 +490,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       while (rows.next < rows.end) {
         const slot = producer.claim();
         if (slot < 0) break;
-        write(ring.u8, ring.dv, slot, rows.next, time);
+        write(ring.i32, ring.dv, slot, rows.next, time);
         producer.publish(slot);
         rows.next++;
       }

@@ -27,7 +27,7 @@ const SLOT_SIZE = 128;
 
 function target(bytes: number) {
   const buffer = new ArrayBuffer(bytes);
-  return { buffer, u8: new Uint8Array(buffer), dv: new DataView(buffer), slotSize: SLOT_SIZE, payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE };
+  return { buffer, u8: new Uint8Array(buffer), i32: new Int32Array(buffer), dv: new DataView(buffer), slotSize: SLOT_SIZE, payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE };
 }
 
 describe('tellMany row images (row-writer.ts)', () => {
@@ -46,7 +46,7 @@ describe('tellMany row images (row-writer.ts)', () => {
         const write = compileRowWriter(put, 3, [r.key], cols, SLOT_SIZE - SLOT_HEADER_SIZE)!;
         expect(write).toBeDefined();
         const fast = target(SLOT_SIZE);
-        write(fast.u8, fast.dv, 0, 0, 1234.5);
+        write(fast.i32, fast.dv, 0, 0, 1234.5);
         const slow = target(SLOT_SIZE);
         const keyLo = r.key >>> 0;
         const keyHi = Math.floor(r.key / 2 ** 32) >>> 0;
