@@ -11,11 +11,11 @@ import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
  * yielding to the event loop whenever it is full.
  */
 export async function tellsWithFlowControl(kernel: RingKernel, count: number, send: (i: number) => void, limitMs: number): Promise<void> {
-  const room = kernel.inbound!.capacity - 64;
+  const room = kernel.lanes[0]!.inbound.capacity - 64;
   const t0 = performance.now();
   let sent = 0;
   while (sent < count) {
-    const free = room - kernel.inbound!.depth();
+    const free = room - kernel.inboundDepth();
     for (let j = 0; j < free && sent < count; j++, sent++) send(sent);
     if (sent < count) await new Promise((r) => setImmediate(r));
     if (performance.now() - t0 > limitMs) throw new Error(`tells: only ${sent} of ${count} written in ${limitMs} ms`);

@@ -8,7 +8,7 @@ import { InlineBackend } from '@ringgrain/inline-backend';
  * process (`cuda`) and in a GPU host process (`cuda-isolated`, IsolatedCudaBackend). Anything else is a
  * skip whose reason goes into the suite's name (never a silent pass).
  */
-export type Lane = 'cpu' | 'inline' | 'cuda' | 'cuda-isolated';
+export type Lane = 'cpu' | 'cpu-pool' | 'inline' | 'cuda' | 'cuda-isolated';
 export interface BackendFixture {
   readonly name: Lane;
   /** The placement (and backend key) grains are registered with. */
@@ -63,7 +63,10 @@ function firstLine(e: unknown): string {
 
 export async function backendFixtures(): Promise<BackendFixture[]> {
   return [
-    { name: 'cpu', placement: 'cpu', skip: undefined, make: () => new CpuBackend() },
+    // One pool thread, and several (each grain class spread over 3 lanes, K2K between threads) whatever
+    // the machine's core count.
+    { name: 'cpu', placement: 'cpu', skip: undefined, make: () => new CpuBackend({ threads: 1 }) },
+    { name: 'cpu-pool', placement: 'cpu', skip: undefined, make: () => new CpuBackend({ threads: 3 }) },
     // Handlers on the test's own thread (a third backend in its own package; core names none).
     { name: 'inline', placement: 'inline', skip: undefined, make: () => new InlineBackend() },
     ...(await cudaFixtures()),

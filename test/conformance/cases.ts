@@ -632,8 +632,9 @@ export const cases: ConformanceCase[] = [
       system.on('tellError', (x) => tellErrors.push(x.error));
       const k = system.kernel(Numbers);
       const rejectedBefore = k.counters().rejected;
-      const slot = k.producer!.claim();
-      const dv = k.inbound!.dv;
+      const lane = k.lanes[k.laneOf(700)]!;
+      const slot = lane.producer.claim();
+      const dv = lane.inbound.dv;
       dv.setUint32(slot + SLOT.length, 1, true);
       dv.setUint32(slot + SLOT.method, 99, true);
       dv.setUint32(slot + SLOT.flags, 0, true);
@@ -642,10 +643,10 @@ export const cases: ConformanceCase[] = [
       dv.setUint32(slot + SLOT.keyHi, 0, true);
       dv.setUint32(slot + SLOT.sender, HOST_SENDER, true);
       dv.setUint32(slot + SLOT.grain, k.grainId, true);
-      k.inbound!.u8[slot + 48] = 0x80;
-      k.producer!.publish(slot);
+      lane.inbound.u8[slot + 48] = 0x80;
+      lane.producer.publish(slot);
       k.sent++;
-      k.wake();
+      k.wake(k.laneOf(700));
       await until('rejection reported', async () => tellErrors.length === 1);
       expect(tellErrors[0]).toBeInstanceOf(DecodeError);
       expect(tellErrors[0]!.message).toMatch(/unknown method/);

@@ -8,6 +8,7 @@ import type { Lane } from './backends.ts';
  */
 export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   cpu: {},
+  'cpu-pool': {},
   inline: {},
   cuda: {
     // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);

@@ -46,13 +46,23 @@ export interface KernelPlan {
   readonly logger: Logger;
 }
 
-/** Shared memory a kernel exposes to the host. Formats: protocol.ts (ControlBlock, RingHeader). */
-export interface KernelMemory {
+/** One consumer of a kernel: its control block and rings. Formats: protocol.ts (ControlBlock, RingHeader). */
+export interface LaneMemory {
   readonly control: RegionRef;
-  /** Host → kernel ring; the host is its only producer. */
+  /** Host → lane ring; the host is its only producer. */
   readonly inbound: RegionRef;
-  /** Kernel → host rings; the host is the only consumer of each. */
+  /** Lane → host rings; the host is the only consumer of each. */
   readonly replies: readonly RegionRef[];
+}
+
+/**
+ * Shared memory a kernel exposes to the host: one lane per consumer (most backends have one; the CPU
+ * backend's pool has one per thread). The host sends a message for `key` into lane
+ * `laneOfKey(key, lanes.length)` (lanes.ts); it writes every control request into every lane's control
+ * block and takes the kernel's state as acknowledged when every lane acknowledged it; counters add up.
+ */
+export interface KernelMemory {
+  readonly lanes: readonly LaneMemory[];
 }
 
 export interface KernelHealth {
@@ -76,8 +86,8 @@ export interface BackendKernel {
   readonly memory: KernelMemory;
   /** Start the consumer loop (idle until the control block asks for ACTIVE); resolves once it runs. */
   start(): Promise<void>;
-  /** The host published to the inbound ring or wrote the control block: wake a parked consumer. */
-  wake(): void;
+  /** The host published to lane `lane`'s inbound ring or wrote its control block: wake a parked consumer. */
+  wake(lane: number): void;
   /** Called after the loop acknowledged STOP (or timed out): stop everything and free all memory. */
   dispose(): Promise<void>;
   health(): KernelHealth;

@@ -16,3 +16,4 @@ export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-impor
 export type { Columns, NumberColumn, ReplyColumns } from './bulk.ts';
 export { formatLogLine } from './log.ts';
 export { scaledDefault, timeoutScale } from './timeouts.ts';
+export { laneOfKey } from './lanes.ts';

@@ -5,6 +5,7 @@ import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, Ringgra
 import type { GrainDef } from './grain.ts';
 import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
 import { CONTROL, COUNTERS, CONTROL_BLOCK_SIZE, KernelState, type CounterName } from './protocol.ts';
+import { laneOfKey } from './lanes.ts';
 import { Ring, RingConsumer, RingProducer } from './ring.ts';
 import { waitUntil } from './wait.ts';
 
@@ -44,6 +45,13 @@ export interface KernelHost {
   readonly handshakeTimeoutMs: number;
 }
 
+/** The host's end of one lane of a kernel (backend.ts LaneMemory). */
+export interface KernelLane {
+  readonly control: Int32Array;
+  readonly inbound: Ring;
+  readonly producer: RingProducer;
+}
+
 /**
  * Host side of one ring kernel (one grain class on one backend): the lifecycle state machine, the
  * control-block handshake, and the host ends of its rings.
@@ -62,9 +70,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private impl: BackendKernel | undefined;
   /** Allocated by prepare() and not launched yet. */
   private prepared: BackendKernel | undefined;
-  private control: Int32Array | undefined;
-  inbound: Ring | undefined;
-  producer: RingProducer | undefined;
+  /** Lanes while launched (empty otherwise); a key's messages go to lanes[laneOf(key)]. */
+  lanes: KernelLane[] = [];
+  /** Every lane's reply rings. */
   replies: Array<{ ring: Ring; consumer: RingConsumer }> = [];
   private epoch = 0;
   sent = 0;
@@ -105,8 +113,24 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     throw new KernelNotRunningError(this.def.name, this.state);
   }
 
-  wake(): void {
-    this.impl?.wake();
+  /** The lane that consumes `key`'s messages. */
+  laneOf(key: number | string): number {
+    return this.lanes.length <= 1 ? 0 : laneOfKey(key, this.lanes.length);
+  }
+
+  wake(lane: number): void {
+    this.impl?.wake(lane);
+  }
+
+  wakeAll(): void {
+    for (let i = 0; i < this.lanes.length; i++) this.impl?.wake(i);
+  }
+
+  /** Messages in every lane's inbound ring not yet taken. */
+  inboundDepth(): number {
+    let n = 0;
+    for (const l of this.lanes) n += l.inbound.depth();
+    return n;
   }
 
   /** The backend's K2K overflow figures for this kernel, where it has an overflow area. */
@@ -156,17 +180,22 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       const impl = this.prepared ?? (await this.makeKernel());
       this.prepared = undefined;
       const mem = impl.memory;
-      this.control = new Int32Array(mem.control.buffer, mem.control.offset, CONTROL_BLOCK_SIZE >> 2);
-      this.inbound = new Ring(mem.inbound.buffer, mem.inbound.offset);
-      this.producer = new RingProducer(this.inbound);
-      this.replies = mem.replies.map((r) => {
-        const ring = new Ring(r.buffer, r.offset);
-        return { ring, consumer: new RingConsumer(ring) };
+      if (mem.lanes.length === 0) throw new KernelFaultError(this.def.name, `backend ${this.backend.name} gave the kernel no lanes`);
+      this.lanes = mem.lanes.map((l) => {
+        const inbound = new Ring(l.inbound.buffer, l.inbound.offset);
+        return { control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2), inbound, producer: new RingProducer(inbound) };
       });
+      this.replies = mem.lanes.flatMap((l) =>
+        l.replies.map((r) => {
+          const ring = new Ring(r.buffer, r.offset);
+          return { ring, consumer: new RingConsumer(ring) };
+        }),
+      );
       this.impl = impl;
       this.sent = 0;
       this.hostRejected = 0;
-      this.epoch = Atomics.load(this.control, CONTROL.requestEpoch) >>> 0;
+      // Every lane starts at the same epoch (a fresh control block, or one the backend reused alike).
+      this.epoch = Atomics.load(this.lanes[0]!.control, CONTROL.requestEpoch) >>> 0;
       try {
         await impl.start();
         await this.handshake(KernelState.IDLE, 'launch');
@@ -203,7 +232,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       const prior = this.state;
       this.state = 'terminated';
       if ((opts.mode ?? 'drain') === 'drain' && wasActive && this.impl?.health().fault === undefined) {
-        await waitUntil(() => this.inbound!.depth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
+        await waitUntil(() => this.inboundDepth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
       }
       let stopped = false;
       if (prior !== 'faulted' && this.impl?.health().fault === undefined) {
@@ -214,7 +243,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
           this.logger.warn({ err: e }, `kernel ${this.def.name} did not acknowledge STOP; forcing it down`);
         }
       }
-      const unprocessed = this.inbound ? this.inbound.depth() : 0;
+      const unprocessed = this.inboundDepth();
       this.hostRejected += unprocessed;
       this.host.rejectAsksOf(this, new KernelTerminatedError(this.def.name, stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging'));
       this.carry();
@@ -243,10 +272,13 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   }
 
   counters(): KernelCounters {
-    const c = this.control;
-    const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inbound?.depth() ?? 0, heartbeat: 0 } as KernelCounters;
-    for (const name of COUNTERS) out[name] = (this.carried[name] ?? 0) + (c ? Atomics.load(c, CONTROL[name]) >>> 0 : 0);
-    if (c) out.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
+    const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inboundDepth(), heartbeat: 0 } as KernelCounters;
+    for (const name of COUNTERS) {
+      let v = this.carried[name] ?? 0;
+      for (const l of this.lanes) v += Atomics.load(l.control, CONTROL[name]) >>> 0;
+      out[name] = v;
+    }
+    for (const l of this.lanes) out.heartbeat = (out.heartbeat + (Atomics.load(l.control, CONTROL.heartbeat) >>> 0)) >>> 0;
     out.sent += this.carriedSent;
     out.hostRejected += this.carriedHostRejected;
     return out;
@@ -255,10 +287,18 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private carriedSent = 0;
   private carriedHostRejected = 0;
 
+  /** Each lane's heartbeat (a stalled lane shows even while the others beat). */
+  heartbeats(): number[] {
+    return this.lanes.map((l) => Atomics.load(l.control, CONTROL.heartbeat) >>> 0);
+  }
+
   private carry(): void {
-    const c = this.control;
-    if (!c) return;
-    for (const name of COUNTERS) this.carried[name] = (this.carried[name] ?? 0) + (Atomics.load(c, CONTROL[name]) >>> 0);
+    if (this.lanes.length === 0) return;
+    for (const name of COUNTERS) {
+      let v = this.carried[name] ?? 0;
+      for (const l of this.lanes) v += Atomics.load(l.control, CONTROL[name]) >>> 0;
+      this.carried[name] = v;
+    }
     this.carriedSent += this.sent;
     this.carriedHostRejected += this.hostRejected;
     this.sent = 0;
@@ -268,11 +308,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private async release(): Promise<void> {
     const impl = this.impl;
     this.impl = undefined;
-    this.control = undefined;
-    this.producer = undefined;
     // The rings may live in memory the backend frees now (pinned host memory on CUDA): no view of
     // them may outlive the kernel.
-    this.inbound = undefined;
+    this.lanes = [];
     this.replies = [];
     if (!impl) return;
     this.disposing = true;
@@ -294,25 +332,29 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   /** Writes the requested state, wakes the kernel and waits for its acknowledgment (bounded). */
   private async handshake(want: number, action: string, timeoutMs = this.host.handshakeTimeoutMs): Promise<void> {
-    const c = this.control;
-    if (!c) throw new KernelNotRunningError(this.def.name, this.state);
+    const lanes = this.lanes;
+    if (lanes.length === 0) throw new KernelNotRunningError(this.def.name, this.state);
     const request = want === KernelState.STOPPED ? KernelState.STOP : want;
     const epoch = (this.epoch + 1) >>> 0;
     this.epoch = epoch;
     if (want !== KernelState.IDLE) {
-      Atomics.store(c, CONTROL.requested, request);
-      Atomics.store(c, CONTROL.requestEpoch, epoch | 0);
-      this.impl?.wake();
+      for (const [i, l] of lanes.entries()) {
+        Atomics.store(l.control, CONTROL.requested, request);
+        Atomics.store(l.control, CONTROL.requestEpoch, epoch | 0);
+        this.impl?.wake(i);
+      }
     }
-    const acked = () =>
+    const laneAcked = (c: Int32Array) =>
       want === KernelState.IDLE
         ? Atomics.load(c, CONTROL.observed) >= KernelState.IDLE
         : (Atomics.load(c, CONTROL.ackEpoch) >>> 0) === epoch && Atomics.load(c, CONTROL.observed) === want;
+    const acked = () => lanes.every((l) => laneAcked(l.control));
     const ok = await waitUntil(() => acked() || this.impl?.health().fault !== undefined, timeoutMs);
     const fault = this.impl?.health().fault;
     if (fault) throw new KernelFaultError(this.def.name, `${action} failed: ${fault.message}`, { cause: fault });
     if (!ok) {
-      throw new KernelFaultError(this.def.name, `${action} was not acknowledged within ${timeoutMs} ms (observed state ${Atomics.load(c, CONTROL.observed)})`);
+      const late = lanes.flatMap((l, i) => (laneAcked(l.control) ? [] : [`lane ${i} observed state ${Atomics.load(l.control, CONTROL.observed)}`]));
+      throw new KernelFaultError(this.def.name, `${action} was not acknowledged within ${timeoutMs} ms (${late.join(', ')})`);
     }
   }
 }

@@ -26,6 +26,8 @@ class Chunk implements SlotTarget {
   readonly dv: DataView;
   /** Byte offset of each image, in order; `next` is the first not yet copied into the ring. */
   readonly at: number[] = [];
+  /** The kernel lane each image goes to (lanes.ts). */
+  readonly lane: number[] = [];
   next = 0;
   used = 0;
   private settle?: { promise: Promise<void>; resolve: () => void; reject: (e: Error) => void };
@@ -117,10 +119,11 @@ export class Spill {
     return { chunk: tail, at: tail.used };
   }
 
-  /** The message encoded at `at` of `chunk` now waits; returns the promise its tell hands out. */
-  commit(chunk: Chunk, at: number, now: number): Promise<void> {
+  /** The message encoded at `at` of `chunk` for lane `lane` now waits; returns the promise its tell hands out. */
+  commit(chunk: Chunk, at: number, now: number, lane: number): Promise<void> {
     if (this.size === 0) this.since = now;
     chunk.at.push(at);
+    chunk.lane.push(lane);
     chunk.used = at + ((chunk.imageBytes(at) + 15) & ~15);
     this.size++;
     return chunk.written();
@@ -133,17 +136,18 @@ export class Spill {
   }
 
   /**
-   * Moves waiting messages into the ring while it has room: images are copied (all but the seq word)
-   * and published; a rows segment goes through `writeRows` (which returns the rows it consumed and
-   * counts what it sent). Returns how many images were published.
+   * Moves waiting messages into their lanes' rings, in order, while the next one's lane has room:
+   * images are copied (all but the seq word) and published; a rows segment goes through `writeRows`
+   * (which returns the rows it consumed and counts what it sent). Returns how many images were published.
    */
-  drain(producer: RingProducer, writeRows: (seg: RowsSegment) => number, now: number): number {
-    const ring = producer.ring;
+  drain(producers: readonly RingProducer[], writeRows: (seg: RowsSegment) => number, now: number): number {
     let images = 0;
     let rows = 0;
     for (let seg = this.segments.peek(); seg; seg = this.segments.peek()) {
       if (seg instanceof Chunk) {
         while (seg.next < seg.at.length) {
+          const producer = producers[seg.lane[seg.next]!]!;
+          const ring = producer.ring;
           const slot = producer.claim();
           if (slot < 0) break;
           const off = seg.at[seg.next]!;

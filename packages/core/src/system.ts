@@ -85,6 +85,8 @@ interface PendingAsk {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
   kernel: RingKernel;
+  /** The kernel lane that owes the reply's first step (its heartbeat is watched while the ask waits). */
+  lane: number;
   method: MethodDef;
   deadline: number;
 }
@@ -151,7 +153,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private pumpScheduled = false;
   private sleeping = false;
   private sweeper: ReturnType<typeof setInterval> | undefined;
-  private readonly heartbeats = new Map<RingKernel, { beat: number; at: number }>();
+  private readonly heartbeats = new Map<RingKernel, Array<{ beat: number; at: number }>>();
   private started = false;
   private readonly handleSignals: boolean;
   private uninstallSignals: (() => void) | undefined;
@@ -433,32 +435,33 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (!kernel.accepting) kernel.assertAccepting();
     const method = route.method;
     const corr = ask ? this.nextCorr() : 0;
-    // FIFO per sender → kernel: once anything waits for space in this kernel's ring, later sends wait behind it.
+    const lane = kernel.laneOf(key);
+    // FIFO per sender → kernel: once anything waits for space in this kernel's rings, later sends wait behind it.
     const spill = this.spills.get(kernel);
-    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, method, key, payload, corr)) {
+    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr)) {
       kernel.sent++;
-      kernel.wake();
-      return ask ? this.awaitReply(corr, kernel, method) : undefined;
+      kernel.wake(lane);
+      return ask ? this.awaitReply(corr, kernel, lane, method) : undefined;
     }
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.spillOf(kernel);
     const { chunk, at } = s.target();
     this.encode(chunk, at, kernel, method, key, payload, corr);
-    const written = s.commit(chunk, at, performance.now());
+    const written = s.commit(chunk, at, performance.now(), lane);
     this.waiting.add(kernel);
     this.schedulePump();
-    return ask ? this.awaitReply(corr, kernel, method) : written;
+    return ask ? this.awaitReply(corr, kernel, lane, method) : written;
   }
 
   private spillOf(kernel: RingKernel): Spill {
     let s = this.spills.get(kernel);
-    if (!s) this.spills.set(kernel, (s = new Spill(kernel.producer!.ring.slotSize)));
+    if (!s) this.spills.set(kernel, (s = new Spill(kernel.lanes[0]!.inbound.slotSize)));
     return s;
   }
 
-  /** Encodes into the next free slot and publishes it; false when the ring is full. Throws on bad input. */
-  private tryWrite(kernel: RingKernel, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
-    const producer = kernel.producer!;
+  /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
+  private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
+    const producer = kernel.lanes[lane]!.producer;
     const slot = producer.claim();
     if (slot < 0) return false;
     this.encode(producer.ring, slot, kernel, method, key, payload, corr);
@@ -479,23 +482,37 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
-    const producer = kernel.producer!;
+    const lanes = kernel.lanes;
     if (rows.fast === undefined) {
-      rows.fast = kernel.def.keyKind === 'string' ? null : (compileRowWriter(method, kernel.grainId, rows.key, rows.cols, producer.ring.payloadCapacity) ?? null);
+      rows.fast = kernel.def.keyKind === 'string' ? null : (compileRowWriter(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity) ?? null);
     }
     if (rows.fast) {
-      const ring = producer.ring;
       const write = rows.fast;
       const time = this.clock();
-      while (rows.next < rows.end) {
-        const slot = producer.claim();
-        if (slot < 0) break;
-        write(ring.i32, ring.dv, slot, rows.next, time);
-        producer.publish(slot);
-        rows.next++;
+      if (lanes.length === 1) {
+        const producer = lanes[0]!.producer;
+        const ring = producer.ring;
+        while (rows.next < rows.end) {
+          const slot = producer.claim();
+          if (slot < 0) break;
+          write(ring.i32, ring.dv, slot, rows.next, time);
+          producer.publish(slot);
+          rows.next++;
+        }
+      } else {
+        // Rows stop at the first whose lane is full (the rest wait behind it, in order).
+        const keys = rows.key as ArrayLike<number>;
+        while (rows.next < rows.end) {
+          const producer = lanes[kernel.laneOf(keys[rows.next]!)]!.producer;
+          const slot = producer.claim();
+          if (slot < 0) break;
+          write(producer.ring.i32, producer.ring.dv, slot, rows.next, time);
+          producer.publish(slot);
+          rows.next++;
+        }
       }
       kernel.sent += rows.next - start;
-      if (rows.next !== start) kernel.wake();
+      if (rows.next !== start) kernel.wakeAll();
       return rows.next !== start;
     }
     const payload: Record<string, unknown> = {};
@@ -503,8 +520,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const i = rows.next;
       for (const f of rows.names) payload[f] = rows.cols[f]![i];
       let wrote: boolean;
+      const key = rows.key[i] as number | string;
       try {
-        wrote = this.tryWrite(kernel, method, rows.key[i] as number | string, payload, 0);
+        wrote = this.tryWrite(kernel, kernel.laneOf(key), method, key, payload, 0);
       } catch (e) {
         if (e && typeof e === 'object') (e as { row?: number }).row = i;
         throw e;
@@ -513,7 +531,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       kernel.sent++;
       rows.next++;
     }
-    if (rows.next !== start) kernel.wake();
+    if (rows.next !== start) kernel.wakeAll();
     return rows.next !== start;
   }
 
@@ -531,9 +549,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.corr;
   }
 
-  private awaitReply(corr: number, kernel: RingKernel, method: MethodDef): Promise<unknown> {
+  private awaitReply(corr: number, kernel: RingKernel, lane: number, method: MethodDef): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.pending.set(corr, { resolve, reject, kernel, method, deadline: performance.now() + this.askTimeoutMs });
+      this.pending.set(corr, { resolve, reject, kernel, lane, method, deadline: performance.now() + this.askTimeoutMs });
       this.schedulePump();
     });
   }
@@ -657,11 +675,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         }
         continue;
       }
-      const images = spill.drain(kernel.producer!, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
+      const images = spill.drain(kernel.lanes.map((l) => l.producer), (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
       kernel.sent += images;
       if (spill.size === 0) this.waiting.delete(kernel);
       else if (now - spill.since > this.queueFullTimeoutMs) this.cancelSpill(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));
-      kernel.wake();
+      kernel.wakeAll();
     }
   }
 
@@ -728,13 +746,23 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         k.markFaulted(fault);
         continue;
       }
-      const pending = this.pendingAsksOf(k);
-      const beat = k.counters().heartbeat;
-      const hb = this.heartbeats.get(k);
-      if (!hb || hb.beat !== beat || pending === 0 || k.state !== 'active') {
-        this.heartbeats.set(k, { beat, at: now });
-      } else if (now - hb.at > this.heartbeatTimeoutMs) {
-        k.markFaulted(new KernelFaultError(k.def.name, `heartbeat stood still for ${Math.round(now - hb.at)} ms with ${pending} asks waiting (a handler that never returns?)`));
+      // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
+      const pending = new Array<number>(k.lanes.length).fill(0);
+      for (const p of this.pending.values()) if (p.kernel === k) pending[p.lane] = (pending[p.lane] ?? 0) + 1;
+      const beats = k.heartbeats();
+      let seen = this.heartbeats.get(k);
+      if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
+      for (const [i, beat] of beats.entries()) {
+        const hb = seen[i]!;
+        const waiting = pending[i] ?? 0;
+        if (hb.beat !== beat || waiting === 0 || k.state !== 'active') {
+          hb.beat = beat;
+          hb.at = now;
+        } else if (now - hb.at > this.heartbeatTimeoutMs) {
+          const where = beats.length > 1 ? ` on lane ${i} of ${beats.length}` : '';
+          k.markFaulted(new KernelFaultError(k.def.name, `heartbeat stood still for ${Math.round(now - hb.at)} ms${where} with ${waiting} asks waiting (a handler that never returns?)`));
+          break;
+        }
       }
     }
     for (const [corr, p] of this.pending) {

@@ -1,165 +1,141 @@
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, RING, RING_HEADER_SIZE, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
-import { GrainModuleError, WorkerDiedError } from './errors.ts';
-import { OVERFLOW_WORD, allocateKernelBuffers, type KernelBuffers, type PeerInfo } from './memory.ts';
-import type { FromWorker, ToWorker, WorkerInit } from './protocol.ts';
+import os from 'node:os';
+import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, RING, RING_HEADER_SIZE, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
+import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
+import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
+import { ThreadPool, type PoolThread } from './pool.ts';
 
-const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
-
-/** Inspector flags are not for workers; loader flags do not reach them on Node 20 (worker-entry.mjs). */
-function workerExecArgv(): string[] {
-  // Per-process flags (--expose-gc, the inspector) make `new Worker` throw ERR_WORKER_INVALID_EXEC_ARGV.
-  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a));
+export interface CpuBackendOptions {
+  /**
+   * Worker threads in the pool (default: the machine's available parallelism minus one, at least 1).
+   * Every grain class on this backend spreads its actors over all of them (one lane per thread, chosen
+   * by key), and grain classes share them.
+   */
+  readonly threads?: number;
+  /** How long dispose waits for a thread to let go of a kernel before it restarts that thread (default 200 ms). */
+  readonly releaseTimeoutMs?: number;
 }
+
+let nextKernelId = 1;
 
 class CpuKernel implements BackendKernel {
   readonly memory;
-  private worker: Worker | undefined;
-  private port: MessagePort | undefined;
+  readonly kernelId = nextKernelId++;
   private fault: Error | undefined;
-  private readonly control: Int32Array;
-  private readonly inboundWords: Int32Array;
-  private inspects = new Map<number, (v: unknown) => void>();
-  private nextInspect = 1;
-  private exited: Promise<void> | undefined;
+  private readonly controls: Int32Array[];
+  private readonly inboundWords: Int32Array[];
+  /** Each lane's thread generation when the lane was added (a different one: the thread died since). */
+  private generations: number[] | undefined;
 
   constructor(
     private readonly backend: CpuBackend,
     private readonly plan: KernelPlan,
     readonly buffers: KernelBuffers,
+    private readonly threads: readonly PoolThread[],
   ) {
-    this.memory = { control: buffers.control, inbound: buffers.inbound, replies: [buffers.reply] };
-    this.control = new Int32Array(buffers.sab, buffers.control.offset, CONTROL_BLOCK_SIZE >> 2);
-    this.inboundWords = new Int32Array(buffers.sab, buffers.inbound.offset, RING_HEADER_SIZE >> 2);
+    this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply] })) };
+    this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
+    this.inboundWords = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.inbound.offset, RING_HEADER_SIZE >> 2));
   }
 
   peerInfo(): PeerInfo {
-    return {
-      grainId: this.plan.grainId,
-      sab: this.buffers.sab,
-      k2kOffset: this.buffers.k2k.offset,
-      controlOffset: this.buffers.control.offset,
-      inboundOffset: this.buffers.inbound.offset,
-      overflowOffset: this.buffers.overflow.offset,
-    };
+    return peerInfo(this.plan.grainId, this.buffers, this.threads.map((t) => t.doorbell));
   }
 
-  /** K2K messages other workers hold for this kernel until its ring has room (their queues are heap: unbounded). */
+  /** K2K messages other workers hold for this kernel until its rings have room (their queues are heap: unbounded). */
   overflow(): OverflowStats {
     const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, 4);
     return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
   }
 
   async start(): Promise<void> {
-    const { port1, port2 } = new MessageChannel();
-    const init: WorkerInit = {
-      grainId: this.plan.grainId,
-      grains: this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null)),
-      options: this.plan.options,
-      sab: this.buffers.sab,
-      controlOffset: this.buffers.control.offset,
-      inboundOffset: this.buffers.inbound.offset,
-      replyOffset: this.buffers.reply.offset,
-      k2kOffset: this.buffers.k2k.offset,
-      replySignal: this.backend.replySignalBuffer,
-      peers: [...this.backend.peers(), this.peerInfo()],
-    };
-    const worker = new Worker(WORKER_URL, { workerData: { init, port: port2 }, transferList: [port2], execArgv: workerExecArgv(), name: `ringgrain:${this.plan.grain.name}` });
-    this.worker = worker;
-    this.port = port1;
     const grain = this.plan.grain;
-    const ready = new Promise<void>((resolve, reject) => {
-      port1.on('message', (m: FromWorker) => {
-        if (m.type === 'ready') resolve();
-        else if (m.type === 'inspect') {
-          this.inspects.get(m.id)?.(m.value);
-          this.inspects.delete(m.id);
-        } else if (m.type === 'fatal') {
-          const e = new GrainModuleError(grain.name, grain.module, m.message);
-          this.fault ??= e;
-          reject(e);
-        }
-      });
-      worker.on('error', (e) => {
-        this.fault ??= new WorkerDiedError(grain.name, e.message, { cause: e });
-        reject(this.fault);
-      });
-    });
-    this.exited = new Promise<void>((resolve) => {
-      worker.on('exit', (code) => {
-        // Exiting after STOP is the normal end; any other exit is a fault the system must see.
-        if (Atomics.load(this.control, CONTROL.observed) !== KernelState.STOPPED) {
-          this.fault ??= new WorkerDiedError(grain.name, `exit code ${code}`);
-        }
-        resolve();
-      });
-    });
-    await ready;
+    const peers = [...this.backend.peers(), this.peerInfo()];
+    const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
+    const results = await Promise.allSettled(
+      this.threads.map((t, i) => {
+        const l = this.buffers.lanes[i]!;
+        return t.add({ kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset }, peers);
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(this.threads.map((t) => t.remove(this.kernelId, this.backend.releaseTimeoutMs)));
+      const e = failed.reason as Error & { code?: string };
+      this.fault = /pool thread \d+ ended/.test(e.message) ? new WorkerDiedError(grain.name, e.message, { cause: e }) : new GrainModuleError(grain.name, grain.module, e.message, { cause: e });
+      throw this.fault;
+    }
+    this.generations = this.threads.map((t) => t.generation);
     this.backend.attach(this);
   }
 
-  wake(): void {
-    const w = this.inboundWords;
-    if (Atomics.load(w, RING.parked) !== 0) {
-      Atomics.add(this.control, CONTROL.doorbell, 1);
-      Atomics.notify(this.control, CONTROL.doorbell);
-    }
-  }
-
-  /** Wakes the worker whether or not it said it parked (control-plane changes). */
-  kick(): void {
-    Atomics.add(this.control, CONTROL.doorbell, 1);
-    Atomics.notify(this.control, CONTROL.doorbell);
-  }
-
-  send(m: ToWorker): void {
-    this.port?.postMessage(m);
-    this.kick();
+  wake(lane: number): void {
+    if (Atomics.load(this.inboundWords[lane]!, RING.parked) !== 0) this.backend.pool.ring(this.threads[lane]!.index);
   }
 
   health() {
+    if (!this.fault && this.generations) {
+      for (const [i, t] of this.threads.entries()) {
+        if (t.generation === this.generations[i]) continue;
+        // Exiting after this kernel's STOP is not a fault of this kernel.
+        if (Atomics.load(this.controls[i]!, CONTROL.observed) === KernelState.STOPPED) continue;
+        this.fault = new WorkerDiedError(this.plan.grain.name, `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ended: ${t.lastDeath?.detail ?? 'unknown'}`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
+        break;
+      }
+    }
     return { fault: this.fault };
   }
 
   inspect(key: number | string): Promise<unknown> {
-    if (!this.port || this.fault) return Promise.resolve(undefined);
-    const id = this.nextInspect++;
-    return new Promise((resolve) => {
-      this.inspects.set(id, resolve);
-      this.send({ type: 'inspect', id, key });
-    });
+    if (this.fault) return Promise.resolve(undefined);
+    const lane = laneOfKey(key, this.threads.length);
+    return this.threads[lane]!.inspect(this.kernelId, key);
   }
 
   async dispose(): Promise<void> {
     this.backend.detach(this);
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) {
-      // After a STOP acknowledgment the worker ends by itself; otherwise (runaway handler) it is killed.
-      const done = await Promise.race([this.exited!.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 200))]);
-      if (!done) await w.terminate();
-    }
-    this.port?.close();
-    this.port = undefined;
+    if (!this.generations) return;
+    this.generations = undefined;
+    // After STOP every lane has left its thread's loop and the remove is answered at once; a thread still
+    // inside a handler (one that never returns) is restarted: the other kernels' lanes there fault.
+    await Promise.all(
+      this.threads.map(async (t) => {
+        if (await t.remove(this.kernelId, this.backend.releaseTimeoutMs)) return;
+        await t.restart(`restarted: a handler of ${this.plan.grain.name} held it past dispose`);
+      }),
+    );
   }
 }
 
 /**
- * CPU backend: one worker thread per ring kernel. Rings, control blocks and state tables live in
- * SharedArrayBuffers; no postMessage per message.
+ * CPU backend: a pool of worker threads (pool.ts); each grain class is one kernel with one lane per
+ * thread. Rings, control blocks and state tables live in SharedArrayBuffers; no postMessage per message.
  */
 export class CpuBackend implements Backend {
   readonly name = 'cpu';
   readonly replySignalBuffer = new SharedArrayBuffer(128);
   readonly replySignal = { words: new Int32Array(this.replySignalBuffer), index: 0 };
+  readonly threads: number;
+  readonly releaseTimeoutMs: number;
+  private poolInstance: ThreadPool | undefined;
   private readonly live = new Set<CpuKernel>();
 
+  constructor(opts: CpuBackendOptions = {}) {
+    const threads = opts.threads ?? Math.max(1, os.availableParallelism() - 1);
+    if (!Number.isInteger(threads) || threads < 1 || threads > 1024) throw new CpuBackendOptionsError(`threads must be an integer from 1 to 1024, got ${threads}`);
+    this.threads = threads;
+    this.releaseTimeoutMs = opts.releaseTimeoutMs ?? 200;
+  }
+
+  get pool(): ThreadPool {
+    return (this.poolInstance ??= new ThreadPool(this.threads, this.replySignalBuffer));
+  }
+
   async probe(): Promise<ProbeResult> {
-    return { ok: true, device: `${process.arch} worker threads` };
+    return { ok: true, device: `${process.arch}, ${this.threads} worker thread${this.threads === 1 ? '' : 's'}` };
   }
 
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
-    return new CpuKernel(this, plan, allocateKernelBuffers(plan.options));
+    return new CpuKernel(this, plan, allocateKernelBuffers(plan.options, this.threads), this.pool.threads);
   }
 
   peers(): PeerInfo[] {
@@ -177,10 +153,12 @@ export class CpuBackend implements Backend {
 
   private broadcastPeers(): void {
     const peers = this.peers();
-    for (const k of this.live) k.send({ type: 'peers', peers });
+    for (const t of this.pool.threads) t.peers(peers);
   }
 
   async dispose(): Promise<void> {
     for (const k of [...this.live]) await k.dispose();
+    await this.poolInstance?.close();
+    this.poolInstance = undefined;
   }
 }

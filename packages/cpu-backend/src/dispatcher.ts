@@ -15,6 +15,7 @@ import {
   SlotWriter,
   describeSchema,
   joinKey,
+  laneOfKey,
   splitKeyHi,
   splitKeyLo,
   type AnyGrainClass,
@@ -41,13 +42,22 @@ export interface LoadedGrain {
   readonly instance: object;
 }
 
-interface Peer {
+/** One lane of a K2K target kernel, as this sender sees it. */
+interface PeerLaneEnd {
   readonly ring: Ring;
   readonly producer: RingProducer;
-  readonly control: Int32Array;
+  /** The lane's inbound ring (its `parked` word says whether the consumer sleeps). */
   readonly parkedRing: Ring;
-  /** Messages that found the peer's K2K ring full, in send order (retried every loop turn). */
+  /** The word its consumer sleeps on. */
+  readonly doorbell: Int32Array;
+  readonly doorbellIndex: number;
+  /** Messages that found this lane's K2K ring full, in send order (retried every loop turn). */
   readonly overflow: Deque<Uint8Array>;
+}
+
+interface Peer {
+  readonly buffer: SharedArrayBuffer;
+  readonly lanes: readonly PeerLaneEnd[];
   /** The peer's overflow figures (memory.ts OVERFLOW_WORD), shared by every sender to it. */
   readonly stats: Int32Array;
 }
@@ -56,11 +66,12 @@ interface Peer {
 if (SLOT.seq !== 0) throw new Error('protocol: K2K copy expects seq to be the first slot word');
 
 const FORWARDED: Forwarded = Object.freeze({ __forwarded: true as const });
-const SPIN_MICROS = 50;
 
 /**
- * The CPU ring kernel: one thread, one consumer of this kernel's rings, so every actor it hosts runs
- * one turn at a time and sees messages per sender in FIFO order, without locks.
+ * One lane of a CPU ring kernel: the one consumer of that lane's rings, so every actor the lane hosts
+ * (the keys core laneOfKey maps to it) runs one turn at a time and sees messages per sender in FIFO
+ * order, without locks. A pool thread runs one Dispatcher per kernel lane it owns (`step`); the inline
+ * backend runs them on the host thread (`runSlice`).
  */
 export class Dispatcher {
   private readonly self: LoadedGrain;
@@ -139,26 +150,37 @@ export class Dispatcher {
   setPeers(peers: readonly PeerInfo[]): void {
     const next = new Map<number, Peer>();
     for (const [id, old] of this.peers) {
-      if (peers.some((p) => p.grainId === id) || old.overflow.length === 0) continue;
-      // The target kernel went away with messages still waiting here: count them, do not lose them quietly.
-      this.counts.rejected += old.overflow.length;
-      this.pendingOverflow -= old.overflow.length;
-      Atomics.sub(old.stats, OVERFLOW_WORD.inUse, old.overflow.length);
+      const still = peers.find((p) => p.grainId === id);
+      if (still && still.lanes.length === old.lanes.length) continue;
+      // The target kernel went away with messages still waiting here: count them as rejected, do not
+      // lose them quietly. (Relaunched with as many lanes, it gets them: a key's lane is the same.)
+      for (const l of old.lanes) {
+        if (l.overflow.length === 0) continue;
+        this.counts.rejected += l.overflow.length;
+        this.pendingOverflow -= l.overflow.length;
+        Atomics.sub(old.stats, OVERFLOW_WORD.inUse, l.overflow.length);
+      }
     }
     for (const p of peers) {
       const old = this.peers.get(p.grainId);
-      if (old && old.ring.buffer === p.sab) {
+      if (old && old.buffer === p.sab) {
         next.set(p.grainId, old);
         continue;
       }
-      const ring = new Ring(p.sab, p.k2kOffset);
       next.set(p.grainId, {
-        ring,
-        producer: new RingProducer(ring),
-        control: new Int32Array(p.sab, p.controlOffset, CONTROL_BLOCK_SIZE >> 2),
-        parkedRing: new Ring(p.sab, p.inboundOffset),
-        overflow: old?.overflow ?? new Deque<Uint8Array>(),
+        buffer: p.sab,
         stats: new Int32Array(p.sab, p.overflowOffset, 4),
+        lanes: p.lanes.map((l, i) => {
+          const ring = new Ring(p.sab, l.k2kOffset);
+          return {
+            ring,
+            producer: new RingProducer(ring),
+            parkedRing: new Ring(p.sab, l.inboundOffset),
+            doorbell: new Int32Array(l.doorbell.buffer),
+            doorbellIndex: l.doorbell.index,
+            overflow: old && old.lanes.length === p.lanes.length ? old.lanes[i]!.overflow : new Deque<Uint8Array>(),
+          };
+        }),
       });
     }
     this.peers = next;
@@ -168,111 +190,67 @@ export class Dispatcher {
     return this.states.snapshot(key);
   }
 
-  /** Reads control-plane messages (set by run()). */
-  private pollControl: () => void = () => {};
+  /** Reads control-plane messages now (the owner sets it: a pool thread reads its port). */
+  pollControl: () => void = () => {};
 
-  /** Runs until the host asks for STOP. `poll` handles control-plane messages (peers, inspect). */
-  /**
-   * For a consumer that shares its thread (the inline backend): `begin` once, then `runSlice` whenever
-   * there may be work; it returns at once when idle, after `budgetMs` when busy, and 'stopped' after STOP
-   * was acknowledged. It never blocks.
-   */
+  /** Once, before the first step: counters published, IDLE observed (the launch handshake). */
   begin(): void {
     this.publishCounters();
     Atomics.store(this.control, CONTROL.observed, KernelState.IDLE);
   }
 
-  /** Whether a slice would find something to do (a message, a host request, held K2K overflow). */
+  /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
     if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow) return true;
     return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0);
   }
 
+  /** K2K messages this lane holds for full target rings (the owner must not sleep while any wait). */
+  get holdsOverflow(): boolean {
+    return this.pendingOverflow !== 0;
+  }
+
+  /**
+   * One round: up to DRAIN_BATCH messages from each ring, held K2K overflow retried, counters published,
+   * the host's request applied. Returns the messages taken, or -1 once STOP was acknowledged (the lane
+   * is done). Never blocks, except on a full reply ring (backpressure from the host).
+   */
+  step(): number {
+    let did = 0;
+    if (this.mode === KernelState.ACTIVE) {
+      did += this.drain(this.inbound, DRAIN_BATCH);
+      did += this.drain(this.k2k, DRAIN_BATCH);
+    }
+    if (this.pendingOverflow) this.flushOverflow();
+    if (did > 0) this.heartbeat++;
+    this.publishCounters();
+    if (this.checkControl()) {
+      this.publishCounters();
+      Atomics.store(this.control, CONTROL.observed, KernelState.STOPPED);
+      Atomics.store(this.control, CONTROL.ackEpoch, this.epochSeen | 0);
+      return -1;
+    }
+    return did;
+  }
+
+  /**
+   * For a consumer that shares its thread (the inline backend): steps until idle or `budgetMs` passed;
+   * 'stopped' after STOP was acknowledged. Never blocks.
+   */
   runSlice(budgetMs: number): 'stopped' | 'busy' | 'idle' {
     const t0 = performance.now();
     for (;;) {
-      let did = 0;
-      if (this.mode === KernelState.ACTIVE) {
-        did += this.drain(this.inbound, DRAIN_BATCH);
-        did += this.drain(this.k2k, DRAIN_BATCH);
-      }
-      if (this.pendingOverflow) this.flushOverflow();
-      if (did > 0) this.heartbeat++;
-      this.publishCounters();
-      if (this.checkControl()) {
-        this.publishCounters();
-        Atomics.store(this.control, CONTROL.observed, KernelState.STOPPED);
-        Atomics.store(this.control, CONTROL.ackEpoch, this.epochSeen | 0);
-        return 'stopped';
-      }
+      const did = this.step();
+      if (did < 0) return 'stopped';
       if (did === 0) return this.pendingOverflow ? 'busy' : 'idle';
       if (performance.now() - t0 > budgetMs) return 'busy';
     }
   }
 
-  run(poll: () => void): void {
-    this.pollControl = poll;
-    const c = this.control;
-    this.publishCounters();
-    Atomics.store(c, CONTROL.observed, KernelState.IDLE);
-    let idleSince = 0;
-    let lastPoll = 0;
-    let iter = 0;
-    for (;;) {
-      iter++;
-      let did = 0;
-      if (this.mode === KernelState.ACTIVE) {
-        did += this.drain(this.inbound, DRAIN_BATCH);
-        did += this.drain(this.k2k, DRAIN_BATCH);
-      }
-      if (this.pendingOverflow) this.flushOverflow();
-      if (did > 0) {
-        idleSince = 0;
-        this.heartbeat++;
-        // Busy: counters every 16 rounds; the control port (a costly call) at most once a millisecond.
-        if ((iter & 15) === 0) {
-          this.publishCounters();
-          if (this.checkControl()) break;
-          const now = performance.now();
-          if (now - lastPoll > 1) {
-            lastPoll = now;
-            poll();
-          }
-        }
-        continue;
-      }
-      this.publishCounters();
-      if (this.checkControl()) break;
-      const now = performance.now();
-      if (now - lastPoll > 1) {
-        lastPoll = now;
-        poll();
-      }
-      if (idleSince === 0) idleSince = now;
-      if (now - idleSince < SPIN_MICROS / 1000 || this.pendingOverflow) continue;
-      this.park(poll);
-      idleSince = 0;
-    }
-    this.publishCounters();
-    Atomics.store(c, CONTROL.observed, KernelState.STOPPED);
-    Atomics.store(c, CONTROL.ackEpoch, this.epochSeen | 0);
-  }
-
-  /** Sleeps on the doorbell; producers see `parked` and notify after publishing. */
-  private park(poll: () => void): void {
-    const c = this.control;
-    const seen = Atomics.load(c, CONTROL.doorbell);
-    this.inbound.setParked(true);
-    this.k2k.setParked(true);
-    const ready =
-      (this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0)) ||
-      (Atomics.load(c, CONTROL.requestEpoch) >>> 0) !== this.epochSeen;
-    if (!ready) {
-      poll();
-      Atomics.wait(c, CONTROL.doorbell, seen, 1000);
-    }
-    this.inbound.setParked(false);
-    this.k2k.setParked(false);
+  /** Marks this lane's rings parked (or not): producers that see it ring the doorbell after publishing. */
+  setParked(on: boolean): void {
+    this.inbound.setParked(on);
+    this.k2k.setParked(on);
   }
 
   /** Applies a new host request; true when the loop must end. */
@@ -429,12 +407,13 @@ export class Dispatcher {
     }
     let peer = this.peers.get(targetId);
     if (!peer) {
-      // A relaunch posts the new peer list before it resolves, but this loop reads its port at most once
+      // A relaunch posts the new peer list before it resolves, but the loop reads its port at most once
       // a millisecond: read it now, before failing a send that the host already made valid.
       this.pollControl();
       peer = this.peers.get(targetId);
     }
     if (!peer) throw new K2KTargetError(target.name, 'its kernel is not running');
+    const lane = peer.lanes[peer.lanes.length === 1 ? 0 : laneOfKey(key, peer.lanes.length)]!;
     const s = this.scratch;
     const slot = this.scratchSlot;
     const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
@@ -450,8 +429,8 @@ export class Dispatcher {
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
-    if (peer.overflow.length === 0 && this.enqueue(peer, s.u8.subarray(slot, slot + len))) return;
-    peer.overflow.push(s.u8.slice(slot, slot + len));
+    if (lane.overflow.length === 0 && this.enqueue(lane, s.u8.subarray(slot, slot + len))) return;
+    lane.overflow.push(s.u8.slice(slot, slot + len));
     this.pendingOverflow++;
     const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
     Atomics.add(peer.stats, OVERFLOW_WORD.overflowed, 1);
@@ -460,26 +439,28 @@ export class Dispatcher {
     }
   }
 
-  private enqueue(peer: Peer, bytes: Uint8Array): boolean {
-    const slot = peer.producer.claimShared();
+  private enqueue(lane: PeerLaneEnd, bytes: Uint8Array): boolean {
+    const slot = lane.producer.claimShared();
     if (slot < 0) return false;
     // seq (the first word) is written by publishShared, after the rest of the slot.
-    peer.ring.u8.set(bytes.subarray(4), slot + 4);
-    peer.producer.publishShared(slot);
-    if (Atomics.load(peer.parkedRing.words, RING.parked) !== 0 || Atomics.load(peer.ring.words, RING.parked) !== 0) {
-      Atomics.add(peer.control, CONTROL.doorbell, 1);
-      Atomics.notify(peer.control, CONTROL.doorbell);
+    lane.ring.u8.set(bytes.subarray(4), slot + 4);
+    lane.producer.publishShared(slot);
+    if (Atomics.load(lane.parkedRing.words, RING.parked) !== 0 || Atomics.load(lane.ring.words, RING.parked) !== 0) {
+      Atomics.add(lane.doorbell, lane.doorbellIndex, 1);
+      Atomics.notify(lane.doorbell, lane.doorbellIndex);
     }
     return true;
   }
 
   private flushOverflow(): void {
     for (const peer of this.peers.values()) {
-      while (peer.overflow.length) {
-        if (!this.enqueue(peer, peer.overflow.peek()!)) break;
-        peer.overflow.shift();
-        this.pendingOverflow--;
-        Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
+      for (const lane of peer.lanes) {
+        while (lane.overflow.length) {
+          if (!this.enqueue(lane, lane.overflow.peek()!)) break;
+          lane.overflow.shift();
+          this.pendingOverflow--;
+          Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
+        }
       }
     }
   }

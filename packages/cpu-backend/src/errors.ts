@@ -3,7 +3,7 @@ import { RinggrainError, type ErrorOptions } from '@ringgrain/core';
 export class WorkerDiedError extends RinggrainError {
   constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
     super('WORKER_DIED', `grain "${grain}": its worker thread ended: ${detail}`, {
-      hint: 'every pending ask was rejected; terminate the kernel and launch it again',
+      hint: "every pending ask was rejected; terminate the kernel and launch it again (the pool has already replaced the thread)",
       ...opts,
     });
   }
@@ -30,6 +30,14 @@ export class K2KTargetError extends RinggrainError {
   constructor(target: string, detail: string) {
     super('K2K_TARGET', `send to grain "${target}" failed: ${detail}`, {
       hint: 'the target grain must be registered on the same backend and launched',
+    });
+  }
+}
+
+export class CpuBackendOptionsError extends RinggrainError {
+  constructor(detail: string) {
+    super('CPU_BACKEND_OPTIONS', `CpuBackend: ${detail}`, {
+      hint: 'pass new CpuBackend({ threads: n }) with n ≥ 1, or leave threads out for one per core but one',
     });
   }
 }

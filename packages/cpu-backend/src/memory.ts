@@ -1,53 +1,91 @@
-import { CONTROL_BLOCK_SIZE, Ring, alignUp, ringBytes, type KernelOptions, type RegionRef } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, Ring, alignUp, ringBytes, type KernelOptions, type RegionRef } from '@ringgrain/core';
 
 /**
- * One SharedArrayBuffer per CPU kernel: control block, host → kernel ring, kernel → host reply ring,
- * the K2K ring that every worker of the backend (this one included) may produce into, and its overflow figures.
+ * One lane of a CPU kernel (the share of its actors one pool thread consumes): its control block, the
+ * host → lane ring, the lane → host reply ring, and the K2K ring every thread may produce into.
  */
-export interface KernelBuffers {
-  readonly sab: SharedArrayBuffer;
+export interface LaneBuffers {
   readonly control: RegionRef;
   readonly inbound: RegionRef;
   readonly reply: RegionRef;
   readonly k2k: RegionRef;
+}
+
+/** One SharedArrayBuffer per CPU kernel: its lanes, and its K2K overflow figures. */
+export interface KernelBuffers {
+  readonly sab: SharedArrayBuffer;
+  readonly lanes: readonly LaneBuffers[];
   /** K2K overflow figures of this kernel as a target (OVERFLOW_WORD), Atomics-updated by every sender. */
   readonly overflow: RegionRef;
 }
 
 /**
  * Int32 words of a kernel's overflow region: messages other workers hold for it (in their per-target
- * overflow queues, waiting for room in its K2K ring), the most ever held at once, and sends that waited.
+ * overflow queues, waiting for room in its K2K rings), the most ever held at once, and sends that waited.
  */
 export const OVERFLOW_WORD = { inUse: 0, highWater: 1, overflowed: 2 } as const;
 const OVERFLOW_BYTES = 16;
 
-export function allocateKernelBuffers(o: KernelOptions): KernelBuffers {
-  const controlAt = 0;
-  const inboundAt = alignUp(controlAt + CONTROL_BLOCK_SIZE, 128);
-  const replyAt = alignUp(inboundAt + ringBytes(o.ringCapacity, o.slotSize), 128);
-  const k2kAt = alignUp(replyAt + ringBytes(o.replyCapacity, o.slotSize), 128);
-  const overflowAt = alignUp(k2kAt + ringBytes(o.ringCapacity, o.slotSize), 128);
-  const total = alignUp(overflowAt + OVERFLOW_BYTES, 128);
-  const sab = new SharedArrayBuffer(total);
-  Ring.format(sab, inboundAt, o.ringCapacity, o.slotSize);
-  Ring.format(sab, replyAt, o.replyCapacity, o.slotSize);
-  Ring.format(sab, k2kAt, o.ringCapacity, o.slotSize);
+export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBuffers {
+  let at = 0;
+  const take = (bytes: number) => {
+    const here = at;
+    at = alignUp(at + bytes, 128);
+    return here;
+  };
+  const layout = Array.from({ length: lanes }, () => ({
+    control: take(CONTROL_BLOCK_SIZE),
+    inbound: take(ringBytes(o.ringCapacity, o.slotSize)),
+    reply: take(ringBytes(o.replyCapacity, o.slotSize)),
+    k2k: take(ringBytes(o.ringCapacity, o.slotSize)),
+  }));
+  const overflowAt = take(OVERFLOW_BYTES);
+  const sab = new SharedArrayBuffer(at);
+  const region = (offset: number): RegionRef => ({ buffer: sab, offset });
   return {
     sab,
-    control: { buffer: sab, offset: controlAt },
-    inbound: { buffer: sab, offset: inboundAt },
-    reply: { buffer: sab, offset: replyAt },
-    k2k: { buffer: sab, offset: k2kAt },
-    overflow: { buffer: sab, offset: overflowAt },
+    lanes: layout.map((l) => {
+      Ring.format(sab, l.inbound, o.ringCapacity, o.slotSize);
+      Ring.format(sab, l.reply, o.replyCapacity, o.slotSize);
+      Ring.format(sab, l.k2k, o.ringCapacity, o.slotSize);
+      return { control: region(l.control), inbound: region(l.inbound), reply: region(l.reply), k2k: region(l.k2k) };
+    }),
+    overflow: region(overflowAt),
   };
 }
 
-/** What a worker needs to reach another kernel's K2K ring and doorbell. */
+/** A word a parked consumer sleeps on (Atomics.wait); producers that find it parked bump and notify it. */
+export interface Doorbell {
+  readonly buffer: SharedArrayBuffer;
+  /** Int32 index of the word. */
+  readonly index: number;
+}
+
+/** A lane's own control-block doorbell (a consumer that parks per lane, as the inline backend's). */
+export function controlDoorbell(b: KernelBuffers, lane: number): Doorbell {
+  return { buffer: b.sab, index: (b.lanes[lane]!.control.offset >> 2) + CONTROL.doorbell };
+}
+
+/** What a worker needs to reach one lane of another kernel: its K2K ring, whether it parked, its doorbell. */
+export interface PeerLane {
+  readonly k2kOffset: number;
+  readonly inboundOffset: number;
+  readonly doorbell: Doorbell;
+}
+
+/** What a worker needs to send K2K to a kernel: its lanes (a key's lane: core laneOfKey) and overflow figures. */
 export interface PeerInfo {
   readonly grainId: number;
   readonly sab: SharedArrayBuffer;
-  readonly k2kOffset: number;
-  readonly controlOffset: number;
-  readonly inboundOffset: number;
   readonly overflowOffset: number;
+  readonly lanes: readonly PeerLane[];
+}
+
+export function peerInfo(grainId: number, b: KernelBuffers, doorbells: readonly Doorbell[]): PeerInfo {
+  return {
+    grainId,
+    sab: b.sab,
+    overflowOffset: b.overflow.offset,
+    lanes: b.lanes.map((l, i) => ({ k2kOffset: l.k2k.offset, inboundOffset: l.inbound.offset, doorbell: doorbells[i]! })),
+  };
 }

@@ -1,8 +1,10 @@
 import type { KernelOptions } from '@ringgrain/core';
 import type { PeerInfo } from './memory.ts';
 
-/** Control-plane messages between a CPU kernel's host side and its worker (never per data message). */
-export interface WorkerInit {
+/** What a pool thread needs to consume one lane of a kernel. */
+export interface LaneInit {
+  /** The pool's id of the kernel (one per createKernel; a relaunched grain class gets a new one). */
+  readonly kernelId: number;
   readonly grainId: number;
   /** Grain classes on this backend by id (null where a class lives on another backend). */
   readonly grains: ReadonlyArray<{ readonly name: string; readonly module: string } | null>;
@@ -12,13 +14,26 @@ export interface WorkerInit {
   readonly inboundOffset: number;
   readonly replyOffset: number;
   readonly k2kOffset: number;
-  readonly replySignal: SharedArrayBuffer;
-  readonly peers: readonly PeerInfo[];
 }
 
-export type ToWorker = { type: 'peers'; peers: PeerInfo[] } | { type: 'inspect'; id: number; key: number | string };
+/** Given once, when the thread starts. */
+export interface ThreadInit {
+  readonly index: number;
+  /** The thread's doorbell: words[index] of this buffer (memory.ts Doorbell). */
+  readonly doorbell: { readonly buffer: SharedArrayBuffer; readonly index: number };
+  readonly replySignal: SharedArrayBuffer;
+}
 
-export type FromWorker =
+/** Control-plane messages between the host and a pool thread (never per data message). */
+export type ToThread =
+  | { type: 'add'; lane: LaneInit; peers: PeerInfo[] }
+  | { type: 'remove'; kernelId: number }
+  | { type: 'peers'; peers: PeerInfo[] }
+  | { type: 'inspect'; id: number; kernelId: number; key: number | string };
+
+export type FromThread =
   | { type: 'ready' }
+  | { type: 'added'; kernelId: number }
+  | { type: 'removed'; kernelId: number }
   | { type: 'inspect'; id: number; value: unknown }
-  | { type: 'fatal'; message: string; code?: string };
+  | { type: 'fatal'; kernelId: number; message: string; code?: string };

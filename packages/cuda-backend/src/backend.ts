@@ -528,7 +528,7 @@ export class CudaKernel implements BackendKernel {
     Ring.format(buf, base + inboundAt, o.ringCapacity, o.slotSize);
     this.reply = Ring.format(buf, base + replyAt, o.replyCapacity, o.slotSize);
     this.control = new Int32Array(buf, base, CONTROL_BLOCK_SIZE >> 2);
-    this.memory = { control: { buffer: buf, offset: base }, inbound: { buffer: buf, offset: base + inboundAt }, replies: [{ buffer: buf, offset: base + replyAt }] };
+    this.memory = { lanes: [{ control: { buffer: buf, offset: base }, inbound: { buffer: buf, offset: base + inboundAt }, replies: [{ buffer: buf, offset: base + replyAt }] }] };
     // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
     ctx.synchronize(this.stream);
@@ -540,8 +540,8 @@ export class CudaKernel implements BackendKernel {
     const d = this.device.devPtr;
     const values: Record<string, bigint | number> = {
       control: h,
-      inbound: h + BigInt(this.memory.inbound.offset - this.host.offset),
-      replies: h + BigInt(this.memory.replies[0]!.offset - this.host.offset),
+      inbound: h + BigInt(this.memory.lanes[0]!.inbound.offset - this.host.offset),
+      replies: h + BigInt(this.memory.lanes[0]!.replies[0]!.offset - this.host.offset),
       queues: d + BigInt(this.at.queues),
       states: d + BigInt(this.at.states),
       directory: d + BigInt(this.at.directory),

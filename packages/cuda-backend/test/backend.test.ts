@@ -307,7 +307,7 @@ gpu(`CudaBackend ${lane}`, () => {
     sys.on('tellError', (e) => errors.push(e.error));
     const k: RingKernel = sys.kernel(Account);
     console.log('malformed: writing raw slots');
-    const p = k.producer!;
+    const p = k.lanes[0]!.producer;
     const ring = p.ring;
     const write = (method: number, payload: number[]) => {
       const slot = p.claim();

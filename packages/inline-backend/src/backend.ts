@@ -7,7 +7,7 @@
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
-import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, type KernelBuffers, type LoadedGrain, type PeerInfo } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, peerInfo, type KernelBuffers, type LoadedGrain, type PeerInfo } from '@ringgrain/cpu-backend';
 import { InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
@@ -37,24 +37,24 @@ class InlineKernel implements BackendKernel {
     readonly plan: KernelPlan,
     readonly buffers: KernelBuffers,
   ) {
-    this.memory = { control: buffers.control, inbound: buffers.inbound, replies: [buffers.reply] };
+    const l = buffers.lanes[0]!;
+    this.memory = { lanes: [{ control: l.control, inbound: l.inbound, replies: [l.reply] }] };
   }
 
   peerInfo(): PeerInfo {
-    const b = this.buffers;
-    return { grainId: this.plan.grainId, sab: b.sab, k2kOffset: b.k2k.offset, controlOffset: b.control.offset, inboundOffset: b.inbound.offset, overflowOffset: b.overflow.offset };
+    return peerInfo(this.plan.grainId, this.buffers, [controlDoorbell(this.buffers, 0)]);
   }
 
   async start(): Promise<void> {
     const cls = this.plan.cls;
     if (!cls) throw new InlineNoClassError(this.plan.grain.name);
-    const b = this.buffers;
+    const b = this.buffers.lanes[0]!;
     this.dispatcher = new Dispatcher({
       self: loaded(cls),
       grainId: this.plan.grainId,
       defsById: this.plan.grains,
       options: this.plan.options,
-      sab: b.sab,
+      sab: this.buffers.sab,
       controlOffset: b.control.offset,
       inboundOffset: b.inbound.offset,
       replyOffset: b.reply.offset,
@@ -102,7 +102,7 @@ export class InlineBackend implements Backend {
   }
 
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
-    return new InlineKernel(this, plan, allocateKernelBuffers(plan.options));
+    return new InlineKernel(this, plan, allocateKernelBuffers(plan.options, 1));
   }
 
   peers(): PeerInfo[] {

@@ -53,9 +53,10 @@ async function handle(m: ToHost): Promise<unknown> {
       const k = await backend.createKernel(plan);
       kernels.set(m.id, k);
       const created: CreatedKernel = {
-        control: k.memory.control.offset,
-        inbound: k.memory.inbound.offset,
-        replies: k.memory.replies.map((r) => r.offset),
+        // A CUDA kernel has one lane (its ingress warp consumes the one inbound ring).
+        control: k.memory.lanes[0]!.control.offset,
+        inbound: k.memory.lanes[0]!.inbound.offset,
+        replies: k.memory.lanes[0]!.replies.map((r) => r.offset),
         launch: backend.launches[backend.launches.length - 1],
       };
       return created;

@@ -143,7 +143,7 @@ class IsolatedKernel implements BackendKernel {
     created: CreatedKernel,
   ) {
     const buffer = host.mapping.buffer;
-    this.memory = { control: { buffer, offset: created.control }, inbound: { buffer, offset: created.inbound }, replies: created.replies.map((offset) => ({ buffer, offset })) };
+    this.memory = { lanes: [{ control: { buffer, offset: created.control }, inbound: { buffer, offset: created.inbound }, replies: created.replies.map((offset) => ({ buffer, offset })) }] };
   }
 
   async start(): Promise<void> {

@@ -1,0 +1,143 @@
+import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
+import { Dispatcher, type LoadedGrain } from './dispatcher.ts';
+import type { PeerInfo } from './memory.ts';
+import type { FromThread, LaneInit, ThreadInit, ToThread } from './protocol.ts';
+
+/**
+ * A pool thread: consumes one lane of every CPU kernel (pool.ts), one Dispatcher per lane, round robin.
+ * The loop never yields to the event loop while it runs, so control messages arrive on a port polled
+ * with receiveMessageOnPort; adding a lane (an async module import) leaves the loop for a moment.
+ * When every lane is idle it spins briefly, then parks on the thread's doorbell with each lane's rings
+ * marked parked, so producers ring it.
+ */
+const { init, port } = workerData as { init: ThreadInit; port: MessagePort };
+const doorbell = new Int32Array(init.doorbell.buffer);
+const bell = init.doorbell.index;
+const SPIN_MS = 0.05;
+const lanes = new Map<number, Dispatcher>();
+let peers: PeerInfo[] = [];
+const adds: Array<Extract<ToThread, { type: 'add' }>> = [];
+
+function post(m: FromThread): void {
+  port.postMessage(m);
+}
+
+/** Reads the port; returns whether something needs the event loop (an add). */
+function poll(): boolean {
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
+    const msg = m.message as ToThread;
+    if (msg.type === 'add') adds.push(msg);
+    else if (msg.type === 'peers') {
+      peers = msg.peers;
+      for (const d of lanes.values()) d.setPeers(peers);
+    } else if (msg.type === 'remove') {
+      const d = lanes.get(msg.kernelId);
+      d?.setParked(false);
+      lanes.delete(msg.kernelId);
+      post({ type: 'removed', kernelId: msg.kernelId });
+    } else if (msg.type === 'inspect') {
+      post({ type: 'inspect', id: msg.id, value: lanes.get(msg.kernelId)?.inspect(msg.key) });
+    }
+  }
+  return adds.length > 0;
+}
+
+async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher> {
+  const defsById: Array<GrainDef | undefined> = [];
+  let self: LoadedGrain | undefined;
+  for (const [id, g] of l.grains.entries()) {
+    if (!g) {
+      defsById.push(undefined);
+      continue;
+    }
+    // The module may also be a whole program (grain and system in one file): loadGrainClasses keeps its
+    // system from starting here and takes the class it registered. Imports are cached per thread.
+    const [cls] = await loadGrainClasses(g.module, { names: [g.name] });
+    const c = cls as unknown as { grain: GrainDef; new (): object };
+    defsById.push(c.grain);
+    if (id === l.grainId) {
+      const instance = new c() as Record<string, unknown>;
+      const handlers = c.grain.methods.map((m) => {
+        const fn = instance[m.name];
+        if (typeof fn !== 'function') throw new Error(`class ${g.name} has no handler method "${m.name}"`);
+        return fn as LoadedGrain['handlers'][number];
+      });
+      self = { def: c.grain, handlers, instance };
+    }
+  }
+  if (!self) throw new Error(`grain id ${l.grainId} is not in the plan`);
+  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers });
+  d.pollControl = () => void poll();
+  return d;
+}
+
+/** Runs the lanes until an add needs the event loop. */
+function run(): void {
+  let idleSince = 0;
+  let lastPoll = 0;
+  for (;;) {
+    let did = 0;
+    let holding = false;
+    for (const [id, d] of lanes) {
+      const n = d.step();
+      if (n < 0) {
+        // STOP acknowledged: the lane is done (the host removes it; until then it is never stepped again).
+        lanes.delete(id);
+        continue;
+      }
+      did += n;
+      holding ||= d.holdsOverflow;
+    }
+    const now = performance.now();
+    if (now - lastPoll > 1 || did === 0) {
+      lastPoll = now;
+      if (poll()) return;
+    }
+    if (did > 0 || holding) {
+      idleSince = 0;
+      continue;
+    }
+    if (idleSince === 0) idleSince = now;
+    if (now - idleSince < SPIN_MS) continue;
+    park();
+    idleSince = 0;
+  }
+}
+
+/** Sleeps on the doorbell; producers see a lane's rings parked and ring it after publishing. */
+function park(): void {
+  const seen = Atomics.load(doorbell, bell);
+  for (const d of lanes.values()) d.setParked(true);
+  let ready = false;
+  for (const d of lanes.values()) ready ||= d.hasWork();
+  if (!ready && !poll()) Atomics.wait(doorbell, bell, seen, 1000);
+  for (const d of lanes.values()) d.setParked(false);
+}
+
+async function main(): Promise<void> {
+  post({ type: 'ready' });
+  for (;;) {
+    run();
+    while (adds.length) {
+      const { lane, peers: given } = adds.shift()!;
+      peers = given;
+      try {
+        const d = await loadLane(lane, peers);
+        d.begin();
+        lanes.set(lane.kernelId, d);
+        for (const other of lanes.values()) other.setPeers(peers);
+        post({ type: 'added', kernelId: lane.kernelId });
+      } catch (e) {
+        const err = e as { message?: string; code?: string };
+        post({ type: 'fatal', kernelId: lane.kernelId, message: err?.message ?? String(e), ...(err?.code ? { code: err.code } : {}) });
+      }
+    }
+  }
+}
+
+main().catch((e: unknown) => {
+  // Nothing above throws out of main; if it does, the thread ends and the host sees the exit.
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,204 @@
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { PeerInfo, Doorbell } from './memory.ts';
+import type { FromThread, LaneInit, ThreadInit, ToThread } from './protocol.ts';
+
+const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
+/** Int32 words between two threads' doorbells (128 bytes: no false sharing). */
+const DOORBELL_STRIDE = 32;
+
+/** Inspector flags are not for workers; loader flags do not reach them on Node 20 (worker-entry.mjs). */
+function workerExecArgv(): string[] {
+  // Per-process flags (--expose-gc, the inspector) make `new Worker` throw ERR_WORKER_INVALID_EXEC_ARGV.
+  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a));
+}
+
+/** Why a pool thread ended: its exit code, or the error that ended it, and whether the pool ended it. */
+export interface ThreadDeath {
+  readonly detail: string;
+  readonly cause?: Error;
+}
+
+interface Waiter<T> {
+  resolve: (v: T) => void;
+  reject: (e: Error) => void;
+}
+
+/** Host side of one pool thread. A thread that dies is replaced at once; `generation` counts them. */
+export class PoolThread {
+  generation = 0;
+  lastDeath: ThreadDeath | undefined;
+  private worker: Worker | undefined;
+  private port: MessagePort | undefined;
+  private ready: Promise<void> | undefined;
+  private readonly adds = new Map<number, Waiter<void>>();
+  private readonly removes = new Map<number, Waiter<void>>();
+  private readonly inspects = new Map<number, (v: unknown) => void>();
+  private nextInspect = 1;
+  private lastError: Error | undefined;
+
+  constructor(
+    private readonly pool: ThreadPool,
+    readonly index: number,
+  ) {}
+
+  get doorbell(): Doorbell {
+    return { buffer: this.pool.doorbells, index: this.index * DOORBELL_STRIDE };
+  }
+
+  /** Starts the thread if it is not running; resolves once it reads its port. */
+  start(): Promise<void> {
+    if (this.ready) return this.ready;
+    const { port1, port2 } = new MessageChannel();
+    const init: ThreadInit = { index: this.index, doorbell: this.doorbell, replySignal: this.pool.replySignal };
+    const worker = new Worker(WORKER_URL, {
+      workerData: { init, port: port2 },
+      transferList: [port2],
+      execArgv: workerExecArgv(),
+      name: `ringgrain:cpu-${this.index}`,
+    });
+    this.worker = worker;
+    this.port = port1;
+    this.lastError = undefined;
+    port1.unref();
+    this.ready = new Promise<void>((resolve, reject) => {
+      port1.on('message', (m: FromThread) => {
+        if (m.type === 'ready') resolve();
+        else if (m.type === 'added') this.settle(this.adds, m.kernelId);
+        else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
+        else if (m.type === 'fatal') this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
+        else if (m.type === 'inspect') {
+          this.inspects.get(m.id)?.(m.value);
+          this.inspects.delete(m.id);
+        }
+      });
+      worker.on('error', (e) => {
+        this.lastError = e;
+        reject(e);
+      });
+      worker.on('exit', (code) => {
+        reject(new Error(`exit code ${code} before it was ready`));
+        this.died(worker, code);
+      });
+    });
+    return this.ready;
+  }
+
+  private settle(map: Map<number, Waiter<void>>, kernelId: number, error?: Error): void {
+    const w = map.get(kernelId);
+    map.delete(kernelId);
+    if (error) w?.reject(error);
+    else w?.resolve();
+  }
+
+  private died(worker: Worker, code: number): void {
+    if (worker !== this.worker) return;
+    this.worker = undefined;
+    this.port?.close();
+    this.port = undefined;
+    this.ready = undefined;
+    this.generation++;
+    const e = this.lastError;
+    this.lastDeath = { detail: e ? `${e.message} (exit code ${code})` : `exit code ${code}`, ...(e ? { cause: e } : {}) };
+    const err = new Error(`pool thread ${this.index} ended: ${this.lastDeath.detail}`);
+    for (const map of [this.adds, this.removes]) {
+      for (const w of map.values()) w.reject(err);
+      map.clear();
+    }
+    for (const r of this.inspects.values()) r(undefined);
+    this.inspects.clear();
+    // Replace it at once, so kernels launched from now on have all their lanes.
+    this.start().catch(() => undefined);
+  }
+
+  private post(m: ToThread): void {
+    this.port?.postMessage(m);
+    this.pool.ring(this.index);
+  }
+
+  /** Adds a kernel's lane to the thread's loop; rejects with the thread's error (e.g. a module that does not load). */
+  async add(lane: LaneInit, peers: PeerInfo[]): Promise<void> {
+    await this.start();
+    return new Promise<void>((resolve, reject) => {
+      this.adds.set(lane.kernelId, { resolve, reject });
+      this.post({ type: 'add', lane, peers });
+    });
+  }
+
+  /** Removes a kernel's lane; false when the thread did not answer within `timeoutMs` (a handler that never returns). */
+  async remove(kernelId: number, timeoutMs: number): Promise<boolean> {
+    if (!this.worker) return true;
+    const done = new Promise<void>((resolve, reject) => {
+      this.removes.set(kernelId, { resolve, reject });
+      this.post({ type: 'remove', kernelId });
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
+    try {
+      return await Promise.race([done.then(() => true, () => true), late]);
+    } finally {
+      clearTimeout(timer);
+      this.removes.delete(kernelId);
+    }
+  }
+
+  peers(peers: PeerInfo[]): void {
+    this.post({ type: 'peers', peers });
+  }
+
+  inspect(kernelId: number, key: number | string): Promise<unknown> {
+    if (!this.worker) return Promise.resolve(undefined);
+    const id = this.nextInspect++;
+    return new Promise((resolve) => {
+      this.inspects.set(id, resolve);
+      this.post({ type: 'inspect', id, kernelId, key });
+    });
+  }
+
+  /** Ends the thread and starts a fresh one (its lanes of every kernel are gone: those kernels fault). */
+  async restart(reason: string): Promise<void> {
+    const w = this.worker;
+    if (!w) return;
+    this.lastError = new Error(reason);
+    await w.terminate();
+  }
+
+  /** Ends the thread for good (the backend is disposed): not a death, no replacement. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.port?.close();
+    this.port = undefined;
+    this.ready = undefined;
+    if (w) await w.terminate();
+  }
+}
+
+/**
+ * The CPU backend's worker threads: `size` threads, each consuming one lane of every CPU kernel, so a
+ * grain class's actors spread over all of them and grain classes share them. Each thread has a
+ * doorbell word it parks on.
+ */
+export class ThreadPool {
+  readonly doorbells: SharedArrayBuffer;
+  readonly threads: readonly PoolThread[];
+  private readonly words: Int32Array;
+
+  constructor(
+    readonly size: number,
+    readonly replySignal: SharedArrayBuffer,
+  ) {
+    this.doorbells = new SharedArrayBuffer(size * DOORBELL_STRIDE * 4);
+    this.words = new Int32Array(this.doorbells);
+    this.threads = Array.from({ length: size }, (_, i) => new PoolThread(this, i));
+  }
+
+  /** Wakes thread `i` (it may be parked). */
+  ring(i: number): void {
+    Atomics.add(this.words, i * DOORBELL_STRIDE, 1);
+    Atomics.notify(this.words, i * DOORBELL_STRIDE);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.close()));
+  }
+}
