@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
  * and say why CUDA was not used.
  */
 import { GrainSystem, type Backend, type Placement, type SystemOptions } from '@ringgrain/core';
-import { CpuBackend } from '@ringgrain/cpu-backend';
+import { CpuBackend, type CpuBackendOptions } from '@ringgrain/cpu-backend';
 import cliProgress from 'cli-progress';
 import { pino, type Logger } from 'pino';
 
@@ -132,8 +132,8 @@ export function quietLogger(level = process.env['RINGGRAIN_LOG'] ?? 'warn'): Log
  * Builds the system for `choice` (`cudaOptions` go to `new CudaBackend(...)`: partitions, queueCapacity…). `cuda` fails with a clear message when the backend is missing or its
  * probe fails; `auto` picks cuda when it probes ok and says why when it falls back to cpu.
  */
-export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}): Promise<BuiltSystem> {
-  const cpu = new CpuBackend();
+export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}, cpuOptions: CpuBackendOptions = {}): Promise<BuiltSystem> {
+  const cpu = new CpuBackend(cpuOptions);
   const backends: Record<string, Backend> = { cpu };
   if (choice === 'cpu') {
     return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cpu', describe: `cpu (${(await cpu.probe()).device ?? 'worker threads'})` };

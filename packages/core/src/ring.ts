@@ -23,8 +23,12 @@ export class Ring {
   readonly mask: number;
   readonly slotsAt: number;
 
-  /** Writes a fresh header and clears every slot's seq; call once, before either end touches the ring. */
-  static format(buffer: ArrayBufferLike, offset: number, capacity: number, slotSize: number): Ring {
+  /**
+   * Writes a fresh header and clears every slot's seq; call once, before either end touches the ring.
+   * `zeroed`: the memory is known to be all zeros (a new SharedArrayBuffer), so it is not written over —
+   * the OS then commits a big ring's pages only as they are used.
+   */
+  static format(buffer: ArrayBufferLike, offset: number, capacity: number, slotSize: number, opts: { zeroed?: boolean } = {}): Ring {
     if (!Number.isInteger(capacity) || capacity < 2 || (capacity & (capacity - 1)) !== 0) {
       throw new RingError(`ring capacity must be a power of two ≥ 2, got ${capacity}`);
     }
@@ -35,7 +39,7 @@ export class Ring {
     if (offset + ringBytes(capacity, slotSize) > buffer.byteLength) {
       throw new RingError(`buffer of ${buffer.byteLength} bytes cannot hold a ring of ${ringBytes(capacity, slotSize)} bytes at ${offset}`);
     }
-    new Uint8Array(buffer, offset, ringBytes(capacity, slotSize)).fill(0);
+    if (!opts.zeroed) new Uint8Array(buffer, offset, ringBytes(capacity, slotSize)).fill(0);
     const words = new Int32Array(buffer, offset, RING_HEADER_SIZE >> 2);
     words[RING.capacity] = capacity;
     words[RING.slotSize] = slotSize;

@@ -45,9 +45,10 @@ export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBu
   return {
     sab,
     lanes: layout.map((l) => {
-      Ring.format(sab, l.inbound, o.ringCapacity, o.slotSize);
-      Ring.format(sab, l.reply, o.replyCapacity, o.slotSize);
-      Ring.format(sab, l.k2k, o.ringCapacity, o.slotSize);
+      // A new SharedArrayBuffer is all zeros: big rings commit memory only as they fill.
+      Ring.format(sab, l.inbound, o.ringCapacity, o.slotSize, { zeroed: true });
+      Ring.format(sab, l.reply, o.replyCapacity, o.slotSize, { zeroed: true });
+      Ring.format(sab, l.k2k, o.ringCapacity, o.slotSize, { zeroed: true });
       return { control: region(l.control), inbound: region(l.inbound), reply: region(l.reply), k2k: region(l.k2k) };
     }),
     overflow: region(overflowAt),
