@@ -37,7 +37,7 @@ async function until(f: () => Promise<boolean>, ms: number): Promise<boolean> {
 }
 
 const small = { maxActors: 4096, ringCapacity: 256, replyCapacity: 256 };
-const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity }) }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 600_000, handshakeTimeoutMs: 600_000 })
+const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity }) }, logLevel: (process.env['RINGGRAIN_LOG'] as 'info' | undefined) ?? 'warn', handleSignals: false, askTimeoutMs: 600_000, handshakeTimeoutMs: 600_000 })
   .register(Coordinator, { placement: 'cuda', ...small })
   .register(Leaf, { placement: 'cuda', ...small })
   .register(Hop1, { placement: 'cuda', ...small })

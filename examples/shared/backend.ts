@@ -201,10 +201,10 @@ export function ms(t: number): string {
 }
 
 /** Waits until `done()` or `timeoutMs`; yields to the event loop between polls. */
-export async function settle(done: () => boolean, timeoutMs = 60_000, what = 'the system'): Promise<void> {
+export async function settle(done: () => boolean, timeoutMs = 60_000, what: string | (() => string) = 'the system'): Promise<void> {
   const t0 = performance.now();
   while (!done()) {
-    if (performance.now() - t0 > timeoutMs) throw new Error(`${what} did not settle within ${timeoutMs} ms`);
+    if (performance.now() - t0 > timeoutMs) throw new Error(`${typeof what === 'string' ? what : what()} did not settle within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 1));
   }
 }

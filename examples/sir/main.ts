@@ -117,7 +117,11 @@ async function quiet(what: string): Promise<void> {
     const same = done && processed === last;
     last = done ? processed : -1;
     return same;
-  }, 120_000, what);
+  }, 120_000, () => {
+    // Where it stands, per kernel: what a person needs to tell a lost message from a slow one.
+    const rows = Object.entries(system.metrics()).map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`);
+    return `${what}\n  ${rows.join('\n  ')}\n `;
+  });
 }
 
 async function tellAll(fn: (i: number) => Promise<void> | undefined, n: number, bar?: { update(n: number): void }): Promise<void> {

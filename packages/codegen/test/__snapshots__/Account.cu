@@ -1310,7 +1310,8 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
    * (zeroing a scratch sized for a vec's bound cost a 10-element vector-add ask ~45 µs): the decoder
    * writes every request field or rejects the message (exact key count, no duplicates), a vec's items
    * past its length are never read (indexing is bounded by .length, copies and encoders stop there), and
-   * every return writes the whole reply (a reply literal names every field).
+   * every return writes the whole reply (a reply literal names every field). RG_ZERO_SCRATCH (an NVRTC
+   * define) zeroes it before every turn anyway: a diagnostic, to tell a bug of this rule from others.
    */
   rg_Account_req* req = (rg_Account_req*)scratch;
   rg_Account_rep* rep = (rg_Account_rep*)(scratch + RG_SCRATCH_REPLY_AT);
@@ -1402,6 +1403,12 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
         for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
         __syncwarp();
         const bool skip = (((const rg_SlotHeader*)stage)->flags & RG_SKIP) != 0u;
+#ifdef RG_ZERO_SCRATCH
+        if (!skip)
+          for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+#endif
+        /* Every lane has read the flags before lane 0's turn writes the stage (a reply is assembled there). */
+        __syncwarp();
         if (skip) {
           /* Claimed by ingress past its batch's end: no message here (it comes again later). */
           if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
@@ -1429,6 +1436,9 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
         if (nx != 0u && hd == tail) {
           unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
           for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
+#ifdef RG_ZERO_SCRATCH
+          for (unsigned long long at = lane * 16u; at < RG_SCRATCH_BYTES; at += 512u) *(uint4*)(scratch + at) = make_uint4(0u, 0u, 0u, 0u);
+#endif
           __syncwarp();
           if (lane == 0u) {
             rg_Account_turn(k, ctr, node, stage, p, scratch);
