@@ -223,7 +223,13 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     });
   }
 
-  terminate(opts: TerminateOptions = {}): Promise<void> {
+  /**
+   * Stops the kernel and frees its memory. `keepMemory` (the system's shutdown): stop only; the memory
+   * is freed by `release()` once every kernel has stopped — on a GPU a running kernel may still write
+   * K2K messages into a stopped peer's queues, and freeing device memory may wait for every running
+   * kernel (it does under compute-sanitizer: a multi-kernel shutdown then never ended).
+   */
+  terminate(opts: TerminateOptions & { keepMemory?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       nextState(this.def.name, this.state, 'terminate');
       const timeoutMs = opts.timeoutMs ?? this.host.handshakeTimeoutMs;
@@ -247,7 +253,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       this.hostRejected += unprocessed;
       this.host.rejectAsksOf(this, new KernelTerminatedError(this.def.name, stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging'));
       this.carry();
-      await this.release();
+      if (!opts.keepMemory) await this.release();
       this.state = prior;
       this.transition('terminate');
     });
@@ -303,6 +309,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     this.carriedHostRejected += this.hostRejected;
     this.sent = 0;
     this.hostRejected = 0;
+  }
+
+  /** Frees what a terminate with `keepMemory` left (nothing else); idempotent. */
+  releaseMemory(): Promise<void> {
+    return this.serial(() => this.release());
   }
 
   private async release(): Promise<void> {

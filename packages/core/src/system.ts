@@ -843,9 +843,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.removeSignalHandlers();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
-    for (const k of this.kernels()) {
-      if (k.state !== 'terminated' && k.state !== 'created') await k.terminate(opts);
-    }
+    // Every kernel stops before any kernel's memory is freed (kernel.ts terminate: keepMemory).
+    const live = this.kernels().filter((k) => k.state !== 'terminated' && k.state !== 'created');
+    for (const k of live) await k.terminate({ ...opts, keepMemory: true });
+    for (const k of live) await k.releaseMemory();
     for (const b of new Set(this.kernels().map((k) => k.backend))) await b.dispose();
     this.started = false;
   }
