@@ -72,6 +72,8 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private prepared: BackendKernel | undefined;
   /** Lanes while launched (empty otherwise); a key's messages go to lanes[laneOf(key)]. */
   lanes: KernelLane[] = [];
+  /** lanes[i].producer, as one array (the spill drains into it on every pump). */
+  producers: RingProducer[] = [];
   /** Every lane's reply rings. */
   replies: Array<{ ring: Ring; consumer: RingConsumer }> = [];
   private epoch = 0;
@@ -115,7 +117,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   /** The lane that consumes `key`'s messages. */
   laneOf(key: number | string): number {
-    return this.lanes.length <= 1 ? 0 : laneOfKey(key, this.lanes.length);
+    return laneOfKey(key, this.lanes.length);
   }
 
   wake(lane: number): void {
@@ -185,6 +187,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
         const inbound = new Ring(l.inbound.buffer, l.inbound.offset);
         return { control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2), inbound, producer: new RingProducer(inbound) };
       });
+      this.producers = this.lanes.map((l) => l.producer);
       this.replies = mem.lanes.flatMap((l) =>
         l.replies.map((r) => {
           const ring = new Ring(r.buffer, r.offset);
@@ -279,12 +282,8 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   counters(): KernelCounters {
     const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inboundDepth(), heartbeat: 0 } as KernelCounters;
-    for (const name of COUNTERS) {
-      let v = this.carried[name] ?? 0;
-      for (const l of this.lanes) v += Atomics.load(l.control, CONTROL[name]) >>> 0;
-      out[name] = v;
-    }
-    for (const l of this.lanes) out.heartbeat = (out.heartbeat + (Atomics.load(l.control, CONTROL.heartbeat) >>> 0)) >>> 0;
+    for (const name of COUNTERS) out[name] = (this.carried[name] ?? 0) + this.laneSum(name);
+    out.heartbeat = this.laneSum('heartbeat') >>> 0;
     out.sent += this.carriedSent;
     out.hostRejected += this.carriedHostRejected;
     return out;
@@ -298,13 +297,16 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     return this.lanes.map((l) => Atomics.load(l.control, CONTROL.heartbeat) >>> 0);
   }
 
+  /** A control-block word summed over the lanes (each read as u32). */
+  private laneSum(word: CounterName | 'heartbeat'): number {
+    let v = 0;
+    for (const l of this.lanes) v += Atomics.load(l.control, CONTROL[word]) >>> 0;
+    return v;
+  }
+
   private carry(): void {
     if (this.lanes.length === 0) return;
-    for (const name of COUNTERS) {
-      let v = this.carried[name] ?? 0;
-      for (const l of this.lanes) v += Atomics.load(l.control, CONTROL[name]) >>> 0;
-      this.carried[name] = v;
-    }
+    for (const name of COUNTERS) this.carried[name] = (this.carried[name] ?? 0) + this.laneSum(name);
     this.carriedSent += this.sent;
     this.carriedHostRejected += this.hostRejected;
     this.sent = 0;
@@ -322,6 +324,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     // The rings may live in memory the backend frees now (pinned host memory on CUDA): no view of
     // them may outlive the kernel.
     this.lanes = [];
+    this.producers = [];
     this.replies = [];
     if (!impl) return;
     this.disposing = true;

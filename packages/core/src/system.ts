@@ -675,7 +675,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         }
         continue;
       }
-      const images = spill.drain(kernel.lanes.map((l) => l.producer), (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
+      const images = spill.drain(kernel.producers, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
       kernel.sent += images;
       if (spill.size === 0) this.waiting.delete(kernel);
       else if (now - spill.since > this.queueFullTimeoutMs) this.cancelSpill(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));

@@ -42,6 +42,18 @@ export interface LoadedGrain {
   readonly instance: object;
 }
 
+/** One instance of a grain class and its handler methods by method id; `missing` is the error for a method with no handler. */
+export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Error): LoadedGrain {
+  const def = cls.grain as GrainDef;
+  const instance = new (cls as unknown as new () => Record<string, unknown>)();
+  const handlers = def.methods.map((m) => {
+    const fn = instance[m.name];
+    if (typeof fn !== 'function') throw missing(m.name);
+    return fn as HandlerFn;
+  });
+  return { def, handlers, instance };
+}
+
 /** One lane of a K2K target kernel, as this sender sees it. */
 interface PeerLaneEnd {
   readonly ring: Ring;
@@ -413,7 +425,7 @@ export class Dispatcher {
       peer = this.peers.get(targetId);
     }
     if (!peer) throw new K2KTargetError(target.name, 'its kernel is not running');
-    const lane = peer.lanes[peer.lanes.length === 1 ? 0 : laneOfKey(key, peer.lanes.length)]!;
+    const lane = peer.lanes[laneOfKey(key, peer.lanes.length)]!;
     const s = this.scratch;
     const slot = this.scratchSlot;
     const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };

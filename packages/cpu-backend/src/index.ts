@@ -1,5 +1,5 @@
 export { CpuBackend, type CpuBackendOptions } from './backend.ts';
 export * from './errors.ts';
 // Building blocks for backends that reuse the CPU consumer (e.g. @ringgrain/inline-backend).
-export { Dispatcher, type LoadedGrain } from './dispatcher.ts';
+export { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
 export { OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, peerInfo, type Doorbell, type KernelBuffers, type PeerInfo } from './memory.ts';

@@ -1,6 +1,6 @@
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
-import { Dispatcher, type LoadedGrain } from './dispatcher.ts';
+import { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
 import type { PeerInfo } from './memory.ts';
 import type { FromThread, LaneInit, ThreadInit, ToThread } from './protocol.ts';
 
@@ -23,12 +23,19 @@ function post(m: FromThread): void {
   port.postMessage(m);
 }
 
-/** Reads the port; returns whether something needs the event loop (an add). */
+/**
+ * Reads the port; returns whether something needs the event loop (an add). Reading stops at an add, so
+ * the messages after it (a newer peer list) apply after it, in the order they were sent.
+ */
 function poll(): boolean {
+  if (adds.length) return true;
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) {
     const msg = m.message as ToThread;
-    if (msg.type === 'add') adds.push(msg);
-    else if (msg.type === 'peers') {
+    if (msg.type === 'add') {
+      adds.push(msg);
+      return true;
+    }
+    if (msg.type === 'peers') {
       peers = msg.peers;
       for (const d of lanes.values()) d.setPeers(peers);
     } else if (msg.type === 'remove') {
@@ -40,7 +47,7 @@ function poll(): boolean {
       post({ type: 'inspect', id: msg.id, value: lanes.get(msg.kernelId)?.inspect(msg.key) });
     }
   }
-  return adds.length > 0;
+  return false;
 }
 
 async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher> {
@@ -54,17 +61,8 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     // The module may also be a whole program (grain and system in one file): loadGrainClasses keeps its
     // system from starting here and takes the class it registered. Imports are cached per thread.
     const [cls] = await loadGrainClasses(g.module, { names: [g.name] });
-    const c = cls as unknown as { grain: GrainDef; new (): object };
-    defsById.push(c.grain);
-    if (id === l.grainId) {
-      const instance = new c() as Record<string, unknown>;
-      const handlers = c.grain.methods.map((m) => {
-        const fn = instance[m.name];
-        if (typeof fn !== 'function') throw new Error(`class ${g.name} has no handler method "${m.name}"`);
-        return fn as LoadedGrain['handlers'][number];
-      });
-      self = { def: c.grain, handlers, instance };
-    }
+    defsById.push(cls!.grain as GrainDef);
+    if (id === l.grainId) self = loadedGrain(cls!, (method) => new Error(`class ${g.name} has no handler method "${method}"`));
   }
   if (!self) throw new Error(`grain id ${l.grainId} is not in the plan`);
   const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers });

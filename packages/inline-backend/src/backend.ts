@@ -7,7 +7,7 @@
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
-import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, peerInfo, type KernelBuffers, type LoadedGrain, type PeerInfo } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo } from '@ringgrain/cpu-backend';
 import { InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
@@ -15,16 +15,6 @@ export interface InlineBackendOptions {
   readonly sliceMs?: number;
 }
 
-function loaded(cls: AnyGrainClass): LoadedGrain {
-  const def = cls.grain as GrainDef;
-  const instance = new (cls as unknown as new () => Record<string, unknown>)();
-  const handlers = def.methods.map((m) => {
-    const fn = instance[m.name];
-    if (typeof fn !== 'function') throw new InlineNoClassError(`${def.name}.${m.name}`);
-    return fn as LoadedGrain['handlers'][number];
-  });
-  return { def, handlers, instance };
-}
 
 class InlineKernel implements BackendKernel {
   readonly memory;
@@ -50,7 +40,7 @@ class InlineKernel implements BackendKernel {
     if (!cls) throw new InlineNoClassError(this.plan.grain.name);
     const b = this.buffers.lanes[0]!;
     this.dispatcher = new Dispatcher({
-      self: loaded(cls),
+      self: loadedGrain(cls, (method) => new InlineNoClassError(`${cls.grain.name}.${method}`)),
       grainId: this.plan.grainId,
       defsById: this.plan.grains,
       options: this.plan.options,
