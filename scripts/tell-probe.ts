@@ -6,7 +6,7 @@
  * warps) and the actor count, so a worker-bound drain (scales with partitions) is told apart from an
  * ingress-bound one (does not).
  *
- *   node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3]
+ *   node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096]
  * Writes $OUT/tell-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -27,6 +27,7 @@ if (argv.includes('--help')) {
 const M = Number(option('--rows', '1000000'));
 const TRIALS = Number(option('--trials', '3'));
 const partitionsList = option('--partitions', '4,32,128').split(',').map(Number);
+const RING = Number(option('--ring', '4096'));
 const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 
@@ -37,12 +38,16 @@ interface Row {
   bulkPerS: number;
   tellsPerS: number;
   tellLoopNsPerCall: number;
+  /** Host cost alone: rows/calls written into a ring with room while the kernel is paused (nothing drains). */
+  pausedBulkNsPerRow: number;
+  pausedTellNsPerCall: number;
 }
 
 async function measure(name: 'cpu' | 'cuda', backend: Backend, partitions: number | null, actors: number): Promise<Row> {
   const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Account, {
     placement: name,
     maxActors: Math.max(4096, actors * 2),
+    ringCapacity: RING,
   });
   await sys.start();
   try {
@@ -64,19 +69,41 @@ async function measure(name: 'cpu' | 'cuda', backend: Backend, partitions: numbe
       await sys.idle({ timeoutMs: 120_000 });
       tells.push(M / ((performance.now() - t0) / 1000));
     }
-    const want = (k: number) => 2 * TRIALS * (Math.floor(M / actors) + (k < M % actors ? 1 : 0));
+    // Host cost alone: the kernel paused, RING - 64 rows written into a ring with room, then drained.
+    const kernel = sys.kernel(Account);
+    const room = Math.min(M, RING - 64);
+    const pk = key.subarray(0, room);
+    const pa = amount.subarray(0, room);
+    const pausedBulk: number[] = [];
+    const pausedTell: number[] = [];
+    for (let t = 0; t < 5; t++) {
+      await kernel.deactivate();
+      let t0 = performance.now();
+      sys.tellMany(Account, 'deposit', { key: pk, amount: pa });
+      pausedBulk.push(((performance.now() - t0) * 1e6) / room);
+      await kernel.activate();
+      await sys.idle({ timeoutMs: 120_000 });
+      await kernel.deactivate();
+      t0 = performance.now();
+      for (let i = 0; i < room; i++) void refs[i % actors]!.tell.deposit({ amount: 1 });
+      pausedTell.push(((performance.now() - t0) * 1e6) / room);
+      await kernel.activate();
+      await sys.idle({ timeoutMs: 120_000 });
+    }
+    const extra = (k: number) => 10 * (Math.floor(room / actors) + (k < room % actors ? 1 : 0));
+    const want = (k: number) => extra(k) + 2 * TRIALS * (Math.floor(M / actors) + (k < M % actors ? 1 : 0));
     for (let k = 0; k < actors; k += Math.max(1, Math.floor(actors / 17))) {
       const b = (await refs[k]!.balance({})).balance;
       if (b !== want(k)) throw new Error(`${name} p${partitions}: actor ${k} balance ${b}, want ${want(k)}`);
     }
-    return { backend: name, partitions, actors, bulkPerS: Math.round(median(bulk)), tellsPerS: Math.round(median(tells)), tellLoopNsPerCall: Math.round(median(loops)) };
+    return { backend: name, partitions, actors, bulkPerS: Math.round(median(bulk)), tellsPerS: Math.round(median(tells)), tellLoopNsPerCall: Math.round(median(loops)), pausedBulkNsPerRow: Math.round(median(pausedBulk.slice(1))), pausedTellNsPerCall: Math.round(median(pausedTell.slice(1))) };
   } finally {
     await sys.shutdown();
   }
 }
 
 const rows: Row[] = [];
-const show = (r: Row) => console.log(`${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call)`);
+const show = (r: Row) => console.log(`${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call; paused: tellMany ${r.pausedBulkNsPerRow} ns/row, tell ${r.pausedTellNsPerCall} ns/call)`);
 for (const actors of [1024, 65536]) {
   rows.push(await measure('cpu', new CpuBackend(), null, actors));
   show(rows.at(-1)!);
@@ -87,4 +114,4 @@ for (const actors of [1024, 65536]) {
     }
   }
 }
-writeFileSync(path.join(outDir, 'tell-probe.json'), `${JSON.stringify({ rows: M, trials: TRIALS, date: new Date().toISOString(), results: rows }, null, 2)}\n`);
+writeFileSync(path.join(outDir, 'tell-probe.json'), `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, date: new Date().toISOString(), results: rows }, null, 2)}\n`);
