@@ -211,6 +211,41 @@ export const cases: ConformanceCase[] = [
     },
   },
   {
+    // On the GPU a worker runs up to 32 queued turns at once, one per distinct actor, in waves: this is
+    // the mix it must keep in order (many actors interleaved, repeats of one actor inside a batch).
+    name: 'many actors interleaved: per-actor FIFO and one turn at a time hold for tells and asks in bursts',
+    grains: [[Seq]],
+    isolated: true,
+    async run({ system }) {
+      const actors = 37;
+      const perActor = 400;
+      const n = actors * perActor;
+      const key = new Int32Array(n);
+      const sender = new Uint32Array(n);
+      const seq = new Uint32Array(n);
+      for (let i = 0; i < n; i++) {
+        // Runs of 1..3 messages to one actor, then the next actor: repeats inside a batch, and interleaving.
+        const a = Math.floor(i / 3) % actors;
+        key[i] = 5000 + a;
+        sender[i] = 1;
+      }
+      const next = new Uint32Array(actors);
+      for (let i = 0; i < n; i++) seq[i] = ++next[key[i]! - 5000]!;
+      expect(system.tellMany(Seq, 'push', { key, sender, seq })).toBe(n);
+      // Asks in flight to every actor at once, several per actor.
+      const asks: Array<Promise<{ count: number }>> = [];
+      for (let r = 1; r <= 20; r++) for (let a = 0; a < actors; a++) asks.push(system.grain(Seq, 5000 + a).pushAsk({ sender: 2, seq: r }));
+      const answers = await Promise.all(asks);
+      for (const x of answers) expect(x.count).toBeGreaterThan(0);
+      await system.idle();
+      for (let a = 0; a < actors; a++) {
+        const st = await system.grain(Seq, 5000 + a).stats({});
+        expect({ actor: a, violations: st.violations, overlaps: st.overlaps, count: st.count }).toEqual({ actor: a, violations: 0, overlaps: 0, count: next[a]! + 20 });
+        expect([st.last[1], st.last[2]]).toEqual([next[a], 20]);
+      }
+    },
+  },
+  {
     name: 'system.idle() resolves once host messages and the K2K chains they caused are all processed',
     grains: [[Coordinator], [Leaf], [Numbers]],
     // Its own system: the fan-out reaches Leaf keys 0..399, which the shared cases count on.

@@ -104,7 +104,7 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
   { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals then (partitions + 1) counter rows' },
   { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
-  { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratchBytes, each worker's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
+  { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
   { name: 'overflow', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)" },
   { name: 'overflowNodes', ctype: 'unsigned int', kind: 'u32', doc: 'nodes in the overflow pool, the first `partitions` being the lists\' initial stubs' },
   { name: 'routeCount', ctype: 'unsigned int', kind: 'u32', doc: 'entries in routes' },
@@ -145,7 +145,7 @@ export interface Abi {
   readonly stateSize: number;
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
-  readonly scratch: { readonly bytes: number; readonly replyAt: number };
+  readonly scratch: ScratchLayout;
   readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
@@ -188,13 +188,27 @@ const up16 = (n: number) => Math.ceil(n / 16) * 16;
  * rounded up to 16 (a union's size rounds its largest member up to its alignment, at most 16). The
  * unit checks with static_assert that its unions fit.
  */
-export function scratchLayout(requests: readonly StructSchema[], replies: readonly (StructSchema | undefined)[]): { bytes: number; replyAt: number } {
+export function scratchLayout(requests: readonly StructSchema[], replies: readonly (StructSchema | undefined)[]): ScratchLayout {
   const req = up16(Math.max(16, ...requests.map((s) => layoutOf(s).size)));
   const rep = up16(Math.max(16, ...replies.map((s) => (s ? layoutOf(s).size : 1))));
-  return { bytes: req + rep, replyAt: req };
+  const bytes = req + rep;
+  return { bytes, replyAt: req, lanes: bytes <= LANE_TURN_SCRATCH_LIMIT ? 32 : 1 };
 }
 
-export function makeAbi(grain: string, grainId: number, state: StructSchema, scratch: { bytes: number; replyAt: number }): Abi {
+/**
+ * Largest scratch for which a worker keeps one per lane and runs up to 32 turns at once (device.ts
+ * rg_*_lane_turns); a class with larger requests or replies (big arrays) runs one turn at a time.
+ */
+export const LANE_TURN_SCRATCH_LIMIT = 4096;
+
+/** One worker lane's scratch (the request union at 0, the reply union at `replyAt`), and how many lanes have one. */
+export interface ScratchLayout {
+  readonly bytes: number;
+  readonly replyAt: number;
+  readonly lanes: 1 | 32;
+}
+
+export function makeAbi(grain: string, grainId: number, state: StructSchema, scratch: ScratchLayout): Abi {
   const dirCapacity = (o: Pick<AbiOptions, 'maxActors'>): number => pow2AtLeast(Math.max(2, o.maxActors * 2));
   return {
     version: 1,
@@ -220,7 +234,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
         directory: layoutOf(DirEntry).size * dirCapacity(o),
         globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES,
         routesPerGrain: layoutOf(RouteEntry).size,
-        scratch: scratch.bytes * o.partitions,
+        scratch: scratch.bytes * scratch.lanes * o.partitions,
       };
     },
     launch: (o) => ({ blocks: Math.ceil((o.partitions + 1) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),

@@ -602,7 +602,9 @@ RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset di
 #define RG_S_K2K_FILLED 14
 #define RG_S_K2K_PUBLISHED 15
 #define RG_NSTAMPS 16
-#ifndef RG_STAMP
+#ifdef RG_STAMP
+#define RG_PROFILED 1
+#else
 #define RG_STAMP(id) ((void)0)
 #endif
 #ifndef RG_STAMP_TURN_END
@@ -1124,6 +1126,20 @@ RG_HD static bool rg_Account_encode_reply(unsigned int method, const rg_Account_
 #define RG_SCRATCH_REPLY_AT 16ull
 static_assert(sizeof(rg_Account_req) <= RG_SCRATCH_REPLY_AT && sizeof(rg_Account_rep) <= RG_SCRATCH_BYTES - RG_SCRATCH_REPLY_AT, "scratch: the request and reply unions fit (abi.ts scratchLayout)");
 static_assert(alignof(rg_Account_req) <= 16 && alignof(rg_Account_rep) <= 16 && RG_SCRATCH_BYTES % 16u == 0u, "scratch: 16-byte aligned parts");
+/*
+ * Turns a worker warp runs at once on distinct actors (rg_*_lane_turns): 32, or 1 where a scratch is too
+ * large to keep 32 per worker (abi.ts scratchLayout decides, and sizes the scratch area for it). An NVRTC
+ * define RG_TURN_LANES=1 turns it off (a diagnostic, and the baseline the benchmark compares with).
+ */
+#define RG_SCRATCH_LANES 32u
+#ifndef RG_TURN_LANES
+#ifdef RG_PROFILED
+#define RG_TURN_LANES 1u /* stamps are per warp: a profiling build runs one turn at a time */
+#else
+#define RG_TURN_LANES RG_SCRATCH_LANES
+#endif
+#endif
+static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES
 #define RG_STAGE_BYTES 512u
@@ -1298,7 +1314,7 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
  * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
  * slot (ours until the worker moves the tail), which is free once the request is decoded.
  */
-__device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int part, unsigned char* scratch) {
+__device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
@@ -1320,7 +1336,7 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
   else if (h->grain != 0u) why = "message for another grain class";
   else if (method >= 5u) why = "unknown method id";
   else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-  else if (!rg_Account_decode(method, (RG_HDR + len <= RG_STAGE_BYTES ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
+  else if (!rg_Account_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   rg_Account_state* st = 0;
   if (!why) {
@@ -1330,7 +1346,7 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
   RG_STAMP(RG_S_W_ACTIVATED);
   if (why) {
     ctr[RG_C_REJECTED]++;
-    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_REJECTED, corr, why);
+    rg_reply_text(k, stage, cap, method, RG_REPLY | RG_REJECTED, corr, why);
     return;
   }
   rg_turn t = {};
@@ -1351,28 +1367,71 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
   ctr[RG_C_K2K_SENT] += t.sent;
   if (rc > RG_FORWARDED) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
+    rg_reply_text(k, stage, cap, method, RG_REPLY | RG_ERROR, corr, rg_turn_error(&t, rc));
     return;
   }
   if (corr == 0u || rc == RG_FORWARDED) return;
   rg_wr m = {0, 0u, 0xffffffffu};
   if (!rg_Account_encode_reply(method, rep, &m)) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
+    rg_reply_text(k, stage, cap, method, RG_REPLY | RG_ERROR, corr, rg_err_text(RG_E_REPLY_MISMATCH));
     return;
   }
   if (m.pos > k->slotSize - RG_HDR) {
     ctr[RG_C_HANDLER_ERRORS]++;
-    rg_reply_text(k, stage, RG_STAGE_BYTES, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
+    rg_reply_text(k, stage, cap, method, RG_REPLY | RG_ERROR, corr, "PAYLOAD_TOO_LARGE: the reply does not fit a slot; raise slotSize");
     return;
   }
-  unsigned char* out = RG_HDR + m.pos <= RG_STAGE_BYTES ? stage : slot;
+  unsigned char* out = RG_HDR + m.pos <= cap ? stage : slot;
   rg_wr w = {out + RG_HDR, 0u, m.pos};
   rg_Account_encode_reply(method, rep, &w);
   RG_STAMP(RG_S_W_ENCODED);
   rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
   ctr[RG_C_REPLIED]++;
 }
+
+#if RG_TURN_LANES > 1
+/*
+ * Lane-parallel turns. Lane i looks at queue slot tail + i; the ready prefix (n > 1 messages) is taken
+ * at once and run in waves: in each wave every lane whose message is the oldest left for its actor runs
+ * its turn, so one turn at a time per actor and FIFO per sender → actor hold as with one lane, while
+ * up to 32 distinct actors' turns overlap their memory latency. Each lane assembles a reply in its own
+ * queue slot (ours until the tail moves past it) and decodes into its own scratch. Counters are counted
+ * per lane and summed into every lane's ctr (lane 0 stores the row). Returns n, or 0 when only one
+ * message is ready (the one-lane path then takes it, staged in shared memory: the latency case).
+ * RG_SKIP slots (ingress placeholders) take no turn.
+ */
+__device__ static unsigned int rg_Account_lane_turns(rg_kernel* k, rg_RingHeader* q, unsigned int tail, unsigned int p, unsigned int lane, unsigned int* ctr, unsigned char* scratch) {
+  unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
+  const bool polled = lane < k->queueCapacity;
+  const unsigned int ready = __ballot_sync(RG_FULL, polled && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + lane + 1u);
+  const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
+  if (n < 2u) return 0u;
+  const bool live = lane < n;
+  const rg_SlotHeader* h = (const rg_SlotHeader*)mine;
+  const unsigned int flags = live ? h->flags : RG_SKIP;
+  const long long key = live ? (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo) : 0ll;
+  unsigned int todo = __ballot_sync(RG_FULL, live && (flags & RG_SKIP) == 0u);
+  /* Lanes holding a message for the same actor (only those with a turn to take). */
+  const unsigned int same = __match_any_sync(RG_FULL, (unsigned long long)key) & todo;
+  unsigned int counts[RG_NCOUNTERS];
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) counts[c] = 0u;
+  unsigned char* own = scratch + (unsigned long long)lane * RG_SCRATCH_BYTES;
+  while (todo != 0u) {
+    const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
+    if (go) rg_Account_turn(k, counts, mine, mine, k->slotSize, p, own);
+    todo &= ~__ballot_sync(RG_FULL, go);
+  }
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+    unsigned int v = counts[c];
+    for (unsigned int o = 16u; o != 0u; o >>= 1) v += __shfl_xor_sync(RG_FULL, v, o);
+    ctr[c] += v;
+  }
+  /* Every lane's reads of its slot and writes of its reply come before lane 0 releases the tail. */
+  __syncwarp();
+  return n;
+}
+#endif
 
 /*
  * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
@@ -1385,7 +1444,8 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
   __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
   unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
   const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
-  unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_BYTES;
+  /* RG_SCRATCH_LANES scratches per worker (lane i's at i): lane 0's serves the one-lane turns. */
+  unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_LANES * RG_SCRATCH_BYTES;
   rg_RingHeader* q = rg_queue_of(k, p);
   volatile unsigned int* row = k->counters + (p + 1u) * RG_NCOUNTERS;
   unsigned int ctr[RG_NCOUNTERS];
@@ -1399,6 +1459,20 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
       if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
+#if RG_TURN_LANES > 1
+        /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
+        const unsigned int n = rg_Account_lane_turns(k, q, tail, p, lane, ctr, scratch);
+        if (n != 0u) {
+          if (lane == 0u) {
+            for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            rg_st_rel_gpu(&q->tail, tail + n);
+          }
+          tail += n;
+          idle = 0;
+          __syncwarp();
+          continue;
+        }
+#endif
         if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
         for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);
         __syncwarp();
@@ -1413,7 +1487,7 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
           /* Claimed by ingress past its batch's end: no message here (it comes again later). */
           if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
         } else if (lane == 0u) {
-          rg_Account_turn(k, ctr, slot, stage, p, scratch);
+          rg_Account_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch);
           for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
           rg_st_rel_gpu(&q->tail, tail + 1u);
           RG_STAMP(RG_S_W_DONE);
@@ -1441,7 +1515,7 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
 #endif
           __syncwarp();
           if (lane == 0u) {
-            rg_Account_turn(k, ctr, node, stage, p, scratch);
+            rg_Account_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch);
             for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
             /* The old head is no list's node any more (its link was set): back to the pool. */
             rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
@@ -1474,19 +1548,20 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
  * that the PCIe round trips are paid per batch, not per message:
  *   1. lane i acquires the seq of host slot tail + i (32 reads in flight at once); the ready prefix is
  *      the batch;
- *   2. lane i loads its message's header while the warp loads the first payload chunks;
+ *   2. lane i loads its message's header while the warp loads every message's first span bytes;
  *   3. messages for one partition queue are claimed with one CAS by the group's lowest lane, in lane
  *      (= host ring) order, so FIFO per sender → actor holds;
- *   4. the warp copies payloads (RG_INGRESS_GROUP messages' loads in flight at once), then lane i
+ *   4. the warp copies payloads (loaded in step 2 in one round trip, RG_INGRESS_CHUNKS a lane), then lane i
  *      releases its queue slot's seq.
  * If a group's queue is full, the batch ends before that group's first message: later messages that
  * were already claimed elsewhere get SKIP slots (passed over by the worker) and are moved again in a
  * later round, so the host ring is consumed strictly in order and nothing is moved twice.
  */
-#ifndef RG_INGRESS_GROUP
-#define RG_INGRESS_GROUP 8u
+/* 16-byte chunks of the batch each lane has in flight at once (registers: 4 words each). */
+#ifndef RG_INGRESS_CHUNKS
+#define RG_INGRESS_CHUNKS 16u
 #endif
-static_assert(RG_INGRESS_GROUP <= 32u && RG_HDR <= 512u, "ingress: a group's headers lie in its first 512 bytes");
+static_assert(RG_INGRESS_CHUNKS >= 1u && RG_INGRESS_CHUNKS <= 32u && RG_HDR <= 512u, "ingress: chunks a lane; headers lie in a slot's first 512 bytes");
 static_assert(RG_AT_LENGTH < 16u && RG_AT_METHOD < 16u && RG_AT_FLAGS < 16u && RG_AT_CORR >= 16u && RG_AT_KEYLO >= 16u && RG_AT_KEYHI >= 16u && RG_AT_KEYHI < 32u,
               "ingress: length/method/flags in the header's first 16 bytes, corr/key in the next 16");
 __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int at) { return at < 16u ? rg_word_of(a, at >> 2) : rg_word_of(b, (at - 16u) >> 2); }
@@ -1584,29 +1659,22 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* ho
   __syncwarp();
   if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
   const bool live = lane < n;
-  /* 2. the first RG_INGRESS_GROUP messages' first span bytes, lane i holding bytes 16i..16i+15 of each
-     (their headers are shuffled out of these); later messages' headers are loaded by their own lanes
-     in the same round trip. */
-  uint4 pre[RG_INGRESS_GROUP];
+  /* 2. one round trip for the whole batch: lane i loads its message's header, and the warp loads the
+     first span bytes of every message as one flat run of 16-byte chunks (chunk f = message f / per,
+     part f % per; lane i holds chunks i, i + 32, ...), up to RG_INGRESS_CHUNKS a lane in flight. */
+  const unsigned int per = span / 16u;
+  const unsigned int chunks = n * per;
+  uint4 buf[RG_INGRESS_CHUNKS];
 #pragma unroll
-  for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
-    const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + u) & (k->ringCapacity - 1u)) * k->slotSize;
-    pre[u] = u < n && lane * 16u < span ? RG_HOST_V4(from + lane * 16u) : make_uint4(0u, 0u, 0u, 0u);
+  for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
+    const unsigned int f = u * 32u + lane;
+    buf[u] = make_uint4(0u, 0u, 0u, 0u);
+    if (f < chunks) buf[u] = RG_HOST_V4(k->inbound + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
   }
   uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
-  if (live && lane >= RG_INGRESS_GROUP) {
+  if (live) {
     h0 = RG_HOST_V4(mine);
     h1 = RG_HOST_V4(mine + 16);
-  }
-#pragma unroll
-  for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
-    if (u >= n) break; /* uniform: shuffles only for the messages there are */
-    const uint4 a = make_uint4(__shfl_sync(RG_FULL, pre[u].x, 0), __shfl_sync(RG_FULL, pre[u].y, 0), __shfl_sync(RG_FULL, pre[u].z, 0), __shfl_sync(RG_FULL, pre[u].w, 0));
-    const uint4 b = make_uint4(__shfl_sync(RG_FULL, pre[u].x, 1), __shfl_sync(RG_FULL, pre[u].y, 1), __shfl_sync(RG_FULL, pre[u].z, 1), __shfl_sync(RG_FULL, pre[u].w, 1));
-    if (lane == u) {
-      h0 = a;
-      h1 = b;
-    }
   }
   const unsigned int len = rg_hdr_word(h0, h1, RG_AT_LENGTH), flags = rg_hdr_word(h0, h1, RG_AT_FLAGS);
   const unsigned int method = rg_hdr_word(h0, h1, RG_AT_METHOD), corr = rg_hdr_word(h0, h1, RG_AT_CORR);
@@ -1650,36 +1718,36 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* ho
     atomicAdd((unsigned int*)&ctr[RG_C_REJECTED], 1u);
     rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
   }
-  /* 4. payloads: the loads of RG_INGRESS_GROUP messages in flight at once. Lane 0's chunk holds seq,
-     which stays unwritten until the release below. */
+  /* 4. payloads: chunk f goes to its message's queue slot if that message moves and f lies within its
+     length. Chunks past RG_INGRESS_CHUNKS a lane (512-byte spans, more than 16 messages) are loaded in
+     further passes. A chunk 0 holds seq, which stays unwritten until the release below. */
   const unsigned int moving = __ballot_sync(RG_FULL, claimer && ok && lane < cutoff);
-  for (unsigned int g = 0; g < cutoff; g += RG_INGRESS_GROUP) {
-    uint4 c[RG_INGRESS_GROUP];
-    unsigned char* to[RG_INGRESS_GROUP];
+  const unsigned int wanted = cutoff * per;
+  for (unsigned int pass = 0; pass * RG_INGRESS_CHUNKS * 32u < wanted; pass++) {
+    if (pass != 0u) {
+      /* all of this pass's loads before any store (a store may alias them as far as the compiler knows) */
 #pragma unroll
-    for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
-      if (g + u >= cutoff) { /* uniform */
-        to[u] = 0;
-        continue;
+      for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
+        const unsigned int f = (pass * RG_INGRESS_CHUNKS + u) * 32u + lane;
+        if (f < wanted) buf[u] = RG_HOST_V4(k->inbound + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
       }
-      const unsigned int j = (g + u) & 31u;
-      const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
-      to[u] = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
-      const bool want = g + u < cutoff && ((moving >> j) & 1u) && lane * 16u < (tj < span ? tj : span);
-      const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + g + u) & (k->ringCapacity - 1u)) * k->slotSize;
-      c[u] = !want ? make_uint4(0u, 0u, 0u, 0u) : g == 0u ? pre[u] : RG_HOST_V4(from + lane * 16u);
-      if (!want) to[u] = 0;
     }
 #pragma unroll
-    for (unsigned int u = 0; u < RG_INGRESS_GROUP; u++) {
-      if (!to[u]) continue;
-      if (lane == 0u) {
-        unsigned int* dw = (unsigned int*)to[u];
-        dw[1] = c[u].y;
-        dw[2] = c[u].z;
-        dw[3] = c[u].w;
+    for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
+      const unsigned int f = (pass * RG_INGRESS_CHUNKS + u) * 32u + lane;
+      const unsigned int j = f < wanted ? f / per : 0u;
+      const unsigned int c = f < wanted ? f % per : 0u;
+      /* every lane shuffles (the source lane differs per lane) */
+      const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
+      unsigned char* to = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
+      if (f >= wanted || !((moving >> j) & 1u) || c * 16u >= tj) continue;
+      if (c == 0u) {
+        unsigned int* dw = (unsigned int*)to;
+        dw[1] = buf[u].y;
+        dw[2] = buf[u].z;
+        dw[3] = buf[u].w;
       } else {
-        ((uint4*)to[u])[lane] = c[u];
+        ((uint4*)to)[c] = buf[u];
       }
     }
   }
