@@ -629,6 +629,9 @@ __device__ static unsigned int rg_${G}_lane_turns(rg_kernel* k, rg_RingHeader* q
     const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
     if (go) rg_${G}_turn(k, counts, mine, mine, k->slotSize, p, own);
     todo &= ~__ballot_sync(RG_FULL, go);
+    /* A wave's writes (an actor's state, a directory entry) are seen by the next wave's lanes: __syncwarp
+       orders memory among the warp's threads, which a ballot alone does not. */
+    __syncwarp();
   }
   for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
     unsigned int v = counts[c];
