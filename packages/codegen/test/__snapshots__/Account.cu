@@ -1876,7 +1876,7 @@ __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
   }
 }
 
-extern "C" __global__ void rg_Account_main(
+extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(
     rg_ControlBlock* control,
     unsigned char* inbound,
     unsigned char* replies,
