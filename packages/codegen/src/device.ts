@@ -608,21 +608,16 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
 
 #if RG_TURN_LANES > 1
 /*
- * Lane-parallel turns. Lane i looks at queue slot tail + i; the ready prefix (n > 1 messages) is taken
- * at once and run in waves: in each wave every lane whose message is the oldest left for its actor runs
+ * Lane-parallel turns. Lane i acquired queue slot tail + i's seq ('mine'); the ready prefix (n > 1
+ * messages) is taken at once and run in waves: in each wave every lane whose message is the oldest left for its actor runs
  * its turn, so one turn at a time per actor and FIFO per sender → actor hold as with one lane, while
  * up to 32 distinct actors' turns overlap their memory latency. Each lane assembles a reply in its own
  * queue slot (ours until the tail moves past it) and decodes into its own scratch. Counters are counted
- * per lane and summed into every lane's ctr (lane 0 stores the row). Returns n, or 0 when only one
- * message is ready (the one-lane path then takes it, staged in shared memory: the latency case).
- * RG_SKIP slots (ingress placeholders) take no turn.
+ * per lane and summed into every lane's ctr (lane 0 stores the row). A lone message takes the one-lane
+ * path instead, staged in shared memory (the latency case). RG_SKIP slots (ingress placeholders) take
+ * no turn.
  */
-__device__ static unsigned int rg_${G}_lane_turns(rg_kernel* k, rg_RingHeader* q, unsigned int tail, unsigned int p, unsigned int lane, unsigned int* ctr, unsigned char* scratch) {
-  unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
-  const bool polled = lane < k->queueCapacity;
-  const unsigned int ready = __ballot_sync(RG_FULL, polled && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + lane + 1u);
-  const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
-  if (n < 2u) return 0u;
+__device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned char* mine, unsigned int p, unsigned int lane, unsigned int* ctr, unsigned char* scratch) {
   const bool live = lane < n;
   const rg_SlotHeader* h = (const rg_SlotHeader*)mine;
   const unsigned int flags = live ? h->flags : RG_SKIP;
@@ -648,7 +643,6 @@ __device__ static unsigned int rg_${G}_lane_turns(rg_kernel* k, rg_RingHeader* q
   }
   /* Every lane's reads of its slot and writes of its reply come before lane 0 releases the tail. */
   __syncwarp();
-  return n;
 }
 #endif
 
@@ -677,11 +671,17 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   for (;;) {
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
-      if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
 #if RG_TURN_LANES > 1
-        /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
-        const unsigned int n = rg_${G}_lane_turns(k, q, tail, p, lane, ctr, scratch);
-        if (n != 0u) {
+      /* One poll sees how many are waiting: lane i acquires slot tail + i's seq (one L2 round trip for all). */
+      unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
+      const unsigned int ready = __ballot_sync(RG_FULL, lane < k->queueCapacity && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + lane + 1u);
+      /* __syncwarp: lane 0's acquire is ordered before every lane's loads of slot tail (the stage copy). */
+      __syncwarp();
+      if (ready & 1u) {
+        const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
+        if (n > 1u) {
+          /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
+          rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch);
           if (lane == 0u) {
             for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
             rg_st_rel_gpu(&q->tail, tail + n);
@@ -691,6 +691,8 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
           __syncwarp();
           continue;
         }
+#else
+      if (__all_sync(RG_FULL, rg_ld_acq_gpu(&((rg_SlotHeader*)slot)->seq) == tail + 1u)) {
 #endif
         if (lane == 0u) RG_STAMP(RG_S_W_SEEN);
         for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(slot + at);

@@ -457,7 +457,8 @@ export class Dispatcher {
     // seq (the first word) is written by publishShared, after the rest of the slot.
     lane.ring.u8.set(bytes.subarray(4), slot + 4);
     lane.producer.publishShared(slot);
-    if (Atomics.load(lane.parkedRing.words, RING.parked) !== 0 || Atomics.load(lane.ring.words, RING.parked) !== 0) {
+    // The thread parks with every ring of its lanes marked; the producer that clears a mark rings (once per park).
+    if (Atomics.compareExchange(lane.ring.words, RING.parked, 1, 0) === 1 || Atomics.compareExchange(lane.parkedRing.words, RING.parked, 1, 0) === 1) {
       Atomics.add(lane.doorbell, lane.doorbellIndex, 1);
       Atomics.notify(lane.doorbell, lane.doorbellIndex);
     }
