@@ -19,7 +19,7 @@ export interface BackendFixture {
   make(): Backend;
 }
 
-type BackendCtor = new () => Backend;
+type BackendCtor = new (opts?: Record<string, unknown>) => Backend;
 
 async function cudaFixtures(): Promise<BackendFixture[]> {
   const skippedLane = (name: 'cuda' | 'cuda-isolated', reason: string): BackendFixture => ({
@@ -50,7 +50,8 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
   }
   const Isolated = mod['IsolatedCudaBackend'] as BackendCtor | undefined;
   return [
-    { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor() },
+    // One host lane in this process, the default (several) in the GPU host process: both ingress shapes run every case.
+    { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor({ hostLanes: 1 }) },
     typeof Isolated === 'function'
       ? { name: 'cuda-isolated', placement: 'cuda', skip: undefined, make: () => new Isolated() }
       : skippedLane('cuda-isolated', '@ringgrain/cuda-backend has no IsolatedCudaBackend export'),

@@ -69,6 +69,9 @@ export const DeviceGlobals = t.struct({
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),
+  /** Bumped by warp 0 with every mode change; each host lane's ingress warp reports the one it saw (laneSeen words after the counter rows). */
+  modeGen: t.u32,
+  _pad3: t.array(t.u32, LINE - 1),
 });
 
 /** Directory entry: key (int64 halves) → state slot; `state` per DIR_STATE. */
@@ -96,13 +99,13 @@ export interface KernelParam {
 
 /** Kernel parameters in order. The C signature is generated from this list. */
 export const KERNEL_PARAMS: readonly KernelParam[] = [
-  { name: 'control', ctype: 'rg_ControlBlock*', kind: 'ptr', doc: 'pinned mapped host memory: ControlBlock (core protocol.ts)' },
-  { name: 'inbound', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: host → kernel ring formatted by core Ring.format(ringCapacity, slotSize)' },
+  { name: 'control', ctype: 'rg_ControlBlock*', kind: 'ptr', doc: 'pinned mapped host memory: one ControlBlock (core protocol.ts) per host lane, CONTROL_STRIDE apart' },
+  { name: 'inbound', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: per host lane, a host → kernel ring formatted by core Ring.format(ringCapacity, slotSize), laneBytes apart' },
   { name: 'replies', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: kernel → host ring formatted by core Ring.format(replyCapacity, slotSize)' },
   { name: 'queues', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long' },
   { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: maxActors state structs' },
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
-  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals then (partitions + 1) counter rows' },
+  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals, (partitions + 1) counter rows, then one laneSeen word per host lane' },
   { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
   { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
   { name: 'overflow', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)" },
@@ -117,7 +120,14 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'dirCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'directory entries (power of two ≥ 2 × maxActors)' },
   { name: 'turnBudget', ctype: 'unsigned int', kind: 'u32', doc: 'loop iterations a turn may run before failing with TURN_BUDGET' },
   { name: 'sendBudget', ctype: 'unsigned int', kind: 'u32', doc: 'retries (≈256 ns apart) of a K2K send to a full queue before failing with QUEUE_FULL' },
+  { name: 'lanes', ctype: 'unsigned int', kind: 'u32', doc: 'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart from `inbound`, one ingress warp each' },
+  { name: 'laneBytes', ctype: 'unsigned long long', kind: 'u64', doc: "bytes from one host lane's inbound ring to the next (sizes().inboundStride)" },
 ];
+
+/** Bytes between two host lanes' control blocks (a control block rounded up to 128). */
+export const CONTROL_STRIDE = Math.ceil(layoutOf(ControlBlock).size / 128) * 128;
+/** Host lanes a kernel may have (each an ingress warp; warp 0 answers every lane's control block with one lane each). */
+export const MAX_HOST_LANES = 32;
 
 export interface AbiOptions {
   readonly maxActors: number;
@@ -126,6 +136,8 @@ export interface AbiOptions {
   readonly slotSize: number;
   readonly partitions: number;
   readonly queueCapacity: number;
+  /** Host lanes (default 1). */
+  readonly lanes?: number;
 }
 
 export const THREADS_PER_BLOCK = 128;
@@ -151,8 +163,12 @@ export interface Abi {
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
   readonly sizes: (o: AbiOptions) => {
+    /** One control block, and the bytes from one host lane's block to the next. */
     readonly control: number;
+    readonly controlStride: number;
+    /** One inbound ring, and the bytes from one host lane's ring to the next (the laneBytes parameter). */
     readonly inbound: number;
+    readonly inboundStride: number;
     readonly replies: number;
     readonly queueBytes: number;
     readonly queues: number;
@@ -162,8 +178,8 @@ export interface Abi {
     readonly routesPerGrain: number;
     readonly scratch: number;
   };
-  /** Warp 0 of block 0 is the ingress/control warp; warps 1..partitions are workers (lane 0 runs turns). */
-  readonly launch: (o: Pick<AbiOptions, 'partitions'>) => { readonly blocks: number; readonly threadsPerBlock: number; readonly sharedBytes: number };
+  /** Warp 0 of block 0 is the control warp and lane 0's ingress; warps 1..partitions are workers; then one ingress warp per further host lane. */
+  readonly launch: (o: Pick<AbiOptions, 'partitions' | 'lanes'>) => { readonly blocks: number; readonly threadsPerBlock: number; readonly sharedBytes: number };
 }
 
 export const TURN_ERRORS = {
@@ -224,20 +240,23 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     dirCapacity,
     sizes: (o) => {
       const queueBytes = ringBytes(o.queueCapacity, o.slotSize);
+      const inbound = ringBytes(o.ringCapacity, o.slotSize);
       return {
         control: controlSize(),
-        inbound: ringBytes(o.ringCapacity, o.slotSize),
+        controlStride: CONTROL_STRIDE,
+        inbound,
+        inboundStride: Math.ceil(inbound / 128) * 128,
         replies: ringBytes(o.replyCapacity, o.slotSize),
         queueBytes,
         queues: queueBytes * o.partitions,
         states: layoutOf(state).size * o.maxActors,
         directory: layoutOf(DirEntry).size * dirCapacity(o),
-        globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES,
+        globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES + 4 * (o.lanes ?? 1),
         routesPerGrain: layoutOf(RouteEntry).size,
         scratch: scratch.bytes * scratch.lanes * o.partitions,
       };
     },
-    launch: (o) => ({ blocks: Math.ceil((o.partitions + 1) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),
+    launch: (o) => ({ blocks: Math.ceil((o.partitions + (o.lanes ?? 1)) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),
   };
 }
 

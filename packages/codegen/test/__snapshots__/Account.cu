@@ -516,8 +516,10 @@ struct rg_DeviceGlobals {
   unsigned int _pad1[31];
   unsigned int mode;
   unsigned int _pad2[31];
+  unsigned int modeGen;
+  unsigned int _pad3[31];
 };
-static_assert(sizeof(rg_DeviceGlobals) == 384, "rg_DeviceGlobals: size differs from layoutOf");
+static_assert(sizeof(rg_DeviceGlobals) == 512, "rg_DeviceGlobals: size differs from layoutOf");
 static_assert(alignof(rg_DeviceGlobals) == 4, "rg_DeviceGlobals: alignment differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, replyReserve, 0, "rg_DeviceGlobals.replyReserve: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad0, 4, "rg_DeviceGlobals._pad0: offset differs from layoutOf");
@@ -525,6 +527,8 @@ RG_OFFSET_ASSERT(rg_DeviceGlobals, stateNext, 128, "rg_DeviceGlobals.stateNext: 
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 132, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad3, 388, "rg_DeviceGlobals._pad3: offset differs from layoutOf");
 struct rg_DirEntry {
   unsigned int keyLo;
   unsigned int keyHi;
@@ -1121,6 +1125,9 @@ RG_HD static bool rg_Account_encode_reply(unsigned int method, const rg_Account_
 #endif
 #define RG_FULL 0xffffffffu
 #define RG_WARPS_PER_BLOCK 4u
+/* Bytes between two host lanes' control blocks (abi.ts CONTROL_STRIDE). */
+#define RG_CONTROL_STRIDE 512ull
+static_assert(sizeof(rg_ControlBlock) <= RG_CONTROL_STRIDE, "control blocks of the host lanes do not overlap");
 /* One worker's scratch (abi.ts scratchLayout): the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT. */
 #define RG_SCRATCH_BYTES 32ull
 #define RG_SCRATCH_REPLY_AT 16ull
@@ -1185,10 +1192,17 @@ struct rg_kernel {
   unsigned int overflowNodes;
   unsigned int routeCount, partitions, queueCapacity, ringCapacity, replyCapacity, slotSize, maxActors, dirCapacity, turnBudget, sendBudget;
   unsigned long long queueBytes;
+  /* Host lanes: control block l at control + l * RG_CONTROL_STRIDE, inbound ring l at inbound + l * laneBytes. */
+  unsigned int lanes;
+  unsigned long long laneBytes;
+  /* Per host lane, the mode generation its ingress warp last saw (after the counter rows). */
+  unsigned int* laneSeen;
   /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
   unsigned int replyTail;
 };
 
+__device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
+__device__ static inline unsigned char* rg_inbound(rg_kernel* k, unsigned int l) { return k->inbound + (unsigned long long)l * k->laneBytes; }
 __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
   return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
 }
@@ -1577,10 +1591,10 @@ __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int
  * over every stage it touches (its unrolled loops are several times this code's size).
  * Every lane has acquired this slot's seq.
  */
-__device__ static unsigned int rg_Account_ingress_one(rg_kernel* k, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
-  rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+__device__ static unsigned int rg_Account_ingress_one(rg_kernel* k, unsigned char* ring, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
+  rg_RingHeader* in = (rg_RingHeader*)ring;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
-  const unsigned char* s = k->inbound + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+  const unsigned char* s = ring + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
   if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
   uint4 c = make_uint4(0u, 0u, 0u, 0u);
   if (lane * 16u < span) c = RG_HOST_V4(s + lane * 16u);
@@ -1591,8 +1605,9 @@ __device__ static unsigned int rg_Account_ingress_one(rg_kernel* k, unsigned int
   const unsigned long long total = RG_HDR + (unsigned long long)len + ((flags & RG_STRING_KEY) ? keyHi : 0u);
   if (total > k->slotSize) {
     if (lane == 0u) {
-      ctr[RG_C_RECEIVED]++;
-      ctr[RG_C_REJECTED]++;
+      /* row 0 is shared by every ingress warp: atomics */
+      atomicAdd((unsigned int*)&ctr[RG_C_RECEIVED], 1u);
+      atomicAdd((unsigned int*)&ctr[RG_C_REJECTED], 1u);
       rg_reply_text(k, 0, 0u, method, RG_REPLY | RG_REJECTED, corr, "message length exceeds the slot");
     }
     __syncwarp();
@@ -1634,21 +1649,21 @@ __device__ static unsigned int rg_Account_ingress_one(rg_kernel* k, unsigned int
   return 1u;
 }
 
-__device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* hostTail, bool* wide, volatile unsigned int* ctr, unsigned int lane) {
-  rg_RingHeader* in = (rg_RingHeader*)k->inbound;
+__device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned char* ring, unsigned int* hostTail, bool* wide, volatile unsigned int* ctr, unsigned int lane) {
+  rg_RingHeader* in = (rg_RingHeader*)ring;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
   const unsigned int t0 = *hostTail;
-  const unsigned char* mine = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + lane) & (k->ringCapacity - 1u)) * k->slotSize;
+  const unsigned char* mine = ring + RG_RING_HDR + (unsigned long long)((t0 + lane) & (k->ringCapacity - 1u)) * k->slotSize;
   /* 1. seqs. While messages flow, 32 slots' at once; when idle, only the next slot's, every lane
      reading the one word (one PCIe read a poll instead of 32, which slowed a lone ask's every stage). */
   unsigned int ready;
 #ifndef RG_INGRESS_ALWAYS_WIDE
   if (!*wide) {
-    const unsigned char* s0 = k->inbound + RG_RING_HDR + (unsigned long long)(t0 & (k->ringCapacity - 1u)) * k->slotSize;
+    const unsigned char* s0 = ring + RG_RING_HDR + (unsigned long long)(t0 & (k->ringCapacity - 1u)) * k->slotSize;
     /* __all_sync: every lane must agree (each lane's load may see the host's store or not). */
     if (!__all_sync(RG_FULL, rg_ld_acq_sys((const unsigned int*)s0) == t0 + 1u)) return 0u;
     *wide = true;
-    return rg_Account_ingress_one(k, hostTail, ctr, lane);
+    return rg_Account_ingress_one(k, ring, hostTail, ctr, lane);
   } else
 #endif
   {
@@ -1674,7 +1689,7 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* ho
   for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
     const unsigned int f = u * 32u + lane;
     buf[u] = make_uint4(0u, 0u, 0u, 0u);
-    if (f < chunks) buf[u] = RG_HOST_V4(k->inbound + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
+    if (f < chunks) buf[u] = RG_HOST_V4(ring + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
   }
   uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
   if (live) {
@@ -1734,7 +1749,7 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* ho
 #pragma unroll
       for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
         const unsigned int f = (pass * RG_INGRESS_CHUNKS + u) * 32u + lane;
-        if (f < wanted) buf[u] = RG_HOST_V4(k->inbound + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
+        if (f < wanted) buf[u] = RG_HOST_V4(ring + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
       }
     }
 #pragma unroll
@@ -1762,7 +1777,7 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned int* ho
       if (!((moving >> j) & 1u)) continue;
       const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
       unsigned char* dj = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
-      const unsigned char* from = k->inbound + RG_RING_HDR + (unsigned long long)((t0 + j) & (k->ringCapacity - 1u)) * k->slotSize;
+      const unsigned char* from = ring + RG_RING_HDR + (unsigned long long)((t0 + j) & (k->ringCapacity - 1u)) * k->slotSize;
       for (unsigned long long at = 512u + lane * 16u; at < tj; at += 512u) *(uint4*)(dj + at) = RG_HOST_V4(from + at);
     }
   }
@@ -1803,23 +1818,53 @@ __device__ static void rg_Account_publish(rg_kernel* k, unsigned int lane) {
 }
 
 /*
- * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch,
- * lane 0 reads them and acknowledges with observed + ackEpoch. ACTIVE moves messages; PAUSED moves
- * none (they wait in the host ring, in order); STOP stops taking messages from the host ring (what is
- * left there the host counts as rejected), finishes the turns already taken into device queues, then
- * acknowledges STOPPED and exits.
+ * Host lanes 1..lanes-1: each has its own control block and inbound ring, and its own ingress warp
+ * (rg_*_lane_ingress) that moves that ring's messages exactly as warp 0 moves lane 0's. Warp 0 alone
+ * reads requests (lane 0's control block) and answers on every lane's block; a mode change is published
+ * with a generation number, and warp 0 acknowledges it to the host only once every lane's ingress warp
+ * has seen it (so none is still moving messages under the old mode: PAUSED and STOP are exact).
+ */
+__device__ static void rg_Account_set_mode(rg_kernel* k, unsigned int mode, unsigned int* gen, unsigned int lane) {
+  *gen += 1u;
+  if (lane == 0u) {
+    rg_st_vol(&k->g->mode, mode);
+    rg_st_rel_gpu(&k->g->modeGen, *gen);
+  }
+  for (unsigned int l = 1u + lane; l < k->lanes; l += 32u)
+    while (rg_ld_acq_gpu(&k->laneSeen[l]) != *gen) __nanosleep(64);
+  __syncwarp();
+}
+
+/* What the host reads on every lane: the state and the epoch it answers (counters stay on lane 0's block). */
+__device__ static void rg_Account_ack(rg_kernel* k, unsigned int observed, unsigned int epoch, unsigned int lane) {
+  if (lane < k->lanes) {
+    rg_ControlBlock* c = rg_cb(k, lane);
+    rg_st_vol(&c->observed, observed);
+    rg_st_rel_sys(&c->ackEpoch, epoch);
+  }
+  __syncwarp();
+}
+
+__device__ static void rg_Account_beat(rg_kernel* k, unsigned int beat, unsigned int lane) {
+  if (lane < k->lanes) rg_st_vol(&rg_cb(k, lane)->heartbeat, beat);
+}
+
+/*
+ * Control + ingress: warp 0. Handshake (core protocol.ts KernelState): the host writes requested + requestEpoch
+ * on every lane's control block, lane 0 reads lane 0's and acknowledges on every lane with observed +
+ * ackEpoch. ACTIVE moves messages; PAUSED moves none (they wait in the host rings, in order); STOP stops
+ * taking messages from the host rings (what is left there the host counts as rejected), finishes the
+ * turns already taken into device queues, then acknowledges STOPPED and exits.
  */
 __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
   rg_ControlBlock* cb = k->control;
   volatile unsigned int* ctr = k->counters;
   unsigned int epoch = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&cb->requestEpoch) : 0u, 0);
   unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)k->inbound)->tail) : 0u, 0);
-  if (lane == 0u) {
-    rg_st_vol(&k->g->mode, RG_KS_IDLE);
-    rg_st_vol(&cb->faultCode, 0u);
-    rg_st_vol(&cb->observed, RG_KS_IDLE);
-    rg_st_rel_sys(&cb->ackEpoch, epoch);
-  }
+  unsigned int gen = 0u;
+  if (lane == 0u) rg_st_vol(&k->g->mode, RG_KS_IDLE);
+  if (lane < k->lanes) rg_st_vol(&rg_cb(k, lane)->faultCode, 0u);
+  rg_Account_ack(k, RG_KS_IDLE, epoch, lane);
   unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
   bool wide = false;
   for (;;) {
@@ -1836,31 +1881,25 @@ __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
         epoch = e;
         if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
           mode = req;
-          if (lane == 0u) {
-            rg_st_vol(&k->g->mode, req);
-            rg_st_vol(&cb->observed, req);
-            rg_st_rel_sys(&cb->ackEpoch, epoch);
-          }
+          rg_Account_set_mode(k, req, &gen, lane);
+          rg_Account_ack(k, req, epoch, lane);
         } else if (req == RG_KS_STOP) {
           mode = RG_MODE_DRAIN;
-          if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_DRAIN);
+          rg_Account_set_mode(k, RG_MODE_DRAIN, &gen, lane);
         }
       }
     }
-    const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Account_ingress(k, &hostTail, &wide, ctr, lane) : 0u;
+    const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Account_ingress(k, k->inbound, &hostTail, &wide, ctr, lane) : 0u;
     if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
       rg_Account_publish(k, lane);
-      if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+      rg_Account_beat(k, ++beat, lane);
     }
     if (mode == RG_MODE_DRAIN) {
       const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_Account_drained(k) : 0u, 0) != 0u;
       if (done) {
         if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
         rg_Account_publish(k, lane);
-        if (lane == 0u) {
-          rg_st_vol(&cb->observed, RG_KS_STOPPED);
-          rg_st_rel_sys(&cb->ackEpoch, epoch);
-        }
+        rg_Account_ack(k, RG_KS_STOPPED, epoch, lane);
         return;
       }
     }
@@ -1872,9 +1911,32 @@ __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
       __nanosleep(RG_INGRESS_IDLE_NS);
       if ((iter & 255u) == 0u) {
         rg_Account_publish(k, lane);
-        if (lane == 0u) rg_st_vol(&cb->heartbeat, ++beat);
+        rg_Account_beat(k, ++beat, lane);
       }
     }
+  }
+}
+
+/* Ingress warp of host lane l (1..lanes-1): it says which mode generation it acts under before each round. */
+__device__ static void rg_Account_lane_ingress(rg_kernel* k, unsigned int l, unsigned int lane) {
+  unsigned char* ring = rg_inbound(k, l);
+  volatile unsigned int* ctr = k->counters;
+  unsigned int hostTail = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_vol(&((rg_RingHeader*)ring)->tail) : 0u, 0);
+  unsigned int idle = 0;
+  bool wide = false;
+  for (;;) {
+    unsigned int mode = 0u;
+    if (lane == 0u) {
+      const unsigned int gen = rg_ld_acq_gpu(&k->g->modeGen);
+      mode = rg_ld_vol(&k->g->mode);
+      rg_st_rel_gpu(&k->laneSeen[l], gen);
+    }
+    mode = __shfl_sync(RG_FULL, mode, 0);
+    if (mode == RG_MODE_EXIT) return;
+    const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Account_ingress(k, ring, &hostTail, &wide, ctr, lane) : 0u;
+    if (moved != 0u) idle = 0;
+    else if (idle < RG_INGRESS_SPIN) idle++;
+    else __nanosleep(RG_INGRESS_IDLE_NS);
   }
 }
 
@@ -1899,10 +1961,12 @@ extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(
     unsigned int maxActors,
     unsigned int dirCapacity,
     unsigned int turnBudget,
-    unsigned int sendBudget) {
+    unsigned int sendBudget,
+    unsigned int lanes,
+    unsigned long long laneBytes) {
   const unsigned int lane = threadIdx.x & 31u;
   const unsigned int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-  if (warp > partitions) return;
+  if (warp >= partitions + lanes) return;
   rg_kernel k;
   k.control = control;
   k.inbound = inbound;
@@ -1925,10 +1989,14 @@ extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(
   k.maxActors = maxActors;
   k.dirCapacity = dirCapacity;
   k.turnBudget = turnBudget;
+  k.lanes = lanes;
+  k.laneBytes = laneBytes;
+  k.laneSeen = (unsigned int*)(k.counters + (partitions + 1u) * RG_NCOUNTERS);
   k.sendBudget = sendBudget;
   k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
   k.replyTail = 0u;
   if (warp == 0u) rg_Account_control(&k, lane);
-  else rg_Account_worker(&k, warp - 1u, lane);
+  else if (warp <= partitions) rg_Account_worker(&k, warp - 1u, lane);
+  else rg_Account_lane_ingress(&k, warp - partitions, lane);
 }
 #endif

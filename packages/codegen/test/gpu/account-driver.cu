@@ -69,7 +69,8 @@ int main() {
   CK(cudaHostGetDevicePointer((void**)&din, H.in, 0));
   CK(cudaHostGetDevicePointer((void**)&drep, H.rep, 0));
   const size_t qBytes = RG_RING_HDR + (size_t)QCAP * SLOT;
-  const size_t gBytes = sizeof(rg_DeviceGlobals) + (P + 1) * RG_NCOUNTERS * 4;
+  // DeviceGlobals, the counter rows, one laneSeen word per host lane (one lane here).
+  const size_t gBytes = sizeof(rg_DeviceGlobals) + (P + 1) * RG_NCOUNTERS * 4 + 4;
   unsigned char *queues, *states, *globals; rg_DirEntry* dir; rg_RouteEntry* routes;
   CK(cudaMalloc(&queues, P * qBytes)); CK(cudaMemset(queues, 0, P * qBytes));
   CK(cudaMalloc(&states, MAXA * sizeof(rg_Account_state))); CK(cudaMemset(states, 0, MAXA * sizeof(rg_Account_state)));
@@ -82,10 +83,11 @@ int main() {
   CK(cudaMemcpy(routes, &re, sizeof re, cudaMemcpyHostToDevice));
   cudaStream_t st; CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   const unsigned blocks = ((P + 1) * 32 + 127) / 128;
-  unsigned char* scratch; CK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * P));
+  unsigned char* scratch; CK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * RG_SCRATCH_LANES * P));
   // No K2K overflow pool (nullptr, 0 nodes): a K2K send into a full queue retries sendBudget times.
   rg_Account_main<<<blocks, 128, 0, st>>>(dcb, din, drep, queues, states, dir, globals, routes, scratch, nullptr, 0u,
-                                          1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u);
+                                          1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u,
+                                          /* one host lane */ 1u, (unsigned long long)inBytes);
   CK(cudaGetLastError());
   EXPECT(waitFor([&] { return *vol(&H.cb->observed) == RG_KS_IDLE; }, 5000), "kernel never reported IDLE");
   H.cb->requested = RG_KS_ACTIVE; std::atomic_thread_fence(std::memory_order_seq_cst); *vol(&H.cb->requestEpoch) = 1;

@@ -53,10 +53,8 @@ async function handle(m: ToHost): Promise<unknown> {
       const k = await backend.createKernel(plan);
       kernels.set(m.id, k);
       const created: CreatedKernel = {
-        // A CUDA kernel has one lane (its ingress warp consumes the one inbound ring).
-        control: k.memory.lanes[0]!.control.offset,
-        inbound: k.memory.lanes[0]!.inbound.offset,
-        replies: k.memory.lanes[0]!.replies.map((r) => r.offset),
+        // One entry per host lane (each an ingress warp consuming its inbound ring).
+        lanes: k.memory.lanes.map((l) => ({ control: l.control.offset, inbound: l.inbound.offset, replies: l.replies.map((r) => r.offset) })),
         launch: backend.launches[backend.launches.length - 1],
       };
       return created;

@@ -143,7 +143,7 @@ class IsolatedKernel implements BackendKernel {
     created: CreatedKernel,
   ) {
     const buffer = host.mapping.buffer;
-    this.memory = { lanes: [{ control: { buffer, offset: created.control }, inbound: { buffer, offset: created.inbound }, replies: created.replies.map((offset) => ({ buffer, offset })) }] };
+    this.memory = { lanes: created.lanes.map((l) => ({ control: { buffer, offset: l.control }, inbound: { buffer, offset: l.inbound }, replies: l.replies.map((offset) => ({ buffer, offset })) })) };
   }
 
   async start(): Promise<void> {

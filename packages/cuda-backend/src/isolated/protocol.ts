@@ -33,9 +33,8 @@ export type ToHost =
 
 /** Where a kernel's regions are in the shared arena (absolute offsets), and how it was launched. */
 export interface CreatedKernel {
-  readonly control: number;
-  readonly inbound: number;
-  readonly replies: readonly number[];
+  /** Per host lane: its control block, inbound ring and reply rings. */
+  readonly lanes: ReadonlyArray<{ readonly control: number; readonly inbound: number; readonly replies: readonly number[] }>;
   readonly launch: unknown;
 }
 

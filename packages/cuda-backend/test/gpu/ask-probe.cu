@@ -155,14 +155,15 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&queues, queueBytes * partitions));
   CHECK(cudaMalloc(&states, (size_t)maxActors * sizeof(RG_STATE)));
   CHECK(cudaMalloc(&directory, (size_t)dirCap * sizeof(rg_DirEntry)));
-  CHECK(cudaMalloc(&globals, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4));
+  // DeviceGlobals, the counter rows, one laneSeen word per host lane (one lane here).
+  CHECK(cudaMalloc(&globals, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
   CHECK(cudaMalloc(&routes, (RG_SELF_ID + 1) * sizeof(rg_RouteEntry)));
   unsigned char* scratch;
-  CHECK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * partitions));
+  CHECK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * RG_SCRATCH_LANES * partitions));
   CHECK(cudaMemset(queues, 0, queueBytes * partitions));
   CHECK(cudaMemset(states, 0, (size_t)maxActors * sizeof(RG_STATE)));
   CHECK(cudaMemset(directory, 0, (size_t)dirCap * sizeof(rg_DirEntry)));
-  CHECK(cudaMemset(globals, 0, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4));
+  CHECK(cudaMemset(globals, 0, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
   std::vector<rg_RouteEntry> rt(RG_SELF_ID + 1);
   memset(rt.data(), 0, rt.size() * sizeof(rg_RouteEntry));
   rt[RG_SELF_ID].queuesLo = (unsigned int)(size_t)queues;
@@ -176,7 +177,8 @@ int main(int argc, char** argv) {
   const unsigned int threads = 128, blocks = ((partitions + 1) * 32 + threads - 1) / threads;
   RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes, scratch,
                                            /* no K2K overflow pool: the probe times the queue path */ (unsigned char*)nullptr, 0u,
-                                           RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16);
+                                           RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16,
+                                           /* one host lane */ 1u, (unsigned long long)ringBytes);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
       __atomic_store_n(&cb->requested, want, __ATOMIC_SEQ_CST);
