@@ -6,7 +6,7 @@
  * warps) and the actor count, so a worker-bound drain (scales with partitions) is told apart from an
  * ingress-bound one (does not).
  *
- *   node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096]
+ *   node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096] [--host-lanes 4]
  * Writes $OUT/tell-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ const M = Number(option('--rows', '1000000'));
 const TRIALS = Number(option('--trials', '3'));
 const partitionsList = option('--partitions', '4,32,128').split(',').map(Number);
 const RING = Number(option('--ring', '4096'));
+const HOST_LANES = Number(option('--host-lanes', '4'));
 const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 
@@ -109,9 +110,9 @@ for (const actors of [1024, 65536]) {
   show(rows.at(-1)!);
   if (probeCuda().ok) {
     for (const p of partitionsList) {
-      rows.push(await measure('cuda', new CudaBackend({ partitions: p }), p, actors));
+      rows.push(await measure('cuda', new CudaBackend({ partitions: p, hostLanes: HOST_LANES }), p, actors));
       show(rows.at(-1)!);
     }
   }
 }
-writeFileSync(path.join(outDir, 'tell-probe.json'), `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, date: new Date().toISOString(), results: rows }, null, 2)}\n`);
+writeFileSync(path.join(outDir, 'tell-probe.json'), `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, hostLanes: HOST_LANES, date: new Date().toISOString(), results: rows }, null, 2)}\n`);
