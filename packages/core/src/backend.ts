@@ -68,6 +68,18 @@ export interface KernelMemory {
 export interface KernelHealth {
   /** A fault the backend detected (worker died, GPU error, heartbeat stopped); undefined if healthy. */
   readonly fault: Error | undefined;
+  /**
+   * Per lane, where a backend restarts a lane's consumer after it died (the CPU pool): how many times it
+   * did, and why the last time. The kernel stays up; a restart lost the lane's turn in flight (counted as
+   * rejected) and the in-memory state of the lane's actors. Core fails the asks waiting on that lane
+   * with `error` (their outcome is unknown) and emits `laneRestart`.
+   */
+  readonly laneRestarts?: ReadonlyArray<LaneRestart>;
+}
+
+export interface LaneRestart {
+  readonly restarts: number;
+  readonly error: Error | undefined;
 }
 
 /** K2K messages waiting for room in a full partition queue (a backend's overflow area), per target kernel. */

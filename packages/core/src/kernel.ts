@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
-import type { Backend, BackendKernel, KernelOptions, OverflowStats } from './backend.ts';
+import type { Backend, BackendKernel, KernelOptions, LaneRestart, OverflowStats } from './backend.ts';
 import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, RinggrainError } from './errors.ts';
 import type { GrainDef } from './grain.ts';
 import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
@@ -273,6 +273,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   health(): Error | undefined {
     return this.impl?.health().fault;
+  }
+
+  /** Restarts of each lane's consumer (backend.ts KernelHealth.laneRestarts), where the backend has them. */
+  laneRestarts(): ReadonlyArray<LaneRestart> | undefined {
+    return this.impl?.health().laneRestarts;
   }
 
   inspect(key: number | string): Promise<unknown> {

@@ -112,6 +112,11 @@ export interface SystemEvents {
   /** A tell (no asker to reject) failed in its handler or was refused by the kernel. */
   tellError: (e: { grain: string; method: string; error: Error; row?: number }) => void;
   fault: (e: { grain: string; error: Error }) => void;
+  /**
+   * A lane's consumer died and the backend restarted it (the CPU pool's threads): the asks that waited on
+   * that lane failed with `error`; the kernel keeps serving.
+   */
+  laneRestart: (e: { grain: string; lane: number; error: Error; failedAsks: number }) => void;
 }
 
 /** A grain class + method resolved once (refs hold these). */
@@ -154,6 +159,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private sleeping = false;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private readonly heartbeats = new Map<RingKernel, Array<{ beat: number; at: number }>>();
+  /** Per kernel, the lane restarts the sweep has already handled (backend.ts KernelHealth.laneRestarts). */
+  private readonly laneRestartsSeen = new Map<RingKernel, number[]>();
   private started = false;
   private readonly handleSignals: boolean;
   private uninstallSignals: (() => void) | undefined;
@@ -725,6 +732,36 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return n;
   }
 
+  /** Fails the asks waiting on one lane of a kernel (its consumer died); returns how many. */
+  private rejectAsksOfLane(kernel: RingKernel, lane: number, error: Error): number {
+    let n = 0;
+    for (const [corr, p] of this.pending) {
+      if (p.kernel !== kernel || p.lane !== lane) continue;
+      this.pending.delete(corr);
+      p.reject(error);
+      n++;
+    }
+    return n;
+  }
+
+  /** Lanes the backend restarted since the last sweep: their waiting asks fail, an event says so. */
+  private checkLaneRestarts(k: RingKernel): void {
+    const restarts = k.laneRestarts();
+    if (!restarts) return;
+    let seen = this.laneRestartsSeen.get(k);
+    if (!seen) this.laneRestartsSeen.set(k, (seen = []));
+    for (const [lane, r] of restarts.entries()) {
+      const before = seen[lane] ?? 0;
+      seen[lane] = r.restarts;
+      // Fewer than before: a relaunched kernel counts from 0 again.
+      if (r.restarts <= before) continue;
+      const error = r.error ?? new KernelFaultError(k.def.name, `the consumer of lane ${lane} died and was restarted`);
+      const failedAsks = this.rejectAsksOfLane(k, lane, error);
+      this.logger.warn({ grain: k.def.name, lane, failedAsks, err: error }, `${k.def.name}: lane ${lane} restarted after its consumer died (${failedAsks} asks failed)`);
+      this.emit('laneRestart', { grain: k.def.name, lane, error, failedAsks });
+    }
+  }
+
   rejectAsksOf(kernel: RingKernel, error: Error): void {
     for (const [corr, p] of this.pending) {
       if (p.kernel !== kernel) continue;
@@ -746,6 +783,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         k.markFaulted(fault);
         continue;
       }
+      this.checkLaneRestarts(k);
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
       const pending = new Array<number>(k.lanes.length).fill(0);
       for (const p of this.pending.values()) if (p.kernel === k) pending[p.lane] = (pending[p.lane] ?? 0) + 1;

@@ -3,6 +3,7 @@ import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, RING, RING_HEADER_SIZE, laneO
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
 import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolThread } from './pool.ts';
+import type { LaneInit } from './protocol.ts';
 
 export interface CpuBackendOptions {
   /**
@@ -13,6 +14,12 @@ export interface CpuBackendOptions {
   readonly threads?: number;
   /** How long dispose waits for a thread to let go of a kernel before it restarts that thread (default 200 ms). */
   readonly releaseTimeoutMs?: number;
+  /**
+   * How many times a kernel's lane is moved to the replacement of a pool thread that died (default 3).
+   * Each time, the asks waiting on that lane fail with WorkerDiedError and the lane's actors start from
+   * fresh state; the other lanes never stop. One more death faults the kernel (relaunch it).
+   */
+  readonly laneRestarts?: number;
 }
 
 let nextKernelId = 1;
@@ -25,6 +32,8 @@ class CpuKernel implements BackendKernel {
   private readonly inboundWords: Int32Array[];
   /** Each lane's thread generation when the lane was added (a different one: the thread died since). */
   private generations: number[] | undefined;
+  /** Per lane: how often it moved to a replacement thread, and why last (core fails that lane's asks). */
+  private readonly restarts: Array<{ restarts: number; error: Error | undefined }>;
 
   constructor(
     private readonly backend: CpuBackend,
@@ -35,6 +44,13 @@ class CpuKernel implements BackendKernel {
     this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply] })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.inboundWords = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.inbound.offset, RING_HEADER_SIZE >> 2));
+    this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
+  }
+
+  private laneInit(i: number, resume: boolean): LaneInit {
+    const l = this.buffers.lanes[i]!;
+    const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
+    return { kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {
@@ -50,13 +66,7 @@ class CpuKernel implements BackendKernel {
   async start(): Promise<void> {
     const grain = this.plan.grain;
     const peers = [...this.backend.peers(), this.peerInfo()];
-    const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
-    const results = await Promise.allSettled(
-      this.threads.map((t, i) => {
-        const l = this.buffers.lanes[i]!;
-        return t.add({ kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset }, peers);
-      }),
-    );
+    const results = await Promise.allSettled(this.threads.map((t, i) => t.add(this.laneInit(i, false), peers)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
       await Promise.all(this.threads.map((t) => t.remove(this.kernelId, this.backend.releaseTimeoutMs)));
@@ -74,17 +84,32 @@ class CpuKernel implements BackendKernel {
     if (Atomics.compareExchange(this.inboundWords[lane]!, RING.parked, 1, 0) === 1) this.backend.pool.ring(this.threads[lane]!.index);
   }
 
+  /**
+   * A lane whose thread died moves to the thread's replacement (the pool starts one at once) and resumes
+   * its rings there; the other lanes never stop. Past `laneRestarts` moves of one lane, the kernel faults.
+   */
   health() {
     if (!this.fault && this.generations) {
       for (const [i, t] of this.threads.entries()) {
         if (t.generation === this.generations[i]) continue;
         // Exiting after this kernel's STOP is not a fault of this kernel.
         if (Atomics.load(this.controls[i]!, CONTROL.observed) === KernelState.STOPPED) continue;
-        this.fault = new WorkerDiedError(this.plan.grain.name, `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ended: ${t.lastDeath?.detail ?? 'unknown'}`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
-        break;
+        this.generations[i] = t.generation;
+        const why = `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ended: ${t.lastDeath?.detail ?? 'unknown'}`;
+        const r = this.restarts[i]!;
+        if (r.restarts >= this.backend.laneRestarts) {
+          this.fault = new WorkerDiedError(this.plan.grain.name, `${why}; the lane was already restarted ${r.restarts} times (laneRestarts)`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
+          break;
+        }
+        r.restarts++;
+        r.error = new WorkerDiedError(this.plan.grain.name, `${why}; the lane moved to a new thread and its actors start from fresh state`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
+        const peers = [...this.backend.peers()];
+        t.add(this.laneInit(i, true), peers).catch((e: Error) => {
+          this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
+        });
       }
     }
-    return { fault: this.fault };
+    return { fault: this.fault, laneRestarts: this.restarts };
   }
 
   inspect(key: number | string): Promise<unknown> {
@@ -118,6 +143,7 @@ export class CpuBackend implements Backend {
   readonly replySignal = { words: new Int32Array(this.replySignalBuffer), index: 0 };
   readonly threads: number;
   readonly releaseTimeoutMs: number;
+  readonly laneRestarts: number;
   private poolInstance: ThreadPool | undefined;
   private readonly live = new Set<CpuKernel>();
 
@@ -126,6 +152,9 @@ export class CpuBackend implements Backend {
     if (!Number.isInteger(threads) || threads < 1 || threads > 1024) throw new CpuBackendOptionsError(`threads must be an integer from 1 to 1024, got ${threads}`);
     this.threads = threads;
     this.releaseTimeoutMs = opts.releaseTimeoutMs ?? 200;
+    const restarts = opts.laneRestarts ?? 3;
+    if (!Number.isInteger(restarts) || restarts < 0) throw new CpuBackendOptionsError(`laneRestarts must be a non-negative integer, got ${restarts}`);
+    this.laneRestarts = restarts;
   }
 
   get pool(): ThreadPool {

@@ -205,8 +205,40 @@ export class Dispatcher {
   /** Reads control-plane messages now (the owner sets it: a pool thread reads its port). */
   pollControl: () => void = () => {};
 
-  /** Once, before the first step: counters published, IDLE observed (the launch handshake). */
-  begin(): void {
+  /**
+   * Once, before the first step: counters published, IDLE observed (the launch handshake). `resume`: the
+   * lane's previous consumer (a pool thread) died and this one takes over its rings mid-run. Its counters
+   * carry on from the control block; the messages it took from the rings after its last publication
+   * (the turn in flight among them) have an unknown outcome: counted as received and rejected, so the
+   * counters still balance (the host failed the asks that waited on the lane). The lane's request is
+   * read and acknowledged by the first step.
+   */
+  begin(resume = false): void {
+    if (resume) {
+      const c = this.control;
+      const n = this.counts;
+      n.received = Atomics.load(c, CONTROL.received) >>> 0;
+      n.processed = Atomics.load(c, CONTROL.processed) >>> 0;
+      n.replied = Atomics.load(c, CONTROL.replied) >>> 0;
+      n.k2kSent = Atomics.load(c, CONTROL.k2kSent) >>> 0;
+      n.k2kReceived = Atomics.load(c, CONTROL.k2kReceived) >>> 0;
+      n.handlerErrors = Atomics.load(c, CONTROL.handlerErrors) >>> 0;
+      n.rejected = Atomics.load(c, CONTROL.rejected) >>> 0;
+      n.activations = Atomics.load(c, CONTROL.activations) >>> 0;
+      this.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
+      // Rings count every message ever taken (their tails): what the counters do not show was lost.
+      const k2kTaken = Atomics.load(this.k2k.ring.words, RING.tail) >>> 0;
+      const taken = ((Atomics.load(this.inbound.ring.words, RING.tail) >>> 0) + k2kTaken) >>> 0;
+      const lost = (taken - n.received) >>> 0;
+      const lostK2k = (k2kTaken - n.k2kReceived) >>> 0;
+      if (lost < 0x80000000) {
+        n.received += lost;
+        n.k2kReceived += lostK2k < 0x80000000 ? lostK2k : 0;
+        n.rejected += lost;
+      }
+      this.publishCounters();
+      return;
+    }
     this.publishCounters();
     Atomics.store(this.control, CONTROL.observed, KernelState.IDLE);
   }

@@ -122,7 +122,7 @@ async function main(): Promise<void> {
       peers = given;
       try {
         const d = await loadLane(lane, peers);
-        d.begin();
+        d.begin(lane.resume === true);
         lanes.set(lane.kernelId, d);
         for (const other of lanes.values()) other.setPeers(peers);
         post({ type: 'added', kernelId: lane.kernelId });

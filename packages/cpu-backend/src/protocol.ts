@@ -14,6 +14,8 @@ export interface LaneInit {
   readonly inboundOffset: number;
   readonly replyOffset: number;
   readonly k2kOffset: number;
+  /** The lane's previous thread died: take over its rings and counters mid-run (Dispatcher.begin). */
+  readonly resume?: boolean;
 }
 
 /** Given once, when the thread starts. */

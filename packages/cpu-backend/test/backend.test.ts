@@ -10,8 +10,8 @@ afterEach(async () => {
   system = undefined;
 });
 
-function make(grains: AnyGrainClass[], opts: { heartbeatTimeoutMs?: number } = {}, threads?: number): GrainSystem {
-  system = new GrainSystem({ backends: { cpu: new CpuBackend(threads === undefined ? {} : { threads }) }, logLevel: 'silent', handleSignals: false, ...opts });
+function make(grains: AnyGrainClass[], opts: { heartbeatTimeoutMs?: number } = {}, threads?: number, backendOpts: { laneRestarts?: number } = {}): GrainSystem {
+  system = new GrainSystem({ backends: { cpu: new CpuBackend({ ...(threads === undefined ? {} : { threads }), ...backendOpts }) }, logLevel: 'silent', handleSignals: false, ...opts });
   for (const g of grains) system.register(g, { placement: 'cpu' });
   return system;
 }
@@ -30,12 +30,29 @@ describe('CpuBackend faults', () => {
     expect((await new CpuBackend().probe()).ok).toBe(true);
   });
 
-  it('a worker that dies fails its pending asks with WorkerDiedError and marks the kernel faulted; relaunch recovers', async () => {
-    const s = make([Crashy]);
+  it('a worker that dies fails the asks of its lane with WorkerDiedError and the lane goes on in a new thread (fresh actor state); past laneRestarts the kernel faults; relaunch recovers', async () => {
+    const s = make([Crashy], {}, 1, { laneRestarts: 1 });
+    const restarts: Array<{ grain: string; lane: number; failedAsks: number }> = [];
+    s.on('laneRestart', (e) => restarts.push({ grain: e.grain, lane: e.lane, failedAsks: e.failedAsks }));
     await s.start();
     expect(await s.grain(Crashy, 1).ping({})).toEqual({ n: 1 });
+    expect(await s.grain(Crashy, 1).ping({})).toEqual({ n: 2 });
     const e = await rejection(s.grain(Crashy, 1).exit({}));
     expect(e).toBeInstanceOf(WorkerDiedError);
+    expect(e.message).toMatch(/pool thread 0 \(lane 0 of 1\) ended: .*moved to a new thread/);
+    expect(s.kernel(Crashy).state).toBe('active');
+    expect(restarts).toEqual([{ grain: 'Crashy', lane: 0, failedAsks: 1 }]);
+    // The lane serves again; the actor's in-memory state went with the thread.
+    expect(await s.grain(Crashy, 1).ping({})).toEqual({ n: 1 });
+    await s.idle();
+    // The exit turn's outcome is unknown: counted received and rejected, so the counters balance.
+    const c = s.counters(Crashy);
+    expect(c.sent + c.k2kReceived).toBe(c.processed + c.rejected);
+    expect(c.rejected).toBe(1);
+    // A second death of the same lane is past laneRestarts (1): the kernel faults, typed.
+    const e2 = await rejection(s.grain(Crashy, 1).exit({}));
+    expect(e2).toBeInstanceOf(WorkerDiedError);
+    expect(e2.message).toMatch(/already restarted 1 times/);
     expect(s.kernel(Crashy).state).toBe('faulted');
     await s.kernel(Crashy).terminate();
     await s.launch(Crashy);
@@ -94,24 +111,33 @@ describe('CpuBackend pool', () => {
     expect(s.counters(Coordinator).k2kReceived).toBe(300);
   });
 
-  it('with several threads, a thread that dies faults the kernels with a lane on it (typed), the pool replaces it, relaunch recovers', async () => {
-    const s = make([Crashy, Leaf], {}, 3);
+  it('with several threads, a thread that dies fails only its lanes\' asks (typed); every kernel with a lane there moves it to the replacement thread and the other lanes keep their actors', async () => {
+    const s = make([Crashy, Leaf, Coordinator], {}, 3);
+    const restarts: Array<{ grain: string; lane: number }> = [];
+    s.on('laneRestart', (e) => restarts.push({ grain: e.grain, lane: e.lane }));
     await s.start();
     // Find a key per lane; kill the thread of one lane.
     const keys = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].filter((k, i, all) => all.findIndex((x) => s.kernel(Crashy).laneOf(x) === s.kernel(Crashy).laneOf(k)) === i);
     expect(keys.length).toBe(3);
     for (const k of keys) expect(await s.grain(Crashy, k).ping({})).toEqual({ n: 1 });
+    // Leaf actors on every lane, with state.
+    const leafKeys = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].filter((k, i, all) => all.findIndex((x) => s.kernel(Leaf).laneOf(x) === s.kernel(Leaf).laneOf(k)) === i);
+    for (const k of leafKeys) s.grain(Leaf, k).tell.work({ coord: 1, value: 5 });
+    await s.idle();
+    const dead = s.kernel(Crashy).laneOf(keys[0]!);
     const e = await rejection(s.grain(Crashy, keys[0]!).exit({}));
     expect(e).toBeInstanceOf(WorkerDiedError);
-    expect(e.message).toMatch(/pool thread \d+ \(lane \d+ of 3\)/);
-    expect(s.kernel(Crashy).state).toBe('faulted');
-    // Leaf had a lane on that thread too: it faults as well once the sweep sees it (typed, not silent).
-    await expect.poll(() => s.kernel(Leaf).state, { timeout: 5_000 }).toBe('faulted');
-    await s.kernel(Crashy).terminate();
-    await s.kernel(Leaf).terminate();
-    await s.launch(Crashy);
-    await s.launch(Leaf);
-    for (const k of keys) expect(await s.grain(Crashy, k).ping({})).toEqual({ n: 1 });
-    expect(await s.grain(Leaf, 5).get({})).toEqual({ total: 0, hits: 0 });
+    expect(e.message).toMatch(new RegExp(`pool thread \\d+ \\(lane ${dead} of 3\\)`));
+    await expect.poll(() => restarts.length, { timeout: 5_000 }).toBe(3);
+    expect(restarts.sort((a, b) => a.grain.localeCompare(b.grain))).toEqual([{ grain: 'Coordinator', lane: dead }, { grain: 'Crashy', lane: dead }, { grain: 'Leaf', lane: dead }]);
+    for (const g of [Crashy, Leaf, Coordinator]) expect(s.kernel(g).state).toBe('active');
+    // The other lanes kept their actors; the dead lane's actors start again.
+    for (const k of keys) expect(await s.grain(Crashy, k).ping({})).toEqual({ n: s.kernel(Crashy).laneOf(k) === dead ? 1 : 2 });
+    for (const k of leafKeys) expect((await s.grain(Leaf, k).get({})).total).toBe(s.kernel(Leaf).laneOf(k) === dead ? 0 : 5);
+    await s.idle();
+    for (const g of [Crashy, Leaf, Coordinator]) {
+      const c = s.counters(g);
+      expect(c.sent + c.k2kReceived).toBe(c.processed + c.rejected);
+    }
   });
 });
