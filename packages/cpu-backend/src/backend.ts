@@ -81,7 +81,8 @@ class CpuKernel implements BackendKernel {
   wake(lane: number): void {
     // Only the producer that takes `parked` from 1 to 0 rings: one futex wake per park, not one per send
     // (measured on the 16-core GPU host: a tell into a paused kernel cost 3.4 µs, a notify each).
-    if (Atomics.compareExchange(this.inboundWords[lane]!, RING.parked, 1, 0) === 1) this.backend.pool.ring(this.threads[lane]!.index);
+    const w = this.inboundWords[lane]!;
+    if (Atomics.load(w, RING.parked) !== 0 && Atomics.compareExchange(w, RING.parked, 1, 0) === 1) this.backend.pool.ring(this.threads[lane]!.index);
   }
 
   /**

@@ -490,7 +490,9 @@ export class Dispatcher {
     lane.ring.u8.set(bytes.subarray(4), slot + 4);
     lane.producer.publishShared(slot);
     // The thread parks with every ring of its lanes marked; the producer that clears a mark rings (once per park).
-    if (Atomics.compareExchange(lane.ring.words, RING.parked, 1, 0) === 1 || Atomics.compareExchange(lane.parkedRing.words, RING.parked, 1, 0) === 1) {
+    // A plain load first: the CAS (a locked write to the consumer's header line) only when it is parked.
+    const k2kParked = Atomics.load(lane.ring.words, RING.parked) !== 0 && Atomics.compareExchange(lane.ring.words, RING.parked, 1, 0) === 1;
+    if (k2kParked || (Atomics.load(lane.parkedRing.words, RING.parked) !== 0 && Atomics.compareExchange(lane.parkedRing.words, RING.parked, 1, 0) === 1)) {
       Atomics.add(lane.doorbell, lane.doorbellIndex, 1);
       Atomics.notify(lane.doorbell, lane.doorbellIndex);
     }
