@@ -29,6 +29,28 @@ function numberOk(kind: string, v: unknown): boolean {
   return true;
 }
 
+/**
+ * A typed array whose element type cannot hold a bad value of `kind` (an Int32Array for i32, a
+ * Uint16Array for u32 or f64, …): such a column needs no per-row check. Float arrays still do (NaN, ∞).
+ */
+function alwaysValid(kind: string, col: unknown): boolean {
+  const small = col instanceof Int16Array || col instanceof Int8Array || col instanceof Uint16Array || col instanceof Uint8Array;
+  if (kind === 'i32') return small || col instanceof Int32Array;
+  if (kind === 'u32') return col instanceof Uint32Array || col instanceof Uint16Array || col instanceof Uint8Array;
+  if (kind === 'f64' || kind === 'f32') return small || col instanceof Int32Array || col instanceof Uint32Array || (kind === 'f64' && col instanceof Float32Array && allFinite(col));
+  return false;
+}
+
+function allFinite(a: Float32Array | Float64Array): boolean {
+  for (let i = 0; i < a.length; i++) if (!Number.isFinite(a[i]!)) return false;
+  return true;
+}
+
+/** Integer typed arrays hold only safe integers: a key column of one needs no per-row check. */
+function integerArray(col: unknown): boolean {
+  return col instanceof Int32Array || col instanceof Uint32Array || col instanceof Int16Array || col instanceof Uint16Array || col instanceof Int8Array || col instanceof Uint8Array;
+}
+
 /** Checks every column; returns the row count. Throws SchemaValidationError naming column and row. */
 export function validateColumns(where: string, method: MethodDef, stringKeys: boolean, columns: Record<string, unknown>): number {
   const req = method.request;
@@ -38,7 +60,7 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
   for (const name of Object.keys(columns)) {
     if (name !== 'key' && !(name in req.fields)) throw new SchemaValidationError(where, [name], `no field "${name}" in the request schema (fields: ${req.fieldNames.join(', ') || 'none'})`);
   }
-  for (let i = 0; i < n; i++) {
+  for (let i = stringKeys || !integerArray(key) ? 0 : n; i < n; i++) {
     const k = key[i];
     const ok = stringKeys ? typeof k === 'string' && k.length > 0 : typeof k === 'number' && Number.isSafeInteger(k);
     if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? 'non-empty string' : 'safe integer'} key`);
@@ -49,6 +71,7 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
     if (col.length !== n) throw new SchemaValidationError(where, [name], `column "${name}" has ${col.length} rows, the key column ${n}`);
     const field = req.fields[name] as Schema;
     if (field.kind === 'scalar' && field.scalar !== 'bool') {
+      if (alwaysValid(field.scalar, col)) continue;
       for (let i = 0; i < n; i++) if (!numberOk(field.scalar, col[i])) throw new SchemaValidationError(where, [name, i], `row ${i}: ${String(col[i])} is not a valid ${field.scalar}`);
     } else {
       for (let i = 0; i < n; i++) {

@@ -86,6 +86,8 @@ export class RingProducer {
   readonly ring: Ring;
   private index = 0;
   private tailSeen = 0;
+  /** Head after publishSeq calls not yet flushed (flushHead), else undefined. */
+  private pendingHead: number | undefined;
 
   constructor(ring: Ring) {
     this.ring = ring;
@@ -95,7 +97,7 @@ export class RingProducer {
   /** Single producer: the slot at head, if free. Call publish(slot) after writing it. */
   claim(): number {
     const r = this.ring;
-    const head = Atomics.load(r.words, RING.head) >>> 0;
+    const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     if (((head - this.tailSeen) >>> 0) >= r.capacity) {
       // Re-read the consumer's line only when the cached tail says full: it is a cross-core (or PCIe) read.
       this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
@@ -110,6 +112,25 @@ export class RingProducer {
     const next = (this.index + 1) | 0;
     Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, next);
     Atomics.store(this.ring.words, RING.head, next);
+    this.pendingHead = undefined;
+  }
+
+  /**
+   * Single producer, in a batch: publishes the slot's seq only (what the consumer waits on) and moves
+   * head locally; call flushHead() once after the batch so observers (depth, idle) see it. One
+   * sequentially consistent store a message instead of two (each drains the store buffer on x86).
+   */
+  publishSeq(slot: number): void {
+    const next = (this.index + 1) | 0;
+    Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, next);
+    this.pendingHead = next;
+  }
+
+  /** After publishSeq calls: head for observers. */
+  flushHead(): void {
+    if (this.pendingHead === undefined) return;
+    Atomics.store(this.ring.words, RING.head, this.pendingHead);
+    this.pendingHead = undefined;
   }
 
   /**

@@ -154,10 +154,11 @@ export class Spill {
           const end = off + seg.imageBytes(off);
           if (SLOT.seq > 0) ring.u8.set(seg.u8.subarray(off, off + SLOT.seq), slot);
           ring.u8.set(seg.u8.subarray(off + SLOT.seq + 4, end), slot + SLOT.seq + 4);
-          producer.publish(slot);
+          producer.publishSeq(slot);
           seg.next++;
           images++;
         }
+        for (const p of producers) p.flushHead();
         if (seg.next < seg.at.length) break;
         this.segments.shift();
         seg.done();

@@ -21,6 +21,8 @@ import {
 import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowWriter, type RowWrite } from './row-writer.ts';
+import { laneOfKey } from './lanes.ts';
+import type { RingProducer } from './ring.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns, type ReplyColumns } from './bulk.ts';
 import { scaledDefault } from './timeouts.ts';
@@ -89,6 +91,23 @@ interface PendingAsk {
   lane: number;
   method: MethodDef;
   deadline: number;
+}
+
+/**
+ * The hot loop of tellMany into one ring: rows [from, end) while it has room; returns the next row. Its
+ * own small function on locals (not the segment's fields), so it stays one tight optimized loop.
+ */
+function writeRowsInto(producer: RingProducer, write: RowWrite, from: number, end: number, time: number): number {
+  const { i32, dv } = producer.ring;
+  let i = from;
+  for (; i < end; i++) {
+    const slot = producer.claim();
+    if (slot < 0) break;
+    write(i32, dv, slot, i, time);
+    producer.publishSeq(slot);
+  }
+  producer.flushHead();
+  return i;
 }
 
 /** tellMany's rows from `rows.next` on, waiting for ring space as one spill segment. */
@@ -496,27 +515,23 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (rows.fast) {
       const write = rows.fast;
       const time = this.clock();
+      // Each row's seq is published as it is written (the consumer may start at once); heads once per batch.
       if (lanes.length === 1) {
-        const producer = lanes[0]!.producer;
-        const ring = producer.ring;
-        while (rows.next < rows.end) {
-          const slot = producer.claim();
-          if (slot < 0) break;
-          write(ring.i32, ring.dv, slot, rows.next, time);
-          producer.publish(slot);
-          rows.next++;
-        }
+        rows.next = writeRowsInto(lanes[0]!.producer, write, rows.next, rows.end, time);
       } else {
         // Rows stop at the first whose lane is full (the rest wait behind it, in order).
         const keys = rows.key as ArrayLike<number>;
+        const producers = kernel.producers;
+        const n = producers.length;
         while (rows.next < rows.end) {
-          const producer = lanes[kernel.laneOf(keys[rows.next]!)]!.producer;
+          const producer = producers[laneOfKey(keys[rows.next]!, n)]!;
           const slot = producer.claim();
           if (slot < 0) break;
           write(producer.ring.i32, producer.ring.dv, slot, rows.next, time);
-          producer.publish(slot);
+          producer.publishSeq(slot);
           rows.next++;
         }
+        for (const p of producers) p.flushHead();
       }
       kernel.sent += rows.next - start;
       if (rows.next !== start) kernel.wakeAll();

@@ -114,6 +114,45 @@ describe('Ring: single producer / single consumer against a model', () => {
     prod.publish(slot);
     expect(cons.peek()).toBe(slot);
   });
+
+  it('a batch (publishSeq per slot, flushHead once): the consumer sees each slot at once, observers see head at the flush, and claims never reuse a slot', () => {
+    const ring = makeRing(8, 0xfffffffe);
+    const prod = new RingProducer(ring);
+    const cons = new RingConsumer(ring);
+    const slots: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const slot = prod.claim();
+      ring.dv.setUint32(slot + SLOT_HEADER_SIZE, 10 + i, true);
+      prod.publishSeq(slot);
+      slots.push(slot);
+    }
+    expect(new Set(slots).size).toBe(3);
+    expect(ring.depth()).toBe(0);
+    expect(payloadAt(ring, cons.peek())).toBe(10);
+    prod.flushHead();
+    expect(ring.depth()).toBe(3);
+    // A single publish after a batch continues from the batch's head.
+    const slot = prod.claim();
+    expect(slots).not.toContain(slot);
+    ring.dv.setUint32(slot + SLOT_HEADER_SIZE, 13, true);
+    prod.publish(slot);
+    expect(ring.depth()).toBe(4);
+    const got: number[] = [];
+    for (let c = cons.peek(); c >= 0; c = cons.peek()) {
+      got.push(payloadAt(ring, c));
+      cons.release();
+    }
+    expect(got).toEqual([10, 11, 12, 13]);
+    // Full: a batch stops at capacity.
+    let n = 0;
+    for (let c = prod.claim(); c >= 0; c = prod.claim()) {
+      prod.publishSeq(c);
+      n++;
+    }
+    prod.flushHead();
+    expect(n).toBe(8);
+    expect(ring.depth()).toBe(8);
+  });
 });
 
 describe('Ring: several producers (claimShared) and one consumer', () => {
