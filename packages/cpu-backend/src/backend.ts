@@ -50,7 +50,7 @@ class CpuKernel implements BackendKernel {
   private laneInit(i: number, resume: boolean): LaneInit {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
-    return { kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, ...(resume ? { resume } : {}) };
+    return { kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {
@@ -59,7 +59,7 @@ class CpuKernel implements BackendKernel {
 
   /** K2K messages other workers hold for this kernel until its rings have room (their queues are heap: unbounded). */
   overflow(): OverflowStats {
-    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, 4);
+    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
     return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
   }
 

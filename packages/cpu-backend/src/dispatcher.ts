@@ -27,7 +27,7 @@ import {
   Deque,
 } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
-import { OVERFLOW_WORD, type PeerInfo } from './memory.ts';
+import { OVERFLOW_WORD, overflowWords, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
 /** Messages taken from one ring before the loop looks at the other (host inbound, K2K): fairness, not protocol. */
@@ -107,6 +107,9 @@ export class Dispatcher {
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
   private heartbeat = 0;
   private pendingOverflow = 0;
+  /** This kernel's overflow figures, and the word (heldBy + lane) where this thread counts what it holds for any kernel. */
+  private readonly ownStats: Int32Array;
+  private readonly heldWord: number;
 
   // The turn being run; ctx methods read these.
   private curKey: number | string = 0;
@@ -125,6 +128,10 @@ export class Dispatcher {
     inboundOffset: number;
     replyOffset: number;
     k2kOffset: number;
+    /** This kernel's overflow region (memory.ts OVERFLOW_WORD) and the lane this dispatcher consumes (= its pool thread). */
+    overflowOffset: number;
+    lane: number;
+    lanes: number;
     replySignal: SharedArrayBuffer;
     peers: readonly PeerInfo[];
   }) {
@@ -137,6 +144,8 @@ export class Dispatcher {
     this.inbound = new RingConsumer(new Ring(args.sab, args.inboundOffset));
     this.k2k = new RingConsumer(new Ring(args.sab, args.k2kOffset));
     this.reply = new RingProducer(new Ring(args.sab, args.replyOffset));
+    this.ownStats = new Int32Array(args.sab, args.overflowOffset, overflowWords(args.lanes));
+    this.heldWord = OVERFLOW_WORD.heldBy + args.lane;
     this.replySignal = new Int32Array(args.replySignal);
     this.states = new StateTable(args.self.def.name, args.self.def.state, args.options.maxActors);
     this.scratch = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
@@ -171,6 +180,7 @@ export class Dispatcher {
         this.counts.rejected += l.overflow.length;
         this.pendingOverflow -= l.overflow.length;
         Atomics.sub(old.stats, OVERFLOW_WORD.inUse, l.overflow.length);
+        Atomics.sub(old.stats, this.heldWord, l.overflow.length);
       }
     }
     for (const p of peers) {
@@ -181,7 +191,7 @@ export class Dispatcher {
       }
       next.set(p.grainId, {
         buffer: p.sab,
-        stats: new Int32Array(p.sab, p.overflowOffset, 4),
+        stats: new Int32Array(p.sab, p.overflowOffset, overflowWords(p.lanes.length)),
         lanes: p.lanes.map((l, i) => {
           const ring = new Ring(p.sab, l.k2kOffset);
           return {
@@ -235,6 +245,15 @@ export class Dispatcher {
         n.received += lost;
         n.k2kReceived += lostK2k < 0x80000000 ? lostK2k : 0;
         n.rejected += lost;
+      }
+      // K2K messages for this kernel that the dead thread held (its overflow queues went with it): sent,
+      // never delivered; counted here as received and rejected, so K2K sent = received still holds.
+      const held = Atomics.exchange(this.ownStats, this.heldWord, 0);
+      if (held > 0) {
+        Atomics.sub(this.ownStats, OVERFLOW_WORD.inUse, held);
+        n.received += held;
+        n.k2kReceived += held;
+        n.rejected += held;
       }
       this.publishCounters();
       return;
@@ -477,6 +496,7 @@ export class Dispatcher {
     lane.overflow.push(s.u8.slice(slot, slot + len));
     this.pendingOverflow++;
     const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
+    Atomics.add(peer.stats, this.heldWord, 1);
     Atomics.add(peer.stats, OVERFLOW_WORD.overflowed, 1);
     for (let hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater)) {
       if (Atomics.compareExchange(peer.stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
@@ -507,6 +527,7 @@ export class Dispatcher {
           lane.overflow.shift();
           this.pendingOverflow--;
           Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
+          Atomics.sub(peer.stats, this.heldWord, 1);
         }
       }
     }

@@ -21,10 +21,15 @@ export interface KernelBuffers {
 
 /**
  * Int32 words of a kernel's overflow region: messages other workers hold for it (in their per-target
- * overflow queues, waiting for room in its K2K rings), the most ever held at once, and sends that waited.
+ * overflow queues, waiting for room in its K2K rings), the most ever held at once, and sends that waited;
+ * then, from `heldBy`, one word per pool thread: how many of those that thread holds (so what a thread
+ * that dies held is known and counted, not lost silently).
  */
-export const OVERFLOW_WORD = { inUse: 0, highWater: 1, overflowed: 2 } as const;
-const OVERFLOW_BYTES = 16;
+export const OVERFLOW_WORD = { inUse: 0, highWater: 1, overflowed: 2, heldBy: 4 } as const;
+/** Int32 words of a kernel's overflow region with `lanes` pool threads. */
+export function overflowWords(lanes: number): number {
+  return OVERFLOW_WORD.heldBy + lanes;
+}
 
 export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBuffers {
   let at = 0;
@@ -39,7 +44,7 @@ export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBu
     reply: take(ringBytes(o.replyCapacity, o.slotSize)),
     k2k: take(ringBytes(o.ringCapacity, o.slotSize)),
   }));
-  const overflowAt = take(OVERFLOW_BYTES);
+  const overflowAt = take(4 * overflowWords(lanes));
   const sab = new SharedArrayBuffer(at);
   const region = (offset: number): RegionRef => ({ buffer: sab, offset });
   return {

@@ -14,6 +14,10 @@ export interface LaneInit {
   readonly inboundOffset: number;
   readonly replyOffset: number;
   readonly k2kOffset: number;
+  /** The kernel's overflow region, the lane (= the pool thread's index) and the kernel's lane count. */
+  readonly overflowOffset: number;
+  readonly lane: number;
+  readonly lanes: number;
   /** The lane's previous thread died: take over its rings and counters mid-run (Dispatcher.begin). */
   readonly resume?: boolean;
 }

@@ -2,7 +2,7 @@ import { CONTROL, GrainSystem, KernelFaultError, HandlerError, type AnyGrainClas
 import { afterEach, describe, expect, it } from 'vitest';
 import { CpuBackend, CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from '../src/index.ts';
 import { Crashy, Misplaced } from './fixtures.ts';
-import { Coordinator, Leaf } from '../../../test/fixtures/grains.ts';
+import { Coordinator, Leaf, Sender, Seq } from '../../../test/fixtures/grains.ts';
 
 let system: GrainSystem | undefined;
 afterEach(async () => {
@@ -109,6 +109,26 @@ describe('CpuBackend pool', () => {
     expect(perLane.reduce((a, b) => a + b, 0)).toBe(s.counters(Leaf).processed);
     expect(s.counters(Leaf).k2kReceived).toBe(300);
     expect(s.counters(Coordinator).k2kReceived).toBe(300);
+  });
+
+  it('K2K messages a dying thread held for a full ring are counted (received and rejected by the target), so metrics balance and idle() resolves', async () => {
+    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
+    const s = system;
+    s.register(Seq, { placement: 'cpu', ringCapacity: 4 }).register(Sender, { placement: 'cpu' }).register(Crashy, { placement: 'cpu' });
+    await s.start();
+    // Paused, Seq takes nothing: 4 pushes fill its K2K ring, the thread holds the other 46.
+    await s.kernel(Seq).deactivate();
+    expect(await s.grain(Sender, 1).emit({ target: 7, from: 1, first: 1, count: 50 })).toEqual({ sent: 50 });
+    expect(s.metrics()['Seq']!.overflow).toMatchObject({ inUse: 46 });
+    expect(await rejection(s.grain(Crashy, 1).exit({}))).toBeInstanceOf(WorkerDiedError);
+    await expect.poll(() => s.metrics()['Seq']!.overflow?.inUse, { timeout: 5_000 }).toBe(0);
+    await s.kernel(Seq).activate();
+    await s.idle({ timeoutMs: 5_000 });
+    const c = s.counters(Seq);
+    expect(c.sent + c.k2kReceived).toBe(c.processed + c.rejected);
+    expect(c.rejected).toBe(46);
+    expect((await s.grain(Seq, 7).stats({})).count).toBe(4);
+    expect(s.counters(Sender).k2kSent).toBe(c.k2kReceived);
   });
 
   it('with several threads, a thread that dies fails only its lanes\' asks (typed); every kernel with a lane there moves it to the replacement thread and the other lanes keep their actors', async () => {

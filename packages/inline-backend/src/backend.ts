@@ -49,6 +49,9 @@ class InlineKernel implements BackendKernel {
       inboundOffset: b.inbound.offset,
       replyOffset: b.reply.offset,
       k2kOffset: b.k2k.offset,
+      overflowOffset: this.buffers.overflow.offset,
+      lane: 0,
+      lanes: 1,
       replySignal: this.backend.replySignalBuffer,
       peers: [...this.backend.peers(), this.peerInfo()],
     });
@@ -65,7 +68,7 @@ class InlineKernel implements BackendKernel {
   }
 
   overflow(): OverflowStats {
-    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, 4);
+    const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
     return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
   }
 
