@@ -492,7 +492,7 @@ export class Dispatcher {
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
-    if (lane.overflow.length === 0 && this.enqueue(lane, s.u8.subarray(slot, slot + len))) return;
+    if (lane.overflow.length === 0 && this.enqueueFromScratch(lane, slot, len)) return;
     lane.overflow.push(s.u8.slice(slot, slot + len));
     this.pendingOverflow++;
     const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
@@ -503,12 +503,35 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The message encoded in this thread's scratch slot, copied word by word into the lane's K2K ring (no
+   * view objects on the send path: the copy runs once per K2K message).
+   */
+  private enqueueFromScratch(lane: PeerLaneEnd, from: number, len: number): boolean {
+    const slot = lane.producer.claimShared();
+    if (slot < 0) return false;
+    // seq (the first word) is written by publishShared, after the rest of the slot; slots are 16-byte aligned.
+    const src = this.scratch.i32;
+    const dst = lane.ring.i32;
+    const s0 = from >> 2;
+    const d0 = slot >> 2;
+    for (let w = 1, n = (len + 3) >> 2; w < n; w++) dst[d0 + w] = src[s0 + w]!;
+    lane.producer.publishShared(slot);
+    this.ringIfParked(lane);
+    return true;
+  }
+
   private enqueue(lane: PeerLaneEnd, bytes: Uint8Array): boolean {
     const slot = lane.producer.claimShared();
     if (slot < 0) return false;
     // seq (the first word) is written by publishShared, after the rest of the slot.
     lane.ring.u8.set(bytes.subarray(4), slot + 4);
     lane.producer.publishShared(slot);
+    this.ringIfParked(lane);
+    return true;
+  }
+
+  private ringIfParked(lane: PeerLaneEnd): void {
     // The thread parks with every ring of its lanes marked; the producer that clears a mark rings (once per park).
     // A plain load first: the CAS (a locked write to the consumer's header line) only when it is parked.
     const k2kParked = Atomics.load(lane.ring.words, RING.parked) !== 0 && Atomics.compareExchange(lane.ring.words, RING.parked, 1, 0) === 1;
@@ -516,7 +539,6 @@ export class Dispatcher {
       Atomics.add(lane.doorbell, lane.doorbellIndex, 1);
       Atomics.notify(lane.doorbell, lane.doorbellIndex);
     }
-    return true;
   }
 
   private flushOverflow(): void {
