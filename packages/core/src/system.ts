@@ -94,19 +94,22 @@ interface PendingAsk {
 }
 
 /**
- * The hot loop of tellMany into one ring: rows [from, end) while it has room; returns the next row. Its
- * own small function on locals (not the segment's fields), so it stays one tight optimized loop.
+ * The hot loop of tellMany: rows [from, end), each into its key's lane, until a row's lane is full (the
+ * rest wait behind it, in order); returns the next row. Each row's seq is published as it is written (the
+ * consumer may start at once), each ring's head once at the end. Its own small function on locals (not
+ * the segment's fields), so it stays one tight optimized loop.
  */
-function writeRowsInto(producer: RingProducer, write: RowWrite, from: number, end: number, time: number): number {
-  const { i32, dv } = producer.ring;
+function writeRowsInto(producers: readonly RingProducer[], keys: ArrayLike<number>, write: RowWrite, from: number, end: number, time: number): number {
+  const lanes = producers.length;
   let i = from;
   for (; i < end; i++) {
+    const producer = producers[laneOfKey(keys[i]!, lanes)]!;
     const slot = producer.claim();
     if (slot < 0) break;
-    write(i32, dv, slot, i, time);
+    write(producer.ring.i32, producer.ring.dv, slot, i, time);
     producer.publishSeq(slot);
   }
-  producer.flushHead();
+  for (const p of producers) p.flushHead();
   return i;
 }
 
@@ -515,24 +518,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (rows.fast) {
       const write = rows.fast;
       const time = this.clock();
-      // Each row's seq is published as it is written (the consumer may start at once); heads once per batch.
-      if (lanes.length === 1) {
-        rows.next = writeRowsInto(lanes[0]!.producer, write, rows.next, rows.end, time);
-      } else {
-        // Rows stop at the first whose lane is full (the rest wait behind it, in order).
-        const keys = rows.key as ArrayLike<number>;
-        const producers = kernel.producers;
-        const n = producers.length;
-        while (rows.next < rows.end) {
-          const producer = producers[laneOfKey(keys[rows.next]!, n)]!;
-          const slot = producer.claim();
-          if (slot < 0) break;
-          write(producer.ring.i32, producer.ring.dv, slot, rows.next, time);
-          producer.publishSeq(slot);
-          rows.next++;
-        }
-        for (const p of producers) p.flushHead();
-      }
+      rows.next = writeRowsInto(kernel.producers, rows.key as ArrayLike<number>, write, rows.next, rows.end, time);
       kernel.sent += rows.next - start;
       if (rows.next !== start) kernel.wakeAll();
       return rows.next !== start;

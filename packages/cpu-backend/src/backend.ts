@@ -104,8 +104,7 @@ class CpuKernel implements BackendKernel {
         }
         r.restarts++;
         r.error = new WorkerDiedError(this.plan.grain.name, `${why}; the lane moved to a new thread and its actors start from fresh state`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
-        const peers = [...this.backend.peers()];
-        t.add(this.laneInit(i, true), peers).catch((e: Error) => {
+        t.add(this.laneInit(i, true), this.backend.peers()).catch((e: Error) => {
           this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
         });
       }

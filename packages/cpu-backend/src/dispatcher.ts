@@ -64,7 +64,8 @@ interface PeerLaneEnd {
   readonly doorbell: Int32Array;
   readonly doorbellIndex: number;
   /** Messages that found this lane's K2K ring full, in send order (retried every loop turn). */
-  readonly overflow: Deque<Uint8Array>;
+  /** Messages waiting for room in the lane's K2K ring: each the slot image as 32-bit words (seq first). */
+  readonly overflow: Deque<Int32Array>;
 }
 
 interface Peer {
@@ -200,7 +201,7 @@ export class Dispatcher {
             parkedRing: new Ring(p.sab, l.inboundOffset),
             doorbell: new Int32Array(l.doorbell.buffer),
             doorbellIndex: l.doorbell.index,
-            overflow: old && old.lanes.length === p.lanes.length ? old.lanes[i]!.overflow : new Deque<Uint8Array>(),
+            overflow: old && old.lanes.length === p.lanes.length ? old.lanes[i]!.overflow : new Deque<Int32Array>(),
           };
         }),
       });
@@ -227,14 +228,7 @@ export class Dispatcher {
     if (resume) {
       const c = this.control;
       const n = this.counts;
-      n.received = Atomics.load(c, CONTROL.received) >>> 0;
-      n.processed = Atomics.load(c, CONTROL.processed) >>> 0;
-      n.replied = Atomics.load(c, CONTROL.replied) >>> 0;
-      n.k2kSent = Atomics.load(c, CONTROL.k2kSent) >>> 0;
-      n.k2kReceived = Atomics.load(c, CONTROL.k2kReceived) >>> 0;
-      n.handlerErrors = Atomics.load(c, CONTROL.handlerErrors) >>> 0;
-      n.rejected = Atomics.load(c, CONTROL.rejected) >>> 0;
-      n.activations = Atomics.load(c, CONTROL.activations) >>> 0;
+      for (const name of Object.keys(n) as Array<keyof typeof n>) n[name] = Atomics.load(c, CONTROL[name]) >>> 0;
       this.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
       // Rings count every message ever taken (their tails): what the counters do not show was lost.
       const k2kTaken = Atomics.load(this.k2k.ring.words, RING.tail) >>> 0;
@@ -492,8 +486,9 @@ export class Dispatcher {
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
-    if (lane.overflow.length === 0 && this.enqueueFromScratch(lane, slot, len)) return;
-    lane.overflow.push(s.u8.slice(slot, slot + len));
+    const words = (len + 3) >> 2;
+    if (lane.overflow.length === 0 && this.enqueue(lane, s.i32, slot >> 2, words)) return;
+    lane.overflow.push(s.i32.slice(slot >> 2, (slot >> 2) + words));
     this.pendingOverflow++;
     const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
     Atomics.add(peer.stats, this.heldWord, 1);
@@ -504,28 +499,15 @@ export class Dispatcher {
   }
 
   /**
-   * The message encoded in this thread's scratch slot, copied word by word into the lane's K2K ring (no
-   * view objects on the send path: the copy runs once per K2K message).
+   * A slot image (`n` words of `src` from word `at`, seq first) copied word by word into the lane's K2K
+   * ring: no view objects on the send path. Slots are 16-byte aligned; seq is written last, by publishShared.
    */
-  private enqueueFromScratch(lane: PeerLaneEnd, from: number, len: number): boolean {
+  private enqueue(lane: PeerLaneEnd, src: Int32Array, at: number, n: number): boolean {
     const slot = lane.producer.claimShared();
     if (slot < 0) return false;
-    // seq (the first word) is written by publishShared, after the rest of the slot; slots are 16-byte aligned.
-    const src = this.scratch.i32;
     const dst = lane.ring.i32;
-    const s0 = from >> 2;
     const d0 = slot >> 2;
-    for (let w = 1, n = (len + 3) >> 2; w < n; w++) dst[d0 + w] = src[s0 + w]!;
-    lane.producer.publishShared(slot);
-    this.ringIfParked(lane);
-    return true;
-  }
-
-  private enqueue(lane: PeerLaneEnd, bytes: Uint8Array): boolean {
-    const slot = lane.producer.claimShared();
-    if (slot < 0) return false;
-    // seq (the first word) is written by publishShared, after the rest of the slot.
-    lane.ring.u8.set(bytes.subarray(4), slot + 4);
+    for (let w = 1; w < n; w++) dst[d0 + w] = src[at + w]!;
     lane.producer.publishShared(slot);
     this.ringIfParked(lane);
     return true;
@@ -545,7 +527,8 @@ export class Dispatcher {
     for (const peer of this.peers.values()) {
       for (const lane of peer.lanes) {
         while (lane.overflow.length) {
-          if (!this.enqueue(lane, lane.overflow.peek()!)) break;
+          const image = lane.overflow.peek()!;
+          if (!this.enqueue(lane, image, 0, image.length)) break;
           lane.overflow.shift();
           this.pendingOverflow--;
           Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
