@@ -44,6 +44,9 @@ interface Row {
   ms: number;
   perAskUs: number;
   melemPerS: number;
+  /** One ask at a time. */
+  serialPerAskUs: number;
+  serialMelemPerS: number;
   mismatches: number;
 }
 
@@ -88,23 +91,42 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
       }
     }
   };
+  // Replies are checked after the clock stops: the check is the example's, not the system's.
+  const replies: { n: number; sum: Float32Array }[] = [];
   const worker = async () => {
     for (let i = next++; i < requests; i = next++) {
-      const r = await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!);
-      check(i, r);
+      replies[i] = await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!);
     }
   };
   await Promise.all(Array.from({ length: window }, worker));
   const elapsed = performance.now() - t0;
+  replies.forEach((r, i) => check(i, r));
+  // One ask at a time (latency, nothing overlapped): a few, also checked.
+  const serial = Math.min(requests, 5);
+  const t1 = performance.now();
+  const serialReplies: { n: number; sum: Float32Array }[] = [];
+  for (let i = 0; i < serial; i++) serialReplies.push(await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!));
+  const serialMs = performance.now() - t1;
+  serialReplies.forEach((r, i) => check(i, r));
   let calls = 0;
   for (let k = 0; k < actors; k++) calls += (await system.grain(VectorAdd, k).stats({})).calls;
-  if (calls !== requests + 1) {
+  if (calls !== requests + serial + 1) {
     mismatches++;
-    examples.push(`size ${n}: actors counted ${calls} calls, expected ${requests + 1}`);
+    examples.push(`size ${n}: actors counted ${calls} calls, expected ${requests + serial + 1}`);
   }
   await system.shutdown();
   return {
-    row: { size: n, requests, slotSize, ms: elapsed, perAskUs: (elapsed * 1000) / requests, melemPerS: (n * requests) / (elapsed / 1000) / 1e6, mismatches },
+    row: {
+      size: n,
+      requests,
+      slotSize,
+      ms: elapsed,
+      perAskUs: (elapsed * 1000) / requests,
+      melemPerS: (n * requests) / (elapsed / 1000) / 1e6,
+      serialPerAskUs: (serialMs * 1000) / serial,
+      serialMelemPerS: (n * serial) / (serialMs / 1000) / 1e6,
+      mismatches,
+    },
     backend: describe,
     examples,
   };
@@ -157,10 +179,13 @@ for (const [i, n] of sizes.entries()) {
 bar.stop();
 
 console.log(`\nRinggrain vector-add — backend ${backendLine}, seed ${seed}`);
-console.log('| elements | slot bytes | asks | time | per ask | M elements/s | mismatches |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| elements | slot bytes | asks | time | per ask | M elements/s | one at a time: per ask | one at a time: M elements/s | mismatches |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.size.toLocaleString('en-US')} | ${r.slotSize.toLocaleString('en-US')} | ${r.requests} | ${ms(r.ms)} | ${r.perAskUs.toFixed(1)} µs | ${r.melemPerS.toFixed(1)} | ${r.mismatches} |`);
+  console.log(
+    `| ${r.size.toLocaleString('en-US')} | ${r.slotSize.toLocaleString('en-US')} | ${r.requests} | ${ms(r.ms)} | ${r.perAskUs.toFixed(1)} µs | ${r.melemPerS.toFixed(1)} | ` +
+      `${r.serialPerAskUs.toFixed(1)} µs | ${r.serialMelemPerS.toFixed(1)} | ${r.mismatches} |`,
+  );
 }
 console.log('\nError paths:');
 problems.push(...(await errorPaths(args.backend)));
@@ -170,5 +195,5 @@ if (problems.length || rows.some((r) => r.mismatches)) {
   for (const p of problems) console.log(`  - ${p}`);
   process.exit(1);
 }
-const checked = rows.reduce((a, r) => a + r.size * r.requests, 0);
+const checked = rows.reduce((a, r) => a + r.size * (r.requests + Math.min(r.requests, 5)), 0);
 console.log(`OK: ${checked.toLocaleString('en-US')} elements checked against Math.fround(a + b), all equal.`);

@@ -217,6 +217,12 @@ export function scratchLayout(requests: readonly StructSchema[], replies: readon
  */
 export const LANE_TURN_SCRATCH_LIMIT = 4096;
 
+/**
+ * Bytes of captured values (pointers and scalar locals, 8 bytes each) an element-parallel loop hands to
+ * the lanes of its warp in shared memory (device.ts rg_coop.env); a loop capturing more stays sequential.
+ */
+export const COOP_ENV_BYTES = 256;
+
 /** One worker lane's scratch (the request union at 0, the reply union at `replyAt`), and how many lanes have one. */
 export interface ScratchLayout {
   readonly bytes: number;

@@ -5,10 +5,11 @@ import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
 import { CodegenError } from './errors.ts';
 import { generateKernel } from './kernel.ts';
 
-export const USAGE = `usage: ringgrain codegen <module.ts> [--grain Name] [--out dir]
+export const USAGE = `usage: ringgrain codegen <module.ts> [--grain Name] [--out dir] [--explain]
   Translates the grain classes exported by <module.ts> to CUDA C (one .cu per grain class).
   --grain Name   only this grain class (default: every grain class the module exports)
-  --out dir      write <dir>/<Grain>.cu and <dir>/<Grain>.abi.json (default: print the .cu to stdout)`;
+  --out dir      write <dir>/<Grain>.cu and <dir>/<Grain>.abi.json (default: print the .cu to stdout)
+  --explain      print, instead of the code, which handler loops run element-parallel on the warp and why the others do not`;
 
 export interface Io {
   out(text: string): void;
@@ -19,6 +20,7 @@ interface Args {
   module: string;
   grain: string | undefined;
   outDir: string | undefined;
+  explain: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args | string {
@@ -26,6 +28,7 @@ function parseArgs(argv: readonly string[]): Args | string {
   let module: string | undefined;
   let grain: string | undefined;
   let outDir: string | undefined;
+  let explain = false;
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i] as string;
     if (a === '--grain' || a === '--out') {
@@ -33,18 +36,25 @@ function parseArgs(argv: readonly string[]): Args | string {
       if (v === undefined || v.startsWith('--')) return `${a} needs a value`;
       if (a === '--grain') grain = v;
       else outDir = v;
-    } else if (a.startsWith('-')) return `unknown option ${a}`;
+    } else if (a === '--explain') explain = true;
+    else if (a.startsWith('-')) return `unknown option ${a}`;
     else if (module === undefined) module = a;
     else return `unexpected argument ${a}`;
   }
   if (module === undefined) return 'missing <module>';
-  return { module, grain, outDir };
+  return { module, grain, outDir, explain };
 }
 
 /** Serialisable part of the ABI (sizes and launch are functions of the options: see src/abi.ts). */
 function abiJson(abi: ReturnType<typeof generateKernel>['abi']): string {
   const { version, grain, grainId, entry, params, stateSize, stateAlign, errors } = abi;
   return `${JSON.stringify({ version, grain, grainId, entry, params, stateSize, stateAlign, errors }, null, 2)}\n`;
+}
+
+/** `--explain`: one line per top-level handler loop, parallel or not, with the reason. */
+export function explainLoops(grain: string, loops: ReturnType<typeof generateKernel>['loops']): string {
+  if (loops.length === 0) return `${grain}: no loops in its handlers\n`;
+  return loops.map((l) => `${grain}.${l.method} line ${l.line}: ${l.parallel ? 'element-parallel' : 'sequential'}: ${l.why}\n`).join('');
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -78,7 +88,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     for (const def of chosen) {
       const k = generateKernel(def, { grains });
-      if (args.outDir === undefined) io.out(k.source);
+      if (args.explain) io.out(explainLoops(def.name, k.loops));
+      else if (args.outDir === undefined) io.out(k.source);
       else {
         mkdirSync(args.outDir, { recursive: true });
         const cu = join(args.outDir, `${def.name}.cu`);

@@ -1,5 +1,6 @@
 import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
-import { CONTROL_STRIDE, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
+import { MAX_REDUCTIONS } from './parallel.ts';
+import { CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
@@ -251,7 +252,146 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
 #endif
   t->sent++;
 }
-`;
+${coopSection()}`;
+}
+
+/**
+ * Warp cooperation. A turn that runs alone on its worker warp runs on lane 0; lanes 1..31 wait in
+ * rg_coop_help for work lane 0 posts in the warp's rg_coop (shared memory): bulk copies (numeric arrays
+ * decoded from or encoded into a slot, a large reply sent to the host) and element-parallel loops
+ * (codegen parallel.ts). A post is: lane 0 writes the job, a warp barrier (A), every lane does its share
+ * in rg_coop_run (generated per grain: it knows the unit's loops), a warp barrier (B). On sm_70 and later
+ * __syncwarp may be reached from different places in the code, so lane 0 can post from deep inside a
+ * handler while the others wait in their loop. Lane 0 ends the turn with RG_CO_DONE.
+ */
+function coopSection(): string {
+  return String.raw`#if defined(__CUDACC__)
+#define RG_CO_DONE 0u
+#define RG_CO_COPY 1u
+#define RG_CO_LOOP 2u
+/* Iterations below which an element-parallel loop runs on lane 0 alone (a post costs two warp barriers). */
+#ifndef RG_COOP_MIN_ITERS
+#define RG_COOP_MIN_ITERS 64u
+#endif
+/* Bytes of captured values an element-parallel loop may pass to the lanes (codegen parallel.ts checks). */
+#define RG_COOP_ENV_BYTES ${COOP_ENV_BYTES}u
+struct rg_coop {
+  unsigned int op;
+  unsigned int n;     /* copy: bytes; loop: iterations */
+  unsigned int id;    /* loop: which loop (rg_coop_run's switch) */
+  unsigned int sys;   /* copy: the destination is host memory (fence at system scope before barrier B) */
+  unsigned char* d;
+  const unsigned char* s;
+  double lo;          /* loop: the first value of its variable */
+  /* loop results: the first failing iteration (0xffffffff: none), its error and message; iterations run */
+  unsigned int failAt;
+  int err;
+  const char* msg;
+  unsigned int iters;
+  double red[${MAX_REDUCTIONS}];       /* loop: the warp's combined reductions (parallel.ts Reduction) */
+  rg_turn turn;       /* loop: lane 0's turn context, copied for the lanes */
+  unsigned long long env[RG_COOP_ENV_BYTES / 8u];
+};
+__device__ static void rg_coop_run(rg_coop* co, unsigned int lane);
+
+/* 16 source bytes at s + 16c, for a source whose address is 4-aligned plus sh bytes (sh = 1..3). */
+__device__ static inline uint4 rg_ld16_shifted(const unsigned int* w, unsigned int c, unsigned int sh) {
+  const unsigned int* q = w + 4u * c;
+  const unsigned int a = q[0], b = q[1], x = q[2], y = q[3], z = q[4];
+  return make_uint4(__funnelshift_r(a, b, sh * 8u), __funnelshift_r(b, x, sh * 8u), __funnelshift_r(x, y, sh * 8u), __funnelshift_r(y, z, sh * 8u));
+}
+/*
+ * Lane 'lane's share of copying n bytes from s to d (any alignment): the destination in 16-byte stores,
+ * the source in 16-byte loads where it is aligned the same, else in aligned words shifted into place
+ * (a word that straddles the source's end starts inside it, and buffers end on 16-byte boundaries).
+ * Four chunks a lane are loaded before any is stored, so a lane keeps four loads in flight.
+ */
+__device__ static void rg_coop_copy_lane(unsigned char* d, const unsigned char* s, unsigned int n, unsigned int lane) {
+  unsigned int head = (unsigned int)((16u - ((unsigned long long)d & 15u)) & 15u);
+  if (head > n) head = n;
+  if (lane < head) d[lane] = s[lane];
+  d += head;
+  s += head;
+  n -= head;
+  const unsigned int chunks = n >> 4;
+  uint4* dv = (uint4*)d;
+  const unsigned int sh = (unsigned int)((unsigned long long)s & 3u);
+  unsigned int c = lane;
+  if (((unsigned long long)s & 15u) == 0u) {
+    const uint4* sv = (const uint4*)s;
+    for (; c + 96u < chunks; c += 128u) {
+      const uint4 v0 = sv[c], v1 = sv[c + 32u], v2 = sv[c + 64u], v3 = sv[c + 96u];
+      dv[c] = v0; dv[c + 32u] = v1; dv[c + 64u] = v2; dv[c + 96u] = v3;
+    }
+    for (; c < chunks; c += 32u) dv[c] = sv[c];
+  } else if (sh == 0u) {
+    const unsigned int* sw = (const unsigned int*)s;
+    for (; c < chunks; c += 32u) dv[c] = make_uint4(sw[4u * c], sw[4u * c + 1u], sw[4u * c + 2u], sw[4u * c + 3u]);
+  } else {
+    const unsigned int* sw = (const unsigned int*)(s - sh);
+    for (; c + 96u < chunks; c += 128u) {
+      const uint4 v0 = rg_ld16_shifted(sw, c, sh), v1 = rg_ld16_shifted(sw, c + 32u, sh), v2 = rg_ld16_shifted(sw, c + 64u, sh), v3 = rg_ld16_shifted(sw, c + 96u, sh);
+      dv[c] = v0; dv[c + 32u] = v1; dv[c + 64u] = v2; dv[c + 96u] = v3;
+    }
+    for (; c < chunks; c += 32u) dv[c] = rg_ld16_shifted(sw, c, sh);
+  }
+  const unsigned int done = chunks << 4;
+  if (lane < n - done) d[done + lane] = s[done + lane];
+}
+/* Lane 0: posts a job and does its own share; the job is complete on return (barrier B). */
+__device__ static inline void rg_coop_post(rg_coop* co) {
+  __syncwarp(); /* A */
+  rg_coop_run(co, 0u);
+  __syncwarp(); /* B */
+}
+__device__ static void rg_coop_copy(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n, bool sys) {
+  co->op = RG_CO_COPY;
+  co->d = d;
+  co->s = s;
+  co->n = n;
+  co->sys = sys ? 1u : 0u;
+  rg_coop_post(co);
+}
+/*
+ * Lane 0: runs element-parallel loop 'id' over count iterations from lo, its captured values already in
+ * co->env. Errors as one lane would have seen them: the failing iteration that comes first in JS order
+ * sets t->err (and t->msg); the iterations run are added to the turn's budget count.
+ */
+__device__ static void rg_coop_loop(rg_turn* t, unsigned int id, double lo, unsigned int count) {
+  rg_coop* co = t->co;
+  co->op = RG_CO_LOOP;
+  co->id = id;
+  co->lo = lo;
+  co->n = count;
+  co->turn = *t;
+  co->turn.co = 0;
+  co->turn.err = 0;
+  co->turn.iters = 0u;
+  co->turn.budget = t->budget - t->iters;
+  rg_coop_post(co);
+  t->iters += co->iters;
+  if (co->failAt != 0xffffffffu) {
+    t->err = co->err;
+    t->msg = co->msg;
+  } else if (t->iters > t->budget) {
+    t->err = RG_E_TURN_BUDGET;
+  }
+}
+/* Lanes 1..31 during a one-lane turn: do each posted job's share until lane 0 says the turn is done. */
+__device__ static void rg_coop_help(rg_coop* co, unsigned int lane) {
+  for (;;) {
+    __syncwarp(); /* A */
+    if (co->op == RG_CO_DONE) return;
+    rg_coop_run(co, lane);
+    __syncwarp(); /* B */
+  }
+}
+/* Lane 0, at the end of a one-lane turn: releases the waiting lanes. */
+__device__ static inline void rg_coop_end(rg_coop* co) {
+  co->op = RG_CO_DONE;
+  __syncwarp(); /* A */
+}
+#endif`;
 }
 
 /**
@@ -325,9 +465,26 @@ export const BACKOFF = {
   RG_CTRL_EVERY: 64,
 } as const;
 
+/** An element-parallel loop's C names (codegen parallel.ts): its body function and its captured-values struct. */
+export interface ParallelLoopFn {
+  readonly id: number;
+  readonly body: string;
+  readonly env: string;
+  /** Its lane runner: one lane's iterations, then the warp's agreement on errors and reductions. */
+  readonly runner: string;
+}
+
 /** The persistent loop of one grain class: control/ingress warp, workers, activation, replies. */
-export function deviceLoop(grain: string, selfId: number, methodCount: number, stringKeys: boolean, scratch: { bytes: number; replyAt: number; lanes: number }): string {
+export function deviceLoop(
+  grain: string,
+  selfId: number,
+  methodCount: number,
+  stringKeys: boolean,
+  scratch: { bytes: number; replyAt: number; lanes: number },
+  loops: readonly ParallelLoopFn[] = [],
+): string {
   const G = grain;
+  const loopCases = loops.map((l) => `    case ${l.id}u: ${l.runner}(co, lane); break;`).join('\n');
   const keyOf = (lo: string, hi: string) => (stringKeys ? `(long long)${lo}` : `(long long)(((unsigned long long)${hi} << 32) | ${lo})`);
   const backoff = Object.entries(BACKOFF)
     .map(([k, v]) => `#ifndef ${k}\n#define ${k} ${v}u\n#endif`)
@@ -359,6 +516,20 @@ static_assert(alignof(rg_${G}_req) <= 16 && alignof(rg_${G}_rep) <= 16 && RG_SCR
 #endif
 #endif
 static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
+/*
+ * Warp cooperation in one-lane turns (rg_coop_*): RG_COOP=0 (an NVRTC define) leaves lanes 1..31 idle
+ * during a one-lane turn, as before it existed (a diagnostic, and the baseline the benchmark compares with).
+ */
+#ifndef RG_COOP
+#define RG_COOP 1
+#endif
+#if RG_COOP
+#define RG_COOP_END(co) rg_coop_end(co)
+#define RG_COOP_HELP(co, lane) rg_coop_help((co), (lane))
+#else
+#define RG_COOP_END(co) ((void)0)
+#define RG_COOP_HELP(co, lane) ((void)0)
+#endif
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES
 #define RG_STAGE_BYTES 512u
@@ -422,6 +593,19 @@ __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { retu
 /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
 #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
+/* One lane's share of the job lane 0 posted (rg_coop_*): a bulk copy, or one of this unit's element-parallel loops. */
+__device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) {
+  if (co->op == RG_CO_COPY) {
+    rg_coop_copy_lane(co->d, co->s, co->n, lane);
+    if (co->sys) __threadfence_system();
+    return;
+  }
+  switch (co->id) {
+${loopCases}
+    default: break;
+  }
+}
+
 /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
 __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
   unsigned int i = atomicAdd(&k->g->replyReserve, 1u);
@@ -460,7 +644,7 @@ __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int met
  * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
  * one posted write per msgpack byte, then seq with release at system scope.
  */
-__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len, rg_coop* co = 0) {
   rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
   unsigned int idx;
   unsigned char* out = rg_reply_claim(k, &idx);
@@ -471,7 +655,10 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   dw[2] = sw[2];
   dw[3] = sw[3];
   const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
-  for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+  /* A large reply: the warp's 32 lanes store it (each fences at system scope before the barrier, so the
+     release of seq below comes after every lane's stores for the host too). */
+  if (co && (chunks - 1u) * 16u >= RG_COOP_MIN_BYTES) rg_coop_copy(co, out + 16u, stage + 16u, (chunks - 1u) * 16u, true);
+  else for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
   RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
   RG_STAMP(RG_S_W_REPLIED);
 }
@@ -540,7 +727,7 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
  * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
  * slot (ours until the worker moves the tail), which is free once the request is decoded.
  */
-__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch) {
+__device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = ${keyOf('h->keyLo', 'h->keyHi')};
@@ -562,7 +749,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   else if (h->grain != ${selfId}u) why = "message for another grain class";
   else if (method >= ${methodCount}u) why = "unknown method id";
   else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
-  else if (!rg_${G}_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
+  else if (!rg_${G}_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req, co)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   rg_${G}_state* st = 0;
   if (!why) {
@@ -587,6 +774,7 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
   t.sendBudget = k->sendBudget;
   t.routes = k->routes;
   t.nroutes = k->routeCount;
+  t.co = co;
   const int rc = rg_${G}_handle(&t, st, req, rep);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
@@ -609,10 +797,10 @@ __device__ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned ch
     return;
   }
   unsigned char* out = RG_HDR + m.pos <= cap ? stage : slot;
-  rg_wr w = {out + RG_HDR, 0u, m.pos};
+  rg_wr w = {out + RG_HDR, 0u, m.pos, co};
   rg_${G}_encode_reply(method, rep, &w);
   RG_STAMP(RG_S_W_ENCODED);
-  rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
+  rg_reply_out(k, out, method, RG_REPLY, corr, w.pos, co);
   ctr[RG_C_REPLIED]++;
 }
 
@@ -640,7 +828,7 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
   unsigned char* own = scratch + (unsigned long long)lane * RG_SCRATCH_BYTES;
   while (todo != 0u) {
     const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
-    if (go) rg_${G}_turn(k, counts, mine, mine, k->slotSize, p, own);
+    if (go) rg_${G}_turn(k, counts, mine, mine, k->slotSize, p, own, 0);
     todo &= ~__ballot_sync(RG_FULL, go);
     /* A wave's writes (an actor's state, a directory entry) are seen by the next wave's lanes: __syncwarp
        orders memory among the warp's threads, which a ballot alone does not. */
@@ -666,6 +854,13 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
 __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
   __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
   unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+#if RG_COOP
+  /* The warp's cooperation block: lanes 1..31 help a one-lane turn through it (rg_coop_*). */
+  __shared__ rg_coop rg_coops[RG_WARPS_PER_BLOCK];
+  rg_coop* const co = &rg_coops[threadIdx.x >> 5];
+#else
+  rg_coop* const co = 0;
+#endif
   const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
   /* RG_SCRATCH_LANES scratches per worker (lane i's at i): lane 0's serves the one-lane turns. */
   unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_LANES * RG_SCRATCH_BYTES;
@@ -718,11 +913,14 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
           /* Claimed by ingress past its batch's end: no message here (it comes again later). */
           if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
         } else if (lane == 0u) {
-          rg_${G}_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch);
+          rg_${G}_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch, co);
+          RG_COOP_END(co);
           for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
           rg_st_rel_gpu(&q->tail, tail + 1u);
           RG_STAMP(RG_S_W_DONE);
           RG_STAMP_TURN_END();
+        } else {
+          RG_COOP_HELP(co, lane);
         }
         tail++;
         idle = 0;
@@ -746,12 +944,15 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
 #endif
           __syncwarp();
           if (lane == 0u) {
-            rg_${G}_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch);
+            rg_${G}_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch, co);
+            RG_COOP_END(co);
             for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
             /* The old head is no list's node any more (its link was set): back to the pool. */
             rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
             atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
             atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+          } else {
+            RG_COOP_HELP(co, lane);
           }
           ovHead = nx;
           idle = 0;

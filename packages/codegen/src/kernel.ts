@@ -7,6 +7,7 @@ import { CodegenError } from './errors.ts';
 import { lowerBlock } from './lower-stmt.ts';
 import { PRELUDE } from './prelude.ts';
 import { FnScope } from './scope.ts';
+import type { LoopNote } from './parallel.ts';
 import { loadModule, parseHandler, siteFor } from './source.ts';
 import { Unit } from './unit.ts';
 
@@ -21,6 +22,8 @@ export interface GeneratedKernel {
   readonly abi: Abi;
   /** The parsed syntax trees (version 1), by `method:<name>` and `helper:<name>`. */
   readonly trees: ReadonlyMap<string, FunctionAst>;
+  /** Every top-level loop of the handlers: whether it runs element-parallel on the warp, and why (not). */
+  readonly loops: readonly LoopNote[];
 }
 
 const ROLES = ['state', 'msg', 'ctx'] as const;
@@ -68,6 +71,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       roles.set(p.name, role);
     });
     const fn = new FnScope(unit, site, def, m, roles, 'return t->err;', undefined);
+    fn.handlerTypes = { state: stateType, req: reqTypes[i] as string };
     const body = lowerBlock(ast.body, fn);
     const last = ast.body[ast.body.length - 1];
     const tail = last?.kind === 'return' || last?.kind === 'throw' ? '' : m.reply ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;' : '\nreturn RG_OK;';
@@ -86,8 +90,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `/* Decodes exactly [p, p + len) as method's request; false for anything malformed. */\n` +
-      `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u) {\n` +
-      `  rg_rd r = {p, 0u, len};\n#if !defined(__CUDA_ARCH__)\n  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n  switch (method) {\n` +
+      `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u, rg_coop* co = 0) {\n` +
+      `  rg_rd r = {p, 0u, len, co};\n#if !defined(__CUDA_ARCH__)\n  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n  switch (method) {\n` +
       decoders.map((d, i) => `    case ${i}u: if (!${d}(&r, &u->m${i})) return false; break;`).join('\n') +
       `\n    default: return false;\n  }\n  return r.pos == r.end;\n}`,
     `/* Re-encodes a decoded request (what the host encoder would write for it). */\n` +
@@ -121,11 +125,12 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     '/* ---- helpers and handlers ---------------------------------------------------------------------- */',
     unit.helperProtos.join('\n'),
     unit.helperDefs.join('\n'),
+    unit.loopDefs.join('\n'),
     handlers.join('\n'),
     dispatch.join('\n'),
-    deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch),
+    deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch, unit.loopFns),
   ]
     .filter((x) => x !== '')
     .join('\n');
-  return { source, abi: makeAbi(G, selfId, def.state, scratch), trees: unit.trees };
+  return { source, abi: makeAbi(G, selfId, def.state, scratch), trees: unit.trees, loops: unit.loopNotes };
 }

@@ -179,6 +179,9 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
   }
 }
 
+/** A length the handler itself can evaluate (a literal, or a field of its state or message). */
+const HANDLER_SCOPE_BOUND = /^(\d+|\(\*[sm]\)[.\w]*|[sm]->[.\w]+)$/;
+
 function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
   const t = o.t;
   let element: Schema;
@@ -210,8 +213,14 @@ function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
   }
   const i = lowerExpr(ie, fn);
   let ic: string;
+  const proven = fn.provenIndex;
   if (i.lit !== undefined && staticBound !== undefined && i.lit >= 0 && i.lit < staticBound) ic = String(i.lit);
-  else {
+  else if (proven && ie.kind === 'ident' && i.c === proven.cname && HANDLER_SCOPE_BOUND.test(bound) && !/\bv_|\b_[a-z]+\d/.test(bound)) {
+    // An element-parallel loop's variable, indexing an array whose length the loop checks before it runs
+    // on the lanes (lower-stmt.ts parallelFor: 0 <= start, end <= every such length).
+    proven.bounds.add(bound);
+    ic = proven.index;
+  } else {
     if (i.t.k !== 'num') typeError(fn.site, loc, 'index', `an array index must be a number, got ${describeVT(i.t)}`, 'index with a number');
     fn.mayFail = true;
     ic = i.t.n === 'i32' ? `rg_idxi(t, ${i.c}, ${bound})` : i.t.n === 'u32' ? `rg_idxu(t, ${i.c}, ${bound})` : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;

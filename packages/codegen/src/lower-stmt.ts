@@ -4,7 +4,8 @@ import { indent } from './codecs.ts';
 import { CodegenError } from './errors.ts';
 import { binary, lowerExpr } from './lower-expr.ts';
 import { siteAt, unsupported } from './parse.ts';
-import type { FnScope } from './scope.ts';
+import { FnScope } from './scope.ts';
+import { planParallel, type ParallelPlan } from './parallel.ts';
 import { C_SCALAR } from './ctypes.ts';
 import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
 
@@ -114,6 +115,7 @@ const STMT: StmtTable = {
     const op = s.op === '=' ? undefined : COMPOUND[s.op];
     return assign(fn, s.loc, s.target, op, (cur) => {
       const r = lowerExpr(s.value, fn);
+      if (op && s.target.kind === 'ident') fn.lookup(s.target.name)?.onTerm?.(r.t);
       return op ? binary(fn, s.loc, op, cur, r) : r;
     });
   },
@@ -139,40 +141,21 @@ const STMT: StmtTable = {
     return pre ? `{\n${indent(out, 2)}\n}` : out;
   },
   for: (s, fn) => {
-    fn.push();
-    const init = s.init ? lowerStmt(s.init, fn) : '';
-    let update = '';
-    if (s.update) {
-      const u = s.update;
-      const target = u.kind === 'assign' || u.kind === 'update' ? u.target : undefined;
-      if (!target || target.kind !== 'ident' || !fn.lookup(target.name)) {
-        unsupported(fn.site, u.loc, 'for update other than a local', 'update a let local in the header (i++, i += 2); move other updates into the body');
-      }
-      update = lowerStmt(u, fn);
-      if (update.includes('\n')) unsupported(fn.site, u.loc, 'for update that can fail', 'move the update into the loop body');
-      update = update.replace(/;$/, '');
+    const sequential = lowerFor(s, fn);
+    if (!fn.method) return sequential;
+    const plan = planParallel(s, fn);
+    if (plan.ok) {
+      const out = parallelFor(s, fn, plan, sequential);
+      if (typeof out === 'string') return out;
+      noteLoop(fn, s, false, out.why);
+      return sequential;
     }
-    fn.loops++;
-    const test = s.test ? condition(s.test, fn, 'for condition') : { pre: '', c: '' };
-    const body = lowerBlock(s.body, fn);
-    fn.loops--;
-    fn.pop();
-    const head = test.pre ? `for (;; ${update})` : `for (; ${test.c}; ${update})`;
-    const guard = test.pre ? `${test.pre}if (!${test.c}) break;\n` : '';
-    const loop = `${head} {\n${indent(`${guard}${fn.budget()}\n${body}`, 2)}\n}`;
-    return init ? `{\n${indent(`${init}\n${loop}`, 2)}\n}` : loop;
+    noteLoop(fn, s, false, plan.why);
+    return sequential;
   },
   while: (s, fn) => {
-    fn.loops++;
-    const test = condition(s.test, fn, 'while condition');
-    const body = lowerBlock(s.body, fn);
-    fn.loops--;
-    if (s.doWhile) {
-      if (test.pre) unsupported(fn.site, s.test.loc, 'do..while condition that can fail', 'use while (true) with an if (...) break at the end of the body');
-      return `do {\n${indent(`${fn.budget()}\n${body}`, 2)}\n} while (${test.c});`;
-    }
-    if (test.pre) return `for (;;) {\n${indent(`${test.pre}if (!${test.c}) break;\n${fn.budget()}\n${body}`, 2)}\n}`;
-    return `while (${test.c}) {\n${indent(`${fn.budget()}\n${body}`, 2)}\n}`;
+    if (fn.method && fn.loops === 0) noteLoop(fn, s, false, 'a while loop (only `for (let i = a; i < b; i++)` loops run on the warp)');
+    return lowerWhile(s, fn);
   },
   return: (s, fn) => (fn.method ? handlerReturn(s, fn) : helperReturn(s, fn)),
   // The turn ends with the constant message; state written before the throw stays, as in JS.
@@ -181,6 +164,205 @@ const STMT: StmtTable = {
   continue: () => 'continue;',
   block: (s, fn) => `{\n${indent(lowerBlock(s.body, fn), 2)}\n}`,
 };
+
+function lowerFor(s: StmtOf<'for'>, fn: FnScope): string {
+  fn.push();
+  const init = s.init ? lowerStmt(s.init, fn) : '';
+  let update = '';
+  if (s.update) {
+    const u = s.update;
+    const target = u.kind === 'assign' || u.kind === 'update' ? u.target : undefined;
+    if (!target || target.kind !== 'ident' || !fn.lookup(target.name)) {
+      unsupported(fn.site, u.loc, 'for update other than a local', 'update a let local in the header (i++, i += 2); move other updates into the body');
+    }
+    update = lowerStmt(u, fn);
+    if (update.includes('\n')) unsupported(fn.site, u.loc, 'for update that can fail', 'move the update into the loop body');
+    update = update.replace(/;$/, '');
+  }
+  fn.loops++;
+  const test = s.test ? condition(s.test, fn, 'for condition') : { pre: '', c: '' };
+  const body = lowerBlock(s.body, fn);
+  fn.loops--;
+  fn.pop();
+  const head = test.pre ? `for (;; ${update})` : `for (; ${test.c}; ${update})`;
+  const guard = test.pre ? `${test.pre}if (!${test.c}) break;\n` : '';
+  const loop = `${head} {\n${indent(`${guard}${fn.budget()}\n${body}`, 2)}\n}`;
+  return init ? `{\n${indent(`${init}\n${loop}`, 2)}\n}` : loop;
+}
+
+function lowerWhile(s: StmtOf<'while'>, fn: FnScope): string {
+  fn.loops++;
+  const test = condition(s.test, fn, 'while condition');
+  const body = lowerBlock(s.body, fn);
+  fn.loops--;
+  if (s.doWhile) {
+    if (test.pre) unsupported(fn.site, s.test.loc, 'do..while condition that can fail', 'use while (true) with an if (...) break at the end of the body');
+    return `do {\n${indent(`${fn.budget()}\n${body}`, 2)}\n} while (${test.c});`;
+  }
+  if (test.pre) return `for (;;) {\n${indent(`${test.pre}if (!${test.c}) break;\n${fn.budget()}\n${body}`, 2)}\n}`;
+  return `while (${test.c}) {\n${indent(`${fn.budget()}\n${body}`, 2)}\n}`;
+}
+
+function noteLoop(fn: FnScope, s: Stmt, parallel: boolean, why: string): void {
+  if (!fn.method || fn.loops > 0) return;
+  const at = siteAt(fn.site, s.loc);
+  fn.unit.loopNote({ grain: fn.grain.name, method: fn.method.name, line: at.line, column: at.column, parallel, why });
+}
+
+/**
+ * A loop planParallel accepted: its body becomes a function of (turn, captured values, i) that the warp's
+ * lanes run for interleaved iterations (device.ts rg_coop_loop) when the turn is alone on its warp, the
+ * start is an integer and the iterations fit the turn's budget; otherwise the sequential loop runs, the
+ * same as without this. The bounds are evaluated once: the plan checked that nothing in the body changes them.
+ */
+function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan, sequential: string): string | { why: string } {
+  const method = fn.method;
+  const types = fn.handlerTypes;
+  if (!method || !types) return { why: 'not a handler' };
+  fn.mayFail = false;
+  const lo = asDouble(fn.site, s.loc, lowerExpr(plan.lo, fn), 'loop start');
+  const hi = asDouble(fn.site, s.loc, lowerExpr(plan.hi, fn), 'loop end');
+  if (fn.mayFail) {
+    fn.mayFail = false;
+    return { why: 'its start or end can fail (an index or a checked conversion)' };
+  }
+  const inner = new FnScope(fn.unit, fn.site, fn.grain, method, fn.roles, 'return;', undefined);
+  inner.handlerTypes = types;
+  inner.loops = 1;
+  const captures = plan.captures.map(({ name, local }) => {
+    const ctype = local.t.k === 'bool' ? 'bool' : local.t.k === 'num' ? C_SCALAR[local.t.n] : undefined;
+    if (!ctype) throw new Error(`parallel loop: capture ${name} is not a number or boolean`);
+    inner.declare(name, { cname: local.cname, t: local.t, constant: true });
+    return { cname: local.cname, ctype };
+  });
+  // Each lane reduces into its own partials red[j] (doubles, as the handler's let locals are); a sum must
+  // add integers only, which any order adds exactly (checked on the terms' types as the body is lowered).
+  let inexact: string | undefined;
+  plan.reductions.forEach((r, j) =>
+    inner.declare(r.name, {
+      cname: `red[${j}]`,
+      t: F64,
+      constant: false,
+      onTerm: (t) => {
+        if (t.k !== 'num' || (t.n !== 'i32' && t.n !== 'u32')) inexact ??= r.name;
+      },
+    }),
+  );
+  inner.declare(plan.v, { cname: `v_${plan.v}`, t: F64, constant: false });
+  const bounds = new Set<string>();
+  // The same iteration as an unsigned int: indices the compiler can tell apart (lane k's loads of iteration
+  // i + 32 may then be issued before its stores of iteration i).
+  inner.provenIndex = { cname: `v_${plan.v}`, index: `u_${plan.v}`, bounds };
+  const body = lowerBlock(s.body, inner);
+  if (inexact !== undefined) {
+    return { why: `it sums into ${inexact} values that are not integers: another order would round differently (an integer sum is exact in any order, so it would run on the lanes)` };
+  }
+  const mayFail = body.includes('t->err');
+  if (plan.writesState && mayFail) {
+    return { why: "it stores into state and an iteration can fail (lanes would leave later iterations' stores, which JS never makes)" };
+  }
+  const fields = [`${types.state}* s;`, `${types.req}* m;`, ...captures.map((c) => `${c.ctype} ${c.cname};`)];
+  const unpack = [...captures.map((c) => `const ${c.ctype} ${c.cname} = e->${c.cname};`), '(void)t; (void)e; (void)s; (void)m;'];
+  const kinds = plan.reductions.map((r) => r.kind);
+  const loop = fn.unit.parallelLoop(method.name, (n) =>
+    [
+      `struct ${n.env} {\n${indent(fields.join('\n'), 2)}\n};`,
+      `/* ${fn.grain.name}.${method.name}: the body of the loop at line ${s.loc.line}, one iteration (element-parallel) */`,
+      `RG_HD static void ${n.body}(rg_turn* t, const ${n.env}* e, ${types.state}* s, ${types.req}* m, double* red, double v_${plan.v}, unsigned int u_${plan.v}) {`,
+      indent(`${unpack.join('\n')}\n(void)red; (void)v_${plan.v}; (void)u_${plan.v};\n${body}`, 2),
+      '}',
+      '#if defined(__CUDACC__)',
+      `static_assert(sizeof(${n.env}) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");`,
+      laneRunner(n, kinds, mayFail),
+      '#endif',
+    ].join('\n'),
+  );
+  const reduces = plan.reductions.map((r) => `${r.name} (${r.kind})`).join(', ');
+  noteLoop(
+    fn,
+    s,
+    true,
+    `each iteration stores only into element ${plan.v} of what it stores into and reads nothing another iteration stores` +
+      (reduces ? `; it reduces ${reduces} on the lanes, exactly (integer sums, min, max)` : '') +
+      ": it runs on the warp's 32 lanes when the turn is alone on its warp",
+  );
+  const lo0 = fn.temp('lo');
+  const hi0 = fn.temp('hi');
+  const e = fn.temp('e');
+  const fill = [`${e}->s = s;`, `${e}->m = m;`, ...captures.map((c) => `${e}->${c.cname} = ${c.cname};`)];
+  // An integer sum is exact in any order while every partial sum stays within 2^53: the start within 2^52
+  // and at most 2^20 terms of at most 2^32 each.
+  const exact = plan.reductions
+    .filter((r) => r.kind === 'sum')
+    .map((r) => ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ${hi0} - ${lo0} <= 1048576.0`)
+    .join('');
+  const cond =
+    `t->co && ${lo0} == trunc(${lo0}) && ${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
+    `${hi0} - ${lo0} >= (double)RG_COOP_MIN_ITERS && ceil(${hi0} - ${lo0}) <= (double)(t->budget - t->iters)` +
+    (bounds.size ? ` && ${lo0} >= 0.0${[...bounds].map((b) => ` && ${hi0} <= (double)(${b})`).join('')}` : '') +
+    exact;
+  const combine = (k: string, a: string, b: string) => (k === 'sum' ? `RG_ADD(${a}, ${b})` : `rg_${k}(${a}, ${b})`);
+  const coop = [
+    `${loop.env}* ${e} = (${loop.env}*)t->co->env;`,
+    ...fill,
+    `rg_coop_loop(t, ${loop.id}u, ${lo0}, (unsigned int)ceil(${hi0} - ${lo0}));`,
+    fn.check(),
+    ...plan.reductions.map((r, j) => `${r.local.cname} = ${combine(r.kind, r.local.cname, `t->co->red[${j}]`)};`),
+  ];
+  const out = [
+    `const double ${lo0} = ${lo};`,
+    `const double ${hi0} = ${hi};`,
+    `(void)${lo0}; (void)${hi0};`,
+    '#if defined(__CUDA_ARCH__)',
+    `if (${cond}) {\n${indent(coop.join('\n'), 2)}\n} else`,
+    '#endif',
+    `{\n${indent(sequential, 2)}\n}`,
+  ];
+  return `{\n${indent(out.join('\n'), 2)}\n}`;
+}
+
+/**
+ * One lane's share of a parallel loop (called from rg_coop_run): iterations lane, lane + 32, … in order
+ * with its own partial reductions; then the warp combines the partials and agrees on the first failure in
+ * JS order and on the iterations run. A body that cannot fail runs four iterations a step (their indices
+ * differ, so the compiler may overlap their loads).
+ */
+function laneRunner(n: { env: string; body: string; runner: string }, kinds: readonly ('sum' | 'min' | 'max')[], mayFail: boolean): string {
+  const R = kinds.length;
+  const init = kinds.map((k) => (k === 'sum' ? '0.0' : k === 'min' ? 'rg_inf()' : '-rg_inf()'));
+  const call = (k: string) => `${n.body}(&lt, e_, e_->s, e_->m, ${R ? 'red' : '(double*)0'}, lo_ + (double)(${k}), ulo + ${k});`;
+  const loop = mayFail
+    ? [
+        'unsigned int fail = 0xffffffffu;',
+        `for (unsigned int k = lane; k < n_; k += 32u) {\n  lt.iters++;\n  ${call('k')}\n  if (lt.err) { fail = k; break; }\n}`,
+        'unsigned int first = fail, iters = lt.iters;',
+        'for (unsigned int o = 16u; o != 0u; o >>= 1) {\n  first = min(first, __shfl_xor_sync(0xffffffffu, first, o));\n  iters += __shfl_xor_sync(0xffffffffu, iters, o);\n}',
+        'if (first != 0xffffffffu && fail == first) { co->err = lt.err; co->msg = lt.msg; }',
+        'if (lane == 0u) { co->failAt = first; co->iters = iters; }',
+      ]
+    : [
+        'unsigned int k = lane;',
+        `for (; k + 96u < n_; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
+        `for (; k < n_; k += 32u) ${call('k')}`,
+        'if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }',
+      ];
+  const reduce = kinds.map((k, j) => {
+    const x = `__shfl_xor_sync(0xffffffffu, red[${j}], o)`;
+    const c = k === 'sum' ? `RG_ADD(red[${j}], ${x})` : `rg_${k}(red[${j}], ${x})`;
+    return `for (unsigned int o = 16u; o != 0u; o >>= 1) red[${j}] = ${c};\nif (lane == 0u) co->red[${j}] = red[${j}];`;
+  });
+  const body = [
+    'rg_turn lt = co->turn;',
+    `const ${n.env}* e_ = (const ${n.env}*)co->env;`,
+    'const unsigned int n_ = co->n;',
+    'const double lo_ = co->lo;',
+    'const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;',
+    ...(R ? [`double red[${R}] = {${init.join(', ')}};`] : []),
+    ...loop,
+    ...reduce,
+  ];
+  return `__device__ static void ${n.runner}(rg_coop* co, unsigned int lane) {\n${indent(body.join('\n'), 2)}\n}`;
+}
 
 /**
  * `s.xs = [a, b]` throws in JS (state arrays are getter-only live views, TypeError on the CPU backend),
@@ -286,8 +468,10 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
     );
   }
   // A vec copies its length and the items in use, not its whole bound (a bound may be megabytes).
-  if (src.k === 'vec') return `rg_copy(&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
-  return `rg_copy(&${lv}, &${v.c}, sizeof(${lv}));`;
+  // Into the reply (device memory), the warp may help; a K2K payload is a local of lane 0, which only it can write.
+  const copy = lv.startsWith('r->') ? 'rg_copy_t(t, ' : 'rg_copy(';
+  if (src.k === 'vec') return `${copy}&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
+  return `${copy}&${lv}, &${v.c}, sizeof(${lv}));`;
 }
 
 /**

@@ -110,6 +110,28 @@ RG_HD static inline bool rg_key_of(double k, long long* out) {
 /* Turn errors, generated from abi.ts TURN_ERRORS (RG_E_<name>); RG_E_THROW: the text is in rg_turn.msg. */
 ${turnErrorDefines}
 
+/*
+ * Warp cooperation (device.ts rg_coop_*): while lane 0 runs a turn alone on its worker warp, the other
+ * 31 lanes wait for bulk work it posts (copies of numeric arrays, element-parallel loops). Null where no
+ * warp helps: lane-parallel turns, K2K senders, and every host build.
+ */
+struct rg_coop;
+#if defined(__CUDACC__)
+__device__ static void rg_coop_copy(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n, bool sys);
+#endif
+/* Bytes below which a copy stays on lane 0: posting to the warp costs two warp barriers. */
+#ifndef RG_COOP_MIN_BYTES
+#define RG_COOP_MIN_BYTES 256u
+#endif
+/* Copies n bytes with the warp's help when one waits (true), else leaves the copy to the caller (false). */
+RG_HD static inline bool rg_bulk(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n) {
+#if defined(__CUDA_ARCH__)
+  if (co && n >= RG_COOP_MIN_BYTES) { rg_coop_copy(co, d, s, n, false); return true; }
+#endif
+  (void)co; (void)d; (void)s; (void)n;
+  return false;
+}
+
 struct rg_turn {
   long long key;
   double now;
@@ -127,7 +149,10 @@ struct rg_turn {
   unsigned int nroutes;
   /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
   const char* msg;
+  rg_coop* co;
 };
+/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
+RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n);
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
@@ -186,10 +211,13 @@ RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
   if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
   for (; i < n; i++) a[i] = b[i];
 }
+RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n) {
+  if (!rg_bulk(t->co, (unsigned char*)d, (const unsigned char*)s, n)) rg_copy(d, s, n);
+}
 RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
 /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
-struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
+struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; rg_coop* co; };
 RG_HD static inline bool rg_take(rg_rd* r, unsigned int n, unsigned int* at) {
   if (n > r->end - r->pos) return false;
   *at = r->pos;
@@ -285,7 +313,8 @@ RG_HD static bool rg_rd_binhdr(rg_rd* r, unsigned int* len) {
       if (!rg_rd_binhdr(r, &len) || len % BYTES != 0) return false;                                 \
       n = len / BYTES;                                                                              \
       if (n < min || n > max || !rg_take(r, len, &at)) return false;                                \
-      for (unsigned int i = 0; i < n; i++) out[i] = FROMLE(r->p + at + i * BYTES);                  \
+      if (!rg_bulk(r->co, (unsigned char*)out, r->p + at, len)) /* the device is little-endian */   \
+        for (unsigned int i = 0; i < n; i++) out[i] = FROMLE(r->p + at + i * BYTES);                \
     } else {                                                                                        \
       if (!rg_rd_arrhdr(r, &n) || n < min || n > max) return false;                                 \
       for (unsigned int i = 0; i < n; i++) if (!ELEM(r, &out[i])) return false;                     \
@@ -303,7 +332,7 @@ RG_RD_NUMARR(rg_rd_ai32, int, 4, rg_rd_i32, RG_LE_I32)
 RG_RD_NUMARR(rg_rd_au32, unsigned int, 4, rg_rd_u32, RG_LE_U32)
 
 /* ---- msgpack writer: what the host encoder writes, byte for byte. p == 0 only measures. ------- */
-struct rg_wr { unsigned char* p; unsigned int pos; unsigned int cap; };
+struct rg_wr { unsigned char* p; unsigned int pos; unsigned int cap; rg_coop* co; };
 RG_HD static inline bool rg_need(rg_wr* w, unsigned int n, unsigned int* at) {
   if (n > w->cap - w->pos) return false;
   *at = w->pos;
@@ -376,12 +405,14 @@ RG_HD static inline unsigned int rg_strlen(const char* s) { unsigned int n = 0; 
 RG_HD static bool rg_wr_af32(rg_wr* w, const float* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, rg_f2u(a[i]));
   return true;
 }
 RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 8) || !rg_need(w, n * 8, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 8)) return true;
   for (unsigned int i = 0; i < n; i++) {
     unsigned long long u = rg_d2u(a[i]);
     rg_put_le32(w, at + i * 8, (unsigned int)u);
@@ -392,12 +423,14 @@ RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
 RG_HD static bool rg_wr_ai32(rg_wr* w, const int* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, (unsigned int)a[i]);
   return true;
 }
 RG_HD static bool rg_wr_au32(rg_wr* w, const unsigned int* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, a[i]);
   return true;
 }

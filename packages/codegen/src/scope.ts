@@ -4,11 +4,14 @@ import type { ParseSite } from './parse.ts';
 import type { CTypes } from './ctypes.ts';
 import type { GrainModule } from './source.ts';
 import type { VT } from './values.ts';
+import type { LoopNote } from './parallel.ts';
 
 export interface Local {
   readonly cname: string;
   readonly t: VT;
   readonly constant: boolean;
+  /** Told the type of each value added to or taken from this local (`+=`, `-=`): a parallel loop's sum checks them. */
+  readonly onTerm?: (t: VT) => void;
 }
 
 /** A translated helper function's C name and signature. */
@@ -25,6 +28,10 @@ export interface UnitServices {
   resolveGrain(ident: string): { def: GrainDef; id: number } | undefined;
   sender(id: number, def: GrainDef, m: MethodDef): { name: string; type: string };
   helper(name: string, loc: Loc, caller: ParseSite): HelperSig | undefined;
+  /** Registers an element-parallel loop's captured-values struct and body function (C text); its id and names. */
+  parallelLoop(method: string, defs: (names: { env: string; body: string; runner: string }) => string): { id: number; env: string; body: string; runner: string };
+  /** Records what became of a handler loop (`ringgrain codegen --explain`). */
+  loopNote(note: LoopNote): void;
 }
 
 /** Per-function lowering state: scopes, roles of the handler's parameters, and failure tracking. */
@@ -34,6 +41,13 @@ export class FnScope {
   mayFail = false;
   loops = 0;
   private tmp = 0;
+  /** A handler's C types of its state and request (element-parallel loops pass pointers to them). */
+  handlerTypes: { readonly state: string; readonly req: string } | undefined;
+  /**
+   * In an element-parallel loop's body: the loop variable's C name, and the array lengths it indexes
+   * unchecked (collected while lowering; the loop checks start >= 0 and end <= each before it goes parallel).
+   */
+  provenIndex: { readonly cname: string; readonly index: string; readonly bounds: Set<string> } | undefined;
 
   constructor(
     readonly unit: UnitServices,

@@ -6,6 +6,7 @@ import { CodegenError } from './errors.ts';
 import { lowerBlock } from './lower-stmt.ts';
 import { siteAt, type ParseSite } from './parse.ts';
 import { FnScope, type HelperSig, type UnitServices } from './scope.ts';
+import type { LoopNote } from './parallel.ts';
 import { parseHelper, siteFor, type GrainModule } from './source.ts';
 
 export type { HelperSig } from './scope.ts';
@@ -22,6 +23,10 @@ export class Unit implements UnitServices {
   private readonly helpers = new Map<string, HelperSig>();
   private readonly inProgress: string[] = [];
   private readonly senders = new Map<string, { name: string; type: string }>();
+  /** Element-parallel loops: C definitions (captured-values structs and body functions), ids and names, notes. */
+  readonly loopDefs: string[] = [];
+  readonly loopFns: { id: number; env: string; body: string; runner: string }[] = [];
+  readonly loopNotes: LoopNote[] = [];
 
   constructor(
     readonly grain: GrainDef,
@@ -74,6 +79,19 @@ export class Unit implements UnitServices {
         '\n}',
     );
     return s;
+  }
+
+  parallelLoop(method: string, defs: (n: { env: string; body: string; runner: string }) => string): { id: number; env: string; body: string; runner: string } {
+    const id = this.loopFns.length;
+    const stem = `${this.grain.name}_${method}_${id}`;
+    const fn = { id, env: `rg_env_${stem}`, body: `rg_lp_${stem}`, runner: `rg_run_${stem}` };
+    this.loopDefs.push(defs(fn));
+    this.loopFns.push(fn);
+    return fn;
+  }
+
+  loopNote(note: LoopNote): void {
+    this.loopNotes.push(note);
   }
 
   /** A module-level helper function, translated on first use; undefined if there is none by that name. */

@@ -8,6 +8,7 @@ import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
+import { Par } from './fixtures/parallel.ts';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['Counter', () => generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
   ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
   ['Guard', () => generateKernel(Guard.grain).source, BOTH],
+  ['Par', () => generateKernel(Par.grain).source, BOTH],
   // The examples' and benchmarks' grains, as `--backend cuda` places them.
   ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],

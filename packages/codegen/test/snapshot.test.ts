@@ -146,7 +146,7 @@ describe('generated units (inline snapshots)', () => {
         r->s = (rg_tou32(v_bits) >> (0u & 31u));
         r->x = v_x;
         r->u = ((m->a >= 0) == m->flags[0]);
-        rg_copy(&r->w, &m->m, sizeof(r->w));
+        rg_copy_t(t, &r->w, &m->m, sizeof(r->w));
         r->g.v = s->grid[rg_idxi(t, v_idx, 4)].v;
         r->g.w = s->grid[rg_idxi(t, v_idx, 4)].w;
         if (RG_UNLIKELY(t->err)) return t->err;
@@ -383,7 +383,7 @@ describe('generated units (inline snapshots)', () => {
         r->grid[0][1] = 1u;
         r->grid[1][0] = 2u;
         r->grid[1][1] = ((unsigned int)m->b >> (0u & 31u));
-        rg_copy(&r->copy, &m->xs, rg_minu((unsigned int)sizeof(r->copy), (unsigned int)((const unsigned char*)&(m->xs).items[(m->xs).length] - (const unsigned char*)&(m->xs))));
+        rg_copy_t(t, &r->copy, &m->xs, rg_minu((unsigned int)sizeof(r->copy), (unsigned int)((const unsigned char*)&(m->xs).items[(m->xs).length] - (const unsigned char*)&(m->xs))));
         r->empty.length = 0u;
         if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
@@ -437,6 +437,70 @@ describe('generated units (inline snapshots)', () => {
     expect(out).toMatchInlineSnapshot(`
       "/* ---- K2K senders ---------------------------------------------------------------------------------- */
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      struct rg_env_Numbers_arrays_0 {
+        rg_Numbers_state* s;
+        rg_Numbers_arrays_req* m;
+      };
+      /* Numbers.arrays: the body of the loop at line 57, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Numbers_arrays_0(rg_turn* t, const rg_env_Numbers_arrays_0* e, rg_Numbers_state* s, rg_Numbers_arrays_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        red[0] = RG_ADD(red[0], (double)m->ints[u_i]);
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Numbers_arrays_0) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Numbers_arrays_0(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Numbers_arrays_0* e_ = (const rg_env_Numbers_arrays_0*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        double red[1] = {0.0};
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+          rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (unsigned int o = 16u; o != 0u; o >>= 1) red[0] = RG_ADD(red[0], __shfl_xor_sync(0xffffffffu, red[0], o));
+        if (lane == 0u) co->red[0] = red[0];
+      }
+      #endif
+      struct rg_env_Numbers_arrays_1 {
+        rg_Numbers_state* s;
+        rg_Numbers_arrays_req* m;
+      };
+      /* Numbers.arrays: the body of the loop at line 59, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Numbers_arrays_1(rg_turn* t, const rg_env_Numbers_arrays_1* e, rg_Numbers_state* s, rg_Numbers_arrays_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        red[0] = RG_ADD(red[0], (double)m->bounded.items[u_i]);
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Numbers_arrays_1) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Numbers_arrays_1(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Numbers_arrays_1* e_ = (const rg_env_Numbers_arrays_1*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        double red[1] = {0.0};
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+          rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (unsigned int o = 16u; o != 0u; o >>= 1) red[0] = RG_ADD(red[0], __shfl_xor_sync(0xffffffffu, red[0], o));
+        if (lane == 0u) co->red[0] = red[0];
+      }
+      #endif
       /* Numbers.echo (grains.ts:37) */
       RG_HD static int rg_h_Numbers_echo(rg_turn* t, rg_Numbers_state* s, rg_Numbers_echo_req* m, rg_Numbers_echo_req* r) {
         (void)t; (void)s; (void)m; (void)r;
@@ -476,20 +540,54 @@ describe('generated units (inline snapshots)', () => {
         (void)t; (void)s; (void)m; (void)r;
         double v_intSum = 0.0;
         {
-          double v_i = 0.0;
-          for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
-            v_intSum = RG_ADD(v_intSum, (double)m->ints[rg_idx(t, v_i, 3)]);
+          const double _lo0 = 0.0;
+          const double _hi1 = 3.0;
+          (void)_lo0; (void)_hi1;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo0 == trunc(_lo0) && _lo0 >= -2147483648.0 && _hi1 <= 2147483648.0 && _hi1 - _lo0 >= (double)RG_COOP_MIN_ITERS && ceil(_hi1 - _lo0) <= (double)(t->budget - t->iters) && _lo0 >= 0.0 && _hi1 <= (double)(3) && v_intSum == trunc(v_intSum) && fabs(v_intSum) <= 4503599627370496.0 && _hi1 - _lo0 <= 1048576.0) {
+            rg_env_Numbers_arrays_0* _e2 = (rg_env_Numbers_arrays_0*)t->co->env;
+            _e2->s = s;
+            _e2->m = m;
+            rg_coop_loop(t, 0u, _lo0, (unsigned int)ceil(_hi1 - _lo0));
             if (RG_UNLIKELY(t->err)) return t->err;
+            v_intSum = RG_ADD(v_intSum, t->co->red[0]);
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                v_intSum = RG_ADD(v_intSum, (double)m->ints[rg_idx(t, v_i, 3)]);
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
           }
         }
         double v_boundedSum = 0.0;
         {
-          double v_i = 0.0;
-          for (; (v_i < (double)m->bounded.length); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
-            v_boundedSum = RG_ADD(v_boundedSum, (double)m->bounded.items[rg_idx(t, v_i, m->bounded.length)]);
+          const double _lo3 = 0.0;
+          const double _hi4 = (double)m->bounded.length;
+          (void)_lo3; (void)_hi4;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo3 == trunc(_lo3) && _lo3 >= -2147483648.0 && _hi4 <= 2147483648.0 && _hi4 - _lo3 >= (double)RG_COOP_MIN_ITERS && ceil(_hi4 - _lo3) <= (double)(t->budget - t->iters) && _lo3 >= 0.0 && _hi4 <= (double)(m->bounded.length) && v_boundedSum == trunc(v_boundedSum) && fabs(v_boundedSum) <= 4503599627370496.0 && _hi4 - _lo3 <= 1048576.0) {
+            rg_env_Numbers_arrays_1* _e5 = (rg_env_Numbers_arrays_1*)t->co->env;
+            _e5->s = s;
+            _e5->m = m;
+            rg_coop_loop(t, 1u, _lo3, (unsigned int)ceil(_hi4 - _lo3));
             if (RG_UNLIKELY(t->err)) return t->err;
+            v_boundedSum = RG_ADD(v_boundedSum, t->co->red[0]);
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < (double)m->bounded.length); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                v_boundedSum = RG_ADD(v_boundedSum, (double)m->bounded.items[rg_idx(t, v_i, m->bounded.length)]);
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
           }
         }
         r->doubled[0] = (float)(RG_MUL((double)m->fixed[0], 2.0));
@@ -499,10 +597,10 @@ describe('generated units (inline snapshots)', () => {
         r->intSum = rg_chk_i32(t, v_intSum);
         r->n = m->bounded.length;
         r->boundedSum = v_boundedSum;
-        rg_copy(&r->bounded, &m->bounded, rg_minu((unsigned int)sizeof(r->bounded), (unsigned int)((const unsigned char*)&(m->bounded).items[(m->bounded).length] - (const unsigned char*)&(m->bounded))));
+        rg_copy_t(t, &r->bounded, &m->bounded, rg_minu((unsigned int)sizeof(r->bounded), (unsigned int)((const unsigned char*)&(m->bounded).items[(m->bounded).length] - (const unsigned char*)&(m->bounded))));
         r->flags[0] = !(m->flags[0]);
         r->flags[1] = !(m->flags[1]);
-        rg_copy(&r->f64s, &m->f64s, rg_minu((unsigned int)sizeof(r->f64s), (unsigned int)((const unsigned char*)&(m->f64s).items[(m->f64s).length] - (const unsigned char*)&(m->f64s))));
+        rg_copy_t(t, &r->f64s, &m->f64s, rg_minu((unsigned int)sizeof(r->f64s), (unsigned int)((const unsigned char*)&(m->f64s).items[(m->f64s).length] - (const unsigned char*)&(m->f64s))));
         if (RG_UNLIKELY(t->err)) return t->err;
         return RG_OK;
       }
@@ -655,7 +753,7 @@ describe('generated units (inline snapshots)', () => {
         r->count = s->count;
         r->violations = s->violations;
         r->overlaps = s->overlaps;
-        rg_copy(&r->last, &s->last, sizeof(r->last));
+        rg_copy_t(t, &r->last, &s->last, sizeof(r->last));
         return RG_OK;
       }
 

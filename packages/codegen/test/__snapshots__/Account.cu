@@ -108,6 +108,28 @@ RG_HD static inline bool rg_key_of(double k, long long* out) {
 #define RG_E_THROW 10
 #define RG_E_POOL_EXHAUSTED 11
 
+/*
+ * Warp cooperation (device.ts rg_coop_*): while lane 0 runs a turn alone on its worker warp, the other
+ * 31 lanes wait for bulk work it posts (copies of numeric arrays, element-parallel loops). Null where no
+ * warp helps: lane-parallel turns, K2K senders, and every host build.
+ */
+struct rg_coop;
+#if defined(__CUDACC__)
+__device__ static void rg_coop_copy(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n, bool sys);
+#endif
+/* Bytes below which a copy stays on lane 0: posting to the warp costs two warp barriers. */
+#ifndef RG_COOP_MIN_BYTES
+#define RG_COOP_MIN_BYTES 256u
+#endif
+/* Copies n bytes with the warp's help when one waits (true), else leaves the copy to the caller (false). */
+RG_HD static inline bool rg_bulk(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n) {
+#if defined(__CUDA_ARCH__)
+  if (co && n >= RG_COOP_MIN_BYTES) { rg_coop_copy(co, d, s, n, false); return true; }
+#endif
+  (void)co; (void)d; (void)s; (void)n;
+  return false;
+}
+
 struct rg_turn {
   long long key;
   double now;
@@ -125,7 +147,10 @@ struct rg_turn {
   unsigned int nroutes;
   /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
   const char* msg;
+  rg_coop* co;
 };
+/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
+RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n);
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
@@ -184,10 +209,13 @@ RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
   if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
   for (; i < n; i++) a[i] = b[i];
 }
+RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n) {
+  if (!rg_bulk(t->co, (unsigned char*)d, (const unsigned char*)s, n)) rg_copy(d, s, n);
+}
 RG_HD static inline unsigned int rg_minu(unsigned int a, unsigned int b) { return a < b ? a : b; }
 
 /* ---- msgpack reader: byte-wise, bounds-checked against the slot's length --------------------- */
-struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; };
+struct rg_rd { const unsigned char* p; unsigned int pos; unsigned int end; rg_coop* co; };
 RG_HD static inline bool rg_take(rg_rd* r, unsigned int n, unsigned int* at) {
   if (n > r->end - r->pos) return false;
   *at = r->pos;
@@ -283,7 +311,8 @@ RG_HD static bool rg_rd_binhdr(rg_rd* r, unsigned int* len) {
       if (!rg_rd_binhdr(r, &len) || len % BYTES != 0) return false;                                 \
       n = len / BYTES;                                                                              \
       if (n < min || n > max || !rg_take(r, len, &at)) return false;                                \
-      for (unsigned int i = 0; i < n; i++) out[i] = FROMLE(r->p + at + i * BYTES);                  \
+      if (!rg_bulk(r->co, (unsigned char*)out, r->p + at, len)) /* the device is little-endian */   \
+        for (unsigned int i = 0; i < n; i++) out[i] = FROMLE(r->p + at + i * BYTES);                \
     } else {                                                                                        \
       if (!rg_rd_arrhdr(r, &n) || n < min || n > max) return false;                                 \
       for (unsigned int i = 0; i < n; i++) if (!ELEM(r, &out[i])) return false;                     \
@@ -301,7 +330,7 @@ RG_RD_NUMARR(rg_rd_ai32, int, 4, rg_rd_i32, RG_LE_I32)
 RG_RD_NUMARR(rg_rd_au32, unsigned int, 4, rg_rd_u32, RG_LE_U32)
 
 /* ---- msgpack writer: what the host encoder writes, byte for byte. p == 0 only measures. ------- */
-struct rg_wr { unsigned char* p; unsigned int pos; unsigned int cap; };
+struct rg_wr { unsigned char* p; unsigned int pos; unsigned int cap; rg_coop* co; };
 RG_HD static inline bool rg_need(rg_wr* w, unsigned int n, unsigned int* at) {
   if (n > w->cap - w->pos) return false;
   *at = w->pos;
@@ -374,12 +403,14 @@ RG_HD static inline unsigned int rg_strlen(const char* s) { unsigned int n = 0; 
 RG_HD static bool rg_wr_af32(rg_wr* w, const float* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, rg_f2u(a[i]));
   return true;
 }
 RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 8) || !rg_need(w, n * 8, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 8)) return true;
   for (unsigned int i = 0; i < n; i++) {
     unsigned long long u = rg_d2u(a[i]);
     rg_put_le32(w, at + i * 8, (unsigned int)u);
@@ -390,12 +421,14 @@ RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
 RG_HD static bool rg_wr_ai32(rg_wr* w, const int* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, (unsigned int)a[i]);
   return true;
 }
 RG_HD static bool rg_wr_au32(rg_wr* w, const unsigned int* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
   for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, a[i]);
   return true;
 }
@@ -835,7 +868,133 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
 #endif
   t->sent++;
 }
+#if defined(__CUDACC__)
+#define RG_CO_DONE 0u
+#define RG_CO_COPY 1u
+#define RG_CO_LOOP 2u
+/* Iterations below which an element-parallel loop runs on lane 0 alone (a post costs two warp barriers). */
+#ifndef RG_COOP_MIN_ITERS
+#define RG_COOP_MIN_ITERS 64u
+#endif
+/* Bytes of captured values an element-parallel loop may pass to the lanes (codegen parallel.ts checks). */
+#define RG_COOP_ENV_BYTES 256u
+struct rg_coop {
+  unsigned int op;
+  unsigned int n;     /* copy: bytes; loop: iterations */
+  unsigned int id;    /* loop: which loop (rg_coop_run's switch) */
+  unsigned int sys;   /* copy: the destination is host memory (fence at system scope before barrier B) */
+  unsigned char* d;
+  const unsigned char* s;
+  double lo;          /* loop: the first value of its variable */
+  /* loop results: the first failing iteration (0xffffffff: none), its error and message; iterations run */
+  unsigned int failAt;
+  int err;
+  const char* msg;
+  unsigned int iters;
+  double red[8];       /* loop: the warp's combined reductions (parallel.ts Reduction) */
+  rg_turn turn;       /* loop: lane 0's turn context, copied for the lanes */
+  unsigned long long env[RG_COOP_ENV_BYTES / 8u];
+};
+__device__ static void rg_coop_run(rg_coop* co, unsigned int lane);
 
+/* 16 source bytes at s + 16c, for a source whose address is 4-aligned plus sh bytes (sh = 1..3). */
+__device__ static inline uint4 rg_ld16_shifted(const unsigned int* w, unsigned int c, unsigned int sh) {
+  const unsigned int* q = w + 4u * c;
+  const unsigned int a = q[0], b = q[1], x = q[2], y = q[3], z = q[4];
+  return make_uint4(__funnelshift_r(a, b, sh * 8u), __funnelshift_r(b, x, sh * 8u), __funnelshift_r(x, y, sh * 8u), __funnelshift_r(y, z, sh * 8u));
+}
+/*
+ * Lane 'lane's share of copying n bytes from s to d (any alignment): the destination in 16-byte stores,
+ * the source in 16-byte loads where it is aligned the same, else in aligned words shifted into place
+ * (a word that straddles the source's end starts inside it, and buffers end on 16-byte boundaries).
+ * Four chunks a lane are loaded before any is stored, so a lane keeps four loads in flight.
+ */
+__device__ static void rg_coop_copy_lane(unsigned char* d, const unsigned char* s, unsigned int n, unsigned int lane) {
+  unsigned int head = (unsigned int)((16u - ((unsigned long long)d & 15u)) & 15u);
+  if (head > n) head = n;
+  if (lane < head) d[lane] = s[lane];
+  d += head;
+  s += head;
+  n -= head;
+  const unsigned int chunks = n >> 4;
+  uint4* dv = (uint4*)d;
+  const unsigned int sh = (unsigned int)((unsigned long long)s & 3u);
+  unsigned int c = lane;
+  if (((unsigned long long)s & 15u) == 0u) {
+    const uint4* sv = (const uint4*)s;
+    for (; c + 96u < chunks; c += 128u) {
+      const uint4 v0 = sv[c], v1 = sv[c + 32u], v2 = sv[c + 64u], v3 = sv[c + 96u];
+      dv[c] = v0; dv[c + 32u] = v1; dv[c + 64u] = v2; dv[c + 96u] = v3;
+    }
+    for (; c < chunks; c += 32u) dv[c] = sv[c];
+  } else if (sh == 0u) {
+    const unsigned int* sw = (const unsigned int*)s;
+    for (; c < chunks; c += 32u) dv[c] = make_uint4(sw[4u * c], sw[4u * c + 1u], sw[4u * c + 2u], sw[4u * c + 3u]);
+  } else {
+    const unsigned int* sw = (const unsigned int*)(s - sh);
+    for (; c + 96u < chunks; c += 128u) {
+      const uint4 v0 = rg_ld16_shifted(sw, c, sh), v1 = rg_ld16_shifted(sw, c + 32u, sh), v2 = rg_ld16_shifted(sw, c + 64u, sh), v3 = rg_ld16_shifted(sw, c + 96u, sh);
+      dv[c] = v0; dv[c + 32u] = v1; dv[c + 64u] = v2; dv[c + 96u] = v3;
+    }
+    for (; c < chunks; c += 32u) dv[c] = rg_ld16_shifted(sw, c, sh);
+  }
+  const unsigned int done = chunks << 4;
+  if (lane < n - done) d[done + lane] = s[done + lane];
+}
+/* Lane 0: posts a job and does its own share; the job is complete on return (barrier B). */
+__device__ static inline void rg_coop_post(rg_coop* co) {
+  __syncwarp(); /* A */
+  rg_coop_run(co, 0u);
+  __syncwarp(); /* B */
+}
+__device__ static void rg_coop_copy(rg_coop* co, unsigned char* d, const unsigned char* s, unsigned int n, bool sys) {
+  co->op = RG_CO_COPY;
+  co->d = d;
+  co->s = s;
+  co->n = n;
+  co->sys = sys ? 1u : 0u;
+  rg_coop_post(co);
+}
+/*
+ * Lane 0: runs element-parallel loop 'id' over count iterations from lo, its captured values already in
+ * co->env. Errors as one lane would have seen them: the failing iteration that comes first in JS order
+ * sets t->err (and t->msg); the iterations run are added to the turn's budget count.
+ */
+__device__ static void rg_coop_loop(rg_turn* t, unsigned int id, double lo, unsigned int count) {
+  rg_coop* co = t->co;
+  co->op = RG_CO_LOOP;
+  co->id = id;
+  co->lo = lo;
+  co->n = count;
+  co->turn = *t;
+  co->turn.co = 0;
+  co->turn.err = 0;
+  co->turn.iters = 0u;
+  co->turn.budget = t->budget - t->iters;
+  rg_coop_post(co);
+  t->iters += co->iters;
+  if (co->failAt != 0xffffffffu) {
+    t->err = co->err;
+    t->msg = co->msg;
+  } else if (t->iters > t->budget) {
+    t->err = RG_E_TURN_BUDGET;
+  }
+}
+/* Lanes 1..31 during a one-lane turn: do each posted job's share until lane 0 says the turn is done. */
+__device__ static void rg_coop_help(rg_coop* co, unsigned int lane) {
+  for (;;) {
+    __syncwarp(); /* A */
+    if (co->op == RG_CO_DONE) return;
+    rg_coop_run(co, lane);
+    __syncwarp(); /* B */
+  }
+}
+/* Lane 0, at the end of a one-lane turn: releases the waiting lanes. */
+__device__ static inline void rg_coop_end(rg_coop* co) {
+  co->op = RG_CO_DONE;
+  __syncwarp(); /* A */
+}
+#endif
 /* ---- schema structs ------------------------------------------------------------------------------ */
 struct rg_Account_state {
   double balance;
@@ -1056,8 +1215,8 @@ union rg_Account_rep {
   rg_Account_balance_rep m4;
 };
 /* Decodes exactly [p, p + len) as method's request; false for anything malformed. */
-RG_HD static bool rg_Account_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Account_req* u) {
-  rg_rd r = {p, 0u, len};
+RG_HD static bool rg_Account_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_Account_req* u, rg_coop* co = 0) {
+  rg_rd r = {p, 0u, len, co};
 #if !defined(__CUDA_ARCH__)
   rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */
 #endif
@@ -1147,6 +1306,20 @@ static_assert(alignof(rg_Account_req) <= 16 && alignof(rg_Account_rep) <= 16 && 
 #endif
 #endif
 static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
+/*
+ * Warp cooperation in one-lane turns (rg_coop_*): RG_COOP=0 (an NVRTC define) leaves lanes 1..31 idle
+ * during a one-lane turn, as before it existed (a diagnostic, and the baseline the benchmark compares with).
+ */
+#ifndef RG_COOP
+#define RG_COOP 1
+#endif
+#if RG_COOP
+#define RG_COOP_END(co) rg_coop_end(co)
+#define RG_COOP_HELP(co, lane) rg_coop_help((co), (lane))
+#else
+#define RG_COOP_END(co) ((void)0)
+#define RG_COOP_HELP(co, lane) ((void)0)
+#endif
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES
 #define RG_STAGE_BYTES 512u
@@ -1210,6 +1383,19 @@ __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { retu
 /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
 #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
 
+/* One lane's share of the job lane 0 posted (rg_coop_*): a bulk copy, or one of this unit's element-parallel loops. */
+__device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) {
+  if (co->op == RG_CO_COPY) {
+    rg_coop_copy_lane(co->d, co->s, co->n, lane);
+    if (co->sys) __threadfence_system();
+    return;
+  }
+  switch (co->id) {
+
+    default: break;
+  }
+}
+
 /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
 __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
   unsigned int i = atomicAdd(&k->g->replyReserve, 1u);
@@ -1248,7 +1434,7 @@ __device__ static inline void rg_reply_header(rg_SlotHeader* h, unsigned int met
  * stage, or the request's device slot when the reply is larger): 16-byte stores across PCIe instead of
  * one posted write per msgpack byte, then seq with release at system scope.
  */
-__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len) {
+__device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned int method, unsigned int flags, unsigned int corr, unsigned int len, rg_coop* co = 0) {
   rg_reply_header((rg_SlotHeader*)stage, method, flags, corr, len);
   unsigned int idx;
   unsigned char* out = rg_reply_claim(k, &idx);
@@ -1259,7 +1445,10 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   dw[2] = sw[2];
   dw[3] = sw[3];
   const unsigned int chunks = (RG_HDR + len + 15u) / 16u;
-  for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
+  /* A large reply: the warp's 32 lanes store it (each fences at system scope before the barrier, so the
+     release of seq below comes after every lane's stores for the host too). */
+  if (co && (chunks - 1u) * 16u >= RG_COOP_MIN_BYTES) rg_coop_copy(co, out + 16u, stage + 16u, (chunks - 1u) * 16u, true);
+  else for (unsigned int c = 1; c < chunks; c++) ((uint4*)out)[c] = ((const uint4*)stage)[c];
   RG_REPLY_RELEASE(&((rg_SlotHeader*)out)->seq, idx + 1u);
   RG_STAMP(RG_S_W_REPLIED);
 }
@@ -1328,7 +1517,7 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
  * are read from there, and a small reply is assembled there. Larger ones use the request's own queue
  * slot (ours until the worker moves the tail), which is free once the request is decoded.
  */
-__device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch) {
+__device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = (long long)(((unsigned long long)h->keyHi << 32) | h->keyLo);
@@ -1350,7 +1539,7 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
   else if (h->grain != 0u) why = "message for another grain class";
   else if (method >= 5u) why = "unknown method id";
   else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
-  else if (!rg_Account_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req)) why = "malformed payload: it does not match the method's request schema";
+  else if (!rg_Account_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req, co)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   rg_Account_state* st = 0;
   if (!why) {
@@ -1375,6 +1564,7 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
   t.sendBudget = k->sendBudget;
   t.routes = k->routes;
   t.nroutes = k->routeCount;
+  t.co = co;
   const int rc = rg_Account_handle(&t, st, req, rep);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
@@ -1397,10 +1587,10 @@ __device__ static void rg_Account_turn(rg_kernel* k, unsigned int* ctr, unsigned
     return;
   }
   unsigned char* out = RG_HDR + m.pos <= cap ? stage : slot;
-  rg_wr w = {out + RG_HDR, 0u, m.pos};
+  rg_wr w = {out + RG_HDR, 0u, m.pos, co};
   rg_Account_encode_reply(method, rep, &w);
   RG_STAMP(RG_S_W_ENCODED);
-  rg_reply_out(k, out, method, RG_REPLY, corr, w.pos);
+  rg_reply_out(k, out, method, RG_REPLY, corr, w.pos, co);
   ctr[RG_C_REPLIED]++;
 }
 
@@ -1428,7 +1618,7 @@ __device__ static void rg_Account_lane_turns(rg_kernel* k, unsigned int n, unsig
   unsigned char* own = scratch + (unsigned long long)lane * RG_SCRATCH_BYTES;
   while (todo != 0u) {
     const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
-    if (go) rg_Account_turn(k, counts, mine, mine, k->slotSize, p, own);
+    if (go) rg_Account_turn(k, counts, mine, mine, k->slotSize, p, own, 0);
     todo &= ~__ballot_sync(RG_FULL, go);
     /* A wave's writes (an actor's state, a directory entry) are seen by the next wave's lanes: __syncwarp
        orders memory among the warp's threads, which a ballot alone does not. */
@@ -1454,6 +1644,13 @@ __device__ static void rg_Account_lane_turns(rg_kernel* k, unsigned int n, unsig
 __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned int lane) {
   __shared__ uint4 rg_stage[RG_WARPS_PER_BLOCK][RG_STAGE_BYTES / 16u];
   unsigned char* stage = (unsigned char*)rg_stage[threadIdx.x >> 5];
+#if RG_COOP
+  /* The warp's cooperation block: lanes 1..31 help a one-lane turn through it (rg_coop_*). */
+  __shared__ rg_coop rg_coops[RG_WARPS_PER_BLOCK];
+  rg_coop* const co = &rg_coops[threadIdx.x >> 5];
+#else
+  rg_coop* const co = 0;
+#endif
   const unsigned int span = k->slotSize < RG_STAGE_BYTES ? k->slotSize : RG_STAGE_BYTES;
   /* RG_SCRATCH_LANES scratches per worker (lane i's at i): lane 0's serves the one-lane turns. */
   unsigned char* scratch = k->scratch + (unsigned long long)p * RG_SCRATCH_LANES * RG_SCRATCH_BYTES;
@@ -1506,11 +1703,14 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
           /* Claimed by ingress past its batch's end: no message here (it comes again later). */
           if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
         } else if (lane == 0u) {
-          rg_Account_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch);
+          rg_Account_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch, co);
+          RG_COOP_END(co);
           for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
           rg_st_rel_gpu(&q->tail, tail + 1u);
           RG_STAMP(RG_S_W_DONE);
           RG_STAMP_TURN_END();
+        } else {
+          RG_COOP_HELP(co, lane);
         }
         tail++;
         idle = 0;
@@ -1534,12 +1734,15 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
 #endif
           __syncwarp();
           if (lane == 0u) {
-            rg_Account_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch);
+            rg_Account_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch, co);
+            RG_COOP_END(co);
             for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
             /* The old head is no list's node any more (its link was set): back to the pool. */
             rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
             atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
             atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, 1u);
+          } else {
+            RG_COOP_HELP(co, lane);
           }
           ovHead = nx;
           idle = 0;

@@ -138,8 +138,13 @@ function scalarEncoder(kind: string): Encoder {
 
 const ELEMENT_BYTES: Record<string, number> = { f32: 4, f64: 8, i32: 4, u32: 4 };
 
+/** bin holds little-endian elements: a typed array of the field's own kind is its bytes as they are here. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const SAME_KIND: Record<string, Function> = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u32: Uint32Array };
+
 function numericArrayEncoder(kind: string, min: number, max: number): Encoder {
   const bytes = ELEMENT_BYTES[kind] as number;
+  const Same = SAME_KIND[kind];
   const checkEl =
     kind === 'i32'
       ? (x: unknown) => isInt(x, -0x80000000, 0x7fffffff)
@@ -153,6 +158,13 @@ function numericArrayEncoder(kind: string, min: number, max: number): Encoder {
     if (n < min || n > max) throw MISMATCH;
     writeBinHeader(w, n * bytes);
     const p = need(w, n * bytes);
+    if (LITTLE_ENDIAN && Same !== undefined && arr instanceof Same) {
+      // Every element of a typed array of the field's kind is valid: one copy of its bytes (a 1M-element
+      // vector took 25 ms element by element).
+      const t = arr as unknown as Float32Array;
+      w.u8.set(new Uint8Array(t.buffer, t.byteOffset, n * bytes), p);
+      return;
+    }
     const dv = w.dv;
     for (let i = 0; i < n; i++) {
       const x = arr[i];
