@@ -1376,6 +1376,10 @@ struct rg_kernel {
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
 __device__ static inline unsigned char* rg_inbound(rg_kernel* k, unsigned int l) { return k->inbound + (unsigned long long)l * k->laneBytes; }
+/* Slot idx of a host lane's inbound ring (the one address expression for every ingress path). */
+__device__ static inline const unsigned char* rg_in_slot(const rg_kernel* k, const unsigned char* ring, unsigned int idx) {
+  return ring + RG_RING_HDR + (unsigned long long)(idx & (k->ringCapacity - 1u)) * k->slotSize;
+}
 __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
   return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
 }
@@ -1779,6 +1783,10 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
  * were already claimed elsewhere get SKIP slots (passed over by the worker) and are moved again in a
  * later round, so the host ring is consumed strictly in order and nothing is moved twice.
  */
+/* 16-byte chunks a lane has in flight while moving the part of a large message past its first 512 bytes. */
+#ifndef RG_INGRESS_BIG_UNROLL
+#define RG_INGRESS_BIG_UNROLL 8u
+#endif
 /* 16-byte chunks of the batch each lane has in flight at once (registers: 4 words each). */
 #ifndef RG_INGRESS_CHUNKS
 #define RG_INGRESS_CHUNKS 16u
@@ -1797,7 +1805,7 @@ __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int
 __device__ static unsigned int rg_Account_ingress_one(rg_kernel* k, unsigned char* ring, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
   rg_RingHeader* in = (rg_RingHeader*)ring;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
-  const unsigned char* s = ring + RG_RING_HDR + (unsigned long long)(*hostTail & (k->ringCapacity - 1u)) * k->slotSize;
+  const unsigned char* s = rg_in_slot(k, ring, *hostTail);
   if (lane == 0u) RG_STAMP(RG_S_IN_SEEN);
   uint4 c = make_uint4(0u, 0u, 0u, 0u);
   if (lane * 16u < span) c = RG_HOST_V4(s + lane * 16u);
@@ -1856,13 +1864,13 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned char* r
   rg_RingHeader* in = (rg_RingHeader*)ring;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
   const unsigned int t0 = *hostTail;
-  const unsigned char* mine = ring + RG_RING_HDR + (unsigned long long)((t0 + lane) & (k->ringCapacity - 1u)) * k->slotSize;
+  const unsigned char* mine = rg_in_slot(k, ring, t0 + lane);
   /* 1. seqs. While messages flow, 32 slots' at once; when idle, only the next slot's, every lane
      reading the one word (one PCIe read a poll instead of 32, which slowed a lone ask's every stage). */
   unsigned int ready;
 #ifndef RG_INGRESS_ALWAYS_WIDE
   if (!*wide) {
-    const unsigned char* s0 = ring + RG_RING_HDR + (unsigned long long)(t0 & (k->ringCapacity - 1u)) * k->slotSize;
+    const unsigned char* s0 = rg_in_slot(k, ring, t0);
     /* __all_sync: every lane must agree (each lane's load may see the host's store or not). */
     if (!__all_sync(RG_FULL, rg_ld_acq_sys((const unsigned int*)s0) == t0 + 1u)) return 0u;
     *wide = true;
@@ -1892,7 +1900,7 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned char* r
   for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
     const unsigned int f = u * 32u + lane;
     buf[u] = make_uint4(0u, 0u, 0u, 0u);
-    if (f < chunks) buf[u] = RG_HOST_V4(ring + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
+    if (f < chunks) buf[u] = RG_HOST_V4(rg_in_slot(k, ring, t0 + f / per) + (f % per) * 16u);
   }
   uint4 h0 = make_uint4(0u, 0u, 0u, 0u), h1 = h0;
   if (live) {
@@ -1952,7 +1960,7 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned char* r
 #pragma unroll
       for (unsigned int u = 0; u < RG_INGRESS_CHUNKS; u++) {
         const unsigned int f = (pass * RG_INGRESS_CHUNKS + u) * 32u + lane;
-        if (f < wanted) buf[u] = RG_HOST_V4(ring + RG_RING_HDR + (unsigned long long)((t0 + f / per) & (k->ringCapacity - 1u)) * k->slotSize + (f % per) * 16u);
+        if (f < wanted) buf[u] = RG_HOST_V4(rg_in_slot(k, ring, t0 + f / per) + (f % per) * 16u);
       }
     }
 #pragma unroll
@@ -1980,8 +1988,18 @@ __device__ static unsigned int rg_Account_ingress(rg_kernel* k, unsigned char* r
       if (!((moving >> j) & 1u)) continue;
       const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
       unsigned char* dj = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
-      const unsigned char* from = ring + RG_RING_HDR + (unsigned long long)((t0 + j) & (k->ringCapacity - 1u)) * k->slotSize;
-      for (unsigned long long at = 512u + lane * 16u; at < tj; at += 512u) *(uint4*)(dj + at) = RG_HOST_V4(from + at);
+      const unsigned char* from = rg_in_slot(k, ring, t0 + j);
+      /* RG_INGRESS_BIG_UNROLL reads a lane in flight before any store: one PCIe round trip moves that many
+         16-byte chunks a lane, where a load-store loop paid one round trip per 512 bytes of the warp. */
+      unsigned long long at = 512u + lane * 16u;
+      for (; at + 512u * (RG_INGRESS_BIG_UNROLL - 1u) < tj; at += 512u * RG_INGRESS_BIG_UNROLL) {
+        uint4 v[RG_INGRESS_BIG_UNROLL];
+#pragma unroll
+        for (unsigned int u = 0; u < RG_INGRESS_BIG_UNROLL; u++) v[u] = RG_HOST_V4(from + at + 512u * u);
+#pragma unroll
+        for (unsigned int u = 0; u < RG_INGRESS_BIG_UNROLL; u++) *(uint4*)(dj + at + 512u * u) = v[u];
+      }
+      for (; at < tj; at += 512u) *(uint4*)(dj + at) = RG_HOST_V4(from + at);
     }
   }
   /* __syncwarp orders every lane's stores before each owner's release (which is cumulative). */
