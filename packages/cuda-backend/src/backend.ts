@@ -23,6 +23,7 @@ import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunni
 import { DeviceMemoryPool } from './device-memory.ts';
 import { CuFunctionAttribute, CudaContext, CudaError, CudaUsageError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
+import { INTERNALS } from './internals.ts';
 
 export interface CudaBackendOptions {
   /** CUDA device ordinal (default 0). */
@@ -443,22 +444,10 @@ export class CudaBackend implements Backend {
     if (this.ctx) this.releaseContext();
   }
 
-  /** Test hooks: fault injection. Not for applications. */
-  readonly testing = {
-    /** Points grain `grainId`'s route in every kernel's table at an unmapped device address: the next K2K send to it faults. */
-    corruptRoute: (grainId: number): void => {
-      const ctx = this.ctx!;
-      for (const k of this.live) {
-        const table = new Uint8Array(k.routeTable);
-        const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + grainId * k.routeStride) as Record<string, number>;
-        v['queuesLo'] = 0x10;
-        v['queuesHi'] = 0;
-        v['partitions'] = 1;
-        ctx.copyToDeviceAsync(k.device, table, this.setup!, k.routesAt);
-      }
-      ctx.synchronize(this.setup!);
-    },
-  };
+  /** The package's own tools (fault injection) reach the context and the live kernels through this. */
+  [INTERNALS](): { ctx: CudaContext | undefined; setup: CudaStream | undefined; live: ReadonlySet<CudaKernel> } {
+    return { ctx: this.ctx, setup: this.setup, live: this.live };
+  }
 }
 
 /** One grain class's persistent ring kernel on the GPU. */

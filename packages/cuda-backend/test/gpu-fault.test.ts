@@ -8,6 +8,7 @@ import { GrainSystem } from '@ringgrain/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { CudaBackend, GpuFaultError, probeCuda } from '../src/index.ts';
+import { corruptRoute } from '../src/fault-injection.ts';
 
 const probe = probeCuda();
 const lane = probe.ok ? `on the GPU (${probe.device.name})` : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
@@ -30,7 +31,7 @@ gpu(`GPU fault ${lane}`, () => {
     sys.on('fault', (e) => faults.push(e.error));
     const a = sys.grain(Account, 1);
     expect(await a.deposit({ amount: 50 })).toEqual({ balance: 50 });
-    backend.testing.corruptRoute(sys.kernel(Account).grainId);
+    await corruptRoute(backend, sys.kernel(Account).grainId);
     const t0 = performance.now();
     a.tell.transfer({ to: 2, amount: 1 }); // K2K through the corrupted route: an illegal address on the GPU
     const err = await a.balance({}).then(() => undefined, (e: unknown) => e);

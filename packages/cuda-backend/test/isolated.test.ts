@@ -9,6 +9,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { GpuFaultError, GpuHostError, IsolatedCudaBackend, probeCuda } from '../src/index.ts';
+import { corruptRoute, gpuHostPid } from '../src/fault-injection.ts';
 
 const probe = probeCuda();
 const small = { maxActors: 1024, ringCapacity: 256, replyCapacity: 256 };
@@ -38,8 +39,17 @@ describe.skipIf(probe.ok)('IsolatedCudaBackend without a CUDA driver/device (the
 });
 
 describe.skipIf(!probe.ok)(`IsolatedCudaBackend on the GPU${probe.ok ? ` (${probe.device.name})` : ''}`, () => {
+  it('a GPU host refuses fault injection unless the backend was built with faultInjection: true', async () => {
+    const backend = new IsolatedCudaBackend({ arenaBytes: 16 << 20 });
+    try {
+      await expect(corruptRoute(backend, 0)).rejects.toThrow(/fault injection is off.*faultInjection: true/);
+    } finally {
+      await backend.dispose();
+    }
+  });
+
   it('asks and K2K through the GPU host; a GPU fault rejects pending asks, and the relaunch runs in a new host (a new CUDA context)', async () => {
-    const backend = new IsolatedCudaBackend({ partitions: 4, arenaBytes: 64 << 20 });
+    const backend = new IsolatedCudaBackend({ partitions: 4, arenaBytes: 64 << 20, faultInjection: true });
     const sys = system(backend);
     await sys.start();
     const a = sys.grain(Account, 1);
@@ -49,9 +59,9 @@ describe.skipIf(!probe.ok)(`IsolatedCudaBackend on the GPU${probe.ok ? ` (${prob
     let b = 0;
     for (let i = 0; i < 200 && b !== 20; i++) b = ((await sys.grain(Account, 2).balance({})) as { balance: number }).balance;
     expect(b).toBe(20); // the K2K credit, sent on the GPU
-    const firstPid = backend.testing.hostPid();
+    const firstPid = gpuHostPid(backend);
 
-    await backend.testing.corruptRoute(sys.kernel(Account).grainId);
+    await corruptRoute(backend, sys.kernel(Account).grainId);
     const t0 = performance.now();
     a.tell.transfer({ to: 2, amount: 1 }); // K2K through the corrupted route: an illegal address on the GPU
     const err = await a.balance({}).then(() => undefined, (e: unknown) => e);
@@ -65,7 +75,7 @@ describe.skipIf(!probe.ok)(`IsolatedCudaBackend on the GPU${probe.ok ? ` (${prob
     await sys.launch(Account);
     console.log(`isolated: relaunched in a new GPU host in ${(performance.now() - t1).toFixed(0)} ms`);
     expect(backend.hostsStarted).toBe(2);
-    expect(backend.testing.hostPid()).not.toBe(firstPid);
+    expect(gpuHostPid(backend)).not.toBe(firstPid);
     expect(await sys.grain(Account, 7).deposit({ amount: 5 })).toEqual({ balance: 5 });
     expect(await sys.grain(Account, 7).balance({})).toMatchObject({ balance: 5 });
   }, 180_000);

@@ -11,6 +11,7 @@ import { SharedHostMemory } from './shared-host-memory.ts';
 import { Arena } from './arena.ts';
 import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost } from './protocol.ts';
 import { openShared } from './shm.ts';
+import { corruptRoute } from '../fault-injection.ts';
 
 const send = (m: FromHost): void => {
   process.send?.(m);
@@ -69,7 +70,11 @@ async function handle(m: ToHost): Promise<unknown> {
     case 'inspect':
       return kernels.get(m.id)?.inspect?.(m.key);
     case 'corruptRoute':
-      return backend.testing.corruptRoute(m.grainId);
+      // Fault injection, only in a host started for it (IsolatedCudaBackend({ faultInjection: true })).
+      if (process.env['RINGGRAIN_FAULT_INJECTION'] !== '1') {
+        throw new Error('fault injection is off in this GPU host: construct IsolatedCudaBackend({ faultInjection: true }) in the test that injects faults');
+      }
+      return corruptRoute(backend, m.grainId);
     case 'shutdown':
       await backend.dispose();
       setImmediate(() => process.exit(0));

@@ -13,6 +13,7 @@ import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
 import { createShared, unlinkShared, type SharedMapping } from './shm.ts';
 import { GpuHostError } from './errors.ts';
+import { INTERNALS } from '../internals.ts';
 
 const HOST_ENTRY = new URL('./gpu-host-entry.mjs', import.meta.url);
 /** A message to the host without its request number (each variant of ToHost). */
@@ -23,6 +24,8 @@ export interface IsolatedCudaBackendOptions extends Omit<CudaBackendOptions, 'ho
   readonly arenaBytes?: number;
   /** Most ms to wait for the GPU host to start, or to answer a launch or terminate (default 120000: a cold compile). */
   readonly hostTimeoutMs?: number;
+  /** Let `@ringgrain/cuda-backend/testing` inject faults into the GPU host (tests only; default false: it refuses). */
+  readonly faultInjection?: boolean;
 }
 
 /** A GPU host process and the mapping it shares with this process. */
@@ -198,14 +201,20 @@ export class IsolatedCudaBackend implements Backend {
   /** The live GPU host, started (or restarted after a fault) on demand. */
   private async current(): Promise<GpuHost> {
     if (this.host && !this.host.dead) return this.host;
-    const { arenaBytes = 256 << 20, hostTimeoutMs = 120_000, ...cuda } = this.options;
+    const { arenaBytes = 256 << 20, hostTimeoutMs = 120_000, faultInjection = false, ...cuda } = this.options;
     const mapping = createShared(Math.ceil(arenaBytes / 4096) * 4096);
     let child: ChildProcess;
     try {
       child = fork(HOST_ENTRY, [], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         serialization: 'advanced',
-        env: { ...process.env, RINGGRAIN_ARENA: mapping.path, RINGGRAIN_ARENA_BYTES: String(mapping.bytes), RINGGRAIN_CUDA_OPTIONS: JSON.stringify(cuda) },
+        env: {
+          ...process.env,
+          RINGGRAIN_ARENA: mapping.path,
+          RINGGRAIN_ARENA_BYTES: String(mapping.bytes),
+          RINGGRAIN_CUDA_OPTIONS: JSON.stringify(cuda),
+          RINGGRAIN_FAULT_INJECTION: faultInjection ? '1' : '0',
+        },
       });
     } catch (e) {
       unlinkShared(mapping.path);
@@ -246,12 +255,13 @@ export class IsolatedCudaBackend implements Backend {
     host.child.kill('SIGKILL');
   }
 
-  /** Test hooks: fault injection, forwarded to the GPU host. Not for applications. */
-  readonly testing = {
-    corruptRoute: async (grainId: number): Promise<void> => {
-      await (await this.current()).request({ op: 'corruptRoute', grainId });
-    },
-    /** The GPU host's pid (tests check that a fault replaced it). */
-    hostPid: (): number | undefined => this.host?.child.pid,
-  };
+  /** The package's own tools (fault injection) reach the GPU host through this. */
+  [INTERNALS](): { request: (m: Request) => Promise<void>; hostPid: () => number | undefined } {
+    return {
+      request: async (m) => {
+        await (await this.current()).request(m);
+      },
+      hostPid: () => this.host?.child.pid,
+    };
+  }
 }

@@ -1,0 +1,34 @@
+/**
+ * Fault injection for tests: `import { corruptRoute } from '@ringgrain/cuda-backend/testing'`. Kept out of
+ * the backend classes and the main entry: an application cannot reach it by accident, and an isolated GPU
+ * host refuses it unless the backend was built with `faultInjection: true`.
+ */
+import { viewAt } from '@ringgrain/core';
+import { CudaBackend } from './backend.ts';
+import { INTERNALS } from './internals.ts';
+import { IsolatedCudaBackend } from './isolated/isolated-backend.ts';
+
+/**
+ * Points grain `grainId`'s route in every live kernel's table at an unmapped device address, so that the next
+ * K2K send to it faults on the GPU (a sticky fault: the CUDA context is lost). In an IsolatedCudaBackend it
+ * happens in the GPU host process (which must have been started with `faultInjection: true`).
+ */
+export async function corruptRoute(backend: CudaBackend | IsolatedCudaBackend, grainId: number): Promise<void> {
+  if (backend instanceof IsolatedCudaBackend) return backend[INTERNALS]().request({ op: 'corruptRoute', grainId });
+  const { ctx, setup, live } = backend[INTERNALS]();
+  if (!ctx || !setup) throw new Error('corruptRoute: the backend has no CUDA context yet (launch a kernel first)');
+  for (const k of live) {
+    const table = new Uint8Array(k.routeTable);
+    const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + grainId * k.routeStride) as Record<string, number>;
+    v['queuesLo'] = 0x10;
+    v['queuesHi'] = 0;
+    v['partitions'] = 1;
+    ctx.copyToDeviceAsync(k.device, table, setup, k.routesAt);
+  }
+  ctx.synchronize(setup);
+}
+
+/** The pid of an IsolatedCudaBackend's current GPU host process (tests check that a fault replaced it). */
+export function gpuHostPid(backend: IsolatedCudaBackend): number | undefined {
+  return backend[INTERNALS]().hostPid();
+}
