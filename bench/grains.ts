@@ -56,3 +56,39 @@ export class Relay extends Grain({
   }
 }
 type R = TypesOf<typeof Relay>;
+
+/**
+ * Divergence benchmark (bench/divergence.ts): four structurally different loops, chosen per message, so a
+ * worker warp whose lanes hold messages of different paths runs the paths one after the other (SIMT).
+ */
+export class Branchy extends Grain({
+  name: 'Branchy',
+  module: import.meta.url,
+  state: t.struct({ acc: t.f64, turns: t.u32 }),
+  methods: {
+    work: { request: t.struct({ path: t.i32, iters: t.i32 }) },
+    turns: { request: t.struct({}), reply: t.struct({ turns: t.u32 }) },
+  },
+}) {
+  work(s: B['state'], m: B['req']['work']): void {
+    let x = s.acc;
+    const n = m.iters;
+    const p = m.path & 3;
+    if (p === 0) {
+      for (let i = 0; i < n; i++) x = x * 0.999 + 1;
+    } else if (p === 1) {
+      for (let i = 0; i < n; i++) x = x / 1.001 + 1;
+    } else if (p === 2) {
+      for (let i = 0; i < n; i++) x = Math.sqrt(x * x + 1);
+    } else {
+      for (let i = 0; i < n; i++) x = x - Math.floor(x * 0.001) + 1;
+    }
+    s.acc = x;
+    s.turns += 1;
+  }
+
+  turns(s: B['state']): B['reply']['turns'] {
+    return { turns: s.turns };
+  }
+}
+type B = TypesOf<typeof Branchy>;
