@@ -4,7 +4,8 @@ import { indent } from './codecs.ts';
 import { CodegenError } from './errors.ts';
 import { binary, lowerExpr } from './lower-expr.ts';
 import { siteAt, unsupported } from './parse.ts';
-import { FnScope } from './scope.ts';
+import { FnScope, type Local } from './scope.ts';
+import { COOP_ENV_BYTES } from './abi.ts';
 import { planParallel, type ParallelPlan } from './parallel.ts';
 import { C_SCALAR } from './ctypes.ts';
 import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
@@ -143,7 +144,7 @@ const STMT: StmtTable = {
   for: (s, fn) => {
     const sequential = lowerFor(s, fn);
     if (!fn.method) return sequential;
-    const plan = planParallel(s, fn);
+    const plan = planParallel(s, fn, (COOP_ENV_BYTES - 16) / 8);
     if (plan.ok) {
       const out = parallelFor(s, fn, plan, sequential);
       if (typeof out === 'string') return out;
@@ -215,7 +216,7 @@ function noteLoop(fn: FnScope, s: Stmt, parallel: boolean, why: string): void {
  * start is an integer and the iterations fit the turn's budget; otherwise the sequential loop runs, the
  * same as without this. The bounds are evaluated once: the plan checked that nothing in the body changes them.
  */
-function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan, sequential: string): string | { why: string } {
+function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, sequential: string): string | { why: string } {
   const method = fn.method;
   const types = fn.handlerTypes;
   if (!method || !types) return { why: 'not a handler' };

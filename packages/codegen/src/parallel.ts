@@ -1,6 +1,4 @@
 import type { Expr, Loc, Stmt } from './ast.ts';
-import { COOP_ENV_BYTES } from './abi.ts';
-import type { FnScope, Local } from './scope.ts';
 
 /**
  * Element-parallel loops: which `for` loops of a handler may run across the 32 lanes of the worker warp
@@ -11,7 +9,22 @@ import type { FnScope, Local } from './scope.ts';
  */
 type ForStmt = Extract<Stmt, { kind: 'for' }>;
 
-export interface ParallelPlan {
+/** A local as the check sees it (a target's lowering scope has more). */
+export interface LocalView {
+  readonly t: { readonly k: string };
+  readonly constant: boolean;
+}
+/** What the check reads of the scope a loop is lowered in (the CUDA target's FnScope has these). */
+export interface ScopeView<L extends LocalView> {
+  /** The handler's method; undefined in a helper function. */
+  readonly method: unknown;
+  /** Loops the statement is nested in. */
+  readonly loops: number;
+  readonly roles: ReadonlyMap<string, 'state' | 'msg' | 'ctx'>;
+  lookup(name: string): L | undefined;
+}
+
+export interface ParallelPlan<Local extends LocalView = LocalView> {
   readonly ok: true;
   /** The loop variable. */
   readonly v: string;
@@ -22,11 +35,11 @@ export interface ParallelPlan {
   /** The body stores into state (then it must not be able to fail: see lower-stmt.ts). */
   readonly writesState: boolean;
   /** Handler locals the body only reduces into (each lane keeps a partial, the warp combines them). */
-  readonly reductions: readonly Reduction[];
+  readonly reductions: readonly Reduction<Local>[];
 }
 
 /** `acc += x`, `acc -= x`, `acc++`, `acc--` (sum), `acc = Math.min(acc, x)` (min), `Math.max` (max). */
-export interface Reduction {
+export interface Reduction<Local extends LocalView = LocalView> {
   readonly name: string;
   readonly local: Local;
   readonly kind: 'sum' | 'min' | 'max';
@@ -36,7 +49,7 @@ export interface Reduction {
 
 /** Reductions one loop may carry (device.ts rg_coop.red). */
 export const MAX_REDUCTIONS = 8;
-export type Plan = ParallelPlan | { readonly ok: false; readonly why: string };
+export type Plan<Local extends LocalView> = ParallelPlan<Local> | { readonly ok: false; readonly why: string };
 
 /** What `--explain` says of one loop of a handler. */
 export interface LoopNote {
@@ -95,17 +108,17 @@ function access(c: Chain, v: string, loc: Loc): Access {
 
 const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
 
-/** Decides whether handler loop `s` may run element-parallel, and what it captures. */
-export function planParallel(s: ForStmt, fn: FnScope): Plan {
+/** Decides whether handler loop `s` may run element-parallel, and what it captures (at most maxCaptures locals). */
+export function planParallel<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCaptures: number): Plan<Local> {
   try {
-    return plan(s, fn);
+    return plan(s, fn, maxCaptures);
   } catch (e) {
     if (e instanceof Reject) return { ok: false, why: e.message };
     throw e;
   }
 }
 
-function plan(s: ForStmt, fn: FnScope): ParallelPlan {
+function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCaptures: number): ParallelPlan<Local> {
   const no = (why: string): never => {
     throw new Reject(why);
   };
@@ -305,7 +318,7 @@ function plan(s: ForStmt, fn: FnScope): ParallelPlan {
   }
   if (reductions.size > MAX_REDUCTIONS) no(`it reduces into ${reductions.size} locals (at most ${MAX_REDUCTIONS})`);
   const list = [...captures].map(([name, local]) => ({ name, local }));
-  if (16 + 8 * list.length > COOP_ENV_BYTES) no(`it reads ${list.length} locals of the handler (at most ${(COOP_ENV_BYTES - 16) / 8} fit the lanes' shared block)`);
+  if (list.length > maxCaptures) no(`it reads ${list.length} locals of the handler (at most ${maxCaptures} fit the lanes' shared block)`);
   const reds = [...reductions].map(([name, r]) => ({ name, local: r.local, kind: r.kind, terms: r.terms }));
   return { ok: true, v, lo, hi, captures: list, writesState, reductions: reds };
 }
