@@ -56,6 +56,17 @@ __device__ static inline void rg_st_rel_gpu(unsigned int* p, unsigned int v) {
   asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+__device__ static inline unsigned long long rg_ld_acq_gpu_u64(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+/* atomicExch is relaxed; the overflow lists' tail needs acquire and release (rg_k2k_publish says why). */
+__device__ static inline unsigned int rg_exch_acq_rel_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
 /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
 __device__ static inline uint4 rg_ld_rlx_gpu_v4(const void* p) {
   uint4 v;
@@ -126,7 +137,9 @@ __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int par
   unsigned long long* top = (unsigned long long*)&oh->freeLo;
   unsigned int ref = 0u;
   for (;;) {
-    const unsigned long long v = atomicAdd(top, 0ull);
+    /* Acquire: it reads the CAS that pushed r (tags are unique), whose fence put r's link (the next free
+       node) before it; so nx below is that link, and our clear of it is ordered after the push's store. */
+    const unsigned long long v = rg_ld_acq_gpu_u64(top);
     const unsigned int r = (unsigned int)v;
     if (r == 0u) break;
     const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
@@ -237,10 +250,20 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
 #if defined(__CUDA_ARCH__)
   RG_STAMP(RG_S_K2K_FILLED);
   if (tk->ovRef != 0u) {
-    /* Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first). */
+    /*
+     * Overflow: swap in as the list's tail, then link the old tail to us (release: the slot first).
+     * The swap must be acq_rel (atomicExch is relaxed). rg_ov_alloc cleared our link with a plain store,
+     * and the next producer writes that same word once its swap returns our node; relaxed, nothing orders
+     * the two: A clears link(a), swaps a in; B (another SM) swaps b in, gets prev = a, stores link(a) = b;
+     * A's clear, still in flight, lands after it: link(a) = 0 for good. The worker consumes a, then reads
+     * link(a) == 0 forever: b and all appended after it stay in the list, the partition's count never
+     * returns to 0 (so its later sends overflow too) and K2K sent = received + held (the SIR 1M stalls).
+     * Release puts our clear before the swap, acquire puts the old tail's clear before our link store to
+     * it: Vyukov's queue needs exactly this exchange (scripts/ov-model.ts checks the interleavings).
+     */
     h->seq = 0u;
     atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
-    unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+    unsigned int prev = rg_exch_acq_rel_gpu(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
     if (prev == 0u) prev = tk->ovPart + 1u;
     rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
   } else {
@@ -940,6 +963,8 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
         }
         nx = __shfl_sync(RG_FULL, nx, 0);
         hd = __shfl_sync(RG_FULL, hd, 0);
+        /* As for a queue slot: lane 0's acquire before every lane's loads of the node (a shuffle does not order memory). */
+        __syncwarp();
         if (nx != 0u && hd == tail) {
           unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
           for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
