@@ -879,7 +879,12 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
      */
     h->seq = 0u;
     atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+#ifdef RG_OV_RELAXED_SWAP
+    /* The old relaxed swap, for an A/B on the GPU only (scripts/ov-stress.ts): never in production. */
+    unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+#else
     unsigned int prev = rg_exch_acq_rel_gpu(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+#endif
     if (prev == 0u) prev = tk->ovPart + 1u;
     rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
   } else {
