@@ -1760,6 +1760,49 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
         hd = __shfl_sync(RG_FULL, hd, 0);
         /* As for a queue slot: lane 0's acquire before every lane's loads of the node (a shuffle does not order memory). */
         __syncwarp();
+#if RG_TURN_LANES > 1
+        if (nx != 0u && hd == tail) {
+          /*
+           * Up to 32 nodes at once, as lane turns: lane 0 follows the links (each acquire orders that node's
+           * slot before our loads) and leaves the refs in the stage; lane i takes node i. Waves keep one turn
+           * at a time per actor and list order (= append order) per actor. A list drained one node a turn
+           * was SIR's bottleneck: a partition whose queue once overflowed sends everything there until the
+           * list is empty.
+           */
+          unsigned int* refs = (unsigned int*)stage;
+          unsigned int n = 0u;
+          if (lane == 0u) {
+            unsigned int cur = nx;
+            refs[n++] = nx;
+            while (n < RG_TURN_LANES) {
+              const unsigned int l = rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, cur));
+              if (l == 0u) break;
+              refs[n++] = cur = l;
+            }
+          }
+          n = __shfl_sync(RG_FULL, n, 0);
+          __syncwarp();
+          if (n > 1u) {
+            const unsigned int mineRef = refs[lane < n ? lane : 0u];
+            const unsigned int last = refs[n - 1u];
+            unsigned char* mine = rg_ov_node(k->overflow, k->partitions, nodeBytes, mineRef) + RG_OV_NODE_HDR;
+            rg_Account_lane_turns(k, n, mine, p, lane, ctr, scratch);
+            /* Lane i < n-1 frees node i (its turn is done: lane_turns ends with a warp barrier); lane n-1
+               frees the old head. The last node taken becomes the list's head, as one node at a time does. */
+            if (lane + 1u < n) rg_ov_free(k->overflow, k->partitions, nodeBytes, mineRef);
+            else if (lane + 1u == n) rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
+            if (lane == 0u) {
+              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+              atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, n);
+              atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, n);
+            }
+            ovHead = last;
+            idle = 0;
+            __syncwarp();
+            continue;
+          }
+        }
+#endif
         if (nx != 0u && hd == tail) {
           unsigned char* node = rg_ov_node(k->overflow, k->partitions, nodeBytes, nx) + RG_OV_NODE_HDR;
           for (unsigned int at = lane * 16u; at < span; at += 512u) *(uint4*)(stage + at) = *(const uint4*)(node + at);
