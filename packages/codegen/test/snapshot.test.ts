@@ -902,6 +902,290 @@ describe('generated units (inline snapshots)', () => {
         r->n = s->n;
         return RG_OK;
       }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Small_echo(rg_turn* t, double key, const rg_Small_echo_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Small_echo_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 10u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Small_echo_req(m, &w);
+        rg_k2k_publish(t, &tk, 10u, 0u, k, measure.pos, forward, false);
+      }
+      RG_HD static void rg_send_Small_store(rg_turn* t, double key, const rg_Small_store_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Small_store_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 10u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Small_store_req(m, &w);
+        rg_k2k_publish(t, &tk, 10u, 2u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Small.echo (grains.ts:336) */
+      RG_HD static int rg_h_Small_echo(rg_turn* t, rg_Small_state* s, rg_Small_echo_req* m, rg_Small_echo_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = m->u8;
+        r->i8 = m->i8;
+        r->u16 = m->u16;
+        r->i16 = m->i16;
+        rg_copy(&r->bytes, &m->bytes, sizeof(r->bytes));
+        rg_copy(&r->i8s, &m->i8s, sizeof(r->i8s));
+        rg_copy(&r->u16s, &m->u16s, sizeof(r->u16s));
+        rg_copy(&r->i16s, &m->i16s, sizeof(r->i16s));
+        rg_copy(&r->bv, &m->bv, rg_minu((unsigned int)sizeof(r->bv), (unsigned int)((const unsigned char*)&(m->bv).items[(m->bv).length] - (const unsigned char*)&(m->bv))));
+        rg_copy(&r->sv, &m->sv, rg_minu((unsigned int)sizeof(r->sv), (unsigned int)((const unsigned char*)&(m->sv).items[(m->sv).length] - (const unsigned char*)&(m->sv))));
+        return RG_OK;
+      }
+      /* Small.via (grains.ts:340) */
+      RG_HD static int rg_h_Small_via(rg_turn* t, rg_Small_state* s, rg_Small_via_req* m, rg_Small_echo_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Small_echo_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.u8 = m->u8;
+          _m0.i8 = m->i8;
+          _m0.u16 = m->u16;
+          _m0.i16 = m->i16;
+          rg_copy(&_m0.bytes, &m->bytes, sizeof(_m0.bytes));
+          rg_copy(&_m0.i8s, &m->i8s, sizeof(_m0.i8s));
+          rg_copy(&_m0.u16s, &m->u16s, sizeof(_m0.u16s));
+          rg_copy(&_m0.i16s, &m->i16s, sizeof(_m0.i16s));
+          rg_copy(&_m0.bv, &m->bv, rg_minu((unsigned int)sizeof(_m0.bv), (unsigned int)((const unsigned char*)&(m->bv).items[(m->bv).length] - (const unsigned char*)&(m->bv))));
+          rg_copy(&_m0.sv, &m->sv, rg_minu((unsigned int)sizeof(_m0.sv), (unsigned int)((const unsigned char*)&(m->sv).items[(m->sv).length] - (const unsigned char*)&(m->sv))));
+          if (!t->err) rg_send_Small_echo(t, (double)m->to, &_m0, true);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_FORWARDED;
+      }
+      /* Small.store (grains.ts:344) */
+      RG_HD static int rg_h_Small_store(rg_turn* t, rg_Small_state* s, rg_Small_store_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = m->u8;
+        s->i8 = m->i8;
+        s->u16 = m->u16;
+        s->i16 = m->i16;
+        {
+          double v_i = 0.0;
+          for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
+              const unsigned char _v1 = m->bytes[rg_idx(t, v_i, 8)];
+              if (!t->err) *_p0 = _v1;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        {
+          double v_i = 0.0;
+          for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              signed char* _p2 = &s->i8s[rg_idx(t, v_i, 4)];
+              const signed char _v3 = m->i8s[rg_idx(t, v_i, 4)];
+              if (!t->err) *_p2 = _v3;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+            {
+              unsigned short* _p4 = &s->u16s[rg_idx(t, v_i, 4)];
+              const unsigned short _v5 = m->u16s[rg_idx(t, v_i, 4)];
+              if (!t->err) *_p4 = _v5;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        {
+          double v_i = 0.0;
+          for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              short* _p6 = &s->i16s[rg_idx(t, v_i, 3)];
+              const short _v7 = m->i16s[rg_idx(t, v_i, 3)];
+              if (!t->err) *_p6 = _v7;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        return RG_OK;
+      }
+      /* Small.send (grains.ts:358) */
+      RG_HD static int rg_h_Small_send(rg_turn* t, rg_Small_state* s, rg_Small_send_req* m, rg_Small_send_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Small_store_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.u8 = m->u8;
+          _m0.i8 = m->i8;
+          _m0.u16 = m->u16;
+          _m0.i16 = m->i16;
+          rg_copy(&_m0.bytes, &m->bytes, sizeof(_m0.bytes));
+          rg_copy(&_m0.i8s, &m->i8s, sizeof(_m0.i8s));
+          rg_copy(&_m0.u16s, &m->u16s, sizeof(_m0.u16s));
+          rg_copy(&_m0.i16s, &m->i16s, sizeof(_m0.i16s));
+          if (!t->err) rg_send_Small_store(t, (double)m->to, &_m0, false);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->sent = 1u;
+        return RG_OK;
+      }
+      /* Small.load (grains.ts:363) */
+      RG_HD static int rg_h_Small_load(rg_turn* t, rg_Small_state* s, rg_Small_load_req* m, rg_Small_load_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        rg_copy(&r->bytes, &s->bytes, sizeof(r->bytes));
+        rg_copy(&r->i8s, &s->i8s, sizeof(r->i8s));
+        rg_copy(&r->u16s, &s->u16s, sizeof(r->u16s));
+        rg_copy(&r->i16s, &s->i16s, sizeof(r->i16s));
+        r->log[0] = s->log.items[0];
+        r->log[1] = s->log.items[1];
+        r->log[2] = s->log.items[2];
+        r->log[3] = s->log.items[3];
+        r->log[4] = s->log.items[4];
+        r->log[5] = s->log.items[5];
+        r->log[6] = s->log.items[6];
+        r->log[7] = s->log.items[7];
+        r->logged = s->log.length;
+        r->count = s->count;
+        return RG_OK;
+      }
+      /* Small.add (grains.ts:380) */
+      RG_HD static int rg_h_Small_add(rg_turn* t, rg_Small_state* s, rg_Small_add_req* m, rg_Small_store_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->u8, m->by)));
+        s->i8 = rg_wrap_i8(rg_toi32(RG_ADD((double)s->i8, m->by)));
+        s->u16 = rg_wrap_u16(rg_toi32(RG_SUB((double)s->u16, m->by)));
+        s->i16 = rg_wrap_i16(rg_toi32(RG_ADD((double)s->i16, m->by)));
+        {
+          double v_i = 0.0;
+          for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
+              const unsigned char _v1 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[rg_idx(t, v_i, 8)], m->by)));
+              if (!t->err) *_p0 = _v1;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        {
+          double v_i = 0.0;
+          for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              signed char* _p2 = &s->i8s[rg_idx(t, v_i, 4)];
+              const signed char _v3 = rg_wrap_i8(rg_toi32(RG_SUB((double)s->i8s[rg_idx(t, v_i, 4)], m->by)));
+              if (!t->err) *_p2 = _v3;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+            {
+              unsigned short* _p4 = &s->u16s[rg_idx(t, v_i, 4)];
+              const unsigned short _v5 = rg_wrap_u16(rg_toi32(RG_ADD((double)s->u16s[rg_idx(t, v_i, 4)], RG_MUL(m->by, 3.0))));
+              if (!t->err) *_p4 = _v5;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        {
+          double v_i = 0.0;
+          for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            {
+              short* _p6 = &s->i16s[rg_idx(t, v_i, 3)];
+              const short _v7 = rg_wrap_i16(rg_toi32(RG_MUL((double)s->i16s[rg_idx(t, v_i, 3)], m->by)));
+              if (!t->err) *_p6 = _v7;
+            }
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        if (((double)s->log.length < 8.0)) {
+          {
+            unsigned char* _p8 = &s->log.items[rg_idxu(t, s->log.length, 8)];
+            const unsigned char _v9 = rg_wrap_u8(rg_toi32(m->by));
+            if (!t->err) *_p8 = _v9;
+          }
+          if (RG_UNLIKELY(t->err)) return t->err;
+          s->log.length = rg_tou32(RG_ADD((double)s->log.length, 1.0));
+        }
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        rg_copy(&r->bytes, &s->bytes, sizeof(r->bytes));
+        rg_copy(&r->i8s, &s->i8s, sizeof(r->i8s));
+        rg_copy(&r->u16s, &s->u16s, sizeof(r->u16s));
+        rg_copy(&r->i16s, &s->i16s, sizeof(r->i16s));
+        return RG_OK;
+      }
+      /* Small.twiddle (grains.ts:398) */
+      RG_HD static int rg_h_Small_twiddle(rg_turn* t, rg_Small_state* s, rg_Small_twiddle_req* m, rg_Small_twiddle_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        const unsigned char v_before = s->u8;
+        s->u8 = rg_wrap_u8((~s->u8));
+        s->i8 = rg_wrap_i8(rg_toi32(RG_ADD((double)(s->i8 >> (1u & 31u)), (double)m->k)));
+        s->u16 = rg_wrap_u16(((int)((unsigned int)s->u16 << (4u & 31u)) | m->k));
+        s->i16 = rg_wrap_i16((s->i16 ^ m->k));
+        {
+          unsigned char* _p0 = &s->bytes[rg_idxi(t, (m->k & 7), 8)];
+          const unsigned char _v1 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[rg_idxi(t, (m->k & 7), 8)], 1.0)));
+          if (!t->err) *_p0 = _v1;
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        r->lt = (v_before < s->u8);
+        r->eq = (s->u16 == s->i16);
+        return RG_OK;
+      }
+      /* Small.set (grains.ts:408) */
+      RG_HD static int rg_h_Small_set(rg_turn* t, rg_Small_state* s, rg_Small_set_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = m->u8;
+        s->i8 = m->i8;
+        s->u16 = m->u16;
+        s->i16 = m->i16;
+        return RG_OK;
+      }
+      /* Small.narrow (grains.ts:415) */
+      RG_HD static int rg_h_Small_narrow(rg_turn* t, rg_Small_state* s, rg_Small_narrow_req* m, rg_Small_narrow_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = rg_chk_u8(t, m->u8);
+        r->i8 = rg_chk_i8(t, m->i8);
+        r->u16 = rg_chk_u16(t, m->u16);
+        r->i16 = rg_chk_i16(t, m->i16);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Small.blob (grains.ts:419) */
+      RG_HD static int rg_h_Small_blob(rg_turn* t, rg_Small_state* s, rg_Small_blob_req* m, rg_Small_blob_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        double v_sum = 0.0;
+        {
+          double v_i = 0.0;
+          for (; (v_i < (double)m->data.length); v_i = RG_ADD(v_i, 1.0)) {
+            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            v_sum = RG_ADD(v_sum, (double)m->data.items[rg_idx(t, v_i, m->data.length)]);
+            if (RG_UNLIKELY(t->err)) return t->err;
+          }
+        }
+        r->n = m->data.length;
+        r->sum = v_sum;
+        rg_copy(&r->data, &m->data, rg_minu((unsigned int)sizeof(r->data), (unsigned int)((const unsigned char*)&(m->data).items[(m->data).length] - (const unsigned char*)&(m->data))));
+        return RG_OK;
+      }
       "
     `);
   });
