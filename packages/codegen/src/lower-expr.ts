@@ -120,7 +120,7 @@ export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val
         }
         return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       }
-      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && l.t.n !== 'f32') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && ARITH[l.t.n].held !== 'float') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       // Values that are C ints after promotion (integer literals, i8..i32) compare exactly as ints.
       if (heldAsInt(l) && heldAsInt(r)) return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       return { c: `(${asDouble(site, loc, l, `operator ${op}`)} ${cop} ${asDouble(site, loc, r, `operator ${op}`)})`, t: BOOL };

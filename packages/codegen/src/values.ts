@@ -85,7 +85,7 @@ function needNum(site: ParseSite, loc: Loc, v: Val, what: string): NumericKind {
 /** The value as a C double (JS number). */
 export function asDouble(site: ParseSite, loc: Loc, v: Val, what = 'arithmetic'): string {
   const n = needNum(site, loc, v, what);
-  if (n === 'f64') return v.c;
+  if (ARITH[n].held === 'double') return v.c;
   if (v.lit !== undefined) return fmtDouble(v.lit);
   return `(double)${v.c}`;
 }
@@ -180,7 +180,7 @@ export function encodeAs(site: ParseSite, loc: Loc, kind: ScalarKind, v: Val): {
   if (!isNumericKind(kind) || !r) return { c: storeAs(site, loc, kind, v), mayFail: false };
   const n = needNum(site, loc, v, `${kind} field`);
   if (fitsIn(n, kind)) return { c: v.c, mayFail: false };
-  if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max) return { c: kind === 'u32' ? `${v.lit}u` : v.c, mayFail: false };
+  if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max) return { c: ARITH[kind].held === 'unsigned' ? `${v.lit}u` : v.c, mayFail: false };
   return { c: `rg_chk_${kind}(t, ${asDouble(site, loc, v)})`, mayFail: true };
 }
 

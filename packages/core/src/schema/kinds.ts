@@ -1,9 +1,10 @@
 import { z } from 'zod';
 
 /**
- * THE table of scalar kinds. Everything that depends on a scalar's kind in core (layout, validation,
- * msgpack encoding and decoding, state views, tellMany's columns) reads its row here, so adding a kind
- * is adding a row; the mapped type below makes a missing row a compile error.
+ * THE table of scalar kinds. What depends on a scalar's kind in core (layout, validation, msgpack
+ * encoding and decoding, state views, tellMany's rows and columns) reads its row here; the mapped type
+ * makes a missing row a compile error. The other per-kind tables (view.ts FIELD, and codegen's C type,
+ * device codec and arithmetic tables) are listed in docs/architecture.md, "Where to add things".
  */
 
 /** The typed array of each numeric kind: message arrays decode to it, state arrays are views of it. */
