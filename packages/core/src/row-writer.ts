@@ -73,12 +73,8 @@ export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayL
   new Uint8Array(words.buffer).set(image);
   const nw = words.length;
   const keys = key as ArrayLike<number>;
-  // One closure per field, built once per call: the row loop then only patches bytes.
-  const patches = fields.map(({ name, kind, at }): ((dv: DataView, slot: number, i: number) => void) => {
-    const col = cols[name]!;
-    const put = kindSpec(kind).msgpack.fixed.put;
-    return (dv, slot, i) => put(dv, slot + at, col[i] as number | boolean);
-  });
+  // One closure per field kind, chosen once per call: the row loop then only patches bytes.
+  const patches = fields.map(({ name, kind, at }) => kindSpec(kind).msgpack.fixed.patch(at, cols[name]!));
   const n = patches.length;
   return (i32, dv, slot, i, time) => {
     const w0 = (slot >> 2) + 1;

@@ -39,6 +39,9 @@ export type Repr =
   | { readonly class: 'int'; readonly min: number; readonly max: number }
   | { readonly class: 'bool' };
 
+/** Writes row `i` of a column into the slot at `slot`. */
+export type RowPatch = (dv: DataView, slot: number, i: number) => void;
+
 export interface KindSpec<K extends ScalarKind> {
   /** Bytes in the binary layout (C natural size). */
   readonly size: 1 | 2 | 4 | 8;
@@ -62,10 +65,11 @@ export interface KindSpec<K extends ScalarKind> {
      */
     readonly scalar: 'float32' | 'float64' | 'int' | 'bool';
     /**
-     * A fixed-width encoding (tellMany's row template): type byte `tag`, `width` bytes in all; `put`
-     * writes the value of the row at the tag's offset (the bytes after it; bool rewrites the tag).
+     * A fixed-width encoding (tellMany's row template): type byte `tag`, `width` bytes in all. `patch`
+     * makes the writer of a column's row `i` into a slot whose value's tag is at `slot + at` (the bytes
+     * after the tag; bool rewrites the tag). One closure per kind, so each row write is monomorphic.
      */
-    readonly fixed: { readonly tag: number; readonly width: number; readonly put: (dv: DataView, at: number, v: ScalarValue<K>) => void };
+    readonly fixed: { readonly tag: number; readonly width: number; readonly patch: (at: number, col: ArrayLike<unknown>) => RowPatch };
   };
 }
 
@@ -90,7 +94,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Float32Array,
     get: (dv, at) => dv.getFloat32(at, true),
     set: (dv, at, v) => dv.setFloat32(at, v, true),
-    msgpack: { scalar: 'float32', fixed: { tag: 0xca, width: 5, put: (dv, at, v) => dv.setFloat32(at + 1, v) } },
+    msgpack: { scalar: 'float32', fixed: { tag: 0xca, width: 5, patch: (at, col) => (dv, slot, i) => dv.setFloat32(slot + at + 1, col[i] as number) } },
   },
   f64: {
     size: 8,
@@ -100,7 +104,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Float64Array,
     get: (dv, at) => dv.getFloat64(at, true),
     set: (dv, at, v) => dv.setFloat64(at, v, true),
-    msgpack: { scalar: 'float64', fixed: { tag: 0xcb, width: 9, put: (dv, at, v) => dv.setFloat64(at + 1, v) } },
+    msgpack: { scalar: 'float64', fixed: { tag: 0xcb, width: 9, patch: (at, col) => (dv, slot, i) => dv.setFloat64(slot + at + 1, col[i] as number) } },
   },
   i8: {
     size: 1,
@@ -110,7 +114,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int8Array,
     get: (dv, at) => dv.getInt8(at),
     set: (dv, at, v) => dv.setInt8(at, v),
-    msgpack: { scalar: 'int', fixed: { tag: 0xd0, width: 2, put: (dv, at, v) => dv.setInt8(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xd0, width: 2, patch: (at, col) => (dv, slot, i) => dv.setInt8(slot + at + 1, col[i] as number) } },
   },
   u8: {
     size: 1,
@@ -120,7 +124,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint8Array,
     get: (dv, at) => dv.getUint8(at),
     set: (dv, at, v) => dv.setUint8(at, v),
-    msgpack: { scalar: 'int', fixed: { tag: 0xcc, width: 2, put: (dv, at, v) => dv.setUint8(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xcc, width: 2, patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at + 1, col[i] as number) } },
   },
   i16: {
     size: 2,
@@ -130,7 +134,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int16Array,
     get: (dv, at) => dv.getInt16(at, true),
     set: (dv, at, v) => dv.setInt16(at, v, true),
-    msgpack: { scalar: 'int', fixed: { tag: 0xd1, width: 3, put: (dv, at, v) => dv.setInt16(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xd1, width: 3, patch: (at, col) => (dv, slot, i) => dv.setInt16(slot + at + 1, col[i] as number) } },
   },
   u16: {
     size: 2,
@@ -140,7 +144,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint16Array,
     get: (dv, at) => dv.getUint16(at, true),
     set: (dv, at, v) => dv.setUint16(at, v, true),
-    msgpack: { scalar: 'int', fixed: { tag: 0xcd, width: 3, put: (dv, at, v) => dv.setUint16(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xcd, width: 3, patch: (at, col) => (dv, slot, i) => dv.setUint16(slot + at + 1, col[i] as number) } },
   },
   i32: {
     size: 4,
@@ -150,7 +154,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int32Array,
     get: (dv, at) => dv.getInt32(at, true),
     set: (dv, at, v) => dv.setInt32(at, v, true),
-    msgpack: { scalar: 'int', fixed: { tag: 0xd2, width: 5, put: (dv, at, v) => dv.setInt32(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xd2, width: 5, patch: (at, col) => (dv, slot, i) => dv.setInt32(slot + at + 1, col[i] as number) } },
   },
   u32: {
     size: 4,
@@ -160,7 +164,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint32Array,
     get: (dv, at) => dv.getUint32(at, true),
     set: (dv, at, v) => dv.setUint32(at, v, true),
-    msgpack: { scalar: 'int', fixed: { tag: 0xce, width: 5, put: (dv, at, v) => dv.setUint32(at + 1, v) } },
+    msgpack: { scalar: 'int', fixed: { tag: 0xce, width: 5, patch: (at, col) => (dv, slot, i) => dv.setUint32(slot + at + 1, col[i] as number) } },
   },
   bool: {
     size: 1,
@@ -170,7 +174,7 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: undefined,
     get: (dv, at) => dv.getUint8(at) !== 0,
     set: (dv, at, v) => dv.setUint8(at, v ? 1 : 0),
-    msgpack: { scalar: 'bool', fixed: { tag: 0xc2, width: 1, put: (dv, at, v) => dv.setUint8(at, v ? 0xc3 : 0xc2) } },
+    msgpack: { scalar: 'bool', fixed: { tag: 0xc2, width: 1, patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at, col[i] ? 0xc3 : 0xc2) } },
   },
 };
 
