@@ -6,6 +6,7 @@ import { generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { Small } from '../../../test/fixtures/grains.ts';
 import { Harness } from './harness.ts';
 import { randomValue, rng } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
@@ -40,7 +41,8 @@ function reshape(s: Schema, v: any, r: () => number): any {
   return v;
 }
 
-const GRAINS: GrainDef[] = [Account.grain, Stats.grain, Counter.grain, Relay.grain];
+// Small: every small integer kind, scalar and array (bin of 1- and 2-byte elements, up to a 400-byte bin16).
+const GRAINS: GrainDef[] = [Account.grain, Stats.grain, Counter.grain, Relay.grain, Small.grain];
 
 describe.skipIf(!HAVE_GXX)('device msgpack codecs (built for the host from the generated unit)', () => {
   const built = GRAINS.map((def) => ({ def, h: Harness.build(def.name, generateKernel(def, { grains: [Counter.grain, Relay.grain, ...(def === Counter.grain || def === Relay.grain ? [] : [def])] }).source) }));
