@@ -24,7 +24,6 @@ export type TypedArrayOf<K extends NumericKind> = TypedArrays[K];
 /** The JS value of a scalar of kind K. */
 export type ScalarValue<K extends ScalarKind> = K extends 'bool' ? boolean : number;
 
-export type AnyTypedArray = TypedArrays[NumericKind];
 export interface TypedArrayCtorOf<K extends NumericKind> {
   new (length: number): TypedArrays[K];
   new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArrays[K];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SchemaDefinitionError } from '../errors.ts';
 import { KINDS, isNumericKind, type NumericKind, type ScalarKind, type ScalarValue, type TypedArrayOf } from './kinds.ts';
 
-export type { AnyTypedArray, NumericKind, ScalarKind, ScalarValue, TypedArrayOf } from './kinds.ts';
+export type { NumericKind, ScalarKind, ScalarValue, TypedArrayOf } from './kinds.ts';
 
 /**
  * Schemas are plain values: the code generator walks them, the layout function sizes them, and their
