@@ -1,7 +1,21 @@
 import { layoutOf, type Schema, type ScalarKind, type StructSchema } from '@ringgrain/core';
 
-/** C spelling of each scalar kind. No <stdint.h>: NVRTC compiles without system headers. */
-export const C_SCALAR: Record<ScalarKind, string> = { f32: 'float', f64: 'double', i32: 'int', u32: 'unsigned int', bool: 'bool' };
+/**
+ * C spelling of each scalar kind: the C type of the same size, alignment and values (static_asserts in
+ * every unit hold it to layoutOf). No <stdint.h>: NVRTC compiles without system headers; `signed char`
+ * because the signedness of plain `char` is the platform's choice.
+ */
+export const C_SCALAR: { readonly [K in ScalarKind]: string } = {
+  f32: 'float',
+  f64: 'double',
+  i8: 'signed char',
+  u8: 'unsigned char',
+  i16: 'short',
+  u16: 'unsigned short',
+  i32: 'int',
+  u32: 'unsigned int',
+  bool: 'bool',
+};
 
 /**
  * The one schema → C struct emitter, used for user schemas and protocol structs alike. Every struct

@@ -5,8 +5,9 @@ import { CodegenError } from './errors.ts';
 import { siteAt, unsupported } from './parse.ts';
 import type { FnScope } from './scope.ts';
 import {
-  BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, needBool, paren, schemaType, typeError, type VT, type Val,
+  BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, heldAsInt, needBool, paren, schemaType, typeError, type VT, type Val,
 } from './values.ts';
+import { ARITH } from './kind-arith.ts';
 
 type ExprOf<K extends Expr['kind']> = Extract<Expr, { kind: K }>;
 type ExprTable = { readonly [K in Expr['kind']]: (e: ExprOf<K>, fn: FnScope) => Val };
@@ -119,10 +120,9 @@ export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val
         }
         return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       }
-      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && l.t.n !== 'f32') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
-      if (l.t.k === 'num' && r.t.k === 'num' && ((l.t.n === 'i32' && r.lit !== undefined) || (r.t.n === 'i32' && l.lit !== undefined))) {
-        return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
-      }
+      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && ARITH[l.t.n].held !== 'float') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      // Values that are C ints after promotion (integer literals, i8..i32) compare exactly as ints.
+      if (heldAsInt(l) && heldAsInt(r)) return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       return { c: `(${asDouble(site, loc, l, `operator ${op}`)} ${cop} ${asDouble(site, loc, r, `operator ${op}`)})`, t: BOOL };
     }
     case '|':
@@ -209,7 +209,7 @@ function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
     );
   }
   if (t.origin === 'state' && element.kind === 'scalar' && element.scalar === 'bool') {
-    unsupported(fn.site, loc, 'state array of booleans', 'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u32, n) and store 0/1');
+    unsupported(fn.site, loc, 'state array of booleans', 'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u8, n) and store 0/1');
   }
   const i = lowerExpr(ie, fn);
   let ic: string;
@@ -223,7 +223,8 @@ function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
   } else {
     if (i.t.k !== 'num') typeError(fn.site, loc, 'index', `an array index must be a number, got ${describeVT(i.t)}`, 'index with a number');
     fn.mayFail = true;
-    ic = i.t.n === 'i32' ? `rg_idxi(t, ${i.c}, ${bound})` : i.t.n === 'u32' ? `rg_idxu(t, ${i.c}, ${bound})` : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;
+    const held = ARITH[i.t.n].held;
+    ic = held === 'int' ? `rg_idxi(t, ${i.c}, ${bound})` : held === 'unsigned' ? `rg_idxu(t, ${i.c}, ${bound})` : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;
   }
   const vt: VT = schemaType(element, t.origin);
   return { c: `${items}[${ic}]`, t: vt, lv: element.kind === 'scalar' };

@@ -6,6 +6,7 @@ import { binary, lowerExpr } from './lower-expr.ts';
 import { siteAt, unsupported } from './parse.ts';
 import { FnScope, type Local } from './scope.ts';
 import { COOP_ENV_BYTES } from './abi.ts';
+import { ARITH } from './kind-arith.ts';
 import { planParallel, type ParallelPlan } from './parallel.ts';
 import { C_SCALAR } from './ctypes.ts';
 import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
@@ -245,7 +246,7 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
       t: F64,
       constant: false,
       onTerm: (t) => {
-        if (t.k !== 'num' || (t.n !== 'i32' && t.n !== 'u32')) inexact ??= r.name;
+        if (t.k !== 'num' || (ARITH[t.n].held !== 'int' && ARITH[t.n].held !== 'unsigned')) inexact ??= r.name;
       },
     }),
   );

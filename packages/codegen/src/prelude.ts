@@ -5,6 +5,8 @@
  * No system headers under NVRTC; unaligned data is only ever read byte by byte.
  */
 import { TURN_ERRORS } from './abi.ts';
+import { kindAssertsC, kindChecksC, kindNumberC } from './kind-arith.ts';
+import { kindReadersC, kindWritersC } from './kind-codecs.ts';
 /** `#define RG_E_<NAME> <code>` for every turn error of abi.ts: one source for TS and C. */
 const turnErrorDefines = Object.entries(TURN_ERRORS)
   .map(([name, code]) => `#define RG_E_${name} ${code}`)
@@ -61,8 +63,9 @@ RG_HD static inline int rg_toi32(double x) {
   return (int)(unsigned int)m;
 }
 RG_HD static inline unsigned int rg_tou32(double x) { return (unsigned int)rg_toi32(x); }
-RG_HD static inline bool rg_is_i32(double x) { return x == trunc(x) && x >= -2147483648.0 && x <= 2147483647.0; }
-RG_HD static inline bool rg_is_u32(double x) { return x == trunc(x) && x >= 0.0 && x <= 4294967295.0; }
+/* Per scalar kind (codegen kind-arith.ts): C types as laid out, integer ranges, narrowing stores. */
+${kindAssertsC()}
+${kindNumberC()}
 RG_HD static inline double rg_min(double a, double b) {
   if (a != a || b != b) return rg_nan();
   if (a == b) return rg_signbit(a) ? a : b;
@@ -187,16 +190,8 @@ RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned in
   if (!t->err) t->err = RG_E_INDEX_RANGE;
   return 0;
 }
-RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
-  if (rg_is_i32(v)) return (int)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
-  return 0;
-}
-RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
-  if (rg_is_u32(v)) return (unsigned int)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
-  return 0;
-}
+/* A reply or K2K payload field of an integer kind: an integer in the kind's range, or REPLY_MISMATCH. */
+${kindChecksC()}
 /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
 RG_HD static inline void rg_zero(void* p, unsigned int n) {
   unsigned char* b = (unsigned char*)p;
@@ -225,6 +220,7 @@ RG_HD static inline bool rg_take(rg_rd* r, unsigned int n, unsigned int* at) {
   return true;
 }
 RG_HD static inline unsigned int rg_be16(const unsigned char* p) { return ((unsigned int)p[0] << 8) | p[1]; }
+RG_HD static inline unsigned int rg_le16(const unsigned char* p) { return ((unsigned int)p[1] << 8) | p[0]; }
 RG_HD static inline unsigned int rg_be32(const unsigned char* p) { return ((unsigned int)p[0] << 24) | ((unsigned int)p[1] << 16) | ((unsigned int)p[2] << 8) | p[3]; }
 RG_HD static inline unsigned long long rg_be64(const unsigned char* p) { return ((unsigned long long)rg_be32(p) << 32) | rg_be32(p + 4); }
 RG_HD static inline unsigned int rg_le32(const unsigned char* p) { return ((unsigned int)p[3] << 24) | ((unsigned int)p[2] << 16) | ((unsigned int)p[1] << 8) | p[0]; }
@@ -249,17 +245,6 @@ RG_HD static bool rg_rd_num(rg_rd* r, double* out) {
     case 0xd3: if (!rg_take(r, 8, &at)) return false; *out = (double)(long long)rg_be64(r->p + at); return true;
     default: return false;
   }
-}
-RG_HD static inline bool rg_rd_f64(rg_rd* r, double* o) { return rg_rd_num(r, o); }
-RG_HD static inline bool rg_rd_f32(rg_rd* r, float* o) { double v; if (!rg_rd_num(r, &v)) return false; *o = (float)v; return true; }
-RG_HD static inline bool rg_rd_i32(rg_rd* r, int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_i32(v)) return false; *o = (int)v; return true; }
-RG_HD static inline bool rg_rd_u32(rg_rd* r, unsigned int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_u32(v)) return false; *o = (unsigned int)v; return true; }
-RG_HD static inline bool rg_rd_bool(rg_rd* r, bool* o) {
-  unsigned int at;
-  if (!rg_take(r, 1, &at)) return false;
-  if (r->p[at] == 0xc2) { *o = false; return true; }
-  if (r->p[at] == 0xc3) { *o = true; return true; }
-  return false;
 }
 RG_HD static bool rg_rd_arrhdr(rg_rd* r, unsigned int* n) {
   unsigned int at;
@@ -322,14 +307,8 @@ RG_HD static bool rg_rd_binhdr(rg_rd* r, unsigned int* len) {
     *count = n;                                                                                     \
     return true;                                                                                    \
   }
-#define RG_LE_F32(p) rg_u2f(rg_le32(p))
-#define RG_LE_F64(p) rg_u2d(rg_le64(p))
-#define RG_LE_I32(p) ((int)rg_le32(p))
-#define RG_LE_U32(p) rg_le32(p)
-RG_RD_NUMARR(rg_rd_af32, float, 4, rg_rd_f32, RG_LE_F32)
-RG_RD_NUMARR(rg_rd_af64, double, 8, rg_rd_f64, RG_LE_F64)
-RG_RD_NUMARR(rg_rd_ai32, int, 4, rg_rd_i32, RG_LE_I32)
-RG_RD_NUMARR(rg_rd_au32, unsigned int, 4, rg_rd_u32, RG_LE_U32)
+/* Per scalar kind (codegen kind-codecs.ts): rg_rd_<kind>, and rg_rd_a<kind> for numeric arrays. */
+${kindReadersC()}
 
 /* ---- msgpack writer: what the host encoder writes, byte for byte. p == 0 only measures. ------- */
 struct rg_wr { unsigned char* p; unsigned int pos; unsigned int cap; rg_coop* co; };
@@ -342,6 +321,7 @@ RG_HD static inline bool rg_need(rg_wr* w, unsigned int n, unsigned int* at) {
 RG_HD static inline void rg_put(rg_wr* w, unsigned int at, unsigned int v) { if (w->p) w->p[at] = (unsigned char)v; }
 RG_HD static inline void rg_put_be16(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v >> 8); rg_put(w, at + 1, v); }
 RG_HD static inline void rg_put_be32(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v >> 24); rg_put(w, at + 1, v >> 16); rg_put(w, at + 2, v >> 8); rg_put(w, at + 3, v); }
+RG_HD static inline void rg_put_le16(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v); rg_put(w, at + 1, v >> 8); }
 RG_HD static inline void rg_put_le32(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v); rg_put(w, at + 1, v >> 8); rg_put(w, at + 2, v >> 16); rg_put(w, at + 3, v >> 24); }
 RG_HD static bool rg_wr_byte(rg_wr* w, unsigned int b) { unsigned int at; if (!rg_need(w, 1, &at)) return false; rg_put(w, at, b); return true; }
 RG_HD static bool rg_wr_int(rg_wr* w, long long v) {
@@ -359,17 +339,14 @@ RG_HD static bool rg_wr_int(rg_wr* w, long long v) {
   if (!rg_need(w, 5, &at)) return false;
   rg_put(w, at, 0xd2); rg_put_be32(w, at + 1, (unsigned int)v); return true;
 }
-RG_HD static bool rg_wr_f32(rg_wr* w, float v) { unsigned int at; if (!rg_need(w, 5, &at)) return false; rg_put(w, at, 0xca); rg_put_be32(w, at + 1, rg_f2u(v)); return true; }
-RG_HD static bool rg_wr_f64(rg_wr* w, double v) {
+RG_HD static bool rg_wr_float32(rg_wr* w, float v) { unsigned int at; if (!rg_need(w, 5, &at)) return false; rg_put(w, at, 0xca); rg_put_be32(w, at + 1, rg_f2u(v)); return true; }
+RG_HD static bool rg_wr_float64(rg_wr* w, double v) {
   unsigned int at;
   if (!rg_need(w, 9, &at)) return false;
   unsigned long long u = rg_d2u(v);
   rg_put(w, at, 0xcb); rg_put_be32(w, at + 1, (unsigned int)(u >> 32)); rg_put_be32(w, at + 5, (unsigned int)u);
   return true;
 }
-RG_HD static inline bool rg_wr_i32(rg_wr* w, int v) { return rg_wr_int(w, v); }
-RG_HD static inline bool rg_wr_u32(rg_wr* w, unsigned int v) { return rg_wr_int(w, v); }
-RG_HD static inline bool rg_wr_bool(rg_wr* w, bool v) { return rg_wr_byte(w, v ? 0xc3 : 0xc2); }
 RG_HD static bool rg_wr_maphdr(rg_wr* w, unsigned int n) {
   unsigned int at;
   if (n < 16) return rg_wr_byte(w, 0x80 | n);
@@ -402,36 +379,6 @@ RG_HD static bool rg_wr_str(rg_wr* w, const char* s, unsigned int n) {
   return true;
 }
 RG_HD static inline unsigned int rg_strlen(const char* s) { unsigned int n = 0; while (s[n]) n++; return n; }
-RG_HD static bool rg_wr_af32(rg_wr* w, const float* a, unsigned int n) {
-  unsigned int at;
-  if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
-  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
-  for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, rg_f2u(a[i]));
-  return true;
-}
-RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
-  unsigned int at;
-  if (!rg_wr_binhdr(w, n * 8) || !rg_need(w, n * 8, &at)) return false;
-  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 8)) return true;
-  for (unsigned int i = 0; i < n; i++) {
-    unsigned long long u = rg_d2u(a[i]);
-    rg_put_le32(w, at + i * 8, (unsigned int)u);
-    rg_put_le32(w, at + i * 8 + 4, (unsigned int)(u >> 32));
-  }
-  return true;
-}
-RG_HD static bool rg_wr_ai32(rg_wr* w, const int* a, unsigned int n) {
-  unsigned int at;
-  if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
-  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
-  for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, (unsigned int)a[i]);
-  return true;
-}
-RG_HD static bool rg_wr_au32(rg_wr* w, const unsigned int* a, unsigned int n) {
-  unsigned int at;
-  if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
-  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 4)) return true;
-  for (unsigned int i = 0; i < n; i++) rg_put_le32(w, at + i * 4, a[i]);
-  return true;
-}
+/* Per scalar kind (codegen kind-codecs.ts): rg_wr_<kind>, and rg_wr_a<kind> for numeric arrays. */
+${kindWritersC()}
 `;

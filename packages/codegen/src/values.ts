@@ -1,6 +1,7 @@
-import type { ArraySchema, GrainDef, NumericKind, Schema, StructSchema, VecSchema } from '@ringgrain/core';
+import { intRange, isNumericKind, type ArraySchema, type GrainDef, type NumericKind, type ScalarKind, type Schema, type StructSchema, type VecSchema } from '@ringgrain/core';
 import type { Loc } from './ast.ts';
 import { CodegenError } from './errors.ts';
+import { ARITH, fitsIn } from './kind-arith.ts';
 import { siteAt, type ParseSite } from './parse.ts';
 
 /** Where a view lives: the actor's state (a live view in JS) or the decoded message (typed arrays). */
@@ -66,7 +67,7 @@ export function describeVT(t: VT): string {
 export function schemaType(s: Schema, origin: Origin): VT {
   switch (s.kind) {
     case 'scalar':
-      return s.scalar === 'bool' ? BOOL : { k: 'num', n: s.scalar };
+      return isNumericKind(s.scalar) ? { k: 'num', n: s.scalar } : BOOL;
     case 'struct':
       return { k: 'struct', s, origin };
     case 'array':
@@ -84,25 +85,52 @@ function needNum(site: ParseSite, loc: Loc, v: Val, what: string): NumericKind {
 /** The value as a C double (JS number). */
 export function asDouble(site: ParseSite, loc: Loc, v: Val, what = 'arithmetic'): string {
   const n = needNum(site, loc, v, what);
-  if (n === 'f64') return v.c;
+  if (ARITH[n].held === 'double') return v.c;
   if (v.lit !== undefined) return fmtDouble(v.lit);
   return `(double)${v.c}`;
+}
+
+/** Whether the value is a C int after integer promotion with no change (kinds held as 'int'). */
+export function heldAsInt(v: Val): boolean {
+  return v.t.k === 'num' && ARITH[v.t.n].held === 'int';
 }
 
 /** ECMAScript ToInt32. */
 export function asI32(site: ParseSite, loc: Loc, v: Val, what = 'bitwise operator'): string {
   const n = needNum(site, loc, v, what);
-  if (n === 'i32') return v.c;
-  if (n === 'u32') return `(int)${v.c}`;
-  return `rg_toi32(${asDouble(site, loc, v)})`;
+  const held = ARITH[n].held;
+  switch (held) {
+    case 'int':
+      return v.c;
+    case 'unsigned':
+      return `(int)${v.c}`;
+    case 'float':
+    case 'double':
+      return `rg_toi32(${asDouble(site, loc, v)})`;
+    default: {
+      const never: never = held;
+      return never;
+    }
+  }
 }
 
 /** ECMAScript ToUint32. */
 export function asU32(site: ParseSite, loc: Loc, v: Val, what = 'bitwise operator'): string {
   const n = needNum(site, loc, v, what);
-  if (n === 'u32') return v.c;
-  if (n === 'i32') return v.lit !== undefined && v.lit >= 0 ? `${v.lit}u` : `(unsigned int)${v.c}`;
-  return `rg_tou32(${asDouble(site, loc, v)})`;
+  const held = ARITH[n].held;
+  switch (held) {
+    case 'unsigned':
+      return v.c;
+    case 'int':
+      return v.lit !== undefined && v.lit >= 0 ? `${v.lit}u` : `(unsigned int)${v.c}`;
+    case 'float':
+    case 'double':
+      return `rg_tou32(${asDouble(site, loc, v)})`;
+    default: {
+      const never: never = held;
+      return never;
+    }
+  }
 }
 
 export function needBool(site: ParseSite, loc: Loc, v: Val, what: string): string {
@@ -114,35 +142,46 @@ export function needBool(site: ParseSite, loc: Loc, v: Val, what: string): strin
 
 /**
  * Conversion on a store into a view, as the JS DataView/typed array does it: f32 rounds to nearest,
- * i32/u32 wrap (ToInt32/ToUint32), bool needs a boolean.
+ * integer kinds wrap (ToInt32/ToUint32, then modulo 2^bits for narrower kinds), bool needs a boolean.
  */
-export function storeAs(site: ParseSite, loc: Loc, kind: NumericKind | 'bool', v: Val): string {
-  switch (kind) {
-    case 'bool':
-      return needBool(site, loc, v, 'boolean field');
-    case 'f64':
-      return asDouble(site, loc, v, 'f64 field');
-    case 'f32':
-      return v.t.k === 'num' && v.t.n === 'f32' ? v.c : `(float)${paren(asDouble(site, loc, v, 'f32 field'))}`;
-    case 'i32':
-      return asI32(site, loc, v, 'i32 field');
-    case 'u32':
-      return asU32(site, loc, v, 'u32 field');
+export function storeAs(site: ParseSite, loc: Loc, kind: ScalarKind, v: Val): string {
+  if (!isNumericKind(kind)) return needBool(site, loc, v, 'boolean field');
+  const what = `${kind} field`;
+  const { held, wrap } = ARITH[kind];
+  switch (held) {
+    case 'double':
+      return asDouble(site, loc, v, what);
+    case 'float':
+      return v.t.k === 'num' && v.t.n === kind ? v.c : `(float)${paren(asDouble(site, loc, v, what))}`;
+    case 'unsigned':
+      return asU32(site, loc, v, what);
+    case 'int': {
+      if (!wrap) return asI32(site, loc, v, what);
+      const n = needNum(site, loc, v, what);
+      // A value of a kind within this one's range stores unchanged.
+      if (fitsIn(n, kind)) return v.c;
+      const r = intRange(kind);
+      if (v.lit !== undefined && r && v.lit >= r.min && v.lit <= r.max) return v.c;
+      return `${wrap.fn}(${asI32(site, loc, v, what)})`;
+    }
+    default: {
+      const never: never = held;
+      return never;
+    }
   }
 }
 
 /**
- * Conversion into an outgoing message (reply or K2K payload), as the host encoder checks it: i32/u32
+ * Conversion into an outgoing message (reply or K2K payload), as the host encoder checks it: integer
  * fields must hold integers in range (else the turn fails like the host's schema mismatch).
  */
-export function encodeAs(site: ParseSite, loc: Loc, kind: NumericKind | 'bool', v: Val): { c: string; mayFail: boolean } {
-  if (kind === 'i32' || kind === 'u32') {
-    const n = needNum(site, loc, v, `${kind} field`);
-    if (n === kind) return { c: v.c, mayFail: false };
-    if (v.lit !== undefined && (kind === 'i32' || v.lit >= 0)) return { c: kind === 'u32' ? `${v.lit}u` : v.c, mayFail: false };
-    return { c: `rg_chk_${kind}(t, ${asDouble(site, loc, v)})`, mayFail: true };
-  }
-  return { c: storeAs(site, loc, kind, v), mayFail: false };
+export function encodeAs(site: ParseSite, loc: Loc, kind: ScalarKind, v: Val): { c: string; mayFail: boolean } {
+  const r = intRange(kind);
+  if (!isNumericKind(kind) || !r) return { c: storeAs(site, loc, kind, v), mayFail: false };
+  const n = needNum(site, loc, v, `${kind} field`);
+  if (fitsIn(n, kind)) return { c: v.c, mayFail: false };
+  if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max) return { c: ARITH[kind].held === 'unsigned' ? `${v.lit}u` : v.c, mayFail: false };
+  return { c: `rg_chk_${kind}(t, ${asDouble(site, loc, v)})`, mayFail: true };
 }
 
 export function paren(c: string): string {

@@ -1,11 +1,12 @@
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { Reader, Writer, compileEncoder, decodeExact, type GrainDef, type Schema, type StructSchema } from '@ringgrain/core';
+import { KINDS, Reader, Writer, compileEncoder, decodeExact, isNumericScalar, type GrainDef, type Schema, type StructSchema } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
+import { Small } from '../../../test/fixtures/grains.ts';
 import { Harness } from './harness.ts';
 import { randomValue, rng } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
@@ -34,16 +35,14 @@ function reshape(s: Schema, v: any, r: () => number): any {
   if (s.kind === 'array' || s.kind === 'vec') {
     const items = Array.from(v as ArrayLike<unknown>, (x) => reshape(s.element, x, r));
     // Numeric arrays: a typed array (→ bin) or a plain array of numbers (→ msgpack array), at random.
-    if (s.element.kind === 'scalar' && s.element.scalar !== 'bool' && r() < 0.5) {
-      const C = { f32: Float32Array, f64: Float64Array, i32: Int32Array, u32: Uint32Array }[s.element.scalar as 'f32' | 'f64' | 'i32' | 'u32'];
-      return new C(items as number[]);
-    }
+    if (isNumericScalar(s.element) && r() < 0.5) return KINDS[s.element.scalar].array.from(items as number[]);
     return items;
   }
   return v;
 }
 
-const GRAINS: GrainDef[] = [Account.grain, Stats.grain, Counter.grain, Relay.grain];
+// Small: every small integer kind, scalar and array (bin of 1- and 2-byte elements, up to a 400-byte bin16).
+const GRAINS: GrainDef[] = [Account.grain, Stats.grain, Counter.grain, Relay.grain, Small.grain];
 
 describe.skipIf(!HAVE_GXX)('device msgpack codecs (built for the host from the generated unit)', () => {
   const built = GRAINS.map((def) => ({ def, h: Harness.build(def.name, generateKernel(def, { grains: [Counter.grain, Relay.grain, ...(def === Counter.grain || def === Relay.grain ? [] : [def])] }).source) }));

@@ -1,4 +1,4 @@
-import type { Schema } from '@ringgrain/core';
+import { KINDS, type Schema } from '@ringgrain/core';
 
 /**
  * Tolerances of the differential test. Arithmetic (+ - * / %, sqrt, floor, ceil, trunc, round, fround,
@@ -21,8 +21,9 @@ function close(a: number, b: number, rel: number): boolean {
 export function diff(s: Schema, a: unknown, b: unknown, path = ''): string[] {
   switch (s.kind) {
     case 'scalar': {
-      if (s.scalar === 'bool' || s.scalar === 'i32' || s.scalar === 'u32') return a === b ? [] : [`${path}: ${String(a)} !== ${String(b)}`];
-      return close(a as number, b as number, s.scalar === 'f32' ? F32_REL : F64_REL) ? [] : [`${path}: ${String(a)} vs ${String(b)}`];
+      const repr = KINDS[s.scalar].repr;
+      if (repr.class !== 'float') return a === b ? [] : [`${path}: ${String(a)} !== ${String(b)}`];
+      return close(a as number, b as number, repr.bits === 32 ? F32_REL : F64_REL) ? [] : [`${path}: ${String(a)} vs ${String(b)}`];
     }
     case 'array':
     case 'vec': {

@@ -44,7 +44,9 @@ describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings a
     const jobs = UNITS.flatMap(([name, gen, archs]) => archs.map((arch) => ({ id: `${name}/${arch}`, source: gen(), arch })));
     const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch));
     jobs.forEach((j, i) => results.set(j.id, built[i] as BuildResult));
-  }, 300_000);
+    // A cold build cache (any prelude change rebuilds every unit): ~30 nvcc builds of 12–45 s, two at a time
+    // (7 min alone on the 2-core development machine, longer beside the rest of the suite).
+  }, 1_200_000);
   for (const [name, , archs] of UNITS) {
     for (const arch of archs) {
       it(`${name} for ${arch}`, () => {

@@ -1,4 +1,4 @@
-import { HandlerError, Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, layoutOf, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
+import { HandlerError, MISMATCH, Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, layoutOf, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import * as Conformance from '../../../test/fixtures/grains.ts';
@@ -17,6 +17,15 @@ function encode(schema: StructSchema, value: unknown): Uint8Array {
   const w = new Writer(buf).reset(0, buf.length);
   compileEncoder(schema)(value, w);
   return buf.slice(0, w.pos);
+}
+/** The host encoding of a handler's reply, or undefined where the host refuses it (a value out of its field's range). */
+function encodeReply(schema: StructSchema, value: unknown): Uint8Array | undefined {
+  try {
+    return encode(schema, value);
+  } catch (e) {
+    if (e === MISMATCH) return undefined;
+    throw e;
+  }
 }
 function decode(schema: StructSchema, bytes: Uint8Array): unknown {
   return decodeExact(schema, new Reader(bytes).reset(0, bytes.length));
@@ -81,6 +90,7 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
   const results = h.turns(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
   let exactReplies = 0;
   let replies = 0;
+  let mismatches = 0;
   let sends = 0;
   let throws = 0;
   inputs.forEach((x, i) => {
@@ -98,7 +108,11 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
       expect(new HandlerError(def.name, x.m.name, got.error!.text).message).toBe(new HandlerError(def.name, x.m.name, js.threw).message);
       throws++;
     } else if (js.reply === 'forwarded') expect(got.rc, where).toBe(1);
-    else {
+    else if (x.m.reply && encodeReply(x.m.reply, js.reply) === undefined) {
+      // The CPU backend answers "reply does not match its schema"; the unit fails the turn the same way.
+      expect(got.rc, where).toBe(TURN_ERRORS.REPLY_MISMATCH);
+      mismatches++;
+    } else {
       expect(got.rc, where).toBe(0);
       if (x.m.reply) {
         const jsBytes = encode(x.m.reply, js.reply);
@@ -130,7 +144,7 @@ function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: n
       sends++;
     });
   });
-  return { replies, exactReplies, sends, throws, results, inputs };
+  return { replies, exactReplies, mismatches, sends, throws, results, inputs };
 }
 
 const SMALL: Ranges = { float: 1e4, int: 1e6 };
@@ -199,6 +213,34 @@ describe.skipIf(!HAVE_GXX)('differential: JS handler vs generated C (host build)
     // String keys: ctx.forward(Named, ctx.key, ...) carries the interned id with STRING_KEY.
     const named = differential(C.Named, grains, all(C.Named, SMALL), 100, 20);
     expect(named.sends).toBe(50);
+  });
+
+  it('small integer kinds (Small): stores wrap, bitwise operators, narrowing replies — 1,200 random inputs', () => {
+    const C = Conformance;
+    const grains = CONFORMANCE_GRAINS.map((g) => g.grain);
+    // Amounts that wrap once or many times, fractions, negative fractions, and values past 2^32 and 2^53.
+    const amounts = [0.5, -0.5, 1.5, -1.9, 255, 256, -256, 65535, 65536, 1e6 + 0.25, 2 ** 32 + 3, -(2 ** 40), 2 ** 53 + 2, 1e300];
+    let a = 0;
+    const BOUNDS: Record<string, [number, number]> = { u8: [0, 255], i8: [-128, 127], u16: [0, 65535], i16: [-32768, 32767] };
+    const cases: Case[] = [
+      ...C.Small.grain.methods.filter((m) => m.name !== 'narrow' && m.name !== 'add').map((m) => ({ method: m.name, ranges: { float: 1e4, int: 1e6 } })),
+      { method: 'add', ranges: { float: 1e4, int: 1e6 } },
+      { method: 'add', ranges: { float: 300, int: 1e6 }, tweak: (m) => (m.by = amounts[a++ % amounts.length]) },
+      // Each kind's bounds and one past them, integers within or beyond them, fractions.
+      {
+        method: 'narrow',
+        ranges: { float: 70000, int: 1e6 },
+        tweak: (m) => {
+          for (const [k, [lo, hi]] of Object.entries(BOUNDS)) m[k] = [lo - 1, lo, hi, hi + 1, Math.trunc(m[k]), m[k]][Math.abs(Math.trunc(m[k])) % 6];
+        },
+      },
+      { method: 'narrow', ranges: { float: 300, int: 1e6 }, tweak: (m) => { for (const k of Object.keys(BOUNDS)) m[k] = Math.trunc(m[k]); } },
+    ];
+    const r = differential(C.Small, grains, cases, 1200, 21);
+    expect(r.exactReplies).toBe(r.replies);
+    expect(r.replies).toBeGreaterThan(700);
+    expect(r.mismatches).toBeGreaterThan(50);
+    expect(r.sends).toBeGreaterThan(100);
   });
 
   it('typed turn errors: TURN_BUDGET, INDEX_RANGE and a reply integer out of range', () => {

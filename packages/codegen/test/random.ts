@@ -1,4 +1,4 @@
-import { isNumericScalar, layoutOf, viewAt, type Schema, type StructSchema } from '@ringgrain/core';
+import { KINDS, isNumericScalar, layoutOf, viewAt, type ScalarKind, type Schema, type StructSchema } from '@ringgrain/core';
 
 /** Seeded PRNG (mulberry32): every run draws the same inputs. */
 export function rng(seed: number): () => number {
@@ -19,18 +19,27 @@ export interface Ranges {
   readonly int: number;
 }
 
-export function randomScalar(kind: string, r: () => number, g: Ranges): number | boolean {
+/**
+ * A value of `kind`: integers within `g.int` and the kind's range, often small, often at those bounds (a
+ * small kind's bounds, where its stores wrap and its replies overflow); floats often small integers,
+ * within `g.float`.
+ */
+export function randomScalar(kind: ScalarKind, r: () => number, g: Ranges): number | boolean {
   const pick = r();
-  switch (kind) {
+  const repr = KINDS[kind].repr;
+  switch (repr.class) {
     case 'bool':
       return pick < 0.5;
-    case 'i32':
-      return pick < 0.5 ? Math.floor(r() * 201) - 100 : Math.floor((r() * 2 - 1) * g.int);
-    case 'u32':
-      return pick < 0.5 ? Math.floor(r() * 200) : Math.floor(r() * g.int);
-    default: {
+    case 'int': {
+      const lo = Math.max(repr.min, -g.int);
+      const hi = Math.min(repr.max, g.int);
+      if (pick < 0.1) return r() < 0.5 ? lo : hi;
+      const small = Math.max(repr.min, Math.min(repr.max, Math.floor(r() * 201) - 100));
+      return pick < 0.5 ? small : lo + Math.floor(r() * (hi - lo + 1));
+    }
+    case 'float': {
       const v = pick < 0.2 ? Math.floor(r() * 21) - 10 : pick < 0.3 ? 0 : (r() * 2 - 1) * (pick < 0.7 ? 10 : g.float);
-      return kind === 'f32' ? Math.fround(v) : v;
+      return repr.bits === 32 ? Math.fround(v) : v;
     }
   }
 }

@@ -1000,6 +1000,611 @@ describe('generated units (inline snapshots)', () => {
         r->n = s->n;
         return RG_OK;
       }
+
+      /* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Small_echo(rg_turn* t, double key, const rg_Small_echo_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Small_echo_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 10u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Small_echo_req(m, &w);
+        rg_k2k_publish(t, &tk, 10u, 0u, k, measure.pos, forward, false);
+      }
+      RG_HD static void rg_send_Small_store(rg_turn* t, double key, const rg_Small_store_req* m, bool forward) {
+        long long k;
+        if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Small_store_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 10u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Small_store_req(m, &w);
+        rg_k2k_publish(t, &tk, 10u, 2u, k, measure.pos, forward, false);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      struct rg_env_Small_store_0 {
+        rg_Small_state* s;
+        rg_Small_store_req* m;
+      };
+      /* Small.store: the body of the loop at line 349, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_store_0(rg_turn* t, const rg_env_Small_store_0* e, rg_Small_state* s, rg_Small_store_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->bytes[u_i] = m->bytes[u_i];
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_store_0) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_store_0(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_store_0* e_ = (const rg_env_Small_store_0*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_store_1 {
+        rg_Small_state* s;
+        rg_Small_store_req* m;
+      };
+      /* Small.store: the body of the loop at line 350, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_store_1(rg_turn* t, const rg_env_Small_store_1* e, rg_Small_state* s, rg_Small_store_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->i8s[u_i] = m->i8s[u_i];
+        s->u16s[u_i] = m->u16s[u_i];
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_store_1) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_store_1(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_store_1* e_ = (const rg_env_Small_store_1*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_store_2 {
+        rg_Small_state* s;
+        rg_Small_store_req* m;
+      };
+      /* Small.store: the body of the loop at line 354, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_store_2(rg_turn* t, const rg_env_Small_store_2* e, rg_Small_state* s, rg_Small_store_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->i16s[u_i] = m->i16s[u_i];
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_store_2) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_store_2(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_store_2* e_ = (const rg_env_Small_store_2*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_add_3 {
+        rg_Small_state* s;
+        rg_Small_add_req* m;
+      };
+      /* Small.add: the body of the loop at line 385, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_add_3(rg_turn* t, const rg_env_Small_add_3* e, rg_Small_state* s, rg_Small_add_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->bytes[u_i] = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[u_i], m->by)));
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_add_3) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_add_3(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_add_3* e_ = (const rg_env_Small_add_3*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_add_4 {
+        rg_Small_state* s;
+        rg_Small_add_req* m;
+      };
+      /* Small.add: the body of the loop at line 386, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_add_4(rg_turn* t, const rg_env_Small_add_4* e, rg_Small_state* s, rg_Small_add_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->i8s[u_i] = rg_wrap_i8(rg_toi32(RG_SUB((double)s->i8s[u_i], m->by)));
+        s->u16s[u_i] = rg_wrap_u16(rg_toi32(RG_ADD((double)s->u16s[u_i], RG_MUL(m->by, 3.0))));
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_add_4) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_add_4(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_add_4* e_ = (const rg_env_Small_add_4*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_add_5 {
+        rg_Small_state* s;
+        rg_Small_add_req* m;
+      };
+      /* Small.add: the body of the loop at line 390, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_add_5(rg_turn* t, const rg_env_Small_add_5* e, rg_Small_state* s, rg_Small_add_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        s->i16s[u_i] = rg_wrap_i16(rg_toi32(RG_MUL((double)s->i16s[u_i], m->by)));
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_add_5) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_add_5(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_add_5* e_ = (const rg_env_Small_add_5*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+      }
+      #endif
+      struct rg_env_Small_blob_6 {
+        rg_Small_state* s;
+        rg_Small_blob_req* m;
+      };
+      /* Small.blob: the body of the loop at line 421, one iteration (element-parallel) */
+      RG_HD static void rg_lp_Small_blob_6(rg_turn* t, const rg_env_Small_blob_6* e, rg_Small_state* s, rg_Small_blob_req* m, double* red, double v_i, unsigned int u_i) {
+        (void)t; (void)e; (void)s; (void)m;
+        (void)red; (void)v_i; (void)u_i;
+        red[0] = RG_ADD(red[0], (double)m->data.items[u_i]);
+      }
+      #if defined(__CUDACC__)
+      static_assert(sizeof(rg_env_Small_blob_6) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
+      __device__ static void rg_run_Small_blob_6(rg_coop* co, unsigned int lane) {
+        rg_turn lt = co->turn;
+        const rg_env_Small_blob_6* e_ = (const rg_env_Small_blob_6*)co->env;
+        const unsigned int n_ = co->n;
+        const double lo_ = co->lo;
+        const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
+        double red[1] = {0.0};
+        unsigned int k = lane;
+        for (; k + 96u < n_; k += 128u) {
+          rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+          rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 32u)), ulo + (k + 32u));
+          rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 64u)), ulo + (k + 64u));
+          rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)((k + 96u)), ulo + (k + 96u));
+        }
+        for (; k < n_; k += 32u) rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (unsigned int o = 16u; o != 0u; o >>= 1) red[0] = RG_ADD(red[0], __shfl_xor_sync(0xffffffffu, red[0], o));
+        if (lane == 0u) co->red[0] = red[0];
+      }
+      #endif
+      /* Small.echo (grains.ts:336) */
+      RG_HD static int rg_h_Small_echo(rg_turn* t, rg_Small_state* s, rg_Small_echo_req* m, rg_Small_echo_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = m->u8;
+        r->i8 = m->i8;
+        r->u16 = m->u16;
+        r->i16 = m->i16;
+        rg_copy_t(t, &r->bytes, &m->bytes, sizeof(r->bytes));
+        rg_copy_t(t, &r->i8s, &m->i8s, sizeof(r->i8s));
+        rg_copy_t(t, &r->u16s, &m->u16s, sizeof(r->u16s));
+        rg_copy_t(t, &r->i16s, &m->i16s, sizeof(r->i16s));
+        rg_copy_t(t, &r->bv, &m->bv, rg_minu((unsigned int)sizeof(r->bv), (unsigned int)((const unsigned char*)&(m->bv).items[(m->bv).length] - (const unsigned char*)&(m->bv))));
+        rg_copy_t(t, &r->sv, &m->sv, rg_minu((unsigned int)sizeof(r->sv), (unsigned int)((const unsigned char*)&(m->sv).items[(m->sv).length] - (const unsigned char*)&(m->sv))));
+        return RG_OK;
+      }
+      /* Small.via (grains.ts:340) */
+      RG_HD static int rg_h_Small_via(rg_turn* t, rg_Small_state* s, rg_Small_via_req* m, rg_Small_echo_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Small_echo_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.u8 = m->u8;
+          _m0.i8 = m->i8;
+          _m0.u16 = m->u16;
+          _m0.i16 = m->i16;
+          rg_copy(&_m0.bytes, &m->bytes, sizeof(_m0.bytes));
+          rg_copy(&_m0.i8s, &m->i8s, sizeof(_m0.i8s));
+          rg_copy(&_m0.u16s, &m->u16s, sizeof(_m0.u16s));
+          rg_copy(&_m0.i16s, &m->i16s, sizeof(_m0.i16s));
+          rg_copy(&_m0.bv, &m->bv, rg_minu((unsigned int)sizeof(_m0.bv), (unsigned int)((const unsigned char*)&(m->bv).items[(m->bv).length] - (const unsigned char*)&(m->bv))));
+          rg_copy(&_m0.sv, &m->sv, rg_minu((unsigned int)sizeof(_m0.sv), (unsigned int)((const unsigned char*)&(m->sv).items[(m->sv).length] - (const unsigned char*)&(m->sv))));
+          if (!t->err) rg_send_Small_echo(t, (double)m->to, &_m0, true);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_FORWARDED;
+      }
+      /* Small.store (grains.ts:344) */
+      RG_HD static int rg_h_Small_store(rg_turn* t, rg_Small_state* s, rg_Small_store_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = m->u8;
+        s->i8 = m->i8;
+        s->u16 = m->u16;
+        s->i16 = m->i16;
+        {
+          const double _lo2 = 0.0;
+          const double _hi3 = 8.0;
+          (void)_lo2; (void)_hi3;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo2 == trunc(_lo2) && _lo2 >= -2147483648.0 && _hi3 <= 2147483648.0 && _hi3 - _lo2 >= (double)RG_COOP_MIN_ITERS && ceil(_hi3 - _lo2) <= (double)(t->budget - t->iters) && _lo2 >= 0.0 && _hi3 <= (double)(8)) {
+            rg_env_Small_store_0* _e4 = (rg_env_Small_store_0*)t->co->env;
+            _e4->s = s;
+            _e4->m = m;
+            rg_coop_loop(t, 0u, _lo2, (unsigned int)ceil(_hi3 - _lo2));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
+                  const unsigned char _v1 = m->bytes[rg_idx(t, v_i, 8)];
+                  if (!t->err) *_p0 = _v1;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        {
+          const double _lo9 = 0.0;
+          const double _hi10 = 4.0;
+          (void)_lo9; (void)_hi10;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo9 == trunc(_lo9) && _lo9 >= -2147483648.0 && _hi10 <= 2147483648.0 && _hi10 - _lo9 >= (double)RG_COOP_MIN_ITERS && ceil(_hi10 - _lo9) <= (double)(t->budget - t->iters) && _lo9 >= 0.0 && _hi10 <= (double)(4)) {
+            rg_env_Small_store_1* _e11 = (rg_env_Small_store_1*)t->co->env;
+            _e11->s = s;
+            _e11->m = m;
+            rg_coop_loop(t, 1u, _lo9, (unsigned int)ceil(_hi10 - _lo9));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  signed char* _p5 = &s->i8s[rg_idx(t, v_i, 4)];
+                  const signed char _v6 = m->i8s[rg_idx(t, v_i, 4)];
+                  if (!t->err) *_p5 = _v6;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+                {
+                  unsigned short* _p7 = &s->u16s[rg_idx(t, v_i, 4)];
+                  const unsigned short _v8 = m->u16s[rg_idx(t, v_i, 4)];
+                  if (!t->err) *_p7 = _v8;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        {
+          const double _lo14 = 0.0;
+          const double _hi15 = 3.0;
+          (void)_lo14; (void)_hi15;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo14 == trunc(_lo14) && _lo14 >= -2147483648.0 && _hi15 <= 2147483648.0 && _hi15 - _lo14 >= (double)RG_COOP_MIN_ITERS && ceil(_hi15 - _lo14) <= (double)(t->budget - t->iters) && _lo14 >= 0.0 && _hi15 <= (double)(3)) {
+            rg_env_Small_store_2* _e16 = (rg_env_Small_store_2*)t->co->env;
+            _e16->s = s;
+            _e16->m = m;
+            rg_coop_loop(t, 2u, _lo14, (unsigned int)ceil(_hi15 - _lo14));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  short* _p12 = &s->i16s[rg_idx(t, v_i, 3)];
+                  const short _v13 = m->i16s[rg_idx(t, v_i, 3)];
+                  if (!t->err) *_p12 = _v13;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
+        return RG_OK;
+      }
+      /* Small.send (grains.ts:358) */
+      RG_HD static int rg_h_Small_send(rg_turn* t, rg_Small_state* s, rg_Small_send_req* m, rg_Small_send_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        {
+          rg_Small_store_req _m0;
+          rg_zero(&_m0, sizeof(_m0));
+          _m0.u8 = m->u8;
+          _m0.i8 = m->i8;
+          _m0.u16 = m->u16;
+          _m0.i16 = m->i16;
+          rg_copy(&_m0.bytes, &m->bytes, sizeof(_m0.bytes));
+          rg_copy(&_m0.i8s, &m->i8s, sizeof(_m0.i8s));
+          rg_copy(&_m0.u16s, &m->u16s, sizeof(_m0.u16s));
+          rg_copy(&_m0.i16s, &m->i16s, sizeof(_m0.i16s));
+          if (!t->err) rg_send_Small_store(t, (double)m->to, &_m0, false);
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->sent = 1u;
+        return RG_OK;
+      }
+      /* Small.load (grains.ts:363) */
+      RG_HD static int rg_h_Small_load(rg_turn* t, rg_Small_state* s, rg_Small_load_req* m, rg_Small_load_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        rg_copy_t(t, &r->bytes, &s->bytes, sizeof(r->bytes));
+        rg_copy_t(t, &r->i8s, &s->i8s, sizeof(r->i8s));
+        rg_copy_t(t, &r->u16s, &s->u16s, sizeof(r->u16s));
+        rg_copy_t(t, &r->i16s, &s->i16s, sizeof(r->i16s));
+        r->log[0] = s->log.items[0];
+        r->log[1] = s->log.items[1];
+        r->log[2] = s->log.items[2];
+        r->log[3] = s->log.items[3];
+        r->log[4] = s->log.items[4];
+        r->log[5] = s->log.items[5];
+        r->log[6] = s->log.items[6];
+        r->log[7] = s->log.items[7];
+        r->logged = s->log.length;
+        r->count = s->count;
+        return RG_OK;
+      }
+      /* Small.add (grains.ts:380) */
+      RG_HD static int rg_h_Small_add(rg_turn* t, rg_Small_state* s, rg_Small_add_req* m, rg_Small_store_req* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->u8, m->by)));
+        s->i8 = rg_wrap_i8(rg_toi32(RG_ADD((double)s->i8, m->by)));
+        s->u16 = rg_wrap_u16(rg_toi32(RG_SUB((double)s->u16, m->by)));
+        s->i16 = rg_wrap_i16(rg_toi32(RG_ADD((double)s->i16, m->by)));
+        {
+          const double _lo2 = 0.0;
+          const double _hi3 = 8.0;
+          (void)_lo2; (void)_hi3;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo2 == trunc(_lo2) && _lo2 >= -2147483648.0 && _hi3 <= 2147483648.0 && _hi3 - _lo2 >= (double)RG_COOP_MIN_ITERS && ceil(_hi3 - _lo2) <= (double)(t->budget - t->iters) && _lo2 >= 0.0 && _hi3 <= (double)(8)) {
+            rg_env_Small_add_3* _e4 = (rg_env_Small_add_3*)t->co->env;
+            _e4->s = s;
+            _e4->m = m;
+            rg_coop_loop(t, 3u, _lo2, (unsigned int)ceil(_hi3 - _lo2));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
+                  const unsigned char _v1 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[rg_idx(t, v_i, 8)], m->by)));
+                  if (!t->err) *_p0 = _v1;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        {
+          const double _lo9 = 0.0;
+          const double _hi10 = 4.0;
+          (void)_lo9; (void)_hi10;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo9 == trunc(_lo9) && _lo9 >= -2147483648.0 && _hi10 <= 2147483648.0 && _hi10 - _lo9 >= (double)RG_COOP_MIN_ITERS && ceil(_hi10 - _lo9) <= (double)(t->budget - t->iters) && _lo9 >= 0.0 && _hi10 <= (double)(4)) {
+            rg_env_Small_add_4* _e11 = (rg_env_Small_add_4*)t->co->env;
+            _e11->s = s;
+            _e11->m = m;
+            rg_coop_loop(t, 4u, _lo9, (unsigned int)ceil(_hi10 - _lo9));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  signed char* _p5 = &s->i8s[rg_idx(t, v_i, 4)];
+                  const signed char _v6 = rg_wrap_i8(rg_toi32(RG_SUB((double)s->i8s[rg_idx(t, v_i, 4)], m->by)));
+                  if (!t->err) *_p5 = _v6;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+                {
+                  unsigned short* _p7 = &s->u16s[rg_idx(t, v_i, 4)];
+                  const unsigned short _v8 = rg_wrap_u16(rg_toi32(RG_ADD((double)s->u16s[rg_idx(t, v_i, 4)], RG_MUL(m->by, 3.0))));
+                  if (!t->err) *_p7 = _v8;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        {
+          const double _lo14 = 0.0;
+          const double _hi15 = 3.0;
+          (void)_lo14; (void)_hi15;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo14 == trunc(_lo14) && _lo14 >= -2147483648.0 && _hi15 <= 2147483648.0 && _hi15 - _lo14 >= (double)RG_COOP_MIN_ITERS && ceil(_hi15 - _lo14) <= (double)(t->budget - t->iters) && _lo14 >= 0.0 && _hi15 <= (double)(3)) {
+            rg_env_Small_add_5* _e16 = (rg_env_Small_add_5*)t->co->env;
+            _e16->s = s;
+            _e16->m = m;
+            rg_coop_loop(t, 5u, _lo14, (unsigned int)ceil(_hi15 - _lo14));
+            if (RG_UNLIKELY(t->err)) return t->err;
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                {
+                  short* _p12 = &s->i16s[rg_idx(t, v_i, 3)];
+                  const short _v13 = rg_wrap_i16(rg_toi32(RG_MUL((double)s->i16s[rg_idx(t, v_i, 3)], m->by)));
+                  if (!t->err) *_p12 = _v13;
+                }
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        if (((double)s->log.length < 8.0)) {
+          {
+            unsigned char* _p17 = &s->log.items[rg_idxu(t, s->log.length, 8)];
+            const unsigned char _v18 = rg_wrap_u8(rg_toi32(m->by));
+            if (!t->err) *_p17 = _v18;
+          }
+          if (RG_UNLIKELY(t->err)) return t->err;
+          s->log.length = rg_tou32(RG_ADD((double)s->log.length, 1.0));
+        }
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        rg_copy_t(t, &r->bytes, &s->bytes, sizeof(r->bytes));
+        rg_copy_t(t, &r->i8s, &s->i8s, sizeof(r->i8s));
+        rg_copy_t(t, &r->u16s, &s->u16s, sizeof(r->u16s));
+        rg_copy_t(t, &r->i16s, &s->i16s, sizeof(r->i16s));
+        return RG_OK;
+      }
+      /* Small.twiddle (grains.ts:398) */
+      RG_HD static int rg_h_Small_twiddle(rg_turn* t, rg_Small_state* s, rg_Small_twiddle_req* m, rg_Small_twiddle_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        const unsigned char v_before = s->u8;
+        s->u8 = rg_wrap_u8((~s->u8));
+        s->i8 = rg_wrap_i8(rg_toi32(RG_ADD((double)(s->i8 >> (1u & 31u)), (double)m->k)));
+        s->u16 = rg_wrap_u16(((int)((unsigned int)s->u16 << (4u & 31u)) | m->k));
+        s->i16 = rg_wrap_i16((s->i16 ^ m->k));
+        {
+          unsigned char* _p0 = &s->bytes[rg_idxi(t, (m->k & 7), 8)];
+          const unsigned char _v1 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[rg_idxi(t, (m->k & 7), 8)], 1.0)));
+          if (!t->err) *_p0 = _v1;
+        }
+        if (RG_UNLIKELY(t->err)) return t->err;
+        r->u8 = s->u8;
+        r->i8 = s->i8;
+        r->u16 = s->u16;
+        r->i16 = s->i16;
+        r->lt = (v_before < s->u8);
+        r->eq = (s->u16 == s->i16);
+        return RG_OK;
+      }
+      /* Small.set (grains.ts:408) */
+      RG_HD static int rg_h_Small_set(rg_turn* t, rg_Small_state* s, rg_Small_set_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->u8 = m->u8;
+        s->i8 = m->i8;
+        s->u16 = m->u16;
+        s->i16 = m->i16;
+        return RG_OK;
+      }
+      /* Small.narrow (grains.ts:415) */
+      RG_HD static int rg_h_Small_narrow(rg_turn* t, rg_Small_state* s, rg_Small_narrow_req* m, rg_Small_narrow_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        r->u8 = rg_chk_u8(t, m->u8);
+        r->i8 = rg_chk_i8(t, m->i8);
+        r->u16 = rg_chk_u16(t, m->u16);
+        r->i16 = rg_chk_i16(t, m->i16);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Small.blob (grains.ts:419) */
+      RG_HD static int rg_h_Small_blob(rg_turn* t, rg_Small_state* s, rg_Small_blob_req* m, rg_Small_blob_rep* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        double v_sum = 0.0;
+        {
+          const double _lo0 = 0.0;
+          const double _hi1 = (double)m->data.length;
+          (void)_lo0; (void)_hi1;
+          #if defined(__CUDA_ARCH__)
+          if (t->co && _lo0 == trunc(_lo0) && _lo0 >= -2147483648.0 && _hi1 <= 2147483648.0 && _hi1 - _lo0 >= (double)RG_COOP_MIN_ITERS && ceil(_hi1 - _lo0) <= (double)(t->budget - t->iters) && _lo0 >= 0.0 && _hi1 <= (double)(m->data.length) && v_sum == trunc(v_sum) && fabs(v_sum) <= 4503599627370496.0 && _hi1 - _lo0 <= 1048576.0) {
+            rg_env_Small_blob_6* _e2 = (rg_env_Small_blob_6*)t->co->env;
+            _e2->s = s;
+            _e2->m = m;
+            rg_coop_loop(t, 6u, _lo0, (unsigned int)ceil(_hi1 - _lo0));
+            if (RG_UNLIKELY(t->err)) return t->err;
+            v_sum = RG_ADD(v_sum, t->co->red[0]);
+          } else
+          #endif
+          {
+            {
+              double v_i = 0.0;
+              for (; (v_i < (double)m->data.length); v_i = RG_ADD(v_i, 1.0)) {
+                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                v_sum = RG_ADD(v_sum, (double)m->data.items[rg_idx(t, v_i, m->data.length)]);
+                if (RG_UNLIKELY(t->err)) return t->err;
+              }
+            }
+          }
+        }
+        r->n = m->data.length;
+        r->sum = v_sum;
+        rg_copy_t(t, &r->data, &m->data, rg_minu((unsigned int)sizeof(r->data), (unsigned int)((const unsigned char*)&(m->data).items[(m->data).length] - (const unsigned char*)&(m->data))));
+        return RG_OK;
+      }
       "
     `);
   });

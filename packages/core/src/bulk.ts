@@ -6,6 +6,7 @@
 import { SchemaValidationError } from './errors.ts';
 import type { MethodDef } from './grain.ts';
 import type { Schema } from './schema/index.ts';
+import { KINDS, NUMERIC_KINDS, isNumericKind, kindNoun, type NumericKind } from './schema/kinds.ts';
 
 /** A column of numbers: a typed array or a plain array. */
 export type NumberColumn = Float64Array | Float32Array | Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array | readonly number[];
@@ -14,31 +15,46 @@ export type Columns<Req, Key> = { readonly key: Key extends string ? readonly st
   readonly [F in keyof Req]: Req[F] extends number ? NumberColumn : readonly Req[F][];
 };
 
-/** askMany's replies: one column per reply field, numeric fields as Float64Array (every i32, u32 and f32 is exact there). */
+/** askMany's replies: one column per reply field, numeric fields as Float64Array (every integer kind and f32 is exact there). */
 export type ReplyColumns<Rep> = { readonly [F in keyof Rep]: Rep[F] extends number ? Float64Array : Rep[F][] };
 
-const INT_RANGE = { i32: [-0x80000000, 0x7fffffff], u32: [0, 0xffffffff] } as const;
+const F32_MAX = 3.4028234663852886e38;
 
-function numberOk(kind: string, v: unknown): boolean {
+function numberOk(kind: NumericKind, v: unknown): boolean {
   if (typeof v !== 'number' || !Number.isFinite(v)) return false;
-  if (kind === 'i32' || kind === 'u32') {
-    const [lo, hi] = INT_RANGE[kind];
-    return Number.isInteger(v) && v >= lo && v <= hi;
+  const r = KINDS[kind].repr;
+  switch (r.class) {
+    case 'int':
+      return Number.isInteger(v) && v >= r.min && v <= r.max;
+    case 'float':
+      return r.bits === 64 || Math.abs(v) <= F32_MAX;
+    case 'bool':
+      return false;
+    default: {
+      const never: never = r;
+      return never;
+    }
   }
-  if (kind === 'f32') return Math.abs(v) <= 3.4028234663852886e38;
-  return true;
+}
+
+/** The numeric kind whose typed array `col` is, if it is one. */
+function columnKind(col: unknown): NumericKind | undefined {
+  for (const k of NUMERIC_KINDS) if (col instanceof KINDS[k].array) return k;
+  return undefined;
 }
 
 /**
  * A typed array whose element type cannot hold a bad value of `kind` (an Int32Array for i32, a
  * Uint16Array for u32 or f64, …): such a column needs no per-row check. Float arrays still do (NaN, ∞).
  */
-function alwaysValid(kind: string, col: unknown): boolean {
-  const small = col instanceof Int16Array || col instanceof Int8Array || col instanceof Uint16Array || col instanceof Uint8Array;
-  if (kind === 'i32') return small || col instanceof Int32Array;
-  if (kind === 'u32') return col instanceof Uint32Array || col instanceof Uint16Array || col instanceof Uint8Array;
-  if (kind === 'f64' || kind === 'f32') return small || col instanceof Int32Array || col instanceof Uint32Array || (kind === 'f64' && col instanceof Float32Array && allFinite(col));
-  return false;
+function alwaysValid(kind: NumericKind, col: unknown): boolean {
+  const from = columnKind(col);
+  if (from === undefined) return false;
+  const want = KINDS[kind].repr;
+  const have = KINDS[from].repr;
+  if (have.class === 'int') return want.class === 'float' || (want.class === 'int' && have.min >= want.min && have.max <= want.max);
+  // Float elements: a float column of at most the field's width, if every element is finite.
+  return have.class === 'float' && want.class === 'float' && have.bits <= want.bits && allFinite(col as Float32Array | Float64Array);
 }
 
 function allFinite(a: Float32Array | Float64Array): boolean {
@@ -48,7 +64,8 @@ function allFinite(a: Float32Array | Float64Array): boolean {
 
 /** Integer typed arrays hold only safe integers: a key column of one needs no per-row check. */
 function integerArray(col: unknown): boolean {
-  return col instanceof Int32Array || col instanceof Uint32Array || col instanceof Int16Array || col instanceof Uint16Array || col instanceof Int8Array || col instanceof Uint8Array;
+  const k = columnKind(col);
+  return k !== undefined && KINDS[k].repr.class === 'int';
 }
 
 /** Checks every column; returns the row count. Throws SchemaValidationError naming column and row. */
@@ -70,9 +87,10 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
     if (!col || typeof col.length !== 'number') throw new SchemaValidationError(where, [name], `missing column "${name}" (one value per message)`);
     if (col.length !== n) throw new SchemaValidationError(where, [name], `column "${name}" has ${col.length} rows, the key column ${n}`);
     const field = req.fields[name] as Schema;
-    if (field.kind === 'scalar' && field.scalar !== 'bool') {
-      if (alwaysValid(field.scalar, col)) continue;
-      for (let i = 0; i < n; i++) if (!numberOk(field.scalar, col[i])) throw new SchemaValidationError(where, [name, i], `row ${i}: ${String(col[i])} is not a valid ${field.scalar}`);
+    if (field.kind === 'scalar' && isNumericKind(field.scalar)) {
+      const kind = field.scalar;
+      if (alwaysValid(kind, col)) continue;
+      for (let i = 0; i < n; i++) if (!numberOk(kind, col[i])) throw new SchemaValidationError(where, [name, i], `row ${i}: ${String(col[i])} is not ${kindNoun(kind)}`);
     } else {
       for (let i = 0; i < n; i++) {
         const r = field.zod.safeParse(col[i]);

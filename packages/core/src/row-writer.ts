@@ -7,13 +7,10 @@
  */
 import type { MethodDef } from './grain.ts';
 import { HOST_SENDER, SLOT, SLOT_HEADER_SIZE } from './protocol.ts';
+import { kindSpec, type ScalarKind } from './schema/kinds.ts';
 import type { Schema } from './schema/index.ts';
 import { keyBytes } from './schema/msgpack-encode.ts';
 import { splitKeyHi, splitKeyLo } from './slot.ts';
-
-type Kind = 'f64' | 'f32' | 'i32' | 'u32' | 'bool';
-const WIDTH: Record<Kind, number> = { f64: 9, f32: 5, i32: 5, u32: 5, bool: 1 };
-const TAG: Record<Kind, number> = { f64: 0xcb, f32: 0xca, i32: 0xd2, u32: 0xce, bool: 0xc2 };
 
 /** Writes row `i` into the slot at `slot` (a multiple of 16) of a buffer, through its views (all but seq). */
 export type RowWrite = (i32: Int32Array, dv: DataView, slot: number, i: number, time: number) => void;
@@ -22,7 +19,7 @@ interface Template {
   /** The image after the seq word. */
   readonly image: Uint8Array;
   /** Per field: its kind and the offset of its value's tag byte within the slot. */
-  readonly fields: ReadonlyArray<{ readonly name: string; readonly kind: Kind; readonly at: number }>;
+  readonly fields: ReadonlyArray<{ readonly name: string; readonly kind: ScalarKind; readonly at: number }>;
 }
 
 const templates = new WeakMap<MethodDef, Map<number, Template | null>>();
@@ -31,19 +28,20 @@ function template(method: MethodDef, grainId: number): Template | null {
   const req = method.request;
   const names = req.fieldNames;
   if (names.length >= 16) return null;
-  const kinds: Kind[] = [];
+  const kinds: ScalarKind[] = [];
   for (const n of names) {
     const f = req.fields[n] as Schema;
     if (f.kind !== 'scalar') return null;
-    kinds.push(f.scalar as Kind);
+    kinds.push(f.scalar);
   }
   const parts: number[] = [0x80 | names.length];
-  const fields: Array<{ name: string; kind: Kind; at: number }> = [];
+  const fields: Array<{ name: string; kind: ScalarKind; at: number }> = [];
   for (const [i, n] of names.entries()) {
     parts.push(...keyBytes(n));
     const kind = kinds[i]!;
+    const { tag, width } = kindSpec(kind).msgpack.fixed;
     fields.push({ name: n, kind, at: SLOT_HEADER_SIZE + parts.length });
-    parts.push(TAG[kind], ...new Array<number>(WIDTH[kind] - 1).fill(0));
+    parts.push(tag, ...new Array<number>(width - 1).fill(0));
   }
   const slot = new Uint8Array(SLOT_HEADER_SIZE + parts.length);
   const dv = new DataView(slot.buffer);
@@ -76,21 +74,7 @@ export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayL
   const nw = words.length;
   const keys = key as ArrayLike<number>;
   // One closure per field kind, chosen once per call: the row loop then only patches bytes.
-  const patches = fields.map(({ name, kind, at }): ((dv: DataView, slot: number, i: number) => void) => {
-    const col = cols[name]!;
-    switch (kind) {
-      case 'f64':
-        return (dv, slot, i) => dv.setFloat64(slot + at + 1, col[i] as number);
-      case 'f32':
-        return (dv, slot, i) => dv.setFloat32(slot + at + 1, col[i] as number);
-      case 'i32':
-        return (dv, slot, i) => dv.setInt32(slot + at + 1, col[i] as number);
-      case 'u32':
-        return (dv, slot, i) => dv.setUint32(slot + at + 1, col[i] as number);
-      case 'bool':
-        return (dv, slot, i) => dv.setUint8(slot + at, col[i] ? 0xc3 : 0xc2);
-    }
-  });
+  const patches = fields.map(({ name, kind, at }) => kindSpec(kind).msgpack.fixed.patch(at, cols[name]!));
   const n = patches.length;
   return (i32, dv, slot, i, time) => {
     const w0 = (slot >> 2) + 1;

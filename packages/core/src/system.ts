@@ -32,6 +32,7 @@ import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
+import { isNumericScalar } from './schema/types.ts';
 
 /** A backend's name as given in `backends` (e.g. 'cpu', 'cuda', or any name of yours), or 'auto'. */
 export type Placement = 'auto' | (string & {});
@@ -400,7 +401,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const out: Record<string, Float64Array | unknown[]> = {};
     for (const f of reply.fieldNames) {
       const s = reply.fields[f]!;
-      out[f] = s.kind === 'scalar' && s.scalar !== 'bool' ? new Float64Array(n) : new Array<unknown>(n);
+      out[f] = isNumericScalar(s) ? new Float64Array(n) : new Array<unknown>(n);
     }
     const names = route.method.request.fieldNames;
     const replyNames = reply.fieldNames;

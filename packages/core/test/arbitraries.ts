@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { TYPED_ARRAY, isNumericScalar, t, type Schema, type StructSchema } from '../src/index.ts';
+import { KINDS, isNumericScalar, t, type ScalarKind, type Schema, type StructSchema } from '../src/index.ts';
 
 /** Random schemas (every kind, nested) and values that conform to them, for property tests. */
 
-const scalars = [t.f32, t.f64, t.i32, t.u32, t.bool] as const;
+const scalars = [t.f32, t.f64, t.i8, t.u8, t.i16, t.u16, t.i32, t.u32, t.bool] as const;
 
 const ident = fc
   .tuple(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_ABCXYZ'), fc.string({ unit: fc.constantFrom(...'abcxyz_0129'), maxLength: 12 }))
@@ -31,19 +31,17 @@ export function structArb(maxDepth = 3): fc.Arbitrary<StructSchema> {
     .map((entries) => t.struct(Object.fromEntries(entries)));
 }
 
-const I32 = { min: -0x80000000, max: 0x7fffffff };
-
-function scalarValue(kind: string): fc.Arbitrary<number | boolean> {
-  switch (kind) {
-    case 'f32':
-      return fc.float({ noNaN: true });
-    case 'f64':
-      return fc.double({ noNaN: true });
-    case 'i32':
-      return fc.oneof(fc.integer(I32), fc.constantFrom(I32.min, I32.max, 0, -1, -32, -33, 127, 128, 255, 256, 65535, 65536));
-    case 'u32':
-      return fc.oneof(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(0, 127, 128, 255, 256, 65535, 65536, 0xffffffff));
-    default:
+/** Values of every kind, with each integer kind's boundaries and the msgpack format boundaries drawn often. */
+function scalarValue(kind: ScalarKind): fc.Arbitrary<number | boolean> {
+  const r = KINDS[kind].repr;
+  switch (r.class) {
+    case 'float':
+      return r.bits === 32 ? fc.float({ noNaN: true }) : fc.double({ noNaN: true });
+    case 'int': {
+      const edges = [r.min, r.max, 0, -1, -32, -33, 127, 128, 255, 256, 32767, 32768, 65535, 65536, r.min + 1, r.max - 1].filter((v) => v >= r.min && v <= r.max);
+      return fc.oneof(fc.integer({ min: r.min, max: r.max }), fc.constantFrom(...edges));
+    }
+    case 'bool':
       return fc.boolean();
   }
 }
@@ -62,7 +60,7 @@ export function valueArb(schema: Schema): fc.Arbitrary<unknown> {
       const max = schema.kind === 'array' ? schema.length : schema.maxLength;
       const items = fc.array(valueArb(schema.element), { minLength: min, maxLength: max });
       if (isNumericScalar(schema.element)) {
-        const Ctor = TYPED_ARRAY[schema.element.scalar];
+        const Ctor = KINDS[schema.element.scalar].array;
         return items.map((xs) => Ctor.from(xs as number[]));
       }
       return items;
@@ -95,7 +93,7 @@ export function fromGeneric(schema: Schema, v: unknown): unknown {
     case 'vec':
       if (isNumericScalar(schema.element)) {
         if (!(v instanceof Uint8Array)) throw new Error(`expected bin (Uint8Array) for a numeric array, got ${Object.prototype.toString.call(v)}`);
-        const Ctor = TYPED_ARRAY[schema.element.scalar];
+        const Ctor = KINDS[schema.element.scalar].array;
         const copy = v.slice();
         return new Ctor(copy.buffer, 0, copy.byteLength / Ctor.BYTES_PER_ELEMENT);
       }

@@ -62,6 +62,14 @@ const everything = t.struct({
   inner: t.struct({ x: t.f64, y: t.i32, tag: t.array(t.u32, 2) }),
   points: t.vec(t.struct({ x: t.f32, y: t.f32 }), 4),
   grid: t.array(t.array(t.i32, 2), 2),
+  i8: t.i8,
+  u8: t.u8,
+  i16: t.i16,
+  u16: t.u16,
+  bytes: t.vec(t.u8, 8),
+  i8s: t.array(t.i8, 3),
+  shorts: t.vec(t.i16, 4),
+  u16s: t.array(t.u16, 2),
 });
 const everythingValue = {
   f32: 1.5,
@@ -77,6 +85,14 @@ const everythingValue = {
   inner: { x: -0.125, y: -(2 ** 31), tag: new Uint32Array([7, 8]) },
   points: [{ x: 1, y: 2 }, { x: 0.5, y: -0.5 }],
   grid: [new Int32Array([1, 2]), new Int32Array([3, 4])],
+  i8: -128,
+  u8: 255,
+  i16: -32768,
+  u16: 65535,
+  bytes: new Uint8Array([0, 1, 127, 128, 255]),
+  i8s: new Int8Array([-128, 0, 127]),
+  shorts: new Int16Array([-32768, -1, 32767]),
+  u16s: new Uint16Array([0, 65535]),
 };
 
 describe('schema-directed msgpack codec', () => {
@@ -104,6 +120,54 @@ describe('schema-directed msgpack codec', () => {
     expect([...encode(s, { a: 1, b: 2 })]).toEqual([0x82, 0xa1, 0x62, 2, 0xa1, 0x61, 1]);
     // Numeric arrays are little-endian bin.
     expect([...encode(t.array(t.u32, 1), [1])]).toEqual([0xc4, 4, 1, 0, 0, 0]);
+  });
+
+  it('small integer kinds: the smallest int format for the value, arrays as bin of 1- or 2-byte little-endian elements', () => {
+    expect([...encode(t.u8, 255)]).toEqual([0xcc, 0xff]);
+    expect([...encode(t.u8, 7)]).toEqual([7]);
+    expect([...encode(t.i8, -128)]).toEqual([0xd0, 0x80]);
+    expect([...encode(t.i8, -1)]).toEqual([0xff]);
+    expect([...encode(t.i16, -32768)]).toEqual([0xd1, 0x80, 0x00]);
+    expect([...encode(t.i16, 300)]).toEqual([0xcd, 0x01, 0x2c]);
+    expect([...encode(t.u16, 65535)]).toEqual([0xcd, 0xff, 0xff]);
+    // A byte array is a bin of its bytes, whether given as a Uint8Array (copied whole) or as numbers.
+    expect([...encode(t.vec(t.u8, 4), new Uint8Array([1, 2, 255]))]).toEqual([0xc4, 3, 1, 2, 255]);
+    expect([...encode(t.vec(t.u8, 4), [1, 2, 255])]).toEqual([0xc4, 3, 1, 2, 255]);
+    const big = new Uint8Array(300).map((_, i) => i & 0xff);
+    expect([...encode(t.vec(t.u8, 300), big)]).toEqual([0xc5, 0x01, 0x2c, ...big]);
+    expect([...encode(t.array(t.i8, 2), [-1, 127])]).toEqual([0xc4, 2, 0xff, 0x7f]);
+    expect([...encode(t.array(t.i16, 2), [-2, 258])]).toEqual([0xc4, 4, 0xfe, 0xff, 0x02, 0x01]);
+    expect([...encode(t.array(t.u16, 1), new Uint16Array([0xabcd]))]).toEqual([0xc4, 2, 0xcd, 0xab]);
+    // Decoded arrays are the kind's typed array.
+    expect(decode(t.vec(t.u8, 4), encode(t.vec(t.u8, 4), [9]))).toBeInstanceOf(Uint8Array);
+    expect(decode(t.vec(t.i8, 4), encode(t.vec(t.i8, 4), [9]))).toBeInstanceOf(Int8Array);
+    expect(decode(t.vec(t.i16, 4), encode(t.vec(t.i16, 4), [9]))).toBeInstanceOf(Int16Array);
+    expect(decode(t.vec(t.u16, 4), encode(t.vec(t.u16, 4), [9]))).toBeInstanceOf(Uint16Array);
+  });
+
+  it('small integer kinds: values out of range or not integers are refused by the encoder and the decoder', () => {
+    const w = new Writer(new Uint8Array(64));
+    const bad: Array<[Schema, unknown]> = [
+      [t.u8, 256], [t.u8, -1], [t.u8, 1.5], [t.u8, '1'],
+      [t.i8, 128], [t.i8, -129], [t.i8, 0.5],
+      [t.u16, 65536], [t.u16, -1],
+      [t.i16, 32768], [t.i16, -32769], [t.i16, NaN],
+      [t.vec(t.u8, 4), [1, 256]], [t.vec(t.u8, 4), [-1]], [t.array(t.i8, 1), [200]], [t.vec(t.u16, 2), [1.5]], [t.vec(t.i16, 2), [40000]],
+      // Elements of a typed array of another kind are checked like numbers.
+      [t.vec(t.u8, 4), new Int8Array([-1])], [t.vec(t.i16, 4), new Uint16Array([40000])],
+    ];
+    for (const [schema, value] of bad) {
+      expect(() => compileEncoder(schema)(value, w.reset(0, 64)), `${JSON.stringify(value)}`).toThrow(expect.toSatisfy((e) => e === MISMATCH));
+    }
+    for (const [schema, value] of bad.slice(0, 12)) {
+      expect(() => decode(schema, mpEncode(value)), `${JSON.stringify(value)}`).toThrow(DecodeError);
+    }
+    expect(() => decode(t.struct({ b: t.u8 }), mpEncode({ b: 256 }))).toThrow(/"b".*expected a u8, got 256/);
+    expect(() => decode(t.struct({ b: t.i16 }), mpEncode({ b: -40000 }))).toThrow(/"b".*expected an i16, got -40000/);
+    // A msgpack array for a byte array: each element checked.
+    expect(() => decode(t.vec(t.u8, 4), mpEncode([1, 256]))).toThrow(/expected a u8, got 256/);
+    // A bin of an odd number of bytes is not an array of 2-byte elements.
+    expect(() => decode(t.vec(t.u16, 4), new Uint8Array([0xc4, 3, 0, 0, 0]))).toThrow(/whole number of u16/);
   });
 
   it('f32 values are rounded the way a float32 slot rounds them', () => {
@@ -266,6 +330,22 @@ describe('SlotWriter errors', () => {
   const sab = new SharedArrayBuffer(ringBytes(2, 128));
   const ring = Ring.format(sab, 0, 2, 128);
   const h = { method: 0, flags: 0, corr: 0, keyLo: 0, keyHi: 0, sender: 0, grain: 0 };
+
+  it('a small integer out of range is a SchemaValidationError naming the field, the kind and its range', () => {
+    const s = t.struct({ inner: t.struct({ b: t.u8, c: t.i16 }) });
+    const err = (() => {
+      try {
+        new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { b: 256, c: 0 } }, 'G', 'm');
+      } catch (e) {
+        return e as SchemaValidationError;
+      }
+      throw new Error('expected a SchemaValidationError');
+    })();
+    expect(err).toBeInstanceOf(SchemaValidationError);
+    expect(err.path).toEqual(['inner', 'b']);
+    expect(err.message).toContain('a u8 is an integer in 0..255');
+    expect(() => new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { b: 1, c: -32769 } }, 'G', 'm')).toThrow(/"inner\.c".*an i16 is an integer in -32768\.\.32767/);
+  });
 
   it('a schema violation is a SchemaValidationError with the zod path', () => {
     const s = t.struct({ inner: t.struct({ xs: t.vec(t.u32, 2) }) });

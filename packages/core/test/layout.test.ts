@@ -31,6 +31,21 @@ describe('layoutOf: C struct rules', () => {
     expect(layoutOf(t.i32)).toMatchObject({ size: 4, align: 4 });
     expect(layoutOf(t.u32)).toMatchObject({ size: 4, align: 4 });
     expect(layoutOf(t.bool)).toMatchObject({ size: 1, align: 1 });
+    expect(layoutOf(t.i8)).toMatchObject({ size: 1, align: 1 });
+    expect(layoutOf(t.u8)).toMatchObject({ size: 1, align: 1 });
+    expect(layoutOf(t.i16)).toMatchObject({ size: 2, align: 2 });
+    expect(layoutOf(t.u16)).toMatchObject({ size: 2, align: 2 });
+  });
+
+  it('small integers pack by their own alignment; a vec of bytes keeps its u32 length first', () => {
+    const s = layoutOf(t.struct({ a: t.u8, b: t.i16, c: t.i8, d: t.u16, e: t.u8, f: t.u32 }));
+    expect(offsets(s)).toEqual({ a: 0, b: 2, c: 4, d: 6, e: 8, f: 12 });
+    expect(s.size).toBe(16);
+    expect(s.align).toBe(4);
+    const bytes = layoutOf(t.vec(t.u8, 5));
+    expect(offsets(bytes)).toEqual({ length: 0, items: 4 });
+    expect(bytes.size).toBe(12); // 4 + 5, padded to 4
+    expect(layoutOf(t.array(t.i16, 3))).toMatchObject({ size: 6, align: 2, count: 3 });
   });
 
   it('fixed arrays: element size × count, element alignment', () => {
@@ -103,7 +118,11 @@ class CEmitter {
   private names = new Map<Schema, string>();
 
   typeOf(s: Schema): string {
-    if (s.kind === 'scalar') return { f32: 'float', f64: 'double', i32: 'int32_t', u32: 'uint32_t', bool: 'bool' }[s.scalar];
+    // Spelled independently of codegen's C types: this is the oracle layoutOf is checked against.
+    if (s.kind === 'scalar') {
+      const c = { f32: 'float', f64: 'double', i8: 'int8_t', u8: 'uint8_t', i16: 'int16_t', u16: 'uint16_t', i32: 'int32_t', u32: 'uint32_t', bool: 'bool' } as const;
+      return c[s.scalar];
+    }
     const hit = this.names.get(s);
     if (hit) return hit;
     const name = `T${this.n++}`;
@@ -138,6 +157,7 @@ describe.skipIf(!gxx)('layoutOf agrees with g++ sizeof/alignof/offsetof', () => 
       t.struct({ a: t.bool, b: t.f64, c: t.u32, d: t.bool }),
       t.struct({ x: t.bool, inner: t.struct({ y: t.f32, z: t.bool }), w: t.bool, v: t.vec(t.f64, 3), bs: t.vec(t.bool, 3) }),
       t.struct({ grid: t.array(t.array(t.i32, 3), 2), flags: t.array(t.bool, 7), tail: t.f64 }),
+      t.struct({ a: t.u8, b: t.i16, c: t.i8, d: t.u16, e: t.vec(t.u8, 5), f: t.array(t.i16, 3), g: t.vec(t.i8, 2), h: t.f64 }),
       t.struct({}),
       SlotHeader,
       RingHeader,

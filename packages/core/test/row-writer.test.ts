@@ -14,7 +14,7 @@ class Mixed extends Grain({
   module: import.meta.url,
   state: t.struct({ n: t.u32 }),
   methods: {
-    put: { request: t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool }) },
+    put: { request: t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 }) },
     nested: { request: t.struct({ p: t.struct({ x: t.f64 }) }) },
   },
 }) {
@@ -39,10 +39,14 @@ describe('tellMany row images (row-writer.ts)', () => {
       c: fc.integer({ min: -0x80000000, max: 0x7fffffff }),
       d: fc.integer({ min: 0, max: 0xffffffff }),
       e: fc.boolean(),
+      f: fc.integer({ min: -0x80, max: 0x7f }),
+      g: fc.integer({ min: 0, max: 0xff }),
+      h: fc.integer({ min: -0x8000, max: 0x7fff }),
+      k: fc.integer({ min: 0, max: 0xffff }),
     });
     fc.assert(
       fc.property(row, (r) => {
-        const cols = { a: [r.a], b: [r.b], c: [r.c], d: [r.d], e: [r.e] };
+        const cols = { a: [r.a], b: [r.b], c: [r.c], d: [r.d], e: [r.e], f: [r.f], g: [r.g], h: [r.h], k: [r.k] };
         const write = compileRowWriter(put, 3, [r.key], cols, SLOT_SIZE - SLOT_HEADER_SIZE)!;
         expect(write).toBeDefined();
         const fast = target(SLOT_SIZE);
@@ -50,14 +54,14 @@ describe('tellMany row images (row-writer.ts)', () => {
         const slow = target(SLOT_SIZE);
         const keyLo = r.key >>> 0;
         const keyHi = Math.floor(r.key / 2 ** 32) >>> 0;
-        new SlotWriter().write(slow, 0, { method: put.id, flags: 0, corr: 0, keyLo, keyHi, sender: HOST_SENDER, grain: 3 }, put.request, { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e }, 'Mixed', 'put');
+        new SlotWriter().write(slow, 0, { method: put.id, flags: 0, corr: 0, keyLo, keyHi, sender: HOST_SENDER, grain: 3 }, put.request, { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f, g: r.g, h: r.h, k: r.k }, 'Mixed', 'put');
         for (const f of ['method', 'flags', 'corr', 'keyLo', 'keyHi', 'sender', 'grain'] as const) {
           expect(fast.dv.getUint32(SLOT[f], true), f).toBe(slow.dv.getUint32(SLOT[f], true));
         }
         expect(fast.dv.getFloat64(SLOT.time, true)).toBe(1234.5);
         const len = fast.dv.getUint32(SLOT.length, true);
         const payload = fast.u8.subarray(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len);
-        const want = { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e };
+        const want = { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f, g: r.g, h: r.h, k: r.k };
         expect(decodeExact(put.request, new Reader(fast.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len))).toEqual(want);
         expect(mpDecode(payload)).toEqual(want);
       }),
@@ -67,6 +71,6 @@ describe('tellMany row images (row-writer.ts)', () => {
 
   it('does not apply to a request with a non-scalar field, nor where the image exceeds the slot', () => {
     expect(compileRowWriter(def.methodByName.get('nested')!, 0, [1], { p: [{ x: 1 }] }, 1000)).toBeUndefined();
-    expect(compileRowWriter(put, 0, [1], { a: [1], b: [1], c: [1], d: [1], e: [true] }, 10)).toBeUndefined();
+    expect(compileRowWriter(put, 0, [1], { a: [1], b: [1], c: [1], d: [1], e: [true], f: [1], g: [1], h: [1], k: [1] }, 10)).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * Each `@ts-expect-error` line must fail to compile; if it ever compiles, the check itself errors.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { GrainContext, GrainRef, GrainSystem, Infer, TypesOf } from '../src/index.ts';
+import type { GrainContext, GrainRef, GrainSystem, Infer, Input, StateView, TypesOf } from '../src/index.ts';
 import { t } from '../src/index.ts';
 import { Tagged, Wallet } from './type-fixtures.ts';
 
@@ -61,6 +61,22 @@ describe('schema types', () => {
   it('Infer gives the decoded value: typed arrays for numeric arrays, nested objects', () => {
     const s = t.struct({ a: t.f32, b: t.bool, xs: t.vec(t.i32, 4), pts: t.array(t.struct({ x: t.f64 }), 2) });
     expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{ a: number; b: boolean; xs: Int32Array; pts: { x: number }[] }>();
+  });
+
+  it('small integer kinds are numbers; their arrays are Uint8Array, Int8Array, Uint16Array, Int16Array', () => {
+    const s = t.struct({ a: t.u8, b: t.i8, c: t.u16, d: t.i16, bytes: t.vec(t.u8, 4), i8s: t.array(t.i8, 2), u16s: t.vec(t.u16, 2), i16s: t.array(t.i16, 2) });
+    expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{ a: number; b: number; c: number; d: number; bytes: Uint8Array; i8s: Int8Array; u16s: Uint16Array; i16s: Int16Array }>();
+    expectTypeOf<Input<typeof s>['bytes']>().toEqualTypeOf<Uint8Array | readonly number[]>();
+    expectTypeOf<Input<typeof s>['i16s']>().toEqualTypeOf<Int16Array | readonly number[]>();
+    type V = StateView<typeof s>;
+    expectTypeOf<V['a']>().toEqualTypeOf<number>();
+    expectTypeOf<V['bytes']['items']>().toEqualTypeOf<Uint8Array>();
+    expectTypeOf<V['i8s']>().toEqualTypeOf<Int8Array>();
+    expectTypeOf<V['u16s']['items']>().toEqualTypeOf<Uint16Array>();
+    expectTypeOf<V['i16s']>().toEqualTypeOf<Int16Array>();
+    // @ts-expect-error: an Int8Array is not a byte array (Uint8Array)
+    const wrong: Input<typeof s>['bytes'] = new Int8Array(2);
+    void wrong;
   });
 
   it('state views are live: scalars assignable, vecs have length and items', () => {

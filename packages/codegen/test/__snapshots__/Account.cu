@@ -50,8 +50,26 @@ RG_HD static inline int rg_toi32(double x) {
   return (int)(unsigned int)m;
 }
 RG_HD static inline unsigned int rg_tou32(double x) { return (unsigned int)rg_toi32(x); }
+/* Per scalar kind (codegen kind-arith.ts): C types as laid out, integer ranges, narrowing stores. */
+static_assert(sizeof(float) == 4 && alignof(float) == 4, "f32: float differs from layoutOf");
+static_assert(sizeof(double) == 8 && alignof(double) == 8, "f64: double differs from layoutOf");
+static_assert(sizeof(signed char) == 1 && alignof(signed char) == 1, "i8: signed char differs from layoutOf");
+static_assert(sizeof(unsigned char) == 1 && alignof(unsigned char) == 1, "u8: unsigned char differs from layoutOf");
+static_assert(sizeof(short) == 2 && alignof(short) == 2, "i16: short differs from layoutOf");
+static_assert(sizeof(unsigned short) == 2 && alignof(unsigned short) == 2, "u16: unsigned short differs from layoutOf");
+static_assert(sizeof(int) == 4 && alignof(int) == 4, "i32: int differs from layoutOf");
+static_assert(sizeof(unsigned int) == 4 && alignof(unsigned int) == 4, "u32: unsigned int differs from layoutOf");
+static_assert(sizeof(bool) == 1 && alignof(bool) == 1, "bool: bool differs from layoutOf");
+RG_HD static inline bool rg_is_i8(double x) { return x == trunc(x) && x >= -128.0 && x <= 127.0; }
+RG_HD static inline bool rg_is_u8(double x) { return x == trunc(x) && x >= 0.0 && x <= 255.0; }
+RG_HD static inline bool rg_is_i16(double x) { return x == trunc(x) && x >= -32768.0 && x <= 32767.0; }
+RG_HD static inline bool rg_is_u16(double x) { return x == trunc(x) && x >= 0.0 && x <= 65535.0; }
 RG_HD static inline bool rg_is_i32(double x) { return x == trunc(x) && x >= -2147483648.0 && x <= 2147483647.0; }
 RG_HD static inline bool rg_is_u32(double x) { return x == trunc(x) && x >= 0.0 && x <= 4294967295.0; }
+RG_HD static inline signed char rg_wrap_i8(int x) { int b = x & 0xff; return (signed char)(b - ((b & 0x80) << 1)); }
+RG_HD static inline unsigned char rg_wrap_u8(int x) { return (unsigned char)(x & 0xff); }
+RG_HD static inline short rg_wrap_i16(int x) { int b = x & 0xffff; return (short)(b - ((b & 0x8000) << 1)); }
+RG_HD static inline unsigned short rg_wrap_u16(int x) { return (unsigned short)(x & 0xffff); }
 RG_HD static inline double rg_min(double a, double b) {
   if (a != a || b != b) return rg_nan();
   if (a == b) return rg_signbit(a) ? a : b;
@@ -185,6 +203,27 @@ RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned in
   if (!t->err) t->err = RG_E_INDEX_RANGE;
   return 0;
 }
+/* A reply or K2K payload field of an integer kind: an integer in the kind's range, or REPLY_MISMATCH. */
+RG_HD static inline signed char rg_chk_i8(rg_turn* t, double v) {
+  if (rg_is_i8(v)) return (signed char)v;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  return 0;
+}
+RG_HD static inline unsigned char rg_chk_u8(rg_turn* t, double v) {
+  if (rg_is_u8(v)) return (unsigned char)v;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  return 0;
+}
+RG_HD static inline short rg_chk_i16(rg_turn* t, double v) {
+  if (rg_is_i16(v)) return (short)v;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  return 0;
+}
+RG_HD static inline unsigned short rg_chk_u16(rg_turn* t, double v) {
+  if (rg_is_u16(v)) return (unsigned short)v;
+  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  return 0;
+}
 RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
   if (rg_is_i32(v)) return (int)v;
   if (!t->err) t->err = RG_E_REPLY_MISMATCH;
@@ -223,6 +262,7 @@ RG_HD static inline bool rg_take(rg_rd* r, unsigned int n, unsigned int* at) {
   return true;
 }
 RG_HD static inline unsigned int rg_be16(const unsigned char* p) { return ((unsigned int)p[0] << 8) | p[1]; }
+RG_HD static inline unsigned int rg_le16(const unsigned char* p) { return ((unsigned int)p[1] << 8) | p[0]; }
 RG_HD static inline unsigned int rg_be32(const unsigned char* p) { return ((unsigned int)p[0] << 24) | ((unsigned int)p[1] << 16) | ((unsigned int)p[2] << 8) | p[3]; }
 RG_HD static inline unsigned long long rg_be64(const unsigned char* p) { return ((unsigned long long)rg_be32(p) << 32) | rg_be32(p + 4); }
 RG_HD static inline unsigned int rg_le32(const unsigned char* p) { return ((unsigned int)p[3] << 24) | ((unsigned int)p[2] << 16) | ((unsigned int)p[1] << 8) | p[0]; }
@@ -247,17 +287,6 @@ RG_HD static bool rg_rd_num(rg_rd* r, double* out) {
     case 0xd3: if (!rg_take(r, 8, &at)) return false; *out = (double)(long long)rg_be64(r->p + at); return true;
     default: return false;
   }
-}
-RG_HD static inline bool rg_rd_f64(rg_rd* r, double* o) { return rg_rd_num(r, o); }
-RG_HD static inline bool rg_rd_f32(rg_rd* r, float* o) { double v; if (!rg_rd_num(r, &v)) return false; *o = (float)v; return true; }
-RG_HD static inline bool rg_rd_i32(rg_rd* r, int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_i32(v)) return false; *o = (int)v; return true; }
-RG_HD static inline bool rg_rd_u32(rg_rd* r, unsigned int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_u32(v)) return false; *o = (unsigned int)v; return true; }
-RG_HD static inline bool rg_rd_bool(rg_rd* r, bool* o) {
-  unsigned int at;
-  if (!rg_take(r, 1, &at)) return false;
-  if (r->p[at] == 0xc2) { *o = false; return true; }
-  if (r->p[at] == 0xc3) { *o = true; return true; }
-  return false;
 }
 RG_HD static bool rg_rd_arrhdr(rg_rd* r, unsigned int* n) {
   unsigned int at;
@@ -320,12 +349,36 @@ RG_HD static bool rg_rd_binhdr(rg_rd* r, unsigned int* len) {
     *count = n;                                                                                     \
     return true;                                                                                    \
   }
-#define RG_LE_F32(p) rg_u2f(rg_le32(p))
-#define RG_LE_F64(p) rg_u2d(rg_le64(p))
+/* Per scalar kind (codegen kind-codecs.ts): rg_rd_<kind>, and rg_rd_a<kind> for numeric arrays. */
+RG_HD static inline bool rg_rd_f32(rg_rd* r, float* o) { double v; if (!rg_rd_num(r, &v)) return false; *o = (float)v; return true; }
+RG_HD static inline bool rg_rd_f64(rg_rd* r, double* o) { return rg_rd_num(r, o); }
+RG_HD static inline bool rg_rd_i8(rg_rd* r, signed char* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_i8(v)) return false; *o = (signed char)v; return true; }
+RG_HD static inline bool rg_rd_u8(rg_rd* r, unsigned char* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_u8(v)) return false; *o = (unsigned char)v; return true; }
+RG_HD static inline bool rg_rd_i16(rg_rd* r, short* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_i16(v)) return false; *o = (short)v; return true; }
+RG_HD static inline bool rg_rd_u16(rg_rd* r, unsigned short* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_u16(v)) return false; *o = (unsigned short)v; return true; }
+RG_HD static inline bool rg_rd_i32(rg_rd* r, int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_i32(v)) return false; *o = (int)v; return true; }
+RG_HD static inline bool rg_rd_u32(rg_rd* r, unsigned int* o) { double v; if (!rg_rd_num(r, &v) || !rg_is_u32(v)) return false; *o = (unsigned int)v; return true; }
+RG_HD static inline bool rg_rd_bool(rg_rd* r, bool* o) {
+  unsigned int at;
+  if (!rg_take(r, 1, &at)) return false;
+  if (r->p[at] == 0xc2) { *o = false; return true; }
+  if (r->p[at] == 0xc3) { *o = true; return true; }
+  return false;
+}
+#define RG_LE_F32(p) (rg_u2f(rg_le32(p)))
+#define RG_LE_F64(p) (rg_u2d(rg_le64(p)))
+#define RG_LE_I8(p) (rg_wrap_i8((p)[0]))
+#define RG_LE_U8(p) ((p)[0])
+#define RG_LE_I16(p) (rg_wrap_i16((int)rg_le16(p)))
+#define RG_LE_U16(p) ((unsigned short)rg_le16(p))
 #define RG_LE_I32(p) ((int)rg_le32(p))
-#define RG_LE_U32(p) rg_le32(p)
+#define RG_LE_U32(p) (rg_le32(p))
 RG_RD_NUMARR(rg_rd_af32, float, 4, rg_rd_f32, RG_LE_F32)
 RG_RD_NUMARR(rg_rd_af64, double, 8, rg_rd_f64, RG_LE_F64)
+RG_RD_NUMARR(rg_rd_ai8, signed char, 1, rg_rd_i8, RG_LE_I8)
+RG_RD_NUMARR(rg_rd_au8, unsigned char, 1, rg_rd_u8, RG_LE_U8)
+RG_RD_NUMARR(rg_rd_ai16, short, 2, rg_rd_i16, RG_LE_I16)
+RG_RD_NUMARR(rg_rd_au16, unsigned short, 2, rg_rd_u16, RG_LE_U16)
 RG_RD_NUMARR(rg_rd_ai32, int, 4, rg_rd_i32, RG_LE_I32)
 RG_RD_NUMARR(rg_rd_au32, unsigned int, 4, rg_rd_u32, RG_LE_U32)
 
@@ -340,6 +393,7 @@ RG_HD static inline bool rg_need(rg_wr* w, unsigned int n, unsigned int* at) {
 RG_HD static inline void rg_put(rg_wr* w, unsigned int at, unsigned int v) { if (w->p) w->p[at] = (unsigned char)v; }
 RG_HD static inline void rg_put_be16(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v >> 8); rg_put(w, at + 1, v); }
 RG_HD static inline void rg_put_be32(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v >> 24); rg_put(w, at + 1, v >> 16); rg_put(w, at + 2, v >> 8); rg_put(w, at + 3, v); }
+RG_HD static inline void rg_put_le16(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v); rg_put(w, at + 1, v >> 8); }
 RG_HD static inline void rg_put_le32(rg_wr* w, unsigned int at, unsigned int v) { rg_put(w, at, v); rg_put(w, at + 1, v >> 8); rg_put(w, at + 2, v >> 16); rg_put(w, at + 3, v >> 24); }
 RG_HD static bool rg_wr_byte(rg_wr* w, unsigned int b) { unsigned int at; if (!rg_need(w, 1, &at)) return false; rg_put(w, at, b); return true; }
 RG_HD static bool rg_wr_int(rg_wr* w, long long v) {
@@ -357,17 +411,14 @@ RG_HD static bool rg_wr_int(rg_wr* w, long long v) {
   if (!rg_need(w, 5, &at)) return false;
   rg_put(w, at, 0xd2); rg_put_be32(w, at + 1, (unsigned int)v); return true;
 }
-RG_HD static bool rg_wr_f32(rg_wr* w, float v) { unsigned int at; if (!rg_need(w, 5, &at)) return false; rg_put(w, at, 0xca); rg_put_be32(w, at + 1, rg_f2u(v)); return true; }
-RG_HD static bool rg_wr_f64(rg_wr* w, double v) {
+RG_HD static bool rg_wr_float32(rg_wr* w, float v) { unsigned int at; if (!rg_need(w, 5, &at)) return false; rg_put(w, at, 0xca); rg_put_be32(w, at + 1, rg_f2u(v)); return true; }
+RG_HD static bool rg_wr_float64(rg_wr* w, double v) {
   unsigned int at;
   if (!rg_need(w, 9, &at)) return false;
   unsigned long long u = rg_d2u(v);
   rg_put(w, at, 0xcb); rg_put_be32(w, at + 1, (unsigned int)(u >> 32)); rg_put_be32(w, at + 5, (unsigned int)u);
   return true;
 }
-RG_HD static inline bool rg_wr_i32(rg_wr* w, int v) { return rg_wr_int(w, v); }
-RG_HD static inline bool rg_wr_u32(rg_wr* w, unsigned int v) { return rg_wr_int(w, v); }
-RG_HD static inline bool rg_wr_bool(rg_wr* w, bool v) { return rg_wr_byte(w, v ? 0xc3 : 0xc2); }
 RG_HD static bool rg_wr_maphdr(rg_wr* w, unsigned int n) {
   unsigned int at;
   if (n < 16) return rg_wr_byte(w, 0x80 | n);
@@ -400,6 +451,16 @@ RG_HD static bool rg_wr_str(rg_wr* w, const char* s, unsigned int n) {
   return true;
 }
 RG_HD static inline unsigned int rg_strlen(const char* s) { unsigned int n = 0; while (s[n]) n++; return n; }
+/* Per scalar kind (codegen kind-codecs.ts): rg_wr_<kind>, and rg_wr_a<kind> for numeric arrays. */
+RG_HD static inline bool rg_wr_f32(rg_wr* w, float v) { return rg_wr_float32(w, v); }
+RG_HD static inline bool rg_wr_f64(rg_wr* w, double v) { return rg_wr_float64(w, v); }
+RG_HD static inline bool rg_wr_i8(rg_wr* w, signed char v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_u8(rg_wr* w, unsigned char v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_i16(rg_wr* w, short v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_u16(rg_wr* w, unsigned short v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_i32(rg_wr* w, int v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_u32(rg_wr* w, unsigned int v) { return rg_wr_int(w, v); }
+RG_HD static inline bool rg_wr_bool(rg_wr* w, bool v) { return rg_wr_byte(w, v ? 0xc3 : 0xc2); }
 RG_HD static bool rg_wr_af32(rg_wr* w, const float* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 4) || !rg_need(w, n * 4, &at)) return false;
@@ -411,11 +472,35 @@ RG_HD static bool rg_wr_af64(rg_wr* w, const double* a, unsigned int n) {
   unsigned int at;
   if (!rg_wr_binhdr(w, n * 8) || !rg_need(w, n * 8, &at)) return false;
   if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 8)) return true;
-  for (unsigned int i = 0; i < n; i++) {
-    unsigned long long u = rg_d2u(a[i]);
-    rg_put_le32(w, at + i * 8, (unsigned int)u);
-    rg_put_le32(w, at + i * 8 + 4, (unsigned int)(u >> 32));
-  }
+  for (unsigned int i = 0; i < n; i++) { unsigned long long u = rg_d2u(a[i]); rg_put_le32(w, at + i * 8, (unsigned int)u); rg_put_le32(w, at + i * 8 + 4, (unsigned int)(u >> 32)); }
+  return true;
+}
+RG_HD static bool rg_wr_ai8(rg_wr* w, const signed char* a, unsigned int n) {
+  unsigned int at;
+  if (!rg_wr_binhdr(w, n) || !rg_need(w, n, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n)) return true;
+  for (unsigned int i = 0; i < n; i++) rg_put(w, at + i, (unsigned int)a[i]);
+  return true;
+}
+RG_HD static bool rg_wr_au8(rg_wr* w, const unsigned char* a, unsigned int n) {
+  unsigned int at;
+  if (!rg_wr_binhdr(w, n) || !rg_need(w, n, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n)) return true;
+  for (unsigned int i = 0; i < n; i++) rg_put(w, at + i, a[i]);
+  return true;
+}
+RG_HD static bool rg_wr_ai16(rg_wr* w, const short* a, unsigned int n) {
+  unsigned int at;
+  if (!rg_wr_binhdr(w, n * 2) || !rg_need(w, n * 2, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 2)) return true;
+  for (unsigned int i = 0; i < n; i++) rg_put_le16(w, at + i * 2, (unsigned int)a[i]);
+  return true;
+}
+RG_HD static bool rg_wr_au16(rg_wr* w, const unsigned short* a, unsigned int n) {
+  unsigned int at;
+  if (!rg_wr_binhdr(w, n * 2) || !rg_need(w, n * 2, &at)) return false;
+  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, n * 2)) return true;
+  for (unsigned int i = 0; i < n; i++) rg_put_le16(w, at + i * 2, a[i]);
   return true;
 }
 RG_HD static bool rg_wr_ai32(rg_wr* w, const int* a, unsigned int n) {

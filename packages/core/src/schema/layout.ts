@@ -1,4 +1,5 @@
-import type { Schema, ScalarKind } from './types.ts';
+import { KINDS } from './kinds.ts';
+import type { Schema } from './types.ts';
 
 /**
  * The one function that sizes and aligns every schema. C struct rules (natural alignment, fields in
@@ -20,8 +21,6 @@ export interface Layout {
   readonly count?: number;
 }
 
-export const SCALAR_SIZE: Record<ScalarKind, number> = { f32: 4, f64: 8, i32: 4, u32: 4, bool: 1 };
-
 export function alignUp(n: number, a: number): number {
   return Math.ceil(n / a) * a;
 }
@@ -41,8 +40,8 @@ const U32_LAYOUT: Layout = { size: 4, align: 4 };
 function compute(schema: Schema): Layout {
   switch (schema.kind) {
     case 'scalar': {
-      const size = SCALAR_SIZE[schema.scalar];
-      return { size, align: size };
+      const k = KINDS[schema.scalar];
+      return { size: k.size, align: k.align };
     }
     case 'array': {
       const el = layoutOf(schema.element);

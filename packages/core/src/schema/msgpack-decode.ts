@@ -1,5 +1,6 @@
 import { DecodeError } from '../errors.ts';
-import { TYPED_ARRAY, isNumericScalar, type Schema, type StructSchema } from './types.ts';
+import { KINDS, intRange, kindNoun, type NumericKind, type ScalarKind } from './kinds.ts';
+import { isNumericScalar, type Schema, type StructSchema } from './types.ts';
 
 /**
  * Schema-directed msgpack decoder. It reads exactly the bytes of one slot payload, accepts every
@@ -79,37 +80,40 @@ function readArrayHeader(r: Reader, path: string): number {
   return fail(path, `expected an array, found type byte 0x${t.toString(16)}`);
 }
 
-function scalarDecoder(kind: string): Decoder {
-  switch (kind) {
-    case 'f32':
+function scalarDecoder(kind: ScalarKind): Decoder {
+  const wire = KINDS[kind].msgpack.scalar;
+  switch (wire) {
+    case 'float32':
       return (r, path) => Math.fround(readNumber(r, path));
-    case 'f64':
+    case 'float64':
       return (r, path) => readNumber(r, path);
-    case 'i32':
+    case 'int': {
+      const range = intRange(kind);
+      if (!range) throw new Error(`kinds table: ${kind} is encoded as an int but has no integer range`);
+      const { min, max } = range;
       return (r, path) => {
         const v = readNumber(r, path);
-        if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) fail(path, `expected an i32, got ${v}`);
+        if (!Number.isInteger(v) || v < min || v > max) fail(path, `expected ${kindNoun(kind)}, got ${v}`);
         return v;
       };
-    case 'u32':
-      return (r, path) => {
-        const v = readNumber(r, path);
-        if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) fail(path, `expected a u32, got ${v}`);
-        return v;
-      };
-    default:
+    }
+    case 'bool':
       return (r, path) => {
         const t = r.u8[take(r, 1, path)];
         if (t === 0xc2) return false;
         if (t === 0xc3) return true;
         return fail(path, `expected a bool, found type byte 0x${(t as number).toString(16)}`);
       };
+    default: {
+      const never: never = wire;
+      return never;
+    }
   }
 }
 
-function numericArrayDecoder(kind: 'f32' | 'f64' | 'i32' | 'u32', min: number, max: number): Decoder {
-  const Ctor = TYPED_ARRAY[kind];
-  const bytes = Ctor.BYTES_PER_ELEMENT;
+function numericArrayDecoder(kind: NumericKind, min: number, max: number): Decoder {
+  const Ctor = KINDS[kind].array;
+  const bytes = KINDS[kind].size;
   const el = scalarDecoder(kind);
   return (r, path) => {
     const t = r.u8[r.pos];

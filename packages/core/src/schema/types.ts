@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { SchemaDefinitionError } from '../errors.ts';
+import { KINDS, isNumericKind, type NumericKind, type ScalarKind, type ScalarValue, type TypedArrayOf } from './kinds.ts';
+
+export type { NumericKind, ScalarKind, ScalarValue, TypedArrayOf } from './kinds.ts';
 
 /**
  * Schemas are plain values: the code generator walks them, the layout function sizes them, and their
  * `zod` member validates user payloads. The TS type rides along as a phantom parameter.
  */
-export type ScalarKind = 'f32' | 'f64' | 'i32' | 'u32' | 'bool';
-export type NumericKind = Exclude<ScalarKind, 'bool'>;
-
 interface SchemaBase<Out, In> {
   readonly zod: z.ZodType<Out, In>;
   /** Phantom members for type inference only; never read at run time. */
@@ -15,19 +15,10 @@ interface SchemaBase<Out, In> {
   readonly _in?: In;
 }
 
-export interface ScalarSchema<K extends ScalarKind = ScalarKind>
-  extends SchemaBase<K extends 'bool' ? boolean : number, K extends 'bool' ? boolean : number> {
+export interface ScalarSchema<K extends ScalarKind = ScalarKind> extends SchemaBase<ScalarValue<K>, ScalarValue<K>> {
   readonly kind: 'scalar';
   readonly scalar: K;
 }
-
-export type TypedArrayOf<K extends NumericKind> = K extends 'f32'
-  ? Float32Array
-  : K extends 'f64'
-    ? Float64Array
-    : K extends 'i32'
-      ? Int32Array
-      : Uint32Array;
 
 /** Arrays of numbers are typed arrays in JS and msgpack `bin` on the wire (little-endian). */
 type ArrayOut<E extends Schema> = E extends ScalarSchema<infer K>
@@ -70,36 +61,29 @@ export type Schema = ScalarSchema | ArraySchema<any> | VecSchema<any> | StructSc
 export type Infer<S> = S extends { readonly _out?: infer O } ? O : never;
 export type Input<S> = S extends { readonly _in?: infer I } ? I : never;
 
-const I32_MIN = -0x80000000;
-const I32_MAX = 0x7fffffff;
-const U32_MAX = 0xffffffff;
-
-function scalar<K extends ScalarKind>(kind: K, zod: z.ZodType<any, any>): ScalarSchema<K> {
-  return Object.freeze({ kind: 'scalar', scalar: kind, zod }) as ScalarSchema<K>;
+function scalar<K extends ScalarKind>(kind: K): ScalarSchema<K> {
+  return Object.freeze({ kind: 'scalar', scalar: kind, zod: KINDS[kind].zod }) as ScalarSchema<K>;
 }
 
-export const f32 = scalar('f32', z.number());
-export const f64 = scalar('f64', z.number());
-export const i32 = scalar('i32', z.number().int().min(I32_MIN).max(I32_MAX));
-export const u32 = scalar('u32', z.number().int().min(0).max(U32_MAX));
-export const bool = scalar('bool', z.boolean());
-
-export const TYPED_ARRAY: Record<NumericKind, Float32ArrayConstructor | Float64ArrayConstructor | Int32ArrayConstructor | Uint32ArrayConstructor> = {
-  f32: Float32Array,
-  f64: Float64Array,
-  i32: Int32Array,
-  u32: Uint32Array,
-};
+export const f32 = scalar('f32');
+export const f64 = scalar('f64');
+export const i8 = scalar('i8');
+export const u8 = scalar('u8');
+export const i16 = scalar('i16');
+export const u16 = scalar('u16');
+export const i32 = scalar('i32');
+export const u32 = scalar('u32');
+export const bool = scalar('bool');
 
 export function isNumericScalar(s: Schema): s is ScalarSchema<NumericKind> {
-  return s.kind === 'scalar' && s.scalar !== 'bool';
+  return s.kind === 'scalar' && isNumericKind(s.scalar);
 }
 
 function arrayZod(element: Schema, min: number, max: number): z.ZodType<any, any> {
   const lengthCheck = (n: number): boolean => n >= min && n <= max;
   const lengthMsg = min === max ? `expected exactly ${max} elements` : `expected at most ${max} elements`;
   if (isNumericScalar(element)) {
-    const Ctor = TYPED_ARRAY[element.scalar];
+    const Ctor = KINDS[element.scalar].array;
     const typed = z.custom<unknown>((v) => v instanceof Ctor, { message: `expected ${Ctor.name} or number[]` });
     return z
       .union([typed, z.array(element.zod)])
@@ -153,9 +137,7 @@ export function describeSchema(s: Schema): string {
   }
 }
 
-type AnyTypedCtor = new (buffer: ArrayBufferLike, byteOffset?: number, length?: number) => Float32Array | Float64Array | Int32Array | Uint32Array;
-
 /** A typed array of `kind` viewing `buffer` (no copy). */
-export function typedView(kind: NumericKind, buffer: ArrayBufferLike, byteOffset: number, length: number): Float32Array | Float64Array | Int32Array | Uint32Array {
-  return new (TYPED_ARRAY[kind] as AnyTypedCtor)(buffer, byteOffset, length);
+export function typedView<K extends NumericKind>(kind: K, buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArrayOf<K> {
+  return new KINDS[kind].array(buffer, byteOffset, length) as TypedArrayOf<K>;
 }
