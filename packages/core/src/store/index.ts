@@ -1,0 +1,4 @@
+export type * from './types.ts';
+export * from './errors.ts';
+export { MAX_STRING_KEY_BYTES, StateReadBuilder, checkDelete, checkKeys, checkPut, keyOrder, stateAt, stateBytes } from './batch.ts';
+export { scanPages, stateTableSpec } from './scan.ts';
