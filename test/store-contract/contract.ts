@@ -260,8 +260,8 @@ export function storeContract(fx: StoreFixture): void {
       const t = await ints(s);
       await t.putMany({ keys: [1, 2, 3], expected: [0, 0, 0], states: fixedStates([1, 2, 3], 1) });
       await fx.corrupt(s, 'Account', 2);
-      for (const p of [t.get(2), t.getMany([1, 2]), t.scan({ limit: 10 })]) {
-        const e = await rejection(p);
+      for (const call of [() => t.get(2), () => t.getMany([1, 2]), () => t.scan({ limit: 10 })]) {
+        const e = await rejection(call());
         expect(e).toBeInstanceOf(StateDecodeError);
         expect(e).toMatchObject({ code: 'STATE_DECODE', grain: 'Account', key: 2 });
       }
