@@ -186,6 +186,20 @@ export function storeContract(fx: StoreFixture): void {
       expect(mid).toMatchObject({ keys: [-1250, -1249], next: -1249 });
     });
 
+    it('keys at the edges: ±(2^53 − 1), around 0 and 64, all found and scanned in numeric order', async () => {
+      const t = await ints();
+      const keys = [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 63, 64, -1, -64, -65, 0, 127, 128];
+      await t.putMany({ keys, expected: keys.map(() => 0), states: fixedStates(keys, 1) });
+      const r = await t.getMany(keys);
+      expect(r.found).toBe(keys.length);
+      keys.forEach((k, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(stateOf(k, 1)));
+      const page = await t.scan({ limit: 100 });
+      expect(page.keys).toEqual([...keys].sort((a, b) => a - b));
+      expect((await t.scan({ after: 63, limit: 2 })).keys).toEqual([64, 127]);
+      expect(await t.deleteMany({ keys: [64, -64, Number.MAX_SAFE_INTEGER], expected: [1, 1, 1] })).toBe(3);
+      expect((await t.scan({ limit: 100 })).keys).toEqual([-Number.MAX_SAFE_INTEGER, -65, -1, 0, 63, 127, 128]);
+    });
+
     it('deleteMany: unconditional, or at the expected versions (all or nothing)', async () => {
       const t = await ints();
       const keys = [1, 2, 3, 4, 5, 6];

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
 import { KIND, writeError } from './errors.ts';
-import { LmdbTable } from './table.ts';
+import { ChunkTable } from './chunk-table.ts';
+import { EntryTable } from './entry-table.ts';
 
 export interface LmdbStoreOptions {
   /** The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working directory. */
@@ -25,7 +26,7 @@ export class LmdbStore implements StateStore {
   readonly location: string;
   private env: RootDatabase | undefined;
   private closed = false;
-  private readonly tables = new Map<string, LmdbTable<never>>();
+  private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
 
   constructor(private readonly options: LmdbStoreOptions = {}) {
     this.location = path.resolve(options.dataDir ?? path.join('.ringgrain', 'state'));
@@ -65,13 +66,16 @@ export class LmdbStore implements StateStore {
       }
       return known as unknown as TableOf<S>;
     }
-    let db;
+    let table: EntryTable<never> | ChunkTable;
     try {
-      db = env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false });
+      // Int keys: 64 consecutive keys to an entry (chunk.ts); string keys: an entry each, with lmdb-js versions.
+      table =
+        spec.keyKind === 'string'
+          ? new EntryTable<never>(this, env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false }), { ...spec })
+          : new ChunkTable(this, env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }), { ...spec });
     } catch (e) {
       throw writeError(e, `open table "${spec.name}"`);
     }
-    const table = new LmdbTable<never>(this, db, { ...spec });
     this.tables.set(spec.name, table);
     return table as unknown as TableOf<S>;
   }

@@ -40,10 +40,10 @@ interface ConditionalWrites {
 const CONFLICT = Symbol('version conflict');
 
 /**
- * One grain class as one LMDB database: key → state, with lmdb-js's per-entry version (stored with the
+ * A string-keyed grain class as one LMDB database: key → state, with lmdb-js's per-entry version (stored with the
  * value, compared natively by a conditional put, so a bulk write reads nothing before it writes).
  */
-export class LmdbTable<K extends StateKey> implements StateTable<K> {
+export class EntryTable<K extends StateKey> implements StateTable<K> {
   constructor(
     private readonly owner: Owner,
     private readonly db: Database<Buffer, number | string>,
