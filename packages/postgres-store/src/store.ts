@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
 import { KIND, pgError } from './errors.ts';
-import { PostgresTable } from './table.ts';
+import { ChunkTable } from './chunk-table.ts';
+import { EntryTable } from './entry-table.ts';
 
 export interface PostgresStoreOptions {
   /** A connection string (postgres://user:password@host:port/database) or node-postgres pool settings. */
@@ -28,9 +29,10 @@ function describe(c: string | pg.PoolConfig): string {
 }
 
 /**
- * The shared store: one PostgreSQL table per grain class (key, version bigint, state bytea) in one
- * schema. A write call is one transaction: the batch goes in with binary COPY into a temporary table,
- * then one UPDATE and one INSERT apply it with the version checks, committed before the call resolves.
+ * The shared store: one PostgreSQL table per grain class, in one schema. Int-keyed classes keep 64
+ * consecutive keys to a record (chunk bigint, rows bytea: core's chunk format, versions inside);
+ * string-keyed classes a row per actor (key text, version bigint, state bytea). A write call is one
+ * transaction, its batch sent with binary COPY, committed before the call resolves.
  */
 export class PostgresStore implements StateStore {
   readonly kind = KIND;
@@ -38,7 +40,7 @@ export class PostgresStore implements StateStore {
   readonly schema: string;
   private pool: pg.Pool | undefined;
   private closed = false;
-  private readonly tables = new Map<string, PostgresTable<never>>();
+  private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.schema = options.schema ?? 'public';
@@ -94,17 +96,18 @@ export class PostgresStore implements StateStore {
       }
       return known as unknown as TableOf<S>;
     }
-    const table = new PostgresTable<never>(this, { ...spec });
+    // Int keys: 64 consecutive keys to a record (core's chunk format); string keys: a row each.
+    const table = spec.keyKind === 'string' ? new EntryTable<never>(this, { ...spec }) : new ChunkTable(this, { ...spec });
     const c = await this.client('table');
     try {
       await c.query(table.createSql());
+      const [column, want] = spec.keyKind === 'string' ? ['key', 'text'] : ['chunk', 'bigint'];
       const r = await c.query<{ data_type: string }>(
-        "SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = 'key'",
-        [this.schema, spec.name],
+        'SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3',
+        [this.schema, spec.name, column],
       );
-      const want = spec.keyKind === 'string' ? 'text' : 'bigint';
       if (r.rows[0]?.data_type !== want) {
-        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table ${this.schema}.${spec.name} has a ${r.rows[0]?.data_type ?? 'missing'} key column; ${spec.keyKind} keys need ${want}`, {
+        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table ${this.schema}.${spec.name} has no ${want} column "${column}", which ${spec.keyKind} keys need`, {
           hint: 'the table was made for another key kind: use another schema, or migrate the table',
         });
       }

@@ -5,6 +5,7 @@
 import net from 'node:net';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core';
 import { storeContract } from '../../../test/store-contract/contract.ts';
 import { PostgresStore } from '../src/index.ts';
 
@@ -28,8 +29,19 @@ storeContract({
   corrupt: async (store, table, key) => {
     const c = new pg.Client(url);
     await c.connect();
+    const t = `${pg.escapeIdentifier((store as PostgresStore).schema)}.${pg.escapeIdentifier(table)}`;
     try {
-      await c.query(`UPDATE ${pg.escapeIdentifier((store as PostgresStore).schema)}.${pg.escapeIdentifier(table)} SET version = 0 WHERE key = $1`, [key]);
+      if (typeof key === 'string') {
+        await c.query(`UPDATE ${t} SET version = 0 WHERE key = $1`, [key]);
+        return;
+      }
+      // Version 0 for the key's row inside its chunk; the chunk's other rows stay readable.
+      const cid = chunkOf(key);
+      const buf = (await c.query<{ rows: Buffer }>(`SELECT rows FROM ${t} WHERE chunk = $1`, [cid])).rows[0]!.rows;
+      const ch = parseChunk(buf);
+      if (typeof ch === 'string') throw new Error(ch);
+      ch.dv.setFloat64(ch.versionsAt + 8 * rowOf(ch, key - cid * CHUNK), 0, true);
+      await c.query(`UPDATE ${t} SET rows = $2 WHERE chunk = $1`, [cid, buf]);
     } finally {
       await c.end();
     }

@@ -1,7 +1,4 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import {
   StateDecodeError,
   StateReadBuilder,
@@ -24,30 +21,13 @@ import {
 } from '@ringgrain/core';
 import { copyChunks, readCopy, type StageRows } from './copy.ts';
 import { KIND, pgError } from './errors.ts';
-
-/** What a table needs of its store. */
-interface Owner {
-  readonly schema: string;
-  readonly location: string;
-  client(what: string): Promise<pg.PoolClient>;
-  check(what: string): void;
-}
+import { copyIn, copyOut, inTransaction, type Owner } from './session.ts';
 
 /** Batches this large join the table in memory (work_mem) and get planner statistics (ANALYZE). */
 const LARGE = 10_000;
 const LARGE_WORK_MEM = '256MB';
 
-async function copyIn(c: pg.PoolClient, sql: string, chunks: Iterable<Buffer>): Promise<void> {
-  await pipeline(Readable.from(chunks), c.query(copyFrom(sql)));
-}
-
-async function copyOut(c: pg.PoolClient, sql: string): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const b of c.query(copyTo(sql))) parts.push(b as Buffer);
-  return Buffer.concat(parts);
-}
-
-export class PostgresTable<K extends StateKey> implements StateTable<K> {
+export class EntryTable<K extends StateKey> implements StateTable<K> {
   private readonly t: string;
   private readonly keyType: string;
   private readonly stringKeys: boolean;
@@ -66,25 +46,8 @@ export class PostgresTable<K extends StateKey> implements StateTable<K> {
     return `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} PRIMARY KEY, version bigint NOT NULL, state bytea NOT NULL)`;
   }
 
-  /** Runs `fn` in one transaction; any failure rolls it back and surfaces typed. */
-  private async tx<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.owner.client(what);
-    let committing = false;
-    let broken: Error | undefined;
-    try {
-      await c.query('BEGIN');
-      const r = await fn(c);
-      committing = true;
-      await c.query('COMMIT');
-      return r;
-    } catch (e) {
-      if (!committing) await c.query('ROLLBACK').catch((r: Error) => (broken = r));
-      else broken = e as Error;
-      throw pgError(e, `${what} on "${this.spec.name}"`, this.owner.location, committing);
-    } finally {
-      // A connection that failed to roll back or commit is dropped, not reused.
-      c.release(broken);
-    }
+  private tx<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.owner, `${what} on "${this.spec.name}"`, fn);
   }
 
   private decodeKey(b: Buffer, start: number, end: number): StateKey {
