@@ -142,6 +142,41 @@ export function storeContract(fx: StoreFixture): void {
       }
     });
 
+    it('two writers race for the same actors: one batch wins whole, the other conflicts, no accepted write is lost', async () => {
+      const s = await fresh();
+      const other = fx.reopen(s); // a second store object over the same location: a second writer
+      await other.open();
+      opened.push(other);
+      const a = await ints(s);
+      const b = await ints(other);
+      for (const base of [0, 1000]) {
+        // Round 1: both find no chunk and insert; round 2: both update what round 1 left.
+        const keys = Array.from({ length: 200 }, (_, i) => base + i);
+        const res = await Promise.allSettled([
+          a.putMany({ keys, expected: keys.map(() => 0), states: fixedStates(keys, 1) }),
+          b.putMany({ keys: [...keys].reverse(), expected: keys.map(() => 0), states: fixedStates([...keys].reverse(), 2) }),
+        ]);
+        const won = res.findIndex((r) => r.status === 'fulfilled');
+        expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        const lost = res[1 - won] as PromiseRejectedResult;
+        expect(lost.reason).toBeInstanceOf(StateVersionConflictError);
+        expect(lost.reason).toMatchObject({ expected: 0, found: 1 });
+        const r = await a.getMany(keys);
+        expect(r.found).toBe(200);
+        keys.forEach((k, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(stateOf(k, won + 1)));
+        const again = await Promise.allSettled([
+          a.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 3) }),
+          b.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 4) }),
+        ]);
+        const won2 = again.findIndex((x) => x.status === 'fulfilled');
+        expect(again.filter((x) => x.status === 'fulfilled')).toHaveLength(1);
+        expect((again[1 - won2] as PromiseRejectedResult).reason).toMatchObject({ code: 'STATE_VERSION_CONFLICT', expected: 1, found: 2 });
+        const r2 = await b.getMany(keys);
+        expect([...r2.versions].every((v) => v === 2)).toBe(true);
+        keys.forEach((k, i) => expect(r2.bytes.subarray(r2.offsets[i], r2.offsets[i + 1])).toEqual(stateOf(k, won2 + 3)));
+      }
+    });
+
     it('keys in any order are written; a repeated key or a malformed batch is a StateBatchError and writes nothing', async () => {
       const t = await ints();
       const keys = [9, 3, 7, 1, 5];

@@ -52,6 +52,14 @@ export class ChunkTable implements StateTable<number> {
     readonly spec: StateTableSpec,
   ) {}
 
+  /**
+   * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
+   * right after another handle's or process's commit (same turn of the event loop) could miss it.
+   */
+  private fresh(): void {
+    this.db.resetReadTxn();
+  }
+
   /** The chunk holding `key` (null: none). The view is valid until the next read of this database. */
   private chunk(key: number): Chunk | null {
     const cid = chunkOf(key);
@@ -71,6 +79,7 @@ export class ChunkTable implements StateTable<number> {
 
   async get(key: number): Promise<StateEntry | undefined> {
     this.owner.root('get');
+    this.fresh();
     checkKeys(KIND, this.spec, [key]);
     const c = this.chunk(key);
     const r = c ? rowOf(c, key - chunkOf(key) * CHUNK) : -1;
@@ -95,6 +104,7 @@ export class ChunkTable implements StateTable<number> {
 
   async getMany(keys: KeyColumn<number>): Promise<StateRead> {
     this.owner.root('getMany');
+    this.fresh();
     const n = checkKeys(KIND, this.spec, keys);
     const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
     let cid = Number.NaN;
@@ -175,6 +185,7 @@ export class ChunkTable implements StateTable<number> {
 
   async scan(opts: ScanOptions<number>): Promise<StatePage<number>> {
     this.owner.root('scan');
+    this.fresh();
     const limit = opts.limit;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
     const after = opts.after;
@@ -206,6 +217,7 @@ export class ChunkTable implements StateTable<number> {
 
   async count(): Promise<number> {
     this.owner.root('count');
+    this.fresh();
     let n = 0;
     for (const { value } of this.db.getRange({})) n += value[1] ?? 0;
     return n;

@@ -50,6 +50,14 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     readonly spec: StateTableSpec,
   ) {}
 
+  /**
+   * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
+   * right after another handle's or process's commit (same turn of the event loop) could miss it.
+   */
+  private fresh(): void {
+    this.db.resetReadTxn();
+  }
+
   /** The stored version and state of `key` (undefined: none), checked; the state is a view valid until the next read. */
   private read(key: StateKey): { version: number; state: Buffer } | undefined {
     let state: Buffer | undefined;
@@ -79,6 +87,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async get(key: K): Promise<StateEntry | undefined> {
     this.owner.root('get');
+    this.fresh();
     checkKeys(KIND, this.spec, [key]);
     const r = this.read(key);
     return r && { version: r.version, state: new Uint8Array(r.state) };
@@ -95,6 +104,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async getMany(keys: KeyColumn<K>): Promise<StateRead> {
     this.owner.root('getMany');
+    this.fresh();
     const n = checkKeys(KIND, this.spec, keys);
     const k = keys as ArrayLike<StateKey>;
     const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
@@ -175,6 +185,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async scan(opts: ScanOptions<K>): Promise<StatePage<K>> {
     this.owner.root('scan');
+    this.fresh();
     const limit = opts.limit;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
     if (opts.after !== undefined) checkKeys(KIND, this.spec, [opts.after]);
@@ -200,6 +211,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async count(): Promise<number> {
     this.owner.root('count');
+    this.fresh();
     return this.db.getCount();
   }
 }
