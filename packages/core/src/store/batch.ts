@@ -132,13 +132,53 @@ export function keyOrder<K extends StateKey>(store: string, spec: StateTableSpec
     }
   }
   if (ascending) return null;
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  order.sort((a, b) => (k[a]! < k[b]! ? -1 : k[a]! > k[b]! ? 1 : a - b));
+  let order: Uint32Array;
+  if (spec.keyKind === 'string') {
+    order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((a, b) => (k[a]! < k[b]! ? -1 : k[a]! > k[b]! ? 1 : a - b));
+  } else order = radixOrder(k as ArrayLike<number>);
   for (let i = 1; i < n; i++) {
     const a = order[i - 1]!;
     const b = order[i]!;
     if (k[a] === k[b]) throw new StateBatchError(store, spec.name, `key ${JSON.stringify(k[b])} is repeated (rows ${a} and ${b})`, b);
+  }
+  return order;
+}
+
+/**
+ * Rows in ascending key order, stable, for safe-integer keys: an LSD radix sort on 16-bit digits of
+ * (high word + 2^21, low word), skipping digits every key shares. A million shuffled keys sort in tens of
+ * milliseconds, against over a second for a comparator sort.
+ */
+function radixOrder(keys: ArrayLike<number>): Uint32Array {
+  const n = keys.length;
+  const lo = new Uint32Array(n);
+  const hi = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const h = Math.floor(keys[i]! / 4294967296);
+    lo[i] = keys[i]! - h * 4294967296;
+    hi[i] = h + 2097152;
+  }
+  let order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  let next = new Uint32Array(n);
+  const count = new Uint32Array(65536);
+  for (const [word, shift] of [[lo, 0], [lo, 16], [hi, 0], [hi, 16]] as const) {
+    count.fill(0);
+    for (let i = 0; i < n; i++) count[(word[i]! >>> shift) & 0xffff]!++;
+    if (count[(word[0]! >>> shift) & 0xffff] === n) continue; // every key has this digit: the pass changes nothing
+    let sum = 0;
+    for (let d = 0; d < 65536; d++) {
+      const c = count[d]!;
+      count[d] = sum;
+      sum += c;
+    }
+    for (let j = 0; j < n; j++) {
+      const i = order[j]!;
+      next[count[(word[i]! >>> shift) & 0xffff]!++] = i;
+    }
+    [order, next] = [next, order];
   }
   return order;
 }
