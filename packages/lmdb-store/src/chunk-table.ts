@@ -109,12 +109,21 @@ export class ChunkTable implements StateTable<number> {
     const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
     let cid = Number.NaN;
     let c: Chunk | null = null;
+    // Keys out of order revisit chunks: keep a copy of each one read (a view of lmdb-js's read buffer
+    // lasts only until the next read).
+    let seen: Map<number, Chunk | null> | undefined;
     for (let i = 0; i < n; i++) {
       const key = keys[i]!;
-      // Consecutive keys share a chunk: read it once.
       if (chunkOf(key) !== cid) {
-        c = this.chunk(key);
         cid = chunkOf(key);
+        if (i > 0 && key < keys[i - 1]!) seen ??= new Map();
+        if (seen === undefined) c = this.chunk(key);
+        else if (seen.has(cid)) c = seen.get(cid)!;
+        else {
+          const read = this.chunk(key);
+          c = read && (parseChunk(Uint8Array.prototype.slice.call(read.buf)) as Chunk);
+          seen.set(cid, c);
+        }
       }
       const r = c ? rowOf(c, key - cid * CHUNK) : -1;
       if (r < 0) {

@@ -16,8 +16,6 @@ export interface StageRows {
   readonly states?: StateRows;
   /** Which rows, in which order (null: all, in order). */
   readonly order?: Uint32Array | null;
-  /** Only rows whose expected version passes this test (undefined: every row). */
-  readonly where?: (expected: number) => boolean;
 }
 
 /** The batch as binary COPY chunks of about CHUNK_ROWS rows each. */
@@ -32,7 +30,6 @@ export function* copyChunks(s: StageRows): Generator<Buffer> {
     let size = 0;
     for (let j = j0; j < j1; j++) {
       const i = s.order ? s.order[j]! : j;
-      if (s.where && !s.where(s.expected![i]!)) continue;
       size += 2 + 8 + (s.expected ? 12 : 0);
       if (encodedKeys) {
         const k = Buffer.from(s.keys[i] as string, 'utf8');
@@ -45,7 +42,6 @@ export function* copyChunks(s: StageRows): Generator<Buffer> {
     let o = 0;
     for (let j = j0; j < j1; j++) {
       const i = s.order ? s.order[j]! : j;
-      if (s.where && !s.where(s.expected![i]!)) continue;
       o = b.writeInt16BE(fields, o);
       o = b.writeInt32BE(4, o);
       o = b.writeInt32BE(i, o);
