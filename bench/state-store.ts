@@ -6,11 +6,11 @@
  * 1,000,000 in ≤ 1 s to LMDB and ≤ 3 s to PostgreSQL (2-core development machine).
  *
  * Baselines, what a user would write without bulk calls: LMDB one `put` per actor in a loop (its own
- * transaction each) over --naive-lmdb rows (default 20,000); PostgreSQL one INSERT ... ON CONFLICT
- * statement per actor over --naive-pg rows (default 5,000); both extrapolated to N, labelled so.
+ * transaction each) over --naive-lmdb rows (default 2,000; each commit is flushed to disk, milliseconds apiece); PostgreSQL one INSERT ... ON CONFLICT
+ * statement per actor over --naive-pg rows (default 2,000); both extrapolated to N, labelled so.
  *
  *   node --import tsx bench/state-store.ts [--rows 1000000] [--trials 5] [--stores lmdb,postgres]
- *       [--order sequential|shuffled] [--naive-lmdb 20000] [--naive-pg 5000] [--pg-url URL] [--record]
+ *       [--order sequential|shuffled] [--naive-lmdb 2000] [--naive-pg 2000] [--pg-url URL] [--record]
  *
  * PostgreSQL: a server of its own (packages/postgres-store/test/server.ts, fsync on, PostgreSQL's
  * defaults) unless --pg-url names one. Writes bench/results/local/state-store.json (--record:
@@ -38,8 +38,8 @@ const N = Number(option('rows', '1000000'));
 const TRIALS = Math.max(2, Number(option('trials', '5')));
 const STORES = option('stores', 'lmdb,postgres').split(',');
 const ORDER = option('order', 'sequential');
-const NAIVE_LMDB = Number(option('naive-lmdb', '20000'));
-const NAIVE_PG = Number(option('naive-pg', '5000'));
+const NAIVE_LMDB = Number(option('naive-lmdb', '2000'));
+const NAIVE_PG = Number(option('naive-pg', '2000'));
 const RECORD = argv.includes('--record');
 const SIZE = 32;
 const TARGET_S: Record<string, number> = { lmdb: 1, postgres: 3 };
