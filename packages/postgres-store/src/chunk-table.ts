@@ -97,8 +97,9 @@ export class ChunkTable implements StateTable<number> {
   /** The stored chunks among `ids`, by id (views into one COPY buffer). */
   private async chunks(c: pg.PoolClient, ids: Iterable<number>, lock: boolean): Promise<Map<number, Chunk>> {
     const list = idList(ids);
-    // COPY cannot lock rows: lock them with a plain SELECT first (the transaction keeps the locks).
-    if (lock) await c.query(`SELECT 1 FROM ${this.t} WHERE chunk = ANY(${list}) FOR UPDATE`);
+    // COPY cannot lock rows: lock them with a plain SELECT first (the transaction keeps the locks), in
+    // chunk order, so two writers over overlapping chunks wait for each other instead of deadlocking.
+    if (lock) await c.query(`SELECT 1 FROM ${this.t} WHERE chunk = ANY(${list}) ORDER BY chunk FOR UPDATE`);
     const data = await copyOut(c, `COPY (SELECT chunk, rows FROM ${this.t} WHERE chunk = ANY(${list})) TO STDOUT (FORMAT binary)`);
     const out = new Map<number, Chunk>();
     readCopy(data, 2, (b, at) => {
