@@ -17,3 +17,4 @@ export type { Columns, NumberColumn, ReplyColumns } from './bulk.ts';
 export { formatLogLine } from './log.ts';
 export { scaledDefault, timeoutScale } from './timeouts.ts';
 export { laneOfKey } from './lanes.ts';
+export * from './store/index.ts';

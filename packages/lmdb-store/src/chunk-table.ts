@@ -1,0 +1,234 @@
+import type { Database } from 'lmdb';
+import {
+  CHUNK,
+  ChunkWriter,
+  StateDecodeError,
+  chunkOf,
+  forEachChunk,
+  mergeDelete,
+  mergePut,
+  parseChunk,
+  rowOf,
+  slotAt,
+  spans,
+  stateEnd,
+  stateStart,
+  versionAt,
+  type Chunk,
+  type ChunkConflict,
+  StateReadBuilder,
+  StateVersionConflictError,
+  checkDelete,
+  checkKeys,
+  checkPut,
+  keyOrder,
+  type DeleteBatch,
+  type KeyColumn,
+  type PutBatch,
+  type ScanOptions,
+  type StateEntry,
+  type StatePage,
+  type StateRead,
+  type StateTable,
+  type StateTableSpec,
+} from '@ringgrain/core';
+import { KIND, writeError } from './errors.ts';
+
+interface Owner {
+  root(what: string): unknown;
+}
+
+/**
+ * An int-keyed grain class as one LMDB database of chunks (chunk.ts): 64 consecutive keys to an entry.
+ * A write transaction reads each chunk it touches once, merges the batch's rows into it (checking each
+ * row's expected version) and writes it back; the first conflict aborts the transaction.
+ */
+export class ChunkTable implements StateTable<number> {
+  private readonly writer = new ChunkWriter();
+
+  constructor(
+    private readonly owner: Owner,
+    private readonly db: Database<Buffer, number>,
+    readonly spec: StateTableSpec,
+  ) {}
+
+  /**
+   * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
+   * right after another handle's or process's commit (same turn of the event loop) could miss it.
+   */
+  private fresh(): void {
+    this.db.resetReadTxn();
+  }
+
+  /** The chunk holding `key` (null: none). The view is valid until the next read of this database. */
+  private chunk(key: number): Chunk | null {
+    const cid = chunkOf(key);
+    const raw = this.db.getBinaryFast(cid);
+    if (raw === undefined) return null;
+    // lmdb-js reuses one buffer for every read and sets its `length` to the value's size.
+    const c = parseChunk(raw.subarray(0, raw.length));
+    if (typeof c === 'string') throw new StateDecodeError(KIND, this.spec.name, key, c);
+    return c;
+  }
+
+  private readonly check = (key: number, version: number, size: number): void => {
+    if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
+    const want = this.spec.stateSize;
+    if (want !== undefined && size !== want) throw new StateDecodeError(KIND, this.spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
+  };
+
+  async get(key: number): Promise<StateEntry | undefined> {
+    this.owner.root('get');
+    this.fresh();
+    checkKeys(KIND, this.spec, [key]);
+    const c = this.chunk(key);
+    const r = c ? rowOf(c, key - chunkOf(key) * CHUNK) : -1;
+    if (r < 0) return undefined;
+    const version = versionAt(c!, r);
+    const s = stateStart(c!, r);
+    const e = stateEnd(c!, r);
+    this.check(key, version, e - s);
+    // A plain Uint8Array copy (the chunk is lmdb-js's reused read buffer, a Buffer).
+    const state = new Uint8Array(e - s);
+    state.set(c!.buf.subarray(s, e));
+    return { version, state };
+  }
+
+  async put(key: number, state: Uint8Array, expected: number): Promise<number> {
+    return (await this.putMany({ keys: [key], expected: [expected], states: [state] }))[0]!;
+  }
+
+  async delete(key: number, expected?: number): Promise<boolean> {
+    return (await this.deleteMany(expected === undefined ? { keys: [key] } : { keys: [key], expected: [expected] })) === 1;
+  }
+
+  async getMany(keys: KeyColumn<number>): Promise<StateRead> {
+    this.owner.root('getMany');
+    this.fresh();
+    const n = checkKeys(KIND, this.spec, keys);
+    const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
+    let cid = Number.NaN;
+    let c: Chunk | null = null;
+    // Keys out of order revisit chunks: keep a copy of each one read (a view of lmdb-js's read buffer
+    // lasts only until the next read).
+    let seen: Map<number, Chunk | null> | undefined;
+    for (let i = 0; i < n; i++) {
+      const key = keys[i]!;
+      if (chunkOf(key) !== cid) {
+        cid = chunkOf(key);
+        if (i > 0 && key < keys[i - 1]!) seen ??= new Map();
+        if (seen === undefined) c = this.chunk(key);
+        else if (seen.has(cid)) c = seen.get(cid)!;
+        else {
+          const read = this.chunk(key);
+          c = read && (parseChunk(Uint8Array.prototype.slice.call(read.buf)) as Chunk);
+          seen.set(cid, c);
+        }
+      }
+      const r = c ? rowOf(c, key - cid * CHUNK) : -1;
+      if (r < 0) {
+        out.missing();
+        continue;
+      }
+      const s = stateStart(c!, r);
+      const e = stateEnd(c!, r);
+      const version = versionAt(c!, r);
+      this.check(key, version, e - s);
+      const at = out.reserve(e - s);
+      out.bytes.set(c!.buf.subarray(s, e), at);
+      out.found(version, e - s);
+    }
+    return out.read();
+  }
+
+  async putMany(batch: PutBatch<number>): Promise<Float64Array> {
+    this.owner.root('putMany');
+    const n = checkPut(KIND, this.spec, batch);
+    const order = keyOrder(KIND, this.spec, batch.keys);
+    const { keys, expected } = batch;
+    const sp = spans(batch.states);
+    const versions = new Float64Array(n);
+    const rowAt = order === null ? (j: number) => j : (j: number) => order[j]!;
+    const check = this.check;
+    let conflict: ChunkConflict | undefined;
+    try {
+      // transactionSync commits and flushes to disk before it returns (lmdb-js's default flags).
+      this.db.transactionSync(() => {
+        forEachChunk(keys, n, rowAt, (cid, from, to) => {
+          const merged = mergePut(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to }, sp, versions, check);
+          if (!(merged instanceof Uint8Array)) throw (conflict = merged);
+          this.db.putSync(cid, merged as Buffer);
+        });
+      });
+    } catch (err) {
+      if (conflict === undefined || err !== conflict) throw writeError(err, `putMany into "${this.spec.name}"`);
+      throw new StateVersionConflictError(KIND, this.spec.name, keys[conflict.row], conflict.row, expected[conflict.row]!, conflict.found);
+    }
+    return versions;
+  }
+
+  async deleteMany(batch: DeleteBatch<number>): Promise<number> {
+    this.owner.root('deleteMany');
+    const n = checkDelete(KIND, this.spec, batch);
+    const order = keyOrder(KIND, this.spec, batch.keys);
+    const { keys, expected } = batch;
+    const rowAt = order === null ? (j: number) => j : (j: number) => order[j]!;
+    let deleted = 0;
+    let conflict: ChunkConflict | undefined;
+    try {
+      this.db.transactionSync(() => {
+        forEachChunk(keys, n, rowAt, (cid, from, to) => {
+          const r = mergeDelete(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to }, this.check);
+          if (!('deleted' in r)) throw (conflict = r);
+          deleted += r.deleted;
+          if (r.chunk === null) this.db.removeSync(cid);
+          else if (r.chunk !== undefined) this.db.putSync(cid, r.chunk as Buffer);
+        });
+      });
+    } catch (err) {
+      if (conflict === undefined || err !== conflict) throw writeError(err, `deleteMany from "${this.spec.name}"`);
+      throw new StateVersionConflictError(KIND, this.spec.name, keys[conflict.row], conflict.row, expected![conflict.row]!, conflict.found);
+    }
+    return deleted;
+  }
+
+  async scan(opts: ScanOptions<number>): Promise<StatePage<number>> {
+    this.owner.root('scan');
+    this.fresh();
+    const limit = opts.limit;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
+    const after = opts.after;
+    if (after !== undefined) checkKeys(KIND, this.spec, [after]);
+    const keys: number[] = [];
+    const out = new StateReadBuilder(limit, limit * (this.spec.stateSize ?? 32));
+    let more = false;
+    scan: for (const { key: cid, value } of this.db.getRange(after === undefined ? {} : { start: chunkOf(after) })) {
+      if (typeof cid !== 'number' || !Number.isSafeInteger(cid)) throw new StateDecodeError(KIND, this.spec.name, cid, 'a chunk key that is not an integer');
+      const c = parseChunk(value);
+      if (typeof c === 'string') throw new StateDecodeError(KIND, this.spec.name, cid * CHUNK, c);
+      for (let r = 0; r < c.n; r++) {
+        const key = cid * CHUNK + slotAt(c, r);
+        if (after !== undefined && key <= after) continue;
+        if (keys.length === limit) {
+          more = true;
+          break scan;
+        }
+        const s = stateStart(c, r);
+        const e = stateEnd(c, r);
+        this.check(key, versionAt(c, r), e - s);
+        out.add(versionAt(c, r), c.buf.subarray(s, e));
+        keys.push(key);
+      }
+    }
+    const r = out.read();
+    return { keys, versions: r.versions, bytes: r.bytes, offsets: r.offsets, next: more ? keys[keys.length - 1] : undefined };
+  }
+
+  async count(): Promise<number> {
+    this.owner.root('count');
+    this.fresh();
+    let n = 0;
+    for (const { value } of this.db.getRange({})) n += value[1] ?? 0;
+    return n;
+  }
+}

@@ -1,0 +1,1 @@
+export { LmdbStore, type LmdbStoreOptions } from './store.ts';

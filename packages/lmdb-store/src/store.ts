@@ -1,0 +1,91 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import { KIND, writeError } from './errors.ts';
+import { ChunkTable } from './chunk-table.ts';
+import { EntryTable } from './entry-table.ts';
+
+export interface LmdbStoreOptions {
+  /** The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working directory. */
+  dataDir?: string;
+  /** How many grain classes (one LMDB database each) the environment may hold; default 64. */
+  maxTables?: number;
+  /** The map's initial size in bytes; lmdb-js grows it as the data grows (default: lmdb-js's). */
+  mapSize?: number;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The embedded default: one LMDB environment (a directory) with one database per grain class. A write
+ * call is one LMDB write transaction, committed and flushed to disk before it resolves.
+ */
+export class LmdbStore implements StateStore {
+  readonly kind = KIND;
+  readonly location: string;
+  private env: RootDatabase | undefined;
+  private closed = false;
+  private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
+
+  constructor(private readonly options: LmdbStoreOptions = {}) {
+    this.location = path.resolve(options.dataDir ?? path.join('.ringgrain', 'state'));
+  }
+
+  async open(): Promise<void> {
+    if (this.closed) throw new StateStoreClosedError(KIND, 'open');
+    if (this.env) return;
+    try {
+      mkdirSync(this.location, { recursive: true });
+      this.env = open({
+        path: this.location,
+        compression: false,
+        maxDbs: this.options.maxTables ?? 64,
+        ...(this.options.mapSize === undefined ? {} : { mapSize: this.options.mapSize }),
+      });
+    } catch (e) {
+      throw new StateStoreUnavailableError(KIND, this.location, String((e as Error)?.message ?? e), { cause: e });
+    }
+  }
+
+  /** The open environment, or a typed error for `what`. */
+  root(what: string): RootDatabase {
+    if (this.closed) throw new StateStoreClosedError(KIND, what);
+    if (!this.env) throw new StateStoreUnavailableError(KIND, this.location, `${what} before open()`, { hint: 'await store.open() first' });
+    return this.env;
+  }
+
+  async table<const S extends StateTableSpec>(spec: S): Promise<TableOf<S>> {
+    const env = this.root('table');
+    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    const known = this.tables.get(spec.name);
+    if (known) {
+      const k = known.spec;
+      if (k.keyKind !== spec.keyKind || k.stateSize !== spec.stateSize) {
+        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table "${spec.name}" is open with keyKind ${k.keyKind}, stateSize ${k.stateSize ?? 'variable'}`, { hint: 'one spec per grain class in a store' });
+      }
+      return known as unknown as TableOf<S>;
+    }
+    let table: EntryTable<never> | ChunkTable;
+    try {
+      // Int keys: 64 consecutive keys to an entry (chunk.ts); string keys: an entry each, with lmdb-js versions.
+      table =
+        spec.keyKind === 'string'
+          ? new EntryTable<never>(this, env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false }), { ...spec })
+          : new ChunkTable(this, env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }), { ...spec });
+    } catch (e) {
+      throw writeError(e, `open table "${spec.name}"`);
+    }
+    this.tables.set(spec.name, table);
+    return table as unknown as TableOf<S>;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const env = this.env;
+    this.env = undefined;
+    this.tables.clear();
+    if (env) await env.close();
+  }
+}

@@ -1,0 +1,1 @@
+export { PostgresStore, type PostgresStoreOptions } from './store.ts';

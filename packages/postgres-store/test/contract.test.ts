@@ -1,0 +1,50 @@
+/**
+ * The state store contract (test/store-contract) against a real PostgreSQL server (the globalSetup's):
+ * a fresh schema per store.
+ */
+import net from 'node:net';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core';
+import { storeContract } from '../../../test/store-contract/contract.ts';
+import { PostgresStore } from '../src/index.ts';
+
+const url = inject('pgUrl');
+let n = 0;
+
+/** A loopback port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+const deadPort = await closedPort();
+
+storeContract({
+  name: `postgres (${inject('pgBinaries')})`,
+  make: async () => new PostgresStore({ connection: url, schema: `contract_${process.pid}_${n++}` }),
+  reopen: (store) => new PostgresStore({ connection: url, schema: (store as PostgresStore).schema }),
+  corrupt: async (store, table, key) => {
+    const c = new pg.Client(url);
+    await c.connect();
+    const t = `${pg.escapeIdentifier((store as PostgresStore).schema)}.${pg.escapeIdentifier(table)}`;
+    try {
+      if (typeof key === 'string') {
+        await c.query(`UPDATE ${t} SET version = 0 WHERE key = $1`, [key]);
+        return;
+      }
+      // Version 0 for the key's row inside its chunk; the chunk's other rows stay readable.
+      const cid = chunkOf(key);
+      const buf = (await c.query<{ rows: Buffer }>(`SELECT rows FROM ${t} WHERE chunk = $1`, [cid])).rows[0]!.rows;
+      const ch = parseChunk(buf);
+      if (typeof ch === 'string') throw new Error(ch);
+      ch.dv.setFloat64(ch.versionsAt + 8 * rowOf(ch, key - cid * CHUNK), 0, true);
+      await c.query(`UPDATE ${t} SET rows = $2 WHERE chunk = $1`, [cid, buf]);
+    } finally {
+      await c.end();
+    }
+  },
+  unreachable: () => new PostgresStore({ connection: `postgres://postgres@127.0.0.1:${deadPort}/postgres`, connectTimeoutMs: 5000 }),
+});
