@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
-import { CodegenError } from './errors.ts';
-import { generateKernel } from './kernel.ts';
+import { CodegenError } from './front/errors.ts';
+import { generateKernel } from './cuda/kernel.ts';
 
 export const USAGE = `usage: ringgrain codegen <module.ts> [--grain Name] [--out dir] [--explain]
   Translates the grain classes exported by <module.ts> to CUDA C (one .cu per grain class).
@@ -45,7 +45,7 @@ function parseArgs(argv: readonly string[]): Args | string {
   return { module, grain, outDir, explain };
 }
 
-/** Serialisable part of the ABI (sizes and launch are functions of the options: see src/abi.ts). */
+/** Serialisable part of the ABI (sizes and launch are functions of the options: see src/cuda/abi.ts). */
 function abiJson(abi: ReturnType<typeof generateKernel>['abi']): string {
   const { version, grain, grainId, entry, params, stateSize, stateAlign, errors } = abi;
   return `${JSON.stringify({ version, grain, grainId, entry, params, stateSize, stateAlign, errors }, null, 2)}\n`;

@@ -1,8 +1,8 @@
 import { isNumericScalar, type Schema } from '@ringgrain/core';
-import type { BinaryOp, Expr, Loc } from './ast.ts';
+import type { BinaryOp, Expr, Loc } from '../front/ast.ts';
 import { MATH_CONSTANTS, MATH_FUNCTIONS } from './intrinsics.ts';
-import { CodegenError } from './errors.ts';
-import { siteAt, unsupported } from './parse.ts';
+import { CodegenError } from '../front/errors.ts';
+import { siteAt, unsupported } from '../front/parse.ts';
 import type { FnScope } from './scope.ts';
 import {
   BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, heldAsInt, needBool, paren, schemaType, typeError, type VT, type Val,

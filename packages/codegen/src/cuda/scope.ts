@@ -1,10 +1,10 @@
 import type { GrainDef, MethodDef } from '@ringgrain/core';
-import type { Loc, ParamType } from './ast.ts';
-import type { ParseSite } from './parse.ts';
+import type { Loc, ParamType } from '../front/ast.ts';
+import type { ParseSite } from '../front/parse.ts';
 import type { CTypes } from './ctypes.ts';
-import type { GrainModule } from './source.ts';
+import type { GrainModule } from '../front/source.ts';
 import type { VT } from './values.ts';
-import type { LoopNote } from './parallel.ts';
+import type { LoopNote } from '../front/parallel.ts';
 
 export interface Local {
   readonly cname: string;

@@ -1,13 +1,13 @@
 import { describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
-import type { BinaryOp, Expr, Loc, Stmt } from './ast.ts';
+import type { BinaryOp, Expr, Loc, Stmt } from '../front/ast.ts';
 import { indent } from './codecs.ts';
-import { CodegenError } from './errors.ts';
+import { CodegenError } from '../front/errors.ts';
 import { binary, lowerExpr } from './lower-expr.ts';
-import { siteAt, unsupported } from './parse.ts';
+import { siteAt, unsupported } from '../front/parse.ts';
 import { FnScope, type Local } from './scope.ts';
 import { COOP_ENV_BYTES } from './abi.ts';
 import { ARITH } from './kind-arith.ts';
-import { planParallel, type ParallelPlan } from './parallel.ts';
+import { planParallel, type ParallelPlan } from '../front/parallel.ts';
 import { C_SCALAR } from './ctypes.ts';
 import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
 

@@ -1,13 +1,13 @@
 import type { GrainDef, MethodDef } from '@ringgrain/core';
-import type { FunctionAst, Loc, ParamType } from './ast.ts';
+import type { FunctionAst, Loc, ParamType } from '../front/ast.ts';
 import { Codecs, indent } from './codecs.ts';
 import { CTypes } from './ctypes.ts';
-import { CodegenError } from './errors.ts';
+import { CodegenError } from '../front/errors.ts';
 import { lowerBlock } from './lower-stmt.ts';
-import { siteAt, type ParseSite } from './parse.ts';
+import { siteAt, type ParseSite } from '../front/parse.ts';
 import { FnScope, type HelperSig, type UnitServices } from './scope.ts';
-import type { LoopNote } from './parallel.ts';
-import { parseHelper, siteFor, type GrainModule } from './source.ts';
+import type { LoopNote } from '../front/parallel.ts';
+import { parseHelper, siteFor, type GrainModule } from '../front/source.ts';
 
 export type { HelperSig } from './scope.ts';
 

@@ -1,5 +1,5 @@
 import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
-import { MAX_REDUCTIONS } from './parallel.ts';
+import { MAX_REDUCTIONS } from '../front/parallel.ts';
 import { CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
 
 /**

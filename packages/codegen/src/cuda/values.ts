@@ -1,8 +1,8 @@
 import { intRange, isNumericKind, type ArraySchema, type GrainDef, type NumericKind, type ScalarKind, type Schema, type StructSchema, type VecSchema } from '@ringgrain/core';
-import type { Loc } from './ast.ts';
-import { CodegenError } from './errors.ts';
+import type { Loc } from '../front/ast.ts';
+import { CodegenError } from '../front/errors.ts';
 import { ARITH, fitsIn } from './kind-arith.ts';
-import { siteAt, type ParseSite } from './parse.ts';
+import { siteAt, type ParseSite } from '../front/parse.ts';
 
 /** Where a view lives: the actor's state (a live view in JS) or the decoded message (typed arrays). */
 export type Origin = 'state' | 'msg' | 'reply';

@@ -1,14 +1,14 @@
 import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
 import { DeviceGlobals, DirEntry, OverflowHeader, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
-import type { FunctionAst } from './ast.ts';
+import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { deviceLoop, runtimeSection } from './device.ts';
-import { CodegenError } from './errors.ts';
+import { CodegenError } from '../front/errors.ts';
 import { lowerBlock } from './lower-stmt.ts';
 import { PRELUDE } from './prelude.ts';
 import { FnScope } from './scope.ts';
-import type { LoopNote } from './parallel.ts';
-import { loadModule, parseHandler, siteFor } from './source.ts';
+import type { LoopNote } from '../front/parallel.ts';
+import { loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
 
 export interface GenerateOptions {
