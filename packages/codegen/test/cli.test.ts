@@ -23,6 +23,16 @@ describe('ringgrain codegen CLI', () => {
     expect(r.out).toContain('extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(');
   });
 
+  it('--explain prints each handler loop\'s verdict and reason instead of the code', async () => {
+    const r = await run(['codegen', join(ROOT, 'examples/sir/grains.ts'), '--explain']);
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('__global__');
+    expect(r.out).toMatch(/^Person\.setup line \d+: element-parallel: /m);
+    expect(r.out).toMatch(/^Person\.tick line \d+: sequential: it has an expression statement/m);
+    const bank = await run([BANK, '--explain']);
+    expect(bank.out).toBe('Account: no loops in its handlers\n');
+  });
+
   it('writes .cu and .abi.json with --out', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-cli-'));
     const r = await run([BANK, '--out', dir]);
