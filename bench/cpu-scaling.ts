@@ -12,7 +12,7 @@
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
-import { execSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,7 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 import { RELAY_ACTORS, Relay } from './grains.ts';
 import { lineChart } from './svg.ts';
 import { trials } from './trials.ts';
+import { commitOf, machineOf } from './record.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -110,18 +111,12 @@ if (SIR > 0) {
   log(`   exit ${r.status}, epidemic ${seconds ?? '?'} s`);
 }
 
-const commit = (() => {
-  try {
-    return process.env['RG_COMMIT'] ?? execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit = commitOf();
 const record = {
   commit,
   date: new Date().toISOString(),
   command: `node --import tsx bench/cpu-scaling.ts ${argv.join(' ')}`.trim(),
-  machine: `${os.cpus()[0]?.model ?? os.arch()} (${os.platform()})`,
+  machine: machineOf(),
   cores,
   walks: WALKS,
   steps: STEPS,

@@ -24,11 +24,8 @@ import { trials } from './trials.ts';
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
 if (argv.includes('--help')) {
-  console.log(readme());
+  console.log('usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]');
   process.exit(0);
-}
-function readme(): string {
-  return 'usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]';
 }
 const ACTORS = 4096;
 /** Whole rounds over the actors, so every actor's turn count is known. */

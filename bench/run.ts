@@ -12,7 +12,6 @@
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
-import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { median } from './trials.ts';
 import os from 'node:os';
@@ -34,6 +33,7 @@ import {
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { Echo } from './grains.ts';
 import { barChart, histogramChart, lineChart } from './svg.ts';
+import { commitOf } from './record.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 const flag = (name: string, def: number) => {
@@ -367,10 +367,7 @@ const [ours, raw, pisc] = results as [SystemResult, SystemResult, SystemResult];
 const f1 = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
 const kps = (v: number) => `${(v / 1000).toLocaleString('en-US', { maximumFractionDigits: 0 })} K/s`;
 const ratio = (x: number) => `${x >= 10 ? x.toFixed(0) : x.toFixed(2)}×`;
-let commit = 'unknown';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {}
+const commit = commitOf();
 const env = { loadavg1mBefore: Number(loadBefore.toFixed(2)), loadavg1mAfter: Number(os.loadavg()[0]!.toFixed(2)), date: new Date().toISOString(), commit, node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()}`, rttSamples: RTT_N, tells: TELL_N, seconds: Number(elapsed.toFixed(1)) };
 
 const md: string[] = [];

@@ -16,7 +16,6 @@
  * defaults) unless --pg-url names one. Writes bench/results/local/state-store.json (--record:
  * bench/results/state-store.json).
  */
-import { execSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -27,6 +26,7 @@ import { LmdbStore } from '@ringgrain/lmdb-store';
 import { PostgresStore } from '@ringgrain/postgres-store';
 import { startPostgres, type PgServer } from '../packages/postgres-store/test/server.ts';
 import { trials } from './trials.ts';
+import { commitOf, machineOf } from './record.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -187,18 +187,12 @@ for (const r of results) {
     ` ${r.store.padEnd(8)} | ${r.firstFlushS.toFixed(3).padStart(9)} s | ${r.flushS.median.toFixed(3).padStart(12)} s | ${(r.flushRowsPerS / 1e6).toFixed(2)} M  | ${String(r.ratioToTarget).padStart(6)} (≤ ${r.targetS} s) | ${r.getS.median.toFixed(3).padStart(14)} s | ${nv ? `${nv.extrapolatedS.toFixed(1)} s (${nv.rows} rows)` : '-'} | ${nv ? `${(nv.extrapolatedS / r.flushS.median).toFixed(0)}×` : '-'}`,
   );
 }
-const commit = (() => {
-  try {
-    return process.env['RG_COMMIT'] ?? execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
-})();
+const commit = commitOf();
 const record = {
   commit,
   date: new Date().toISOString(),
   command: `node --import tsx bench/state-store.ts ${argv.join(' ')}`.trim(),
-  machine: `${os.cpus()[0]?.model ?? os.arch()} (${os.platform()})`,
+  machine: machineOf(),
   cores: os.availableParallelism(),
   rows: N,
   stateBytes: SIZE,

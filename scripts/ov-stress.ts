@@ -16,7 +16,7 @@
  * makes the first round a stall (the stall report must then print).
  */
 import { Blast, TRACKED, blastValue } from './ov-stress-grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, parseArgs } from '../examples/shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, parseArgs, quietProbe, settle } from '../examples/shared/backend.ts';
 
 const args = parseArgs();
 const S = intFlag(args, 'senders', 8192);
@@ -69,23 +69,10 @@ function where(): string {
 
 /** Quiet: every message sent (host and K2K) processed, the same count twice in a row; false after stallMs. */
 async function quiet(stallMs: number): Promise<boolean> {
-  const t0 = performance.now();
-  let last = -1;
-  for (;;) {
-    let processed = 0;
-    let sent = 0;
-    let depth = 0;
-    for (const c of Object.values(system.metrics())) {
-      processed += c.processed;
-      sent += c.sent + c.k2kSent;
-      depth += c.inboundDepth;
-    }
-    const done = processed === sent && depth === 0;
-    if (done && processed === last) return true;
-    last = done ? processed : -1;
-    if (performance.now() - t0 > stallMs) return false;
-    await new Promise((r) => setTimeout(r, 1));
-  }
+  return settle(quietProbe(system), stallMs).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function finish(code: number): Promise<never> {

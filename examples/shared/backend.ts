@@ -208,3 +208,25 @@ export async function settle(done: () => boolean, timeoutMs = 60_000, what: stri
     await new Promise((r) => setTimeout(r, 1));
   }
 }
+
+/**
+ * A probe for `settle`: true once every message sent (by the host and by kernels) is processed and no
+ * inbound ring holds one, with the same count on two polls in a row (a K2K chain may still be starting).
+ */
+export function quietProbe(system: GrainSystem): () => boolean {
+  let last = -1;
+  return () => {
+    let processed = 0;
+    let sent = 0;
+    let depth = 0;
+    for (const c of Object.values(system.metrics())) {
+      processed += c.processed;
+      sent += c.sent + c.k2kSent;
+      depth += c.inboundDepth;
+    }
+    const done = processed === sent && depth === 0;
+    const same = done && processed === last;
+    last = done ? processed : -1;
+    return same;
+  };
+}

@@ -12,7 +12,7 @@
  * Exits 1 on any difference. On cpu, --threads sets the worker pool (default: cores - 1).
  */
 import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, settle } from '../shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, quietProbe, settle } from '../shared/backend.ts';
 
 const args = parseArgs();
 const N = intFlag(args, 'people', 100_000);
@@ -103,21 +103,7 @@ const startMs = performance.now() - t0;
 
 /** Barrier: every message sent by the host or by a kernel has been processed (seen twice in a row). */
 async function quiet(what: string): Promise<void> {
-  let last = -1;
-  await settle(() => {
-    let processed = 0;
-    let sent = 0;
-    let depth = 0;
-    for (const c of Object.values(system.metrics())) {
-      processed += c.processed;
-      sent += c.sent + c.k2kSent;
-      depth += c.inboundDepth;
-    }
-    const done = processed === sent && depth === 0;
-    const same = done && processed === last;
-    last = done ? processed : -1;
-    return same;
-  }, 120_000, () => {
+  await settle(quietProbe(system), 120_000, () => {
     // Where it stands, per kernel: what a person needs to tell a lost message from a slow one.
     const rows = Object.entries(system.metrics()).map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`);
     return `${what}\n  ${rows.join('\n  ')}\n `;
