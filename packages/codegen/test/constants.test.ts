@@ -3,10 +3,10 @@
  * back out of a generated unit and fails if one differs from (or is missing against) core protocol.ts
  * and codegen abi.ts.
  */
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT_HEADER_SIZE, SlotFlag } from '@ringgrain/core';
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT_HEADER_SIZE, SlotFlag, layoutOf } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
-import { TURN_ERRORS, generateKernel } from '../src/index.ts';
+import { OVERFLOW_NODE_HEADER, OverflowHeader, OverflowNode, TURN_ERRORS, generateKernel, overflowLayout } from '../src/index.ts';
 
 const defines = new Map<string, number>();
 for (const m of generateKernel(Account.grain).source.matchAll(/^#define (RG_[A-Z0-9_]+) (0x[0-9a-fA-F]+|\d+)u?$/gm)) defines.set(m[1]!, Number(m[2]));
@@ -28,6 +28,8 @@ describe('C #defines equal their TS sources', () => {
     ...(['IDLE', 'ACTIVE', 'PAUSED', 'STOP', 'STOPPED'] as const).map((k): [string, number] => [`RG_KS_${k}`, KernelState[k]]),
     ...COUNTERS.map((c, i): [string, number] => [`RG_C_${camelToMacro(c)}`, i]),
     ['RG_NCOUNTERS', COUNTERS.length],
+    ['RG_OV_HDR', layoutOf(OverflowHeader).size],
+    ['RG_OV_NODE_HDR', OVERFLOW_NODE_HEADER],
   ];
   it.each(want)('%s = %d', (name, value) => {
     expect(defines.get(name), `${name} is not #defined in the generated unit`).toBeDefined();
@@ -37,5 +39,20 @@ describe('C #defines equal their TS sources', () => {
   it('every RG_E_* of the unit has a TS source', () => {
     const cNames = [...defines.keys()].filter((k) => k.startsWith('RG_E_'));
     expect(cNames.sort()).toEqual(Object.keys(TURN_ERRORS).map((k) => `RG_E_${k}`).sort());
+  });
+});
+
+describe('the K2K overflow pool layout (abi.ts) is what the C reads', () => {
+  const source = generateKernel(Account.grain).source;
+  it('a node header is link at 0, taken at 4, 16 bytes; the C asserts the same', () => {
+    const l = layoutOf(OverflowNode);
+    expect([l.size, l.fields?.find((f) => f.name === 'link')?.offset, l.fields?.find((f) => f.name === 'taken')?.offset]).toEqual([16, 0, 4]);
+    expect(OVERFLOW_NODE_HEADER).toBe(16);
+    expect(source).toContain('static_assert(sizeof(rg_OverflowNode) == 16, "rg_OverflowNode: size differs from layoutOf");');
+    expect(source).toContain('RG_OFFSET_ASSERT(rg_OverflowNode, taken, 4, "rg_OverflowNode.taken: offset differs from layoutOf");');
+  });
+  it('nodes start 16-byte aligned after the header and the per-partition tails and counts', () => {
+    const o = overflowLayout({ partitions: 3, slotSize: 256, nodes: 10 });
+    expect(o).toEqual({ tails: 128, counts: 140, nodesAt: 160, nodeBytes: 272, bytes: 160 + 2720 });
   });
 });

@@ -30,10 +30,13 @@ export const RouteEntry = t.struct({
  * appends it to the partition's overflow list (device.ts says why FIFO holds and nothing deadlocks).
  */
 export const OverflowHeader = t.struct({
-  /** Free-node stack top: tag << 32 | node ref (ref = index + 1; 0 = empty), CAS with a new tag each time. */
-  freeLo: t.u32,
-  freeHi: t.u32,
-  /** Nodes handed out from the never-used part of the pool (after the partitions' stub nodes). */
+  /** Unused (the free-node stack of earlier versions; a lone CAS word every sender fought over). */
+  _unused0: t.u32,
+  _unused1: t.u32,
+  /**
+   * The allocation cursor: a sender takes ticket `bump` (atomicAdd, no retry loop) and tries node
+   * `partitions + 1 + ticket % (nodes - partitions)`; the nodes after the stubs are used as a ring.
+   */
   bump: t.u32,
   /** Messages waiting in overflow lists now, and the most there ever were. */
   inUse: t.u32,
@@ -45,10 +48,21 @@ export const OverflowHeader = t.struct({
   _pad: t.array(t.u32, LINE - 7),
 });
 
-/** Bytes before a pool node's slot (its list link). */
-export const OVERFLOW_NODE_HEADER = 16;
+/**
+ * A pool node's header, before its slot. `taken` is 1 from the allocation (an acquiring exchange that
+ * found 0) until the consumer has run the node's turn and the node is no list's head (a releasing store
+ * of 0): nodes are free or taken one by one, so no sender waits on a shared free list.
+ */
+export const OverflowNode = t.struct({
+  /** The next node of its partition's list (a ref: index + 1; 0 = none yet). */
+  link: t.u32,
+  taken: t.u32,
+  _pad: t.array(t.u32, 2),
+});
 
-/** Layout of a kernel's overflow pool: header, per-partition list tails and counts, nodes. */
+/** Bytes before a pool node's slot. */
+export const OVERFLOW_NODE_HEADER = layoutOf(OverflowNode).size;
+
 export function overflowLayout(o: { partitions: number; slotSize: number; nodes: number }): { tails: number; counts: number; nodesAt: number; nodeBytes: number; bytes: number } {
   const header = layoutOf(OverflowHeader).size;
   const tails = header;
@@ -158,7 +172,7 @@ export interface Abi {
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
   readonly scratch: ScratchLayout;
-  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema };
+  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
@@ -241,7 +255,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
     scratch,
-    schemas: { RouteEntry, DeviceGlobals, DirEntry, OverflowHeader },
+    schemas: { RouteEntry, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode },
     errors: TURN_ERRORS,
     dirCapacity,
     sizes: (o) => {

@@ -117,9 +117,9 @@ struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovR
  * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
  *
  * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
- * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
- * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
- * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+ * (overflow instead), an overflow append is two atomics, and a node comes from a ticket on a ring of
+ * nodes (rg_ov_alloc); a consumer waits only for a producer that is between two stores of its own. A send fails
+ * (POOL_EXHAUSTED, typed, counted) only when the pool is full (rg_ov_alloc); cycles of full queues cannot block
  * anything, because nothing blocks on a full queue.
  */
 #define RG_OV_HDR ${layoutOf(OverflowHeader).size}u
@@ -131,42 +131,42 @@ __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned
   const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
   return pool + at;
 }
-/* A free node (its link cleared), or 0 when every node is taken. */
+/*
+ * Nodes are taken and given back one by one (rg_OverflowNode.taken), and the nodes after the stubs are
+ * used as a ring: a sender takes a ticket from the cursor (atomicAdd: one L2 operation, no retry loop)
+ * and tries that ticket's node with an acquiring exchange. A free-node stack (a tagged CAS on one word)
+ * served every sender and every consumer of the kernel: under a burst (SIR at 1M people, a million
+ * messages a step in overflow) the CAS retries capped the whole pool at about 1 M nodes/s.
+ * A taken node is passed over (the next ticket); a send fails POOL_EXHAUSTED only once the lists hold
+ * every node of the ring but one per partition (a partition's head may hold a ring node besides). Close to
+ * full, a sender may try many tickets before it finds one of the few free nodes.
+ */
+__device__ static inline unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acquire.gpu.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+/* A taken node (its link cleared), or 0 when the pool is full. */
 __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
   rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
-  unsigned long long* top = (unsigned long long*)&oh->freeLo;
-  unsigned int ref = 0u;
+  const unsigned int ring = nodes - parts;
+  unsigned int ref;
   for (;;) {
-    /* Acquire: it reads the CAS that pushed r (tags are unique), whose fence put r's link (the next free
-       node) before it; so nx below is that link, and our clear of it is ordered after the push's store. */
-    const unsigned long long v = rg_ld_acq_gpu_u64(top);
-    const unsigned int r = (unsigned int)v;
-    if (r == 0u) break;
-    const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
-    const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
-    if (atomicCAS(top, v, nv) == v) { ref = r; break; }
-  }
-  if (ref == 0u) {
-    const unsigned int i = atomicAdd(&oh->bump, 1u);
-    if (i >= nodes - parts) return 0u;
-    ref = parts + i + 1u;
+    ref = parts + 1u + atomicAdd(&oh->bump, 1u) % ring;
+    rg_OverflowNode* nd = (rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref);
+    /* Acquire: the consumer's reads of this node's last message come before our writes to it. */
+    if (rg_xchg_acq_gpu(&nd->taken, 1u) == 0u) break;
+    if (rg_ld_vol(&oh->inUse) + parts >= ring) return 0u;
   }
   *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
   const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
   atomicMax(&oh->highWater, used);
   return ref;
 }
-/* Back to the free stack (the consumer, once the node is no longer its list's head). */
-__device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
-  rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
-  unsigned long long* top = (unsigned long long*)&oh->freeLo;
-  unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
-  for (;;) {
-    const unsigned long long v = atomicAdd(top, 0ull);
-    *(volatile unsigned int*)link = (unsigned int)v;
-    __threadfence();
-    if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
-  }
+/* Given back by the consumer once the node's turn is done and it is no list's head any more (release:
+   the turn's reads of it come first). The partitions' initial stubs are never in the ring. */
+__device__ static inline void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+  if (ref > parts) rg_st_rel_gpu(&((rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref))->taken, 0u);
 }
 #endif
 #if defined(RG_HOST_HARNESS)

@@ -1,5 +1,5 @@
 import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
-import { DeviceGlobals, DirEntry, OverflowHeader, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
+import { DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { deviceLoop, runtimeSection } from './device.ts';
@@ -48,6 +48,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(DeviceGlobals, 'rg_DeviceGlobals');
   types.named(DirEntry, 'rg_DirEntry');
   types.named(OverflowHeader, 'rg_OverflowHeader');
+  types.named(OverflowNode, 'rg_OverflowNode');
   const protocolTypes = types.defs.length;
 
   const stateType = types.named(def.state, `rg_${G}_state`);

@@ -154,8 +154,6 @@ struct rg_turn {
   const char* msg;
   rg_coop* co;
 };
-/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
-RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n);
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
@@ -206,6 +204,7 @@ RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
   if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
   for (; i < n; i++) a[i] = b[i];
 }
+/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
 RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n) {
   if (!rg_bulk(t->co, (unsigned char*)d, (const unsigned char*)s, n)) rg_copy(d, s, n);
 }

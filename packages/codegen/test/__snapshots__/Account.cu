@@ -167,8 +167,6 @@ struct rg_turn {
   const char* msg;
   rg_coop* co;
 };
-/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
-RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n);
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
     case RG_E_TURN_BUDGET: return "TURN_BUDGET: a loop ran past the turn's iteration budget (turnBudget)";
@@ -248,6 +246,7 @@ RG_HD static inline void rg_copy(void* d, const void* s, unsigned int n) {
   if ((((unsigned long long)a | (unsigned long long)b) & 7u) == 0u) for (; i + 8u <= n; i += 8u) *(unsigned long long*)(a + i) = *(const unsigned long long*)(b + i);
   for (; i < n; i++) a[i] = b[i];
 }
+/* A struct/array/vec copy inside a turn: with the warp's help when the turn is alone on its warp. */
 RG_HD static inline void rg_copy_t(rg_turn* t, void* d, const void* s, unsigned int n) {
   if (!rg_bulk(t->co, (unsigned char*)d, (const unsigned char*)s, n)) rg_copy(d, s, n);
 }
@@ -660,8 +659,8 @@ RG_OFFSET_ASSERT(rg_DirEntry, keyHi, 4, "rg_DirEntry.keyHi: offset differs from 
 RG_OFFSET_ASSERT(rg_DirEntry, slot, 8, "rg_DirEntry.slot: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DirEntry, state, 12, "rg_DirEntry.state: offset differs from layoutOf");
 struct rg_OverflowHeader {
-  unsigned int freeLo;
-  unsigned int freeHi;
+  unsigned int _unused0;
+  unsigned int _unused1;
   unsigned int bump;
   unsigned int inUse;
   unsigned int highWater;
@@ -671,14 +670,24 @@ struct rg_OverflowHeader {
 };
 static_assert(sizeof(rg_OverflowHeader) == 128, "rg_OverflowHeader: size differs from layoutOf");
 static_assert(alignof(rg_OverflowHeader) == 4, "rg_OverflowHeader: alignment differs from layoutOf");
-RG_OFFSET_ASSERT(rg_OverflowHeader, freeLo, 0, "rg_OverflowHeader.freeLo: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_OverflowHeader, freeHi, 4, "rg_OverflowHeader.freeHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_OverflowHeader, _unused0, 0, "rg_OverflowHeader._unused0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_OverflowHeader, _unused1, 4, "rg_OverflowHeader._unused1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, bump, 8, "rg_OverflowHeader.bump: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, inUse, 12, "rg_OverflowHeader.inUse: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, highWater, 16, "rg_OverflowHeader.highWater: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, exhausted, 20, "rg_OverflowHeader.exhausted: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, overflowed, 24, "rg_OverflowHeader.overflowed: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowHeader, _pad, 28, "rg_OverflowHeader._pad: offset differs from layoutOf");
+struct rg_OverflowNode {
+  unsigned int link;
+  unsigned int taken;
+  unsigned int _pad[2];
+};
+static_assert(sizeof(rg_OverflowNode) == 16, "rg_OverflowNode: size differs from layoutOf");
+static_assert(alignof(rg_OverflowNode) == 4, "rg_OverflowNode: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_OverflowNode, link, 0, "rg_OverflowNode.link: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_OverflowNode, taken, 4, "rg_OverflowNode.taken: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_OverflowNode, _pad, 8, "rg_OverflowNode._pad: offset differs from layoutOf");
 /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
 #define RG_HDR 48u
 #define RG_RING_HDR 384u
@@ -818,9 +827,9 @@ struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovR
  * put in overflow after one it put in the queue then always finds that earlier one's claim visible.
  *
  * No deadlock: a K2K send never waits for a consumer. The queue claim gives up when the queue is full
- * (overflow instead), an overflow append is two atomics, and a node comes from a lock-free stack or a
- * bump counter; a consumer waits only for a producer that is between two stores of its own. A send fails
- * (POOL_EXHAUSTED, typed, counted) only when every node is taken; cycles of full queues cannot block
+ * (overflow instead), an overflow append is two atomics, and a node comes from a ticket on a ring of
+ * nodes (rg_ov_alloc); a consumer waits only for a producer that is between two stores of its own. A send fails
+ * (POOL_EXHAUSTED, typed, counted) only when the pool is full (rg_ov_alloc); cycles of full queues cannot block
  * anything, because nothing blocks on a full queue.
  */
 #define RG_OV_HDR 128u
@@ -832,42 +841,42 @@ __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned
   const unsigned long long at = ((RG_OV_HDR + 8ull * parts + 15ull) & ~15ull) + (unsigned long long)(ref - 1u) * nodeBytes;
   return pool + at;
 }
-/* A free node (its link cleared), or 0 when every node is taken. */
+/*
+ * Nodes are taken and given back one by one (rg_OverflowNode.taken), and the nodes after the stubs are
+ * used as a ring: a sender takes a ticket from the cursor (atomicAdd: one L2 operation, no retry loop)
+ * and tries that ticket's node with an acquiring exchange. A free-node stack (a tagged CAS on one word)
+ * served every sender and every consumer of the kernel: under a burst (SIR at 1M people, a million
+ * messages a step in overflow) the CAS retries capped the whole pool at about 1 M nodes/s.
+ * A taken node is passed over (the next ticket); a send fails POOL_EXHAUSTED only once the lists hold
+ * every node of the ring but one per partition (a partition's head may hold a ring node besides). Close to
+ * full, a sender may try many tickets before it finds one of the few free nodes.
+ */
+__device__ static inline unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acquire.gpu.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+/* A taken node (its link cleared), or 0 when the pool is full. */
 __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
   rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
-  unsigned long long* top = (unsigned long long*)&oh->freeLo;
-  unsigned int ref = 0u;
+  const unsigned int ring = nodes - parts;
+  unsigned int ref;
   for (;;) {
-    /* Acquire: it reads the CAS that pushed r (tags are unique), whose fence put r's link (the next free
-       node) before it; so nx below is that link, and our clear of it is ordered after the push's store. */
-    const unsigned long long v = rg_ld_acq_gpu_u64(top);
-    const unsigned int r = (unsigned int)v;
-    if (r == 0u) break;
-    const unsigned int nx = rg_ld_vol((const unsigned int*)rg_ov_node(pool, parts, nodeBytes, r));
-    const unsigned long long nv = ((v >> 32) + 1ull) << 32 | nx;
-    if (atomicCAS(top, v, nv) == v) { ref = r; break; }
-  }
-  if (ref == 0u) {
-    const unsigned int i = atomicAdd(&oh->bump, 1u);
-    if (i >= nodes - parts) return 0u;
-    ref = parts + i + 1u;
+    ref = parts + 1u + atomicAdd(&oh->bump, 1u) % ring;
+    rg_OverflowNode* nd = (rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref);
+    /* Acquire: the consumer's reads of this node's last message come before our writes to it. */
+    if (rg_xchg_acq_gpu(&nd->taken, 1u) == 0u) break;
+    if (rg_ld_vol(&oh->inUse) + parts >= ring) return 0u;
   }
   *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
   const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
   atomicMax(&oh->highWater, used);
   return ref;
 }
-/* Back to the free stack (the consumer, once the node is no longer its list's head). */
-__device__ static void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
-  rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
-  unsigned long long* top = (unsigned long long*)&oh->freeLo;
-  unsigned int* link = (unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref);
-  for (;;) {
-    const unsigned long long v = atomicAdd(top, 0ull);
-    *(volatile unsigned int*)link = (unsigned int)v;
-    __threadfence();
-    if (atomicCAS(top, v, ((v >> 32) + 1ull) << 32 | ref) == v) return;
-  }
+/* Given back by the consumer once the node's turn is done and it is no list's head any more (release:
+   the turn's reads of it come first). The partitions' initial stubs are never in the ring. */
+__device__ static inline void rg_ov_free(unsigned char* pool, unsigned int parts, unsigned int nodeBytes, unsigned int ref) {
+  if (ref > parts) rg_st_rel_gpu(&((rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref))->taken, 0u);
 }
 #endif
 #if defined(RG_HOST_HARNESS)
