@@ -28,9 +28,17 @@ import { INTERNALS } from './internals.ts';
 export interface CudaBackendOptions {
   /** CUDA device ordinal (default 0). */
   readonly device?: number;
-  /** Worker warps (= device partition queues) per ring kernel (default 32). */
+  /**
+   * Worker warps (= device partition queues) per ring kernel. Default: 32, and for a grain class of more
+   * than 262,144 actors (`maxActors`) one per 8,192 actors, up to 256 (1,000,000 actors: 128), because a
+   * big class's bursts need the warps (`partitionsFor`; the README's GPU section has the measurements).
+   */
   readonly partitions?: number;
-  /** Slots per device partition queue, a power of two (default 256). */
+  /**
+   * Slots per device partition queue, a power of two. Default: 256, and for big grain classes enough for
+   * half of `maxActors` over all partitions, up to 16,384 a queue (`queueCapacityFor`): a burst larger
+   * than the queues waits in the overflow pool, which costs more per message.
+   */
   readonly queueCapacity?: number;
   /**
    * Host lanes per ring kernel, 1 to 32 (default 4): each is an inbound ring (ringCapacity slots) with
@@ -96,6 +104,19 @@ function tuningDefines(): string[] {
   });
 }
 
+/*
+ * Defaults of partitions and queue capacity. SIR at 1,000,000 people on the H100 (a step's burst is up to
+ * 2.8 M K2K messages): 32 partitions of 256 slots, peak step 154 ms; 128 of 16,384, 49 ms (the README's GPU
+ * section). Small classes keep 32 × 256: their warps and queues cost memory and idle polling.
+ */
+const DEFAULT_PARTITIONS = 32;
+const DEFAULT_QUEUE_CAPACITY = 256;
+const BIG_CLASS_ACTORS = 1 << 18;
+const ACTORS_PER_AUTO_PARTITION = 8192;
+const MAX_AUTO_PARTITIONS = 256;
+const MAX_AUTO_QUEUE_CAPACITY = 1 << 14;
+const pow2AtLeast = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+
 const ALIGN_DEVICE = 256;
 const ALIGN_HOST = 128;
 const up = (n: number, a: number) => Math.ceil(n / a) * a;
@@ -146,6 +167,9 @@ export class CudaBackend implements Backend {
   /** placement 'auto' tries a GPU before backends of rank 0 (the CPU). */
   readonly autoRank = 10;
   readonly options: Required<Omit<CudaBackendOptions, "reserveSMs" | "cacheDir" | "hostMemory">> & { readonly reserveSMs: number | undefined; readonly cacheDir: string | undefined };
+  /** What the user set (undefined: the scaled defaults of partitionsFor / queueCapacityFor). */
+  private readonly fixedPartitions: number | undefined;
+  private readonly fixedQueueCapacity: number | undefined;
   private ctx: CudaContext | undefined;
   /** Non-blocking stream for setup copies (routes, inspect) while kernels run. */
   private setup: CudaStream | undefined;
@@ -169,10 +193,12 @@ export class CudaBackend implements Backend {
   contextsCreated = 0;
 
   constructor(opts: CudaBackendOptions = {}) {
+    this.fixedPartitions = opts.partitions;
+    this.fixedQueueCapacity = opts.queueCapacity;
     this.options = {
       device: opts.device ?? 0,
-      partitions: opts.partitions ?? 32,
-      queueCapacity: opts.queueCapacity ?? 256,
+      partitions: opts.partitions ?? DEFAULT_PARTITIONS,
+      queueCapacity: opts.queueCapacity ?? DEFAULT_QUEUE_CAPACITY,
       hostLanes: opts.hostLanes ?? 4,
       stopTimeoutMs: opts.stopTimeoutMs ?? scaledDefault(2_000),
       sendBudget: opts.sendBudget ?? 1 << 16,
@@ -188,6 +214,20 @@ export class CudaBackend implements Backend {
     const h = this.options.hostLanes;
     if (!Number.isInteger(h) || h < 1 || h > MAX_HOST_LANES) throw new RangeError(`hostLanes must be an integer from 1 to ${MAX_HOST_LANES}, got ${h}`);
     if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0)) throw new RangeError(`overflowBytes must be a non-negative integer, got ${this.options.overflowBytes}`);
+  }
+
+  /** Partitions of a kernel with this many actors: the `partitions` option, else the scaled default. */
+  partitionsFor(maxActors: number): number {
+    if (this.fixedPartitions !== undefined) return this.fixedPartitions;
+    if (maxActors <= BIG_CLASS_ACTORS) return DEFAULT_PARTITIONS;
+    return Math.min(MAX_AUTO_PARTITIONS, pow2AtLeast(Math.ceil(maxActors / ACTORS_PER_AUTO_PARTITION)));
+  }
+
+  /** Slots per partition queue of a kernel with this many actors: the `queueCapacity` option, else the scaled default. */
+  queueCapacityFor(maxActors: number, partitions: number): number {
+    if (this.fixedQueueCapacity !== undefined) return this.fixedQueueCapacity;
+    if (maxActors <= BIG_CLASS_ACTORS) return DEFAULT_QUEUE_CAPACITY;
+    return Math.max(DEFAULT_QUEUE_CAPACITY, Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))));
   }
 
   async probe(): Promise<ProbeResult> {
@@ -269,7 +309,8 @@ export class CudaBackend implements Backend {
     const { gen, fn } = own;
     const frame = ctx.functionAttribute(fn, CuFunctionAttribute.LOCAL_SIZE_BYTES);
     if (frame > MAX_LOCAL_BYTES_PER_THREAD) throw new StackFrameTooLargeError(grain, frame, MAX_LOCAL_BYTES_PER_THREAD);
-    const { partitions, hostLanes } = this.options;
+    const { hostLanes } = this.options;
+    const partitions = this.partitionsFor(plan.options.maxActors);
     const launch = gen.abi.launch({ partitions, lanes: hostLanes });
     const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);
     const sms = ctx.device.multiprocessorCount;
@@ -487,8 +528,8 @@ export class CudaKernel implements BackendKernel {
     private readonly launchCfg: { blocks: number; threadsPerBlock: number; sharedBytes: number },
   ) {
     const o = plan.options;
-    this.partitions = backend.options.partitions;
-    this.queueCapacity = backend.options.queueCapacity;
+    this.partitions = backend.partitionsFor(o.maxActors);
+    this.queueCapacity = backend.queueCapacityFor(o.maxActors, this.partitions);
     this.blocks = launchCfg.blocks;
     this.hostLanes = backend.options.hostLanes;
     const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity, lanes: this.hostLanes });
