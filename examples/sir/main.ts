@@ -133,6 +133,8 @@ const setupMs = performance.now() - t;
 t = performance.now();
 const got: Counts[] = [];
 const stepMs: number[] = [];
+/** Per step: the wards' askMany (counts, then ticks sent), and the barrier after it. */
+const askMs: number[] = [];
 const stepBar = progress('steps', expected.length);
 const wardKeys = Int32Array.from({ length: WARDS }, (_, w) => w);
 const wardMembers = Int32Array.from({ length: WARDS }, (_, w) => Math.min(WARD_SIZE, N - w * WARD_SIZE));
@@ -157,6 +159,7 @@ for (let step = 1; step <= MAX_STEPS; step++) {
     c.r += replies.r[w]!;
   }
   got.push(c);
+  askMs.push(performance.now() - ts);
   await quiet(`step ${step}`);
   stepMs.push(performance.now() - ts);
   stepBar.update(step);
@@ -191,14 +194,14 @@ const processed = Object.values(metrics).reduce((a, c) => a + c.processed, 0);
 const peak = got.reduce((m, c, k) => (c.i > got[m]!.i ? k : m), 0);
 console.log(`\nRinggrain SIR — backend ${describe}, seed ${SEED}`);
 console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${edges.toLocaleString('en-US')} contacts (mean degree ${((2 * edges) / N).toFixed(1)}), ${seeds.size} seeds, infectious ${DAYS} steps, p(infect) ${BETA_PERMILLE / 10}%`);
-console.log('\n| step | S | I | R | step time |');
-console.log('|---:|---:|---:|---:|---:|');
+console.log('\n| step | S | I | R | step time | of which asks |');
+console.log('|---:|---:|---:|---:|---:|---:|');
 const show = new Set([0, 1, 2, 3, 4, Math.floor(peak / 2), peak, Math.floor((peak + got.length) / 2), got.length - 2, got.length - 1]);
 let prev = -1;
 for (const k of [...show].filter((k) => k >= 0 && k < got.length).sort((a, b) => a - b)) {
   if (prev >= 0 && k > prev + 1) console.log('| … | | | | |');
   const c = got[k]!;
-  console.log(`| ${k + 1}${k === peak ? ' (peak)' : ''} | ${c.s} | ${c.i} | ${c.r} | ${ms(stepMs[k]!)} |`);
+  console.log(`| ${k + 1}${k === peak ? ' (peak)' : ''} | ${c.s} | ${c.i} | ${c.r} | ${ms(stepMs[k]!)} | ${ms(askMs[k]!)} |`);
   prev = k;
 }
 console.log(`\n  graph ${ms(graphMs)}, JS model ${ms(refMs)}, start ${ms(startMs)}, setup ${ms(setupMs)} (${N.toLocaleString('en-US')} tells), epidemic ${ms(runMs)} over ${got.length} steps`);

@@ -542,6 +542,25 @@ export const cases: ConformanceCase[] = [
     },
   },
   {
+    name: 'askMany of many times the ring: the rows that find it full wait in order and every row is answered',
+    grains: [[Numbers, { ringCapacity: 64 }]],
+    isolated: true,
+    async run({ system }) {
+      const n = 20_000;
+      const key = new Int32Array(n).map((_, i) => 400 + (i % 13));
+      const by = new Int32Array(n).map((_, i) => i % 5);
+      const [r, single] = await Promise.all([system.askMany(Numbers, 'add', { key, by }), system.grain(Numbers, 400).add({ by: 0 })]);
+      const count = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const c = (count.get(key[i]!) ?? 0) + 1;
+        count.set(key[i]!, c);
+        expect(r.count[i], `row ${i}`).toBe(c);
+      }
+      // The ask sent after the batch waited behind all of its rows (FIFO per sender → actor).
+      expect(single.count).toBe(count.get(400)! + 1);
+    },
+  },
+  {
     name: 'a K2K burst larger than every queue of the target kernel arrives whole and in order',
     // A small target ring (the K2K ring on CPU; the host ring on CUDA, whose device queues are 32 × 256).
     grains: [[Seq, { ringCapacity: 64 }], [Sender]],

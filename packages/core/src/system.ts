@@ -128,6 +128,8 @@ interface BulkRows {
   readonly names: readonly string[];
   /** The scalar-only fast path (row-writer.ts), once chosen; null where it does not apply. */
   fast?: RowWrite | null;
+  /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
+  readonly corrBase?: number;
 }
 
 export interface SystemEvents {
@@ -178,6 +180,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly refFactories = new Map<GrainDef, (key: number | string) => unknown>();
   private readonly stringKeys = new Map<GrainDef, Map<string, number>>();
   private corr = 0;
+  /** Whether correlation ids ever wrapped around (then a new range is checked against pending asks). */
+  private corrWrapped = false;
   private pumpScheduled = false;
   private sleeping = false;
   private sweeper: ReturnType<typeof setInterval> | undefined;
@@ -406,6 +410,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const names = route.method.request.fieldNames;
     const replyNames = reply.fieldNames;
     const key = cols['key']!;
+    const fast = this.askRows(def, route, cols, n, out, replyNames, where);
+    if (fast) return fast as Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>>;
     return new Promise((resolve, reject) => {
       let left = n;
       let failed = 0;
@@ -441,6 +447,81 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         }, fail);
       }
     });
+  }
+
+  /**
+   * askMany's fast path (int keys, scalar request fields, no send of this kernel waiting for ring space):
+   * rows are written like tellMany's (row-writer.ts, one template per method) with the ASK flag and
+   * correlation ids corrBase + i, and replies go straight into the columns: no payload object and no
+   * Promise per row. A ring that fills makes the rest wait as one segment, as for tellMany. Undefined
+   * where it does not apply (askMany then sends row by row).
+   */
+  private askRows(def: GrainDef, route: Route, cols: Record<string, ArrayLike<unknown>>, n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string): Promise<unknown> | undefined {
+    const kernel = route.reg.kernel;
+    if (n === 0 || def.keyKind === 'string' || !kernel || !kernel.accepting || this.spills.get(kernel)?.size) return undefined;
+    const key = cols['key'] as ArrayLike<number>;
+    const base = compileRowWriter(route.method, kernel.grainId, key, cols, kernel.lanes[0]!.inbound.payloadCapacity);
+    if (!base) return undefined;
+    const corrBase = this.reserveCorrs(n);
+    if (corrBase === undefined) return undefined;
+    const fast: RowWrite = (i32, dv, slot, i, time) => {
+      base(i32, dv, slot, i, time);
+      dv.setUint32(slot + SLOT.flags, SlotFlag.ASK, true);
+      dv.setUint32(slot + SLOT.corr, corrBase + i, true);
+    };
+    return new Promise((resolve, reject) => {
+      let left = n;
+      let failed = 0;
+      let first: { row: number; error: Error } | undefined;
+      const settle = () => {
+        if (--left > 0) return;
+        if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
+        else resolve(out);
+      };
+      const deadline = performance.now() + this.askTimeoutMs;
+      const lanes = kernel.lanes.length;
+      for (let i = 0; i < n; i++) {
+        const row = i;
+        this.pending.set(corrBase + i, {
+          resolve: (r) => {
+            const rec = r as Record<string, unknown>;
+            for (const f of replyNames) out[f]![row] = rec[f];
+            settle();
+          },
+          reject: (e) => {
+            failed++;
+            if (!first || row < first.row) first = { row, error: e };
+            settle();
+          },
+          kernel,
+          lane: laneOfKey(key[i]!, lanes),
+          method: route.method,
+          deadline,
+        });
+      }
+      const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
+      this.writeRows(kernel, route.method, rows);
+      if (rows.next < n) {
+        this.spillOf(kernel).pushRows({ rows, method: route.method.name, def: route.method } as RowsWaiting, performance.now());
+        this.waiting.add(kernel);
+      }
+      this.schedulePump();
+    });
+  }
+
+  /** n consecutive correlation ids none of which a pending ask holds (undefined: none free right now). */
+  private reserveCorrs(n: number): number | undefined {
+    for (let tries = 0; tries < 4; tries++) {
+      let base = (this.corr + 1) >>> 0;
+      if (base === 0 || base + n > 0xffffffff) base = 1;
+      let clash = false;
+      // Ids are handed out in increasing order, so a clash needs a wrap-around of 2^32 asks; checked anyway.
+      if (this.corrWrapped) for (let c = base; c < base + n && !clash; c++) clash = this.pending.has(c);
+      if (base === 1 && this.corr !== 0) this.corrWrapped = true;
+      this.corr = base + n - 1;
+      if (!clash) return base;
+    }
+    return undefined;
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
@@ -553,8 +634,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   private nextCorr(): number {
-    do this.corr = (this.corr + 1) >>> 0;
-    while (this.corr === 0 || this.pending.has(this.corr));
+    do {
+      this.corr = (this.corr + 1) >>> 0;
+      if (this.corr === 0) this.corrWrapped = true;
+    } while (this.corr === 0 || this.pending.has(this.corr));
     return this.corr;
   }
 
@@ -722,7 +805,19 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
           p.reject(error);
         } else if (!m.corr) this.emit('tellError', { grain, method: kernel.def.methods[m.method]?.name ?? String(m.method), error });
       },
-      (seg) => this.emit('tellError', { grain, method: seg.method, error, row: seg.rows.next }),
+      (seg) => {
+        const base = (seg as RowsWaiting).rows.corrBase;
+        if (base === undefined) {
+          this.emit('tellError', { grain, method: seg.method, error, row: seg.rows.next });
+          return;
+        }
+        for (let i = seg.rows.next; i < seg.rows.end; i++) {
+          const p = this.pending.get(base + i);
+          if (!p) continue;
+          this.pending.delete(base + i);
+          p.reject(error);
+        }
+      },
     );
     kernel.cancelled += n;
     this.logger.warn({ grain, cancelled: n, code: (error as { code?: string }).code }, `${n} sends to ${grain} that waited for ring space were cancelled: ${error.message.split('\n')[0]}`);
