@@ -212,7 +212,27 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
       }
       bulk = { what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed', perSecond: trials(runs) };
     }
+    // Bulk asks (columns, replies as columns): 100,000 rows over 1,024 actors, every balance checked.
+    const bulkAsks: number[] = [];
+    {
+      const M = 100_000;
+      const key = new Int32Array(M);
+      for (let i = 0; i < M; i++) key[i] = 30_000 + (i & 1023);
+      const amount = new Float64Array(M).fill(1);
+      for (let t = 0; t < TRIALS; t++) {
+        const t0 = performance.now();
+        const r = await sys.askMany(Account, 'deposit', { key, amount });
+        bulkAsks.push(M / ((performance.now() - t0) / 1000));
+        // Row i is the (t * M/1024 + floor(i / 1024) + 1)-th deposit of 1 to its actor (M is a multiple of 1024 plus 672).
+        for (let i = 0; i < M; i += 997) {
+          const want = t * share(M, i & 1023) + Math.floor(i / 1024) + 1;
+          if (r.balance[i] !== want) throw new Error(`askMany: row ${i} balance ${r.balance[i]}, want ${want}`);
+        }
+      }
+    }
     return {
+      askManyPerS: { what: 'await system.askMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 100,000 rows to 1,024 actors, replies as columns (sampled rows checked)', perSecond: trials(bulkAsks) },
+      bulkAsks: median(bulkAsks),
       askUs: { p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), min: sorted[0], n: N, what: 'await ref.deposit({amount:1}), one in flight, each balance checked' },
       pipelinedAsksPerS: trials(pipelined),
       hostTellsPerS: trials(tells),
@@ -315,6 +335,8 @@ Object.assign(record, {
   pipelinedAsksPerS: num('cuda', 'pipelined'),
   hostTellsPerS: num('cuda', 'tells'),
   bulkTellsPerS: num('cuda', 'bulk'),
+  askManyPerS: num('cuda', 'bulkAsks'),
+  cpuAskManyPerS: num('cpu', 'bulkAsks'),
   cpuAskP50Us: num('cpu', 'askP50Us'),
   cpuPipelinedAsksPerS: num('cpu', 'pipelined'),
   cpuHostTellsPerS: num('cpu', 'tells'),
