@@ -166,14 +166,15 @@ export interface BackendKernel {
    * `readDirty`: the states of actors changed since they were last read out, and their marks cleared in
    * the same step (a turn after it marks the actor again).
    */
-  readDirty?(): Promise<StateBatch>;
+  readDirty?: (() => Promise<StateBatch>) | undefined;
   /** Writes states into actor slots before any turn of theirs runs (see StateUpload). */
-  writeStates?(upload: StateUpload): Promise<void>;
+  writeStates?: ((upload: StateUpload) => Promise<void>) | undefined;
   /**
-   * Deactivates every actor whose last turn's clock is before `before` (Infinity: all): onDeactivate runs,
-   * the final states go to the plan's `evicted`, the slots are freed. Resolves to how many.
+   * Deactivates every actor whose last turn's clock is before `before` (Infinity: all; then messages still
+   * waiting for a load are rejected): onDeactivate runs with ctx.now() = `now`, the final states go to the
+   * plan's `evicted`, the slots are freed. Resolves to how many.
    */
-  deactivateIdle?(before: number): Promise<number>;
+  deactivateIdle?: ((before: number, now: number) => Promise<number>) | undefined;
 }
 
 export interface ProbeResult {

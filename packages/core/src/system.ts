@@ -890,7 +890,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const impl = kernel.backendKernel;
     if (!reg || !impl?.deactivateIdle || (!reg.writeBehind && reg.storage.idleMs === undefined)) return;
     try {
-      await impl.deactivateIdle(Number.POSITIVE_INFINITY);
+      await impl.deactivateIdle(Number.POSITIVE_INFINITY, this.clock());
     } catch (e) {
       this.logger.warn({ err: e, grain: reg.def.name }, `${reg.def.name}: deactivating the actors at terminate failed: ${(e as Error).message}`);
     }
@@ -956,7 +956,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     reg.collecting = true;
     reg.lastCollect = now;
     try {
-      return await impl.deactivateIdle(now - idleMs);
+      return await impl.deactivateIdle(now - idleMs, now);
     } catch (e) {
       this.logger.debug({ err: e, grain: reg.def.name }, `${reg.def.name}: idle collection failed`);
       return 0;
