@@ -174,7 +174,15 @@ export class WriteBehind {
     try {
       if (keys) {
         const fresh = keys.filter((key) => !this.records.has(key));
-        if (fresh.length) n += await this.preloadRows(fresh, await this.readStates(fresh));
+        if (fresh.length) {
+          // Only stored actors: one with no state activates on its first message as usual.
+          const r = await this.readStates(fresh, false);
+          const rows = fresh.flatMap((_, i) => (r.found[i] ? [i] : []));
+          const found = rows.map((i) => fresh[i]!);
+          const bytes = new Uint8Array(rows.length * this.stride);
+          rows.forEach((row, i) => bytes.set(r.bytes.subarray(row * this.stride, (row + 1) * this.stride), i * this.stride));
+          if (found.length) n += await this.preloadRows(found, { keys: found, bytes, stride: this.stride, found: new Uint8Array(found.length).fill(1), versions: Float64Array.from(rows, (i) => r.versions[i]!) });
+        }
       } else {
         for await (const page of scanPages(this.table)) {
           const fresh: ActorKey[] = [];
@@ -217,17 +225,20 @@ export class WriteBehind {
   }
 
   /** The stored states of `keys` packed at the layout's stride, versions recorded. */
-  private async readStates(keys: readonly ActorKey[]): Promise<LoadedRows> {
+  private async readStates(keys: readonly ActorKey[], load = true): Promise<LoadedRows> {
     const read: StateRead = await this.table.getMany(this.keyColumn(keys) as never);
     const bytes = new Uint8Array(keys.length * this.stride);
     const found = new Uint8Array(keys.length);
     for (let i = 0; i < keys.length; i++) {
       const v = read.versions[i]!;
-      const rec = this.records.get(keys[i]!);
-      if (rec && !rec.pending) rec.version = v;
+      if (load) {
+        const rec = this.records.get(keys[i]!);
+        if (rec && !rec.pending) rec.version = v;
+        else if (!rec) this.records.set(keys[i]!, { version: v, resident: true, pending: undefined });
+      }
       if (v === 0) continue;
       found[i] = 1;
-      this.counts.loadedFound++;
+      if (load) this.counts.loadedFound++;
       bytes.set(read.bytes.subarray(read.offsets[i]!, read.offsets[i + 1]!), i * this.stride);
     }
     return { keys, bytes, stride: this.stride, found, versions: read.versions };
