@@ -30,6 +30,7 @@ import {
   type TransitionEvent,
 } from '@ringgrain/core';
 import { expect } from 'vitest';
+import { persistenceCases, type PersistenceCase } from './persistence.ts';
 import { Coordinator, Hop1, Hop2, Hop3, Leaf, Named, Numbers, Sender, Seq, Small, Unregistered } from '../fixtures/grains.ts';
 
 export interface CaseContext {
@@ -49,6 +50,8 @@ export interface ConformanceCase {
    * they use their own keys and assert counter deltas, and the balance check runs after each of them.
    */
   readonly isolated?: boolean;
+  /** A persistent-state case (persistence.ts): the runner gives it a store and a system factory instead. */
+  readonly persistence?: PersistenceCase;
   run(c: CaseContext): Promise<void>;
 }
 
@@ -981,4 +984,6 @@ export const cases: ConformanceCase[] = [
       await system.idle();
     },
   },
+  // Persistent state (persistence.ts), on the runner's store (LMDB in a temp directory).
+  ...persistenceCases.map((p): ConformanceCase => ({ name: `${p.name} [store]`, grains: [], isolated: true, persistence: p, run: async () => {} })),
 ];

@@ -9,8 +9,24 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { backendFixtures, type BackendFixture } from './backends.ts';
 import { cases, expectBalanced, type CaseContext, type ConformanceCase } from './cases.ts';
 import { SKIPS } from './skips.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LmdbStore } from '@ringgrain/lmdb-store';
+import type { StateStore } from '@ringgrain/core';
+import type { StoreFixture } from './persistence.ts';
 
 const fixtures = await backendFixtures();
+
+/** LMDB in a temp directory per case (removed after the file). */
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-conformance-'));
+let dirs = 0;
+const lmdb: StoreFixture = {
+  name: 'lmdb',
+  make: async () => new LmdbStore({ dataDir: path.join(tmp, String(dirs++)) }),
+  reopen: async (store: StateStore) => new LmdbStore({ dataDir: store.location }),
+};
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function makeSystem(fx: BackendFixture, clock: { now: number }, c?: ConformanceCase): GrainSystem {
   return new GrainSystem({
@@ -81,6 +97,10 @@ for (const fx of fixtures) {
           await (await done).system.shutdown({ mode: 'reject', timeoutMs: 2000 });
         }
         const clock = { now: 1_000_000 };
+        if (c.persistence) {
+          await c.persistence.run({ fresh: () => makeSystem(fx, clock), placement: fx.placement, clock }, lmdb);
+          return;
+        }
         const system = makeSystem(fx, clock, c);
         try {
           for (const [cls, opts] of c.grains) system.register(cls, { placement: fx.placement, ...opts });

@@ -1,4 +1,11 @@
 import type { Lane } from './backends.ts';
+import { persistenceCases } from './persistence.ts';
+
+/** Every persistent-state case, skipped on a lane for one reason. */
+function persistentSkips(reason: string): Record<string, string> {
+  return Object.fromEntries(persistenceCases.map((p) => [`${p.name} [store]`, reason]));
+}
+const NO_GPU_STATE = 'GPU dirty marking and state upload not implemented yet in the CUDA backend (readDirty, writeStates, deactivateIdle: backend.ts)';
 
 /**
  * The explicit SKIP list: backend → case name → reason. A case listed here is reported as skipped with
@@ -12,7 +19,8 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   inline: {},
   cuda: {
     // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
-    // nothing is skipped up front: the whole CUDA lane is skipped by backends.ts when no device/driver.
+    // the whole CUDA lane is skipped by backends.ts when no device/driver.
+    ...persistentSkips(NO_GPU_STATE),
   },
-  'cuda-isolated': {},
+  'cuda-isolated': persistentSkips(NO_GPU_STATE),
 };

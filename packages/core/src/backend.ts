@@ -44,6 +44,59 @@ export interface KernelPlan {
   readonly grains: ReadonlyArray<GrainDef | undefined>;
   readonly options: KernelOptions;
   readonly logger: Logger;
+  /**
+   * Present when the grain class has storage or idle collection (`register(Grain, { storage, idleMs })`):
+   * the kernel keeps dirty marks, parks the first messages of an actor it does not hold until the host
+   * uploads its stored state, and deactivates idle actors. A backend that cannot must refuse the plan
+   * (createKernel rejects) rather than run turns on states that were never loaded.
+   */
+  readonly persistence?: PersistencePlan;
+}
+
+/** An actor key as the kernel sees it. */
+export type ActorKey = number | string;
+
+/** Actors' states in the state layout, one row per key: row i is `bytes[i * stride, (i + 1) * stride)`. */
+export interface StateBatch {
+  readonly keys: readonly ActorKey[];
+  readonly bytes: Uint8Array;
+  /** The state layout's size (`layoutOf(grain.state).size`). */
+  readonly stride: number;
+}
+
+/** States written into actor slots before any of their turns run (answers to `load`, preloads). */
+export interface StateUpload extends StateBatch {
+  /** Per row, 1 when the row holds a stored state; 0: the actor starts from a zeroed state. */
+  readonly found: Uint8Array;
+  /**
+   * 'load' answers the kernel's `load` request: the actors' waiting messages run after their onActivate.
+   * 'preload' installs only actors the kernel does not hold (a held one is newer), while there is room.
+   */
+  readonly mode: 'load' | 'preload';
+  /** Keys whose load failed: their waiting messages are rejected with this text, the actor stays out. */
+  readonly failed?: { readonly keys: readonly ActorKey[]; readonly error: string };
+}
+
+/** Actors a kernel deactivated (idle, or to make room): final states after onDeactivate. */
+export interface EvictedStates extends StateBatch {
+  /** Per row, 1 when the state changed since it was last read out (it must be written). */
+  readonly dirty: Uint8Array;
+}
+
+/** What a kernel tells the host about actor residency (called on the host's thread, in the kernel's order). */
+export interface KernelStateHost {
+  /** The kernel got messages for actors it does not hold: upload their stored states (writeStates, mode 'load'). */
+  load(keys: readonly ActorKey[]): void;
+  /** The kernel deactivated these actors and freed their slots. */
+  evicted(batch: EvictedStates): void;
+}
+
+export interface PersistencePlan {
+  /** Park an absent actor's messages until the host uploads its state (true with storage). */
+  readonly load: boolean;
+  /** Deactivate actors whose last turn is older than this (message clock ms), and when the table is full. */
+  readonly idleMs: number | undefined;
+  readonly host: KernelStateHost;
 }
 
 /** One consumer of a kernel: its control block and rings. Formats: protocol.ts (ControlBlock, RingHeader). */
@@ -107,6 +160,21 @@ export interface BackendKernel {
   overflow?(): OverflowStats | undefined;
   /** Plain copy of an actor's state, or undefined if the key was never activated (debugging, tests). */
   inspect?(key: number | string): Promise<unknown>;
+  /**
+   * State access for write-behind (present when the plan had `persistence`). Each call is ordered with
+   * the kernel's turns (between them) and may be called after STOP, before dispose.
+   * `readDirty`: the states of actors changed since they were last read out, and their marks cleared in
+   * the same step (a turn after it marks the actor again).
+   */
+  readDirty?: (() => Promise<StateBatch>) | undefined;
+  /** Writes states into actor slots before any turn of theirs runs (see StateUpload). */
+  writeStates?: ((upload: StateUpload) => Promise<void>) | undefined;
+  /**
+   * Deactivates every actor whose last turn's clock is before `before` (Infinity: all; then messages still
+   * waiting for a load are rejected): onDeactivate runs with ctx.now() = `now`, the final states go to the
+   * plan's `evicted`, the slots are freed. Resolves to how many.
+   */
+  deactivateIdle?: ((before: number, now: number) => Promise<number>) | undefined;
 }
 
 export interface ProbeResult {

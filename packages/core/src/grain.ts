@@ -87,6 +87,22 @@ export type Handler<S extends GrainSpec, M extends MethodName<S>> = (
 
 export type Handlers<S extends GrainSpec> = { [M in MethodName<S>]: Handler<S, M> };
 
+/**
+ * Optional activation hooks of a grain class, run as turns of the actor: `onActivate` after its state
+ * was loaded (or zeroed) and before its first message; `onDeactivate` before it is deactivated (idle
+ * collection, terminate, shutdown) and before its final state is written. Not message methods: the
+ * code generator translates only the methods the spec names.
+ */
+export interface GrainHooks<S extends GrainSpec> {
+  onActivate?(state: StateView<S['state']>, ctx: GrainContext<KeyOf<S>>): void;
+  onDeactivate?(state: StateView<S['state']>, ctx: GrainContext<KeyOf<S>>): void;
+}
+
+/** The method ids a hook's failure is reported under (never a message method's id). */
+export const HOOK_METHOD = { onActivate: 0xfffffff0, onDeactivate: 0xfffffff1 } as const;
+/** Hook names, which a grain spec may not use as message method names. */
+export const HOOK_NAMES: readonly string[] = ['onActivate', 'onDeactivate'];
+
 /** Types a handler signature can name: `deposit(s: A['state'], m: A['req']['deposit'], ctx: A['ctx'])`. */
 export interface GrainTypes<S extends GrainSpec> {
   state: StateView<S['state']>;
@@ -124,6 +140,7 @@ export function defineGrain<const S extends GrainSpec>(spec: S): GrainDef<S> {
   const methods: MethodDef[] = [];
   for (const [name, m] of Object.entries(spec.methods)) {
     if (!NAME.test(name)) throw new SchemaDefinitionError(`grain "${spec.name}": method name "${name}" must be an identifier`);
+    if (HOOK_NAMES.includes(name)) throw new SchemaDefinitionError(`grain "${spec.name}": "${name}" is an activation hook, not a message method`, { hint: 'define it as a class method (state, ctx) and leave it out of methods' });
     if (m.request?.kind !== 'struct') throw new SchemaDefinitionError(`${spec.name}.${name}: request must be a t.struct(...)`);
     if (m.reply !== undefined && m.reply.kind !== 'struct') throw new SchemaDefinitionError(`${spec.name}.${name}: reply must be a t.struct(...)`);
     methods.push({ id: methods.length, name, request: m.request, reply: m.reply });

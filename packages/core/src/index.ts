@@ -18,3 +18,5 @@ export { formatLogLine } from './log.ts';
 export { scaledDefault, timeoutScale } from './timeouts.ts';
 export { laneOfKey } from './lanes.ts';
 export * from './store/index.ts';
+export { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from './persist/write-behind.ts';
+export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from './persist/options.ts';

@@ -43,6 +43,11 @@ export interface KernelHost {
   rejectAsksOf(kernel: RingKernel, error: Error): void;
   pendingAsksOf(kernel: RingKernel): number;
   readonly handshakeTimeoutMs: number;
+  /**
+   * The kernel acknowledged STOP at terminate and its memory is still there: deactivate its actors and
+   * write their states (write-behind) before it is freed. Errors are the host's to report; never thrown.
+   */
+  stopped?(kernel: RingKernel): Promise<void>;
 }
 
 /** The host's end of one lane of a kernel (backend.ts LaneMemory). */
@@ -101,6 +106,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     this.logger = args.logger.child({ grain: args.def.name, backend: args.backend.name });
     this.host = args.host;
     this.makeKernel = args.makeKernel;
+  }
+
+  /** The backend's kernel while launched (state access for write-behind: backend.ts readDirty, writeStates). */
+  get backendKernel(): BackendKernel | undefined {
+    return this.impl;
   }
 
   get accepting(): boolean {
@@ -252,6 +262,7 @@ export class RingKernel extends EventEmitter<KernelEvents> {
           this.logger.warn({ err: e }, `kernel ${this.def.name} did not acknowledge STOP; forcing it down`);
         }
       }
+      if (stopped) await this.host.stopped?.(this);
       const unprocessed = this.inboundDepth();
       this.hostRejected += unprocessed;
       this.host.rejectAsksOf(this, new KernelTerminatedError(this.def.name, stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging'));

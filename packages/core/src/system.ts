@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { pino, type Logger } from 'pino';
-import type { Backend, KernelOptions, OverflowStats } from './backend.ts';
+import type { ActorKey, Backend, BackendKernel, KernelOptions, OverflowStats, PersistencePlan } from './backend.ts';
 import {
   AskManyError,
   AskTimeoutError,
@@ -33,11 +33,17 @@ import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
 import { isNumericScalar } from './schema/types.ts';
+import type { StateStore } from './store/types.ts';
+import { StorageUnsupportedError } from './store/errors.ts';
+import { stateTableSpec } from './store/scan.ts';
+import { HOOK_METHOD } from './grain.ts';
+import { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics } from './persist/write-behind.ts';
+import { storageOptions, type ResolvedStorageOptions, type StorageOptions } from './persist/options.ts';
 
 /** A backend's name as given in `backends` (e.g. 'cpu', 'cuda', or any name of yours), or 'auto'. */
 export type Placement = 'auto' | (string & {});
 
-export interface RegisterOptions extends Partial<KernelOptions> {
+export interface RegisterOptions extends Partial<KernelOptions>, StorageOptions {
   placement?: Placement;
 }
 
@@ -138,6 +144,12 @@ export interface SystemEvents {
   tellError: (e: { grain: string; method: string; error: Error; row?: number }) => void;
   fault: (e: { grain: string; error: Error }) => void;
   /**
+   * A state store operation failed (write-behind, load on first activation, preload): a version
+   * conflict (StateVersionConflictError: the actor stays dirty and is tried again), an unreachable or
+   * full store, a row that does not decode (StateLoadError: the actor's waiting messages were rejected).
+   */
+  storageError: (e: StorageErrorEvent) => void;
+  /**
    * A lane's consumer died and the backend restarted it (the CPU pool's threads): the asks that waited on
    * that lane failed with `error`; the kernel keeps serving.
    */
@@ -156,6 +168,14 @@ interface Registration {
   placement: Placement;
   options: KernelOptions;
   kernel?: RingKernel;
+  storage: ResolvedStorageOptions;
+  writeBehind?: WriteBehind;
+  flushTimer?: ReturnType<typeof setInterval> | undefined;
+  /** The host clock at the last idle collection, and whether one is under way. */
+  lastCollect: number;
+  collecting: boolean;
+  /** Deactivations on a class with idleMs and no storage (nothing to write). */
+  dropped: number;
 }
 
 /**
@@ -249,8 +269,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     if (this.started) throw new PlacementError(`register "${def.name}" before system.start()`);
     if (inGrainImport()) noteGrainClass(cls);
-    const { placement = 'auto', ...rest } = opts;
-    const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) } };
+    const { placement = 'auto', storage, flushIntervalMs, idleMs, ...rest } = opts;
+    const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) }, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
     return this;
@@ -293,9 +313,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       if (!p.ok) throw new BackendUnavailableError(name, p.reason ?? 'probe failed');
       resolved.set(reg, this.backends[name]!);
     }
+    for (const reg of this.regs) await this.openStorage(reg);
     for (const [i, reg] of this.regs.entries()) {
       const backend = resolved.get(reg)!;
       const grains = this.regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
+      const persistence = this.persistencePlan(reg);
       const kernel = new RingKernel({
         grainId: i,
         def: reg.def,
@@ -303,7 +325,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         options: reg.options,
         logger: this.logger,
         host: this,
-        makeKernel: () => backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger }),
+        makeKernel: async () => {
+          const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger, ...(persistence ? { persistence } : {}) });
+          if (persistence && !(k.readDirty && k.writeStates && k.deactivateIdle)) {
+            await k.dispose();
+            throw new StorageUnsupportedError(reg.storage.storage?.kind ?? 'idleMs', reg.def.name, backend.name);
+          }
+          return k;
+        },
       });
       kernel.on('transition', (e) => this.emit('transition', e));
       kernel.on('fault', (e) => this.emit('fault', e));
@@ -322,6 +351,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       for (const reg of this.regs) await reg.kernel!.unprepare();
     }
     for (const reg of this.regs) await reg.kernel!.activate();
+    for (const reg of this.regs) {
+      if (!reg.writeBehind) continue;
+      reg.flushTimer = setInterval(() => void reg.writeBehind!.flush(), reg.storage.flushIntervalMs);
+      reg.flushTimer.unref();
+    }
     this.sweeper = setInterval(() => this.sweep(), 50);
     this.sweeper.unref();
     this.installSignalHandlers();
@@ -716,7 +750,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const grainId = dv.getUint32(slot + SLOT.grain, true);
     const methodId = dv.getUint32(slot + SLOT.method, true);
     const replier = this.regs[grainId]?.def;
-    const method = replier?.methods[methodId];
+    const method = replier?.methods[methodId] ?? (methodId === HOOK_METHOD.onActivate ? HOOK_DEF.onActivate : methodId === HOOK_METHOD.onDeactivate ? HOOK_DEF.onDeactivate : undefined);
     if (corr === 0) {
       // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
       const text = this.reader.text(ring, slot);
@@ -900,6 +934,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         }
       }
     }
+    this.collectIdleAll();
     for (const [corr, p] of this.pending) {
       if (now > p.deadline) {
         this.pending.delete(corr);
@@ -909,15 +944,140 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (this.pending.size || this.waiting.size) this.schedulePump();
   }
 
+  // ---- persistent state (register(Grain, { storage, flushIntervalMs, idleMs })) --------------------
+
+  private async openStorage(reg: Registration): Promise<void> {
+    const store = reg.storage.storage;
+    if (!store || reg.writeBehind) return;
+    await store.open();
+    const table = await store.table(stateTableSpec(reg.def, 'layout'));
+    reg.writeBehind = new WriteBehind(reg.def, store, table, () => reg.kernel?.backendKernel, (e) => this.reportStorageError(e), this.logger);
+  }
+
+  private persistencePlan(reg: Registration): PersistencePlan | undefined {
+    const wb = reg.writeBehind;
+    const idleMs = reg.storage.idleMs;
+    if (!wb && idleMs === undefined) return undefined;
+    return {
+      load: wb !== undefined,
+      idleMs,
+      host: {
+        load: (keys) => wb?.load(keys),
+        evicted: (batch) => {
+          if (wb) wb.evicted(batch);
+          else reg.dropped += batch.keys.length;
+        },
+      },
+    };
+  }
+
+  private reportStorageError(e: StorageErrorEvent): void {
+    const line = `${e.grain}: state store ${e.op} failed: ${e.error.message.split('\n')[0]}`;
+    const fields = { grain: e.grain, op: e.op, code: (e.error as { code?: string }).code, keys: e.keys.length };
+    if (this.listenerCount('storageError') > 0) this.logger.debug(fields, line);
+    else this.logger.warn(fields, line);
+    this.emit('storageError', e);
+  }
+
+  /** KernelHost: a kernel acknowledged STOP at terminate: deactivate every actor (onDeactivate), write the states. */
+  async stopped(kernel: RingKernel): Promise<void> {
+    const reg = this.regs.find((r) => r.kernel === kernel);
+    const impl = kernel.backendKernel;
+    if (!reg || !impl?.deactivateIdle || (!reg.writeBehind && reg.storage.idleMs === undefined)) return;
+    try {
+      await impl.deactivateIdle(Number.POSITIVE_INFINITY, this.clock());
+    } catch (e) {
+      this.logger.warn({ err: e, grain: reg.def.name }, `${reg.def.name}: deactivating the actors at terminate failed: ${(e as Error).message}`);
+    }
+    if (reg.writeBehind) await reg.writeBehind.flush();
+  }
+
+  /**
+   * Writes every dirty actor's state now (all grain classes with storage, or one), in one bulk write per
+   * class. Resolves once written; rows that could not be (a version conflict, a store failure) are
+   * reported as `storageError` events and stay dirty: `kept` counts them.
+   */
+  async flush(cls?: AnyGrainClass): Promise<FlushResult> {
+    const regs = cls ? [this.registration(cls)] : this.regs;
+    let written = 0;
+    let kept = 0;
+    for (const reg of regs) {
+      if (!reg.writeBehind) continue;
+      const r = await reg.writeBehind.flush();
+      written += r.written;
+      kept += r.kept;
+    }
+    return { written, kept };
+  }
+
+  /**
+   * Loads stored states into the kernel before messages ask for them: the keys given, or every stored
+   * actor of the class (a scan in key order). Actors the kernel holds already keep their state; actors
+   * that find no room are left to load on their first message. Resolves to how many were uploaded.
+   */
+  async preload<C extends AnyGrainClass>(cls: C, keys?: ReadonlyArray<TypesOf<C>['key']>): Promise<number> {
+    const reg = this.registration(cls);
+    if (!reg.writeBehind) throw new PlacementError(`grain "${reg.def.name}" has no storage to preload from`, { hint: 'register it with { storage }' });
+    if (!reg.kernel?.backendKernel) throw new KernelNotRunningError(reg.def.name, 'not launched');
+    return reg.writeBehind.preload(keys as readonly ActorKey[] | undefined);
+  }
+
+  /**
+   * Deactivates now the actors of a class registered with `idleMs` (or all such classes) whose last turn
+   * is older than `idleMs` by the system's clock; the sweep does this on its own every `idleMs / 2`.
+   * Resolves to how many were deactivated.
+   */
+  async collectIdle(cls?: AnyGrainClass): Promise<number> {
+    let n = 0;
+    for (const reg of cls ? [this.registration(cls)] : this.regs) n += await this.collectIdleOf(reg);
+    return n;
+  }
+
+  private collectIdleAll(): void {
+    const now = this.clock();
+    for (const reg of this.regs) {
+      const idleMs = reg.storage.idleMs;
+      if (idleMs === undefined || reg.collecting || now - reg.lastCollect < idleMs / 2) continue;
+      void this.collectIdleOf(reg);
+    }
+  }
+
+  private async collectIdleOf(reg: Registration): Promise<number> {
+    const idleMs = reg.storage.idleMs;
+    const k = reg.kernel;
+    const impl: BackendKernel | undefined = k?.backendKernel;
+    if (idleMs === undefined || !k || k.state !== 'active' || !impl?.deactivateIdle) return 0;
+    const now = this.clock();
+    reg.collecting = true;
+    reg.lastCollect = now;
+    try {
+      return await impl.deactivateIdle(now - idleMs, now);
+    } catch (e) {
+      this.logger.debug({ err: e, grain: reg.def.name }, `${reg.def.name}: idle collection failed`);
+      return 0;
+    } finally {
+      reg.collecting = false;
+    }
+  }
+
+  private registration(cls: AnyGrainClass): Registration {
+    const reg = this.byDef.get(cls.grain as GrainDef);
+    if (!reg) throw new UnknownGrainError(cls.grain?.name ?? String(cls));
+    return reg;
+  }
+
   counters(cls: AnyGrainClass): KernelCounters {
     return this.kernel(cls).counters();
   }
 
-  metrics(): Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats }> {
-    const out: Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats }> = {};
-    for (const k of this.kernels()) {
+  metrics(): Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats; storage?: StorageMetrics }> {
+    const out: Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats; storage?: StorageMetrics }> = {};
+    for (const reg of this.regs) {
+      const k = reg.kernel;
+      if (!k) continue;
       const overflow = k.overflow();
-      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}) };
+      const storage = reg.writeBehind?.metrics();
+      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}) };
     }
     return out;
   }
@@ -979,13 +1139,26 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     // Every kernel stops before any kernel's memory is freed (kernel.ts terminate: keepMemory).
+    for (const reg of this.regs) {
+      if (reg.flushTimer) clearInterval(reg.flushTimer);
+      reg.flushTimer = undefined;
+    }
     const live = this.kernels().filter((k) => k.state !== 'terminated' && k.state !== 'created');
+    // Each terminate deactivates its actors and flushes their states once STOP is acknowledged (stopped()).
     for (const k of live) await k.terminate({ ...opts, keepMemory: true });
     for (const k of live) await k.releaseMemory();
+    // A kernel that could not stop: what earlier deactivations left unwritten still goes out.
+    for (const reg of this.regs) if (reg.writeBehind) await reg.writeBehind.flush();
     for (const b of new Set(this.kernels().map((k) => k.backend))) await b.dispose();
     this.started = false;
   }
 }
+
+/** Activation hooks as methods for error reports (their failures arrive as tell errors). */
+const HOOK_DEF = {
+  onActivate: { id: HOOK_METHOD.onActivate, name: 'onActivate', request: undefined as never, reply: undefined },
+  onDeactivate: { id: HOOK_METHOD.onDeactivate, name: 'onDeactivate', request: undefined as never, reply: undefined },
+} satisfies Record<string, MethodDef>;
 
 function checkKey(def: GrainDef, key: unknown): void {
   if (def.keyKind === 'string') {

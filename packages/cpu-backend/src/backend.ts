@@ -4,6 +4,7 @@ import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './err
 import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
+import { StateAccess } from './state-access.ts';
 
 export interface CpuBackendOptions {
   /**
@@ -34,6 +35,8 @@ class CpuKernel implements BackendKernel {
   private generations: number[] | undefined;
   /** Per lane: how often it moved to a replacement thread, and why last (core fails that lane's asks). */
   private readonly restarts: Array<{ restarts: number; error: Error | undefined }>;
+  /** State access for write-behind (plan.persistence), or undefined. */
+  private readonly states: StateAccess | undefined;
 
   constructor(
     private readonly backend: CpuBackend,
@@ -45,12 +48,25 @@ class CpuKernel implements BackendKernel {
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.inboundWords = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.inbound.offset, RING_HEADER_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
+    if (plan.persistence) {
+      const states = new StateAccess(plan, threads.length, (lane, op) => this.threads[lane]!.state(this.kernelId, op));
+      this.states = states;
+      backend.pool.stateOut.set(this.kernelId, (_lane, out) => states.onOut(out));
+      this.readDirty = () => states.readDirty();
+      this.writeStates = (u) => states.writeStates(u);
+      this.deactivateIdle = (before, now) => states.deactivateIdle(before, now);
+    }
   }
+
+  readonly readDirty?: BackendKernel['readDirty'];
+  readonly writeStates?: BackendKernel['writeStates'];
+  readonly deactivateIdle?: BackendKernel['deactivateIdle'];
 
   private laneInit(i: number, resume: boolean): LaneInit {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
-    return { kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    const p = this.plan.persistence;
+    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs } } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {
@@ -103,6 +119,7 @@ class CpuKernel implements BackendKernel {
           break;
         }
         r.restarts++;
+        this.states?.fail(new WorkerDiedError(this.plan.grain.name, `${why}: its state requests were lost`), i);
         r.error = new WorkerDiedError(this.plan.grain.name, `${why}; the lane moved to a new thread and its actors start from fresh state`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
         t.add(this.laneInit(i, true), this.backend.peers()).catch((e: Error) => {
           this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
@@ -120,6 +137,8 @@ class CpuKernel implements BackendKernel {
 
   async dispose(): Promise<void> {
     this.backend.detach(this);
+    this.backend.pool.stateOut.delete(this.kernelId);
+    this.states?.fail(new WorkerDiedError(this.plan.grain.name, 'the kernel was disposed'));
     if (!this.generations) return;
     this.generations = undefined;
     // After STOP every lane has left its thread's loop and the remove is answered at once; a thread still

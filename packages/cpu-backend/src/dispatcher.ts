@@ -25,7 +25,9 @@ import {
   type KernelOptions,
   type MethodDef,
   Deque,
+  HOOK_METHOD,
 } from '@ringgrain/core';
+import type { StateOp, StateOut } from './protocol.ts';
 import { K2KTargetError } from './errors.ts';
 import { OVERFLOW_WORD, overflowWords, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
@@ -36,11 +38,26 @@ const DRAIN_BATCH = 64;
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
 
+type HookFn = (state: unknown, ctx: GrainContext) => unknown;
+
 export interface LoadedGrain {
   readonly def: GrainDef;
   readonly handlers: ReadonlyArray<HandlerFn>;
   readonly instance: object;
+  /** The class's activation hooks, where it defines them. */
+  readonly onActivate: HookFn | undefined;
+  readonly onDeactivate: HookFn | undefined;
 }
+
+/** A lane's persistent-state mode (core PersistencePlan) and where it reports (the host's port, or a call). */
+export interface LanePersistence {
+  readonly load: boolean;
+  readonly idleMs: number | undefined;
+  readonly emit: (out: StateOut) => void;
+}
+
+/** States up to this size are compared before and after a turn (dirty only when changed); larger ones are marked dirty by every turn. */
+const COMPARE_MAX = 4096;
 
 /** One instance of a grain class and its handler methods by method id; `missing` is the error for a method with no handler. */
 export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Error): LoadedGrain {
@@ -51,7 +68,8 @@ export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Err
     if (typeof fn !== 'function') throw missing(m.name);
     return fn as HandlerFn;
   });
-  return { def, handlers, instance };
+  const hook = (name: string) => (typeof instance[name] === 'function' ? (instance[name] as HookFn) : undefined);
+  return { def, handlers, instance, onActivate: hook('onActivate'), onDeactivate: hook('onDeactivate') };
 }
 
 /** One lane of a K2K target kernel, as this sender sees it. */
@@ -111,6 +129,14 @@ export class Dispatcher {
   /** This kernel's overflow figures, and the word (heldBy + lane) where this thread counts what it holds for any kernel. */
   private readonly ownStats: Int32Array;
   private readonly heldWord: number;
+  /** Persistent state: messages of actors whose state the host is loading, in arrival order (slot images). */
+  private readonly persist: LanePersistence | undefined;
+  private readonly parked = new Map<number | string, Int32Array[]>();
+  private toLoad: Array<number | string> = [];
+  private readonly ops: StateOp[] = [];
+  private readonly replayRing: Ring;
+  private readonly replaySlot: number;
+  private readonly before: Uint8Array;
 
   // The turn being run; ctx methods read these.
   private curKey: number | string = 0;
@@ -135,6 +161,7 @@ export class Dispatcher {
     lanes: number;
     replySignal: SharedArrayBuffer;
     peers: readonly PeerInfo[];
+    persistence?: LanePersistence | undefined;
   }) {
     this.self = args.self;
     this.grainId = args.grainId;
@@ -151,6 +178,10 @@ export class Dispatcher {
     this.states = new StateTable(args.self.def.name, args.self.def.state, args.options.maxActors);
     this.scratch = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
     this.scratchSlot = this.scratch.slotAt(0);
+    this.persist = args.persistence;
+    this.replayRing = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
+    this.replaySlot = this.replayRing.slotAt(0);
+    this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
     this.setPeers(args.peers);
     const d = this;
     this.ctx = {
@@ -258,7 +289,7 @@ export class Dispatcher {
 
   /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
-    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow) return true;
+    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow || this.ops.length) return true;
     return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0);
   }
 
@@ -274,9 +305,14 @@ export class Dispatcher {
    */
   step(): number {
     let did = 0;
+    if (this.ops.length) did += this.serviceOps();
     if (this.mode === KernelState.ACTIVE) {
       did += this.drain(this.inbound, DRAIN_BATCH);
       did += this.drain(this.k2k, DRAIN_BATCH);
+    }
+    if (this.toLoad.length) {
+      this.persist!.emit({ out: 'load', keys: this.toLoad });
+      this.toLoad = [];
     }
     if (this.pendingOverflow) this.flushOverflow();
     if (did > 0) this.heartbeat++;
@@ -349,17 +385,21 @@ export class Dispatcher {
     return n;
   }
 
-  /** One message: decode, activate, run the handler, reply. The slot is released before the handler runs. */
-  private turn(consumer: RingConsumer, slot: number): void {
-    const ring = consumer.ring;
+  /**
+   * One message: decode, activate, run the handler, reply. The slot is released before the handler runs.
+   * `consumer` undefined: a parked message replayed from `replayRing` (already counted as received).
+   */
+  private turn(consumer: RingConsumer | undefined, slot: number, ring: Ring = consumer!.ring): void {
     const dv = ring.dv;
     const methodId = dv.getUint32(slot + SLOT.method, true);
     const flags = dv.getUint32(slot + SLOT.flags, true);
     const corr = dv.getUint32(slot + SLOT.corr, true);
     const sender = dv.getUint32(slot + SLOT.sender, true);
     const time = dv.getFloat64(slot + SLOT.time, true);
-    this.counts.received++;
-    if (sender !== HOST_SENDER) this.counts.k2kReceived++;
+    if (consumer) {
+      this.counts.received++;
+      if (sender !== HOST_SENDER) this.counts.k2kReceived++;
+    }
     const def = this.self.def;
     const method = def.methods[methodId];
     let key: number | string;
@@ -373,25 +413,56 @@ export class Dispatcher {
         if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
         key = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
       }
+      if (this.persist?.load && !this.states.has(key)) {
+        // Not held: its state comes from the host first. This message and every later one of the actor
+        // wait here, in order, until the state is uploaded (install).
+        let q = this.parked.get(key);
+        if (!q) {
+          this.parked.set(key, (q = []));
+          this.toLoad.push(key);
+        }
+        q.push(ring.i32.slice(slot >> 2, (slot + this.options.slotSize) >> 2));
+        consumer?.release();
+        return;
+      }
       msg = this.reader.payload(ring, slot, method.request);
     } catch (e) {
-      consumer.release();
+      consumer?.release();
       this.counts.rejected++;
       this.replyText(corr, methodId, SlotFlag.REJECTED, (e as Error).message);
       return;
     }
-    consumer.release();
+    consumer?.release();
 
     this.curKey = key;
     this.curTime = time;
     this.curCorr = corr;
     this.curMethod = method;
     let result: unknown;
+    const persist = this.persist;
+    let index = -1;
     try {
-      const had = this.states.has(key);
-      const state = this.states.get(key);
-      if (!had) this.counts.activations++;
-      result = (this.self.handlers[methodId] as HandlerFn).call(this.self.instance, state, msg, this.ctx);
+      let state: unknown;
+      if (persist === undefined) {
+        const had = this.states.has(key);
+        state = this.states.get(key);
+        if (!had) this.counts.activations++;
+      } else {
+        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, undefined, time);
+        // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
+        this.curKey = key;
+        this.curTime = time;
+        this.curCorr = corr;
+        this.curMethod = method;
+        index = this.states.indexOf(key);
+        this.states.touch(index, time);
+        if (persist.load && this.before.length === this.states.size0) this.before.set(this.states.bytes(index));
+      }
+      try {
+        result = (this.self.handlers[methodId] as HandlerFn).call(this.self.instance, state, msg, this.ctx);
+      } finally {
+        if (index >= 0 && persist?.load) this.noteChange(index);
+      }
     } catch (e) {
       this.counts.processed++;
       this.counts.handlerErrors++;
@@ -410,6 +481,151 @@ export class Dispatcher {
     } catch (e) {
       this.counts.handlerErrors++;
       this.replyText(this.curCorr, methodId, SlotFlag.ERROR, `reply does not match its schema: ${(e as Error).message}`);
+    }
+  }
+
+  // ---- persistent state: activation, parking, deactivation, dirty marks ---------------------------
+
+  /** Whether host state requests wait (a stopped lane's owner services only those). */
+  hasOps(): boolean {
+    return this.ops.length > 0;
+  }
+
+  /** A host request on this lane's states; runs between turns (the next step), never inside one. */
+  queueOp(op: StateOp): void {
+    this.ops.push(op);
+  }
+
+  /** Runs the queued state requests now (a stopped lane's owner calls it; a running lane does so each step). */
+  serviceOps(): number {
+    let n = 0;
+    while (this.ops.length) {
+      const op = this.ops.shift()!;
+      const emit = this.persist?.emit;
+      if (!emit) continue;
+      if (op.op === 'install') n += this.install(op);
+      else if (op.op === 'dirty') {
+        const d = this.states.takeDirty();
+        emit({ out: 'done', id: op.id, keys: d.keys, bytes: d.bytes });
+      } else {
+        const count = this.deactivate(this.states.idleKeys(op.before), op.now);
+        if (op.before === Number.POSITIVE_INFINITY) this.rejectParked([...this.parked.keys()], 'the kernel stopped before the actor\'s state was loaded');
+        emit({ out: 'done', id: op.id, count });
+      }
+    }
+    this.publishCounters();
+    return n;
+  }
+
+  /** A turn changed the actor's state: mark it dirty (states up to COMPARE_MAX bytes are compared). */
+  private noteChange(index: number): void {
+    const now = this.states.bytes(index);
+    const was = this.before;
+    if (was.length !== now.length) {
+      this.states.markDirty(index);
+      return;
+    }
+    for (let i = 0; i < now.length; i++) {
+      if (now[i] !== was[i]) {
+        this.states.markDirty(index);
+        return;
+      }
+    }
+  }
+
+  /** Activates an actor (room made by deactivating idle ones when full), then runs its onActivate. */
+  private activateActor(key: number | string, state: Uint8Array | undefined, time: number): unknown {
+    const idleMs = this.persist?.idleMs;
+    if (this.states.full && idleMs !== undefined) this.deactivate(this.states.idleKeys(time - idleMs), time);
+    const view = this.states.activate(key, state);
+    this.counts.activations++;
+    const index = this.states.indexOf(key);
+    this.states.touch(index, time);
+    const hook = this.self.onActivate;
+    if (hook) this.runHook(hook, HOOK_METHOD.onActivate, key, view, index, time);
+    return view;
+  }
+
+  private runHook(hook: HookFn, id: number, key: number | string, view: unknown, index: number, time: number): void {
+    this.curKey = key;
+    this.curTime = time;
+    this.curCorr = 0;
+    this.curMethod = undefined;
+    const track = this.persist?.load === true && this.before.length === this.states.size0;
+    if (track) this.before.set(this.states.bytes(index));
+    try {
+      hook.call(this.self.instance, view, this.ctx);
+    } catch (e) {
+      this.counts.handlerErrors++;
+      this.replyText(0, id, SlotFlag.ERROR, e instanceof Error ? e.message : String(e));
+    } finally {
+      if (this.persist?.load) this.noteChange(index);
+    }
+  }
+
+  /** Deactivates `keys`: onDeactivate, final state out (one `evicted` report), slot freed. */
+  private deactivate(keys: Array<number | string>, now: number): number {
+    if (keys.length === 0) return 0;
+    const size = this.states.size0;
+    const bytes = new Uint8Array(keys.length * size);
+    const dirty = new Uint8Array(keys.length);
+    const hook = this.self.onDeactivate;
+    for (const [i, key] of keys.entries()) {
+      if (hook) this.runHook(hook, HOOK_METHOD.onDeactivate, key, this.states.get(key), this.states.indexOf(key), now);
+      dirty[i] = this.states.evict(key, bytes, i * size) && this.persist?.load ? 1 : 0;
+    }
+    this.persist?.emit({ out: 'evicted', keys, bytes, dirty });
+    return keys.length;
+  }
+
+  /** States from the host: activate each actor, then run the messages that waited for it, in order. */
+  private install(op: Extract<StateOp, { op: 'install' }>): number {
+    const size = this.states.size0;
+    let ran = 0;
+    const dropped: Array<number | string> = [];
+    for (const [i, key] of op.keys.entries()) {
+      const waiting = this.parked.get(key);
+      if (op.mode === 'preload' && (waiting || this.states.has(key))) continue;
+      if (!this.states.has(key)) {
+        const time = waiting ? this.replayTime(waiting[0]!) : 0;
+        try {
+          this.activateActor(key, op.found[i] ? op.bytes.subarray(i * size, (i + 1) * size) : undefined, time);
+        } catch (e) {
+          dropped.push(key);
+          if (waiting) this.rejectParked([key], (e as Error).message);
+          continue;
+        }
+      }
+      if (!waiting) continue;
+      this.parked.delete(key);
+      for (const image of waiting) {
+        this.replayRing.i32.set(image, this.replaySlot >> 2);
+        this.turn(undefined, this.replaySlot, this.replayRing);
+        ran++;
+      }
+    }
+    if (op.failed) this.rejectParked(op.failed.keys, op.failed.error);
+    // Rows with no room: the host forgets them (they load on their first message).
+    if (dropped.length) this.persist?.emit({ out: 'evicted', keys: dropped, bytes: new Uint8Array(dropped.length * size), dirty: new Uint8Array(dropped.length) });
+    this.persist?.emit({ out: 'done', id: op.id, count: op.keys.length - dropped.length });
+    return ran;
+  }
+
+  private replayTime(image: Int32Array): number {
+    return new DataView(image.buffer, image.byteOffset, image.byteLength).getFloat64(SLOT.time, true);
+  }
+
+  /** Fails the waiting messages of `keys` (received, now rejected): asks get the error, tells a tell error. */
+  private rejectParked(keys: ReadonlyArray<number | string>, text: string): void {
+    for (const key of keys) {
+      const waiting = this.parked.get(key);
+      if (!waiting) continue;
+      this.parked.delete(key);
+      for (const image of waiting) {
+        const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
+        this.counts.rejected++;
+        this.replyText(dv.getUint32(SLOT.corr, true), dv.getUint32(SLOT.method, true), SlotFlag.ERROR, text);
+      }
     }
   }
 

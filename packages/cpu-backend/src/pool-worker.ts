@@ -2,7 +2,7 @@ import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
 import { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
 import type { PeerInfo } from './memory.ts';
-import type { FromThread, LaneInit, ThreadInit, ToThread } from './protocol.ts';
+import type { FromThread, LaneInit, StateOut, ThreadInit, ToThread } from './protocol.ts';
 
 /**
  * A pool thread: consumes one lane of every CPU kernel (pool.ts), one Dispatcher per lane, round robin.
@@ -16,6 +16,8 @@ const doorbell = new Int32Array(init.doorbell.buffer);
 const bell = init.doorbell.index;
 const SPIN_MS = 0.05;
 const lanes = new Map<number, Dispatcher>();
+/** Lanes that acknowledged STOP: they take no messages but still answer state requests until removed (write-behind's final flush). */
+const stopped = new Map<number, Dispatcher>();
 let peers: PeerInfo[] = [];
 const adds: Array<Extract<ToThread, { type: 'add' }>> = [];
 
@@ -42,9 +44,13 @@ function poll(): boolean {
       const d = lanes.get(msg.kernelId);
       d?.setParked(false);
       lanes.delete(msg.kernelId);
+      stopped.delete(msg.kernelId);
       post({ type: 'removed', kernelId: msg.kernelId });
     } else if (msg.type === 'inspect') {
-      post({ type: 'inspect', id: msg.id, value: lanes.get(msg.kernelId)?.inspect(msg.key) });
+      post({ type: 'inspect', id: msg.id, value: (lanes.get(msg.kernelId) ?? stopped.get(msg.kernelId))?.inspect(msg.key) });
+    } else if (msg.type === 'state') {
+      // Queued: it runs between turns (this poll may be inside a handler's K2K send).
+      (lanes.get(msg.kernelId) ?? stopped.get(msg.kernelId))?.queueOp(msg.op);
     }
   }
   return false;
@@ -65,7 +71,9 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     if (id === l.grainId) self = loadedGrain(cls!, (method) => new Error(`class ${g.name} has no handler method "${method}"`));
   }
   if (!self) throw new Error(`grain id ${l.grainId} is not in the plan`);
-  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers });
+  const kernelId = l.kernelId;
+  const persistence = l.persistence && { ...l.persistence, emit: (out: StateOut) => post({ type: 'state', kernelId, out }) };
+  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers, persistence });
   d.pollControl = () => void poll();
   return d;
 }
@@ -80,13 +88,16 @@ function run(): void {
     for (const [id, d] of lanes) {
       const n = d.step();
       if (n < 0) {
-        // STOP acknowledged: the lane is done (the host removes it; until then it is never stepped again).
+        // STOP acknowledged: the lane takes no more messages (the host removes it; until then it only
+        // answers state requests).
         lanes.delete(id);
+        stopped.set(id, d);
         continue;
       }
       did += n;
       holding ||= d.holdsOverflow;
     }
+    for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
     const now = performance.now();
     if (now - lastPoll > 1 || did === 0) {
       lastPoll = now;
@@ -109,6 +120,7 @@ function park(): void {
   for (const d of lanes.values()) d.setParked(true);
   let ready = false;
   for (const d of lanes.values()) ready ||= d.hasWork();
+  for (const d of stopped.values()) ready ||= d.hasOps();
   if (!ready && !poll()) Atomics.wait(doorbell, bell, seen, 1000);
   for (const d of lanes.values()) d.setParked(false);
 }

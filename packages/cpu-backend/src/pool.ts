@@ -1,6 +1,6 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { PeerInfo, Doorbell } from './memory.ts';
-import type { FromThread, LaneInit, ThreadInit, ToThread } from './protocol.ts';
+import type { FromThread, LaneInit, StateOp, StateOut, ThreadInit, ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 /** Int32 words between two threads' doorbells (128 bytes: no false sharing). */
@@ -65,6 +65,7 @@ export class PoolThread {
         if (m.type === 'ready') resolve();
         else if (m.type === 'added') this.settle(this.adds, m.kernelId);
         else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
+        else if (m.type === 'state') this.pool.stateOut.get(m.kernelId)?.(this.index, m.out);
         else if (m.type === 'fatal') this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
         else if (m.type === 'inspect') {
           this.inspects.get(m.id)?.(m.value);
@@ -113,6 +114,11 @@ export class PoolThread {
   private post(m: ToThread): void {
     this.port?.postMessage(m);
     this.pool.ring(this.index);
+  }
+
+  /** A state request for a kernel's lane on this thread (write-behind); answered through ThreadPool.stateOut. */
+  state(kernelId: number, op: StateOp): void {
+    this.post({ type: 'state', kernelId, op });
   }
 
   /** Adds a kernel's lane to the thread's loop; rejects with the thread's error (e.g. a module that does not load). */
@@ -181,6 +187,8 @@ export class PoolThread {
 export class ThreadPool {
   readonly doorbells: SharedArrayBuffer;
   readonly threads: readonly PoolThread[];
+  /** Per kernel, where its lanes' state reports go (thread index = lane). */
+  readonly stateOut = new Map<number, (lane: number, out: StateOut) => void>();
   private readonly words: Int32Array;
 
   constructor(

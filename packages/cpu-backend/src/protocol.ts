@@ -20,6 +20,8 @@ export interface LaneInit {
   readonly lanes: number;
   /** The lane's previous thread died: take over its rings and counters mid-run (Dispatcher.begin). */
   readonly resume?: boolean;
+  /** Persistent state (core KernelPlan.persistence, minus the host's callbacks, which stay on the host). */
+  readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined };
 }
 
 /** Given once, when the thread starts. */
@@ -35,11 +37,25 @@ export type ToThread =
   | { type: 'add'; lane: LaneInit; peers: PeerInfo[] }
   | { type: 'remove'; kernelId: number }
   | { type: 'peers'; peers: PeerInfo[] }
-  | { type: 'inspect'; id: number; kernelId: number; key: number | string };
+  | { type: 'inspect'; id: number; kernelId: number; key: number | string }
+  | { type: 'state'; kernelId: number; op: StateOp };
 
 export type FromThread =
   | { type: 'ready' }
   | { type: 'added'; kernelId: number }
   | { type: 'removed'; kernelId: number }
   | { type: 'inspect'; id: number; value: unknown }
-  | { type: 'fatal'; kernelId: number; message: string; code?: string };
+  | { type: 'fatal'; kernelId: number; message: string; code?: string }
+  | { type: 'state'; kernelId: number; out: StateOut };
+
+/** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
+export type StateOp =
+  | { readonly op: 'install'; readonly id: number; readonly mode: 'load' | 'preload'; readonly keys: ReadonlyArray<number | string>; readonly bytes: Uint8Array; readonly found: Uint8Array; readonly failed?: { readonly keys: ReadonlyArray<number | string>; readonly error: string } }
+  | { readonly op: 'dirty'; readonly id: number }
+  | { readonly op: 'collect'; readonly id: number; readonly before: number; readonly now: number };
+
+/** What a lane reports about its actor states: misses to load, deactivated actors, answers to StateOps. */
+export type StateOut =
+  | { readonly out: 'load'; readonly keys: Array<number | string> }
+  | { readonly out: 'evicted'; readonly keys: Array<number | string>; readonly bytes: Uint8Array; readonly dirty: Uint8Array }
+  | { readonly out: 'done'; readonly id: number; readonly keys?: Array<number | string>; readonly bytes?: Uint8Array; readonly count?: number };

@@ -3,23 +3,39 @@ import { StateTableFullError } from './errors.ts';
 
 const CHUNK_SLOTS = 4096;
 
+interface Chunk {
+  readonly sab: SharedArrayBuffer;
+  readonly bytes: Uint8Array;
+  /** Per slot: the clock of its actor's last turn (idle collection). */
+  readonly used: Float64Array;
+  /** Per slot: 1 when the state changed since it was last read out. */
+  readonly dirty: Uint8Array;
+}
+
 /**
  * Actor states in SharedArrayBuffer chunks laid out by the state schema (the GPU's layout): a key's slot
- * is taken and zeroed on its first message. Chunks grow on demand up to maxActors.
+ * is taken and zeroed (or filled with its stored state) on activation and freed on deactivation. Chunks
+ * grow on demand up to maxActors. Dirty marks and last-turn times live beside the states, per slot.
  */
 export class StateTable<K extends number | string> {
   private readonly schema: StructSchema;
+  /** Bytes between slots, and the state layout's own size (what is stored). */
   private readonly stride: number;
-  private readonly chunks: SharedArrayBuffer[] = [];
+  readonly size0: number;
+  private readonly chunks: Chunk[] = [];
   private readonly views = new Map<K, unknown>();
   private readonly where = new Map<K, number>();
+  private readonly keyAt: Array<K | undefined> = [];
+  private readonly free: number[] = [];
+  private dirtyList: number[] = [];
   private readonly grain: string;
-  private readonly maxActors: number;
+  readonly maxActors: number;
 
   constructor(grain: string, schema: StructSchema, maxActors: number) {
     this.grain = grain;
     this.schema = schema;
     const l = layoutOf(schema);
+    this.size0 = l.size;
     this.stride = alignUp(l.size, Math.max(8, l.align));
     this.maxActors = maxActors;
   }
@@ -28,31 +44,109 @@ export class StateTable<K extends number | string> {
     return this.views.size;
   }
 
-  /** The live view of `key`'s state; `activated` is set when this call created it. */
+  get full(): boolean {
+    return this.views.size >= this.maxActors;
+  }
+
+  /** The live view of `key`'s state, activating a zeroed one when absent. */
   get(key: K): unknown {
     const v = this.views.get(key);
     if (v !== undefined) return v;
-    return this.activate(key);
+    return this.activate(key, undefined);
   }
 
   has(key: K): boolean {
     return this.views.has(key);
   }
 
-  private activate(key: K): unknown {
-    const index = this.views.size;
-    if (index >= this.maxActors) throw new StateTableFullError(this.grain, this.maxActors);
-    const chunk = Math.floor(index / CHUNK_SLOTS);
-    if (chunk === this.chunks.length) this.chunks.push(new SharedArrayBuffer(CHUNK_SLOTS * this.stride)); // zeroed by spec
-    const view = viewAt(this.schema, this.chunks[chunk]!, (index % CHUNK_SLOTS) * this.stride);
+  /** The slot index of a held key (-1 when absent). */
+  indexOf(key: K): number {
+    return this.where.get(key) ?? -1;
+  }
+
+  /** Activates `key` with `state` (the layout's bytes) or zeroed; throws StateTableFullError when full. */
+  activate(key: K, state: Uint8Array | undefined): unknown {
+    if (this.views.size >= this.maxActors) throw new StateTableFullError(this.grain, this.maxActors);
+    const index = this.free.length ? this.free.pop()! : this.keyAt.length;
+    const c = Math.floor(index / CHUNK_SLOTS);
+    if (c === this.chunks.length) {
+      const sab = new SharedArrayBuffer(CHUNK_SLOTS * this.stride); // zeroed by spec
+      this.chunks.push({ sab, bytes: new Uint8Array(sab), used: new Float64Array(CHUNK_SLOTS), dirty: new Uint8Array(CHUNK_SLOTS) });
+    }
+    const chunk = this.chunks[c]!;
+    const at = (index % CHUNK_SLOTS) * this.stride;
+    if (index < this.keyAt.length) chunk.bytes.fill(0, at, at + this.stride); // a freed slot
+    if (state) chunk.bytes.set(state.subarray(0, this.size0), at);
+    chunk.dirty[index % CHUNK_SLOTS] = 0;
+    const view = viewAt(this.schema, chunk.sab, at);
     this.views.set(key, view);
     this.where.set(key, index);
+    this.keyAt[index] = key;
     return view;
+  }
+
+  /** The state bytes of slot `index` (a live view into the table). */
+  bytes(index: number): Uint8Array {
+    const at = (index % CHUNK_SLOTS) * this.stride;
+    return this.chunks[Math.floor(index / CHUNK_SLOTS)]!.bytes.subarray(at, at + this.size0);
+  }
+
+  touch(index: number, time: number): void {
+    this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS] = time;
+  }
+
+  markDirty(index: number): void {
+    const c = this.chunks[Math.floor(index / CHUNK_SLOTS)]!;
+    if (c.dirty[index % CHUNK_SLOTS]) return;
+    c.dirty[index % CHUNK_SLOTS] = 1;
+    this.dirtyList.push(index);
+  }
+
+  private isDirty(index: number): boolean {
+    return this.chunks[Math.floor(index / CHUNK_SLOTS)]!.dirty[index % CHUNK_SLOTS] === 1;
+  }
+
+  /** Copies out every dirty state (keys and one packed buffer) and clears their marks. */
+  takeDirty(): { keys: K[]; bytes: Uint8Array } {
+    const keys: K[] = [];
+    const list = this.dirtyList;
+    this.dirtyList = [];
+    const bytes = new Uint8Array(list.length * this.size0);
+    for (const index of list) {
+      const key = this.keyAt[index];
+      if (key === undefined || !this.isDirty(index)) continue; // freed since (its eviction carried the state)
+      bytes.set(this.bytes(index), keys.length * this.size0);
+      this.chunks[Math.floor(index / CHUNK_SLOTS)]!.dirty[index % CHUNK_SLOTS] = 0;
+      keys.push(key);
+    }
+    return { keys, bytes: bytes.subarray(0, keys.length * this.size0) };
+  }
+
+  /** Keys whose last turn is before `before` (all keys for Infinity). */
+  idleKeys(before: number): K[] {
+    const out: K[] = [];
+    for (const [key, index] of this.where) {
+      if (this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS]! < before) out.push(key);
+    }
+    return out;
+  }
+
+  /** Frees `key`'s slot; copies its final state into `into` at `at` and returns whether it was dirty. */
+  evict(key: K, into: Uint8Array, at: number): boolean {
+    const index = this.where.get(key)!;
+    into.set(this.bytes(index), at);
+    const dirty = this.isDirty(index);
+    this.chunks[Math.floor(index / CHUNK_SLOTS)]!.dirty[index % CHUNK_SLOTS] = 0;
+    this.views.delete(key);
+    this.where.delete(key);
+    this.keyAt[index] = undefined;
+    this.free.push(index);
+    return dirty;
   }
 
   snapshot(key: K): unknown {
     const index = this.where.get(key);
     if (index === undefined) return undefined;
-    return snapshot(this.schema, this.chunks[Math.floor(index / CHUNK_SLOTS)]!, (index % CHUNK_SLOTS) * this.stride);
+    return snapshot(this.schema, this.chunks[Math.floor(index / CHUNK_SLOTS)]!.sab, (index % CHUNK_SLOTS) * this.stride);
   }
 }

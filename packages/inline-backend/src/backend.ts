@@ -7,7 +7,7 @@
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
-import { Dispatcher, OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, StateAccess, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo } from '@ringgrain/cpu-backend';
 import { InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
@@ -21,6 +21,11 @@ class InlineKernel implements BackendKernel {
   dispatcher: Dispatcher | undefined;
   stopped = false;
   fault: Error | undefined;
+  /** State access for write-behind (plan.persistence): ops run between the dispatcher's turns. */
+  private readonly states: StateAccess | undefined;
+  readonly readDirty?: BackendKernel['readDirty'];
+  readonly writeStates?: BackendKernel['writeStates'];
+  readonly deactivateIdle?: BackendKernel['deactivateIdle'];
 
   constructor(
     private readonly backend: InlineBackend,
@@ -29,6 +34,18 @@ class InlineKernel implements BackendKernel {
   ) {
     const l = buffers.lanes[0]!;
     this.memory = { lanes: [{ control: l.control, inbound: l.inbound, replies: [l.reply] }] };
+    if (plan.persistence) {
+      const states = new StateAccess(plan, 1, (_lane, op) => {
+        this.dispatcher?.queueOp(op);
+        // A stopped consumer is no longer run in slices: its state requests run on their own.
+        if (this.stopped) setImmediate(() => this.dispatcher?.serviceOps());
+        else this.backend.schedule();
+      });
+      this.states = states;
+      this.readDirty = () => states.readDirty();
+      this.writeStates = (u) => states.writeStates(u);
+      this.deactivateIdle = (before, now) => states.deactivateIdle(before, now);
+    }
   }
 
   peerInfo(): PeerInfo {
@@ -54,6 +71,7 @@ class InlineKernel implements BackendKernel {
       lanes: 1,
       replySignal: this.backend.replySignalBuffer,
       peers: [...this.backend.peers(), this.peerInfo()],
+      persistence: this.plan.persistence && this.states && { load: this.plan.persistence.load, idleMs: this.plan.persistence.idleMs, emit: (out) => this.states!.onOut(out) },
     });
     this.dispatcher.begin();
     this.backend.attach(this);
@@ -74,6 +92,7 @@ class InlineKernel implements BackendKernel {
 
   async dispose(): Promise<void> {
     this.stopped = true;
+    this.states?.fail(new InlineConsumerError(this.plan.grain.name, new Error('the kernel was disposed')));
     this.backend.detach(this);
   }
 }

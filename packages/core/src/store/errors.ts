@@ -98,3 +98,31 @@ export class StateBatchError extends StateStoreError {
     this.row = row;
   }
 }
+
+/**
+ * An actor's stored state could not be loaded before its first turn (the store failed or the row does
+ * not decode): the messages that waited for it were rejected with this error's message; the next message
+ * tries again. `cause` is the store's error.
+ */
+export class StateLoadError extends StateStoreError {
+  readonly grain: string;
+  readonly keys: readonly unknown[];
+  constructor(store: string, grain: string, keys: readonly unknown[], cause: unknown) {
+    const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(', ') + (keys.length > 5 ? `, … (${keys.length} keys)` : '');
+    super('STATE_LOAD', store, `grain "${grain}": cannot load the state of ${shown}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}; their waiting messages were rejected`, {
+      hint: 'fix the store (reachable, rows of the grain\'s state layout) and send again: the next message loads the actor anew',
+      cause,
+    });
+    this.grain = grain;
+    this.keys = keys;
+  }
+}
+
+/** Storage or idle collection was asked of a backend whose kernels cannot read and write actor states. */
+export class StorageUnsupportedError extends StateStoreError {
+  constructor(store: string, grain: string, backend: string) {
+    super('STORAGE_UNSUPPORTED', store, `grain "${grain}" has storage or idleMs, but the ${backend} backend's kernels do not implement state access (readDirty, writeStates, deactivateIdle)`, {
+      hint: 'place the grain on a backend that supports persistent state (cpu, inline), or register it without storage and idleMs',
+    });
+  }
+}

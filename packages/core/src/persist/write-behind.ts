@@ -1,0 +1,324 @@
+/**
+ * Write-behind for one grain class (`register(Grain, { storage })`): the host's record of which actors
+ * the kernel holds and at which stored version, the bytes waiting to be written, loads on first
+ * activation, preloads and flushes. The kernel owns the states and their dirty marks (backend.ts
+ * readDirty); this side owns versions and the store.
+ *
+ * Invariants:
+ * - A flush reads the dirty states out (clearing the kernel's marks in the same step) into `pending`
+ *   before it writes; a turn after that marks the actor again, so an update landing during a flush is
+ *   written by the next one. Flushes of one class run one at a time.
+ * - A row leaves `pending` only when the store committed exactly those bytes; a version conflict or a
+ *   failed write keeps it (reported as a `storageError`), and every later flush tries it again.
+ * - An actor deactivated with unwritten bytes is loaded back from those bytes, never from the store.
+ */
+import type { Logger } from 'pino';
+import type { ActorKey, BackendKernel, EvictedStates, StateBatch } from '../backend.ts';
+import type { GrainDef } from '../grain.ts';
+import { StateLoadError, StateVersionConflictError } from '../store/errors.ts';
+import { scanPages } from '../store/scan.ts';
+import type { StateRead, StateStore, StateTable } from '../store/types.ts';
+
+interface ActorRecord {
+  /** The stored version the next write expects (0: never stored). */
+  version: number;
+  /** The kernel holds the actor (or is about to: its load is under way). */
+  resident: boolean;
+  /** Bytes not yet committed to the store. */
+  pending: Uint8Array | undefined;
+}
+
+export type StorageOp = 'flush' | 'load' | 'preload';
+
+export interface StorageErrorEvent {
+  readonly grain: string;
+  readonly op: StorageOp;
+  readonly error: Error;
+  /** The actors concerned (a conflict: the one key; a failed write: the rows it kept dirty). */
+  readonly keys: readonly ActorKey[];
+}
+
+export interface StorageMetrics {
+  /** Actors the host knows the kernel holds. */
+  resident: number;
+  /** Actors whose latest state is not in the store yet (read out of the kernel, not committed). */
+  unwritten: number;
+  flushes: number;
+  rowsWritten: number;
+  /** Actors loaded on first activation, and how many of those had a stored state. */
+  loads: number;
+  loadedFound: number;
+  preloaded: number;
+  conflicts: number;
+  /** Store failures (unreachable, full, decode) of any operation. */
+  errors: number;
+  deactivated: number;
+}
+
+/** What a flush did: rows committed, and rows it had to keep unwritten (a conflict, a failed write). */
+export interface FlushResult {
+  readonly written: number;
+  readonly kept: number;
+}
+
+export class WriteBehind {
+  private readonly records = new Map<ActorKey, ActorRecord>();
+  private readonly pendingKeys = new Set<ActorKey>();
+  private chain: Promise<FlushResult> = Promise.resolve({ written: 0, kept: 0 });
+  private flushSoon = false;
+  private readonly stride: number;
+  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, errors: 0, deactivated: 0 };
+
+  constructor(
+    private readonly def: GrainDef,
+    readonly store: StateStore,
+    readonly table: StateTable,
+    private readonly kernel: () => BackendKernel | undefined,
+    private readonly report: (e: StorageErrorEvent) => void,
+    private readonly logger: Logger,
+  ) {
+    this.stride = table.spec.stateSize ?? 0;
+  }
+
+  metrics(): StorageMetrics {
+    let resident = 0;
+    for (const r of this.records.values()) if (r.resident) resident++;
+    return { resident, unwritten: this.pendingKeys.size, ...this.counts };
+  }
+
+  // ---- from the kernel ----------------------------------------------------------------------------
+
+  /** The kernel parked messages of actors it does not hold: upload their states (unwritten bytes first, else the store's). */
+  load(keys: readonly ActorKey[]): void {
+    const local: ActorKey[] = [];
+    const read: ActorKey[] = [];
+    for (const key of keys) {
+      const rec = this.records.get(key);
+      if (rec?.pending) {
+        rec.resident = true;
+        local.push(key);
+      } else {
+        if (rec) rec.resident = true;
+        else this.records.set(key, { version: 0, resident: true, pending: undefined });
+        read.push(key);
+      }
+    }
+    this.counts.loads += keys.length;
+    if (local.length) {
+      const bytes = new Uint8Array(local.length * this.stride);
+      local.forEach((k, i) => bytes.set(this.records.get(k)!.pending!, i * this.stride));
+      this.counts.loadedFound += local.length;
+      this.upload({ keys: local, bytes, stride: this.stride, found: new Uint8Array(local.length).fill(1), mode: 'load' });
+    }
+    if (read.length === 0) return;
+    this.readStates(read).then(
+      (r) => this.upload({ ...r, mode: 'load' }),
+      (e: unknown) => {
+        for (const k of read) {
+          const rec = this.records.get(k);
+          if (rec && !rec.pending) this.records.delete(k);
+        }
+        const error = new StateLoadError(this.store.kind, this.def.name, read, e);
+        this.fail('load', error, read);
+        this.upload({ keys: [], bytes: new Uint8Array(0), stride: this.stride, found: new Uint8Array(0), mode: 'load', failed: { keys: read, error: error.message } });
+      },
+    );
+  }
+
+  /** The kernel deactivated actors: their final bytes wait to be written if they changed. */
+  evicted(batch: EvictedStates): void {
+    let dirty = 0;
+    for (const [i, key] of batch.keys.entries()) {
+      const rec = this.records.get(key);
+      if (batch.dirty[i]) {
+        const bytes = batch.bytes.slice(i * batch.stride, (i + 1) * batch.stride);
+        if (rec) {
+          rec.resident = false;
+          rec.pending = bytes;
+        } else this.records.set(key, { version: 0, resident: false, pending: bytes });
+        this.pendingKeys.add(key);
+        dirty++;
+      } else if (rec) {
+        rec.resident = false;
+        if (!rec.pending) this.records.delete(key);
+      }
+    }
+    this.counts.deactivated += batch.keys.length;
+    // Deactivation flushes: soon, in one batch with the other actors deactivated meanwhile.
+    if (dirty && !this.flushSoon) {
+      this.flushSoon = true;
+      setImmediate(() => {
+        this.flushSoon = false;
+        void this.flush();
+      });
+    }
+  }
+
+  // ---- from the application -------------------------------------------------------------------------
+
+  /**
+   * Reads the dirty states out of the kernel and writes every unwritten row in one putMany (one per
+   * conflict found: a conflicting row is reported, kept, and left out of the retry).
+   */
+  flush(): Promise<FlushResult> {
+    const run = () => this.flushOnce();
+    this.chain = this.chain.then(run, run);
+    return this.chain;
+  }
+
+  /** Uploads stored states into the kernel before any message asks for them: `keys`, or every stored actor. Resolves to how many were uploaded. */
+  async preload(keys?: readonly ActorKey[]): Promise<number> {
+    const k = this.kernel();
+    if (!k?.writeStates) return 0;
+    let n = 0;
+    try {
+      if (keys) {
+        const fresh = keys.filter((key) => !this.records.has(key));
+        if (fresh.length) {
+          // Only stored actors: one with no state activates on its first message as usual.
+          const r = await this.readStates(fresh, false);
+          const rows = fresh.flatMap((_, i) => (r.found[i] ? [i] : []));
+          const found = rows.map((i) => fresh[i]!);
+          const bytes = new Uint8Array(rows.length * this.stride);
+          rows.forEach((row, i) => bytes.set(r.bytes.subarray(row * this.stride, (row + 1) * this.stride), i * this.stride));
+          if (found.length) n += await this.preloadRows(found, { keys: found, bytes, stride: this.stride, found: new Uint8Array(found.length).fill(1), versions: Float64Array.from(rows, (i) => r.versions[i]!) });
+        }
+      } else {
+        for await (const page of scanPages(this.table)) {
+          const fresh: ActorKey[] = [];
+          const rows: number[] = [];
+          page.keys.forEach((key, i) => {
+            if (!this.records.has(key)) {
+              fresh.push(key);
+              rows.push(i);
+            }
+          });
+          if (fresh.length === 0) continue;
+          const bytes = new Uint8Array(fresh.length * this.stride);
+          const versions = new Float64Array(fresh.length);
+          rows.forEach((r, i) => {
+            bytes.set(page.bytes.subarray(page.offsets[r]!, page.offsets[r + 1]!), i * this.stride);
+            versions[i] = page.versions[r]!;
+          });
+          n += await this.preloadRows(fresh, { keys: fresh, bytes, stride: this.stride, found: new Uint8Array(fresh.length).fill(1), versions });
+        }
+      }
+    } catch (e) {
+      this.fail('preload', e as Error, keys ?? []);
+      throw e;
+    }
+    this.counts.preloaded += n;
+    return n;
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private async preloadRows(keys: ActorKey[], r: LoadedRows): Promise<number> {
+    const k = this.kernel();
+    if (!k?.writeStates) return 0;
+    // Records first: the kernel reports through `evicted` the rows it had no room for (or held already).
+    keys.forEach((key, i) => {
+      if (!this.records.has(key)) this.records.set(key, { version: r.versions[i]!, resident: true, pending: undefined });
+    });
+    await k.writeStates({ keys: r.keys, bytes: r.bytes, stride: r.stride, found: r.found, mode: 'preload' });
+    return keys.length;
+  }
+
+  /** The stored states of `keys` packed at the layout's stride, versions recorded. */
+  private async readStates(keys: readonly ActorKey[], load = true): Promise<LoadedRows> {
+    const read: StateRead = await this.table.getMany(this.keyColumn(keys) as never);
+    const bytes = new Uint8Array(keys.length * this.stride);
+    const found = new Uint8Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const v = read.versions[i]!;
+      if (load) {
+        const rec = this.records.get(keys[i]!);
+        if (rec && !rec.pending) rec.version = v;
+        else if (!rec) this.records.set(keys[i]!, { version: v, resident: true, pending: undefined });
+      }
+      if (v === 0) continue;
+      found[i] = 1;
+      if (load) this.counts.loadedFound++;
+      bytes.set(read.bytes.subarray(read.offsets[i]!, read.offsets[i + 1]!), i * this.stride);
+    }
+    return { keys, bytes, stride: this.stride, found, versions: read.versions };
+  }
+
+  private upload(u: Parameters<NonNullable<BackendKernel['writeStates']>>[0]): void {
+    const k = this.kernel();
+    if (!k?.writeStates) return;
+    k.writeStates(u).catch((e: unknown) => this.logger.warn({ err: e, grain: this.def.name }, `${this.def.name}: uploading states into the kernel failed: ${(e as Error)?.message}`));
+  }
+
+  private keyColumn(keys: readonly ActorKey[]): Float64Array | string[] {
+    return this.def.keyKind === 'string' ? (keys as string[]).slice() : Float64Array.from(keys as number[]);
+  }
+
+  private absorb(d: StateBatch): void {
+    for (const [i, key] of d.keys.entries()) {
+      const bytes = d.bytes.slice(i * d.stride, (i + 1) * d.stride);
+      const rec = this.records.get(key);
+      if (rec) rec.pending = bytes;
+      else this.records.set(key, { version: 0, resident: true, pending: bytes });
+      this.pendingKeys.add(key);
+    }
+  }
+
+  private async flushOnce(): Promise<FlushResult> {
+    const k = this.kernel();
+    if (k?.readDirty) {
+      try {
+        this.absorb(await k.readDirty());
+      } catch (e) {
+        // The kernel went away (terminated, faulted): what it had not given us is gone with it.
+        this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+      }
+    }
+    let rows = [...this.pendingKeys];
+    if (rows.length === 0) return { written: 0, kept: 0 };
+    const total = rows.length;
+    this.counts.flushes++;
+    while (rows.length) {
+      const states = rows.map((key) => this.records.get(key)!.pending!);
+      const bytes = new Uint8Array(rows.length * this.stride);
+      states.forEach((s, i) => bytes.set(s, i * this.stride));
+      const expected = Float64Array.from(rows, (key) => this.records.get(key)!.version);
+      try {
+        const versions = await this.table.putMany({ keys: this.keyColumn(rows) as never, expected, states: { bytes, stride: this.stride } });
+        for (const [i, key] of rows.entries()) {
+          const rec = this.records.get(key)!;
+          rec.version = versions[i]!;
+          if (rec.pending !== states[i]) continue; // newer bytes arrived meanwhile: the next flush writes them
+          rec.pending = undefined;
+          this.pendingKeys.delete(key);
+          if (!rec.resident) this.records.delete(key);
+        }
+        this.counts.rowsWritten += rows.length;
+        return { written: rows.length, kept: total - rows.length };
+      } catch (e) {
+        if (e instanceof StateVersionConflictError && rows[e.row] !== undefined) {
+          this.counts.conflicts++;
+          this.fail('flush', e, [rows[e.row]!]);
+          rows = rows.filter((_, i) => i !== e.row);
+          continue;
+        }
+        this.fail('flush', e as Error, rows);
+        return { written: 0, kept: total };
+      }
+    }
+    return { written: 0, kept: total };
+  }
+
+  private fail(op: StorageOp, error: Error, keys: readonly ActorKey[]): void {
+    if (!(error instanceof StateVersionConflictError)) this.counts.errors++;
+    this.report({ grain: this.def.name, op, error, keys });
+  }
+}
+
+interface LoadedRows {
+  readonly keys: readonly ActorKey[];
+  readonly bytes: Uint8Array;
+  readonly stride: number;
+  readonly found: Uint8Array;
+  readonly versions: Float64Array;
+}
