@@ -98,6 +98,36 @@ interface PendingAsk {
   lane: number;
   method: MethodDef;
   deadline: number;
+  /** askMany's rows share one entry (no closure or object per row): the row is corr - batch.corrBase. */
+  batch?: AskBatch;
+}
+
+/** One askMany call on the fast path: its rows' correlation ids are corrBase + row. */
+interface AskBatch {
+  readonly corrBase: number;
+  readonly key: ArrayLike<number>;
+  readonly lanes: number;
+  ok(row: number, reply: unknown): void;
+  fail(row: number, error: Error): void;
+}
+
+/** A batch entry is settled through its batch (resolveAsk / rejectAsk), never through these. */
+function unexpected(): never {
+  throw new Error('internal: an askMany row was settled as a single ask');
+}
+
+/** Settles one pending ask (a row of a batch, or a single ask). */
+function resolveAsk(corr: number, p: PendingAsk, v: unknown): void {
+  if (p.batch) p.batch.ok(corr - p.batch.corrBase, v);
+  else p.resolve(v);
+}
+function rejectAsk(corr: number, p: PendingAsk, e: Error): void {
+  if (p.batch) p.batch.fail(corr - p.batch.corrBase, e);
+  else p.reject(e);
+}
+/** The kernel lane that owes an ask's reply (a batch row's from its key). */
+function laneOfAsk(corr: number, p: PendingAsk): number {
+  return p.batch ? laneOfKey(p.batch.key[corr - p.batch.corrBase]!, p.batch.lanes) : p.lane;
 }
 
 /**
@@ -512,27 +542,23 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
         else resolve(out);
       };
-      const deadline = performance.now() + this.askTimeoutMs;
-      const lanes = kernel.lanes.length;
-      for (let i = 0; i < n; i++) {
-        const row = i;
-        this.pending.set(corrBase + i, {
-          resolve: (r) => {
-            const rec = r as Record<string, unknown>;
-            for (const f of replyNames) out[f]![row] = rec[f];
-            settle();
-          },
-          reject: (e) => {
-            failed++;
-            if (!first || row < first.row) first = { row, error: e };
-            settle();
-          },
-          kernel,
-          lane: laneOfKey(key[i]!, lanes),
-          method: route.method,
-          deadline,
-        });
-      }
+      const batch: AskBatch = {
+        corrBase,
+        key,
+        lanes: kernel.lanes.length,
+        ok: (row, r) => {
+          const rec = r as Record<string, unknown>;
+          for (const f of replyNames) out[f]![row] = rec[f];
+          settle();
+        },
+        fail: (row, e) => {
+          failed++;
+          if (!first || row < first.row) first = { row, error: e };
+          settle();
+        },
+      };
+      const entry: PendingAsk = { resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch };
+      for (let i = 0; i < n; i++) this.pending.set(corrBase + i, entry);
       const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
       this.writeRows(kernel, route.method, rows);
       if (rows.next < n) {
@@ -770,21 +796,21 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.pending.delete(corr);
     if (flags & (SlotFlag.ERROR | SlotFlag.REJECTED)) {
       const text = this.reader.text(ring, slot);
-      p.reject(flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
+      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
       return;
     }
     if (!method) {
-      p.reject(new DecodeError(`reply names unknown grain ${grainId} / method ${methodId}`));
+      rejectAsk(corr, p, new DecodeError(`reply names unknown grain ${grainId} / method ${methodId}`));
       return;
     }
     if (!method.reply) {
-      p.resolve(undefined);
+      resolveAsk(corr, p, undefined);
       return;
     }
     try {
-      p.resolve(this.reader.payload(ring, slot, method.reply));
+      resolveAsk(corr, p, this.reader.payload(ring, slot, method.reply));
     } catch (e) {
-      p.reject(e as Error);
+      rejectAsk(corr, p, e as Error);
     }
   }
 
@@ -836,7 +862,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         const p = m.corr ? this.pending.get(m.corr) : undefined;
         if (p) {
           this.pending.delete(m.corr);
-          p.reject(error);
+          rejectAsk(m.corr, p, error);
         } else if (!m.corr) this.emit('tellError', { grain, method: kernel.def.methods[m.method]?.name ?? String(m.method), error });
       },
       (seg) => {
@@ -849,7 +875,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
           const p = this.pending.get(base + i);
           if (!p) continue;
           this.pending.delete(base + i);
-          p.reject(error);
+          rejectAsk(base + i, p, error);
         }
       },
     );
@@ -867,9 +893,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private rejectAsksOfLane(kernel: RingKernel, lane: number, error: Error): number {
     let n = 0;
     for (const [corr, p] of this.pending) {
-      if (p.kernel !== kernel || p.lane !== lane) continue;
+      if (p.kernel !== kernel || laneOfAsk(corr, p) !== lane) continue;
       this.pending.delete(corr);
-      p.reject(error);
+      rejectAsk(corr, p, error);
       n++;
     }
     return n;
@@ -897,7 +923,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const [corr, p] of this.pending) {
       if (p.kernel !== kernel) continue;
       this.pending.delete(corr);
-      p.reject(error);
+      rejectAsk(corr, p, error);
     }
     this.cancelSpill(kernel, error);
   }
@@ -917,7 +943,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.checkLaneRestarts(k);
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
       const pending = new Array<number>(k.lanes.length).fill(0);
-      for (const p of this.pending.values()) if (p.kernel === k) pending[p.lane] = (pending[p.lane] ?? 0) + 1;
+      for (const [corr, p] of this.pending) {
+        if (p.kernel !== k) continue;
+        const lane = laneOfAsk(corr, p);
+        pending[lane] = (pending[lane] ?? 0) + 1;
+      }
       const beats = k.heartbeats();
       let seen = this.heartbeats.get(k);
       if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
@@ -938,7 +968,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const [corr, p] of this.pending) {
       if (now > p.deadline) {
         this.pending.delete(corr);
-        p.reject(new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
+        rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
       }
     }
     if (this.pending.size || this.waiting.size) this.schedulePump();
