@@ -31,7 +31,8 @@ function clone(s: State): State {
 function check(n: number, swapReleases: boolean, freshLinks: number): { finals: number; stranded: number; example: string[] | undefined } {
   const mem = new Map<string, number>([['tail', 0]]);
   mem.set(`link${STUB}`, 0);
-  // A node from the free stack still holds its next-free link (freshLinks != 0); one from the bump part holds 0.
+  // A reused node still holds its old link (freshLinks != 0: a free-stack node's next-free link before a8b0ac9,
+  // the link of its last list since, when rg_ov_alloc takes it from the ring again); a never-used one holds 0.
   for (let i = 0; i < n; i++) mem.set(`link${nodeOf(i)}`, freshLinks);
   const init: State = { mem, th: Array.from({ length: n }, () => ({ pc: 0, prev: 0, buf: [] })), trace: [] };
   let finals = 0; // interleavings run to the end
