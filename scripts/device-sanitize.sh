@@ -40,6 +40,8 @@ cmd_of() {
     vector-add) echo "node --import tsx examples/vector-add/main.ts --backend cuda --sizes 10,1000" ;;
     bank) echo "node --import tsx examples/bank/main.ts --backend cuda --accounts 200 --transfers 2000" ;;
     sir) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2" ;;
+    # SIR with 4 partitions of 16 slots: most K2K messages go through the overflow pool (rg_ov_alloc / free).
+    sir-overflow) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2 --partitions 4 --queue-log2 4" ;;
     k2k-default) echo "node --import tsx scripts/sanitize-workload.ts k2k" ;;
     k2k-sir) echo "node --import tsx scripts/sanitize-workload.ts k2k --partitions 64 --queue 16384" ;;
     *) return 1 ;;
