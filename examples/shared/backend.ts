@@ -214,10 +214,14 @@ export async function settle(done: () => boolean, timeoutMs = 60_000, what: stri
 
 /**
  * A probe for `settle`: true once every message sent (by the host and by kernels) is processed and no
- * inbound ring holds one, with the same count on two polls in a row (a K2K chain may still be starting).
+ * inbound ring holds one, with the same count for at least `holdMs` (a K2K chain may still be starting, and
+ * kernels publish their counters row by row: a poll can see a receiver's count before its sender's).
+ * Time, not a number of polls: `settle` polls on every event-loop turn at first, microseconds apart; under
+ * compute-sanitizer a barrier of two such polls passed once while a K2K message was still in flight.
  */
-export function quietProbe(system: GrainSystem): () => boolean {
+export function quietProbe(system: GrainSystem, holdMs = 2): () => boolean {
   let last = -1;
+  let since = 0;
   return () => {
     let processed = 0;
     let sent = 0;
@@ -228,8 +232,12 @@ export function quietProbe(system: GrainSystem): () => boolean {
       depth += c.inboundDepth;
     }
     const done = processed === sent && depth === 0;
-    const same = done && processed === last;
-    last = done ? processed : -1;
-    return same;
+    const now = performance.now();
+    if (!done || processed !== last) {
+      last = done ? processed : -1;
+      since = now;
+      return false;
+    }
+    return now - since >= holdMs;
   };
 }
