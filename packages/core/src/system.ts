@@ -111,6 +111,34 @@ interface AskBatch {
   fail(row: number, error: Error): void;
 }
 
+/**
+ * askMany's replies into columns, both paths: row i's reply fields go to out[field][i]; once every row has
+ * settled it resolves with the columns, or rejects with an AskManyError naming the lowest failed row.
+ */
+function replyColumns(n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string, resolve: (v: unknown) => void, reject: (e: Error) => void): Pick<AskBatch, 'ok' | 'fail'> {
+  let left = n;
+  let failed = 0;
+  let first: { row: number; error: Error } | undefined;
+  const settle = () => {
+    if (--left > 0) return;
+    if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
+    else resolve(out);
+  };
+  if (n === 0) resolve(out);
+  return {
+    ok: (row, r) => {
+      const rec = r as Record<string, unknown>;
+      for (const f of replyNames) out[f]![row] = rec[f];
+      settle();
+    },
+    fail: (row, e) => {
+      failed++;
+      if (!first || row < first.row) first = { row, error: e };
+      settle();
+    },
+  };
+}
+
 /** A batch entry is settled through its batch (resolveAsk / rejectAsk), never through these. */
 function unexpected(): never {
   throw new Error('internal: an askMany row was settled as a single ask');
@@ -477,38 +505,21 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const fast = this.askRows(def, route, cols, n, out, replyNames, where);
     if (fast) return fast as Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>>;
     return new Promise((resolve, reject) => {
-      let left = n;
-      let failed = 0;
-      let first: { row: number; error: Error } | undefined;
-      const settle = () => {
-        if (--left > 0) return;
-        if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
-        else resolve(out as unknown as ReplyColumns<ReplyOf<SpecOf<C>, M>>);
-      };
-      if (n === 0) {
-        resolve(out as unknown as ReplyColumns<ReplyOf<SpecOf<C>, M>>);
-        return;
-      }
+      const rows = replyColumns(n, out, replyNames, where, resolve as (v: unknown) => void, reject);
       for (let i = 0; i < n; i++) {
         const payload: Record<string, unknown> = {};
         for (const f of names) payload[f] = cols[f]![i];
-        const fail = (e: unknown) => {
-          failed++;
-          first ??= { row: i, error: e as Error };
-          settle();
-        };
         let p: Promise<unknown> | undefined;
         try {
           p = this.sendRoute(route, key[i] as number | string, payload, true);
         } catch (e) {
-          fail(e);
+          rows.fail(i, e as Error);
           continue;
         }
-        p!.then((r) => {
-          const rec = r as Record<string, unknown>;
-          for (const f of replyNames) out[f]![i] = rec[f];
-          settle();
-        }, fail);
+        p!.then(
+          (r) => rows.ok(i, r),
+          (e: unknown) => rows.fail(i, e as Error),
+        );
       }
     });
   }
@@ -534,29 +545,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       dv.setUint32(slot + SLOT.corr, corrBase + i, true);
     };
     return new Promise((resolve, reject) => {
-      let left = n;
-      let failed = 0;
-      let first: { row: number; error: Error } | undefined;
-      const settle = () => {
-        if (--left > 0) return;
-        if (first) reject(new AskManyError(where, first.row, failed, n, first.error));
-        else resolve(out);
-      };
-      const batch: AskBatch = {
-        corrBase,
-        key,
-        lanes: kernel.lanes.length,
-        ok: (row, r) => {
-          const rec = r as Record<string, unknown>;
-          for (const f of replyNames) out[f]![row] = rec[f];
-          settle();
-        },
-        fail: (row, e) => {
-          failed++;
-          if (!first || row < first.row) first = { row, error: e };
-          settle();
-        },
-      };
+      const batch: AskBatch = { corrBase, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
       const entry: PendingAsk = { resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch };
       for (let i = 0; i < n; i++) this.pending.set(corrBase + i, entry);
       const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
