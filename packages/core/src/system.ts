@@ -29,7 +29,7 @@ import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
 import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
-import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
+import { COUNTERS, HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
 import { isNumericScalar } from './schema/types.ts';
@@ -1105,45 +1105,60 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * Resolves when everything sent has been processed: no send waits for ring space, and for every kernel
    * `sent + k2kReceived = processed + rejected + hostRejected` with nothing in its inbound ring, and in
    * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too), holding
-   * over two reads a few ms apart. Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
+   * in one snapshot of every kernel's counters, and the same counts held for `holdMs` (default 1).
+   * Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
+   *
+   * Why that is exact: consumers publish what a turn received and sent before what it finished, and
+   * every counter only grows, so a balanced snapshot has no message anywhere between a send and the end
+   * of its turn. The hold is a margin, not the proof. Polls on every event-loop turn for the first 20 ms
+   * (a GPU step often settles within a millisecond), then every millisecond, so a long wait spins no core.
    */
-  async idle(opts: { timeoutMs?: number } = {}): Promise<void> {
+  async idle(opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? 60_000;
+    const holdMs = opts.holdMs ?? 1;
     const t0 = performance.now();
     let quietSince: number | undefined;
+    let quietAt = -1;
     for (;;) {
       this.drainReplies();
-      const busy = this.unbalanced();
+      const { busy, processed } = this.balance();
       const now = performance.now();
-      if (busy.length === 0) {
+      if (busy.length === 0 && (quietSince === undefined || processed === quietAt)) {
         quietSince ??= now;
-        // Counters are published by the consumer; a second look a little later rules out a turn in flight.
-        if (now - quietSince >= 5) return;
+        quietAt = processed;
+        if (now - quietSince >= holdMs) return;
       } else quietSince = undefined;
-      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy);
-      await new Promise((r) => setTimeout(r, 1));
+      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy.length ? busy : [`counts still moving (processed ${processed})`]);
+      await new Promise((r) => (now - t0 < 20 ? setImmediate(r) : setTimeout(r, 1)));
     }
   }
 
-  /** What keeps the system from being idle (empty when idle). */
-  private unbalanced(): string[] {
+  /** What keeps the system from being idle (`busy`, empty when idle), and every message processed so far. */
+  private balance(): { busy: string[]; processed: number } {
     const out: string[] = [];
+    let processed = 0;
     let spilled = 0;
     for (const k of this.waiting) spilled += this.spills.get(k)?.size ?? 0;
     if (spilled) out.push(`${spilled} sends wait for ring space`);
     let k2kSent = 0;
     let k2kReceived = 0;
-    for (const k of this.kernels()) {
-      if (k.state === 'created') continue;
-      const c = k.counters();
+    // Two whole reads of every kernel that agree: one snapshot of the system (counters only grow), not
+    // one kernel read before a K2K message it received and its sender read after sending it.
+    const live = this.kernels().filter((k) => k.state !== 'created');
+    const first = live.map((k) => k.counters());
+    const second = live.map((k) => k.counters());
+    if (!first.every((c, i) => sameCounts(c, second[i]!))) out.push('counters moved between two reads');
+    for (const [i, k] of live.entries()) {
+      const c = second[i]!;
       k2kSent += c.k2kSent;
       k2kReceived += c.k2kReceived;
       const inn = c.sent + c.k2kReceived;
       const done = c.processed + c.rejected + c.hostRejected;
+      processed += done;
       if (inn !== done || c.inboundDepth !== 0) out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
     }
     if (k2kSent !== k2kReceived) out.push(`${k2kSent - k2kReceived} K2K messages in flight`);
-    return out;
+    return { busy: out, processed };
   }
 
   async launch(cls: AnyGrainClass): Promise<void> {
@@ -1188,3 +1203,8 @@ function checkKey(def: GrainDef, key: unknown): void {
 }
 
 export { RinggrainError };
+
+/** Two reads of a kernel's counters agree on every count (the heartbeat aside). */
+function sameCounts(a: KernelCounters, b: KernelCounters): boolean {
+  return a.sent === b.sent && a.hostRejected === b.hostRejected && a.inboundDepth === b.inboundDepth && COUNTERS.every((n) => a[n] === b[n]);
+}
