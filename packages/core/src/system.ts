@@ -22,6 +22,7 @@ import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, T
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowWriter, type RowWrite } from './row-writer.ts';
 import { laneOfKey } from './lanes.ts';
+import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns, type ReplyColumns } from './bulk.ts';
@@ -89,27 +90,6 @@ export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
   maxActors: 1 << 17,
   turnBudget: 1 << 20,
 };
-
-interface PendingAsk {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  kernel: RingKernel;
-  /** The kernel lane that owes the reply's first step (its heartbeat is watched while the ask waits). */
-  lane: number;
-  method: MethodDef;
-  deadline: number;
-  /** askMany's rows share one entry (no closure or object per row): the row is corr - batch.corrBase. */
-  batch?: AskBatch;
-}
-
-/** One askMany call on the fast path: its rows' correlation ids are corrBase + row. */
-interface AskBatch {
-  readonly corrBase: number;
-  readonly key: ArrayLike<number>;
-  readonly lanes: number;
-  ok(row: number, reply: unknown): void;
-  fail(row: number, error: Error): void;
-}
 
 /**
  * askMany's replies into columns, both paths: row i's reply fields go to out[field][i]; once every row has
@@ -248,7 +228,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly autoOrder: readonly string[];
   private readonly regs: Registration[] = [];
   private readonly byDef = new Map<GrainDef, Registration>();
-  private readonly pending = new Map<number, PendingAsk>();
+  private readonly pending = new PendingAsks();
   /** Per kernel, the sends that wait for room in its inbound ring (FIFO per kernel). */
   private readonly spills = new Map<RingKernel, Spill>();
   /** Kernels whose spill is not empty. */
@@ -545,9 +525,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       dv.setUint32(slot + SLOT.corr, corrBase + i, true);
     };
     return new Promise((resolve, reject) => {
-      const batch: AskBatch = { corrBase, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
-      const entry: PendingAsk = { resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch };
-      for (let i = 0; i < n; i++) this.pending.set(corrBase + i, entry);
+      const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
+      this.pending.addBatch({ resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch });
       const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
       this.writeRows(kernel, route.method, rows);
       if (rows.next < n) {
@@ -873,9 +852,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   pendingAsksOf(kernel: RingKernel): number {
-    let n = 0;
-    for (const p of this.pending.values()) if (p.kernel === kernel) n++;
-    return n;
+    return this.pending.countOf(kernel);
   }
 
   /** Fails the asks waiting on one lane of a kernel (its consumer died); returns how many. */
@@ -931,12 +908,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       }
       this.checkLaneRestarts(k);
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
-      const pending = new Array<number>(k.lanes.length).fill(0);
-      for (const [corr, p] of this.pending) {
-        if (p.kernel !== k) continue;
-        const lane = laneOfAsk(corr, p);
-        pending[lane] = (pending[lane] ?? 0) + 1;
-      }
+      const pending = this.pending.perLaneOf(k, k.lanes.length);
       const beats = k.heartbeats();
       let seen = this.heartbeats.get(k);
       if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
@@ -954,11 +926,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       }
     }
     this.collectIdleAll();
-    for (const [corr, p] of this.pending) {
-      if (now > p.deadline) {
-        this.pending.delete(corr);
-        rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
-      }
+    for (const [corr, p] of this.pending.expired(now)) {
+      this.pending.delete(corr);
+      rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
     }
     if (this.pending.size || this.waiting.size) this.schedulePump();
   }

@@ -2221,10 +2221,18 @@ __device__ static bool rg_Account_drained(rg_kernel* k) {
 
 /* Lane c of warp 0: column c of the counter rows (each row has one writer), summed; 0 past the columns. */
 __device__ static unsigned int rg_Account_column(rg_kernel* k, unsigned int lane) {
-  unsigned int sum = 0;
-  if (lane < RG_NCOUNTERS)
-    for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
-  return sum;
+  if (lane >= RG_NCOUNTERS) return 0u;
+  /* Four rows a step: four loads in flight (volatile loads are issued in order, not waited for one by one). */
+  unsigned int s0 = 0u, s1 = 0u, s2 = 0u, s3 = 0u, r = 0u;
+  volatile unsigned int* c = k->counters + lane;
+  for (; r + 3u <= k->partitions; r += 4u) {
+    s0 += c[r * RG_NCOUNTERS];
+    s1 += c[(r + 1u) * RG_NCOUNTERS];
+    s2 += c[(r + 2u) * RG_NCOUNTERS];
+    s3 += c[(r + 3u) * RG_NCOUNTERS];
+  }
+  for (; r <= k->partitions; r++) s0 += c[r * RG_NCOUNTERS];
+  return s0 + s1 + s2 + s3;
 }
 
 /*
