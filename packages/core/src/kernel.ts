@@ -61,6 +61,13 @@ export interface KernelLane {
  * Host side of one ring kernel (one grain class on one backend): the lifecycle state machine, the
  * control-block handshake, and the host ends of its rings.
  */
+/** Indexes into COUNTERS, the finished counts first (laneSnapshot says why). */
+const DONE_FIRST: readonly number[] = (() => {
+  const done = ['processed', 'rejected'];
+  const idx = COUNTERS.map((_, i) => i);
+  return [...idx.filter((i) => done.includes(COUNTERS[i]!)), ...idx.filter((i) => !done.includes(COUNTERS[i]!))];
+})();
+
 export class RingKernel extends EventEmitter<KernelEvents> {
   readonly grainId: number;
   readonly def: GrainDef;
@@ -315,16 +322,20 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   }
 
   /**
-   * Every counter summed over the lanes, as one snapshot: consumers publish their counters word by word
-   * while we read, and a mix of two publications can balance when neither did (a turn counted processed,
-   * the K2K message it sent not yet counted). Counters only grow, so two passes that agree saw values
-   * that all held at one instant between them; passes that keep disagreeing (a busy kernel) return the
-   * last, which then does not balance anyway.
+   * Every counter summed over the lanes (COUNTERS order). What was finished (processed, rejected) is
+   * read before the rest: counters only grow, so a read spread over a publication can then show more in
+   * flight than there was, never less (a turn counted processed with the K2K message it sent not yet
+   * counted would let system.idle pass early). Two passes that agree are returned as they are.
    */
   private laneSnapshot(): number[] {
-    let a = COUNTERS.map((name) => this.laneSum(name));
-    for (let tries = 0; tries < 8; tries++) {
-      const b = COUNTERS.map((name) => this.laneSum(name));
+    const read = () => {
+      const out = new Array<number>(COUNTERS.length);
+      for (const i of DONE_FIRST) out[i] = this.laneSum(COUNTERS[i]!);
+      return out;
+    };
+    let a = read();
+    for (let tries = 0; tries < 4; tries++) {
+      const b = read();
       if (b.every((v, i) => v === a[i])) return b;
       a = b;
     }

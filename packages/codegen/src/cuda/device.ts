@@ -1352,23 +1352,19 @@ __device__ static unsigned int rg_${G}_column(rg_kernel* k, unsigned int lane) {
 }
 
 /*
- * Counters into the control block, as one snapshot. Rows change while lane c walks column c, so one pass
- * can add a receiver's count from after a turn to a sender's from before it (the host's quiet barrier
- * then sees a balance that never existed). Every counter only grows, so two passes that agree on every
- * column (all reads of the second after all of the first: the warp barrier) saw values that all held at
- * one instant between them. Rows that keep moving: publish nothing this time (the last snapshot stays).
+ * Counters into the control block. Rows change while lane c walks column c, so one pass can add a
+ * receiver's count from after a turn to a sender's from before it, a balance that never existed (the
+ * host's quiet barrier, system.idle, then passes early). So the columns of what was finished (processed,
+ * rejected) are read first and every other column after a warp barrier: every counter only grows, and a
+ * turn's sends are stored before its finish (rg_row_sent / rg_row_done), so what is published can show
+ * more in flight than there was, never less.
  */
 __device__ static void rg_${G}_publish(rg_kernel* k, unsigned int lane) {
-  unsigned int a = rg_${G}_column(k, lane);
-  for (unsigned int t = 0u; t < 4u; t++) {
-    __syncwarp();
-    const unsigned int b = rg_${G}_column(k, lane);
-    if (__all_sync(RG_FULL, a == b)) {
-      if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, a);
-      break;
-    }
-    a = b;
-  }
+  const bool done = lane == RG_C_PROCESSED || lane == RG_C_REJECTED;
+  unsigned int v = done ? rg_${G}_column(k, lane) : 0u;
+  __syncwarp();
+  if (!done) v = rg_${G}_column(k, lane);
+  if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, v);
   __syncwarp();
 }
 
