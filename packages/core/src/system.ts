@@ -31,10 +31,10 @@ import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
-import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
+import { SlotReader, SlotWriter, TEXT_CUT_MARK, splitKeyHi, splitKeyLo } from './slot.ts';
 import { isNumericScalar } from './schema/types.ts';
 import type { StateStore } from './store/types.ts';
-import { StorageUnsupportedError } from './store/errors.ts';
+import { StateLoadError, StorageUnsupportedError } from './store/errors.ts';
 import { stateTableSpec } from './store/scan.ts';
 import { HOOK_METHOD, KERNEL_RECORD } from './grain.ts';
 import { ReminderService, type ReminderInfo, type ReminderMetrics } from './reminders/service.ts';
@@ -300,6 +300,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   readonly heartbeatTimeoutMs: number;
   private readonly replySpinMicros: number;
   private readonly defaults: KernelOptions;
+  /**
+   * Recent failed loads by message text: the kernel rejects an actor's waiting messages with the text of
+   * the StateLoadError the host gave it, and the host turns such a reply back into that typed error (the
+   * asker gets StateLoadError with its cause, not a HandlerError). Bounded: the newest LOAD_FAILURES.
+   */
+  private readonly loadFailures = new Map<string, StateLoadError>();
   /** Late replies (their ask had timed out or was rejected); counted, not lost silently. */
   lateReplies = 0;
 
@@ -806,7 +812,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (corr === 0) {
       // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
       const text = this.reader.text(ring, slot);
-      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text);
+      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
       // The application that listens for tellError handles it: a debug line then. Otherwise one warn line
       // with the message (a stack from the reply pump says nothing about the sender).
       if (this.listenerCount('tellError') > 0) this.logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
@@ -822,7 +828,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.pending.delete(corr);
     if (flags & (SlotFlag.ERROR | SlotFlag.REJECTED)) {
       const text = this.reader.text(ring, slot);
-      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
+      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text)));
       return;
     }
     if (!method) {
@@ -1080,6 +1086,18 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     };
   }
 
+  /** The StateLoadError whose text a kernel sent back for a message that waited for a failed load. */
+  private loadFailure(text: string): StateLoadError | undefined {
+    if (this.loadFailures.size === 0) return undefined;
+    const exact = this.loadFailures.get(text);
+    if (exact || !text.endsWith(TEXT_CUT_MARK)) return exact;
+    // A long message was cut to fit the reply slot (slot.ts writeText): match what is left of it.
+    const head = text.slice(0, -TEXT_CUT_MARK.length);
+    let found: StateLoadError | undefined;
+    for (const [message, e] of this.loadFailures) if (message.startsWith(head)) found = e;
+    return found;
+  }
+
   /** A kernel's record of a reminder set or cleared by a handler (dispatcher: ctx.setReminder). */
   private onReminderRecord(def: GrainDef | undefined, text: string): void {
     const reg = def && this.byDef.get(def);
@@ -1111,6 +1129,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   private reportStorageError(e: StorageErrorEvent): void {
+    if (e.error instanceof StateLoadError) {
+      this.loadFailures.delete(e.error.message);
+      this.loadFailures.set(e.error.message, e.error);
+      if (this.loadFailures.size > LOAD_FAILURES) this.loadFailures.delete(this.loadFailures.keys().next().value!);
+    }
     const line = `${e.grain}: state store ${e.op} failed: ${e.error.message.split('\n')[0]}`;
     const fields = { grain: e.grain, op: e.op, code: (e.error as { code?: string }).code, keys: e.keys.length };
     if (this.listenerCount('storageError') > 0) this.logger.debug(fields, line);
@@ -1296,6 +1319,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.started = false;
   }
 }
+
+/** Failed loads remembered for turning kernel replies back into StateLoadError (system.loadFailures). */
+const LOAD_FAILURES = 64;
 
 /** Activation hooks as methods for error reports (their failures arrive as tell errors). */
 const HOOK_DEF = {
