@@ -20,14 +20,14 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 let dirs = 0;
 
 /** Damages `key`'s row with LMDB's own client (version 0 inside its chunk: not a version a store writes). */
-function damage(dir: string, key: number): void {
+async function damage(dir: string, key: number): Promise<void> {
   const env = open({ path: dir, maxDbs: 64, compression: false });
   const db = env.openDB<Buffer, number>({ name: 'Stored', encoding: 'binary', compression: false });
   const c = parseChunk(Buffer.from(db.getBinary(chunkOf(key))!));
   if (typeof c === 'string') throw new Error(c);
   c.dv.setFloat64(c.versionsAt + 8 * rowOf(c, key - chunkOf(key) * CHUNK), 0, true);
   db.putSync(chunkOf(key), Buffer.from(c.buf));
-  env.closeSync?.();
+  await env.close();
 }
 
 const lanes: Array<{ name: string; make: () => Backend }> = [
@@ -47,7 +47,7 @@ for (const lane of lanes) {
       for (const k of [5, 6]) await a.grain(Stored, k).add({ n: k });
       await a.shutdown();
       await store.close();
-      damage(dir, 5);
+      await damage(dir, 5);
 
       const again = new LmdbStore({ dataDir: dir });
       const b = make();
