@@ -10,7 +10,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Account } from '../examples/bank/grains.ts';
-import { buildSystem, intFlag, mulberry32, parseArgs, progress, settle } from '../examples/shared/backend.ts';
+import { buildSystem, intFlag, mulberry32, parseArgs, progress } from '../examples/shared/backend.ts';
 
 const args = parseArgs();
 const total = intFlag(args, 'messages', 10_000_000);
@@ -76,10 +76,7 @@ while (messages() < total) {
   }
 }
 // Quiesce: every message taken and turned, then read every balance.
-await settle(() => {
-  const c = kernel.counters();
-  return c.inboundDepth === 0 && c.sent + c.k2kReceived === c.processed + c.rejected;
-}, 120_000, 'the soak');
+await system.idle({ timeoutMs: 120_000 });
 bar.stop();
 const seconds = (performance.now() - t0) / 1000;
 let money = 0;

@@ -16,7 +16,7 @@
  * makes the first round a stall (the stall report must then print).
  */
 import { Blast, TRACKED, blastValue } from './ov-stress-grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, parseArgs, quietProbe, settle } from '../examples/shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, parseArgs, whereItStands } from '../examples/shared/backend.ts';
 
 const args = parseArgs();
 const S = intFlag(args, 'senders', 8192);
@@ -61,15 +61,11 @@ system.on('tellError', (e) => {
 await system.start();
 console.log(`ov-stress: ${describe}; ${S} senders × ${FAN} hits a round over ${T} targets${HOT ? ` (all in partitions 0..${HOT - 1})` : ''}; ${PARTITIONS} partitions × ${QUEUE} slots`);
 
-function where(): string {
-  return Object.entries(system.metrics())
-    .map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`)
-    .join('\n  ');
-}
+const where = () => whereItStands(system);
 
-/** Quiet: every message sent (host and K2K) processed, the same count twice in a row; false after stallMs. */
+/** Quiet: every message sent (host and K2K) processed (system.idle); false after stallMs. */
 async function quiet(stallMs: number): Promise<boolean> {
-  return settle(quietProbe(system), stallMs).then(
+  return system.idle({ timeoutMs: stallMs }).then(
     () => true,
     () => false,
   );

@@ -10,7 +10,7 @@
  * whatever the arrival order). Amounts are whole numbers, so f64 sums are exact in any order.
  */
 import { Account } from './grains.ts';
-import { buildSystem, intFlag, mulberry32, ms, parseArgs, progress, settle } from '../shared/backend.ts';
+import { buildSystem, intFlag, mulberry32, ms, parseArgs, progress, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
 const N = intFlag(args, 'accounts', 2000);
@@ -108,15 +108,10 @@ while (sentTransfers < M) {
     ref.ops[to]!++;
   }
   sentTransfers += round.length;
-  // Barrier: everything sent (host tells + K2K credits) was processed, seen twice in a row.
-  let last = -1;
-  await settle(() => {
-    const c = counters();
-    const done = c.processed === c.sent + c.k2kSent && c.inboundDepth === 0;
-    const same = done && last === c.processed;
-    last = done ? c.processed : -1;
-    return same;
-  }, 60_000, `transfer round ${rounds}`);
+  // Barrier: everything sent (host tells + K2K credits) was processed (system.idle).
+  await system.idle({ timeoutMs: 60_000 }).catch((e: Error) => {
+    throw new Error(`transfer round ${rounds}: ${e.message}\n  ${whereItStands(system)}`, { cause: e });
+  });
   bar.update(sentTransfers);
 }
 bar.stop();

@@ -200,44 +200,9 @@ export function ms(t: number): string {
   return t < 1 ? `${(t * 1000).toFixed(0)} µs` : t < 1000 ? `${t.toFixed(1)} ms` : `${(t / 1000).toFixed(2)} s`;
 }
 
-/** Waits until `done()` or `timeoutMs`; yields to the event loop between polls. */
-export async function settle(done: () => boolean, timeoutMs = 60_000, what: string | (() => string) = 'the system'): Promise<void> {
-  const t0 = performance.now();
-  while (!done()) {
-    const waited = performance.now() - t0;
-    if (waited > timeoutMs) throw new Error(`${typeof what === 'string' ? what : what()} did not settle within ${timeoutMs} ms`);
-    // The first 20 ms on the next turn of the event loop (a GPU step often settles within a millisecond or
-    // two, and a timer waits at least 1 ms a poll); then a 1 ms timer, so a long wait does not spin a core.
-    await new Promise((r) => (waited < 20 ? setImmediate(r) : setTimeout(r, 1)));
-  }
-}
-
-/**
- * A probe for `settle`: true once every message sent (by the host and by kernels) is processed and no
- * inbound ring holds one, with the same count for at least `holdMs` (a K2K chain may still be starting, and
- * kernels publish their counters row by row: a poll can see a receiver's count before its sender's).
- * Time, not a number of polls: `settle` polls on every event-loop turn at first, microseconds apart; under
- * compute-sanitizer a barrier of two such polls passed once while a K2K message was still in flight.
- */
-export function quietProbe(system: GrainSystem, holdMs = 2): () => boolean {
-  let last = -1;
-  let since = 0;
-  return () => {
-    let processed = 0;
-    let sent = 0;
-    let depth = 0;
-    for (const c of Object.values(system.metrics())) {
-      processed += c.processed;
-      sent += c.sent + c.k2kSent;
-      depth += c.inboundDepth;
-    }
-    const done = processed === sent && depth === 0;
-    const now = performance.now();
-    if (!done || processed !== last) {
-      last = done ? processed : -1;
-      since = now;
-      return false;
-    }
-    return now - since >= holdMs;
-  };
+/** Where each kernel stands: what a person needs to tell a lost message from a slow one. */
+export function whereItStands(system: GrainSystem): string {
+  return Object.entries(system.metrics())
+    .map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`)
+    .join('\n  ');
 }

@@ -12,7 +12,7 @@
  * Exits 1 on any difference. On cpu, --threads sets the worker pool (default: cores - 1).
  */
 import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, quietProbe, settle } from '../shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
 const N = intFlag(args, 'people', 100_000);
@@ -101,13 +101,13 @@ system.on('tellError', (e) => {
 await system.start();
 const startMs = performance.now() - t0;
 
-/** Barrier: every message sent by the host or by a kernel has been processed (seen twice in a row). */
+/** Barrier: every message sent by the host or by a kernel has been processed (system.idle). */
 async function quiet(what: string): Promise<void> {
-  await settle(quietProbe(system), 120_000, () => {
-    // Where it stands, per kernel: what a person needs to tell a lost message from a slow one.
-    const rows = Object.entries(system.metrics()).map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`);
-    return `${what}\n  ${rows.join('\n  ')}\n `;
-  });
+  try {
+    await system.idle({ timeoutMs: 120_000 });
+  } catch (e) {
+    throw new Error(`${what}: ${(e as Error).message}\n  ${whereItStands(system)}`, { cause: e });
+  }
 }
 
 async function tellAll(fn: (i: number) => Promise<void> | undefined, n: number, bar?: { update(n: number): void }): Promise<void> {

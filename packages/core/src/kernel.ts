@@ -298,7 +298,8 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   counters(): KernelCounters {
     const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inboundDepth(), heartbeat: 0 } as KernelCounters;
-    for (const name of COUNTERS) out[name] = (this.carried[name] ?? 0) + this.laneSum(name);
+    const lanes = this.laneSnapshot();
+    COUNTERS.forEach((name, i) => (out[name] = (this.carried[name] ?? 0) + lanes[i]!));
     out.heartbeat = this.laneSum('heartbeat') >>> 0;
     out.sent += this.carriedSent;
     out.hostRejected += this.carriedHostRejected;
@@ -311,6 +312,23 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   /** Each lane's heartbeat (a stalled lane shows even while the others beat). */
   heartbeats(): number[] {
     return this.lanes.map((l) => Atomics.load(l.control, CONTROL.heartbeat) >>> 0);
+  }
+
+  /**
+   * Every counter summed over the lanes, as one snapshot: consumers publish their counters word by word
+   * while we read, and a mix of two publications can balance when neither did (a turn counted processed,
+   * the K2K message it sent not yet counted). Counters only grow, so two passes that agree saw values
+   * that all held at one instant between them; passes that keep disagreeing (a busy kernel) return the
+   * last, which then does not balance anyway.
+   */
+  private laneSnapshot(): number[] {
+    let a = COUNTERS.map((name) => this.laneSum(name));
+    for (let tries = 0; tries < 8; tries++) {
+      const b = COUNTERS.map((name) => this.laneSum(name));
+      if (b.every((v, i) => v === a[i])) return b;
+      a = b;
+    }
+    return a;
   }
 
   /** A control-block word summed over the lanes (each read as u32). */

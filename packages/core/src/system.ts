@@ -22,6 +22,7 @@ import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, T
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowWriter, type RowWrite } from './row-writer.ts';
 import { laneOfKey } from './lanes.ts';
+import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns, type ReplyColumns } from './bulk.ts';
@@ -29,7 +30,7 @@ import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
 import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
-import { HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
+import { COUNTERS, HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, TEXT_CUT_MARK, splitKeyHi, splitKeyLo } from './slot.ts';
 import { isNumericScalar } from './schema/types.ts';
@@ -98,27 +99,6 @@ export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
   maxActors: 1 << 17,
   turnBudget: 1 << 20,
 };
-
-interface PendingAsk {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  kernel: RingKernel;
-  /** The kernel lane that owes the reply's first step (its heartbeat is watched while the ask waits). */
-  lane: number;
-  method: MethodDef;
-  deadline: number;
-  /** askMany's rows share one entry (no closure or object per row): the row is corr - batch.corrBase. */
-  batch?: AskBatch;
-}
-
-/** One askMany call on the fast path: its rows' correlation ids are corrBase + row. */
-interface AskBatch {
-  readonly corrBase: number;
-  readonly key: ArrayLike<number>;
-  readonly lanes: number;
-  ok(row: number, reply: unknown): void;
-  fail(row: number, error: Error): void;
-}
 
 /**
  * askMany's replies into columns, both paths: row i's reply fields go to out[field][i]; once every row has
@@ -272,7 +252,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly autoOrder: readonly string[];
   private readonly regs: Registration[] = [];
   private readonly byDef = new Map<GrainDef, Registration>();
-  private readonly pending = new Map<number, PendingAsk>();
+  private readonly pending = new PendingAsks();
   /** Per kernel, the sends that wait for room in its inbound ring (FIFO per kernel). */
   private readonly spills = new Map<RingKernel, Spill>();
   /** Kernels whose spill is not empty. */
@@ -584,9 +564,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       dv.setUint32(slot + SLOT.corr, corrBase + i, true);
     };
     return new Promise((resolve, reject) => {
-      const batch: AskBatch = { corrBase, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
-      const entry: PendingAsk = { resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch };
-      for (let i = 0; i < n; i++) this.pending.set(corrBase + i, entry);
+      const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
+      this.pending.addBatch({ resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch });
       const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
       this.writeRows(kernel, route.method, rows);
       if (rows.next < n) {
@@ -916,9 +895,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   pendingAsksOf(kernel: RingKernel): number {
-    let n = 0;
-    for (const p of this.pending.values()) if (p.kernel === kernel) n++;
-    return n;
+    return this.pending.countOf(kernel);
   }
 
   /** Fails the asks waiting on one lane of a kernel (its consumer died); returns how many. */
@@ -974,12 +951,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       }
       this.checkLaneRestarts(k);
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
-      const pending = new Array<number>(k.lanes.length).fill(0);
-      for (const [corr, p] of this.pending) {
-        if (p.kernel !== k) continue;
-        const lane = laneOfAsk(corr, p);
-        pending[lane] = (pending[lane] ?? 0) + 1;
-      }
+      const pending = this.pending.perLaneOf(k, k.lanes.length);
       const beats = k.heartbeats();
       let seen = this.heartbeats.get(k);
       if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
@@ -998,11 +970,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     this.collectIdleAll();
     this.runTimers();
-    for (const [corr, p] of this.pending) {
-      if (now > p.deadline) {
-        this.pending.delete(corr);
-        rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
-      }
+    for (const [corr, p] of this.pending.expired(now)) {
+      this.pending.delete(corr);
+      rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
     }
     if (this.pending.size || this.waiting.size) this.schedulePump();
   }
@@ -1251,45 +1221,60 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * Resolves when everything sent has been processed: no send waits for ring space, and for every kernel
    * `sent + k2kReceived = processed + rejected + hostRejected` with nothing in its inbound ring, and in
    * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too), holding
-   * over two reads a few ms apart. Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
+   * in one snapshot of every kernel's counters, and the same counts held for `holdMs` (default 1).
+   * Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
+   *
+   * Why that is exact: consumers publish what a turn received and sent before what it finished, and
+   * every counter only grows, so a balanced snapshot has no message anywhere between a send and the end
+   * of its turn. The hold is a margin, not the proof. Polls on every event-loop turn for the first 20 ms
+   * (a GPU step often settles within a millisecond), then every millisecond, so a long wait spins no core.
    */
-  async idle(opts: { timeoutMs?: number } = {}): Promise<void> {
+  async idle(opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? 60_000;
+    const holdMs = opts.holdMs ?? 1;
     const t0 = performance.now();
     let quietSince: number | undefined;
+    let quietAt = -1;
     for (;;) {
       this.drainReplies();
-      const busy = this.unbalanced();
+      const { busy, processed } = this.balance();
       const now = performance.now();
-      if (busy.length === 0) {
+      if (busy.length === 0 && (quietSince === undefined || processed === quietAt)) {
         quietSince ??= now;
-        // Counters are published by the consumer; a second look a little later rules out a turn in flight.
-        if (now - quietSince >= 5) return;
+        quietAt = processed;
+        if (now - quietSince >= holdMs) return;
       } else quietSince = undefined;
-      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy);
-      await new Promise((r) => setTimeout(r, 1));
+      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy.length ? busy : [`counts still moving (processed ${processed})`]);
+      await new Promise((r) => (now - t0 < 20 ? setImmediate(r) : setTimeout(r, 1)));
     }
   }
 
-  /** What keeps the system from being idle (empty when idle). */
-  private unbalanced(): string[] {
+  /** What keeps the system from being idle (`busy`, empty when idle), and every message processed so far. */
+  private balance(): { busy: string[]; processed: number } {
     const out: string[] = [];
+    let processed = 0;
     let spilled = 0;
     for (const k of this.waiting) spilled += this.spills.get(k)?.size ?? 0;
     if (spilled) out.push(`${spilled} sends wait for ring space`);
     let k2kSent = 0;
     let k2kReceived = 0;
-    for (const k of this.kernels()) {
-      if (k.state === 'created') continue;
-      const c = k.counters();
+    // Two whole reads of every kernel that agree: one snapshot of the system (counters only grow), not
+    // one kernel read before a K2K message it received and its sender read after sending it.
+    const live = this.kernels().filter((k) => k.state !== 'created');
+    const first = live.map((k) => k.counters());
+    const second = live.map((k) => k.counters());
+    if (!first.every((c, i) => sameCounts(c, second[i]!))) out.push('counters moved between two reads');
+    for (const [i, k] of live.entries()) {
+      const c = second[i]!;
       k2kSent += c.k2kSent;
       k2kReceived += c.k2kReceived;
       const inn = c.sent + c.k2kReceived;
       const done = c.processed + c.rejected + c.hostRejected;
+      processed += done;
       if (inn !== done || c.inboundDepth !== 0) out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
     }
     if (k2kSent !== k2kReceived) out.push(`${k2kSent - k2kReceived} K2K messages in flight`);
-    return out;
+    return { busy: out, processed };
   }
 
   async launch(cls: AnyGrainClass): Promise<void> {
@@ -1338,3 +1323,8 @@ function checkKey(def: GrainDef, key: unknown): void {
 }
 
 export { RinggrainError };
+
+/** Two reads of a kernel's counters agree on every count (the heartbeat aside). */
+function sameCounts(a: KernelCounters, b: KernelCounters): boolean {
+  return a.sent === b.sent && a.hostRejected === b.hostRejected && a.inboundDepth === b.inboundDepth && COUNTERS.every((n) => a[n] === b[n]);
+}

@@ -390,14 +390,17 @@ export class Dispatcher {
   private publishCounters(): void {
     const c = this.control;
     const n = this.counts;
+    // What was received and sent first, what was finished last (an Atomics store orders the plain ones
+    // before it): a reader that sees a turn finished sees the K2K messages it sent counted, so the host's
+    // quiet barrier (system.idle) never balances while one is in flight.
     c[CONTROL.received] = n.received;
-    c[CONTROL.processed] = n.processed;
-    c[CONTROL.replied] = n.replied;
     c[CONTROL.k2kSent] = n.k2kSent;
     c[CONTROL.k2kReceived] = n.k2kReceived;
+    c[CONTROL.replied] = n.replied;
     c[CONTROL.handlerErrors] = n.handlerErrors;
-    c[CONTROL.rejected] = n.rejected;
     c[CONTROL.activations] = n.activations;
+    Atomics.store(c, CONTROL.rejected, n.rejected);
+    Atomics.store(c, CONTROL.processed, n.processed);
     Atomics.store(c, CONTROL.heartbeat, this.heartbeat | 0);
   }
 

@@ -1764,6 +1764,21 @@ __device__ static void rg_Account_lane_turns(rg_kernel* k, unsigned int n, unsig
 #endif
 
 /*
+ * A worker's counter row, stored in two parts with a fence between (the tail's release store, or a
+ * fence): first what a turn received and sent, then what it finished (processed, rejected). A reader
+ * that sees a turn finished then also sees the K2K messages it sent counted, so a snapshot can never
+ * balance while one of them is still in flight (the host's quiet barrier, system.idle()).
+ */
+__device__ static inline void rg_row_sent(volatile unsigned int* row, const unsigned int* ctr) {
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++)
+    if (c != RG_C_PROCESSED && c != RG_C_REJECTED) row[c] = ctr[c];
+}
+__device__ static inline void rg_row_done(volatile unsigned int* row, const unsigned int* ctr) {
+  row[RG_C_PROCESSED] = ctr[RG_C_PROCESSED];
+  row[RG_C_REJECTED] = ctr[RG_C_REJECTED];
+}
+
+/*
  * Worker: warp p + 1 is the only consumer of partition queue p (turns and FIFO, no locks). The whole
  * warp polls and copies each slot into shared memory at once (one L2 round trip, where lane 0 alone
  * paid one per header field and payload sector); lane 0 runs the turn. Its counter row has this one
@@ -1807,8 +1822,9 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
           /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
           rg_Account_lane_turns(k, n, mine, p, lane, ctr, scratch);
           if (lane == 0u) {
-            for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            rg_row_sent(row, ctr);
             rg_st_rel_gpu(&q->tail, tail + n);
+            rg_row_done(row, ctr);
           }
           tail += n;
           idle = 0;
@@ -1834,8 +1850,9 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
         } else if (lane == 0u) {
           rg_Account_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch, co);
           RG_COOP_END(co);
-          for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+          rg_row_sent(row, ctr);
           rg_st_rel_gpu(&q->tail, tail + 1u);
+          rg_row_done(row, ctr);
           RG_STAMP(RG_S_W_DONE);
           RG_STAMP_TURN_END();
         } else {
@@ -1889,7 +1906,9 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
             if (lane + 1u < n) rg_ov_free(k->overflow, k->partitions, nodeBytes, mineRef);
             else if (lane + 1u == n) rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
             if (lane == 0u) {
-              for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+              rg_row_sent(row, ctr);
+              __threadfence();
+              rg_row_done(row, ctr);
               atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, n);
               atomicSub(rg_ov_counts(k->overflow, k->partitions) + p, n);
             }
@@ -1910,7 +1929,9 @@ __device__ static void rg_Account_worker(rg_kernel* k, unsigned int p, unsigned 
           if (lane == 0u) {
             rg_Account_turn(k, ctr, node, stage, RG_STAGE_BYTES, p, scratch, co);
             RG_COOP_END(co);
-            for (unsigned int c = 0; c < RG_NCOUNTERS; c++) row[c] = ctr[c];
+            rg_row_sent(row, ctr);
+            __threadfence();
+            rg_row_done(row, ctr);
             /* The old head is no list's node any more (its link was set): back to the pool. */
             rg_ov_free(k->overflow, k->partitions, nodeBytes, ovHead);
             atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
@@ -2198,12 +2219,39 @@ __device__ static bool rg_Account_drained(rg_kernel* k) {
   return rg_Account_completed(k) == before;
 }
 
-/* Counters: each row has one writer; lane c of warp 0 sums column c into the control block. */
+/* Lane c of warp 0: column c of the counter rows (each row has one writer), summed; 0 past the columns. */
+__device__ static unsigned int rg_Account_column(rg_kernel* k, unsigned int lane) {
+  if (lane >= RG_NCOUNTERS) return 0u;
+  /* Four rows a step: four loads in flight (volatile loads are issued in order, not waited for one by one). */
+  unsigned int s0 = 0u, s1 = 0u, s2 = 0u, s3 = 0u, r = 0u;
+  volatile unsigned int* c = k->counters + lane;
+  for (; r + 3u <= k->partitions; r += 4u) {
+    s0 += c[r * RG_NCOUNTERS];
+    s1 += c[(r + 1u) * RG_NCOUNTERS];
+    s2 += c[(r + 2u) * RG_NCOUNTERS];
+    s3 += c[(r + 3u) * RG_NCOUNTERS];
+  }
+  for (; r <= k->partitions; r++) s0 += c[r * RG_NCOUNTERS];
+  return s0 + s1 + s2 + s3;
+}
+
+/*
+ * Counters into the control block, as one snapshot. Rows change while lane c walks column c, so one pass
+ * can add a receiver's count from after a turn to a sender's from before it (the host's quiet barrier
+ * then sees a balance that never existed). Every counter only grows, so two passes that agree on every
+ * column (all reads of the second after all of the first: the warp barrier) saw values that all held at
+ * one instant between them. Rows that keep moving: publish nothing this time (the last snapshot stays).
+ */
 __device__ static void rg_Account_publish(rg_kernel* k, unsigned int lane) {
-  if (lane < RG_NCOUNTERS) {
-    unsigned int sum = 0;
-    for (unsigned int r = 0; r <= k->partitions; r++) sum += k->counters[r * RG_NCOUNTERS + lane];
-    rg_st_vol(&k->control->received + lane, sum);
+  unsigned int a = rg_Account_column(k, lane);
+  for (unsigned int t = 0u; t < 4u; t++) {
+    __syncwarp();
+    const unsigned int b = rg_Account_column(k, lane);
+    if (__all_sync(RG_FULL, a == b)) {
+      if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, a);
+      break;
+    }
+    a = b;
   }
   __syncwarp();
 }
