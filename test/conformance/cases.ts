@@ -31,6 +31,8 @@ import {
 } from '@ringgrain/core';
 import { expect } from 'vitest';
 import { persistenceCases, type PersistenceCase } from './persistence.ts';
+import { reminderCases } from './reminders.ts';
+import { timerCases } from './timers.ts';
 import { Coordinator, Hop1, Hop2, Hop3, Leaf, Named, Numbers, Sender, Seq, Small, Unregistered } from '../fixtures/grains.ts';
 
 export interface CaseContext {
@@ -984,6 +986,8 @@ export const cases: ConformanceCase[] = [
       await system.idle();
     },
   },
-  // Persistent state (persistence.ts), on the runner's store (LMDB in a temp directory).
-  ...persistenceCases.map((p): ConformanceCase => ({ name: `${p.name} [store]`, grains: [], isolated: true, persistence: p, run: async () => {} })),
+  // Timers (timers.ts), stepped by the injected clock.
+  ...timerCases,
+  // Persistent state (persistence.ts) and reminders (reminders.ts), on the runner's store (LMDB in a temp directory).
+  ...[...persistenceCases, ...reminderCases].map((p): ConformanceCase => ({ name: `${p.name} [store]`, grains: [], isolated: true, persistence: p, run: async () => {} })),
 ];

@@ -51,6 +51,31 @@ export interface KernelPlan {
    * (createKernel rejects) rather than run turns on states that were never loaded.
    */
   readonly persistence?: PersistencePlan;
+  /**
+   * Present when the grain class declares timers (`timers` in its spec): the kernel keeps a per-actor
+   * timer table and runs each due tick as a turn, from its own lanes. A backend that cannot must refuse
+   * the plan (the system then fails the class with TimersUnsupportedError) rather than drop ticks.
+   */
+  readonly timers?: TimerPlan;
+}
+
+/**
+ * Where a kernel's timers read the time. 'kernel': its own clock, in ms since the epoch (a worker reads
+ * Date.now(); a GPU kernel would read its global timer): no host traffic at all. 'host': the time the
+ * host last published with `publishTime` (the system was given an injected clock, so tests step timers
+ * deterministically).
+ */
+export interface TimerPlan {
+  readonly clock: 'kernel' | 'host';
+}
+
+/** A kernel's timer figures, summed over its lanes. */
+export interface TimerStats {
+  /** Ticks run as turns (u32, wrapping), and those whose handler threw (each also a tellError). */
+  readonly ticks: number;
+  readonly tickErrors: number;
+  /** Timers running now (over every actor). */
+  readonly armed: number;
 }
 
 /** An actor key as the kernel sees it. */
@@ -175,6 +200,15 @@ export interface BackendKernel {
    * plan's `evicted`, the slots are freed. Resolves to how many.
    */
   deactivateIdle?: ((before: number, now: number) => Promise<number>) | undefined;
+  /** Timer figures (present when the plan had `timers`). */
+  timerStats?: (() => TimerStats) | undefined;
+  /**
+   * With `timers.clock === 'host'`: the timer clock of every lane becomes `now` (a lane runs the ticks due
+   * by then at its next step). Returns at once; `timersCaughtUp` says when every lane has run them.
+   */
+  publishTime?: ((now: number) => void) | undefined;
+  /** Whether every lane has run the ticks due by the time last published (true when none was). */
+  timersCaughtUp?: (() => boolean) | undefined;
 }
 
 export interface ProbeResult {

@@ -20,3 +20,6 @@ export { laneOfKey } from './lanes.ts';
 export * from './store/index.ts';
 export { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from './persist/write-behind.ts';
 export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from './persist/options.ts';
+export * from './timers/errors.ts';
+export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';
+export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';

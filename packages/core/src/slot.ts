@@ -34,6 +34,9 @@ export function joinKey(lo: number, hi: number): number {
   return (hi | 0) * 0x100000000 + (lo >>> 0);
 }
 
+/** Appended to a text (an error message) that was cut to fit its slot. */
+export const TEXT_CUT_MARK = '… [message cut to fit slot]';
+
 export class SlotWriter {
   private readonly writers = new WeakMap<ArrayBufferLike, Writer>();
 
@@ -95,7 +98,7 @@ export class SlotWriter {
   writeText(ring: Ring, slot: number, h: SlotFields, text: string): void {
     let bytes = textEncoder.encode(text);
     const room = ring.payloadCapacity - 5;
-    if (bytes.length > room) bytes = textEncoder.encode(`${text.slice(0, Math.max(0, room - 40))}… [message cut to fit slot]`).subarray(0, room);
+    if (bytes.length > room) bytes = textEncoder.encode(`${text.slice(0, Math.max(0, room - 40))}${TEXT_CUT_MARK}`).subarray(0, room);
     const start = slot + SLOT_HEADER_SIZE;
     const u8 = ring.u8;
     let p = start;

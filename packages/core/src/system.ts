@@ -32,12 +32,17 @@ import { readableStderr } from './log.ts';
 import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { COUNTERS, HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
-import { SlotReader, SlotWriter, splitKeyHi, splitKeyLo } from './slot.ts';
+import { SlotReader, SlotWriter, TEXT_CUT_MARK, splitKeyHi, splitKeyLo } from './slot.ts';
 import { isNumericScalar } from './schema/types.ts';
 import type { StateStore } from './store/types.ts';
-import { StorageUnsupportedError } from './store/errors.ts';
+import { StateLoadError, StorageUnsupportedError } from './store/errors.ts';
 import { stateTableSpec } from './store/scan.ts';
-import { HOOK_METHOD } from './grain.ts';
+import { HOOK_METHOD, KERNEL_RECORD } from './grain.ts';
+import { ReminderService, type ReminderInfo, type ReminderMetrics } from './reminders/service.ts';
+import { ReminderStorageError, TimersUnsupportedError } from './timers/errors.ts';
+import type { TimerStart } from './timers/spec.ts';
+import type { TimerStats } from './backend.ts';
+import { waitUntil } from './wait.ts';
 import { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics } from './persist/write-behind.ts';
 import { storageOptions, type ResolvedStorageOptions, type StorageOptions } from './persist/options.ts';
 
@@ -62,7 +67,11 @@ export interface SystemOptions {
   logger?: Logger;
   /** Level of the default logger (JSON lines on stderr); default RINGGRAIN_LOG or 'info'. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  /** Clock for ctx.now() of host-sent messages (ms). Inject a fake for deterministic tests. */
+  /**
+   * Clock for ctx.now() of host-sent messages (ms). Inject a fake for deterministic tests. With an
+   * injected clock, timers run on it too: the host publishes its time to the kernels (every sweep, and at
+   * `advanceTimers()`); without one, each kernel's timers read the kernel's own clock (Date.now()).
+   */
   clock?: () => number;
   defaults?: Partial<KernelOptions>;
   /** Default timeouts here are multiplied by RINGGRAIN_TIMEOUT_SCALE (runs under a sanitizer or debugger). */
@@ -194,6 +203,17 @@ export interface SystemEvents {
   laneRestart: (e: { grain: string; lane: number; error: Error; failedAsks: number }) => void;
 }
 
+/** One grain class's figures in `system.metrics()`. */
+export type ClassMetrics = KernelCounters & {
+  state: string;
+  backend: string;
+  overflow?: OverflowStats;
+  storage?: StorageMetrics;
+  /** Timer ticks the kernel ran (not messages: they are outside sent/processed), when the class has timers. */
+  timers?: TimerStats;
+  reminders?: ReminderMetrics;
+};
+
 /** A grain class + method resolved once (refs hold these). */
 export interface Route {
   readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
@@ -214,6 +234,8 @@ interface Registration {
   collecting: boolean;
   /** Deactivations on a class with idleMs and no storage (nothing to write). */
   dropped: number;
+  /** The class's reminders (it declares some, and has storage). */
+  reminders?: ReminderService;
 }
 
 /**
@@ -224,6 +246,8 @@ interface Registration {
 export class GrainSystem extends EventEmitter<SystemEvents> {
   readonly logger: Logger;
   readonly clock: () => number;
+  /** Where kernels' timers read the time: the injected clock (published by the host) or their own. */
+  private readonly timerClock: 'kernel' | 'host';
   private readonly backends: Readonly<Record<string, Backend>>;
   private readonly autoOrder: readonly string[];
   private readonly regs: Registration[] = [];
@@ -256,6 +280,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   readonly heartbeatTimeoutMs: number;
   private readonly replySpinMicros: number;
   private readonly defaults: KernelOptions;
+  /**
+   * Recent failed loads by message text: the kernel rejects an actor's waiting messages with the text of
+   * the StateLoadError the host gave it, and the host turns such a reply back into that typed error (the
+   * asker gets StateLoadError with its cause, not a HandlerError). Bounded: the newest LOAD_FAILURES.
+   */
+  private readonly loadFailures = new Map<string, StateLoadError>();
   /** Late replies (their ask had timed out or was rejected); counted, not lost silently. */
   lateReplies = 0;
 
@@ -270,6 +300,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     // On a terminal, lines a person reads; piped or redirected, JSON lines (for log tools).
     this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
     this.clock = opts.clock ?? Date.now;
+    this.timerClock = opts.clock ? 'host' : 'kernel';
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
     this.askTimeoutMs = opts.askTimeoutMs ?? scaledDefault(30_000);
     this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? scaledDefault(5_000);
@@ -308,6 +339,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (this.started) throw new PlacementError(`register "${def.name}" before system.start()`);
     if (inGrainImport()) noteGrainClass(cls);
     const { placement = 'auto', storage, flushIntervalMs, idleMs, ...rest } = opts;
+    if (def.reminders.length && !storage) throw new ReminderStorageError(def.name, 'it declares reminders but was registered without storage');
     const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) }, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
@@ -364,7 +396,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         logger: this.logger,
         host: this,
         makeKernel: async () => {
-          const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger, ...(persistence ? { persistence } : {}) });
+          const timers = reg.def.timers.length ? { timers: { clock: this.timerClock } } : {};
+          const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger, ...(persistence ? { persistence } : {}), ...timers });
+          if (reg.def.timers.length && !(k.timerStats && k.publishTime && k.timersCaughtUp)) {
+            await k.dispose();
+            throw new TimersUnsupportedError(reg.def.name, backend.name);
+          }
           if (persistence && !(k.readDirty && k.writeStates && k.deactivateIdle)) {
             await k.dispose();
             throw new StorageUnsupportedError(reg.storage.storage?.kind ?? 'idleMs', reg.def.name, backend.name);
@@ -389,6 +426,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       for (const reg of this.regs) await reg.kernel!.unprepare();
     }
     for (const reg of this.regs) await reg.kernel!.activate();
+    // Reminders a stopped system missed fire now, once (reminders/service.ts), after every kernel is up.
+    this.runTimers();
     for (const reg of this.regs) {
       if (!reg.writeBehind) continue;
       reg.flushTimer = setInterval(() => void reg.writeBehind!.flush(), reg.storage.flushIntervalMs);
@@ -745,10 +784,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const methodId = dv.getUint32(slot + SLOT.method, true);
     const replier = this.regs[grainId]?.def;
     const method = replier?.methods[methodId] ?? (methodId === HOOK_METHOD.onActivate ? HOOK_DEF.onActivate : methodId === HOOK_METHOD.onDeactivate ? HOOK_DEF.onDeactivate : undefined);
+    if (corr === 0 && methodId === KERNEL_RECORD.reminder && !(flags & (SlotFlag.ERROR | SlotFlag.REJECTED))) {
+      this.onReminderRecord(replier, this.reader.text(ring, slot));
+      return;
+    }
     if (corr === 0) {
       // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
       const text = this.reader.text(ring, slot);
-      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text);
+      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
       // The application that listens for tellError handles it: a debug line then. Otherwise one warn line
       // with the message (a stack from the reply pump says nothing about the sender).
       if (this.listenerCount('tellError') > 0) this.logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
@@ -764,7 +807,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.pending.delete(corr);
     if (flags & (SlotFlag.ERROR | SlotFlag.REJECTED)) {
       const text = this.reader.text(ring, slot);
-      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
+      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text)));
       return;
     }
     if (!method) {
@@ -926,6 +969,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       }
     }
     this.collectIdleAll();
+    this.runTimers();
     for (const [corr, p] of this.pending.expired(now)) {
       this.pending.delete(corr);
       rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
@@ -941,6 +985,100 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     await store.open();
     const table = await store.table(stateTableSpec(reg.def, 'layout'));
     reg.writeBehind = new WriteBehind(reg.def, store, table, () => reg.kernel?.backendKernel, (e) => this.reportStorageError(e), this.logger);
+    if (reg.def.reminders.length === 0) return;
+    if (!store.reminders) throw new ReminderStorageError(reg.def.name, `its ${store.kind} store does not keep reminders`);
+    const reminders = await store.reminders(stateTableSpec(reg.def, 'layout'));
+    reg.reminders = new ReminderService(reg.def, store, reminders, (method, key) => this.sendReminder(reg, method, key), (e) => this.reportStorageError(e));
+    await reg.reminders.load();
+  }
+
+  /** A reminder's fire: a host tell of its method (a failure is a tellError event, as for any tell). */
+  private sendReminder(reg: Registration, method: MethodDef, key: ActorKey): void {
+    try {
+      const sent = this.sendRoute({ reg, method }, key, {}, false);
+      sent?.catch(() => undefined); // a cancelled wait is already a tellError event
+    } catch (e) {
+      this.emit('tellError', { grain: reg.def.name, method: method.name, error: e as Error });
+    }
+  }
+
+  /**
+   * Fires the reminders due by the clock and, with an injected clock, publishes its time to every active
+   * kernel with timers (one word per kernel, never a message per tick).
+   */
+  private runTimers(): number {
+    const now = this.clock();
+    let fired = 0;
+    for (const reg of this.regs) {
+      fired += reg.reminders?.fireDue(now) ?? 0;
+      const k = reg.kernel;
+      if (this.timerClock === 'host' && reg.def.timers.length && k?.state === 'active') k.backendKernel?.publishTime?.(now);
+    }
+    return fired;
+  }
+
+  /**
+   * Runs the timers and reminders due by the system's clock now: fires the due reminders (tells) and,
+   * with an injected clock, publishes its time to the kernels and resolves once every active kernel has
+   * run the ticks due by it (as turns: a later ask sees their effects). Tests step time with it:
+   * `clock.now += 100; await system.advanceTimers()`. Resolves to the reminders fired.
+   */
+  async advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
+    const fired = this.runTimers();
+    const kernels = this.regs.flatMap((r) => (r.def.timers.length && r.kernel?.state === 'active' && r.kernel.backendKernel?.timersCaughtUp ? [r.kernel.backendKernel] : []));
+    if (this.timerClock === 'host' && !(await waitUntil(() => kernels.every((k) => k.timersCaughtUp!()), opts.timeoutMs ?? this.askTimeoutMs))) {
+      throw new IdleTimeoutError(opts.timeoutMs ?? this.askTimeoutMs, ['a kernel did not run its due timer ticks']);
+    }
+    return fired;
+  }
+
+  /**
+   * The reminders of a grain class (registered with storage and declaring `reminders`): set, clear and
+   * list them from outside a handler. Set and clear resolve once the store committed the row.
+   */
+  reminders<C extends AnyGrainClass>(cls: C): {
+    set(key: TypesOf<C>['key'], name: string, opts: TimerStart & { periodMs: number }): Promise<void>;
+    clear(key: TypesOf<C>['key'], name: string): Promise<boolean>;
+    list(key?: TypesOf<C>['key']): ReminderInfo[];
+  } {
+    const reg = this.registration(cls);
+    const svc = () => {
+      if (!reg.reminders) throw new ReminderStorageError(reg.def.name, reg.def.reminders.length ? 'its reminders are not loaded yet: call system.start() first' : 'it declares no reminders');
+      return reg.reminders;
+    };
+    return {
+      set: async (key, name, opts) => {
+        checkKey(reg.def, key);
+        await svc().setFrom(key, name, opts, this.clock());
+      },
+      clear: async (key, name) => svc().clear(key, name),
+      list: (key) => svc().list(key),
+    };
+  }
+
+  /** The StateLoadError whose text a kernel sent back for a message that waited for a failed load. */
+  private loadFailure(text: string): StateLoadError | undefined {
+    if (this.loadFailures.size === 0) return undefined;
+    const exact = this.loadFailures.get(text);
+    if (exact || !text.endsWith(TEXT_CUT_MARK)) return exact;
+    // A long message was cut to fit the reply slot (slot.ts writeText): match what is left of it.
+    const head = text.slice(0, -TEXT_CUT_MARK.length);
+    let found: StateLoadError | undefined;
+    for (const [message, e] of this.loadFailures) if (message.startsWith(head)) found = e;
+    return found;
+  }
+
+  /** A kernel's record of a reminder set or cleared by a handler (dispatcher: ctx.setReminder). */
+  private onReminderRecord(def: GrainDef | undefined, text: string): void {
+    const reg = def && this.byDef.get(def);
+    const r = JSON.parse(text) as { op: 'set' | 'clear'; key: ActorKey; name: string; periodMs?: number; dueAt?: number };
+    const svc = reg?.reminders;
+    if (!svc) {
+      this.emit('tellError', { grain: def?.name ?? '?', method: `${r.op}Reminder`, error: new ReminderStorageError(def?.name ?? '?', 'a handler set a reminder, but the class has no reminder storage') });
+      return;
+    }
+    const done = r.op === 'set' ? svc.set(r.key, r.name, r.periodMs!, r.dueAt!) : svc.clear(r.key, r.name);
+    done.catch(() => undefined); // reported by the service as a storageError event
   }
 
   private persistencePlan(reg: Registration): PersistencePlan | undefined {
@@ -961,6 +1099,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   private reportStorageError(e: StorageErrorEvent): void {
+    if (e.error instanceof StateLoadError) {
+      this.loadFailures.delete(e.error.message);
+      this.loadFailures.set(e.error.message, e.error);
+      if (this.loadFailures.size > LOAD_FAILURES) this.loadFailures.delete(this.loadFailures.keys().next().value!);
+    }
     const line = `${e.grain}: state store ${e.op} failed: ${e.error.message.split('\n')[0]}`;
     const fields = { grain: e.grain, op: e.op, code: (e.error as { code?: string }).code, keys: e.keys.length };
     if (this.listenerCount('storageError') > 0) this.logger.debug(fields, line);
@@ -995,6 +1138,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const r = await reg.writeBehind.flush();
       written += r.written;
       kept += r.kept;
+      await reg.reminders?.settled();
     }
     return { written, kept };
   }
@@ -1059,14 +1203,16 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.kernel(cls).counters();
   }
 
-  metrics(): Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats; storage?: StorageMetrics }> {
-    const out: Record<string, KernelCounters & { state: string; backend: string; overflow?: OverflowStats; storage?: StorageMetrics }> = {};
+  metrics(): Record<string, ClassMetrics> {
+    const out: Record<string, ClassMetrics> = {};
     for (const reg of this.regs) {
       const k = reg.kernel;
       if (!k) continue;
       const overflow = k.overflow();
       const storage = reg.writeBehind?.metrics();
-      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}) };
+      const timers = k.backendKernel?.timerStats?.();
+      const reminders = reg.reminders?.metrics();
+      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}), ...(timers ? { timers } : {}), ...(reminders ? { reminders } : {}) };
     }
     return out;
   }
@@ -1153,10 +1299,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const k of live) await k.releaseMemory();
     // A kernel that could not stop: what earlier deactivations left unwritten still goes out.
     for (const reg of this.regs) if (reg.writeBehind) await reg.writeBehind.flush();
+    for (const reg of this.regs) await reg.reminders?.settled();
     for (const b of new Set(this.kernels().map((k) => k.backend))) await b.dispose();
     this.started = false;
   }
 }
+
+/** Failed loads remembered for turning kernel replies back into StateLoadError (system.loadFailures). */
+const LOAD_FAILURES = 64;
 
 /** Activation hooks as methods for error reports (their failures arrive as tell errors). */
 const HOOK_DEF = {

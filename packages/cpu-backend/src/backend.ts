@@ -5,6 +5,7 @@ import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, typ
 import { ThreadPool, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
 import { StateAccess } from './state-access.ts';
+import { TimerClockHost, allocateTimerClock, type TimerClockInit } from './timer-clock.ts';
 
 export interface CpuBackendOptions {
   /**
@@ -38,12 +39,30 @@ class CpuKernel implements BackendKernel {
   /** State access for write-behind (plan.persistence), or undefined. */
   private readonly states: StateAccess | undefined;
 
+  /** Timer clock words shared with the lanes (plan.timers), or undefined. */
+  private readonly timerInit: TimerClockInit | undefined;
+  readonly timerStats?: BackendKernel['timerStats'];
+  readonly publishTime?: BackendKernel['publishTime'];
+  readonly timersCaughtUp?: BackendKernel['timersCaughtUp'];
+
   constructor(
     private readonly backend: CpuBackend,
     private readonly plan: KernelPlan,
     readonly buffers: KernelBuffers,
     private readonly threads: readonly PoolThread[],
   ) {
+    if (plan.timers) {
+      const init = allocateTimerClock(threads.length, plan.timers.clock);
+      const host = new TimerClockHost(init, threads.length);
+      this.timerInit = init;
+      this.timerStats = () => host.stats();
+      this.timersCaughtUp = () => host.caughtUp();
+      this.publishTime = (now) => {
+        host.publish(now);
+        // One wake per lane per publication (never per tick): a parked lane reads the new time.
+        for (const t of this.threads) this.backend.pool.ring(t.index);
+      };
+    }
     this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply] })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.inboundWords = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.inbound.offset, RING_HEADER_SIZE >> 2));
@@ -66,7 +85,7 @@ class CpuKernel implements BackendKernel {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
     const p = this.plan.persistence;
-    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs } } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {

@@ -26,7 +26,14 @@ import {
   type MethodDef,
   Deque,
   HOOK_METHOD,
+  KERNEL_RECORD,
+  byName,
+  nextDue,
+  startArgs,
+  type TimerStart,
 } from '@ringgrain/core';
+import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
+import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
 import { K2KTargetError } from './errors.ts';
 import { OVERFLOW_WORD, overflowWords, type PeerInfo } from './memory.ts';
@@ -55,6 +62,11 @@ export interface LanePersistence {
   readonly idleMs: number | undefined;
   readonly emit: (out: StateOut) => void;
 }
+
+/** Ticks run in one step before the lane looks at its rings again: fairness between ticks and messages. */
+const TICK_BATCH = 4096;
+/** A tick's message: its method's request is the empty struct. */
+const EMPTY_MSG = Object.freeze({});
 
 /** States up to this size are compared before and after a turn (dirty only when changed); larger ones are marked dirty by every turn. */
 const COMPARE_MAX = 4096;
@@ -137,6 +149,11 @@ export class Dispatcher {
   private readonly replayRing: Ring;
   private readonly replaySlot: number;
   private readonly before: Uint8Array;
+  /** Timers (the class declares some): the per-actor table and the lane's timer clock. */
+  private readonly timers: TimerTable | undefined;
+  private readonly timerClock: TimerClockLane | undefined;
+  private ticks = 0;
+  private tickErrors = 0;
 
   // The turn being run; ctx methods read these.
   private curKey: number | string = 0;
@@ -162,6 +179,8 @@ export class Dispatcher {
     replySignal: SharedArrayBuffer;
     peers: readonly PeerInfo[];
     persistence?: LanePersistence | undefined;
+    /** The kernel's timer clock words (memory shared with the host), when the class declares timers. */
+    timers?: TimerClockInit | undefined;
   }) {
     this.self = args.self;
     this.grainId = args.grainId;
@@ -183,6 +202,9 @@ export class Dispatcher {
     this.replaySlot = this.replayRing.slotAt(0);
     this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
     this.setPeers(args.peers);
+    const nTimers = args.self.def.timers.length;
+    this.timers = args.timers && nTimers ? new TimerTable(nTimers) : undefined;
+    this.timerClock = this.timers && args.timers ? new TimerClockLane(args.timers, args.lane) : undefined;
     const d = this;
     this.ctx = {
       get key() {
@@ -197,6 +219,10 @@ export class Dispatcher {
         d.curCorr = 0; // the reply obligation moved on
         return FORWARDED;
       },
+      startTimer: (name, opts) => d.startTimer(name, opts),
+      stopTimer: (name) => d.stopTimer(name),
+      setReminder: (name, opts) => d.reminder('set', name, opts),
+      clearReminder: (name) => d.reminder('clear', name, undefined),
     };
   }
 
@@ -290,7 +316,7 @@ export class Dispatcher {
   /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
     if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow || this.ops.length) return true;
-    return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0);
+    return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0 || this.timerWaitMs() === 0);
   }
 
   /** K2K messages this lane holds for full target rings (the owner must not sleep while any wait). */
@@ -309,6 +335,7 @@ export class Dispatcher {
     if (this.mode === KernelState.ACTIVE) {
       did += this.drain(this.inbound, DRAIN_BATCH);
       did += this.drain(this.k2k, DRAIN_BATCH);
+      if (this.timers && (this.timers.armed > 0 || this.timerClock!.pending)) did += this.runTimers();
     }
     if (this.toLoad.length) {
       this.persist!.emit({ out: 'load', keys: this.toLoad });
@@ -449,7 +476,10 @@ export class Dispatcher {
       if (persist === undefined) {
         const had = this.states.has(key);
         state = this.states.get(key);
-        if (!had) this.counts.activations++;
+        if (!had) {
+          this.counts.activations++;
+          this.armDeclared(this.states.indexOf(key), time);
+        }
       } else {
         state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, undefined, time);
         // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
@@ -485,6 +515,109 @@ export class Dispatcher {
       this.counts.handlerErrors++;
       this.replyText(this.curCorr, methodId, SlotFlag.ERROR, `reply does not match its schema: ${(e as Error).message}`);
     }
+  }
+
+  // ---- timers and reminders ------------------------------------------------------------------------
+
+  /**
+   * Milliseconds until this lane's next tick is due by its own clock (0: due now; Infinity: no timer
+   * running, or the host's clock drives the timers and rings the lane when it publishes a time).
+   */
+  timerWaitMs(): number {
+    const table = this.timers;
+    const clock = this.timerClock;
+    if (!table || !clock) return Number.POSITIVE_INFINITY;
+    if (clock.pending) return 0;
+    if (table.armed === 0) return Number.POSITIVE_INFINITY;
+    const due = table.nextDue();
+    if (clock.hostClock) return due <= clock.now() ? 0 : Number.POSITIVE_INFINITY;
+    return Math.max(0, due - Date.now());
+  }
+
+  /** Runs the ticks due by the timer clock (up to TICK_BATCH); acknowledges the time once none is left. */
+  private runTimers(): number {
+    const table = this.timers!;
+    const clock = this.timerClock!;
+    const now = clock.now();
+    let n = 0;
+    for (; n < TICK_BATCH; n++) {
+      const entry = table.takeDue(now);
+      if (entry < 0) break;
+      this.tick(entry, now);
+    }
+    if (n < TICK_BATCH) clock.scanned();
+    clock.publishStats(this.ticks, this.tickErrors, table.armed);
+    return n;
+  }
+
+  /** One tick of timer entry `entry` as a turn of its method; then its next due time (skipping missed periods). */
+  private tick(entry: number, now: number): void {
+    const table = this.timers!;
+    const slot = Math.floor(entry / table.perActor);
+    const timer = this.self.def.timers[entry - slot * table.perActor]!;
+    const key = this.states.keyOf(slot);
+    if (key === undefined) return; // stopped with its actor (stopAll), never reached here
+    const due = table.dueOf(entry);
+    const arm = table.armOf(entry);
+    const method = timer.method;
+    this.curKey = key;
+    this.curTime = now;
+    this.curCorr = 0;
+    this.curMethod = method;
+    const state = this.states.get(key);
+    const track = this.persist?.load === true;
+    if (track && this.before.length === this.states.size0) this.before.set(this.states.bytes(slot));
+    try {
+      (this.self.handlers[method.id] as HandlerFn).call(this.self.instance, state, EMPTY_MSG, this.ctx);
+    } catch (e) {
+      this.tickErrors++;
+      // Nobody awaits a tick: its failure goes to the host as a failed tell would (a tellError event).
+      this.replyText(0, method.id, SlotFlag.ERROR, `timer "${timer.name}": ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      if (track) this.noteChange(slot);
+    }
+    this.ticks = (this.ticks + 1) >>> 0;
+    // The tick itself may have stopped or restarted its timer (the arm moved on): then it is scheduled already.
+    if (table.armOf(entry) === arm) table.rearm(entry, nextDue(due, table.periodOf(entry), now));
+  }
+
+  /** Starts the declared timers that start on activation, from `time` (the activating turn's clock). */
+  private armDeclared(slot: number, time: number): void {
+    const table = this.timers;
+    if (!table) return;
+    const base = time > 0 ? time : this.timerClock!.now();
+    for (const t of this.self.def.timers) if (t.autoStart) table.start(slot, t.id, base + t.dueMs, t.periodMs);
+  }
+
+  private startTimer(name: string, opts: TimerStart | undefined): void {
+    const where = `${this.self.def.name}.startTimer(${JSON.stringify(name)})`;
+    const timer = byName(where, 'timer', this.self.def.timers, name);
+    const { periodMs, dueMs } = startArgs(where, opts, timer);
+    this.timers!.start(this.states.indexOf(this.curKey), timer.id, this.curTime + dueMs, periodMs);
+  }
+
+  private stopTimer(name: string): void {
+    const timer = byName(`${this.self.def.name}.stopTimer(${JSON.stringify(name)})`, 'timer', this.self.def.timers, name);
+    this.timers!.stop(this.states.indexOf(this.curKey), timer.id);
+  }
+
+  /**
+   * A reminder set or cleared by a handler: checked here (a bad one fails the turn), kept by the host
+   * (which persists it), sent as a record in the reply ring, in order with the turn's other output.
+   */
+  private reminder(op: 'set' | 'clear', name: string, opts: TimerStart | undefined): void {
+    const where = `${this.self.def.name}.${op}Reminder(${JSON.stringify(name)})`;
+    byName(where, 'reminder', this.self.def.reminders, name);
+    const record: Record<string, unknown> = { op, key: this.curKey, name };
+    if (op === 'set') {
+      const { periodMs, dueMs } = startArgs(where, opts, {});
+      record['periodMs'] = periodMs;
+      record['dueAt'] = this.curTime + dueMs;
+    }
+    const slot = this.claimReply();
+    this.writer.writeText(this.reply.ring, slot, { method: KERNEL_RECORD.reminder, flags: SlotFlag.REPLY, corr: 0, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, JSON.stringify(record));
+    this.reply.publish(slot);
+    this.signalHost();
   }
 
   // ---- persistent state: activation, parking, deactivation, dirty marks ---------------------------
@@ -544,6 +677,8 @@ export class Dispatcher {
     this.counts.activations++;
     const index = this.states.indexOf(key);
     this.states.touch(index, time);
+    // Declared timers first, so onActivate may stop or restart them.
+    this.armDeclared(index, time);
     const hook = this.self.onActivate;
     if (hook) this.runHook(hook, HOOK_METHOD.onActivate, key, view, index, time);
     return view;
@@ -575,6 +710,7 @@ export class Dispatcher {
     const hook = this.self.onDeactivate;
     for (const [i, key] of keys.entries()) {
       if (hook) this.runHook(hook, HOOK_METHOD.onDeactivate, key, this.states.get(key), this.states.indexOf(key), now);
+      this.timers?.stopAll(this.states.indexOf(key)); // timers live as long as the activation
       dirty[i] = this.states.evict(key, bytes, i * size) && this.persist?.load ? 1 : 0;
     }
     this.persist?.emit({ out: 'evicted', keys, bytes, dirty });

@@ -6,3 +6,4 @@ export { OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, peerInfo, type D
 export { StateAccess } from './state-access.ts';
 export type { StateOp, StateOut } from './protocol.ts';
 export type { LanePersistence } from './dispatcher.ts';
+export { TimerClockHost, allocateTimerClock, type TimerClockInit } from './timer-clock.ts';

@@ -121,7 +121,10 @@ function park(): void {
   let ready = false;
   for (const d of lanes.values()) ready ||= d.hasWork();
   for (const d of stopped.values()) ready ||= d.hasOps();
-  if (!ready && !poll()) Atomics.wait(doorbell, bell, seen, 1000);
+  // A lane with timers by its own clock wakes itself when the next tick is due.
+  let waitMs = 1000;
+  for (const d of lanes.values()) waitMs = Math.min(waitMs, d.timerWaitMs());
+  if (!ready && waitMs > 0 && !poll()) Atomics.wait(doorbell, bell, seen, waitMs);
   for (const d of lanes.values()) d.setParked(false);
 }
 

@@ -1,5 +1,6 @@
 import type { KernelOptions } from '@ringgrain/core';
 import type { PeerInfo } from './memory.ts';
+import type { TimerClockInit } from './timer-clock.ts';
 
 /** What a pool thread needs to consume one lane of a kernel. */
 export interface LaneInit {
@@ -22,6 +23,8 @@ export interface LaneInit {
   readonly resume?: boolean;
   /** Persistent state (core KernelPlan.persistence, minus the host's callbacks, which stay on the host). */
   readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined };
+  /** The kernel's timer clock words (core KernelPlan.timers), when its class declares timers. */
+  readonly timers?: TimerClockInit;
 }
 
 /** Given once, when the thread starts. */

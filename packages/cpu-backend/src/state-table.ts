@@ -64,6 +64,11 @@ export class StateTable<K extends number | string> {
     return this.where.get(key) ?? -1;
   }
 
+  /** The key held in slot `index` (undefined: the slot is free). */
+  keyOf(index: number): K | undefined {
+    return this.keyAt[index];
+  }
+
   /** Activates `key` with `state` (the layout's bytes) or zeroed; throws StateTableFullError when full. */
   activate(key: K, state: Uint8Array | undefined): unknown {
     if (this.views.size >= this.maxActors) throw new StateTableFullError(this.grain, this.maxActors);

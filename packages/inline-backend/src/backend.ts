@@ -7,7 +7,7 @@
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
-import { Dispatcher, OVERFLOW_WORD, StateAccess, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, StateAccess, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
 import { InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
@@ -26,6 +26,11 @@ class InlineKernel implements BackendKernel {
   readonly readDirty?: BackendKernel['readDirty'];
   readonly writeStates?: BackendKernel['writeStates'];
   readonly deactivateIdle?: BackendKernel['deactivateIdle'];
+  /** Timer clock words (plan.timers): the dispatcher runs ticks in its slices. */
+  private readonly timerInit: TimerClockInit | undefined;
+  readonly timerStats?: BackendKernel['timerStats'];
+  readonly publishTime?: BackendKernel['publishTime'];
+  readonly timersCaughtUp?: BackendKernel['timersCaughtUp'];
 
   constructor(
     private readonly backend: InlineBackend,
@@ -45,6 +50,17 @@ class InlineKernel implements BackendKernel {
       this.readDirty = () => states.readDirty();
       this.writeStates = (u) => states.writeStates(u);
       this.deactivateIdle = (before, now) => states.deactivateIdle(before, now);
+    }
+    if (plan.timers) {
+      const init = allocateTimerClock(1, plan.timers.clock);
+      const host = new TimerClockHost(init, 1);
+      this.timerInit = init;
+      this.timerStats = () => host.stats();
+      this.timersCaughtUp = () => host.caughtUp();
+      this.publishTime = (now) => {
+        host.publish(now);
+        this.backend.schedule();
+      };
     }
   }
 
@@ -71,6 +87,7 @@ class InlineKernel implements BackendKernel {
       lanes: 1,
       replySignal: this.backend.replySignalBuffer,
       peers: [...this.backend.peers(), this.peerInfo()],
+      timers: this.timerInit,
       persistence: this.plan.persistence && this.states && { load: this.plan.persistence.load, idleMs: this.plan.persistence.idleMs, emit: (out) => this.states!.onOut(out) },
     });
     this.dispatcher.begin();
@@ -104,6 +121,8 @@ export class InlineBackend implements Backend {
   private readonly live = new Set<InlineKernel>();
   private readonly sliceMs: number;
   private scheduled = false;
+  /** The wake-up for the earliest timer tick by the kernels' own clock (set after every round). */
+  private timerWake: ReturnType<typeof setTimeout> | undefined;
 
   constructor(opts: InlineBackendOptions = {}) {
     this.sliceMs = opts.sliceMs ?? 2;
@@ -155,9 +174,25 @@ export class InlineBackend implements Backend {
     }
     // A slice may have sent K2K messages to a kernel that already ran this round: one more round then.
     if (again || [...this.live].some((k) => !k.stopped && !k.fault && k.dispatcher?.hasWork())) this.schedule();
+    else this.wakeForTimers();
+  }
+
+  /** Nothing to do now: run again when the earliest tick is due (timers by the kernels' own clock). */
+  private wakeForTimers(): void {
+    let wait = Number.POSITIVE_INFINITY;
+    for (const k of this.live) if (!k.stopped && !k.fault && k.dispatcher) wait = Math.min(wait, k.dispatcher.timerWaitMs());
+    if (this.timerWake) clearTimeout(this.timerWake);
+    this.timerWake = undefined;
+    if (wait === Number.POSITIVE_INFINITY) return;
+    this.timerWake = setTimeout(() => {
+      this.timerWake = undefined;
+      this.schedule();
+    }, Math.min(wait, 2 ** 31 - 1));
   }
 
   async dispose(): Promise<void> {
     for (const k of [...this.live]) await k.dispose();
+    if (this.timerWake) clearTimeout(this.timerWake);
+    this.timerWake = undefined;
   }
 }

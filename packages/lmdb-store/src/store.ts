@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
 import { KIND, writeError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
+import { LmdbReminderTable } from './reminder-table.ts';
 
 export interface LmdbStoreOptions {
   /** The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working directory. */
@@ -27,6 +28,7 @@ export class LmdbStore implements StateStore {
   private env: RootDatabase | undefined;
   private closed = false;
   private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
+  private readonly reminderTables = new Map<string, LmdbReminderTable<StateKey>>();
 
   constructor(private readonly options: LmdbStoreOptions = {}) {
     this.location = path.resolve(options.dataDir ?? path.join('.ringgrain', 'state'));
@@ -80,12 +82,29 @@ export class LmdbStore implements StateStore {
     return table as unknown as TableOf<S>;
   }
 
+  /** The reminders of a grain class: the database `<name>__reminders` beside its states. */
+  async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
+    const env = this.root('reminders');
+    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    let t = this.reminderTables.get(spec.name);
+    if (!t) {
+      try {
+        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}__reminders`, compression: false }), { ...spec });
+      } catch (e) {
+        throw writeError(e, `open the reminders of "${spec.name}"`);
+      }
+      this.reminderTables.set(spec.name, t);
+    }
+    return t as unknown as ReminderTable<S['keyKind'] extends 'string' ? string : number>;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const env = this.env;
     this.env = undefined;
     this.tables.clear();
+    this.reminderTables.clear();
     if (env) await env.close();
   }
 }

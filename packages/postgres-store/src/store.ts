@@ -1,8 +1,9 @@
 import pg from 'pg';
-import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
 import { KIND, pgError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
+import { PgReminderTable } from './reminder-table.ts';
 
 export interface PostgresStoreOptions {
   /** A connection string (postgres://user:password@host:port/database) or node-postgres pool settings. */
@@ -41,6 +42,7 @@ export class PostgresStore implements StateStore {
   private pool: pg.Pool | undefined;
   private closed = false;
   private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
+  private readonly reminderTables = new Map<string, PgReminderTable<StateKey>>();
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.schema = options.schema ?? 'public';
@@ -120,12 +122,32 @@ export class PostgresStore implements StateStore {
     return table as unknown as TableOf<S>;
   }
 
+  /** The reminders of a grain class: the table `<name>__reminders` beside its states (created if missing). */
+  async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
+    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    let t = this.reminderTables.get(spec.name);
+    if (!t) {
+      const table = new PgReminderTable<StateKey>(this, { ...spec });
+      const c = await this.client('reminders');
+      try {
+        await c.query(table.createSql());
+      } catch (e) {
+        throw pgError(e, `open the reminders of "${spec.name}"`, this.location);
+      } finally {
+        c.release();
+      }
+      this.reminderTables.set(spec.name, (t = table));
+    }
+    return t as unknown as ReminderTable<S['keyKind'] extends 'string' ? string : number>;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
     this.tables.clear();
+    this.reminderTables.clear();
     // Waits for checked-out connections (writes in flight) to be released.
     if (pool) await pool.end();
   }

@@ -1,6 +1,6 @@
 /**
  * The persistent-state conformance cases (test/conformance/persistence.ts) on PostgreSQL: write-behind,
- * load on first activation, version conflicts, hooks, idle collection and preload, through the inline
+ * load on first activation, version conflicts, hooks, idle collection, preload and reminders, through the inline
  * backend and the CPU pool, against the global setup's server (a fresh schema per case).
  */
 import { GrainSystem, type Backend } from '@ringgrain/core';
@@ -8,6 +8,7 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { describe, inject, it } from 'vitest';
 import { persistenceCases, type StoreFixture } from '../../../test/conformance/persistence.ts';
+import { reminderCases } from '../../../test/conformance/reminders.ts';
 import { PostgresStore } from '../src/index.ts';
 
 const url = inject('pgUrl');
@@ -25,7 +26,7 @@ const lanes: Array<{ name: string; make: () => Backend }> = [
 
 for (const lane of lanes) {
   describe(`persistent state on PostgreSQL, ${lane.name} backend`, () => {
-    for (const c of persistenceCases) {
+    for (const c of [...persistenceCases, ...reminderCases]) {
       it(c.name, async () => {
         const clock = { now: 1_000_000 };
         const fresh = () => new GrainSystem({ backends: { x: lane.make() }, logLevel: 'silent', handleSignals: false, clock: () => clock.now });

@@ -28,7 +28,7 @@ interface ActorRecord {
   pending: Uint8Array | undefined;
 }
 
-export type StorageOp = 'flush' | 'load' | 'preload';
+export type StorageOp = 'flush' | 'load' | 'preload' | 'reminder';
 
 export interface StorageErrorEvent {
   readonly grain: string;

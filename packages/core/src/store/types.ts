@@ -120,6 +120,41 @@ export interface StateTable<K extends StateKey = StateKey> {
 /** The table type for a spec: number keys unless `keyKind` is 'string'. */
 export type TableOf<S extends StateTableSpec> = StateTable<S['keyKind'] extends 'string' ? string : number>;
 
+/**
+ * One reminder of one actor, as stored: it delivers a turn of `method` at `nextDue`, then every
+ * `periodMs` (system/reminders.ts says what happens to the fires a stopped system missed).
+ */
+export interface ReminderRow<K extends StateKey = StateKey> {
+  readonly key: K;
+  /** The reminder's name (declared in the grain spec's `reminders`). */
+  readonly name: string;
+  /** The method it delivers, by name (a row outlives the class's method ids). */
+  readonly method: string;
+  readonly periodMs: number;
+  /** When it fires next, in ms by the system's clock. */
+  readonly nextDue: number;
+}
+
+/** An actor's reminder, by key and name. */
+export interface ReminderId<K extends StateKey = StateKey> {
+  readonly key: K;
+  readonly name: string;
+}
+
+/**
+ * The reminders of one grain class. Each write call is atomic and resolves once committed. A stored row
+ * that cannot be read back (a wrong type, a bad number) fails `list` with StateDecodeError.
+ */
+export interface ReminderTable<K extends StateKey = StateKey> {
+  readonly spec: StateTableSpec;
+  /** Inserts or replaces the rows (by key and name); one key and name at most once per call. */
+  put(rows: readonly ReminderRow<K>[]): Promise<void>;
+  /** Removes the rows with these keys and names; resolves to how many there were. */
+  delete(ids: readonly ReminderId<K>[]): Promise<number>;
+  /** Every row, in key order (as `scan`), then by name. */
+  list(): Promise<ReminderRow<K>[]>;
+}
+
 export interface StateStore {
   /** 'lmdb', 'postgres', …: names the store in errors. */
   readonly kind: string;
@@ -129,6 +164,11 @@ export interface StateStore {
   open(): Promise<void>;
   /** The table of one grain class, created if it does not exist (the same spec twice: the same table). */
   table<const S extends StateTableSpec>(spec: S): Promise<TableOf<S>>;
+  /**
+   * The reminder table of a grain class (created if missing), beside its state table. A store without it
+   * cannot hold a class that declares reminders (the system refuses it with ReminderStorageError).
+   */
+  reminders?<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>>;
   /** Waits for writes in flight, then closes; idempotent. Calls after it fail with StateStoreClosedError. */
   close(): Promise<void>;
 }
