@@ -1221,7 +1221,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * Resolves when everything sent has been processed: no send waits for ring space, and for every kernel
    * `sent + k2kReceived = processed + rejected + hostRejected` with nothing in its inbound ring, and in
    * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too), holding
-   * in one snapshot of every kernel's counters, and the same counts held for `holdMs` (default 1).
+   * in one snapshot of every kernel's counters, and the same counts held for `holdMs` (default 0.25).
    * Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
    *
    * Why that is exact: consumers publish what a turn received and sent before what it finished, and
@@ -1231,7 +1231,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    */
   async idle(opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? 60_000;
-    const holdMs = opts.holdMs ?? 1;
+    const holdMs = opts.holdMs ?? 0.25;
     const t0 = performance.now();
     let quietSince: number | undefined;
     let quietAt = -1;

@@ -2325,7 +2325,8 @@ __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
       }
     }
     const unsigned int moved = mode == RG_KS_ACTIVE ? rg_Account_ingress(k, k->inbound, &hostTail, &wide, ctr, lane) : 0u;
-    if ((moved == 0u && idle == 8u) || (iter % RG_PUBLISH_EVERY) == 0u) {
+    /* Idle host rings: publish every 64 polls too (K2K work may go on; a barrier waits for a publication to see it end). */
+    if ((moved == 0u && (idle == 8u || (iter & 63u) == 0u)) || (iter % RG_PUBLISH_EVERY) == 0u) {
       rg_Account_publish(k, lane);
       rg_Account_beat(k, ++beat, lane);
     }
@@ -2344,7 +2345,9 @@ __device__ static void rg_Account_control(rg_kernel* k, unsigned int lane) {
       idle++;
     } else {
       __nanosleep(RG_INGRESS_IDLE_NS);
-      if ((iter & 255u) == 0u) {
+      /* Every 16 sleeps (~50 µs): K2K work goes on while the host rings are idle, and a barrier
+         (system.idle) waits for the next publication to see it end. */
+      if ((iter & 15u) == 0u) {
         rg_Account_publish(k, lane);
         rg_Account_beat(k, ++beat, lane);
       }
