@@ -27,7 +27,7 @@ mkdirSync(outDir, { recursive: true });
 
 interface Row { backend: string; rows: number; ring: number; rowsPerS: number; msPerCall: number; trials: number[] }
 const out: Row[] = [];
-const cuda = backends.includes('cuda') && (await probeCuda()).available;
+const cuda = backends.includes("cuda") && probeCuda().ok;
 for (const name of backends) {
   if (name === 'cuda' && !cuda) {
     console.log('askmany-probe: no CUDA device, cuda skipped');
