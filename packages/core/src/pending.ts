@@ -22,6 +22,12 @@ export interface AskBatch {
   readonly lanes: number;
   ok(row: number, reply: unknown): void;
   fail(row: number, error: Error): void;
+  /**
+   * The fast path's reply columns, one per reply field in schema order: a reply is decoded straight
+   * into row `row` (no object per row), then `okInPlace(row)`.
+   */
+  readonly columns?: Array<{ [row: number]: unknown }>;
+  okInPlace?(row: number): void;
 }
 
 /** A batch while some of its rows wait: which have settled, how many wait, and on which lanes. */

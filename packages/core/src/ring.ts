@@ -184,6 +184,16 @@ export class RingConsumer {
     Atomics.store(this.ring.words, RING.tail, this.tail | 0);
   }
 
+  /** Frees the slot returned by peek() without telling the producer yet (publishTail does, once for many). */
+  skip(): void {
+    this.tail = (this.tail + 1) >>> 0;
+  }
+
+  /** Tells the producer every slot freed so far. */
+  publishTail(): void {
+    Atomics.store(this.ring.words, RING.tail, this.tail | 0);
+  }
+
   setParked(parked: boolean): void {
     Atomics.store(this.ring.words, RING.parked, parked ? 1 : 0);
   }

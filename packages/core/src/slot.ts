@@ -3,8 +3,8 @@ import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import type { Ring } from './ring.ts';
 import type { SlotTarget } from './spill.ts';
 import { MISMATCH, OVERFLOW, Writer, compileEncoder, encodedSize } from './schema/msgpack-encode.ts';
-import { Reader, decodeExact } from './schema/msgpack-decode.ts';
-import type { Schema } from './schema/types.ts';
+import { Reader, decodeExact, decodeIntoColumns, type Columns } from './schema/msgpack-decode.ts';
+import type { Schema, StructSchema } from './schema/types.ts';
 
 /**
  * Writing and reading one slot (header + msgpack payload), shared by every producer and consumer on
@@ -153,6 +153,14 @@ export class SlotReader {
     if (length > ring.payloadCapacity) throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
     const start = slot + SLOT_HEADER_SIZE;
     return decodeExact(schema, this.readerFor(ring).reset(start, start + length));
+  }
+
+  /** Decodes the slot's payload, a `schema` struct, into row `row` of `cols` (askMany's reply columns). */
+  payloadInto(ring: Ring, slot: number, schema: StructSchema, row: number, cols: Columns): void {
+    const length = ring.dv.getUint32(slot + SLOT.length, true);
+    if (length > ring.payloadCapacity) throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
+    const start = slot + SLOT_HEADER_SIZE;
+    decodeIntoColumns(schema, this.readerFor(ring).reset(start, start + length), row, cols);
   }
 
   /** Reads a msgpack str payload (error replies). */

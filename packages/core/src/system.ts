@@ -104,7 +104,7 @@ export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
  * askMany's replies into columns, both paths: row i's reply fields go to out[field][i]; once every row has
  * settled it resolves with the columns, or rejects with an AskManyError naming the lowest failed row.
  */
-function replyColumns(n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string, resolve: (v: unknown) => void, reject: (e: Error) => void): Pick<AskBatch, 'ok' | 'fail'> {
+function replyColumns(n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string, resolve: (v: unknown) => void, reject: (e: Error) => void): Pick<AskBatch, 'ok' | 'fail' | 'okInPlace'> {
   let left = n;
   let failed = 0;
   let first: { row: number; error: Error } | undefined;
@@ -120,6 +120,7 @@ function replyColumns(n: number, out: Record<string, Float64Array | unknown[]>, 
       for (const f of replyNames) out[f]![row] = rec[f];
       settle();
     },
+    okInPlace: settle,
     fail: (row, e) => {
       failed++;
       if (!first || row < first.row) first = { row, error: e };
@@ -564,7 +565,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       dv.setUint32(slot + SLOT.corr, corrBase + i, true);
     };
     return new Promise((resolve, reject) => {
-      const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, ...replyColumns(n, out, replyNames, where, resolve, reject) };
+      const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, columns: replyNames.map((f) => out[f]!), ...replyColumns(n, out, replyNames, where, resolve, reject) };
       this.pending.addBatch({ resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch });
       const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
       this.writeRows(kernel, route.method, rows);
@@ -766,11 +767,22 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const k = reg.kernel;
       if (!k) continue;
       for (const { ring, consumer } of k.replies) {
+        // The tail is published every 64 replies and at the end, not per reply: each store is a write
+        // the producer (a GPU across PCIe) reads, and a long drain still frees room as it goes.
+        let since = 0;
         for (let slot = consumer.peek(); slot >= 0; slot = consumer.peek()) {
-          this.onReply(ring, slot);
-          consumer.release();
+          try {
+            this.onReply(ring, slot);
+          } finally {
+            consumer.skip();
+          }
           n++;
+          if (++since === 64) {
+            consumer.publishTail();
+            since = 0;
+          }
         }
+        if (since) consumer.publishTail();
       }
     }
     return n;
@@ -819,7 +831,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       return;
     }
     try {
-      resolveAsk(corr, p, this.reader.payload(ring, slot, method.reply));
+      const b = p.batch;
+      if (b?.columns && b.okInPlace && method.reply.kind === 'struct') {
+        this.reader.payloadInto(ring, slot, method.reply, corr - b.corrBase, b.columns);
+        b.okInPlace(corr - b.corrBase);
+      } else resolveAsk(corr, p, this.reader.payload(ring, slot, method.reply));
     } catch (e) {
       rejectAsk(corr, p, e as Error);
     }

@@ -143,12 +143,19 @@ function lengthWhy(n: number, min: number, max: number): string {
   return min === max ? `expected ${max} elements, got ${n}` : `expected at most ${max} elements, got ${n}`;
 }
 
-function structDecoder(s: StructSchema): Decoder {
+/** Where a struct's fields go as they are decoded: an object, or row `row` of columns. */
+type FieldSink<T> = (target: T, idx: number, name: string, value: unknown, row: number) => void;
+
+/**
+ * The struct map reader both sinks share: exact field count, keys in any order, no duplicates, no
+ * unknown or missing field; each value decoded (and checked) by its field's decoder.
+ */
+function structFields<T>(s: StructSchema, put: FieldSink<T>): (r: Reader, path: string, target: T, row: number) => void {
   const names = s.fieldNames;
   const decs = names.map((n) => compileDecoder(s.fields[n] as Schema));
   const keyBytes = names.map((n) => new TextEncoder().encode(n));
   const count = names.length;
-  return (r, path) => {
+  return (r, path, target, row) => {
     const t = r.u8[take(r, 1, path)] as number;
     let n: number;
     if ((t & 0xf0) === 0x80) n = t & 0x0f;
@@ -156,8 +163,8 @@ function structDecoder(s: StructSchema): Decoder {
     else if (t === 0xdf) n = r.dv.getUint32(take(r, 4, path));
     else return fail(path, `expected a map, found type byte 0x${t.toString(16)}`);
     if (n !== count) fail(path, `expected ${count} fields (${names.join(', ')}), got ${n}`);
-    const out: Record<string, unknown> = {};
     let seen = 0;
+    const seenMany = count > 31 ? new Uint8Array(count) : undefined;
     for (let i = 0; i < n; i++) {
       const kt = r.u8[take(r, 1, path)] as number;
       let klen: number;
@@ -165,8 +172,10 @@ function structDecoder(s: StructSchema): Decoder {
       else if (kt === 0xd9) klen = r.u8[take(r, 1, path)] as number;
       else return fail(path, `expected a string key, found type byte 0x${kt.toString(16)}`);
       const kp = take(r, klen, path);
+      // Encoders write fields in schema order: try field i first.
       let idx = -1;
-      for (let j = 0; j < count; j++) {
+      for (let q = 0; q < count; q++) {
+        const j = (i + q) % count;
         const kb = keyBytes[j] as Uint8Array;
         if (kb.length !== klen) continue;
         let same = true;
@@ -182,16 +191,51 @@ function structDecoder(s: StructSchema): Decoder {
         }
       }
       if (idx < 0) fail(path, `unknown field "${new TextDecoder().decode(r.u8.subarray(kp, kp + klen))}"`);
-      if (idx < 31 && seen & (1 << idx)) fail(path, `field "${names[idx]}" appears twice`);
-      if (idx < 31) seen |= 1 << idx;
+      if (seenMany) {
+        if (seenMany[idx]) fail(path, `field "${names[idx]}" appears twice`);
+        seenMany[idx] = 1;
+      } else {
+        if (seen & (1 << idx)) fail(path, `field "${names[idx]}" appears twice`);
+        seen |= 1 << idx;
+      }
       const name = names[idx] as string;
-      out[name] = (decs[idx] as Decoder)(r, path ? `${path}.${name}` : name);
+      put(target, idx, name, (decs[idx] as Decoder)(r, path ? `${path}.${name}` : name), row);
     }
-    if (count > 31) {
-      for (const name of names) if (!(name in out)) fail(path, `field "${name}" is missing`);
-    }
+    // n === count and no field twice: every field was there.
+  };
+}
+
+function structDecoder(s: StructSchema): Decoder {
+  const fields = structFields<Record<string, unknown>>(s, (o, _idx, name, v) => {
+    o[name] = v;
+  });
+  return (r, path) => {
+    const out: Record<string, unknown> = {};
+    fields(r, path, out, 0);
     return out;
   };
+}
+
+/** Writable columns, one per struct field in schema order (askMany's replies). */
+export type Columns = Array<{ [row: number]: unknown }>;
+
+const columnDecoders = new WeakMap<StructSchema, (r: Reader, row: number, cols: Columns) => void>();
+
+/**
+ * Decodes exactly [pos, end) as one struct into row `row` of `cols` (cols[i]: field i's column), with
+ * the same checks and errors as compileDecoder: no object per row where the rows land in columns.
+ */
+export function decodeIntoColumns(s: StructSchema, r: Reader, row: number, cols: Columns): void {
+  let dec = columnDecoders.get(s);
+  if (!dec) {
+    const fields = structFields<Columns>(s, (c, idx, _name, v, at) => {
+      (c[idx] as { [row: number]: unknown })[at] = v;
+    });
+    dec = (rd, at, c) => fields(rd, '', c, at);
+    columnDecoders.set(s, dec);
+  }
+  dec(r, row, cols);
+  if (r.pos !== r.end) fail('', `${r.end - r.pos} trailing bytes after the value`);
 }
 
 const compiled = new WeakMap<object, Decoder>();
