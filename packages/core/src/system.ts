@@ -92,6 +92,9 @@ export interface SystemOptions {
   signalExitMs?: number;
 }
 
+/** The largest reply ring that follows a larger inbound ring by default (register says why). */
+const REPLY_RING_FOLLOWS_UP_TO = 16_384;
+
 export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
   slotSize: 256,
   ringCapacity: 4096,
@@ -281,6 +284,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   readonly heartbeatTimeoutMs: number;
   private readonly replySpinMicros: number;
   private readonly defaults: KernelOptions;
+  private readonly userDefaults: Partial<KernelOptions>;
   /**
    * Recent failed loads by message text: the kernel rejects an actor's waiting messages with the text of
    * the StateLoadError the host gave it, and the host turns such a reply back into that typed error (the
@@ -303,6 +307,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.clock = opts.clock ?? Date.now;
     this.timerClock = opts.clock ? 'host' : 'kernel';
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
+    this.userDefaults = opts.defaults ?? {};
     this.askTimeoutMs = opts.askTimeoutMs ?? scaledDefault(30_000);
     this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? scaledDefault(5_000);
     this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? scaledDefault(10_000);
@@ -341,7 +346,15 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (inGrainImport()) noteGrainClass(cls);
     const { placement = 'auto', storage, flushIntervalMs, idleMs, ...rest } = opts;
     if (def.reminders.length && !storage) throw new ReminderStorageError(def.name, 'it declares reminders but was registered without storage');
-    const reg: Registration = { cls, def, placement, options: { ...this.defaults, ...(rest as Partial<KernelOptions>) }, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
+    const given = rest as Partial<KernelOptions>;
+    const options: { -readonly [K in keyof KernelOptions]: KernelOptions[K] } = { ...this.defaults, ...given };
+    // A reply ring follows a larger inbound ring unless set (up to 16,384 slots): a batch of asks as large
+    // as the inbound ring otherwise waits on reply space (askMany of 10,000 rows on the H100: 1.8 M rows/s
+    // with 16,384 reply slots, 0.9 M with 4,096).
+    if (given.replyCapacity === undefined && this.userDefaults.replyCapacity === undefined && options.ringCapacity > options.replyCapacity) {
+      options.replyCapacity = Math.min(options.ringCapacity, Math.max(options.replyCapacity, REPLY_RING_FOLLOWS_UP_TO));
+    }
+    const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
     return this;
