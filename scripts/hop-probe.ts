@@ -1,0 +1,37 @@
+/**
+ * Where the K2K hop goes: the 1,000-hop forward chain of gpu-latest (relayHop) on the CUDA backend, for
+ * each partition count given, under the NVRTC defines of this process (RINGGRAIN_NVRTC_DEFINES: e.g.
+ * RG_WORKER_SPIN=4294967295 keeps idle workers polling instead of sleeping). One line per partition
+ * count; run it once per define set and compare.
+ *
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/hop-probe.ts [--partitions 1024,128] [--hops 1000]
+ */
+import { GrainSystem } from '../packages/core/src/index.ts';
+import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
+import { relayHop } from './gpu-measure.ts';
+
+const argv = process.argv.slice(2);
+const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
+const partitionsList = option('--partitions', '1024,128').split(',').map(Number);
+const hops = Number(option('--hops', '1000'));
+if (!probeCuda().ok) {
+  console.log('hop-probe: no CUDA device');
+  process.exit(0);
+}
+const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
+for (const partitions of partitionsList) {
+  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Relay, {
+    placement: 'cuda',
+    maxActors: RELAY_ACTORS,
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  });
+  await sys.start();
+  try {
+    const h = await relayHop(sys, hops);
+    console.log(`hop-probe ${defines} partitions ${partitions}: hop ${h.hopNs.toFixed(0)} ns (chain of 0: ${h.chain0P50Us.toFixed(1)} µs, of ${hops}: ${h.chainHP50Us.toFixed(0)} µs)`);
+  } finally {
+    await sys.shutdown();
+  }
+}
