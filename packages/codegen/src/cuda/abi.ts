@@ -75,9 +75,10 @@ export function overflowLayout(o: { partitions: number; slotSize: number; nodes:
 /**
  * Bulk job boards a kernel has (device.ts rg_bulk_*): a warp with a large copy or element-parallel loop
  * posts it on a free board and idle worker warps of the same kernel run chunks of it beside the poster.
- * A poster that finds every board taken runs its job alone, as without boards.
+ * A poster that finds every board taken runs its job alone, as without boards: 8 cover the default four
+ * host lanes' ingress warps and four one-lane turns posting at once (vector-add with asks in flight).
  */
-export const BULK_BOARDS = 4;
+export const BULK_BOARDS = 8;
 /** Bytes of a board's job: an image of the poster's rg_coop (the C asserts that it fits). */
 export const BULK_JOB_BYTES = 512;
 
