@@ -400,10 +400,14 @@ __device__ static void rg_coop_copy_lane(unsigned char* d, const unsigned char* 
 #ifndef RG_BULK_CHUNK_ITERS
 #define RG_BULK_CHUNK_ITERS 8192u
 #endif
+/* An idle worker looks for posted jobs on every this-many-th poll of its queue while it spins. */
+#ifndef RG_BULK_POLL_EVERY
+#define RG_BULK_POLL_EVERY 8u
+#endif
 /* Chunks start at multiples of 16 bytes from the job's start: source and destination keep their offsets
    mod 16, so a chunk takes rg_coop_copy_lane's aligned path wherever the whole copy would. */
 static_assert(RG_BULK_CHUNK_BYTES % 16u == 0u && RG_BULK_CHUNK_BYTES >= 16u, "RG_BULK_CHUNK_BYTES: a positive multiple of 16");
-static_assert(RG_BULK_CHUNK_ITERS >= 1u && RG_BULK_MIN_BYTES >= 1u && RG_BULK_MIN_ITERS >= 1u, "RG_BULK_*: positive");
+static_assert(RG_BULK_CHUNK_ITERS >= 1u && RG_BULK_MIN_BYTES >= 1u && RG_BULK_MIN_ITERS >= 1u && RG_BULK_POLL_EVERY >= 1u, "RG_BULK_*: positive");
 static_assert(sizeof(rg_coop) <= RG_BULK_JOB_BYTES && sizeof(rg_coop) % 8u == 0u, "a job image (an rg_coop) fits rg_BulkBoard.job (abi.ts BULK_JOB_BYTES)");
 static_assert(sizeof(rg_BulkBoard) % 16u == 0u && sizeof(rg_BulkBoard::job) == RG_BULK_JOB_BYTES, "rg_BulkBoard: 16-byte multiple (abi.ts checks the offsets' alignment)");
 __device__ static inline unsigned long long* rg_bulk_next(rg_BulkBoard* b) { return (unsigned long long*)&b->nextLo; }
@@ -736,6 +740,15 @@ static_assert(alignof(rg_${G}_req) <= 16 && alignof(rg_${G}_rep) <= 16 && RG_SCR
 #endif
 static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
 /*
+ * Bulk jobs from turns (rg_bulk_job): on for units whose scratch is too large for lane turns (abi.ts
+ * scratchLayout), the only ones whose turns copy or loop over hundreds of KiB in practice. Elsewhere the
+ * post's code is left out (the warp still does every job alone, and still takes chunks when idle): in
+ *  the SIR Person kernel, at its 168-register cap, it took the spills from 32 to 52 bytes.
+ */
+#ifndef RG_BULK_TURNS
+#define RG_BULK_TURNS ${scratch.lanes === 1 ? 1 : 0}
+#endif
+/*
  * Warp cooperation in one-lane turns (rg_coop_*): RG_COOP=0 (an NVRTC define) leaves lanes 1..31 idle
  * during a one-lane turn, as before it existed (a diagnostic, and the baseline the benchmark compares with).
  */
@@ -819,7 +832,7 @@ __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { retu
 /* One lane's share of the job lane 0 posted (rg_coop_*): a bulk copy, or one of this unit's element-parallel loops. */
 __device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) {
   if (co->op == RG_CO_COPY) {
-#if RG_BULK
+#if RG_BULK && RG_BULK_TURNS
     /* every lane reads the same co (written before barrier A): the warp decides as one */
     if (co->n >= RG_BULK_MIN_BYTES && co->g && __isGlobal(co->d) && __isGlobal(co->s) &&
         rg_bulk_job(co, (unsigned int)(((unsigned long long)co->n + RG_BULK_CHUNK_BYTES - 1u) / RG_BULK_CHUNK_BYTES), lane))
@@ -829,7 +842,7 @@ __device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) 
     if (co->sys) __threadfence_system();
     return;
   }
-#if RG_BULK
+#if RG_BULK && RG_BULK_TURNS
   if (co->n >= RG_BULK_MIN_ITERS && co->g && rg_coop_bulk_ok(co->id) && rg_bulk_job(co, (co->n + RG_BULK_CHUNK_ITERS - 1u) / RG_BULK_CHUNK_ITERS, lane)) {
     /* what the loop's runner reports for a loop that cannot fail */
     if (lane == 0u) {
@@ -1297,7 +1310,10 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
       /* Nothing of our own (no claimed queue slot, no overflow node): a chunk of another warp's bulk job,
          then our queue again. A message that arrives meanwhile waits for at most one chunk. */
       unsigned int help = 0u;
-      if (lane == 0u && rg_ld_vol(&k->g->bulkLive) != 0u && rg_ld_vol(&q->head) == tail &&
+      /* Every RG_BULK_POLL_EVERY-th idle poll while spinning (each look is an L2 round trip more before
+         the next poll of our queue: a K2K hop's latency), every poll once sleeping. */
+      const bool look = idle % RG_BULK_POLL_EVERY == RG_BULK_POLL_EVERY - 1u || idle >= RG_WORKER_SPIN;
+      if (lane == 0u && look && rg_ld_vol(&k->g->bulkLive) != 0u && rg_ld_vol(&q->head) == tail &&
           (k->overflowNodes == 0u || rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead)) == 0u))
         help = 1u;
       if (__shfl_sync(RG_FULL, help, 0) != 0u && rg_bulk_take(k->g, lane)) continue;
