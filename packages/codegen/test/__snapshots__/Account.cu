@@ -1647,7 +1647,7 @@ static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES =
  * Bulk jobs from turns (rg_bulk_job): on for units whose scratch is too large for lane turns (abi.ts
  * scratchLayout), the only ones whose turns copy or loop over hundreds of KiB in practice. Elsewhere the
  * post's code is left out (the warp still does every job alone, and still takes chunks when idle): in
- *  the SIR Person kernel, at its 168-register cap, it took the spills from 32 to 52 bytes.
+ * the SIR Person kernel, at its 168-register cap, it took the spills from 32 to 52 bytes.
  */
 #ifndef RG_BULK_TURNS
 #define RG_BULK_TURNS 0
