@@ -1747,7 +1747,7 @@ __device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) 
     return;
   }
 #if RG_BULK && RG_BULK_TURNS
-  if (co->n >= RG_BULK_MIN_ITERS && co->g && rg_coop_bulk_ok(co->id) && rg_bulk_job(co, (co->n + RG_BULK_CHUNK_ITERS - 1u) / RG_BULK_CHUNK_ITERS, lane)) {
+  if (co->n >= RG_BULK_MIN_ITERS && co->g && rg_coop_bulk_ok(co->id) && rg_bulk_job(co, (unsigned int)(((unsigned long long)co->n + RG_BULK_CHUNK_ITERS - 1u) / RG_BULK_CHUNK_ITERS), lane)) {
     /* what the loop's runner reports for a loop that cannot fail */
     if (lane == 0u) {
       co->failAt = 0xffffffffu;
