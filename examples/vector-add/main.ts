@@ -109,10 +109,20 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
   const serialMs = performance.now() - t1;
   serialReplies.forEach((r, i) => check(i, r));
   let calls = 0;
-  for (let k = 0; k < actors; k++) calls += (await system.grain(VectorAdd, k).stats({})).calls;
+  let elements = 0;
+  for (let k = 0; k < actors; k++) {
+    const st = await system.grain(VectorAdd, k).stats({});
+    calls += st.calls;
+    elements += st.elements;
+  }
   if (calls !== requests + serial + 1) {
     mismatches++;
     examples.push(`size ${n}: actors counted ${calls} calls, expected ${requests + serial + 1}`);
+  }
+  // The state's sum of n: a turn whose loop or copies ran on other warps still updates its actor once.
+  if (elements !== n * (requests + serial + 1)) {
+    mismatches++;
+    examples.push(`size ${n}: actors counted ${elements} elements, expected ${n * (requests + serial + 1)}`);
   }
   await system.shutdown();
   return {
@@ -178,7 +188,7 @@ for (const [i, n] of sizes.entries()) {
 }
 bar.stop();
 
-console.log(`\nRinggrain vector-add — backend ${backendLine}, seed ${seed}`);
+console.log(`\nRinggrain vector-add — backend ${backendLine}, seed ${seed}${process.env['RINGGRAIN_NVRTC_DEFINES'] ? `, NVRTC defines ${process.env['RINGGRAIN_NVRTC_DEFINES']}` : ''}`);
 console.log('| elements | slot bytes | asks | time | per ask | M elements/s | one at a time: per ask | one at a time: M elements/s | mismatches |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {

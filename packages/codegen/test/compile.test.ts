@@ -30,6 +30,11 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['Par', () => generateKernel(Par.grain).source, BOTH],
   // The examples' and benchmarks' grains, as `--backend cuda` places them.
   ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],
+  // The A/B and stress settings of the bulk job boards (NVRTC defines the GPU runs pass), and the
+  // cooperation-off baselines that must keep compiling beside them.
+  ['VectorAdd RG_BULK=0', () => `#define RG_BULK 0\n${generateKernel(VectorAdd.grain).source}`, H100],
+  ['VectorAdd tiny bulk chunks', () => `#define RG_BULK_MIN_BYTES 1024u\n#define RG_BULK_CHUNK_BYTES 256u\n#define RG_BULK_MIN_ITERS 64u\n#define RG_BULK_CHUNK_ITERS 32u\n${generateKernel(VectorAdd.grain).source}`, H100],
+  ['VectorAdd RG_COOP=0 RG_TURN_LANES=1', () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`, H100],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['bench Echo', () => generateKernel(Echo.grain).source, H100],

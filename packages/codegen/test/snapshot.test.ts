@@ -1039,21 +1039,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_store_0) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_store_0(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_store_0(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_store_0* e_ = (const rg_env_Small_store_0*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_store_0(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_store_0(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_store_0(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_store_1 {
@@ -1069,21 +1071,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_store_1) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_store_1(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_store_1(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_store_1* e_ = (const rg_env_Small_store_1*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_store_1(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_store_1(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_store_1(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_store_2 {
@@ -1098,21 +1102,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_store_2) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_store_2(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_store_2(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_store_2* e_ = (const rg_env_Small_store_2*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_store_2(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_store_2(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_store_2(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_add_3 {
@@ -1127,21 +1133,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_add_3) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_add_3(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_add_3(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_add_3* e_ = (const rg_env_Small_add_3*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_add_3(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_add_3(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_add_3(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_add_4 {
@@ -1157,21 +1165,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_add_4) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_add_4(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_add_4(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_add_4* e_ = (const rg_env_Small_add_4*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_add_4(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_add_4(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_add_4(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_add_5 {
@@ -1186,21 +1196,23 @@ describe('generated units (inline snapshots)', () => {
       }
       #if defined(__CUDACC__)
       static_assert(sizeof(rg_env_Small_add_5) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
-      __device__ static void rg_run_Small_add_5(rg_coop* co, unsigned int lane) {
+      __device__ static void rg_rch_Small_add_5(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
         const rg_env_Small_add_5* e_ = (const rg_env_Small_add_5*)co->env;
-        const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        unsigned int k = lane;
-        for (; k + 96u < n_; k += 128u) {
+        unsigned int k = from + lane;
+        for (; k + 96u < to; k += 128u) {
           rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
           rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 32u)), ulo + (k + 32u));
           rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 64u)), ulo + (k + 64u));
           rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)((k + 96u)), ulo + (k + 96u));
         }
-        for (; k < n_; k += 32u) rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
-        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }
+        for (; k < to; k += 32u) rg_lp_Small_add_5(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(k), ulo + k);
+      }
+      __device__ static void rg_run_Small_add_5(rg_coop* co, unsigned int lane) {
+        rg_rch_Small_add_5(co, lane, 0u, co->n);
+        if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }
       }
       #endif
       struct rg_env_Small_blob_6 {

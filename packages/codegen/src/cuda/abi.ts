@@ -1,4 +1,4 @@
-import { COUNTERS, ControlBlock, layoutOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
+import { COUNTERS, ControlBlock, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
 
 /**
  * The machine-readable contract between a generated unit and the CUDA backend. Every device-side
@@ -72,6 +72,36 @@ export function overflowLayout(o: { partitions: number; slotSize: number; nodes:
   return { tails, counts, nodesAt, nodeBytes, bytes: nodesAt + nodeBytes * o.nodes };
 }
 
+/**
+ * Bulk job boards a kernel has (device.ts rg_bulk_*): a warp with a large copy or element-parallel loop
+ * posts it on a free board and idle worker warps of the same kernel run chunks of it beside the poster.
+ * A poster that finds every board taken runs its job alone, as without boards: 8 cover the default four
+ * host lanes' ingress warps and four one-lane turns posting at once (vector-add with asks in flight).
+ */
+export const BULK_BOARDS = 8;
+/** Bytes of a board's job: an image of the poster's rg_coop (the C asserts that it fits). */
+export const BULK_JOB_BYTES = 512;
+
+/**
+ * One bulk job board (device memory, zero-filled). `next` and `limit` are 64-bit words (low half first)
+ * that carry the job's generation in their high half: next = gen << 32 | next chunk to take,
+ * limit = gen << 32 | chunks. A taker runs chunk i only when its fetch-and-add on next returned gen g
+ * and chunk i and the limit it then reads has gen g and more than i chunks, so an add that raced a
+ * re-post, or came after the job ended, takes nothing.
+ */
+export const BulkBoard = t.struct({
+  nextLo: t.u32,
+  nextHi: t.u32,
+  limitLo: t.u32,
+  limitHi: t.u32,
+  /** Chunks finished (each taker adds 1 after its stores and a fence). */
+  done: t.u32,
+  /** 0: free; else the poster's warp + 1 (claimed by CAS). */
+  owner: t.u32,
+  _pad: t.array(t.u32, LINE - 6),
+  job: t.array(t.u32, BULK_JOB_BYTES / 4),
+});
+
 /** Device-memory words of one kernel, zero-filled by the host before launch. */
 export const DeviceGlobals = t.struct({
   /** Reply ring reservations (atomicAdd by workers). */
@@ -86,7 +116,23 @@ export const DeviceGlobals = t.struct({
   /** Bumped by warp 0 with every mode change; each host lane's ingress warp reports the one it saw (laneSeen words after the counter rows). */
   modeGen: t.u32,
   _pad3: t.array(t.u32, LINE - 1),
+  /** Boards with a job posted: idle workers look at the boards only while this is not 0. */
+  bulkLive: t.u32,
+  _pad4: t.array(t.u32, LINE - 1),
+  boards: t.array(BulkBoard, BULK_BOARDS),
 });
+
+// The C side uses next and limit as 64-bit atomics and the job as an 8-byte-aligned rg_coop image; the
+// globals region starts 256-aligned (the backend's device allocations), so offsets from it suffice.
+if (
+  offsetOf(BulkBoard, 'nextLo') % 8 !== 0 ||
+  offsetOf(BulkBoard, 'limitLo') % 8 !== 0 ||
+  offsetOf(BulkBoard, 'job') % 16 !== 0 ||
+  layoutOf(BulkBoard).size % 16 !== 0 ||
+  offsetOf(DeviceGlobals, 'boards') % 16 !== 0
+) {
+  throw new Error('codegen: BulkBoard words must be 8-aligned and its job 16-aligned within the globals region');
+}
 
 /** Directory entry: key (int64 halves) → state slot; `state` per DIR_STATE. */
 export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
@@ -119,7 +165,7 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'queues', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long' },
   { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: maxActors state structs' },
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
-  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals, (partitions + 1) counter rows, then one laneSeen word per host lane' },
+  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals (with the bulk job boards), (partitions + 1) counter rows, then one laneSeen word per host lane' },
   { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
   { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
   { name: 'overflow', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)" },
@@ -172,7 +218,7 @@ export interface Abi {
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
   readonly scratch: ScratchLayout;
-  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema };
+  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly BulkBoard: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
@@ -255,7 +301,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
     scratch,
-    schemas: { RouteEntry, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode },
+    schemas: { RouteEntry, DeviceGlobals, BulkBoard, DirEntry, OverflowHeader, OverflowNode },
     errors: TURN_ERRORS,
     dirCapacity,
     sizes: (o) => {

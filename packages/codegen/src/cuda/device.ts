@@ -1,6 +1,6 @@
 import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
-import { CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
+import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
@@ -319,8 +319,13 @@ struct rg_coop {
   double red[${MAX_REDUCTIONS}];       /* loop: the warp's combined reductions (parallel.ts Reduction) */
   rg_turn turn;       /* loop: lane 0's turn context, copied for the lanes */
   unsigned long long env[RG_COOP_ENV_BYTES / 8u];
+  rg_DeviceGlobals* g; /* the kernel's bulk job boards (rg_bulk_*); 0: the warp runs every job alone */
 };
 __device__ static void rg_coop_run(rg_coop* co, unsigned int lane);
+/* Generated per unit: iterations [from, to) of element-parallel loop co->id on one warp, and which loops
+   have that (those whose iterations cannot fail and reduce nothing). */
+__device__ static void rg_coop_chunk(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to);
+__device__ static bool rg_coop_bulk_ok(unsigned int id);
 
 /* 16 source bytes at s + 16c, for a source whose address is 4-aligned plus sh bytes (sh = 1..3). */
 __device__ static inline uint4 rg_ld16_shifted(const unsigned int* w, unsigned int c, unsigned int sh) {
@@ -365,6 +370,190 @@ __device__ static void rg_coop_copy_lane(unsigned char* d, const unsigned char* 
   }
   const unsigned int done = chunks << 4;
   if (lane < n - done) d[done + lane] = s[done + lane];
+}
+/*
+ * Bulk jobs: a copy or an element-parallel loop too large for one warp is cut into chunks on one of the
+ * kernel's job boards (abi.ts BulkBoard, in DeviceGlobals), and idle worker warps of the kernel take chunks
+ * beside the warp that posted it; the poster goes on once every chunk is done, as after doing it alone.
+ * Only copies between global addresses (never a warp's shared stage) and loops whose iterations cannot
+ * fail and reduce nothing are posted: a chunk needs nothing but the job's image and never waits for
+ * anything, so a poster only ever waits for chunks that are running. A worker takes chunks only while its
+ * own queue and overflow list are empty, one chunk between polls of its queue. FIFO and one turn at a
+ * time per actor are untouched: chunks are parts of a turn, or of a message move, already under way.
+ * RG_BULK=0 (an NVRTC define) posts nothing: every warp does its jobs alone, as before boards existed.
+ */
+#ifndef RG_BULK
+#define RG_BULK 1
+#endif
+#define RG_BULK_BOARDS ${BULK_BOARDS}u
+#define RG_BULK_JOB_BYTES ${BULK_JOB_BYTES}u
+/* Copies from this many bytes and loops from this many iterations are posted; chunks of this size. */
+#ifndef RG_BULK_MIN_BYTES
+#define RG_BULK_MIN_BYTES 262144u
+#endif
+#ifndef RG_BULK_CHUNK_BYTES
+#define RG_BULK_CHUNK_BYTES 65536u
+#endif
+#ifndef RG_BULK_MIN_ITERS
+#define RG_BULK_MIN_ITERS 32768u
+#endif
+#ifndef RG_BULK_CHUNK_ITERS
+#define RG_BULK_CHUNK_ITERS 8192u
+#endif
+/* An idle worker looks for posted jobs on every this-many-th poll of its queue while it spins. */
+#ifndef RG_BULK_POLL_EVERY
+#define RG_BULK_POLL_EVERY 8u
+#endif
+/* Chunks start at multiples of 16 bytes from the job's start: source and destination keep their offsets
+   mod 16, so a chunk takes rg_coop_copy_lane's aligned path wherever the whole copy would. */
+static_assert(RG_BULK_CHUNK_BYTES % 16u == 0u && RG_BULK_CHUNK_BYTES >= 16u, "RG_BULK_CHUNK_BYTES: a positive multiple of 16");
+static_assert(RG_BULK_CHUNK_ITERS >= 1u && RG_BULK_MIN_BYTES >= 1u && RG_BULK_MIN_ITERS >= 1u && RG_BULK_POLL_EVERY >= 1u, "RG_BULK_*: positive");
+static_assert(sizeof(rg_coop) <= RG_BULK_JOB_BYTES && sizeof(rg_coop) % 8u == 0u, "a job image (an rg_coop) fits rg_BulkBoard.job (abi.ts BULK_JOB_BYTES)");
+static_assert(sizeof(rg_BulkBoard) % 16u == 0u && sizeof(rg_BulkBoard::job) == RG_BULK_JOB_BYTES, "rg_BulkBoard: 16-byte multiple (abi.ts checks the offsets' alignment)");
+__device__ static inline unsigned long long* rg_bulk_next(rg_BulkBoard* b) { return (unsigned long long*)&b->nextLo; }
+__device__ static inline unsigned long long* rg_bulk_limit(rg_BulkBoard* b) { return (unsigned long long*)&b->limitLo; }
+__device__ static inline unsigned long long rg_ld_vol_u64(const unsigned long long* p) { return *(const volatile unsigned long long*)p; }
+
+/* The whole warp: chunk i of job j (the board's image, or the poster's own), then counts it done. Its
+   stores come before the count at the scope they were made for (the host's, for a reply into host
+   memory): the poster acquires the count before it publishes what the job wrote. */
+__device__ static __noinline__ void rg_bulk_chunk(rg_BulkBoard* b, const rg_coop* j, unsigned int i, unsigned int lane) {
+  const bool sys = j->op == RG_CO_COPY && j->sys != 0u;
+  if (j->op == RG_CO_COPY) {
+    const unsigned int at = i * RG_BULK_CHUNK_BYTES;
+    const unsigned int len = j->n - at < RG_BULK_CHUNK_BYTES ? j->n - at : RG_BULK_CHUNK_BYTES;
+    rg_coop_copy_lane(j->d + at, j->s + at, len, lane);
+  } else {
+    const unsigned int from = i * RG_BULK_CHUNK_ITERS;
+    rg_coop_chunk(j, lane, from, j->n - from < RG_BULK_CHUNK_ITERS ? j->n : from + RG_BULK_CHUNK_ITERS);
+  }
+  if (sys) __threadfence_system();
+  __syncwarp();
+  if (lane == 0u) {
+    /* after the barrier: cumulative over every lane's stores */
+    if (sys) __threadfence_system();
+    else __threadfence();
+    atomicAdd(&b->done, 1u);
+  }
+}
+
+/* The whole warp: a free board (owner CAS), or 0 when every board is taken. */
+__device__ static rg_BulkBoard* rg_bulk_claim(rg_DeviceGlobals* g, unsigned int lane) {
+  unsigned int bi = RG_BULK_BOARDS;
+  if (lane == 0u) {
+    const unsigned int me = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) + 1u;
+    for (unsigned int i = 0; i < RG_BULK_BOARDS; i++) {
+      if (rg_ld_vol(&g->boards[i].owner) == 0u && atomicCAS(&g->boards[i].owner, 0u, me) == 0u) {
+        /* acquire: the previous owner's last limit (the generation goes on from it) */
+        __threadfence();
+        bi = i;
+        break;
+      }
+    }
+  }
+  bi = __shfl_sync(0xffffffffu, bi, 0);
+  return bi == RG_BULK_BOARDS ? (rg_BulkBoard*)0 : &g->boards[bi];
+}
+
+/*
+ * The whole warp, holding board b whose job image the warp has written (a barrier since): publishes it as
+ * 'chunks' chunks, takes chunks until none is left, waits for the chunks others took, frees the board.
+ * The next word is reset last, with the job's generation: a taker's add before that gets the previous
+ * generation and takes nothing (rg_bulk_take checks the generation against limit's).
+ */
+__device__ static void rg_bulk_run(rg_DeviceGlobals* g, rg_BulkBoard* b, const rg_coop* job, unsigned int chunks, unsigned int lane) {
+  if (lane == 0u) {
+    const unsigned long long gen = ((rg_ld_vol_u64(rg_bulk_limit(b)) >> 32) + 1ull) & 0xffffffffull;
+    *(volatile unsigned long long*)rg_bulk_limit(b) = (gen << 32) | chunks;
+    rg_st_vol(&b->done, 0u);
+    /* release: the job image, limit, done, and whatever the job reads (written before the post) */
+    __threadfence();
+    atomicExch(rg_bulk_next(b), gen << 32);
+    atomicAdd(&g->bulkLive, 1u);
+  }
+  for (;;) {
+    unsigned int i = 0u;
+    if (lane == 0u) i = (unsigned int)atomicAdd(rg_bulk_next(b), 1ull);
+    i = __shfl_sync(0xffffffffu, i, 0);
+    if (i >= chunks) break;
+    rg_bulk_chunk(b, job, i, lane);
+  }
+  if (lane == 0u) {
+    while (rg_ld_acq_gpu(&b->done) != chunks) __nanosleep(32);
+    /* every chunk's stores before whatever the poster publishes next (a queue slot's or a reply's seq) */
+    __threadfence();
+    atomicSub(&g->bulkLive, 1u);
+    rg_st_rel_gpu(&b->owner, 0u);
+  }
+  __syncwarp();
+}
+
+/* The whole warp of a one-lane turn (from rg_coop_run): the job lane 0 posted in co, through a board.
+   False when every board is taken (the warp does it alone). Inlined into rg_coop_run: as a call of its
+   own there, the SIR Person kernel (nvcc sm_90, at its 168-register cap) spilled 172 bytes instead of 12,
+   inlined 52. */
+__device__ static __forceinline__ bool rg_bulk_job(rg_coop* co, unsigned int chunks, unsigned int lane) {
+  rg_BulkBoard* b = rg_bulk_claim(co->g, lane);
+  if (!b) return false;
+  const unsigned long long* from = (const unsigned long long*)co;
+  unsigned long long* to = (unsigned long long*)b->job;
+  for (unsigned int w = lane; w < (unsigned int)(sizeof(rg_coop) / 8u); w += 32u) to[w] = from[w];
+  __syncwarp();
+  rg_bulk_run(co->g, b, co, chunks, lane);
+  return true;
+}
+
+/* The whole ingress warp: n bytes of a large message from its host slot to its queue slot through a
+   board (false: every board is taken). */
+__device__ static __noinline__ bool rg_bulk_copy(rg_DeviceGlobals* g, unsigned char* d, const unsigned char* s, unsigned int n, unsigned int lane) {
+  rg_BulkBoard* b = rg_bulk_claim(g, lane);
+  if (!b) return false;
+  rg_coop* j = (rg_coop*)b->job;
+  if (lane == 0u) {
+    j->op = RG_CO_COPY;
+    j->d = d;
+    j->s = s;
+    j->n = n;
+    j->sys = 0u;
+  }
+  __syncwarp();
+  rg_bulk_run(g, b, j, (unsigned int)(((unsigned long long)n + RG_BULK_CHUNK_BYTES - 1u) / RG_BULK_CHUNK_BYTES), lane);
+  return true;
+}
+
+/*
+ * The whole warp of an idle worker: one chunk of a posted job, if one is left (true: it ran one). The
+ * add on next is only tried where next's generation is limit's and chunks are left, so adds past a job's
+ * end stay few (the low half never carries into the generation).
+ */
+__device__ static __noinline__ bool rg_bulk_take(rg_DeviceGlobals* g, unsigned int lane) {
+  unsigned int bi = RG_BULK_BOARDS, i = 0u;
+  if (lane == 0u) {
+    for (unsigned int x = 0; x < RG_BULK_BOARDS; x++) {
+      rg_BulkBoard* b = &g->boards[x];
+      const unsigned long long lim = rg_ld_vol_u64(rg_bulk_limit(b)), nx = rg_ld_vol_u64(rg_bulk_next(b));
+      if ((lim >> 32) != (nx >> 32) || (unsigned int)nx >= (unsigned int)lim) continue;
+      const unsigned long long v = atomicAdd(rg_bulk_next(b), 1ull);
+      /* acquire (with the add): the job image, limit, and what the job reads, as the poster released them */
+      __threadfence();
+      const unsigned long long l2 = rg_ld_vol_u64(rg_bulk_limit(b));
+      /* The same generation and a chunk below its count: a chunk of the job now posted, which then cannot
+         end (nor the board be reused) before this chunk is counted. */
+      if ((v >> 32) == (l2 >> 32) && (unsigned int)v < (unsigned int)l2) {
+        bi = x;
+        i = (unsigned int)v;
+        break;
+      }
+    }
+  }
+  /* lane 0's acquire before every lane's loads of the job */
+  __syncwarp();
+  bi = __shfl_sync(0xffffffffu, bi, 0);
+  if (bi == RG_BULK_BOARDS) return false;
+  i = __shfl_sync(0xffffffffu, i, 0);
+  rg_BulkBoard* b = &g->boards[bi];
+  rg_bulk_chunk(b, (const rg_coop*)b->job, i, lane);
+  return true;
 }
 /* Lane 0: posts a job and does its own share; the job is complete on return (barrier B). */
 __device__ static inline void rg_coop_post(rg_coop* co) {
@@ -500,6 +689,9 @@ export interface ParallelLoopFn {
   readonly env: string;
   /** Its lane runner: one lane's iterations, then the warp's agreement on errors and reductions. */
   readonly runner: string;
+  /** Its range runner (iterations [from, to) on one warp), defined where `bulk`: iterations that cannot fail and reduce nothing. */
+  readonly chunk: string;
+  readonly bulk: boolean;
 }
 
 /** The persistent loop of one grain class: control/ingress warp, workers, activation, replies. */
@@ -513,6 +705,9 @@ export function deviceLoop(
 ): string {
   const G = grain;
   const loopCases = loops.map((l) => `    case ${l.id}u: ${l.runner}(co, lane); break;`).join('\n');
+  const bulkLoops = loops.filter((l) => l.bulk);
+  const chunkCases = bulkLoops.map((l) => `    case ${l.id}u: ${l.chunk}(co, lane, from, to); break;`).join('\n');
+  const okCases = bulkLoops.map((l) => `    case ${l.id}u: return true;`).join('\n');
   const keyOf = (lo: string, hi: string) => (stringKeys ? `(long long)${lo}` : `(long long)(((unsigned long long)${hi} << 32) | ${lo})`);
   const backoff = Object.entries(BACKOFF)
     .map(([k, v]) => `#ifndef ${k}\n#define ${k} ${v}u\n#endif`)
@@ -544,6 +739,15 @@ static_assert(alignof(rg_${G}_req) <= 16 && alignof(rg_${G}_rep) <= 16 && RG_SCR
 #endif
 #endif
 static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
+/*
+ * Bulk jobs from turns (rg_bulk_job): on for units whose scratch is too large for lane turns (abi.ts
+ * scratchLayout), the only ones whose turns copy or loop over hundreds of KiB in practice. Elsewhere the
+ * post's code is left out (the warp still does every job alone, and still takes chunks when idle): in
+ * the SIR Person kernel, at its 168-register cap, it took the spills from 32 to 52 bytes.
+ */
+#ifndef RG_BULK_TURNS
+#define RG_BULK_TURNS ${scratch.lanes === 1 ? 1 : 0}
+#endif
 /*
  * Warp cooperation in one-lane turns (rg_coop_*): RG_COOP=0 (an NVRTC define) leaves lanes 1..31 idle
  * during a one-lane turn, as before it existed (a diagnostic, and the baseline the benchmark compares with).
@@ -628,13 +832,41 @@ __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { retu
 /* One lane's share of the job lane 0 posted (rg_coop_*): a bulk copy, or one of this unit's element-parallel loops. */
 __device__ static __noinline__ void rg_coop_run(rg_coop* co, unsigned int lane) {
   if (co->op == RG_CO_COPY) {
+#if RG_BULK && RG_BULK_TURNS
+    /* every lane reads the same co (written before barrier A): the warp decides as one */
+    if (co->n >= RG_BULK_MIN_BYTES && co->g && __isGlobal(co->d) && __isGlobal(co->s) &&
+        rg_bulk_job(co, (unsigned int)(((unsigned long long)co->n + RG_BULK_CHUNK_BYTES - 1u) / RG_BULK_CHUNK_BYTES), lane))
+      return;
+#endif
     rg_coop_copy_lane(co->d, co->s, co->n, lane);
     if (co->sys) __threadfence_system();
     return;
   }
+#if RG_BULK && RG_BULK_TURNS
+  if (co->n >= RG_BULK_MIN_ITERS && co->g && rg_coop_bulk_ok(co->id) && rg_bulk_job(co, (unsigned int)(((unsigned long long)co->n + RG_BULK_CHUNK_ITERS - 1u) / RG_BULK_CHUNK_ITERS), lane)) {
+    /* what the loop's runner reports for a loop that cannot fail */
+    if (lane == 0u) {
+      co->failAt = 0xffffffffu;
+      co->iters = co->n;
+    }
+    return;
+  }
+#endif
   switch (co->id) {
 ${loopCases}
     default: break;
+  }
+}
+__device__ static void rg_coop_chunk(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
+  switch (co->id) {
+${chunkCases}
+    default: break;
+  }
+}
+__device__ static bool rg_coop_bulk_ok(unsigned int id) {
+  switch (id) {
+${okCases}
+    default: return false;
   }
 }
 
@@ -908,6 +1140,8 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   /* The warp's cooperation block: lanes 1..31 help a one-lane turn through it (rg_coop_*). */
   __shared__ rg_coop rg_coops[RG_WARPS_PER_BLOCK];
   rg_coop* const co = &rg_coops[threadIdx.x >> 5];
+  if (lane == 0u) co->g = RG_BULK ? k->g : (rg_DeviceGlobals*)0;
+  __syncwarp();
 #else
   rg_coop* const co = 0;
 #endif
@@ -1071,6 +1305,20 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
       mode = rg_ld_vol(&k->g->mode);
       if (mode == RG_MODE_EXIT) return;
     }
+#if RG_BULK
+    {
+      /* Nothing of our own (no claimed queue slot, no overflow node): a chunk of another warp's bulk job,
+         then our queue again. A message that arrives meanwhile waits for at most one chunk. */
+      unsigned int help = 0u;
+      /* Every RG_BULK_POLL_EVERY-th idle poll while spinning (each look is an L2 round trip more before
+         the next poll of our queue: a K2K hop's latency), every poll once sleeping. */
+      const bool look = idle % RG_BULK_POLL_EVERY == RG_BULK_POLL_EVERY - 1u || idle >= RG_WORKER_SPIN;
+      if (lane == 0u && look && rg_ld_vol(&k->g->bulkLive) != 0u && rg_ld_vol(&q->head) == tail &&
+          (k->overflowNodes == 0u || rg_ld_acq_gpu((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead)) == 0u))
+        help = 1u;
+      if (__shfl_sync(RG_FULL, help, 0) != 0u && rg_bulk_take(k->g, lane)) continue;
+    }
+#endif
     if (idle < RG_WORKER_SPIN) idle++;
     else __nanosleep(RG_WORKER_IDLE_NS);
   }
@@ -1154,7 +1402,14 @@ __device__ static unsigned int rg_${G}_ingress_one(rg_kernel* k, unsigned char* 
     } else if (lane * 16u < total) {
       ((uint4*)d)[lane] = c;
     }
-    for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = RG_HOST_V4(s + at);
+#if RG_BULK
+    /* A large message: the rest through a job board (idle workers read it over PCIe beside this warp). */
+    const bool bulk = total >= 512u + (unsigned long long)RG_BULK_MIN_BYTES && rg_bulk_copy(k->g, d + 512u, s + 512u, (unsigned int)(total - 512u), lane);
+#else
+    const bool bulk = false;
+#endif
+    if (!bulk)
+      for (unsigned long long at = 512u + lane * 16u; at < total; at += 512u) *(uint4*)(d + at) = RG_HOST_V4(s + at);
     __syncwarp();
     /* __syncwarp orders the other lanes' stores before lane 0's release (which is cumulative). */
     if (lane == 0u) {
@@ -1296,6 +1551,10 @@ __device__ static unsigned int rg_${G}_ingress(rg_kernel* k, unsigned char* ring
       const unsigned long long tj = __shfl_sync(RG_FULL, total, j);
       unsigned char* dj = (unsigned char*)__shfl_sync(RG_FULL, (unsigned long long)d, j);
       const unsigned char* from = rg_in_slot(k, ring, t0 + j);
+#if RG_BULK
+      /* A large message: the rest through a job board (idle workers read it over PCIe beside this warp). */
+      if (tj >= 512u + (unsigned long long)RG_BULK_MIN_BYTES && rg_bulk_copy(k->g, dj + 512u, from + 512u, (unsigned int)(tj - 512u), lane)) continue;
+#endif
       /* RG_INGRESS_BIG_UNROLL reads a lane in flight before any store: one PCIe round trip moves that many
          16-byte chunks a lane, where a load-store loop paid one round trip per 512 bytes of the warp. */
       unsigned long long at = 512u + lane * 16u;

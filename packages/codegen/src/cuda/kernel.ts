@@ -1,5 +1,5 @@
 import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
-import { DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
+import { BulkBoard, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { deviceLoop, runtimeSection } from './device.ts';
@@ -45,6 +45,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(SlotHeader, 'rg_SlotHeader');
   types.named(ControlBlock, 'rg_ControlBlock');
   types.named(RouteEntry, 'rg_RouteEntry');
+  types.named(BulkBoard, 'rg_BulkBoard');
   types.named(DeviceGlobals, 'rg_DeviceGlobals');
   types.named(DirEntry, 'rg_DirEntry');
   types.named(OverflowHeader, 'rg_OverflowHeader');

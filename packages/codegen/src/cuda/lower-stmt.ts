@@ -266,8 +266,9 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
   const fields = [`${types.state}* s;`, `${types.req}* m;`, ...captures.map((c) => `${c.ctype} ${c.cname};`)];
   const unpack = [...captures.map((c) => `const ${c.ctype} ${c.cname} = e->${c.cname};`), '(void)t; (void)e; (void)s; (void)m;'];
   const kinds = plan.reductions.map((r) => r.kind);
-  const loop = fn.unit.parallelLoop(method.name, (n) =>
-    [
+  const loop = fn.unit.parallelLoop(method.name, (n) => ({
+    bulk: !mayFail && kinds.length === 0,
+    c: [
       `struct ${n.env} {\n${indent(fields.join('\n'), 2)}\n};`,
       `/* ${fn.grain.name}.${method.name}: the body of the loop at line ${s.loc.line}, one iteration (element-parallel) */`,
       `RG_HD static void ${n.body}(rg_turn* t, const ${n.env}* e, ${types.state}* s, ${types.req}* m, double* red, double v_${plan.v}, unsigned int u_${plan.v}) {`,
@@ -278,7 +279,7 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
       laneRunner(n, kinds, mayFail),
       '#endif',
     ].join('\n'),
-  );
+  }));
   const reduces = plan.reductions.map((r) => `${r.name} (${r.kind})`).join(', ');
   noteLoop(
     fn,
@@ -329,8 +330,9 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
  * JS order and on the iterations run. A body that cannot fail runs four iterations a step (their indices
  * differ, so the compiler may overlap their loads).
  */
-function laneRunner(n: { env: string; body: string; runner: string }, kinds: readonly ('sum' | 'min' | 'max')[], mayFail: boolean): string {
+function laneRunner(n: { env: string; body: string; runner: string; chunk: string }, kinds: readonly ('sum' | 'min' | 'max')[], mayFail: boolean): string {
   const R = kinds.length;
+  if (!mayFail && R === 0) return chunkRunner(n);
   const init = kinds.map((k) => (k === 'sum' ? '0.0' : k === 'min' ? 'rg_inf()' : '-rg_inf()'));
   const call = (k: string) => `${n.body}(&lt, e_, e_->s, e_->m, ${R ? 'red' : '(double*)0'}, lo_ + (double)(${k}), ulo + ${k});`;
   const loop = mayFail
@@ -364,6 +366,30 @@ function laneRunner(n: { env: string; body: string; runner: string }, kinds: rea
     ...reduce,
   ];
   return `__device__ static void ${n.runner}(rg_coop* co, unsigned int lane) {\n${indent(body.join('\n'), 2)}\n}`;
+}
+
+/**
+ * A loop that cannot fail and reduces nothing: its iterations [from, to) on one warp's lanes (iteration k
+ * on lane k % 32), from the job's image alone, so that any warp of the kernel can run a range of it: the
+ * posting warp's lanes (the whole range, from rg_coop_run) or an idle worker warp (a chunk of a bulk job,
+ * device.ts rg_bulk_*; rg_coop_chunk is the switch). Nothing to agree on afterwards: lane 0 of the posting
+ * warp reports no failure and every iteration run.
+ */
+function chunkRunner(n: { env: string; body: string; runner: string; chunk: string }): string {
+  const call = (k: string) => `${n.body}(&lt, e_, e_->s, e_->m, (double*)0, lo_ + (double)(${k}), ulo + ${k});`;
+  const body = [
+    'rg_turn lt = co->turn;',
+    `const ${n.env}* e_ = (const ${n.env}*)co->env;`,
+    'const double lo_ = co->lo;',
+    'const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;',
+    'unsigned int k = from + lane;',
+    `for (; k + 96u < to; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
+    `for (; k < to; k += 32u) ${call('k')}`,
+  ];
+  return [
+    `__device__ static void ${n.chunk}(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {\n${indent(body.join('\n'), 2)}\n}`,
+    `__device__ static void ${n.runner}(rg_coop* co, unsigned int lane) {\n  ${n.chunk}(co, lane, 0u, co->n);\n  if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }\n}`,
+  ].join('\n');
 }
 
 /**

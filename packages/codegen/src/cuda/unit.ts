@@ -25,7 +25,7 @@ export class Unit implements UnitServices {
   private readonly senders = new Map<string, { name: string; type: string }>();
   /** Element-parallel loops: C definitions (captured-values structs and body functions), ids and names, notes. */
   readonly loopDefs: string[] = [];
-  readonly loopFns: { id: number; env: string; body: string; runner: string }[] = [];
+  readonly loopFns: { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean }[] = [];
   readonly loopNotes: LoopNote[] = [];
 
   constructor(
@@ -81,11 +81,14 @@ export class Unit implements UnitServices {
     return s;
   }
 
-  parallelLoop(method: string, defs: (n: { env: string; body: string; runner: string }) => string): { id: number; env: string; body: string; runner: string } {
+  /** `defs` returns the loop's C definitions, and whether it defined the range runner `chunk` (a bulk-eligible loop). */
+  parallelLoop(method: string, defs: (n: { env: string; body: string; runner: string; chunk: string }) => { c: string; bulk: boolean }): { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean } {
     const id = this.loopFns.length;
     const stem = `${this.grain.name}_${method}_${id}`;
-    const fn = { id, env: `rg_env_${stem}`, body: `rg_lp_${stem}`, runner: `rg_run_${stem}` };
-    this.loopDefs.push(defs(fn));
+    const names = { env: `rg_env_${stem}`, body: `rg_lp_${stem}`, runner: `rg_run_${stem}`, chunk: `rg_rch_${stem}` };
+    const d = defs(names);
+    const fn = { id, ...names, bulk: d.bulk };
+    this.loopDefs.push(d.c);
     this.loopFns.push(fn);
     return fn;
   }
