@@ -72,8 +72,9 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
   // Warm-up (JIT, activation), not timed.
   await system.grain(VectorAdd, 0).add(inputs[0]!);
   const t0 = performance.now();
-  // A window of in-flight asks: enough to keep the kernel busy, bounded so the host does not outrun the ring.
-  const window = Math.max(1, Math.min(64, ringCapacity >> 1));
+  // A window of in-flight asks: enough to keep the kernel busy, no more than the ring holds (a send
+  // beyond it would wait in the host's spill). At 1,000,000 elements that is 4 (four 8 MB slots).
+  const window = Math.max(1, Math.min(64, ringCapacity));
   let next = 0;
   const check = (i: number, r: { n: number; sum: Float32Array }) => {
     const { a, b } = inputs[i % inputs.length]!;
