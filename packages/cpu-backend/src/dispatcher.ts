@@ -111,14 +111,16 @@ interface PeerLaneEnd {
   tailSeen: number;
 }
 
-/** Slot images gathered for one target lane, `stride` words apart (seq first, not written). */
+/**
+ * Slot images gathered for one target lane, `stride` words apart (seq first, not written). The images'
+ * memory is taken on the first send to that lane: a dispatcher has a box for every other thread's lane of
+ * every kernel, and most pairs of kernels never talk.
+ */
 class Outbox {
-  readonly words: Int32Array;
+  words = new Int32Array(0);
   readonly lengths = new Int32Array(OUTBOX_SLOTS);
   count = 0;
-  constructor(readonly stride: number) {
-    this.words = new Int32Array(OUTBOX_SLOTS * stride);
-  }
+  constructor(readonly stride: number) {}
 }
 
 interface Peer {
@@ -879,7 +881,10 @@ export class Dispatcher {
         if (this.enqueue(lane, s.i32, slot >> 2, words)) return;
       } else {
         // Another thread's lane: gathered, written with the rest at the step's end (or when the box is full).
-        if (box.count === 0) this.boxed.push(lane);
+        if (box.count === 0) {
+          this.boxed.push(lane);
+          if (box.words.length === 0) box.words = new Int32Array(OUTBOX_SLOTS * box.stride);
+        }
         const src = s.i32;
         const at = slot >> 2;
         const dst = box.words;
