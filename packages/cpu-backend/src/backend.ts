@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, RING, RING_HEADER_SIZE, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
 import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolThread } from './pool.ts';
@@ -31,7 +31,6 @@ class CpuKernel implements BackendKernel {
   readonly kernelId = nextKernelId++;
   private fault: Error | undefined;
   private readonly controls: Int32Array[];
-  private readonly inboundWords: Int32Array[];
   /** Each lane's thread generation when the lane was added (a different one: the thread died since). */
   private generations: number[] | undefined;
   /** Per lane: how often it moved to a replacement thread, and why last (core fails that lane's asks). */
@@ -65,7 +64,6 @@ class CpuKernel implements BackendKernel {
     }
     this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply] })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
-    this.inboundWords = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.inbound.offset, RING_HEADER_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
     if (plan.persistence) {
       const states = new StateAccess(plan, threads.length, (lane, op) => this.threads[lane]!.state(this.kernelId, op));
@@ -114,10 +112,9 @@ class CpuKernel implements BackendKernel {
   }
 
   wake(lane: number): void {
-    // Only the producer that takes `parked` from 1 to 0 rings: one futex wake per park, not one per send
-    // (measured on the 16-core GPU host: a tell into a paused kernel cost 3.4 µs, a notify each).
-    const w = this.inboundWords[lane]!;
-    if (Atomics.load(w, RING.parked) !== 0 && Atomics.compareExchange(w, RING.parked, 1, 0) === 1) this.backend.pool.ring(this.threads[lane]!.index);
+    // Only the producer that takes the thread's parked flag from 1 to 0 rings: one futex wake per park, not
+    // one per send (measured on the 16-core GPU host: a tell into a paused kernel cost 3.4 µs, a notify each).
+    this.backend.pool.wake(this.threads[lane]!.index);
   }
 
   /**

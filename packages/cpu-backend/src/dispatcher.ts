@@ -36,11 +36,20 @@ import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
 import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
 import { K2KTargetError } from './errors.ts';
-import { OVERFLOW_WORD, overflowWords, type PeerInfo } from './memory.ts';
+import { OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
 /** Messages taken from one ring before the loop looks at the other (host inbound, K2K): fairness, not protocol. */
 const DRAIN_BATCH = 64;
+
+/**
+ * K2K messages for a lane of another thread gathered before they are written to its ring as one batch
+ * (the step's end writes what is gathered, whatever the count). Each message written one by one cost a
+ * CAS on the target ring's head and a load of its consumer's flag, both on lines the other core had just
+ * written: on the 2-core machine a message cost twice the CPU with 2 threads (half the sends crossing)
+ * as with 1. One CAS claims the batch; the slots are written in order, each published by its seq.
+ */
+const OUTBOX_SLOTS = 32;
 
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
@@ -88,14 +97,30 @@ export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Err
 interface PeerLaneEnd {
   readonly ring: Ring;
   readonly producer: RingProducer;
-  /** The lane's inbound ring (its `parked` word says whether the consumer sleeps). */
-  readonly parkedRing: Ring;
-  /** The word its consumer sleeps on. */
+  /** The word its consumer sleeps on, and the consumer's parked flag (-1: a consumer that never parks). */
   readonly doorbell: Int32Array;
   readonly doorbellIndex: number;
-  /** Messages that found this lane's K2K ring full, in send order (retried every loop turn). */
+  readonly parkedIndex: number;
   /** Messages waiting for room in the lane's K2K ring: each the slot image as 32-bit words (seq first). */
   readonly overflow: Deque<Int32Array>;
+  /** The peer's overflow figures (Peer.stats). */
+  readonly stats: Int32Array;
+  /** Messages gathered for a lane another thread consumes (undefined: this thread's own lane, written at once). */
+  readonly outbox: Outbox | undefined;
+  /** The ring's tail as last read (batch claims re-read it only when it says full). */
+  tailSeen: number;
+}
+
+/**
+ * Slot images gathered for one target lane, `stride` words apart (seq first, not written). The images'
+ * memory is taken on the first send to that lane: a dispatcher has a box for every other thread's lane of
+ * every kernel, and most pairs of kernels never talk.
+ */
+class Outbox {
+  words = new Int32Array(0);
+  readonly lengths = new Int32Array(OUTBOX_SLOTS);
+  count = 0;
+  constructor(readonly stride: number) {}
 }
 
 interface Peer {
@@ -133,6 +158,10 @@ export class Dispatcher {
   private readonly scratch: Ring;
   private readonly scratchSlot: number;
   private peers = new Map<number, Peer>();
+  /** The lane this dispatcher consumes: in the pool, also the index of its thread (lane i of every kernel runs on thread i). */
+  private readonly lane: number;
+  /** Target lanes whose outbox holds messages, in the order they got their first. */
+  private readonly boxed: PeerLaneEnd[] = [];
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
@@ -193,6 +222,7 @@ export class Dispatcher {
     this.reply = new RingProducer(new Ring(args.sab, args.replyOffset));
     this.ownStats = new Int32Array(args.sab, args.overflowOffset, overflowWords(args.lanes));
     this.heldWord = OVERFLOW_WORD.heldBy + args.lane;
+    this.lane = args.lane;
     this.replySignal = new Int32Array(args.replySignal);
     this.states = new StateTable(args.self.def.name, args.self.def.state, args.options.maxActors);
     this.scratch = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
@@ -227,6 +257,8 @@ export class Dispatcher {
   }
 
   setPeers(peers: readonly PeerInfo[]): void {
+    // Gathered messages join their lanes' overflow queues first (in order): those follow the peer below.
+    this.spillOutboxes();
     const next = new Map<number, Peer>();
     for (const [id, old] of this.peers) {
       const still = peers.find((p) => p.grainId === id);
@@ -247,18 +279,23 @@ export class Dispatcher {
         next.set(p.grainId, old);
         continue;
       }
+      const stats = new Int32Array(p.sab, p.overflowOffset, overflowWords(p.lanes.length));
       next.set(p.grainId, {
         buffer: p.sab,
-        stats: new Int32Array(p.sab, p.overflowOffset, overflowWords(p.lanes.length)),
+        stats,
         lanes: p.lanes.map((l, i) => {
           const ring = new Ring(p.sab, l.k2kOffset);
           return {
             ring,
             producer: new RingProducer(ring),
-            parkedRing: new Ring(p.sab, l.inboundOffset),
             doorbell: new Int32Array(l.doorbell.buffer),
             doorbellIndex: l.doorbell.index,
+            parkedIndex: l.doorbell.parked ?? -1,
             overflow: old && old.lanes.length === p.lanes.length ? old.lanes[i]!.overflow : new Deque<Int32Array>(),
+            stats,
+            // Lane i of every kernel runs on pool thread i: only this dispatcher's own lane index is this thread.
+            outbox: i === this.lane ? undefined : new Outbox(Math.max(ring.slotSize, this.options.slotSize) >> 2),
+            tailSeen: Atomics.load(ring.words, RING.tail) >>> 0,
           };
         }),
       });
@@ -341,6 +378,7 @@ export class Dispatcher {
       this.persist!.emit({ out: 'load', keys: this.toLoad });
       this.toLoad = [];
     }
+    if (this.boxed.length) this.flushOutboxes();
     if (this.pendingOverflow) this.flushOverflow();
     if (did > 0) this.heartbeat++;
     this.publishCounters();
@@ -365,12 +403,6 @@ export class Dispatcher {
       if (did === 0) return this.pendingOverflow ? 'busy' : 'idle';
       if (performance.now() - t0 > budgetMs) return 'busy';
     }
-  }
-
-  /** Marks this lane's rings parked (or not): producers that see it ring the doorbell after publishing. */
-  setParked(on: boolean): void {
-    this.inbound.setParked(on);
-    this.k2k.setParked(on);
   }
 
   /** Applies a new host request; true when the loop must end. */
@@ -649,6 +681,7 @@ export class Dispatcher {
         emit({ out: 'done', id: op.id, count });
       }
     }
+    if (this.boxed.length) this.flushOutboxes();
     this.publishCounters();
     return n;
   }
@@ -842,15 +875,105 @@ export class Dispatcher {
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
     const words = (len + 3) >> 2;
-    if (lane.overflow.length === 0 && this.enqueue(lane, s.i32, slot >> 2, words)) return;
-    lane.overflow.push(s.i32.slice(slot >> 2, (slot >> 2) + words));
-    this.pendingOverflow++;
-    const used = Atomics.add(peer.stats, OVERFLOW_WORD.inUse, 1) + 1;
-    Atomics.add(peer.stats, this.heldWord, 1);
-    Atomics.add(peer.stats, OVERFLOW_WORD.overflowed, 1);
-    for (let hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(peer.stats, OVERFLOW_WORD.highWater)) {
-      if (Atomics.compareExchange(peer.stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
+    if (lane.overflow.length === 0) {
+      const box = lane.outbox;
+      if (box === undefined) {
+        if (this.enqueue(lane, s.i32, slot >> 2, words)) return;
+      } else {
+        // Another thread's lane: gathered, written with the rest at the step's end (or when the box is full).
+        if (box.count === 0) {
+          this.boxed.push(lane);
+          if (box.words.length === 0) box.words = new Int32Array(OUTBOX_SLOTS * box.stride);
+        }
+        const src = s.i32;
+        const at = slot >> 2;
+        const dst = box.words;
+        const d0 = box.count * box.stride;
+        for (let w = 1; w < words; w++) dst[d0 + w] = src[at + w]!;
+        box.lengths[box.count++] = words;
+        if (box.count === OUTBOX_SLOTS) this.flushOutbox(lane);
+        return;
+      }
     }
+    this.hold(lane, s.i32.slice(slot >> 2, (slot >> 2) + words));
+  }
+
+  /** A message that waits in the lane's overflow queue (in order) until its ring has room; counted in the peer's figures. */
+  private hold(lane: PeerLaneEnd, image: Int32Array): void {
+    lane.overflow.push(image);
+    this.pendingOverflow++;
+    const stats = lane.stats;
+    const used = Atomics.add(stats, OVERFLOW_WORD.inUse, 1) + 1;
+    Atomics.add(stats, this.heldWord, 1);
+    Atomics.add(stats, OVERFLOW_WORD.overflowed, 1);
+    for (let hw = Atomics.load(stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(stats, OVERFLOW_WORD.highWater)) {
+      if (Atomics.compareExchange(stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
+    }
+  }
+
+  private flushOutboxes(): void {
+    const boxed = this.boxed;
+    // flushOutbox removes the lane from `boxed` only when it empties the box; it always does.
+    for (let i = 0; i < boxed.length; i++) this.flushOutbox(boxed[i]!, false);
+    boxed.length = 0;
+  }
+
+  /**
+   * Writes a lane's gathered messages into its K2K ring: one CAS claims as many slots as the ring has
+   * free (up to all of them), each slot is copied and published by its seq, and the consumer is woken
+   * once if it parked. What does not fit waits in the overflow queue, in order.
+   */
+  private flushOutbox(lane: PeerLaneEnd, unlist = true): void {
+    const box = lane.outbox!;
+    const n = box.count;
+    box.count = 0;
+    if (unlist) {
+      const at = this.boxed.indexOf(lane);
+      if (at >= 0) this.boxed.splice(at, 1);
+    }
+    if (n === 0) return;
+    const ring = lane.ring;
+    const hw = ring.words;
+    const cap = ring.capacity;
+    let head = 0;
+    let k = 0;
+    for (;;) {
+      head = Atomics.load(hw, RING.head) >>> 0;
+      let free = cap - ((head - lane.tailSeen) >>> 0);
+      if (free < n) {
+        // A cross-core read of the consumer's line: only when the cached tail says the batch does not fit.
+        lane.tailSeen = Atomics.load(hw, RING.tail) >>> 0;
+        free = cap - ((head - lane.tailSeen) >>> 0);
+      }
+      k = Math.min(n, free);
+      if (k <= 0) {
+        k = 0;
+        break;
+      }
+      if (Atomics.compareExchange(hw, RING.head, head | 0, (head + k) | 0) === (head | 0)) break;
+    }
+    const dst = ring.i32;
+    const src = box.words;
+    const stride = box.stride;
+    for (let j = 0; j < k; j++) {
+      const d0 = ring.slotAt(head + j) >> 2;
+      const s0 = j * stride;
+      const len = box.lengths[j]!;
+      for (let w = 1; w < len; w++) dst[d0 + w] = src[s0 + w]!;
+      Atomics.store(dst, d0 + (SLOT.seq >> 2), (head + j + 1) | 0);
+    }
+    if (k > 0 && lane.parkedIndex >= 0) wakeIfParked(lane.doorbell, lane.doorbellIndex, lane.parkedIndex);
+    for (let j = k; j < n; j++) this.hold(lane, src.slice(j * stride, j * stride + box.lengths[j]!));
+  }
+
+  /** Every gathered message into its lane's overflow queue, in order (the peer list is about to change). */
+  private spillOutboxes(): void {
+    for (const lane of this.boxed) {
+      const box = lane.outbox!;
+      for (let j = 0; j < box.count; j++) this.hold(lane, box.words.slice(j * box.stride, j * box.stride + box.lengths[j]!));
+      box.count = 0;
+    }
+    this.boxed.length = 0;
   }
 
   /**
@@ -864,18 +987,8 @@ export class Dispatcher {
     const d0 = slot >> 2;
     for (let w = 1; w < n; w++) dst[d0 + w] = src[at + w]!;
     lane.producer.publishShared(slot);
-    this.ringIfParked(lane);
+    if (lane.parkedIndex >= 0) wakeIfParked(lane.doorbell, lane.doorbellIndex, lane.parkedIndex);
     return true;
-  }
-
-  private ringIfParked(lane: PeerLaneEnd): void {
-    // The thread parks with every ring of its lanes marked; the producer that clears a mark rings (once per park).
-    // A plain load first: the CAS (a locked write to the consumer's header line) only when it is parked.
-    const k2kParked = Atomics.load(lane.ring.words, RING.parked) !== 0 && Atomics.compareExchange(lane.ring.words, RING.parked, 1, 0) === 1;
-    if (k2kParked || (Atomics.load(lane.parkedRing.words, RING.parked) !== 0 && Atomics.compareExchange(lane.parkedRing.words, RING.parked, 1, 0) === 1)) {
-      Atomics.add(lane.doorbell, lane.doorbellIndex, 1);
-      Atomics.notify(lane.doorbell, lane.doorbellIndex);
-    }
   }
 
   private flushOverflow(): void {

@@ -65,6 +65,24 @@ export interface Doorbell {
   readonly buffer: SharedArrayBuffer;
   /** Int32 index of the word. */
   readonly index: number;
+  /**
+   * Int32 index of the consumer's parked flag (1 while it sleeps on the word), on the doorbell's own line;
+   * absent for a consumer that never parks (the inline backend's).
+   */
+  readonly parked?: number;
+}
+
+/**
+ * A producer that made work visible wakes a consumer that parked: only the producer that takes the flag
+ * from 1 to 0 rings, so one futex wake per park, not one per send. The flag sits on the doorbell's line,
+ * written only when the consumer parks and when it is woken, so the load every send makes is of a line
+ * that stays shared, not one the consumer writes per message (a ring's tail line, where the flag was).
+ */
+export function wakeIfParked(words: Int32Array, index: number, parked: number): void {
+  if (Atomics.load(words, parked) !== 0 && Atomics.compareExchange(words, parked, 1, 0) === 1) {
+    Atomics.add(words, index, 1);
+    Atomics.notify(words, index);
+  }
 }
 
 /** A lane's own control-block doorbell (a consumer that parks per lane, as the inline backend's). */
@@ -72,10 +90,9 @@ export function controlDoorbell(b: KernelBuffers, lane: number): Doorbell {
   return { buffer: b.sab, index: (b.lanes[lane]!.control.offset >> 2) + CONTROL.doorbell };
 }
 
-/** What a worker needs to reach one lane of another kernel: its K2K ring, whether it parked, its doorbell. */
+/** What a worker needs to reach one lane of another kernel: its K2K ring, and its consumer's doorbell and parked flag. */
 export interface PeerLane {
   readonly k2kOffset: number;
-  readonly inboundOffset: number;
   readonly doorbell: Doorbell;
 }
 
@@ -92,6 +109,6 @@ export function peerInfo(grainId: number, b: KernelBuffers, doorbells: readonly 
     grainId,
     sab: b.sab,
     overflowOffset: b.overflow.offset,
-    lanes: b.lanes.map((l, i) => ({ k2kOffset: l.k2k.offset, inboundOffset: l.inbound.offset, doorbell: doorbells[i]! })),
+    lanes: b.lanes.map((l, i) => ({ k2kOffset: l.k2k.offset, doorbell: doorbells[i]! })),
   };
 }

@@ -14,6 +14,7 @@ import type { FromThread, LaneInit, StateOut, ThreadInit, ToThread } from './pro
 const { init, port } = workerData as { init: ThreadInit; port: MessagePort };
 const doorbell = new Int32Array(init.doorbell.buffer);
 const bell = init.doorbell.index;
+const parkedFlag = init.doorbell.parked!;
 const SPIN_MS = 0.05;
 const lanes = new Map<number, Dispatcher>();
 /** Lanes that acknowledged STOP: they take no messages but still answer state requests until removed (write-behind's final flush). */
@@ -41,8 +42,6 @@ function poll(): boolean {
       peers = msg.peers;
       for (const d of lanes.values()) d.setPeers(peers);
     } else if (msg.type === 'remove') {
-      const d = lanes.get(msg.kernelId);
-      d?.setParked(false);
       lanes.delete(msg.kernelId);
       stopped.delete(msg.kernelId);
       post({ type: 'removed', kernelId: msg.kernelId });
@@ -114,10 +113,15 @@ function run(): void {
   }
 }
 
-/** Sleeps on the doorbell; producers see a lane's rings parked and ring it after publishing. */
+/**
+ * Sleeps on the doorbell; producers (the host, other threads' K2K sends) see the thread's parked flag
+ * after publishing and ring it. The flag is set before every lane is looked at once more, and producers
+ * publish before they load it (both sequentially consistent): either the look finds the message or its
+ * producer finds the flag.
+ */
 function park(): void {
   const seen = Atomics.load(doorbell, bell);
-  for (const d of lanes.values()) d.setParked(true);
+  Atomics.store(doorbell, parkedFlag, 1);
   let ready = false;
   for (const d of lanes.values()) ready ||= d.hasWork();
   for (const d of stopped.values()) ready ||= d.hasOps();
@@ -125,7 +129,7 @@ function park(): void {
   let waitMs = 1000;
   for (const d of lanes.values()) waitMs = Math.min(waitMs, d.timerWaitMs());
   if (!ready && waitMs > 0 && !poll()) Atomics.wait(doorbell, bell, seen, waitMs);
-  for (const d of lanes.values()) d.setParked(false);
+  Atomics.store(doorbell, parkedFlag, 0);
 }
 
 async function main(): Promise<void> {

@@ -1,10 +1,14 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import type { PeerInfo, Doorbell } from './memory.ts';
+import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
 import type { FromThread, LaneInit, StateOp, StateOut, ThreadInit, ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
-/** Int32 words between two threads' doorbells (128 bytes: no false sharing). */
+/**
+ * Int32 words between two threads' doorbells (128 bytes: no false sharing). A thread's block holds its
+ * doorbell word and, beside it, its parked flag (memory.ts wakeIfParked).
+ */
 const DOORBELL_STRIDE = 32;
+const PARKED_WORD = 1;
 
 /** Inspector flags are not for workers; loader flags do not reach them on Node 20 (worker-entry.mjs). */
 function workerExecArgv(): string[] {
@@ -42,7 +46,7 @@ export class PoolThread {
   ) {}
 
   get doorbell(): Doorbell {
-    return { buffer: this.pool.doorbells, index: this.index * DOORBELL_STRIDE };
+    return { buffer: this.pool.doorbells, index: this.index * DOORBELL_STRIDE, parked: this.index * DOORBELL_STRIDE + PARKED_WORD };
   }
 
   /** Starts the thread if it is not running; resolves once it reads its port. */
@@ -204,6 +208,11 @@ export class ThreadPool {
   ring(i: number): void {
     Atomics.add(this.words, i * DOORBELL_STRIDE, 1);
     Atomics.notify(this.words, i * DOORBELL_STRIDE);
+  }
+
+  /** Wakes thread `i` only if it parked (after a message was published for it). */
+  wake(i: number): void {
+    wakeIfParked(this.words, i * DOORBELL_STRIDE, i * DOORBELL_STRIDE + PARKED_WORD);
   }
 
   async close(): Promise<void> {

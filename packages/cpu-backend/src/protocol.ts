@@ -31,7 +31,7 @@ export interface LaneInit {
 export interface ThreadInit {
   readonly index: number;
   /** The thread's doorbell: words[index] of this buffer (memory.ts Doorbell). */
-  readonly doorbell: { readonly buffer: SharedArrayBuffer; readonly index: number };
+  readonly doorbell: { readonly buffer: SharedArrayBuffer; readonly index: number; readonly parked?: number };
   readonly replySignal: SharedArrayBuffer;
 }
 
