@@ -145,6 +145,31 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     for (let i = 0; i < this.lanes.length; i++) this.impl?.wake(i);
   }
 
+  /**
+   * The quiet barrier's second wave (system.idle): asks every lane for a counter publication that
+   * starts after now, and wakes parked consumers so they answer. Returns the request to wait for.
+   */
+  requestPublication(): number {
+    const r = ((Atomics.load(this.lanes[0]!.control, CONTROL.publishRequest) >>> 0) + 1) >>> 0;
+    for (const [i, l] of this.lanes.entries()) {
+      Atomics.store(l.control, CONTROL.publishRequest, r | 0);
+      this.impl?.wake(i);
+    }
+    return r;
+  }
+
+  /** Whether every lane has published its counters after reading request `r` (requestPublication). */
+  publicationAnswered(r: number): boolean {
+    return this.lanes.every((l) => Atomics.load(l.control, CONTROL.publishEpoch) >>> 0 === r);
+  }
+
+  /** Messages in device queues or turns at the last answered publication (0 where the backend publishes between turns). */
+  queued(): number {
+    let n = 0;
+    for (const l of this.lanes) n += Atomics.load(l.control, CONTROL.queued) >>> 0;
+    return n;
+  }
+
   /** Messages in every lane's inbound ring not yet taken. */
   inboundDepth(): number {
     let n = 0;

@@ -87,13 +87,25 @@ export const ControlBlock = t.struct({
   requested: t.u32,
   /** Bumped with every request so the kernel's acknowledgment can be matched. */
   requestEpoch: t.u32,
-  _pad0: t.array(t.u32, LINE_WORDS - 2),
+  /**
+   * Bumped by the host's quiet barrier (system.idle): the kernel's next counter publication starts after
+   * it reads the new value, and says so in publishEpoch.
+   */
+  publishRequest: t.u32,
+  _pad0: t.array(t.u32, LINE_WORDS - 3),
   // Line 1, kernel-written.
   observed: t.u32,
   ackEpoch: t.u32,
   heartbeat: t.u32,
   faultCode: t.u32,
-  _pad1: t.array(t.u32, LINE_WORDS - 4),
+  /** The publishRequest read before the counters last published (written after them). */
+  publishEpoch: t.u32,
+  /**
+   * With that publication (lane 0, CUDA): messages claimed into device partition queues or overflow
+   * lists and not yet finished, turns under way included. Read before the sent counters.
+   */
+  queued: t.u32,
+  _pad1: t.array(t.u32, LINE_WORDS - 6),
   // Line 2, kernel-written counters (u32, wrapping; readers take differences).
   received: t.u32,
   processed: t.u32,
@@ -147,7 +159,7 @@ export const SLOT = {
 
 export const CONTROL = Object.fromEntries(
   (layoutOf(ControlBlock).fields ?? []).filter((f) => !f.name.startsWith('_')).map((f) => [f.name, f.offset >> 2]),
-) as Record<'requested' | 'requestEpoch' | 'observed' | 'ackEpoch' | 'heartbeat' | 'faultCode' | 'doorbell' | CounterName, number>;
+) as Record<'requested' | 'requestEpoch' | 'publishRequest' | 'observed' | 'ackEpoch' | 'heartbeat' | 'faultCode' | 'publishEpoch' | 'queued' | 'doorbell' | CounterName, number>;
 
 /** Bytes a ring of `capacity` slots of `slotSize` bytes occupies (header included). */
 export function ringBytes(capacity: number, slotSize: number): number {

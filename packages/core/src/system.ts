@@ -1249,46 +1249,60 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /**
    * Resolves when everything sent has been processed: no send waits for ring space, and for every kernel
    * `sent + k2kReceived = processed + rejected + hostRejected` with nothing in its inbound ring, and in
-   * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too), holding
-   * in one snapshot of every kernel's counters, and the same counts held for `holdMs` (default 0.25).
+   * total K2K sent = K2K received (so the K2K chains that host messages caused have ended too).
    * Throws IdleTimeoutError (naming what did not balance) after `timeoutMs`.
    *
-   * Why that is exact: consumers publish what a turn received and sent before what it finished, and
-   * every counter only grows, so a balanced snapshot has no message anywhere between a send and the end
-   * of its turn. The hold is a margin, not the proof. Polls on every event-loop turn for the first 20 ms
-   * (a GPU step often settles within a millisecond), then every millisecond, so a long wait spins no core.
+   * Why that is exact: each kernel publishes its counters as of some moment of its own, so one balanced
+   * reading can mix a kernel seen before a K2K message reached it with its sender seen after a turn that
+   * the message set off. So it takes two waves (termination detection by four counters): a first
+   * balanced reading gives D, everything finished as of then; then every running kernel is asked for a
+   * publication made after that reading (RingKernel.requestPublication), and the second reading must
+   * balance with the same D finished and no turn under way (`queued`, a GPU kernel's publisher runs beside
+   * its turns). Everything that was in flight at the first reading is sent in the second and not
+   * finished in the first, so equal counts leave nothing in flight. Counts must then hold for `holdMs`
+   * (default 0.25) from the first reading: a margin, not the proof. Polls on every event-loop turn for
+   * the first 20 ms (a GPU step often settles within a millisecond), then every millisecond.
    */
   async idle(opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const holdMs = opts.holdMs ?? 0.25;
     const t0 = performance.now();
-    let quietSince: number | undefined;
-    let quietAt = -1;
+    let wave: { done: number; at: number; asked: Array<[RingKernel, number]> } | undefined;
     for (;;) {
       this.drainReplies();
-      const { busy, processed } = this.balance();
+      const { busy, processed, queued } = this.balance();
       const now = performance.now();
-      if (busy.length === 0 && (quietSince === undefined || processed === quietAt)) {
-        quietSince ??= now;
-        quietAt = processed;
-        if (now - quietSince >= holdMs) return;
-      } else quietSince = undefined;
-      if (now - t0 > timeoutMs) throw new IdleTimeoutError(timeoutMs, busy.length ? busy : [`counts still moving (processed ${processed})`]);
+      if (busy.length !== 0) wave = undefined;
+      else if (wave && wave.asked.every(([k, r]) => !k.accepting || k.publicationAnswered(r))) {
+        if (processed === wave.done && queued === 0) {
+          if (now - wave.at >= holdMs) return;
+        } else wave = undefined;
+      }
+      if (busy.length === 0 && !wave) {
+        const asked = this.kernels()
+          .filter((k) => k.accepting)
+          .map((k): [RingKernel, number] => [k, k.requestPublication()]);
+        wave = { done: processed, at: now, asked };
+      }
+      if (now - t0 > timeoutMs) {
+        const why = busy.length ? busy : wave ? [`counts still moving, or a kernel did not answer a counter publication request (processed ${processed}, queued ${queued})`] : [`counts still moving (processed ${processed})`];
+        throw new IdleTimeoutError(timeoutMs, why);
+      }
       await new Promise((r) => (now - t0 < 20 ? setImmediate(r) : setTimeout(r, 1)));
     }
   }
 
-  /** What keeps the system from being idle (`busy`, empty when idle), and every message processed so far. */
-  private balance(): { busy: string[]; processed: number } {
+  /** What keeps the system from being idle (`busy`, empty when idle), every message processed so far, and the kernels' `queued`. */
+  private balance(): { busy: string[]; processed: number; queued: number } {
     const out: string[] = [];
     let processed = 0;
+    let queued = 0;
     let spilled = 0;
     for (const k of this.waiting) spilled += this.spills.get(k)?.size ?? 0;
     if (spilled) out.push(`${spilled} sends wait for ring space`);
     let k2kSent = 0;
     let k2kReceived = 0;
-    // Two whole reads of every kernel that agree: one snapshot of the system (counters only grow), not
-    // one kernel read before a K2K message it received and its sender read after sending it.
+    // Two whole reads of every kernel that agree: no publication changed while the reading went on.
     const live = this.kernels().filter((k) => k.state !== 'created');
     const first = live.map((k) => k.counters());
     const second = live.map((k) => k.counters());
@@ -1300,10 +1314,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const inn = c.sent + c.k2kReceived;
       const done = c.processed + c.rejected + c.hostRejected;
       processed += done;
+      if (k.accepting) queued += k.queued();
       if (inn !== done || c.inboundDepth !== 0) out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
     }
     if (k2kSent !== k2kReceived) out.push(`${k2kSent - k2kReceived} K2K messages in flight`);
-    return { busy: out, processed };
+    return { busy: out, processed, queued };
   }
 
   async launch(cls: AnyGrainClass): Promise<void> {

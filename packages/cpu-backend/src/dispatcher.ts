@@ -353,6 +353,7 @@ export class Dispatcher {
   /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
     if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow || this.ops.length) return true;
+    if ((Atomics.load(this.control, CONTROL.publishRequest) >>> 0) !== this.publishSeen) return true;
     return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0 || this.timerWaitMs() === 0);
   }
 
@@ -422,6 +423,9 @@ export class Dispatcher {
   private publishCounters(): void {
     const c = this.control;
     const n = this.counts;
+    // A publication requested by the host's quiet barrier (system.idle) is one that starts after the
+    // request was read: this lane publishes between turns, so every turn begun before then is counted.
+    const asked = Atomics.load(c, CONTROL.publishRequest) >>> 0;
     // What was received and sent first, what was finished last (an Atomics store orders the plain ones
     // before it): a reader that sees a turn finished sees the K2K messages it sent counted, so the host's
     // quiet barrier (system.idle) never balances while one is in flight.
@@ -434,7 +438,14 @@ export class Dispatcher {
     Atomics.store(c, CONTROL.rejected, n.rejected);
     Atomics.store(c, CONTROL.processed, n.processed);
     Atomics.store(c, CONTROL.heartbeat, this.heartbeat | 0);
+    if (asked !== this.publishSeen) {
+      Atomics.store(c, CONTROL.publishEpoch, asked | 0);
+      this.publishSeen = asked;
+    }
   }
+
+  /** The last publication request answered (publishCounters). */
+  private publishSeen = 0;
 
   private drain(consumer: RingConsumer, max: number): number {
     let n = 0;

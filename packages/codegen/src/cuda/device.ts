@@ -1611,19 +1611,56 @@ __device__ static unsigned int rg_${G}_column(rg_kernel* k, unsigned int lane) {
 }
 
 /*
- * Counters into the control block. Rows change while lane c walks column c, so one pass can add a
- * receiver's count from after a turn to a sender's from before it, a balance that never existed (the
- * host's quiet barrier, system.idle, then passes early). So the columns of what was finished (processed,
- * rejected) are read first and every other column after a warp barrier: every counter only grows, and a
- * turn's sends are stored before its finish (rg_row_sent / rg_row_done), so what is published can show
- * more in flight than there was, never less.
+ * Messages claimed into the partition queues and overflow lists and not yet finished: a queue's tail
+ * moves past a message only after its turn stored what it sent (rg_row_sent), and an overflow count
+ * falls after that too, so a turn under way is counted here. Lane-strided, summed over the warp.
  */
-__device__ static void rg_${G}_publish(rg_kernel* k, unsigned int lane) {
+__device__ static unsigned int rg_${G}_queued(rg_kernel* k, unsigned int lane) {
+  unsigned int n = 0u;
+  for (unsigned int p = lane; p < k->partitions; p += 32u) {
+    rg_RingHeader* q = rg_queue_of(k, p);
+    n += rg_ld_vol(&q->head) - rg_ld_vol(&q->tail);
+    if (k->overflowNodes != 0u) n += rg_ld_vol(rg_ov_counts(k->overflow, k->partitions) + p);
+  }
+  for (unsigned int o = 16u; o != 0u; o >>= 1) n += __shfl_xor_sync(RG_FULL, n, o);
+  return n;
+}
+
+/*
+ * Counters into the control block. Rows change while lane c walks column c, so one pass can add a
+ * receiver's count from after a turn to a sender's from before it, a balance that never existed. So the
+ * columns of what was finished (processed, rejected) are read first and every other column after a warp
+ * barrier: every counter only grows, and a turn's sends are stored before its finish (rg_row_sent /
+ * rg_row_done), so what is published can show more in flight than there was, never less.
+ *
+ * One kernel's publication is still a picture of one moment, and kernels publish at different moments,
+ * so the host's quiet barrier (system.idle) takes two waves: everything finished as of a first reading,
+ * then counts published after a request it makes once that reading balanced (publishRequest, answered
+ * in publishEpoch). A publication that answers a request also gives queued (rg_*_queued), read before
+ * the sent counters: a turn still running when they are read (its sends not yet stored) shows there.
+ */
+__device__ static void rg_${G}_publish(rg_kernel* k, unsigned int lane, unsigned int* pubSeen) {
+  const unsigned int req = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&k->control->publishRequest) : 0u, 0);
+  const bool answer = req != *pubSeen;
   const bool done = lane == RG_C_PROCESSED || lane == RG_C_REJECTED;
   unsigned int v = done ? rg_${G}_column(k, lane) : 0u;
   __syncwarp();
+  unsigned int queued = 0u;
+  if (answer) {
+    queued = rg_${G}_queued(k, lane);
+    /* The queue reads come before the sent columns' reads (with the workers' release of their tails). */
+    __threadfence();
+  }
   if (!done) v = rg_${G}_column(k, lane);
   if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, v);
+  if (answer) {
+    if (lane == 0u) rg_st_vol(&k->control->queued, queued);
+    /* Every lane's block says the request was answered (the host waits on all it wrote). */
+    __syncwarp();
+    __threadfence_system();
+    if (lane < k->lanes) rg_st_rel_sys(&rg_cb(k, lane)->publishEpoch, req);
+    *pubSeen = req;
+  }
   __syncwarp();
 }
 
@@ -1675,7 +1712,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
   if (lane == 0u) rg_st_vol(&k->g->mode, RG_KS_IDLE);
   if (lane < k->lanes) rg_st_vol(&rg_cb(k, lane)->faultCode, 0u);
   rg_${G}_ack(k, RG_KS_IDLE, epoch, lane);
-  unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0;
+  unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0, pubSeen = 0u;
   bool wide = false;
   for (;;) {
     iter++;
@@ -1702,14 +1739,14 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
     const unsigned int moved = mode == RG_KS_ACTIVE ? rg_${G}_ingress(k, k->inbound, &hostTail, &wide, ctr, lane) : 0u;
     /* Idle host rings: publish every 64 polls too (K2K work may go on; a barrier waits for a publication to see it end). */
     if ((moved == 0u && (idle == 8u || (iter & 63u) == 0u)) || (iter % RG_PUBLISH_EVERY) == 0u) {
-      rg_${G}_publish(k, lane);
+      rg_${G}_publish(k, lane, &pubSeen);
       rg_${G}_beat(k, ++beat, lane);
     }
     if (mode == RG_MODE_DRAIN) {
       const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_${G}_drained(k) : 0u, 0) != 0u;
       if (done) {
         if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
-        rg_${G}_publish(k, lane);
+        rg_${G}_publish(k, lane, &pubSeen);
         rg_${G}_ack(k, RG_KS_STOPPED, epoch, lane);
         return;
       }
@@ -1723,7 +1760,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
       /* Every 16 sleeps (~50 µs): K2K work goes on while the host rings are idle, and a barrier
          (system.idle) waits for the next publication to see it end. */
       if ((iter & 15u) == 0u) {
-        rg_${G}_publish(k, lane);
+        rg_${G}_publish(k, lane, &pubSeen);
         rg_${G}_beat(k, ++beat, lane);
       }
     }
