@@ -1,3 +1,4 @@
+import { copyBytes } from './copy.ts';
 import { DecodeError } from '../errors.ts';
 import { KINDS, intRange, kindNoun, type NumericKind, type ScalarKind } from './kinds.ts';
 import { isNumericScalar, type Schema, type StructSchema } from './types.ts';
@@ -128,7 +129,7 @@ function numericArrayDecoder(kind: NumericKind, min: number, max: number): Decod
       const p = take(r, len, path);
       const out = new Ctor(n);
       // Copy rather than view: the slot is reused, and its offset need not be aligned.
-      new Uint8Array(out.buffer).set(r.u8.subarray(p, p + len));
+      copyBytes(new Uint8Array(out.buffer), 0, r.u8, p, len);
       return out;
     }
     n = readArrayHeader(r, path);
