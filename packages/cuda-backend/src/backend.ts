@@ -106,14 +106,16 @@ function tuningDefines(): string[] {
 
 /*
  * Defaults of partitions and queue capacity. SIR at 1,000,000 people on the H100 (a step's burst is up to
- * 2.8 M K2K messages): 32 partitions of 256 slots, peak step 154 ms; 128 of 16,384, 49 ms (the README's GPU
- * section). Small classes keep 32 × 256: their warps and queues cost memory and idle polling.
+ * 2.8 M K2K messages): 32 partitions of 256 slots, peak step 154 ms; 128 of 4,096, 41.7 ms; 512 of 1,024,
+ * 21.7 ms (epidemic 894 → 669 ms, the README's GPU section). Small classes keep 32 × 256: their warps and
+ * queues cost memory and idle polling, and SIR's 10,000 wards at 512 partitions took their askMany 30-80%
+ * longer a step. 512 partitions are 129 resident blocks: room is left for other classes' kernels.
  */
 const DEFAULT_PARTITIONS = 32;
 const DEFAULT_QUEUE_CAPACITY = 256;
 const BIG_CLASS_ACTORS = 1 << 18;
-const ACTORS_PER_AUTO_PARTITION = 8192;
-const MAX_AUTO_PARTITIONS = 256;
+const ACTORS_PER_AUTO_PARTITION = 2048;
+const MAX_AUTO_PARTITIONS = 512;
 const MAX_AUTO_QUEUE_CAPACITY = 1 << 14;
 const pow2AtLeast = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
@@ -310,17 +312,23 @@ export class CudaBackend implements Backend {
     const frame = ctx.functionAttribute(fn, CuFunctionAttribute.LOCAL_SIZE_BYTES);
     if (frame > MAX_LOCAL_BYTES_PER_THREAD) throw new StackFrameTooLargeError(grain, frame, MAX_LOCAL_BYTES_PER_THREAD);
     const { hostLanes } = this.options;
-    const partitions = this.partitionsFor(plan.options.maxActors);
-    const launch = gen.abi.launch({ partitions, lanes: hostLanes });
+    let partitions = this.partitionsFor(plan.options.maxActors);
+    let launch = gen.abi.launch({ partitions, lanes: hostLanes });
     const perSM = ctx.maxActiveBlocksPerMultiprocessor(fn, launch.threadsPerBlock, launch.sharedBytes);
     const sms = ctx.device.multiprocessorCount;
     const reservedSMs = Math.min(sms, this.options.reserveSMs ?? Math.max(4, Math.floor(sms / 8)));
     const capacity = perSM * (sms - reservedSMs);
     const resident = this.residentBlocks();
+    // Scaled partitions (none set by the user) give way to the kernels already resident: halved down to
+    // the small-class default rather than a CoResidencyError for a third or fourth big class.
+    while (this.fixedPartitions === undefined && partitions > DEFAULT_PARTITIONS && resident + launch.blocks > capacity) {
+      partitions /= 2;
+      launch = gen.abi.launch({ partitions, lanes: hostLanes });
+    }
     if (perSM === 0 || resident + launch.blocks > capacity) {
       throw new CoResidencyError(grain, { requested: launch.blocks, resident, capacity, perSM, sms, reservedSMs });
     }
-    const kernel = new CudaKernel(this, ctx, plan, gen.abi, fn, launch);
+    const kernel = new CudaKernel(this, ctx, plan, gen.abi, fn, launch, partitions);
     const info: LaunchInfo = {
       grain,
       cached: own.cached,
@@ -526,9 +534,10 @@ export class CudaKernel implements BackendKernel {
     readonly abi: Abi,
     private readonly fn: CudaFunction,
     private readonly launchCfg: { blocks: number; threadsPerBlock: number; sharedBytes: number },
+    partitions: number,
   ) {
     const o = plan.options;
-    this.partitions = backend.partitionsFor(o.maxActors);
+    this.partitions = partitions;
     this.queueCapacity = backend.queueCapacityFor(o.maxActors, this.partitions);
     this.blocks = launchCfg.blocks;
     this.hostLanes = backend.options.hostLanes;
