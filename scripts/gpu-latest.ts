@@ -272,14 +272,17 @@ async function k2k(): Promise<Record<string, unknown>> {
 
 function vectorAdd(): Record<string, unknown> {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'examples/vector-add/main.ts', '--backend', 'cuda', '--sizes', '10,1000000'], { encoding: 'utf8', timeout: 300_000 });
-  const rows = [...(r.stdout ?? '').matchAll(/^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| (\d+) \|$/gm)].map((m) => ({
+  const rows = [...(r.stdout ?? '').matchAll(/^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$/gm)].map((m) => ({
     elements: Number(m[1]!.replace(/,/g, '')),
     asks: Number(m[2]),
     perAskUs: Number(m[3]),
     mElementsPerS: Number(m[4]),
     serialPerAskUs: Number(m[5]),
     serialMElementsPerS: Number(m[6]),
-    mismatches: Number(m[7]),
+    intoPerAskUs: Number(m[7]),
+    intoMElementsPerS: Number(m[8]),
+    intoSerialMElementsPerS: Number(m[9]),
+    mismatches: Number(m[10]),
   }));
   if (r.status !== 0 || rows.length !== 2) throw new Error(`vector-add example: exit ${r.status}, ${rows.length} rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`);
   return {
@@ -288,6 +291,8 @@ function vectorAdd(): Record<string, unknown> {
     vectorAdd10AskUs: rows[0]!.perAskUs,
     vectorAdd1MElementsPerS: rows[1]!.mElementsPerS * 1e6,
     vectorAdd1MOneAtATimeElementsPerS: rows[1]!.serialMElementsPerS * 1e6,
+    vectorAdd1MIntoElementsPerS: rows[1]!.intoMElementsPerS * 1e6,
+    vectorAdd1MIntoOneAtATimeElementsPerS: rows[1]!.intoSerialMElementsPerS * 1e6,
   };
 }
 
@@ -346,6 +351,8 @@ Object.assign(record, {
   k2kPerS: num('k2k', 'perSecond'),
   vectorAdd1MElementsPerS: num('vectorAdd', 'vectorAdd1MElementsPerS'),
   vectorAdd1MOneAtATimeElementsPerS: num('vectorAdd', 'vectorAdd1MOneAtATimeElementsPerS'),
+  vectorAdd1MIntoElementsPerS: num('vectorAdd', 'vectorAdd1MIntoElementsPerS'),
+  vectorAdd1MIntoOneAtATimeElementsPerS: num('vectorAdd', 'vectorAdd1MIntoOneAtATimeElementsPerS'),
   vectorAdd10AskUs: num('vectorAdd', 'vectorAdd10AskUs'),
   sanitizer: readJson('--sanitizer'),
   tests: readJson('--tests'),

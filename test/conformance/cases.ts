@@ -16,6 +16,7 @@ import {
   KernelTerminatedError,
   PayloadTooLargeError,
   QueueFullError,
+  ReplyTargetError,
   SLOT,
   SchemaValidationError,
   AskManyError,
@@ -363,6 +364,41 @@ export const cases: ConformanceCase[] = [
       expect(full.n).toBe(8);
       expect(full.intSum).toBe(6);
       expect([...full.f64s]).toEqual([1, 2, 3, 4]);
+    },
+  },
+  {
+    name: "ask with `into`: the reply's numeric arrays are the caller's own (or views of their first n elements); a wrong kind throws ReplyTargetError at the call, one too short rejects the ask with it",
+    grains: [[Numbers]],
+    async run({ system }) {
+      const ref = system.grain(Numbers, 201);
+      const req = { fixed: [1, 2, 3, 4], ints: [1, 2, 3], bounded: [7, 8, 9], flags: [true, false], f64s: [0.5, 0.25] };
+      const doubled = new Float32Array(4).fill(-1);
+      const bounded = new Uint32Array(8).fill(99);
+      const f64s = new Float64Array(2);
+      const r = await ref.arrays(req, { into: { doubled, bounded, f64s } });
+      expect(r.doubled).toBe(doubled);
+      expect([...doubled]).toEqual([2, 4, 6, 8]);
+      // Longer than the reply: a view of the caller's array, its first 3 elements written, the rest as they were.
+      expect(r.bounded.buffer).toBe(bounded.buffer);
+      expect([...r.bounded]).toEqual([7, 8, 9]);
+      expect([...bounded]).toEqual([7, 8, 9, 99, 99, 99, 99, 99]);
+      expect(r.f64s).toBe(f64s);
+      expect([...f64s]).toEqual([0.5, 0.25]);
+      // Fields not given in `into` are new arrays as usual.
+      expect(r.flags).toEqual([false, true]);
+      // A wrong kind or a field that is not a numeric array: refused at the call, nothing sent.
+      await system.idle();
+      const before = system.metrics()['Numbers']!.processed;
+      await expect(ref.arrays(req, { into: { doubled: new Float64Array(4) as unknown as Float32Array } })).rejects.toBeInstanceOf(ReplyTargetError);
+      await expect(ref.arrays(req, { into: { n: new Uint32Array(1) } as never })).rejects.toBeInstanceOf(ReplyTargetError);
+      // Too short for this reply: the ask rejects with ReplyTargetError (the turn ran: its state moved on).
+      await expect(ref.arrays(req, { into: { f64s: new Float64Array(1) } })).rejects.toMatchObject({ code: 'REPLY_TARGET', field: 'f64s' });
+      await system.idle();
+      expect(system.metrics()['Numbers']!.processed).toBe(before + 1);
+      // The same arrays serve the next ask (a loop of large asks allocates nothing).
+      const again = await ref.arrays({ ...req, fixed: [0, 0, 0, 1] }, { into: { doubled } });
+      expect(again.doubled).toBe(doubled);
+      expect([...doubled]).toEqual([0, 0, 0, 2]);
     },
   },
   {

@@ -39,6 +39,22 @@ export class SchemaValidationError extends RinggrainError {
   }
 }
 
+/**
+ * An ask's `into` (caller-owned arrays the reply's numeric array fields are decoded into) does not fit:
+ * a field the reply does not have as a numeric array, an array of another kind (at the call), or one
+ * shorter than the reply's (the ask rejects; the actor's turn ran).
+ */
+export class ReplyTargetError extends RinggrainError {
+  readonly field: string;
+  constructor(field: string, detail: string, opts: ErrorOptions = {}) {
+    super('REPLY_TARGET', `reply into caller arrays: ${detail}`, {
+      hint: "pass in `into` only the reply's numeric array fields, each as its kind's typed array (f32: Float32Array, …) long enough for the longest reply",
+      ...opts,
+    });
+    this.field = field;
+  }
+}
+
 /** Bytes taken from a ring are not a valid message for the schema (malformed or hostile input). */
 export class DecodeError extends RinggrainError {
   constructor(message: string, opts: ErrorOptions = {}) {

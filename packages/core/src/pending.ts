@@ -12,6 +12,8 @@ export interface PendingAsk {
   deadline: number;
   /** askMany's rows share one entry (no closure or object per row): the row is corr - batch.corrBase. */
   batch?: AskBatch;
+  /** The ask's `into`: caller arrays the reply's numeric array fields are decoded into. */
+  into?: Readonly<Record<string, unknown>>;
 }
 
 /** One askMany call on the fast path: its rows' correlation ids are corrBase + row. */

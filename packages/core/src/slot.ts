@@ -147,12 +147,23 @@ export class SlotReader {
     return r;
   }
 
-  /** Decodes the slot's payload by `schema`; throws DecodeError on anything malformed. */
-  payload(ring: Ring, slot: number, schema: Schema): unknown {
+  /**
+   * Decodes the slot's payload by `schema`; throws DecodeError on anything malformed. `into`: caller
+   * arrays for the struct's numeric array fields (an ask's `into`), filled instead of new arrays.
+   */
+  payload(ring: Ring, slot: number, schema: Schema, into?: Readonly<Record<string, unknown>>): unknown {
     const length = ring.dv.getUint32(slot + SLOT.length, true);
     if (length > ring.payloadCapacity) throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
     const start = slot + SLOT_HEADER_SIZE;
-    return decodeExact(schema, this.readerFor(ring).reset(start, start + length));
+    const r = this.readerFor(ring).reset(start, start + length);
+    if (into === undefined) return decodeExact(schema, r);
+    r.into = into;
+    try {
+      return decodeExact(schema, r);
+    } finally {
+      r.into = undefined;
+      r.target = undefined;
+    }
   }
 
   /** Decodes the slot's payload, a `schema` struct, into row `row` of `cols` (askMany's reply columns). */

@@ -14,6 +14,7 @@ import {
   KernelNotRunningError,
   PlacementError,
   QueueFullError,
+  ReplyTargetError,
   RinggrainError,
   UnknownGrainError,
   UnknownMethodError,
@@ -33,7 +34,8 @@ import { inGrainImport, noteGrainClass } from './grain-import.ts';
 import { COUNTERS, HOST_SENDER, SLOT, SlotFlag } from './protocol.ts';
 import { makeRefFactory, type GrainRef } from './ref.ts';
 import { SlotReader, SlotWriter, TEXT_CUT_MARK, splitKeyHi, splitKeyLo } from './slot.ts';
-import { isNumericScalar } from './schema/types.ts';
+import { isNumericScalar, type Schema } from './schema/types.ts';
+import { KINDS } from './schema/kinds.ts';
 import type { StateStore } from './store/types.ts';
 import { StateLoadError, StorageUnsupportedError } from './store/errors.ts';
 import { stateTableSpec } from './store/scan.ts';
@@ -620,8 +622,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
-  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
     checkKey(route.reg.def, key);
+    if (into !== undefined) checkInto(route.method, into);
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
@@ -633,7 +636,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr)) {
       kernel.sent++;
       kernel.wake(lane);
-      return ask ? this.awaitReply(corr, kernel, lane, method) : undefined;
+      return ask ? this.awaitReply(corr, kernel, lane, method, into) : undefined;
     }
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.spillOf(kernel);
@@ -642,7 +645,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const written = s.commit(chunk, at, performance.now(), lane);
     this.waiting.add(kernel);
     this.schedulePump();
-    return ask ? this.awaitReply(corr, kernel, lane, method) : written;
+    return ask ? this.awaitReply(corr, kernel, lane, method, into) : written;
   }
 
   private spillOf(kernel: RingKernel): Spill {
@@ -722,9 +725,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.corr;
   }
 
-  private awaitReply(corr: number, kernel: RingKernel, lane: number, method: MethodDef): Promise<unknown> {
+  private awaitReply(corr: number, kernel: RingKernel, lane: number, method: MethodDef, into?: Readonly<Record<string, unknown>>): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.pending.set(corr, { resolve, reject, kernel, lane, method, deadline: performance.now() + this.askTimeoutMs });
+      this.pending.set(corr, into === undefined ? { resolve, reject, kernel, lane, method, deadline: performance.now() + this.askTimeoutMs } : { resolve, reject, kernel, lane, method, deadline: performance.now() + this.askTimeoutMs, into });
       this.schedulePump();
     });
   }
@@ -848,7 +851,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       if (b?.columns && b.okInPlace && method.reply.kind === 'struct') {
         this.reader.payloadInto(ring, slot, method.reply, corr - b.corrBase, b.columns);
         b.okInPlace(corr - b.corrBase);
-      } else resolveAsk(corr, p, this.reader.payload(ring, slot, method.reply));
+      } else resolveAsk(corr, p, this.reader.payload(ring, slot, method.reply, p.into));
     } catch (e) {
       rejectAsk(corr, p, e as Error);
     }
@@ -1357,6 +1360,19 @@ const HOOK_DEF = {
   onActivate: { id: HOOK_METHOD.onActivate, name: 'onActivate', request: undefined as never, reply: undefined },
   onDeactivate: { id: HOOK_METHOD.onDeactivate, name: 'onDeactivate', request: undefined as never, reply: undefined },
 } satisfies Record<string, MethodDef>;
+
+/** An ask's `into`: each entry names a numeric array field of the reply and is that kind's typed array. */
+function checkInto(method: MethodDef, into: Readonly<Record<string, unknown>>): void {
+  const reply = method.reply;
+  for (const [field, arr] of Object.entries(into)) {
+    if (arr === undefined) continue;
+    const f = reply?.kind === 'struct' ? (reply.fields[field] as Schema | undefined) : undefined;
+    const kind = f && (f.kind === 'vec' || f.kind === 'array') && isNumericScalar(f.element) ? f.element.scalar : undefined;
+    if (kind === undefined) throw new ReplyTargetError(field, `${method.name}'s reply has no numeric array field "${field}"`);
+    const Ctor = KINDS[kind].array;
+    if (!(arr instanceof Ctor)) throw new ReplyTargetError(field, `into.${field} must be a ${Ctor.name} (the field is ${kind})`);
+  }
+}
 
 function checkKey(def: GrainDef, key: unknown): void {
   if (def.keyKind === 'string') {

@@ -1,5 +1,5 @@
 import { copyBytes } from './copy.ts';
-import { DecodeError } from '../errors.ts';
+import { DecodeError, ReplyTargetError } from '../errors.ts';
 import { KINDS, intRange, kindNoun, type NumericKind, type ScalarKind } from './kinds.ts';
 import { isNumericScalar, type Schema, type StructSchema } from './types.ts';
 
@@ -14,6 +14,12 @@ export class Reader {
   dv: DataView;
   pos = 0;
   end = 0;
+  /**
+   * Caller-owned typed arrays for the top-level struct's numeric array fields (an ask's `into`): the
+   * struct decoder takes it, and hands each field's array to that field's decoder as `target`.
+   */
+  into: Readonly<Record<string, unknown>> | undefined = undefined;
+  target: unknown = undefined;
   constructor(u8: Uint8Array) {
     this.u8 = u8;
     this.dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
@@ -127,17 +133,39 @@ function numericArrayDecoder(kind: NumericKind, min: number, max: number): Decod
       n = len / bytes;
       if (n < min || n > max) fail(path, lengthWhy(n, min, max));
       const p = take(r, len, path);
-      const out = new Ctor(n);
+      const out: NumArray = intoTarget(r, Ctor, n, path) ?? new Ctor(n);
       // Copy rather than view: the slot is reused, and its offset need not be aligned.
-      copyBytes(new Uint8Array(out.buffer), 0, r.u8, p, len);
+      copyBytes(new Uint8Array(out.buffer, out.byteOffset, len), 0, r.u8, p, len);
       return out;
     }
     n = readArrayHeader(r, path);
     if (n < min || n > max) fail(path, lengthWhy(n, min, max));
-    const out = new Ctor(n);
+    const out: NumArray = intoTarget(r, Ctor, n, path) ?? new Ctor(n);
     for (let i = 0; i < n; i++) out[i] = el(r, path) as number;
     return out;
   };
+}
+
+/** What intoTarget needs of a typed array. */
+interface NumArray {
+  readonly length: number;
+  [i: number]: number;
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  subarray(begin: number, end: number): NumArray;
+}
+
+/**
+ * The caller's array for this field (Reader.target), as a view of its first n elements; undefined when
+ * none was given. Its kind was checked when the ask was sent; one too short fails the reply.
+ */
+function intoTarget(r: Reader, Ctor: abstract new (n: number) => NumArray, n: number, path: string): NumArray | undefined {
+  const t = r.target;
+  if (t === undefined) return undefined;
+  r.target = undefined;
+  if (!(t instanceof Ctor)) throw new ReplyTargetError(path, `into.${path} is not a ${Ctor.name}`);
+  if (t.length < n) throw new ReplyTargetError(path, `the reply's ${path} has ${n} elements, into.${path} holds ${t.length}`);
+  return t.length === n ? t : t.subarray(0, n);
 }
 
 function lengthWhy(n: number, min: number, max: number): string {
@@ -157,6 +185,8 @@ function structFields<T>(s: StructSchema, put: FieldSink<T>): (r: Reader, path: 
   const keyBytes = names.map((n) => new TextEncoder().encode(n));
   const count = names.length;
   return (r, path, target, row) => {
+    const into = r.into;
+    r.into = undefined;
     const t = r.u8[take(r, 1, path)] as number;
     let n: number;
     if ((t & 0xf0) === 0x80) n = t & 0x0f;
@@ -200,7 +230,9 @@ function structFields<T>(s: StructSchema, put: FieldSink<T>): (r: Reader, path: 
         seen |= 1 << idx;
       }
       const name = names[idx] as string;
+      if (into !== undefined) r.target = into[name];
       put(target, idx, name, (decs[idx] as Decoder)(r, path ? `${path}.${name}` : name), row);
+      r.target = undefined;
     }
     // n === count and no field twice: every field was there.
   };
