@@ -8,7 +8,7 @@ export * from './slot.ts';
 export * from './lifecycle.ts';
 export * from './kernel.ts';
 export * from './system.ts';
-export type { GrainRef } from './ref.ts';
+export type { AskOptions, GrainRef, ReplyArrays } from './ref.ts';
 export { waitUntil } from './wait.ts';
 export { Deque } from './deque.ts';
 export { SIGNAL_EXIT_CODE } from './signals.ts';
