@@ -1,5 +1,5 @@
 /**
- * Vector add (`pnpm example:vector-add -- --backend cpu|cuda|auto [--sizes 10,25,100,...] [--seed S]`).
+ * Vector add (`pnpm example:vector-add -- --backend cpu|cuda|auto [--sizes 10,25,100,...] [--seed S] [--partitions P]`).
  *
  * For each size: a system whose slot size is chosen from the size (two f32 vectors in, one out), a batch
  * of asks `add({a, b})` across a few actors, and every element of every reply checked against
@@ -14,6 +14,8 @@ import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, type B
 const args = parseArgs();
 const seed = intFlag(args, 'seed', 7);
 const sizesFlag = args.flags.get('sizes');
+// --partitions: the CUDA kernel's worker warps (default 32 for a small class); idle ones take chunks of a large turn's copies and loops.
+const cudaOptions: Record<string, unknown> = args.flags.has('partitions') ? { partitions: intFlag(args, 'partitions', 32) } : {};
 const sizes = typeof sizesFlag === 'string' ? sizesFlag.split(',').map(Number) : [10, 25, 100, 1000, 10_000, 100_000, 1_000_000];
 for (const n of sizes) if (!Number.isInteger(n) || n < 1 || n > MAX_LEN) fail(`--sizes: each size must be an integer in 1..${MAX_LEN} (got ${n})`);
 
@@ -65,7 +67,7 @@ const randomVector = (n: number) => {
 async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; backend: string; examples: string[] }> {
   const slotSize = slotSizeFor(n);
   const ringCapacity = ringCapacityFor(slotSize);
-  const { system, placement, describe } = await buildSystem(choice);
+  const { system, placement, describe } = await buildSystem(choice, {}, cudaOptions);
   system.register(VectorAdd, { placement, slotSize, ringCapacity, replyCapacity: ringCapacity });
   await system.start();
   const requests = requestsFor(n);
