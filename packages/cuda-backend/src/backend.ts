@@ -30,14 +30,16 @@ export interface CudaBackendOptions {
   readonly device?: number;
   /**
    * Worker warps (= device partition queues) per ring kernel. Default: 32, and for a grain class of more
-   * than 262,144 actors (`maxActors`) one per 8,192 actors, up to 256 (1,000,000 actors: 128), because a
-   * big class's bursts need the warps (`partitionsFor`; the README's GPU section has the measurements).
+   * than 262,144 actors (`maxActors`) one per 2,048 actors, up to 512 (1,000,000 actors: 512), because a
+   * big class's bursts need the warps (`partitionsFor`; the README's GPU section has the measurements);
+   * scaled partitions halve (down to 32) where the kernels already resident leave too little room.
    */
   readonly partitions?: number;
   /**
    * Slots per device partition queue, a power of two. Default: 256, and for big grain classes enough for
    * half of `maxActors` over all partitions, up to 16,384 a queue (`queueCapacityFor`): a burst larger
-   * than the queues waits in the overflow pool, which costs more per message.
+   * than the queues waits in the overflow pool, which costs more per message. Either default is capped
+   * at 64 MiB of slots a queue (at least 16 slots): vector-add's 8 MB slots took 256 × 8 MB a queue.
    */
   readonly queueCapacity?: number;
   /**
@@ -117,6 +119,9 @@ const BIG_CLASS_ACTORS = 1 << 18;
 const ACTORS_PER_AUTO_PARTITION = 2048;
 const MAX_AUTO_PARTITIONS = 512;
 const MAX_AUTO_QUEUE_CAPACITY = 1 << 14;
+/** Bytes of slots a default-sized partition queue may take, and the fewest slots it keeps. */
+const QUEUE_BYTES_BUDGET = 64 << 20;
+const MIN_AUTO_QUEUE_CAPACITY = 16;
 const pow2AtLeast = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
 const ALIGN_DEVICE = 256;
@@ -226,10 +231,13 @@ export class CudaBackend implements Backend {
   }
 
   /** Slots per partition queue of a kernel with this many actors: the `queueCapacity` option, else the scaled default. */
-  queueCapacityFor(maxActors: number, partitions: number): number {
+  queueCapacityFor(maxActors: number, partitions: number, slotSize: number): number {
     if (this.fixedQueueCapacity !== undefined) return this.fixedQueueCapacity;
-    if (maxActors <= BIG_CLASS_ACTORS) return DEFAULT_QUEUE_CAPACITY;
-    return Math.max(DEFAULT_QUEUE_CAPACITY, Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))));
+    const scaled = maxActors <= BIG_CLASS_ACTORS ? DEFAULT_QUEUE_CAPACITY : Math.max(DEFAULT_QUEUE_CAPACITY, Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))));
+    // Large slots: a queue of 256 × 8 MB slots was 2 GiB a partition (64 GiB for 32), for messages a
+    // kernel takes a few at a time; what does not fit waits in the host ring or the overflow pool.
+    const bySize = Math.max(MIN_AUTO_QUEUE_CAPACITY, 2 ** Math.floor(Math.log2(Math.max(1, QUEUE_BYTES_BUDGET / slotSize))));
+    return Math.min(scaled, bySize);
   }
 
   async probe(): Promise<ProbeResult> {
@@ -538,7 +546,7 @@ export class CudaKernel implements BackendKernel {
   ) {
     const o = plan.options;
     this.partitions = partitions;
-    this.queueCapacity = backend.queueCapacityFor(o.maxActors, this.partitions);
+    this.queueCapacity = backend.queueCapacityFor(o.maxActors, this.partitions, o.slotSize);
     this.blocks = launchCfg.blocks;
     this.hostLanes = backend.options.hostLanes;
     const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity, lanes: this.hostLanes });
