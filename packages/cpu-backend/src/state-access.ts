@@ -69,7 +69,8 @@ export class StateAccess {
     let at = 0;
     for (const p of parts) {
       if (!p.keys || !p.bytes) continue;
-      keys.push(...p.keys);
+      // A loop, not push(...keys): spreading 120K+ arguments overflows the stack (RangeError).
+      for (const k of p.keys) keys.push(k);
       bytes.set(p.bytes, at);
       at += p.bytes.length;
     }

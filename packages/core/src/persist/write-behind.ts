@@ -270,8 +270,10 @@ export class WriteBehind {
       try {
         this.absorb(await k.readDirty());
       } catch (e) {
-        // The kernel went away (terminated, faulted): what it had not given us is gone with it.
-        this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        // A faulted kernel: what it had not given us is gone with it (the fault is reported on its own).
+        // A healthy one that failed to hand its dirty rows over is a storage failure the user must see.
+        if (k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        else this.fail('flush', e as Error, []);
       }
     }
     let rows = [...this.pendingKeys];
