@@ -271,8 +271,11 @@ export class WriteBehind {
         this.absorb(await k.readDirty());
       } catch (e) {
         // A faulted kernel: what it had not given us is gone with it (the fault is reported on its own).
+        // A kernel released while the read was under way (shutdown: a deactivation's follow-up flush
+        // reaches a lane that has stopped, and the release rejects the read) had nothing left to give:
+        // terminate deactivated every actor and handed the changed states over (evicted) before.
         // A healthy one that failed to hand its dirty rows over is a storage failure the user must see.
-        if (k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        if (k.health().fault || this.kernel() !== k) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
         else this.fail('flush', e as Error, []);
       }
     }
