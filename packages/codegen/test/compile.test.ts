@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 import { Person, Ward } from '../../../examples/sir/grains.ts';
+import { Alerts, Device } from '../../../examples/sensor-fleet/grains.ts';
 import { Echo, Relay as BenchRelay } from '../../../bench/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
@@ -37,6 +38,8 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['VectorAdd RG_COOP=0 RG_TURN_LANES=1', () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`, H100],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
+  ['fleet Device', () => generateKernel(Device.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
+  ['fleet Alerts', () => generateKernel(Alerts.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
   ['bench Echo', () => generateKernel(Echo.grain).source, H100],
   ['bench Relay', () => generateKernel(BenchRelay.grain).source, H100],
   // Every grain of the conformance suite's fixture module, as the CUDA lane places them (one grain-id order).
