@@ -20,6 +20,7 @@ import { runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selfte
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { median, relayHop, relayWalks, trials, until } from './gpu-measure.ts';
+import { lineChart } from '../bench/svg.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -264,7 +265,16 @@ async function k2k(): Promise<Record<string, unknown>> {
     const model = new Uint32Array(RELAY_ACTORS);
     const runs: number[] = [];
     for (let t = 0; t < TRIALS; t++) runs.push((await relayWalks(sys, 16_384, 1000, model)).perSecond);
-    return { partitions, hop, hopNs: hop.hopNs, walks: 16_384, steps: 1000, actors: RELAY_ACTORS, k2kPerS: trials(runs), perSecond: median(runs) };
+    // Throughput against concurrency: walks in flight (about walks/partitions messages a partition queue
+    // holds at once; a worker warp runs up to 32 turns a round). Seeds through tellMany; 3 trials a point.
+    const curve: Array<{ walks: number; perSecond: number; trials: ReturnType<typeof trials> }> = [];
+    for (const walks of [4096, 16_384, 65_536, 262_144]) {
+      const pts: number[] = [];
+      for (let t = 0; t < 3; t++) pts.push((await relayWalks(sys, walks, 1000, model, 'tellMany')).perSecond);
+      curve.push({ walks, perSecond: median(pts), trials: trials(pts) });
+      console.log(`k2k curve: ${walks} walks: ${(median(pts) / 1e6).toFixed(0)} M msgs/s`);
+    }
+    return { partitions, hop, hopNs: hop.hopNs, walks: 16_384, steps: 1000, actors: RELAY_ACTORS, k2kPerS: trials(runs), perSecond: median(runs), curve };
   } finally {
     await sys.shutdown();
   }
@@ -349,6 +359,7 @@ Object.assign(record, {
   k2kHopNs: num('k2k', 'hopNs'),
   k2kHopFloorNs: num('hopFloor', 'hopNs'),
   k2kPerS: num('k2k', 'perSecond'),
+  k2kCurve: ((details['k2k'] as { curve?: Array<{ walks: number; perSecond: number }> } | undefined)?.curve ?? null)?.map((c) => ({ walks: c.walks, perSecond: c.perSecond })) ?? null,
   vectorAdd1MElementsPerS: num('vectorAdd', 'vectorAdd1MElementsPerS'),
   vectorAdd1MOneAtATimeElementsPerS: num('vectorAdd', 'vectorAdd1MOneAtATimeElementsPerS'),
   vectorAdd1MIntoElementsPerS: num('vectorAdd', 'vectorAdd1MIntoElementsPerS'),
@@ -362,6 +373,10 @@ Object.assign(record, {
   details,
 });
 writeFileSync(path.join(outDir, 'gpu-latest.json'), `${JSON.stringify(record, null, 2)}\n`);
+const curve = record['k2kCurve'] as Array<{ walks: number; perSecond: number }> | null;
+if (curve?.length) {
+  writeFileSync(path.join(outDir, 'k2k-curve.svg'), lineChart({ title: `K2K throughput over ${RELAY_ACTORS.toLocaleString('en-US')} actors (cuda, ${String(record['commit'])})`, xLabel: 'walks in flight', yLabel: 'M msgs/s', logX: true, series: [{ name: 'cuda', points: curve.map((c) => [c.walks, c.perSecond / 1e6] as const) }] }));
+}
 const { details: _d, ...head } = record;
 console.log(JSON.stringify(head, null, 1).slice(0, 5000));
 process.exit(ok ? 0 : 1);
