@@ -270,9 +270,10 @@ export class WriteBehind {
       try {
         this.absorb(await k.readDirty());
       } catch (e) {
-        // A faulted kernel: what it had not given us is gone with it (the fault is reported on its own).
-        // A healthy one that failed to hand its dirty rows over is a storage failure the user must see.
-        if (k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        // A faulted or released kernel: what it had not given us is gone with it (the fault is reported on
+        // its own; a released one was deactivated and flushed at terminate first). A live, healthy one that
+        // failed to hand its dirty rows over is a storage failure the user must see.
+        if (this.kernel() !== k || k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
         else this.fail('flush', e as Error, []);
       }
     }
