@@ -100,6 +100,11 @@ ${sw('const char*', (t) => cStr(t.name), '""')}
 RG_HD static inline rg_TimerEntry* rg_tm_entry(unsigned char* row, unsigned int id) {
   return (rg_TimerEntry*)(row + sizeof(rg_TimerRowHeader) + (unsigned long long)id * sizeof(rg_TimerEntry));
 }
+/* core nextDue: the first point of the period grid after now (several missed periods fire once). */
+RG_HD static inline double rg_tm_next_due(double due, double period, double now) {
+  if (now < due) return due;
+  return due + period * (floor((now - due) / period) + 1.0);
+}
 /* Appends s to out[n..cap-1) (always NUL-terminated). */
 RG_HD static unsigned int rg_tm_cat(char* out, unsigned int n, unsigned int cap, const char* s) {
   while (*s && n + 1u < cap) out[n++] = *s++;
@@ -116,22 +121,24 @@ RG_HD static unsigned int rg_tm_u64(char* out, unsigned int n, unsigned int cap,
   return n;
 }
 /*
- * Appends v as JavaScript's String(v) writes it for the values a bad argument has: NaN, ±Infinity,
- * integers (exact below 2^64), and other numbers with up to 15 significant digits (JS may print 16 or 17
- * for a value no shorter decimal rounds to; the text is a diagnostic).
+ * Appends v as JavaScript's String(v) writes it for the values a bad argument has: NaN, ±Infinity, safe
+ * integers, and other numbers with up to 15 significant digits (JS prints the shortest decimal that
+ * reads back as v: for a value that needs 16 or 17 digits, or an integer past 2^53, the digits here may
+ * differ in the last places; the text is a diagnostic).
  */
 RG_HD static unsigned int rg_tm_num(char* out, unsigned int n, unsigned int cap, double v) {
   if (v != v) return rg_tm_cat(out, n, cap, "NaN");
   if (v < 0.0) { n = rg_tm_cat(out, n, cap, "-"); v = -v; }
   if (v - v != 0.0) return rg_tm_cat(out, n, cap, "Infinity");
-  const double ip = (double)(unsigned long long)(v < 1.8e19 ? v : 0.0);
-  if (v < 1.8e19 && ip == v) return rg_tm_u64(out, n, cap, (unsigned long long)v);
+  const double ip = (double)(unsigned long long)(v <= 9007199254740991.0 ? v : 0.0);
+  if (v <= 9007199254740991.0 && ip == v) return rg_tm_u64(out, n, cap, (unsigned long long)v);
   if (v >= 1e15 || v < 1e-6) {
     /* d.ddd…e±x: rare for a timer argument */
     int e = 0;
     while (v >= 10.0) { v /= 10.0; e++; }
     while (v < 1.0) { v *= 10.0; e--; }
     unsigned long long m = (unsigned long long)(v * 1e14 + 0.5);
+    if (m >= 1000000000000000ull) { m /= 10u; e++; } /* 9.99…95 rounded up to 10 */
     n = rg_tm_u64(out, n, cap, m / 100000000000000ull);
     m %= 100000000000000ull;
     if (m != 0u) {
@@ -267,11 +274,6 @@ __device__ static inline unsigned int rg_tm_slot_of(rg_kernel* k, const rg_${G}_
   return (unsigned int)(((const unsigned char*)st - k->states) / sizeof(rg_${G}_state));
 }
 __device__ static inline double rg_ld_vol_f64(const double* p) { return *(const volatile double*)p; }
-/* core nextDue: the first point of the period grid after now (several missed periods fire once). */
-__device__ static inline double rg_tm_next_due(double due, double period, double now) {
-  if (now < due) return due;
-  return due + period * (floor((now - due) / period) + 1.0);
-}
 
 /* A turn's timer context: its actor's row, its owner's figures, the text of a timer error. */
 #define RG_TM_TURN(k, t, st, part) \
