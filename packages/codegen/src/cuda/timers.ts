@@ -361,9 +361,8 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     /* The tick stopped or restarted its own timer (the arm moved on): it is scheduled already. */
     if (e->arm == arm && e->active != 0u) e->due = rg_tm_next_due(e->due, e->period, now);
   }
-  /* The new due time before the scanner may look at the entry again. */
-  __threadfence();
-  rg_st_vol(&e->pending, 0u);
+  /* The new due time before the scanner may look at the entry again (it reads pending with acquire, then due). */
+  rg_st_rel_gpu(&e->pending, 0u);
   atomicAdd(&stats->handled, 1u);
 }
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) \
@@ -419,12 +418,21 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   s->lastPoll = g;
   rg_TimerGlobals* tg = rg_tm_globals(k);
   if (!s->ready) {
-    unsigned int r = lane == 0u ? rg_ld_acq_gpu(&tg->ready) : 0u;
+    /* lane 0 reads after its acquire and hands the values on (a shuffle does not order other lanes' loads) */
+    unsigned int r = 0u, host = 0u;
+    unsigned long long ons = 0ull;
+    double oms = 0.0;
+    if (lane == 0u) {
+      r = rg_ld_acq_gpu(&tg->ready);
+      host = rg_ld_vol(&tg->hostClock);
+      ons = ((unsigned long long)rg_ld_vol(&tg->originNsHi) << 32) | rg_ld_vol(&tg->originNsLo);
+      oms = rg_ld_vol_f64(&tg->originMs);
+    }
     if (__shfl_sync(RG_FULL, r, 0) == 0u) return;
     s->ready = true;
-    s->hostClock = rg_ld_vol(&tg->hostClock) != 0u;
-    s->originNs = ((unsigned long long)rg_ld_vol(&tg->originNsHi) << 32) | rg_ld_vol(&tg->originNsLo);
-    s->originMs = rg_ld_vol_f64(&tg->originMs);
+    s->hostClock = __shfl_sync(RG_FULL, host, 0) != 0u;
+    s->originNs = __shfl_sync(RG_FULL, ons, 0);
+    s->originMs = __shfl_sync(RG_FULL, oms, 0);
   }
   unsigned int gen = 0u, epoch = 0u;
   double now = 0.0;
@@ -461,10 +469,14 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
     if (rg_ld_acq_gpu(&row->live) == 0u) continue;
     for (unsigned int id = 0; id < RG_TM_COUNT; id++) {
       rg_TimerEntry* e = rg_tm_entry(rowp, id);
+      /* arm, then pending, each with acquire, before due: the owner writes due and period before its
+         release of either (a restart's arm, a tick's cleared pending), so the due read here is never
+         older than the arm or pending it goes with (no second tick for a period already run). */
       const unsigned int arm = rg_ld_acq_gpu(&e->arm);
+      const unsigned int pending = rg_ld_acq_gpu(&e->pending);
       if (rg_ld_vol(&e->active) == 0u) continue;
       const double due = rg_ld_vol_f64(&e->due);
-      if (rg_ld_vol(&e->pending) != 0u) {
+      if (pending != 0u) {
         /* its turn sets the next due time at least a period later (a restart bumps armGen) */
         const double next = due + rg_ld_vol_f64(&e->period);
         if (next < minDue) minDue = next;
