@@ -280,6 +280,42 @@ async function k2k(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * tellMany of 1,000,000 rows to 1,024 actors against the kernel's host lanes (each an inbound ring with its
+ * own ingress warp; 32 partitions): where the ingress, not the host's row writing, bounds bulk tells.
+ */
+async function bulkLanes(): Promise<Record<string, unknown>> {
+  const M = 1_000_000;
+  const key = new Int32Array(M);
+  for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
+  const amount = new Float64Array(M).fill(1);
+  const points: Array<{ hostLanes: number; perSecond: number; trials: ReturnType<typeof trials> }> = [];
+  for (const hostLanes of [4, 8, 16]) {
+    const sys = newSystem(new CudaBackend({ partitions: 32, hostLanes }), 'cuda');
+    await sys.start();
+    try {
+      const runs: number[] = [];
+      for (let t = 0; t < TRIALS; t++) {
+        const c0 = sys.counters(Account).processed;
+        const t0 = performance.now();
+        await sys.tellMany(Account, 'deposit', { key, amount });
+        await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
+        runs.push(M / ((performance.now() - t0) / 1000));
+      }
+      for (let k = 0; k < 1024; k += 101) {
+        const b = (await sys.grain(Account, 20_000 + k).balance({})).balance;
+        const want = TRIALS * (Math.floor(M / 1024) + (k < M % 1024 ? 1 : 0));
+        if (b !== want) throw new Error(`bulkLanes ${hostLanes}: actor ${20_000 + k} balance ${b}, want ${want}`);
+      }
+      points.push({ hostLanes, perSecond: median(runs), trials: trials(runs) });
+      console.log(`tellMany with ${hostLanes} host lanes: ${(median(runs) / 1e6).toFixed(2)} M rows/s`);
+    } finally {
+      await sys.shutdown();
+    }
+  }
+  return { what: 'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until processed, balances checked', points };
+}
+
 function vectorAdd(): Record<string, unknown> {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'examples/vector-add/main.ts', '--backend', 'cuda', '--sizes', '10,1000000'], { encoding: 'utf8', timeout: 300_000 });
   const rows = [...(r.stdout ?? '').matchAll(/^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$/gm)].map((m) => ({
@@ -332,6 +368,7 @@ if (!probe.ok) {
 // The CPU backend on the same machine, in the same run (also where no GPU is found).
 await step('cpu', () => hostPath('cpu'));
 if (probe.ok) {
+  await step('bulkLanes', bulkLanes);
   await step('k2k', k2k);
   await step('vectorAdd', vectorAdd);
 }
@@ -383,6 +420,7 @@ Object.assign(record, {
   k2kHopNs: num('k2k', 'hopNs'),
   k2kHopFloorNs: num('hopFloor', 'hopNs'),
   k2kPerS: num('k2k', 'perSecond'),
+  bulkTellsPerSByHostLanes: ((details['bulkLanes'] as { points?: Array<{ hostLanes: number; perSecond: number }> } | undefined)?.points ?? null)?.map((p) => ({ hostLanes: p.hostLanes, perSecond: p.perSecond })) ?? null,
   k2kCurve: ((details['k2k'] as { curve?: Array<{ walks: number; perSecond: number }> } | undefined)?.curve ?? null)?.map((c) => ({ walks: c.walks, perSecond: c.perSecond })) ?? null,
   vectorAdd1MElementsPerS: num('vectorAdd', 'vectorAdd1MElementsPerS'),
   vectorAdd1MOneAtATimeElementsPerS: num('vectorAdd', 'vectorAdd1MOneAtATimeElementsPerS'),

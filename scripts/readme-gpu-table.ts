@@ -74,6 +74,12 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
   pair('1,000,000 tells to 1,024 actors (plain `tell`, until processed)', 'hostTellsPerS', 'cpuHostTellsPerS', (v, c) => verdict('≥ 3 M/s', v, 3e6, true, (n) => `${rate(n)}/s`) + notBelowCpu(v, c));
   pair('1,000,000 tells through `tellMany` (until processed)', 'bulkTellsPerS', 'cpuBulkTellsPerS', (v, c) => verdict('≥ 30 M/s', v, 30e6, true, (n) => `${rate(n)}/s`) + notBelowCpu(v, c));
 
+  const lanes = latest['bulkTellsPerSByHostLanes'];
+  if (Array.isArray(lanes) && lanes.length) {
+    const pts = lanes as Array<{ hostLanes: number; perSecond: number }>;
+    const best = Math.max(...pts.map((p) => p.perSecond));
+    rows.push({ what: '`tellMany` against host lanes (1,000,000 rows, 32 partitions)', cuda: pts.map((p) => `${p.hostLanes} lanes: ${rate(p.perSecond)}/s`).join(', '), cpu: '', floor: '', target: verdict('best ≥ 30 M/s', best, 30e6, true, (n) => `${rate(n)}/s`) });
+  }
   const hop = f('k2kHopNs');
   const hopFloor = f('k2kHopFloorNs');
   if (hop !== undefined) {
