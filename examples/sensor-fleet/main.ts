@@ -28,6 +28,10 @@ import { PhaseRefused, runPhase, type PhaseResult } from './phase.ts';
 import { openPlace, type StoreKind } from './store.ts';
 
 const args = parseArgs();
+// A misspelt flag (--round 3) must not run the default silently.
+const KNOWN = new Set(['devices', 'rounds', 'threads', 'store', 'data-dir', 'pg-url', 'pg-schema', 'flush-ms', 'phase1-only', 'restart', 'inject-mismatch']);
+const unknown = [...args.flags.keys()].filter((f) => !KNOWN.has(f));
+if (unknown.length || args.rest.length) fail(`unknown option ${unknown.map((f) => `--${f}`).concat(args.rest).join(', ')} (--help lists them)`);
 const N = intFlag(args, 'devices', 1_000_000);
 const ROUNDS = intFlag(args, 'rounds', 6);
 const FLUSH_MS = intFlag(args, 'flush-ms', 5000);
