@@ -348,7 +348,9 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     const int rc = rg_${G}_handle(&t, st, req, rep);
     ctr[RG_C_K2K_SENT] += t.sent;
     atomicAdd(&stats->ticks, 1u);
-    if (rc > RG_FORWARDED) {
+    /* A tick's reply is nobody's: a handler of a method with a reply schema that returns none did not fail
+       (the CPU backend ignores what a tick's handler returns). */
+    if (rc > RG_FORWARDED && rc != RG_E_NO_REPLY) {
       atomicAdd(&stats->tickErrors, 1u);
       /* Nobody awaits a tick: its failure goes to the host as a failed tell's does (a tellError). */
       char text[RG_TM_TEXT_BYTES];
