@@ -322,9 +322,14 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
   const double now = h->time;
   const long long key = ${stringKeys ? '(long long)h->keyLo' : '(long long)(((unsigned long long)h->keyHi << 32) | h->keyLo)'};
   rg_TimerLaneStats* stats = rg_tm_stats(k, part);
+  if (id >= RG_TM_COUNT || slot >= k->maxActors) {
+    /* not a slot our scanner wrote (it names a row and column it scanned): count it out, touch nothing */
+    atomicAdd(&stats->handled, 1u);
+    return;
+  }
   unsigned char* rowp = rg_tm_row(k, slot);
   rg_TimerEntry* e = rg_tm_entry(rowp, id);
-  const bool live = id < RG_TM_COUNT && slot < k->maxActors && ((rg_TimerRowHeader*)rowp)->live != 0u && e->active != 0u && e->arm == arm;
+  const bool live = ((rg_TimerRowHeader*)rowp)->live != 0u && e->active != 0u && e->arm == arm;
   if (live) {
     rg_${G}_state* st = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
     rg_${G}_req* req = (rg_${G}_req*)scratch;
