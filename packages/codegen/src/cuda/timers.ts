@@ -241,6 +241,8 @@ export const NO_TIMER_HOOKS = `/* No timers declared: the timer hooks of the per
 #define RG_TM_TURN(k, t, st, part) ((void)0)
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) ((void)0)
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) ((void)0)
+#define RG_TM_ARM(k, st, key, now, part) ((void)0)
+#define RG_TM_DEACTIVATE(k, st, part) ((void)0)
 #define RG_TM_WORKER_STATE
 #define RG_TM_WORKER_POLL(k, p, lane, mode) ((void)0)
 #define RG_TM_CONTROL_START(k, lane) ((void)0)
@@ -298,8 +300,10 @@ ${def.timers.filter((tm) => tm.autoStart).map((tm) => `  rg_tm_write(&t, ${tm.id
   __threadfence();
   rg_st_rel_gpu(&row->live, 1u);
 }
+/* Any path that makes a new actor (a turn's activation, a state the host uploads) arms its declared timers. */
+#define RG_TM_ARM(k, st, key, now, part) rg_${G}_tm_activated((k), (st), (key), (now), (part))
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) \
-  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) rg_${G}_tm_activated((k), (st), (key), (now), (part)); } while (0)
+  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) RG_TM_ARM((k), (st), (key), (now), (part)); } while (0)
 
 /*
  * An actor leaves (deactivation frees its slot): every timer stops (their ticks in flight are dropped)
@@ -311,6 +315,8 @@ __device__ static void rg_${G}_tm_deactivated(rg_kernel* k, rg_${G}_state* st, u
   rg_st_rel_gpu(&((rg_TimerRowHeader*)t.tmRow)->live, 0u);
   for (unsigned int id = 0; id < RG_TM_COUNT; id++) rg_tm_stop(&t, id);
 }
+/* The hook a deactivation calls (by the actor's owner, before its slot is reused); empty without timers. */
+#define RG_TM_DEACTIVATE(k, st, part) rg_${G}_tm_deactivated((k), (st), (part))
 
 /*
  * A tick's turn, run by the actor's owner worker (lane 0 of a one-lane turn, or a lane of a lane-parallel
