@@ -24,11 +24,11 @@
  * control warp sums the workers' figures into the host block when it publishes its counters, with the
  * epoch every worker has scanned and whose ticks have all been handled (timersCaughtUp).
  */
-import { TimerArgumentError, byName, type GrainDef, type TimerDef } from '@ringgrain/core';
+import { TimerArgumentError, byName, offsetOf, type GrainDef, type TimerDef } from '@ringgrain/core';
 import type { Expr, Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { siteAt } from '../front/parse.ts';
-import { TICK_FLAG, TICK_TIMER_SHIFT } from './abi.ts';
+import { TICK_FLAG, TICK_TIMER_SHIFT, TimerEntry } from './abi.ts';
 import { lowerExpr } from './lower-expr.ts';
 import type { FnScope } from './scope.ts';
 import { asDouble, fmtDouble } from './values.ts';
@@ -258,6 +258,9 @@ export function timerDeviceSection(G: string, selfId: number, def: GrainDef, str
   const keyOf = stringKeys ? '(long long)row->keyLo' : '(long long)(((unsigned long long)row->keyHi << 32) | row->keyLo)';
   return String.raw`/* ---- timers: the device side (timers.ts) ------------------------------------------------------------ */
 ${cadence}
+#define RG_TM_AT_PERIOD ${offsetOf(TimerEntry, 'period')}u
+#define RG_TM_AT_ARM ${offsetOf(TimerEntry, 'arm')}u
+#define RG_TM_AT_ACTIVE ${offsetOf(TimerEntry, 'active')}u
 __device__ static inline unsigned long long rg_tm_clock_ns() {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
@@ -408,6 +411,43 @@ __device__ static bool rg_${G}_tm_send(rg_kernel* k, const rg_TimerRowHeader* ro
   return true;
 }
 
+/*
+ * One entry as a relaxed look saw it (d: due | period, w: arm | pending | method | active, abi.ts
+ * TimerEntry): the earliest due time goes into minDue; an entry that looks due is read again, the row's
+ * live flag, then arm, then pending, each with acquire, before due (the owner writes due and period
+ * before its release of either: a restart's arm, a tick's cleared pending), so a tick is sent only for
+ * a due time no turn has run yet.
+ */
+__device__ static inline void rg_${G}_tm_look(rg_kernel* k, unsigned char* rowp, unsigned int slot, unsigned int id, bool live, uint4 d, uint4 w,
+                                          double now, double* minDue, unsigned int* sent, unsigned int* failed) {
+  static_assert(sizeof(rg_TimerEntry) == 32u && RG_TM_AT_ARM == 16u && RG_TM_AT_ACTIVE == 28u && RG_TM_AT_PERIOD == 8u, "TimerEntry: due|period, then arm|pending|method|active (abi.ts)");
+  if (!live || w.w == 0u) return;
+  const double due = __hiloint2double((int)d.y, (int)d.x);
+  if (w.y != 0u) {
+    /* a tick in flight: its turn sets the next due time at least a period later (a restart bumps armGen) */
+    const double next = due + __hiloint2double((int)d.w, (int)d.z);
+    if (next < *minDue) *minDue = next;
+    return;
+  }
+  if (due > now) {
+    if (due < *minDue) *minDue = due;
+    return;
+  }
+  rg_TimerEntry* e = rg_tm_entry(rowp, id);
+  if (rg_ld_acq_gpu(&((const rg_TimerRowHeader*)rowp)->live) == 0u) return;
+  const unsigned int arm = rg_ld_acq_gpu(&e->arm);
+  const unsigned int pending = rg_ld_acq_gpu(&e->pending);
+  if (rg_ld_vol(&e->active) == 0u) return;
+  const double due2 = rg_ld_vol_f64(&e->due);
+  if (pending != 0u || due2 > now) {
+    /* changed since the look: look again at the next scan */
+    if (now < *minDue) *minDue = now;
+    return;
+  }
+  if (rg_${G}_tm_send(k, (const rg_TimerRowHeader*)rowp, e, slot, id, arm, now)) (*sent)++;
+  else (*failed)++;
+}
+
 /* A worker's scan state (registers). */
 struct rg_tm_scan {
   unsigned long long lastPoll, lastScan;
@@ -474,33 +514,25 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   const unsigned int hi = lo + share < used ? lo + share : used;
   double minDue = 1.0 / 0.0;
   unsigned int sent = 0u, failed = 0u;
-  for (unsigned int base = lo; base < hi; base += 32u) {
-    const unsigned int slot = base + lane;
-    if (slot >= hi) continue;
-    unsigned char* rowp = rg_tm_row(k, slot);
-    const rg_TimerRowHeader* row = (const rg_TimerRowHeader*)rowp;
-    if (rg_ld_acq_gpu(&row->live) == 0u) continue;
+  /* The workers' loads below come after lane 0's acquire of the clock's epoch (a shuffle does not order memory). */
+  __syncwarp();
+  /*
+   * Two rows a lane per step, each looked at with relaxed 16-byte loads issued together (the header, and
+   * the entry as due|period and arm|pending|method|active): a step costs one round trip to memory where
+   * ordered loads cost four. Only an entry that looks due is read again in the order that makes its send
+   * safe (rg_*_tm_look); a stale look at a not-due entry only moves its tick to the next scan.
+   */
+  for (unsigned int base = lo; base < hi; base += 64u) {
+    const unsigned int s0 = base + lane, s1 = base + 32u + lane;
+    unsigned char* r0 = rg_tm_row(k, s0 < hi ? s0 : lo);
+    unsigned char* r1 = rg_tm_row(k, s1 < hi ? s1 : lo);
+    const uint4 h0 = rg_ld_rlx_gpu_v4(r0), h1 = rg_ld_rlx_gpu_v4(r1);
     for (unsigned int id = 0; id < RG_TM_COUNT; id++) {
-      rg_TimerEntry* e = rg_tm_entry(rowp, id);
-      /* arm, then pending, each with acquire, before due: the owner writes due and period before its
-         release of either (a restart's arm, a tick's cleared pending), so the due read here is never
-         older than the arm or pending it goes with (no second tick for a period already run). */
-      const unsigned int arm = rg_ld_acq_gpu(&e->arm);
-      const unsigned int pending = rg_ld_acq_gpu(&e->pending);
-      if (rg_ld_vol(&e->active) == 0u) continue;
-      const double due = rg_ld_vol_f64(&e->due);
-      if (pending != 0u) {
-        /* its turn sets the next due time at least a period later (a restart bumps armGen) */
-        const double next = due + rg_ld_vol_f64(&e->period);
-        if (next < minDue) minDue = next;
-        continue;
-      }
-      if (due > now) {
-        if (due < minDue) minDue = due;
-        continue;
-      }
-      if (rg_${G}_tm_send(k, row, e, slot, id, arm, now)) sent++;
-      else failed++;
+      const unsigned char* e0 = (const unsigned char*)rg_tm_entry(r0, id);
+      const unsigned char* e1 = (const unsigned char*)rg_tm_entry(r1, id);
+      const uint4 d0 = rg_ld_rlx_gpu_v4(e0), w0 = rg_ld_rlx_gpu_v4(e0 + 16), d1 = rg_ld_rlx_gpu_v4(e1), w1 = rg_ld_rlx_gpu_v4(e1 + 16);
+      rg_${G}_tm_look(k, r0, s0, id, s0 < hi && h0.z != 0u, d0, w0, now, &minDue, &sent, &failed);
+      rg_${G}_tm_look(k, r1, s1, id, s1 < hi && h1.z != 0u, d1, w1, now, &minDue, &sent, &failed);
     }
   }
   for (unsigned int o = 16u; o != 0u; o >>= 1) {
