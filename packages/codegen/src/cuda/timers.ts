@@ -444,8 +444,16 @@ __device__ static inline void rg_${G}_tm_look(rg_kernel* k, unsigned char* rowp,
     if (now < *minDue) *minDue = now;
     return;
   }
-  if (rg_${G}_tm_send(k, (const rg_TimerRowHeader*)rowp, e, slot, id, arm, now)) (*sent)++;
-  else (*failed)++;
+  if (rg_${G}_tm_send(k, (const rg_TimerRowHeader*)rowp, e, slot, id, arm, now)) {
+    (*sent)++;
+    /* Its turn sets the next due time a period on at least: the scan after that must come. Left out, a
+       worker whose rows all came due in one scan (slots are handed out in activation order, so a worker's
+       rows share a phase) saw no due time ahead and never scanned again. */
+    const double next = due2 + rg_ld_vol_f64(&e->period);
+    if (next < *minDue) *minDue = next;
+  } else {
+    (*failed)++;
+  }
 }
 
 /* A worker's scan state (registers). */
