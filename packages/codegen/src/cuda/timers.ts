@@ -41,6 +41,8 @@ import { asDouble, fmtDouble } from './values.ts';
 export const TIMER_CADENCE = {
   RG_TM_POLL_NS: 20_000,
   RG_TM_SCAN_NS: 1_000_000,
+  /** A backstop: with its own clock a worker rescans at least this often, whatever due time it expects. */
+  RG_TM_RESCAN_NS: 20_000_000,
 } as const;
 
 /** Bytes of a turn's timer error text (a TimerArgumentError with its number, or a tick's prefixed error). */
@@ -511,7 +513,7 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   now = __shfl_sync(RG_FULL, now, 0);
   bool scan;
   if (s->hostClock) scan = s->retry || gen != s->gen || epoch != s->epoch;
-  else scan = g - s->lastScan >= RG_TM_SCAN_NS && (s->retry || gen != s->gen || now >= s->minDue);
+  else scan = g - s->lastScan >= RG_TM_SCAN_NS && (s->retry || gen != s->gen || now >= s->minDue || g - s->lastScan >= RG_TM_RESCAN_NS);
   if (!scan) return;
   s->gen = gen;
   s->lastScan = g;
