@@ -381,6 +381,9 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
   }
   /* The new due time before the scanner may look at the entry again (it reads pending with acquire, then due). */
   rg_st_rel_gpu(&e->pending, 0u);
+  /* handled after it, fenced: the control warp's acquire of handled then also orders this tick's writes
+     before the caught-up epoch it publishes, and so before the scans of the host's next time */
+  __threadfence();
   atomicAdd(&stats->handled, 1u);
 }
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) \
@@ -615,7 +618,7 @@ __device__ static void rg_${G}_tm_publish(rg_kernel* k, unsigned int lane) {
   for (unsigned int p = lane; p < k->partitions; p += 32u)
     if ((int)(rg_ld_acq_gpu(&rg_tm_stats(k, p)->scannedEpoch) - epoch) < 0) behind++;
   __threadfence();
-  for (unsigned int p = lane; p < k->partitions; p += 32u) handled += rg_ld_vol(&rg_tm_stats(k, p)->handled);
+  for (unsigned int p = lane; p < k->partitions; p += 32u) handled += rg_ld_acq_gpu(&rg_tm_stats(k, p)->handled);
   __threadfence();
   for (unsigned int p = lane; p < k->partitions; p += 32u) {
     rg_TimerLaneStats* st = rg_tm_stats(k, p);
