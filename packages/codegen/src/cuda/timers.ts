@@ -635,6 +635,8 @@ __device__ static void rg_${G}_tm_publish(rg_kernel* k, unsigned int lane) {
     errors += __shfl_xor_sync(RG_FULL, errors, o);
     armed += __shfl_xor_sync(RG_FULL, armed, o);
   }
+  /* every lane's acquires before lane 0's releases (a shuffle does not order memory) */
+  __syncwarp();
   if (lane == 0u) {
     rg_st_vol(&hb->ticks, ticks);
     rg_st_vol(&hb->tickErrors, errors);
