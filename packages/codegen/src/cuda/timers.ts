@@ -556,6 +556,8 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   s->minDue = minDue;
   s->retry = failed != 0u;
   s->enqueued += sent;
+  /* every lane's sends before lane 0's count and release (a shuffle does not order memory) */
+  __syncwarp();
   if (lane == 0u) {
     rg_TimerLaneStats* st = rg_tm_stats(k, p);
     rg_st_vol(&st->enqueued, s->enqueued);
@@ -691,6 +693,3 @@ export function lowerTimerCall(fn: FnScope, e: CallExpr, op: 'startTimer' | 'sto
   fn.mayFail = true;
   return `rg_tm_start(t, ${timer.id}u, ${period !== undefined}, ${period ?? '0.0'}, ${due !== undefined}, ${due ?? '0.0'}, ${cStr(bp.pre)}, ${cStr(bp.post)}, ${cStr(bd.pre)}, ${cStr(bd.post)});`;
 }
-
-/** `TICK_FLAG` as the C unit names it (tests). */
-export const TICK_FLAG_C = 'RG_TICK';
