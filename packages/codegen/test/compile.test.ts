@@ -11,7 +11,7 @@ import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { Par } from './fixtures/parallel.ts';
 import { Beacon } from './fixtures/timers.ts';
-import { Ticker } from '../../../test/fixtures/timers.ts';
+import { Pulse, Ticker } from '../../../test/fixtures/timers.ts';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,7 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   // Timers (timers.ts): integer keys (the conformance Ticker) and string keys with a K2K send from a tick.
   ['Ticker', () => generateKernel(Ticker.grain).source, BOTH],
   ['Beacon', () => generateKernel(Beacon.grain).source, BOTH],
+  ['Pulse', () => generateKernel(Pulse.grain).source, H100],
   ['Ticker RG_TURN_LANES=1', () => `#define RG_TURN_LANES 1u\n${generateKernel(Ticker.grain).source}`, H100],
   // The examples' and benchmarks' grains, as `--backend cuda` places them.
   ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],

@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
   RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes, scratch,
                                            /* no K2K overflow pool: the probe times the queue path */ (unsigned char*)nullptr, 0u,
                                            RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16,
-                                           /* one host lane */ 1u, (unsigned long long)ringBytes);
+                                           /* one host lane */ 1u, (unsigned long long)ringBytes,
+                                           /* no timers (Echo declares none) */ (unsigned char*)nullptr, (unsigned char*)nullptr);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
       __atomic_store_n(&cb->requested, want, __ATOMIC_SEQ_CST);
