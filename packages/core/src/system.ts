@@ -22,6 +22,8 @@ import {
 import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowWriter, type RowWrite } from './row-writer.ts';
+import { compileRowLoop, type RowLoop } from './row-codegen.ts';
+import { fixedWriter, type FixedWrite } from './tell-image.ts';
 import { laneOfKey } from './lanes.ts';
 import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
@@ -187,6 +189,8 @@ interface BulkRows {
   readonly names: readonly string[];
   /** The scalar-only fast path (row-writer.ts), once chosen; null where it does not apply. */
   fast?: RowWrite | null;
+  /** tellMany's generated row loop (row-codegen.ts) and its columns in schema order, once chosen; null where it does not apply. */
+  loop?: { readonly run: RowLoop; readonly cols: ReadonlyArray<ArrayLike<unknown>> } | null;
   /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
   readonly corrBase?: number;
 }
@@ -224,6 +228,8 @@ export type ClassMetrics = KernelCounters & {
 export interface Route {
   readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
   readonly method: MethodDef;
+  /** The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not apply. */
+  fixed?: { readonly kernel: RingKernel; readonly write: FixedWrite | null };
 }
 
 interface Registration {
@@ -633,7 +639,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const lane = kernel.laneOf(key);
     // FIFO per sender → kernel: once anything waits for space in this kernel's rings, later sends wait behind it.
     const spill = this.spills.get(kernel);
-    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr)) {
+    let fixed: FixedWrite | null = null;
+    if (typeof key === 'number') {
+      let f = route.fixed;
+      if (f === undefined || f.kernel !== kernel) route.fixed = f = { kernel, write: fixedWriter(method, kernel.grainId, kernel.lanes[0]!.inbound.payloadCapacity) };
+      fixed = f.write;
+    }
+    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr, fixed)) {
       kernel.sent++;
       kernel.wake(lane);
       return ask ? this.awaitReply(corr, kernel, lane, method, into) : undefined;
@@ -655,11 +667,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
-  private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
+  private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number, fixed: FixedWrite | null = null): boolean {
     const producer = kernel.lanes[lane]!.producer;
     const slot = producer.claim();
     if (slot < 0) return false;
-    this.encode(producer.ring, slot, kernel, method, key, payload, corr);
+    const r = producer.ring;
+    // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
+    if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock())) this.encode(r, slot, kernel, method, key, payload, corr);
     producer.publish(slot);
     return true;
   }
@@ -678,6 +692,17 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
     const lanes = kernel.lanes;
+    if (rows.loop === undefined) {
+      // tellMany (askMany rows come with their writer): the generated loop, where the request is all scalars.
+      const run = rows.fast === undefined && kernel.def.keyKind !== 'string' ? compileRowLoop(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity, false) : undefined;
+      rows.loop = run ? { run, cols: rows.names.map((f) => rows.cols[f]!) } : null;
+    }
+    if (rows.loop) {
+      rows.next = rows.loop.run(kernel.producers, rows.key as ArrayLike<number>, rows.loop.cols, rows.next, rows.end, this.clock(), 0);
+      kernel.sent += rows.next - start;
+      if (rows.next !== start) kernel.wakeAll();
+      return rows.next !== start;
+    }
     if (rows.fast === undefined) {
       rows.fast = kernel.def.keyKind === 'string' ? null : (compileRowWriter(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity) ?? null);
     }
