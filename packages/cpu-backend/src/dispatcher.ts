@@ -10,6 +10,8 @@ import {
   RingProducer,
   SLOT,
   SLOT_HEADER_SIZE,
+  fixedReader,
+  type FixedRead,
   SlotFlag,
   SlotReader,
   SlotWriter,
@@ -190,6 +192,8 @@ export class Dispatcher {
   private curCorr = 0;
   private curMethod: MethodDef | undefined;
   private readonly ctx: GrainContext;
+  /** Per method id: its fixed-image reader (image-decode.ts), null where the request is not all scalars. */
+  private readonly fixedReads: ReadonlyArray<FixedRead | null>;
   /** drainBatch's taken messages, decoded (reused: no allocation per batch). */
   private readonly batch = {
     methodIds: new Uint32Array(DRAIN_BATCH),
@@ -221,6 +225,7 @@ export class Dispatcher {
     timers?: TimerClockInit | undefined;
   }) {
     this.self = args.self;
+    this.fixedReads = args.self.def.methods.map((m) => fixedReader(m));
     this.grainId = args.grainId;
     this.defsById = args.defsById;
     args.defsById.forEach((d, i) => d && this.grainIds.set(d.name, i));
@@ -506,7 +511,11 @@ export class Dispatcher {
           if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
           b.keys[n] = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
         }
-        b.msgs[n] = this.reader.payload(ring, slot, method.request);
+        // The host's fixed image is read at fixed offsets; any other payload through the general decoder.
+        const length = dv.getUint32(slot + SLOT.length, true);
+        const fixed = length <= ring.payloadCapacity ? this.fixedReads[methodId] : null;
+        const msg = fixed ? fixed(ring.u8, dv, slot + SLOT_HEADER_SIZE, length) : undefined;
+        b.msgs[n] = msg === undefined ? this.reader.payload(ring, slot, method.request) : msg;
         b.errors[n] = undefined;
       } catch (e) {
         b.msgs[n] = undefined;
