@@ -9,7 +9,7 @@
  *   - the consumer's take: peek + release per slot (before) against peek + skip with one tail
  *     publication per 64 (the CPU dispatcher's batch take).
  */
-import { Grain, HOST_SENDER, Ring, RingConsumer, RingProducer, SLOT, SlotWriter, ringBytes, t, type GrainDef } from '@ringgrain/core';
+import { Grain, HOST_SENDER, Ring, RingConsumer, RingProducer, SLOT, SlotWriter, laneOfKey, ringBytes, t, type GrainDef } from '@ringgrain/core';
 import { validateColumns } from '../packages/core/src/bulk.ts';
 import { compileRowWriter } from '../packages/core/src/row-writer.ts';
 import { compileRowLoop } from '../packages/core/src/row-codegen.ts';
@@ -75,6 +75,31 @@ export function hostPathSteps(): Record<string, number> {
   out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row'] = perItem(n, () => {
     if (loop([producer], key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
     empty();
+  });
+
+  // Four lanes (the CUDA backend's default host lanes): each row's lane from its key, a claim per slot.
+  const lanes = Array.from({ length: 4 }, () => Ring.format(new SharedArrayBuffer(ringBytes(CAP, SLOT_SIZE)), 0, CAP, SLOT_SIZE, { zeroed: true }));
+  const laneProducers = lanes.map((r) => new RingProducer(r));
+  const laneConsumers = lanes.map((r) => new RingConsumer(r));
+  const emptyLanes = () => {
+    for (const c of laneConsumers) {
+      while (c.peek() >= 0) c.skip();
+      c.publishTail();
+    }
+  };
+  out['tellMany rows, 4 lanes BEFORE: closure row writer + laneOfKey + claim/publishSeq, per row'] = perItem(n, () => {
+    for (let i = 0; i < n; i++) {
+      const p = laneProducers[laneOfKey(key[i]!, 4)]!;
+      const slot = p.claim();
+      write(p.ring.i32, p.ring.dv, slot, i, 1234.5);
+      p.publishSeq(slot);
+    }
+    for (const p of laneProducers) p.flushHead();
+    emptyLanes();
+  });
+  out['tellMany rows, 4 lanes AFTER: generated row loop (lane per row, claim/publishSeq), per row'] = perItem(n, () => {
+    if (loop(laneProducers, key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
+    emptyLanes();
   });
 
   const writer = new SlotWriter();

@@ -66,7 +66,10 @@ function template(method: MethodDef, grainId: number): Template | null {
 
 /**
  * A writer of `method`'s rows from `cols` (int keys), or undefined where the fast path does not apply
- * (a field that is not a scalar; then each row goes through the general encoder).
+ * (a field that is not a scalar). The reference form of the image: one closure per row and per field.
+ * The send paths use the code generated from the same template (row-codegen.ts, tell-image.ts), which
+ * the tests hold byte for byte to this writer, and this writer to the general encoder; bench/host-path.ts
+ * times it as the baseline.
  */
 export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayLike<unknown>, cols: Record<string, ArrayLike<unknown>>, payloadCapacity: number): RowWrite | undefined {
   if (SLOT.seq !== 0) return undefined;

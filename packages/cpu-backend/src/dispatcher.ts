@@ -194,6 +194,8 @@ export class Dispatcher {
   private readonly ctx: GrainContext;
   /** Per method id: its fixed-image reader (image-decode.ts), null where the request is not all scalars. */
   private readonly fixedReads: ReadonlyArray<FixedRead | null>;
+  /** Replies published (by seq) in the running batch take and not yet signalled; -1 outside one. */
+  private batchReplies = -1;
   /** drainBatch's taken messages, decoded (reused: no allocation per batch). */
   private readonly batch = {
     methodIds: new Uint32Array(DRAIN_BATCH),
@@ -525,17 +527,27 @@ export class Dispatcher {
     }
     if (n === 0) return 0;
     consumer.publishTail();
-    for (let i = 0; i < n; i++) {
-      const methodId = b.methodIds[i]!;
-      const error = b.errors[i];
-      const msg = b.msgs[i];
-      b.msgs[i] = undefined; // the batch holds no message past its turn
-      if (error !== undefined) {
-        counts.rejected++;
-        this.replyText(b.corrs[i]!, methodId, SlotFlag.REJECTED, error);
-        continue;
+    this.batchReplies = 0;
+    try {
+      for (let i = 0; i < n; i++) {
+        const methodId = b.methodIds[i]!;
+        const error = b.errors[i];
+        const msg = b.msgs[i];
+        b.msgs[i] = undefined; // the batch holds no message past its turn
+        if (error !== undefined) {
+          counts.rejected++;
+          this.replyText(b.corrs[i]!, methodId, SlotFlag.REJECTED, error);
+          continue;
+        }
+        this.runTurn(def.methods[methodId]!, methodId, b.keys[i]!, msg, b.corrs[i]!, b.times[i]!);
       }
-      this.runTurn(def.methods[methodId]!, methodId, b.keys[i]!, msg, b.corrs[i]!, b.times[i]!);
+    } finally {
+      const replies = this.batchReplies;
+      this.batchReplies = -1;
+      if (replies > 0) {
+        this.reply.flushHead();
+        this.signalHost();
+      }
     }
     return n;
   }
@@ -915,9 +927,8 @@ export class Dispatcher {
     const h = { method: method.id, flags: SlotFlag.REPLY, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId };
     if (method.reply) this.writer.write(ring, slot, h, method.reply, value, this.self.def.name, method.name);
     else this.writer.writeText(ring, slot, h, '');
-    this.reply.publish(slot);
+    this.publishReply(slot);
     this.counts.replied++;
-    this.signalHost();
   }
 
   /** Errors of asks go to the asker; errors of tells go to the host too (corr 0) so none is silent. */
@@ -925,6 +936,20 @@ export class Dispatcher {
     const ring = this.reply.ring;
     const slot = this.claimReply();
     this.writer.writeText(ring, slot, { method: methodId, flags: SlotFlag.REPLY | flag, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, text);
+    this.publishReply(slot);
+  }
+
+  /**
+   * A reply is readable once its seq is stored. Inside a batch take the host's doorbell (an atomic add
+   * and a notify, a futex wake when the host sleeps) and the ring's head are left to the batch's end, once
+   * for all its replies: a host that spins for replies reads seqs and sees each at once anyway.
+   */
+  private publishReply(slot: number): void {
+    if (this.batchReplies >= 0) {
+      this.reply.publishSeq(slot);
+      this.batchReplies++;
+      return;
+    }
     this.reply.publish(slot);
     this.signalHost();
   }
