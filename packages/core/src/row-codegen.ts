@@ -7,12 +7,15 @@
  * as the closure writer's (test/row-codegen.test.ts checks every kind and edge values), so the slot
  * format, and the CUDA ingress that reads it, are untouched.
  *
- * One lane: slots are claimed in chunks (RingProducer.reserve: at most one read of the consumer's tail a
- * chunk), each published by its seq as it is written; head once at the end. Several lanes: each row's
- * lane from its key; a row whose lane is full stops the loop (the rest wait behind it, in order).
+ * Slots are claimed in chunks (RingProducer.reserve: at most one read of the consumer's tail a chunk),
+ * each published by its seq as it is written; head once at the end. Several lanes (the CUDA backend's
+ * host lanes, the CPU pool's threads): a chunk of 256 rows is sorted by lane (laneOfKey, inlined; a
+ * counting sort keeps each lane's rows in row order) and written lane by lane, one reserve per lane, as
+ * rows spread at random over lanes cost a mispredicted branch and a change of ring each. A row whose
+ * lane is full stops the loop (it and the rows after it wait, in order).
  */
 import type { MethodDef } from './grain.ts';
-import { laneOfKey } from './lanes.ts';
+import { mix32 } from './lanes.ts';
 import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import type { RingProducer } from './ring.ts';
 import { rowTemplate } from './row-writer.ts';
@@ -69,6 +72,10 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>, intKeys: boole
     per.push(op === 'tag' ? `u8[s + ${at}] = c${f}[i] ? 0xc3 : 0xc2;` : `dv.${op}(s + ${at + 1}, c${f}[i]);`);
   }
   const write = per.join('\n      ');
+  // laneOfKey (lanes.ts) of an int key, inlined: its high word, mixed with the low one by murmur3's
+  // finalizer. The tests hold it to laneOfKey for wide and negative keys.
+  const hi = intKeys ? 'keys[i] >> 31' : 'Math.floor(keys[i] / 4294967296) | 0';
+  const laneExpr = `mix32((keys[i] >>> 0) ^ Math.imul(${hi}, 0x9e3779b9)) % lanes`;
   const colDecl = fields.map((_, f) => `c${f} = cols[${f}]`).join(', ');
   const src = `"use strict";
 return function rowLoop(producers, keys, cols, from, end, time, corrBase) {
@@ -76,37 +83,86 @@ return function rowLoop(producers, keys, cols, from, end, time, corrBase) {
   tf[0] = time;
   const T0 = ti[0], T1 = ti[1];
   const lanes = producers.length;
-  let i = from;
+  let next = from;
   if (lanes === 1) {
     const p = producers[0];
     const ring = p.ring, i32 = ring.i32, dv = ring.dv, u8 = ring.u8;
-    while (i < end) {
-      const room = p.reserve(end - i);
+    while (next < end) {
+      const room = p.reserve(end - next);
       if (room === 0) break;
-      for (const stop = i + room; i < stop; i++) {
+      for (let i = next, stop = next + room; i < stop; i++) {
         const s = p.claimNext();
         const w = s >> 2;
       ${write}
         p.publishReserved(s);
       }
+      next += room;
     }
   } else {
-    for (; i < end; i++) {
-      const p = producers[laneOfKey(keys[i], lanes)];
-      const s = p.claim();
-      if (s < 0) break;
-      const ring = p.ring, i32 = ring.i32, dv = ring.dv, u8 = ring.u8;
-      const w = s >> 2;
+    // Chunks of rows: each row's lane, then per lane its free slots (one reserve a lane a chunk), then
+    // each lane's rows in row order (a counting sort), so the writes run lane by lane, not row by row.
+    const big = lanes > MAX_LANES;
+    const count = big ? new Int32Array(lanes) : countS, room = big ? new Int32Array(lanes) : roomS;
+    const start = big ? new Int32Array(lanes) : startS, fill = big ? new Int32Array(lanes) : fillS;
+    while (next < end) {
+      const chunkEnd = end - next > CHUNK ? next + CHUNK : end;
+      count.fill(0, 0, lanes);
+      for (let i = next; i < chunkEnd; i++) {
+        const l = ${laneExpr};
+        laneOf[i - next] = l;
+        count[l]++;
+      }
+      let stop = chunkEnd;
+      let short = false;
+      for (let l = 0; l < lanes; l++) {
+        room[l] = count[l] === 0 ? 0 : producers[l].reserve(count[l]);
+        if (room[l] < count[l]) short = true;
+      }
+      if (short) {
+        // The first row whose lane has no slot left stops the loop: it and the rows after it wait, in order.
+        fill.fill(0, 0, lanes);
+        for (let i = next; i < chunkEnd; i++) {
+          const l = laneOf[i - next];
+          if (fill[l] === room[l]) {
+            stop = i;
+            break;
+          }
+          fill[l]++;
+        }
+      }
+      let acc = 0;
+      for (let l = 0; l < lanes; l++) {
+        start[l] = acc;
+        fill[l] = acc;
+        acc += count[l];
+      }
+      for (let i = next; i < stop; i++) order[fill[laneOf[i - next]]++] = i;
+      for (let l = 0; l < lanes; l++) {
+        const a = start[l], b = fill[l];
+        if (a === b) continue;
+        const p = producers[l];
+        const ring = p.ring, i32 = ring.i32, dv = ring.dv, u8 = ring.u8;
+        for (let q = a; q < b; q++) {
+          const i = order[q];
+          const s = p.claimNext();
+          const w = s >> 2;
       ${write}
-      p.publishSeq(s);
+          p.publishReserved(s);
+        }
+      }
+      next = stop;
+      if (stop < chunkEnd) break;
     }
   }
   for (let l = 0; l < lanes; l++) producers[l].flushHead();
-  return i;
+  return next;
 };`;
   // The time's two words, through a scratch of the host's (little-endian) byte order, like the slot's.
   const tf = new Float64Array(1);
   const ti = new Int32Array(tf.buffer);
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the schema's own table only
-  return new Function('laneOfKey', 'tf', 'ti', src)(laneOfKey, tf, ti) as RowLoop;
+  // Scratch of the multi-lane chunks (the loop is synchronous: one call at a time uses them).
+  const CHUNK = 256;
+  const MAX_LANES = 64;
+  const scratch = { CHUNK, MAX_LANES, laneOf: new Uint16Array(CHUNK), order: new Int32Array(CHUNK), countS: new Int32Array(MAX_LANES), roomS: new Int32Array(MAX_LANES), startS: new Int32Array(MAX_LANES), fillS: new Int32Array(MAX_LANES) };
+  return new Function('mix32', 'tf', 'ti', ...Object.keys(scratch), src)(mix32, tf, ti, ...Object.values(scratch)) as RowLoop;
 }

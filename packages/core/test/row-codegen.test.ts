@@ -174,7 +174,30 @@ describe('generated tellMany row loop (row-codegen.ts)', () => {
     }
   });
 
-  it('with several lanes, each row goes to its key’s lane; a full lane stops the loop at that row, rows before it published', () => {
+  it('with several lanes, rows go to laneOfKey’s lane (wide and negative keys, plain and Int32Array columns)', () => {
+    for (const lanes of [2, 3, 4, 7]) {
+      const wide = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? -i * 7919 : i % 3 === 1 ? i * 2 ** 33 + i : -(2 ** 40) - i));
+      const small = Int32Array.from({ length: 300 }, (_, i) => (i * 2654435761) | 0);
+      for (const key of [wide, small] as ArrayLike<number>[]) {
+        const rings = Array.from({ length: lanes }, () => ringOf(512));
+        const producers = rings.map((r) => new RingProducer(r));
+        const v = Array.from({ length: key.length }, (_, i) => i);
+        const loop = compileRowLoop(one, 0, key, { v }, rings[0]!.payloadCapacity, false)!;
+        expect(loop(producers, key, [v], 0, key.length, 1, 0)).toBe(key.length);
+        for (const [l, r] of rings.entries()) {
+          const c = new RingConsumer(r);
+          const got: number[] = [];
+          for (let s = c.peek(); s >= 0; s = c.peek()) {
+            got.push(r.dv.getFloat64(s + SLOT_HEADER_SIZE + 4, false));
+            c.release();
+          }
+          expect(got).toEqual(v.filter((i) => laneOfKey(key[i]!, lanes) === l));
+        }
+      }
+    }
+  });
+
+  it('with several lanes, a full lane stops the loop at that row, rows before it published', () => {
     const rings = [ringOf(4), ringOf(4), ringOf(4)];
     const producers = rings.map((r) => new RingProducer(r));
     const n = 40;
