@@ -15,18 +15,17 @@ import { kindSpec, type ScalarKind } from './schema/kinds.ts';
 /** Writes the message into the slot at `slot` (all but seq) and returns true, or false (nothing certain written) where the payload is not plain valid scalars. */
 export type FixedWrite = (i32: Int32Array, dv: DataView, u8: Uint8Array, slot: number, payload: unknown, key: number, corr: number, time: number) => boolean;
 
-const writers = new WeakMap<MethodDef, Map<number, FixedWrite | null>>();
+const writers = new WeakMap<MethodDef, Map<number, FixedWrite>>();
 
 /** The method's fixed writer, or null where the fast path does not apply (a non-scalar field, an image larger than a slot's payload). */
 export function fixedWriter(method: MethodDef, grainId: number, payloadCapacity: number): FixedWrite | null {
   let byGrain = writers.get(method);
   if (!byGrain) writers.set(method, (byGrain = new Map()));
+  const t = rowTemplate(method, grainId);
+  // The slot size is the kernel's (systems may register one class with different ones): checked per call.
+  if (!t || t.image.length + 4 - SLOT_HEADER_SIZE > payloadCapacity) return null;
   let w = byGrain.get(grainId);
-  if (w === undefined) {
-    const t = rowTemplate(method, grainId);
-    w = t && t.image.length + 4 - SLOT_HEADER_SIZE <= payloadCapacity ? generate(t) : null;
-    byGrain.set(grainId, w);
-  }
+  if (w === undefined) byGrain.set(grainId, (w = generate(t)));
   return w;
 }
 

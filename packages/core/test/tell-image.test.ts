@@ -120,5 +120,8 @@ describe('single-send fixed image (tell-image.ts)', () => {
   it('does not apply to a request with a non-scalar field, nor where the image exceeds the slot', () => {
     expect(fixedWriter(def.methodByName.get('vec')!, 0, 1000)).toBeNull();
     expect(fixedWriter(put, 9, 10)).toBeNull();
+    // Per call: the same method and grain id in a kernel with room, then in one without.
+    expect(fixedWriter(put, 4, 1000)).not.toBeNull();
+    expect(fixedWriter(put, 4, 10)).toBeNull();
   });
 });
