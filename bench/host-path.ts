@@ -97,7 +97,7 @@ export function hostPathSteps(): Record<string, number> {
     for (const p of laneProducers) p.flushHead();
     emptyLanes();
   });
-  out['tellMany rows, 4 lanes AFTER: generated row loop (lane per row, claim/publishSeq), per row'] = perItem(n, () => {
+  out['tellMany rows, 4 lanes AFTER: generated row loop (chunks of 256 rows sorted by lane, one reserve per lane), per row'] = perItem(n, () => {
     if (loop(laneProducers, key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
     emptyLanes();
   });

@@ -626,8 +626,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.spillOf(kernel);
     const { chunk, at } = s.target();
-    this.encode(chunk, at, kernel, method, key, payload, corr);
-    const written = s.commit(chunk, at, performance.now(), lane);
+    if (fixed === null || !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock())) this.encode(chunk, at, kernel, method, key, payload, corr);
+    const written = s.commit(chunk, at, lane);
     this.waiting.add(kernel);
     this.schedulePump();
     return ask ? this.awaitReply(corr, kernel, lane, method, into) : written;
