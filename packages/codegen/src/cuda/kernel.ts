@@ -10,6 +10,7 @@ import { FnScope } from './scope.ts';
 import type { LoopNote } from '../front/parallel.ts';
 import { loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
+import { GatherHeader, StateMeta } from './state-meta.ts';
 
 export interface GenerateOptions {
   /** Every grain class on this backend, by id (K2K targets); defaults to [def]. */
@@ -50,6 +51,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(DirEntry, 'rg_DirEntry');
   types.named(OverflowHeader, 'rg_OverflowHeader');
   types.named(OverflowNode, 'rg_OverflowNode');
+  types.named(StateMeta, 'rg_StateMeta');
+  types.named(GatherHeader, 'rg_GatherHeader');
   const protocolTypes = types.defs.length;
 
   const stateType = types.named(def.state, `rg_${G}_state`);

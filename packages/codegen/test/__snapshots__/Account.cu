@@ -720,6 +720,30 @@ static_assert(alignof(rg_OverflowNode) == 4, "rg_OverflowNode: alignment differs
 RG_OFFSET_ASSERT(rg_OverflowNode, link, 0, "rg_OverflowNode.link: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowNode, taken, 4, "rg_OverflowNode.taken: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_OverflowNode, _pad, 8, "rg_OverflowNode._pad: offset differs from layoutOf");
+struct rg_StateMeta {
+  double lastActive;
+  unsigned int dirty;
+  unsigned int live;
+  unsigned int keyLo;
+  unsigned int keyHi;
+  unsigned int _pad[2];
+};
+static_assert(sizeof(rg_StateMeta) == 32, "rg_StateMeta: size differs from layoutOf");
+static_assert(alignof(rg_StateMeta) == 8, "rg_StateMeta: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, lastActive, 0, "rg_StateMeta.lastActive: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, dirty, 8, "rg_StateMeta.dirty: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, live, 12, "rg_StateMeta.live: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, keyLo, 16, "rg_StateMeta.keyLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, keyHi, 20, "rg_StateMeta.keyHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, _pad, 24, "rg_StateMeta._pad: offset differs from layoutOf");
+struct rg_GatherHeader {
+  unsigned int count;
+  unsigned int _pad[3];
+};
+static_assert(sizeof(rg_GatherHeader) == 16, "rg_GatherHeader: size differs from layoutOf");
+static_assert(alignof(rg_GatherHeader) == 4, "rg_GatherHeader: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_GatherHeader, count, 0, "rg_GatherHeader.count: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_GatherHeader, _pad, 4, "rg_GatherHeader._pad: offset differs from layoutOf");
 /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
 #define RG_HDR 48u
 #define RG_RING_HDR 384u
@@ -1780,6 +1804,85 @@ __device__ static bool rg_coop_bulk_ok(unsigned int id) {
   }
 }
 
+/* ---- actor meta and the dirty gather (state-meta.ts) ----------------------------------------------- */
+#define RG_STATE_REGION_ALIGN 256ull
+#define RG_GATHER_KEYS_AT 256ull
+static_assert(sizeof(rg_StateMeta) == 32u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, live) == 12u,
+              "rg_StateMeta: lastActive, dirty, live in the first 16 bytes (the turn's one vector store; state-meta.ts)");
+static_assert(sizeof(rg_GatherHeader) <= RG_GATHER_KEYS_AT, "rg_GatherHeader fits before the keys");
+/* The meta array: after maxActors states, rounded up (state-meta.ts stateRegion). */
+__device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, unsigned int maxActors) {
+  const unsigned long long at = ((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
+  return (rg_StateMeta*)(states + at);
+}
+/* Activation: the slot's key, for the gather (published by the first turn's release fence with its mark). */
+__device__ static inline void rg_meta_activate(const unsigned char* states, unsigned int maxActors, unsigned int slot, unsigned int lo, unsigned int hi) {
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  m->keyLo = lo;
+  m->keyHi = hi;
+}
+/*
+ * After a turn that ran the handler: its state writes, then {lastActive = now, dirty = 1, live = 1} as
+ * one 16-byte store. The release fence orders the state writes (and the key) before the mark, so a
+ * gather whose exchange reads this mark copies them; a gather whose exchange came before the store leaves
+ * the mark set for the next one. No load: the hot path only stores.
+ */
+__device__ static __forceinline__ void rg_meta_touch(const unsigned char* states, unsigned int maxActors, const rg_Account_state* s, double now) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(rg_Account_state);
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  const unsigned long long t = (unsigned long long)__double_as_longlong(now);
+  asm volatile("fence.acq_rel.gpu;" : : : "memory");
+  asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(1u) : "memory");
+}
+/* One state's bytes, in the widest unit its size allows (rows and slots are then aligned to it); L2 loads (ld.cg): another SM wrote them. */
+template <unsigned int U> struct rg_gather_word;
+template <> struct rg_gather_word<16u> { typedef uint4 T; };
+template <> struct rg_gather_word<8u> { typedef unsigned long long T; };
+template <> struct rg_gather_word<4u> { typedef unsigned int T; };
+template <> struct rg_gather_word<1u> { typedef unsigned char T; };
+__device__ static inline void rg_gather_copy(unsigned char* d, const unsigned char* s) {
+  constexpr unsigned int n = (unsigned int)sizeof(rg_Account_state);
+  constexpr unsigned int U = n % 16u == 0u ? 16u : n % 8u == 0u ? 8u : n % 4u == 0u ? 4u : 1u;
+  typedef rg_gather_word<U>::T W;
+#pragma unroll
+  for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = __ldcg((const W*)s + i);
+}
+/*
+ * readDirty's device half: every dirty slot's mark cleared (atomicExch) and, in the same step, its key
+ * and state appended to the staging buffer (a warp reserves its rows with one atomicAdd). Runs beside
+ * the persistent kernel, on the SMs it leaves free.
+ */
+extern "C" __global__ void __launch_bounds__(256) rg_Account_gather_dirty(
+    unsigned char* states,
+    const unsigned char* globals,
+    unsigned int maxActors,
+    unsigned char* out) {
+  unsigned int used = rg_ld_vol(&((const rg_DeviceGlobals*)globals)->stateNext);
+  if (used > maxActors) used = maxActors;
+  rg_StateMeta* meta = rg_meta_of(states, maxActors);
+  rg_GatherHeader* head = (rg_GatherHeader*)out;
+  unsigned long long* keys = (unsigned long long*)(out + RG_GATHER_KEYS_AT);
+  unsigned char* rows = out + ((RG_GATHER_KEYS_AT + 8ull * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull));
+  const unsigned int lane = threadIdx.x & 31u;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  /* the loop test is on the warp's first slot, so whole warps iterate together (the ballot needs every lane) */
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i - lane < used; i += stride) {
+    bool take = false;
+    if (i < used && rg_ld_vol(&meta[i].dirty) != 0u) take = atomicExch(&meta[i].dirty, 0u) != 0u;
+    const unsigned int ball = __ballot_sync(RG_FULL, take);
+    if (ball == 0u) continue;
+    unsigned int at = 0u;
+    if (lane == 0u) at = atomicAdd(&head->count, (unsigned int)__popc(ball));
+    at = __shfl_sync(RG_FULL, at, 0) + (unsigned int)__popc(ball & ((1u << lane) - 1u));
+    if (take) {
+      /* acquire: the turn's writes released before the mark this exchange read are seen below */
+      asm volatile("fence.acq_rel.gpu;" : : : "memory");
+      keys[at] = ((unsigned long long)__ldcg(&meta[i].keyHi) << 32) | __ldcg(&meta[i].keyLo);
+      rg_gather_copy(rows + (unsigned long long)at * sizeof(rg_Account_state), states + i * sizeof(rg_Account_state));
+    }
+  }
+}
+
 /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
 __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
   unsigned int i = atomicAdd(&k->g->replyReserve, 1u);
@@ -1888,6 +1991,7 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
     e->slot = slot;
     rg_Account_state* s = (rg_Account_state*)(k->states + (unsigned long long)slot * sizeof(rg_Account_state));
     rg_zero(s, sizeof(rg_Account_state));
+    rg_meta_activate(k->states, k->maxActors, slot, lo, hi);
     rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
     ctr[RG_C_ACTIVATIONS]++;
     return s;
@@ -1953,6 +2057,7 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
   t.nroutes = k->routeCount;
   t.co = co;
   const int rc = rg_Account_handle(&t, st, req, rep);
+  rg_meta_touch(k->states, k->maxActors, st, now); /* dirty mark and last turn (state-meta.ts) */
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
