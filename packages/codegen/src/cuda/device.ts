@@ -1046,7 +1046,9 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   t.nroutes = k->routeCount;
   t.co = co;
   const int rc = rg_${G}_handle(&t, st, req, rep);
-  rg_meta_touch(k->states, k->maxActors, st, now); /* dirty mark and last turn (state-meta.ts) */
+  /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
+  if (rg_${G}_writes_state(method)) rg_meta_touch(k->states, k->maxActors, st, now);
+  else rg_meta_seen(k->states, k->maxActors, st, now);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;

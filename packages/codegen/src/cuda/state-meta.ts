@@ -112,6 +112,12 @@ __device__ static __forceinline__ void rg_meta_touch(const unsigned char* states
   asm volatile("fence.acq_rel.gpu;" : : : "memory");
   asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(1u) : "memory");
 }
+/* After a turn whose handler cannot store into the state: only the clock of its last turn (the mark stays as it was). */
+__device__ static __forceinline__ void rg_meta_seen(const unsigned char* states, unsigned int maxActors, const ${S}* s, double now) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(${S});
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" : : "l"(&m->lastActive), "d"(now) : "memory");
+}
 /* One state's bytes, in the widest unit its size allows (rows and slots are then aligned to it); L2 loads (ld.cg): another SM wrote them. */
 template <unsigned int U> struct rg_gather_word;
 template <> struct rg_gather_word<16u> { typedef uint4 T; };

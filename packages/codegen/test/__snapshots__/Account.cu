@@ -1629,6 +1629,17 @@ RG_HD static bool rg_Account_encode_reply(unsigned int method, const rg_Account_
     default: return false;
   }
 }
+/* Whether a method's handler may store into the state (front/state-writes.ts): only its turns set the dirty mark. */
+RG_HD static inline bool rg_Account_writes_state(unsigned int method) {
+  switch (method) {
+    case 0u:
+    case 1u:
+    case 2u:
+    case 3u:
+      return true;
+    default: return false;
+  }
+}
 /* ---- persistent ring kernel ----------------------------------------------------------------- */
 #if defined(__CUDACC__)
 #ifndef RG_INGRESS_SPIN
@@ -1833,6 +1844,12 @@ __device__ static __forceinline__ void rg_meta_touch(const unsigned char* states
   const unsigned long long t = (unsigned long long)__double_as_longlong(now);
   asm volatile("fence.acq_rel.gpu;" : : : "memory");
   asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(1u) : "memory");
+}
+/* After a turn whose handler cannot store into the state: only the clock of its last turn (the mark stays as it was). */
+__device__ static __forceinline__ void rg_meta_seen(const unsigned char* states, unsigned int maxActors, const rg_Account_state* s, double now) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(rg_Account_state);
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" : : "l"(&m->lastActive), "d"(now) : "memory");
 }
 /* One state's bytes, in the widest unit its size allows (rows and slots are then aligned to it); L2 loads (ld.cg): another SM wrote them. */
 template <unsigned int U> struct rg_gather_word;
@@ -2057,7 +2074,9 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
   t.nroutes = k->routeCount;
   t.co = co;
   const int rc = rg_Account_handle(&t, st, req, rep);
-  rg_meta_touch(k->states, k->maxActors, st, now); /* dirty mark and last turn (state-meta.ts) */
+  /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
+  if (rg_Account_writes_state(method)) rg_meta_touch(k->states, k->maxActors, st, now);
+  else rg_meta_seen(k->states, k->maxActors, st, now);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
