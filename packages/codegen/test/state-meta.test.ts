@@ -12,7 +12,7 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
     expect(STATE_META_BYTES).toBe(32);
     expect(offsetOf(StateMeta, 'lastActive')).toBe(0);
     expect(offsetOf(StateMeta, 'dirty')).toBe(8);
-    expect(offsetOf(StateMeta, 'live')).toBe(12);
+    expect(offsetOf(StateMeta, 'busy')).toBe(12);
     expect(offsetOf(StateMeta, 'keyLo')).toBe(16);
     expect(offsetOf(StateMeta, 'keyHi')).toBe(20);
     expect(layoutOf(GatherHeader).size).toBeLessThanOrEqual(gatherLayout(32, 1).keysAt);
@@ -35,10 +35,14 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
     expect(g.keysAt).toBe(256);
     expect(g.statesAt).toBe(256 + 8_000_000);
     expect(g.statesAt % STATE_REGION_ALIGN).toBe(0);
-    expect(g.bytes).toBe(g.statesAt + 32_000_000);
+    expect(g.flagsAt).toBe(g.statesAt + 32_000_000);
+    expect(g.bytes).toBe(g.flagsAt + 1_000_000);
     const t = gatherLayout(3, 5);
     expect(t.statesAt).toBe(512);
-    expect(t.bytes).toBe(512 + 15);
+    expect(t.flagsAt).toBe(768);
+    expect(t.bytes).toBe(768 + 5);
+    expect(offsetOf(GatherHeader, 'count')).toBe(0);
+    expect(offsetOf(GatherHeader, 'dropped')).toBe(4);
   });
 
   it('the gather launch covers every slot with a bounded grid (it strides)', () => {
@@ -51,7 +55,11 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
   it('the unit marks after the handler, keys at activation, and has the gather entry with the listed parameters', () => {
     const src = generateKernel(Slab.grain).source;
     const turn = src.slice(src.indexOf('rg_Slab_turn('), src.indexOf('rg_Slab_turn(') + 6000);
-    expect(turn.indexOf('rg_meta_touch(k->states, k->maxActors, st, now)')).toBeGreaterThan(turn.indexOf('rg_Slab_handle(&t, st, req, rep)'));
+    const handle = turn.indexOf('rg_Slab_handle(&t, st, req, rep)');
+    expect(turn.indexOf('if (writes) rg_meta_enter(k->states, k->maxActors, st);')).toBeGreaterThan(0);
+    expect(turn.indexOf('if (writes) rg_meta_enter(k->states, k->maxActors, st);')).toBeLessThan(handle);
+    expect(turn.indexOf('if (writes) rg_meta_touch(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
+    expect(turn.indexOf('else rg_meta_seen(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
     expect(src).toContain('rg_meta_activate(k->states, k->maxActors, slot, lo, hi);');
     expect(src).toContain('extern "C" __global__ void __launch_bounds__(256) rg_Slab_gather_dirty(\n    unsigned char* states,\n    const unsigned char* globals,\n    unsigned int maxActors,\n    unsigned char* out)');
   });

@@ -24,8 +24,8 @@ class StandIn implements GatherDevice {
   readonly mem: Uint8Array;
   readonly calls: string[] = [];
   launches: Array<{ blocks: number; threads: number; args: readonly KernelArg[] }> = [];
-  /** Rows each next launch writes (one list per launch); a count to report instead, or an error to throw. */
-  rows: Array<Array<{ key: bigint; fill: number }>> = [];
+  /** Rows each next launch writes (one list per launch; `drop`: flagged 0, as for a turn overlapping the copy); a count to report instead, or an error to throw. */
+  rows: Array<Array<{ key: bigint; fill: number; drop?: boolean }>> = [];
   reportCount: number | undefined;
   failLaunch: Error | undefined;
 
@@ -42,15 +42,17 @@ class StandIn implements GatherDevice {
     this.calls.push('launch');
     if (this.failLaunch) throw this.failLaunch;
     this.launches.push({ blocks, threads, args });
-    const { keysAt, statesAt } = gatherLayout(this.t.stateSize, this.t.maxActors);
+    const { keysAt, statesAt, flagsAt } = gatherLayout(this.t.stateSize, this.t.maxActors);
     const dv = new DataView(this.mem.buffer);
     const count = dv.getUint32(0, true);
     const rows = this.rows.shift() ?? [];
     rows.forEach((r, i) => {
       dv.setBigInt64(keysAt + 8 * (count + i), r.key, true);
       this.mem.fill(r.fill, statesAt + (count + i) * this.t.stateSize, statesAt + (count + i + 1) * this.t.stateSize);
+      this.mem[flagsAt + count + i] = r.drop ? 0 : 1;
     });
     dv.setUint32(0, this.reportCount ?? count + rows.length, true);
+    dv.setUint32(4, rows.filter((r) => r.drop).length, true);
   }
 
   copyOut(dst: Uint8Array, offset: number): void {
@@ -103,6 +105,27 @@ describe('DirtyGather (readDirty host half)', () => {
     for (const ms of [got.gatherMs, got.copyMs, got.decodeMs]) expect(ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('rows dropped by the kernel (a turn overlapped their copy) are left out, using the flags copied only then', async () => {
+    const { dev, gather } = setup();
+    dev.rows = [
+      [
+        { key: 1n, fill: 1 },
+        { key: 2n, fill: 2, drop: true },
+        { key: 3n, fill: 3 },
+        { key: 4n, fill: 4, drop: true },
+      ],
+    ];
+    const got = await gather.run();
+    const { flagsAt } = gatherLayout(SIZE, MAX);
+    expect(dev.calls).toContain(`copy ${flagsAt} 4`);
+    expect(got.dropped).toBe(2);
+    expect(got.rows).toBe(2);
+    expect(got.batch.keys).toEqual([1, 3]);
+    expect(got.batch.bytes.length).toBe(2 * SIZE);
+    expect([...got.batch.bytes.subarray(0, SIZE)].every((b) => b === 1)).toBe(true);
+    expect([...got.batch.bytes.subarray(SIZE)].every((b) => b === 3)).toBe(true);
+  });
+
   it('no dirty actor: an empty batch, and no row copies', async () => {
     const { dev, gather } = setup();
     const got = await gather.run();
@@ -148,7 +171,7 @@ describe('DirtyGather (readDirty host half)', () => {
     dev.reportCount = MAX + 1;
     const e = await gather.run().catch((x: unknown) => x);
     expect((e as GpuStateError).code).toBe('GPU_STATE_GATHER');
-    expect((e as Error).message).toContain(`${MAX + 1} dirty rows for ${MAX} slots`);
+    expect((e as Error).message).toContain(`${MAX + 1} dirty rows (0 dropped) for ${MAX} slots`);
   });
 
   it('refuses a host buffer smaller than the staging layout', () => {

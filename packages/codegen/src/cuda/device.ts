@@ -1045,9 +1045,11 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   t.routes = k->routes;
   t.nroutes = k->routeCount;
   t.co = co;
+  const bool writes = rg_${G}_writes_state(method);
+  if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_${G}_handle(&t, st, req, rep);
   /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
-  if (rg_${G}_writes_state(method)) rg_meta_touch(k->states, k->maxActors, st, now);
+  if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
   else rg_meta_seen(k->states, k->maxActors, st, now);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;

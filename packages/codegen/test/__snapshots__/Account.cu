@@ -723,7 +723,7 @@ RG_OFFSET_ASSERT(rg_OverflowNode, _pad, 8, "rg_OverflowNode._pad: offset differs
 struct rg_StateMeta {
   double lastActive;
   unsigned int dirty;
-  unsigned int live;
+  unsigned int busy;
   unsigned int keyLo;
   unsigned int keyHi;
   unsigned int _pad[2];
@@ -732,18 +732,20 @@ static_assert(sizeof(rg_StateMeta) == 32, "rg_StateMeta: size differs from layou
 static_assert(alignof(rg_StateMeta) == 8, "rg_StateMeta: alignment differs from layoutOf");
 RG_OFFSET_ASSERT(rg_StateMeta, lastActive, 0, "rg_StateMeta.lastActive: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_StateMeta, dirty, 8, "rg_StateMeta.dirty: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_StateMeta, live, 12, "rg_StateMeta.live: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_StateMeta, busy, 12, "rg_StateMeta.busy: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_StateMeta, keyLo, 16, "rg_StateMeta.keyLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_StateMeta, keyHi, 20, "rg_StateMeta.keyHi: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_StateMeta, _pad, 24, "rg_StateMeta._pad: offset differs from layoutOf");
 struct rg_GatherHeader {
   unsigned int count;
-  unsigned int _pad[3];
+  unsigned int dropped;
+  unsigned int _pad[2];
 };
 static_assert(sizeof(rg_GatherHeader) == 16, "rg_GatherHeader: size differs from layoutOf");
 static_assert(alignof(rg_GatherHeader) == 4, "rg_GatherHeader: alignment differs from layoutOf");
 RG_OFFSET_ASSERT(rg_GatherHeader, count, 0, "rg_GatherHeader.count: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_GatherHeader, _pad, 4, "rg_GatherHeader._pad: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_GatherHeader, dropped, 4, "rg_GatherHeader.dropped: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_GatherHeader, _pad, 8, "rg_GatherHeader._pad: offset differs from layoutOf");
 /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
 #define RG_HDR 48u
 #define RG_RING_HDR 384u
@@ -1818,8 +1820,8 @@ __device__ static bool rg_coop_bulk_ok(unsigned int id) {
 /* ---- actor meta and the dirty gather (state-meta.ts) ----------------------------------------------- */
 #define RG_STATE_REGION_ALIGN 256ull
 #define RG_GATHER_KEYS_AT 256ull
-static_assert(sizeof(rg_StateMeta) == 32u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, live) == 12u,
-              "rg_StateMeta: lastActive, dirty, live in the first 16 bytes (the turn's one vector store; state-meta.ts)");
+static_assert(sizeof(rg_StateMeta) == 32u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, busy) == 12u,
+              "rg_StateMeta: lastActive, dirty, busy in the first 16 bytes (the turn's one vector store; state-meta.ts)");
 static_assert(sizeof(rg_GatherHeader) <= RG_GATHER_KEYS_AT, "rg_GatherHeader fits before the keys");
 /* The meta array: after maxActors states, rounded up (state-meta.ts stateRegion). */
 __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, unsigned int maxActors) {
@@ -1833,17 +1835,26 @@ __device__ static inline void rg_meta_activate(const unsigned char* states, unsi
   m->keyHi = hi;
 }
 /*
- * After a turn that ran the handler: its state writes, then {lastActive = now, dirty = 1, live = 1} as
- * one 16-byte store. The release fence orders the state writes (and the key) before the mark, so a
- * gather whose exchange reads this mark copies them; a gather whose exchange came before the store leaves
- * the mark set for the next one. No load: the hot path only stores.
+ * Before the handler of a turn that may store into the state: busy = 1, fenced before the handler's
+ * stores, so a gather that copied any of them sees busy (or the mark the turn's end sets) afterwards.
+ */
+__device__ static __forceinline__ void rg_meta_enter(const unsigned char* states, unsigned int maxActors, const rg_Account_state* s) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(rg_Account_state);
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  asm volatile("st.relaxed.gpu.u32 [%0], %1;" : : "l"(&m->busy), "r"(1u) : "memory");
+  asm volatile("fence.acq_rel.gpu;" : : : "memory");
+}
+/*
+ * After that handler: its stores (and the key), then {lastActive = now, dirty = 1, busy = 0} as one
+ * 16-byte store. The release fence orders them before the mark, so a gather whose exchange reads this
+ * mark copies them; one whose exchange came before the store finds the mark set again (next gather).
  */
 __device__ static __forceinline__ void rg_meta_touch(const unsigned char* states, unsigned int maxActors, const rg_Account_state* s, double now) {
   const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(rg_Account_state);
   rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
   const unsigned long long t = (unsigned long long)__double_as_longlong(now);
   asm volatile("fence.acq_rel.gpu;" : : : "memory");
-  asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(1u) : "memory");
+  asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(0u) : "memory");
 }
 /* After a turn whose handler cannot store into the state: only the clock of its last turn (the mark stays as it was). */
 __device__ static __forceinline__ void rg_meta_seen(const unsigned char* states, unsigned int maxActors, const rg_Account_state* s, double now) {
@@ -1861,13 +1872,16 @@ __device__ static inline void rg_gather_copy(unsigned char* d, const unsigned ch
   constexpr unsigned int n = (unsigned int)sizeof(rg_Account_state);
   constexpr unsigned int U = n % 16u == 0u ? 16u : n % 8u == 0u ? 8u : n % 4u == 0u ? 4u : 1u;
   typedef rg_gather_word<U>::T W;
-#pragma unroll
+#pragma unroll 4
   for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = __ldcg((const W*)s + i);
 }
 /*
- * readDirty's device half: every dirty slot's mark cleared (atomicExch) and, in the same step, its key
- * and state appended to the staging buffer (a warp reserves its rows with one atomicAdd). Runs beside
- * the persistent kernel, on the SMs it leaves free.
+ * readDirty's device half, per slot in use: a set mark is exchanged to 0 and, unless a turn of the actor
+ * is running, a row reserved (a warp takes its rows with one atomicAdd) and the key and state copied in.
+ * The row is kept (flag 1) only if no turn overlapped the copy: busy still clear and no new mark after
+ * it. Otherwise, or when a turn was running, the mark is set again (the next gather takes the actor) and
+ * a reserved row is flagged 0 and counted in dropped (the host leaves it out). Runs beside the
+ * persistent kernel, on the SMs it leaves free.
  */
 extern "C" __global__ void __launch_bounds__(256) rg_Account_gather_dirty(
     unsigned char* states,
@@ -1879,23 +1893,35 @@ extern "C" __global__ void __launch_bounds__(256) rg_Account_gather_dirty(
   rg_StateMeta* meta = rg_meta_of(states, maxActors);
   rg_GatherHeader* head = (rg_GatherHeader*)out;
   unsigned long long* keys = (unsigned long long*)(out + RG_GATHER_KEYS_AT);
-  unsigned char* rows = out + ((RG_GATHER_KEYS_AT + 8ull * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull));
+  const unsigned long long statesAt = (RG_GATHER_KEYS_AT + 8ull * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
+  unsigned char* rows = out + statesAt;
+  unsigned char* flags = out + ((statesAt + (unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull));
   const unsigned int lane = threadIdx.x & 31u;
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   /* the loop test is on the warp's first slot, so whole warps iterate together (the ballot needs every lane) */
   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i - lane < used; i += stride) {
     bool take = false;
-    if (i < used && rg_ld_vol(&meta[i].dirty) != 0u) take = atomicExch(&meta[i].dirty, 0u) != 0u;
+    if (i < used && rg_ld_vol(&meta[i].dirty) != 0u && atomicExch(&meta[i].dirty, 0u) != 0u) {
+      /* acquire: the writes the turn released before the mark this exchange read are seen below */
+      asm volatile("fence.acq_rel.gpu;" : : : "memory");
+      take = rg_ld_vol(&meta[i].busy) == 0u;
+      if (!take) atomicExch(&meta[i].dirty, 1u); /* a turn runs: it is the next gather's */
+    }
     const unsigned int ball = __ballot_sync(RG_FULL, take);
     if (ball == 0u) continue;
     unsigned int at = 0u;
     if (lane == 0u) at = atomicAdd(&head->count, (unsigned int)__popc(ball));
     at = __shfl_sync(RG_FULL, at, 0) + (unsigned int)__popc(ball & ((1u << lane) - 1u));
     if (take) {
-      /* acquire: the turn's writes released before the mark this exchange read are seen below */
-      asm volatile("fence.acq_rel.gpu;" : : : "memory");
       keys[at] = ((unsigned long long)__ldcg(&meta[i].keyHi) << 32) | __ldcg(&meta[i].keyLo);
       rg_gather_copy(rows + (unsigned long long)at * sizeof(rg_Account_state), states + i * sizeof(rg_Account_state));
+      asm volatile("fence.acq_rel.gpu;" : : : "memory");
+      const bool kept = rg_ld_vol(&meta[i].busy) == 0u && rg_ld_vol(&meta[i].dirty) == 0u;
+      flags[at] = kept ? 1u : 0u;
+      if (!kept) {
+        atomicExch(&meta[i].dirty, 1u);
+        atomicAdd(&head->dropped, 1u);
+      }
     }
   }
 }
@@ -2073,9 +2099,11 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
   t.routes = k->routes;
   t.nroutes = k->routeCount;
   t.co = co;
+  const bool writes = rg_Account_writes_state(method);
+  if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_Account_handle(&t, st, req, rep);
   /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
-  if (rg_Account_writes_state(method)) rg_meta_touch(k->states, k->maxActors, st, now);
+  if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
   else rg_meta_seen(k->states, k->maxActors, st, now);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
