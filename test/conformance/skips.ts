@@ -1,7 +1,6 @@
 import type { Lane } from './backends.ts';
 import { persistenceCases } from './persistence.ts';
 import { reminderCases } from './reminders.ts';
-import { timerCases } from './timers.ts';
 
 /** Every persistent-state case, skipped on a lane for one reason. */
 function persistentSkips(reason: string): Record<string, string> {
@@ -13,12 +12,9 @@ function persistentSkips(reason: string): Record<string, string> {
  */
 const NO_GPU_STATE =
   'CUDA backend has readDirty (dirty marks + gather kernel) but not writeStates (parking an absent actor\'s messages on the device until its stored state is uploaded, running onActivate there) nor deactivateIdle (onDeactivate on the GPU, freeing directory slots), and the generated kernel translates no activation hooks: the system refuses storage on CUDA (cuda-backend backend.ts)';
-/** Timer and reminder cases on a CUDA lane. */
-function timerSkips(): Record<string, string> {
-  return {
-    ...Object.fromEntries(timerCases.map((c) => [c.name, 'device-generated timer ticks not implemented in the CUDA backend yet (timerStats, publishTime, timersCaughtUp: core backend.ts; the system refuses a class with timers there)'])),
-    ...Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE}`])),
-  };
+/** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
+function reminderSkips(): Record<string, string> {
+  return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE}`]));
 }
 
 /**
@@ -35,7 +31,7 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
     // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
     // the whole CUDA lane is skipped by backends.ts when no device/driver.
     ...persistentSkips(NO_GPU_STATE),
-    ...timerSkips(),
+    ...reminderSkips(),
   },
-  'cuda-isolated': { ...persistentSkips(NO_GPU_STATE), ...timerSkips() },
+  'cuda-isolated': { ...persistentSkips(NO_GPU_STATE), ...reminderSkips() },
 };

@@ -9,6 +9,8 @@ import { Stats } from './fixtures/stats.ts';
 import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { Par } from './fixtures/parallel.ts';
+import { Beacon } from './fixtures/timers.ts';
+import { Ticker } from '../../../test/fixtures/timers.ts';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,10 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['Relay', () => generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source, BOTH],
   ['Guard', () => generateKernel(Guard.grain).source, BOTH],
   ['Par', () => generateKernel(Par.grain).source, BOTH],
+  // Timers (timers.ts): integer keys (the conformance Ticker) and string keys with a K2K send from a tick.
+  ['Ticker', () => generateKernel(Ticker.grain).source, BOTH],
+  ['Beacon', () => generateKernel(Beacon.grain).source, BOTH],
+  ['Ticker RG_TURN_LANES=1', () => `#define RG_TURN_LANES 1u\n${generateKernel(Ticker.grain).source}`, H100],
   // The examples' and benchmarks' grains, as `--backend cuda` places them.
   ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],
   // The A/B and stress settings of the bulk job boards (NVRTC defines the GPU runs pass), and the

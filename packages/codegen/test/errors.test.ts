@@ -177,3 +177,21 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     `);
   });
 });
+
+describe('ctx.startTimer / ctx.stopTimer the GPU timer table cannot take: CODEGEN_TIMER with grain, method, location and a fix', () => {
+  const cases: Array<[AnyGrainClass, string]> = [
+    [F.TimerNameNotLiteral, "TimerNameNotLiteral.go (rejected.ts:231:20): ctx.startTimer needs the timer's name as a string literal (the GPU table has one column per declared timer, chosen when the handler is translated)\n  hint: write one of a, b literally; branch with if/else to choose between timers"],
+    [F.TimerOptionsNotLiteral, "TimerOptionsNotLiteral.go (rejected.ts:237:25): ctx.startTimer needs its options as an object literal\n  hint: write ctx.startTimer('a', { periodMs: ..., dueMs: ... }) (either field may be left out); choose between two option sets with if/else"],
+    [F.TimerUnknownOption, 'TimerUnknownOption.go (rejected.ts:243:40): ctx.startTimer has no option "every"\n  hint: the options are periodMs and dueMs'],
+    [F.TimerInExpression, 'TimerInExpression.go (rejected.ts:249:15): ctx.stopTimer inside an expression (it returns nothing)\n  hint: call ctx.stopTimer(...) as its own statement'],
+    [F.TimerStopWithOptions, "TimerStopWithOptions.go (rejected.ts:256:5): ctx.stopTimer takes (name), got 2 arguments\n  hint: write ctx.stopTimer('a')"],
+  ];
+  for (const [cls, message] of cases) {
+    it(cls.grain.name, () => {
+      const e = fail(cls);
+      expect(e.code).toBe('CODEGEN_TIMER');
+      expect(e.site).toMatchObject({ grain: cls.grain.name, method: 'go', file: 'rejected.ts' });
+      expect(e.message).toBe(message);
+    });
+  }
+});

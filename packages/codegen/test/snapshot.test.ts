@@ -5,6 +5,7 @@ import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { Guard } from './fixtures/throws.ts';
 import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
+import { Beacon } from './fixtures/timers.ts';
 
 /** The translated part of a unit: K2K senders, helpers and handlers (the rest is pinned by the full snapshots). */
 function handlers(source: string): string {
@@ -32,6 +33,86 @@ describe('generated units (inline snapshots)', () => {
 
   it('bank Account: the whole unit, in a file of its own (__snapshots__/Account.cu)', async () => {
     await expect(generateKernel(Account.grain).source).toMatchFileSnapshot('./__snapshots__/Account.cu');
+  });
+
+  it('Beacon (timers: ctx.startTimer / stopTimer as writes of the timer row, string keys)', () => {
+    expect(handlers(generateKernel(Beacon.grain).source)).toMatchInlineSnapshot(`
+      "/* ---- K2K senders ---------------------------------------------------------------------------------- */
+      RG_HD static void rg_send_Beacon_bump(rg_turn* t, long long k, const rg_Beacon_bump_req* m, bool forward) {
+        rg_wr measure = {0, 0u, 0xffffffffu};
+        if (!rg_enc_Beacon_bump_req(m, &measure)) { t->err = RG_E_REPLY_MISMATCH; return; }
+        rg_k2k_ticket tk;
+        unsigned char* p = rg_k2k_claim(t, 0u, k, measure.pos, &tk);
+        if (!p) return;
+        rg_wr w = {p, 0u, measure.pos};
+        rg_enc_Beacon_bump_req(m, &w);
+        rg_k2k_publish(t, &tk, 0u, 2u, k, measure.pos, forward, true);
+      }
+      /* ---- helpers and handlers ---------------------------------------------------------------------- */
+      /* Beacon.onPulse (timers.ts:27) */
+      RG_HD static int rg_h_Beacon_onPulse(rg_turn* t, rg_Beacon_state* s, rg_Beacon_onPulse_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->pulses = rg_tou32(RG_ADD((double)s->pulses, 1.0));
+        s->at = t->now;
+        if ((fmod((double)s->pulses, 10.0) == 0.0)) {
+          {
+            rg_Beacon_bump_req _m0;
+            rg_zero(&_m0, sizeof(_m0));
+            _m0.n = s->pulses;
+            if (!t->err) rg_send_Beacon_bump(t, t->key, &_m0, false);
+          }
+          if (RG_UNLIKELY(t->err)) return t->err;
+        }
+        return RG_OK;
+      }
+      /* Beacon.onSlow (timers.ts:32) */
+      RG_HD static int rg_h_Beacon_onSlow(rg_turn* t, rg_Beacon_state* s, rg_Beacon_onSlow_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->slows = rg_tou32(RG_ADD((double)s->slows, 1.0));
+        if (((double)s->slows >= 3.0)) {
+          rg_tm_stop(t, 1u);
+          if (RG_UNLIKELY(t->err)) return t->err;
+        }
+        return RG_OK;
+      }
+      /* Beacon.bump (timers.ts:36) */
+      RG_HD static int rg_h_Beacon_bump(rg_turn* t, rg_Beacon_state* s, rg_Beacon_bump_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        s->at = (double)m->n;
+        return RG_OK;
+      }
+      /* Beacon.arm (timers.ts:39) */
+      RG_HD static int rg_h_Beacon_arm(rg_turn* t, rg_Beacon_state* s, rg_Beacon_arm_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        rg_tm_start(t, 1u, true, m->periodMs, true, m->dueMs, "Beacon.startTimer(\\"slow\\"): periodMs ", " is not a finite number > 0\\012  hint: periodMs must be a finite number of milliseconds greater than 0", "Beacon.startTimer(\\"slow\\"): dueMs ", " is not a finite number \\342\\211\\245 0\\012  hint: dueMs (the delay of the first tick) must be a finite number of milliseconds \\342\\211\\245 0");
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Beacon.armDeclared (timers.ts:42) */
+      RG_HD static int rg_h_Beacon_armDeclared(rg_turn* t, rg_Beacon_state* s, rg_Beacon_armDeclared_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        rg_tm_start(t, 1u, false, 0.0, false, 0.0, "Beacon.startTimer(\\"slow\\"): periodMs ", " is not a finite number > 0\\012  hint: periodMs must be a finite number of milliseconds greater than 0", "Beacon.startTimer(\\"slow\\"): dueMs ", " is not a finite number \\342\\211\\245 0\\012  hint: dueMs (the delay of the first tick) must be a finite number of milliseconds \\342\\211\\245 0");
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Beacon.armDue (timers.ts:45) */
+      RG_HD static int rg_h_Beacon_armDue(rg_turn* t, rg_Beacon_state* s, rg_Beacon_armDue_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        rg_tm_start(t, 1u, false, 0.0, true, m->dueMs, "Beacon.startTimer(\\"slow\\"): periodMs ", " is not a finite number > 0\\012  hint: periodMs must be a finite number of milliseconds greater than 0", "Beacon.startTimer(\\"slow\\"): dueMs ", " is not a finite number \\342\\211\\245 0\\012  hint: dueMs (the delay of the first tick) must be a finite number of milliseconds \\342\\211\\245 0");
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      /* Beacon.disarm (timers.ts:48) */
+      RG_HD static int rg_h_Beacon_disarm(rg_turn* t, rg_Beacon_state* s, rg_Beacon_disarm_req* m, unsigned char* r) {
+        (void)t; (void)s; (void)m; (void)r;
+        rg_tm_stop(t, 0u);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        rg_tm_stop(t, 1u);
+        if (RG_UNLIKELY(t->err)) return t->err;
+        return RG_OK;
+      }
+      "
+    `);
   });
 
   it('Stats (arrays, vecs, nested structs, f32 math, loops, helpers)', () => {

@@ -1,5 +1,6 @@
 import type { AnyGrainClass, GrainDef } from './grain.ts';
 import type { Logger } from 'pino';
+import type { LaneReaderSpec } from './store/types.ts';
 
 /**
  * The contract between core and a backend. Core owns routing, encoding, the lifecycle state machine and
@@ -114,6 +115,11 @@ export interface KernelStateHost {
   load(keys: readonly ActorKey[]): void;
   /** The kernel deactivated these actors and freed their slots. */
   evicted(batch: EvictedStates): void;
+  /**
+   * The kernel loaded these actors itself (PersistencePlan.laneLoad) at these stored versions (0: none
+   * stored). Reported after their turns ran, before any later batch of theirs (one channel, in order).
+   */
+  laneLoaded(keys: readonly ActorKey[], versions: Float64Array): void;
 }
 
 export interface PersistencePlan {
@@ -122,6 +128,18 @@ export interface PersistencePlan {
   /** Deactivate actors whose last turn is older than this (message clock ms), and when the table is full. */
   readonly idleMs: number | undefined;
   readonly host: KernelStateHost;
+  /**
+   * The kernel's consumers may load an actor's stored state themselves on its first message (no hop
+   * through the host) with this reader, while `guard` (write-behind.ts LANE_GUARD) says the store holds
+   * every state the host has seen: no row waiting to be written, every row a consumer handed over absorbed.
+   */
+  readonly laneLoad?: LaneLoadPlan;
+}
+
+export interface LaneLoadPlan {
+  readonly reader: LaneReaderSpec;
+  /** Int32 words in shared memory, indexed by LANE_GUARD (write-behind.ts). */
+  readonly guard: Int32Array;
 }
 
 /** One consumer of a kernel: its control block and rings. Formats: protocol.ts (ControlBlock, RingHeader). */

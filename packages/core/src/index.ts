@@ -18,7 +18,7 @@ export { formatLogLine } from './log.ts';
 export { scaledDefault, timeoutScale } from './timeouts.ts';
 export { laneOfKey } from './lanes.ts';
 export * from './store/index.ts';
-export { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from './persist/write-behind.ts';
+export { LANE_GUARD, WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from './persist/write-behind.ts';
 export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from './persist/options.ts';
 export * from './timers/errors.ts';
 export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';

@@ -1126,7 +1126,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
           if (wb) wb.evicted(batch);
           else reg.dropped += batch.keys.length;
         },
+        laneLoaded: (keys, versions) => wb?.laneLoaded(keys, versions),
       },
+      ...(wb?.laneLoad ? { laneLoad: wb.laneLoad } : {}),
     };
   }
 

@@ -35,6 +35,7 @@ import {
 import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
 import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
+import { LANE_GUARD, type LaneReader } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
 import { OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
@@ -70,6 +71,8 @@ export interface LanePersistence {
   readonly load: boolean;
   readonly idleMs: number | undefined;
   readonly emit: (out: StateOut) => void;
+  /** The lane reads stored states itself on an actor's first message (core PersistencePlan.laneLoad). */
+  readonly laneLoad?: { readonly reader: LaneReader; readonly guard: Int32Array } | undefined;
 }
 
 /** Ticks run in one step before the lane looks at its rings again: fairness between ticks and messages. */
@@ -174,6 +177,9 @@ export class Dispatcher {
   private readonly persist: LanePersistence | undefined;
   private readonly parked = new Map<number | string, Int32Array[]>();
   private toLoad: Array<number | string> = [];
+  /** Actors this lane loaded from the store itself, not yet reported to the host (with their versions). */
+  private laneLoaded: Array<number | string> = [];
+  private laneVersions: number[] = [];
   private readonly ops: StateOp[] = [];
   private readonly replayRing: Ring;
   private readonly replaySlot: number;
@@ -379,6 +385,7 @@ export class Dispatcher {
       this.persist!.emit({ out: 'load', keys: this.toLoad });
       this.toLoad = [];
     }
+    if (this.laneLoaded.length) this.reportLaneLoaded();
     if (this.boxed.length) this.flushOutboxes();
     if (this.pendingOverflow) this.flushOverflow();
     if (did > 0) this.heartbeat++;
@@ -477,6 +484,8 @@ export class Dispatcher {
     const method = def.methods[methodId];
     let key: number | string;
     let msg: unknown;
+    /** The stored state this lane read for an absent actor (null: none stored; false: not read here). */
+    let loaded: Uint8Array | null | false = false;
     try {
       if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
       if (flags & SlotFlag.STRING_KEY) {
@@ -486,7 +495,7 @@ export class Dispatcher {
         if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
         key = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
       }
-      if (this.persist?.load && !this.states.has(key)) {
+      if (this.persist?.load && !this.states.has(key) && (loaded = this.loadHere(key)) === false) {
         // Not held: its state comes from the host first. This message and every later one of the actor
         // wait here, in order, until the state is uploaded (install).
         let q = this.parked.get(key);
@@ -524,7 +533,7 @@ export class Dispatcher {
           this.armDeclared(this.states.indexOf(key), time);
         }
       } else {
-        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, undefined, time);
+        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, loaded || undefined, time);
         // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
         this.curKey = key;
         this.curTime = time;
@@ -684,7 +693,9 @@ export class Dispatcher {
       if (!emit) continue;
       if (op.op === 'install') n += this.install(op);
       else if (op.op === 'dirty') {
+        if (this.laneLoaded.length) this.reportLaneLoaded();
         const d = this.states.takeDirty();
+        this.handOver(d.keys.length);
         emit({ out: 'done', id: op.id, keys: d.keys, bytes: d.bytes });
       } else {
         const count = this.deactivate(this.states.idleKeys(op.before), op.now);
@@ -695,6 +706,44 @@ export class Dispatcher {
     if (this.boxed.length) this.flushOutboxes();
     this.publishCounters();
     return n;
+  }
+
+  /**
+   * An absent actor's stored state, read by this lane itself when it may (LANE_GUARD: nothing waits to be
+   * written, every row handed over was absorbed; no message of the actor already waits for the host's
+   * load). Read in this order: a row the host absorbed after our first read shows in PENDING. false: the
+   * host loads it (also when the read fails: the host path reports the error as its own).
+   */
+  private loadHere(key: number | string): Uint8Array | null | false {
+    const ll = this.persist?.laneLoad;
+    if (!ll || typeof key !== 'number' || this.parked.has(key)) return false;
+    const g = ll.guard;
+    const absorbed = Atomics.load(g, LANE_GUARD.absorbed);
+    if (Atomics.load(g, LANE_GUARD.pending) !== 0 || Atomics.load(g, LANE_GUARD.emitted) !== absorbed) return false;
+    let row: ReturnType<LaneReader['get']>;
+    try {
+      row = ll.reader.get(key);
+    } catch {
+      return false;
+    }
+    this.laneLoaded.push(key);
+    this.laneVersions.push(row ? row.version : 0);
+    Atomics.add(g, LANE_GUARD.loads, 1);
+    if (row) Atomics.add(g, LANE_GUARD.found, 1);
+    return row ? row.bytes : null;
+  }
+
+  /** The host learns which actors this lane loaded itself (before any later batch of theirs). */
+  private reportLaneLoaded(): void {
+    this.persist!.emit({ out: 'loaded', keys: this.laneLoaded, versions: Float64Array.from(this.laneVersions) });
+    this.laneLoaded = [];
+    this.laneVersions = [];
+  }
+
+  /** Rows about to be handed to the host (read out, or evicted dirty): counted before they leave (LANE_GUARD). */
+  private handOver(rows: number): void {
+    const ll = this.persist?.laneLoad;
+    if (ll && rows) Atomics.add(ll.guard, LANE_GUARD.emitted, rows);
   }
 
   /** A turn changed the actor's state: mark it dirty (states up to COMPARE_MAX bytes are compared). */
@@ -757,6 +806,10 @@ export class Dispatcher {
       this.timers?.stopAll(this.states.indexOf(key)); // timers live as long as the activation
       dirty[i] = this.states.evict(key, bytes, i * size) && this.persist?.load ? 1 : 0;
     }
+    if (this.laneLoaded.length) this.reportLaneLoaded();
+    let handed = 0;
+    for (const d of dirty) handed += d;
+    this.handOver(handed);
     this.persist?.emit({ out: 'evicted', keys, bytes, dirty });
     return keys.length;
   }

@@ -1,5 +1,5 @@
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef, type LaneReader, type LaneReaderSpec } from '@ringgrain/core';
 import { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
 import type { PeerInfo } from './memory.ts';
 import type { FromThread, LaneInit, StateOut, ThreadInit, ToThread } from './protocol.ts';
@@ -71,10 +71,27 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
   }
   if (!self) throw new Error(`grain id ${l.grainId} is not in the plan`);
   const kernelId = l.kernelId;
-  const persistence = l.persistence && { ...l.persistence, emit: (out: StateOut) => post({ type: 'state', kernelId, out }) };
+  const ll = l.persistence?.laneLoad;
+  // A reader that cannot open here leaves every load to the host (the same outcome, one hop slower).
+  const reader = ll && (await openLaneReader(ll.reader).catch(() => undefined));
+  const laneLoad = ll && reader && { reader, guard: ll.guard };
+  const persistence = l.persistence && { ...l.persistence, laneLoad, emit: (out: StateOut) => post({ type: 'state', kernelId, out }) };
   const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers, persistence });
   d.pollControl = () => void poll();
   return d;
+}
+
+/** A store's reader for this thread; readers of one store are shared by the thread's lanes. */
+const readers = new Map<string, LaneReader>();
+async function openLaneReader(spec: LaneReaderSpec): Promise<LaneReader> {
+  const id = `${spec.module} ${JSON.stringify(spec.options)}`;
+  let r = readers.get(id);
+  if (!r) {
+    const mod = (await import(spec.module)) as { openLaneReader: (options: unknown) => LaneReader };
+    r = mod.openLaneReader(spec.options);
+    readers.set(id, r);
+  }
+  return r;
 }
 
 /** Runs the lanes until an add needs the event loop. */

@@ -1,4 +1,4 @@
-import type { KernelOptions } from '@ringgrain/core';
+import type { KernelOptions, LaneLoadPlan } from '@ringgrain/core';
 import type { PeerInfo } from './memory.ts';
 import type { TimerClockInit } from './timer-clock.ts';
 
@@ -22,7 +22,7 @@ export interface LaneInit {
   /** The lane's previous thread died: take over its rings and counters mid-run (Dispatcher.begin). */
   readonly resume?: boolean;
   /** Persistent state (core KernelPlan.persistence, minus the host's callbacks, which stay on the host). */
-  readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined };
+  readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined; readonly laneLoad?: LaneLoadPlan };
   /** The kernel's timer clock words (core KernelPlan.timers), when its class declares timers. */
   readonly timers?: TimerClockInit;
 }
@@ -60,5 +60,6 @@ export type StateOp =
 /** What a lane reports about its actor states: misses to load, deactivated actors, answers to StateOps. */
 export type StateOut =
   | { readonly out: 'load'; readonly keys: Array<number | string> }
+  | { readonly out: 'loaded'; readonly keys: Array<number | string>; readonly versions: Float64Array }
   | { readonly out: 'evicted'; readonly keys: Array<number | string>; readonly bytes: Uint8Array; readonly dirty: Uint8Array }
   | { readonly out: 'done'; readonly id: number; readonly keys?: Array<number | string>; readonly bytes?: Uint8Array; readonly count?: number };

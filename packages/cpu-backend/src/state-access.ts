@@ -36,6 +36,7 @@ export class StateAccess {
       this.waiters.delete(out.id);
       w?.resolve(out);
     } else if (out.out === 'load') host?.load(out.keys);
+    else if (out.out === 'loaded') host?.laneLoaded(out.keys, out.versions);
     else host?.evicted({ keys: out.keys, bytes: out.bytes, stride: this.stride, dirty: out.dirty });
   }
 

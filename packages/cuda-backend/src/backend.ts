@@ -16,9 +16,11 @@ import {
   type StateBatch,
   type OverflowStats,
   type ProbeResult,
+  type TimerStats,
   scaledDefault,
 } from '@ringgrain/core';
-import { MAX_HOST_LANES, generateKernel, isReadyDirState, overflowLayout, type Abi } from '@ringgrain/codegen';
+import { MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, timerLayout, type Abi } from '@ringgrain/codegen';
+import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
@@ -319,7 +321,7 @@ export class CudaBackend implements Backend {
     return { gen, ...entry };
   }
 
-  async createKernel(plan: KernelPlan): Promise<BackendKernel> {
+  async createKernel(plan: KernelPlan): Promise<CudaKernel> {
     const t0 = performance.now();
     const ctx = this.context();
     const grain = plan.grain.name;
@@ -550,7 +552,17 @@ export class CudaKernel implements BackendKernel {
   private readonly stream: CudaStream;
   private readonly control: Int32Array;
   private readonly reply: Ring;
-  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number; overflow: number };
+  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number; overflow: number; timers: number };
+  /** The timers' host block (timer-host.ts), where the class declares timers; its byte offset in the host region. */
+  private readonly timerHost: TimerHost | undefined;
+  private readonly timerHostAt: number;
+  timerStats?: (() => TimerStats) | undefined;
+  publishTime?: ((now: number) => void) | undefined;
+  timersCaughtUp?: (() => boolean) | undefined;
+  /** Byte offset of the timers' host block in the host region's buffer (the isolated backend's application side reads it there). */
+  get timerHostOffset(): number | undefined {
+    return this.timerHost ? this.host.offset + this.timerHostAt : undefined;
+  }
   /** Nodes of this kernel's K2K overflow pool (0: none). */
   readonly overflowNodes: number;
   private readonly dirCapacity: number;
@@ -588,7 +600,10 @@ export class CudaKernel implements BackendKernel {
     const lanes = this.hostLanes;
     const inboundAt = up(sizes.controlStride * lanes, ALIGN_HOST);
     const replyAt = inboundAt + sizes.inboundStride * lanes;
-    this.host = backend.hostMemory.take(ctx, replyAt + up(sizes.replies, ALIGN_HOST));
+    // Then the timers' host block (timer-host.ts), where the class declares timers.
+    const timerCount = plan.timers ? plan.grain.timers.length : 0;
+    this.timerHostAt = replyAt + up(sizes.replies, ALIGN_HOST);
+    this.host = backend.hostMemory.take(ctx, this.timerHostAt + (timerCount ? TIMER_HOST_BYTES : 0));
     // Device memory, one allocation (see device-memory.ts for why not stream-ordered):
     // queues | states | directory | globals + counters | routes | worker scratch.
     let off = 0;
@@ -603,7 +618,7 @@ export class CudaKernel implements BackendKernel {
     const fit = Math.floor((poolBytes - nodeBytes.nodesAt) / nodeBytes.nodeBytes);
     this.overflowNodes = fit > this.partitions ? Math.min(fit, 0xffffffff - 1) : 0;
     const pool = overflowLayout({ partitions: this.partitions, slotSize: o.slotSize, nodes: Math.max(this.overflowNodes, 1) });
-    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch), overflow: take(pool.bytes) };
+    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch), overflow: take(pool.bytes), timers: take(timerLayout({ partitions: this.partitions, maxActors: o.maxActors, timers: timerCount }).bytes) };
     this.routesAt = this.at.routes;
     this.stream = ctx.createStream();
     try {
@@ -631,6 +646,13 @@ export class CudaKernel implements BackendKernel {
         replies: l === 0 ? [{ buffer: buf, offset: base + replyAt }] : [],
       })),
     };
+    if (plan.timers && timerCount) {
+      const th = new TimerHost(buf, base + this.timerHostAt, plan.timers);
+      this.timerHost = th;
+      this.timerStats = () => th.stats();
+      this.publishTime = (now) => th.publish(now);
+      this.timersCaughtUp = () => th.caughtUp();
+    }
     // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
     ctx.synchronize(this.stream);
@@ -664,7 +686,11 @@ export class CudaKernel implements BackendKernel {
       sendBudget: this.backend.options.sendBudget,
       lanes: this.hostLanes,
       laneBytes: this.inboundStride,
+      timers: this.timerHost ? d + BigInt(this.at.timers) : 0n,
+      timerHost: this.timerHost ? h + BigInt(this.timerHostAt) : 0n,
     };
+    // The kernel clock's origin, as close to the launch as the host can write it.
+    this.timerHost?.init();
     // The argument list follows the ABI's one parameter list, in order.
     const args = this.abi.params.map((p) => {
       const v = values[p.name];

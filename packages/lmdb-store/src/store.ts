@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type LaneReaderSpec, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import type { LaneReaderOptions } from './lane-reader.ts';
 import { KIND, writeError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
@@ -14,6 +15,11 @@ export interface LmdbStoreOptions {
   maxTables?: number;
   /** The map's initial size in bytes; lmdb-js grows it as the data grows (default: lmdb-js's). */
   mapSize?: number;
+  /**
+   * Whether CPU kernel threads may read an int-keyed class's stored states themselves on an actor's first
+   * message (default true): no hop through the host's event loop. false: every load goes through the host.
+   */
+  laneReads?: boolean;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -48,6 +54,14 @@ export class LmdbStore implements StateStore {
     } catch (e) {
       throw new StateStoreUnavailableError(KIND, this.location, String((e as Error)?.message ?? e), { cause: e });
     }
+  }
+
+  laneReader(spec: StateTableSpec): LaneReaderSpec | undefined {
+    if (this.options.laneReads === false || spec.keyKind !== 'int' || spec.stateSize === undefined || !this.env) return undefined;
+    const options: LaneReaderOptions = { path: this.location, maxDbs: this.options.maxTables ?? 64, table: spec.name, stateSize: spec.stateSize };
+    // Beside this file: lane-reader.ts from source, lane-reader.js once built.
+    const module = new URL(import.meta.url.endsWith('.ts') ? './lane-reader.ts' : './lane-reader.js', import.meta.url).href;
+    return { module, options };
   }
 
   /** The open environment, or a typed error for `what`. */

@@ -1,5 +1,5 @@
 import { GatherHeader, StateMeta, gatherEntry, stateRegion } from './state-meta.ts';
-import { COUNTERS, ControlBlock, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
+import { COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
 
 /**
  * The machine-readable contract between a generated unit and the CUDA backend. Every device-side
@@ -183,6 +183,8 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
   { name: 'sendBudget', ctype: 'unsigned int', kind: 'u32', doc: 'retries (≈256 ns apart) of a K2K send to a full queue before failing with QUEUE_FULL' },
   { name: 'lanes', ctype: 'unsigned int', kind: 'u32', doc: 'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart from `inbound`, one ingress warp each' },
   { name: 'laneBytes', ctype: 'unsigned long long', kind: 'u64', doc: "bytes from one host lane's inbound ring to the next (sizes().inboundStride)" },
+  { name: 'timers', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: the timer area (timerLayout: TimerGlobals, per-worker TimerLaneStats, a timer row per actor slot); 0 for a class without timers' },
+  { name: 'timerHost', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: one TimerHostBlock (published time, caught-up epoch, figures); 0 for a class without timers' },
 ];
 
 /** Bytes between two host lanes' control blocks (a control block rounded up to 128). */
@@ -335,3 +337,114 @@ function controlSize(): number {
   return layoutOf(ControlBlock).size;
 }
 
+
+// ---- timers (timers.ts) -------------------------------------------------------------------------------
+
+/**
+ * One timer of one actor (device memory, zero-filled): a row per actor slot holds one per declared timer
+ * (column = the timer's id). Only the worker that owns the actor (its partition) writes due, period,
+ * method, active and arm; only the warp whose scan range holds the slot sets `pending` (0 → arm + 1,
+ * just before it publishes the tick into the owner's queue) and only the owner clears it (after the
+ * tick's turn). `arm` is bumped, last and with release, at every start and stop, so a scanner that sees
+ * an arm sees that arm's due and period, and a tick carrying an older arm is dropped by its owner.
+ */
+export const TimerEntry = t.struct({
+  /** Next due time (ms, the timer clock's epoch). */
+  due: t.f64,
+  /** Period (ms) while active. */
+  period: t.f64,
+  arm: t.u32,
+  /** arm + 1 of the tick in flight for this timer (0: none). */
+  pending: t.u32,
+  /** Method id of the tick (the declared timer's method: a constant column). */
+  method: t.u32,
+  /** 1 while the timer runs. */
+  active: t.u32,
+});
+
+/** Head of an actor slot's timer row (its TimerEntry columns follow). */
+export const TimerRowHeader = t.struct({
+  keyLo: t.u32,
+  keyHi: t.u32,
+  /** 1 from the actor's activation until its deactivation (the scanner sends ticks only for live rows). */
+  live: t.u32,
+  _pad: t.u32,
+});
+
+/** Kernel-wide timer words (device memory, zero-filled): the clock as every worker reads it. */
+export const TimerGlobals = t.struct({
+  /** %globaltimer (ns) when the control warp started, and the host's Date.now() at launch: the kernel clock's origin. */
+  originNsLo: t.u32,
+  originNsHi: t.u32,
+  originMs: t.f64,
+  /** 'host' clock: the time last published by the host, copied here by the control warp, and its epoch. */
+  time: t.f64,
+  epoch: t.u32,
+  /** 1: the time is the host's (TimerHostBlock.clock); 0: the kernel's own. */
+  hostClock: t.u32,
+  /** Set (release) by the control warp once the words above are written; workers scan only after it. */
+  ready: t.u32,
+  /** Bumped at every timer start (any actor): scanners rescan at once instead of waiting for the earliest due. */
+  armGen: t.u32,
+  _pad: t.array(t.u32, LINE - 10),
+});
+
+/**
+ * Per worker (partition) timer figures (device memory, zero-filled). ticks, tickErrors, handled and armed
+ * are added to by the owner's lanes (atomics: lane-parallel turns); enqueued and scannedEpoch are written
+ * only by the warp that scans (lane 0).
+ */
+export const TimerLaneStats = t.struct({
+  ticks: t.u32,
+  tickErrors: t.u32,
+  /** Timers running (a sum over rows may go below 0 in one row: a timer started on one partition never moves). */
+  armed: t.i32,
+  /** Ticks taken from the queue (run, or dropped as stale): caught up when the sum equals enqueued's. */
+  handled: t.u32,
+  enqueued: t.u32,
+  /** The host clock epoch of the last scan that sent every tick due by it. */
+  scannedEpoch: t.u32,
+  _pad: t.array(t.u32, 2),
+});
+
+/**
+ * The words a kernel's timers share with the host (pinned mapped host memory, 128-byte lines): line 0 is
+ * host-written (the published time under a sequence word, odd while written: its epoch is seq / 2), line
+ * 1 is written by the kernel's control warp when it publishes its counters. No word moves per tick.
+ */
+export const TimerHostBlock = t.struct({
+  seq: t.u32,
+  /** 1: the timers read the published time ('host'); 0: the kernel's clock, from originMs. */
+  clock: t.u32,
+  time: t.f64,
+  /** Date.now() written just before the launch (the kernel clock's origin). */
+  originMs: t.f64,
+  _pad0: t.array(t.u32, 32 - 6),
+  /** The last epoch whose due ticks every worker has run (TimerBackend.timersCaughtUp). */
+  caughtEpoch: t.u32,
+  ticks: t.u32,
+  tickErrors: t.u32,
+  armed: t.i32,
+  /** Publications of this line (bumped last). */
+  publishes: t.u32,
+  _pad1: t.array(t.u32, 32 - 5),
+});
+
+/** Slot header flag of a tick in a partition queue (never on a host ring; core's SlotFlag bits lie below it). */
+export const TICK_FLAG = 256;
+/** A tick's corr word: the timer id in the top bits, the arm's low bits below (abi: both the C and TS read it so). */
+export const TICK_TIMER_SHIFT = 27;
+if (Object.values(SlotFlag).some((f) => f >= TICK_FLAG) || (1 << (32 - TICK_TIMER_SHIFT)) < MAX_TIMERS) {
+  throw new Error('codegen: TICK_FLAG must lie above core SlotFlag bits, and the corr word must hold every timer id');
+}
+
+/** Where a kernel's timer area (the `timers` kernel parameter) keeps what: globals, per-worker stats, then one row per actor slot. */
+export function timerLayout(o: { partitions: number; maxActors: number; timers: number }): { statsAt: number; rowsAt: number; rowBytes: number; bytes: number } {
+  const statsAt = layoutOf(TimerGlobals).size;
+  const rowsAt = Math.ceil((statsAt + layoutOf(TimerLaneStats).size * o.partitions) / 128) * 128;
+  const rowBytes = layoutOf(TimerRowHeader).size + layoutOf(TimerEntry).size * o.timers;
+  return { statsAt, rowsAt, rowBytes, bytes: o.timers === 0 ? 0 : rowsAt + rowBytes * o.maxActors };
+}
+
+/** Bytes of the host block (0 for a class without timers). */
+export const TIMER_HOST_BYTES = layoutOf(TimerHostBlock).size;

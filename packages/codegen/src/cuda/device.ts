@@ -2,6 +2,7 @@ import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
 import { stateMetaSection } from './state-meta.ts';
 import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
+import { NO_TIMER_HOOKS } from './timers.ts';
 
 /**
  * Ring plumbing shared by every unit: flags and counters from core, partitioning, memory-order
@@ -703,6 +704,8 @@ export function deviceLoop(
   stringKeys: boolean,
   scratch: { bytes: number; replyAt: number; lanes: number },
   loops: readonly ParallelLoopFn[] = [],
+  /** The unit's timer section (timers.ts timerDeviceSection): the hooks, empty where the class declares no timers. */
+  timers: string = NO_TIMER_HOOKS,
 ): string {
   const G = grain;
   const loopCases = loops.map((l) => `    case ${l.id}u: ${l.runner}(co, lane); break;`).join('\n');
@@ -815,6 +818,9 @@ struct rg_kernel {
   unsigned int* laneSeen;
   /* Cached lower bound of the host-written reply tail (re-read only when the ring looks full). */
   unsigned int replyTail;
+  /* Timers (timers.ts): the device timer area and the host block (0 without timers). */
+  unsigned char* timers;
+  unsigned char* timerHost;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -988,6 +994,8 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
   return 0;
 }
 
+${timers}
+
 /*
  * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
  * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
@@ -999,6 +1007,7 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
    instead of 148. */
 __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
+  RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co); /* a timer tick: not a message (timers.ts) */
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = ${keyOf('h->keyLo', 'h->keyHi')};
   const double now = h->time;
@@ -1023,8 +1032,10 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   RG_STAMP(RG_S_W_DECODED);
   rg_${G}_state* st = 0;
   if (!why) {
+    const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = rg_${G}_activate(k, ctr, key, part);
     if (!st) why = "state table full (maxActors)";
+    else RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
   }
   RG_STAMP(RG_S_W_ACTIVATED);
   if (why) {
@@ -1045,6 +1056,7 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   t.routes = k->routes;
   t.nroutes = k->routeCount;
   t.co = co;
+  RG_TM_TURN(k, &t, st, part);
   const bool writes = rg_${G}_writes_state(method);
   if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_${G}_handle(&t, st, req, rep);
@@ -1165,7 +1177,9 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
   const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
   unsigned int ovHead = p + 1u;
+  RG_TM_WORKER_STATE
   for (;;) {
+    RG_TM_WORKER_POLL(k, p, lane, mode); /* due timer ticks into their owners' queues (timers.ts) */
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
 #if RG_TURN_LANES > 1
@@ -1661,6 +1675,7 @@ __device__ static void rg_${G}_publish(rg_kernel* k, unsigned int lane, unsigned
   }
   if (!done) v = rg_${G}_column(k, lane);
   if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, v);
+  RG_TM_PUBLISH(k, lane);
   if (answer) {
     if (lane == 0u) rg_st_vol(&k->control->queued, queued);
     /* Every lane's block says the request was answered (the host waits on all it wrote). */
@@ -1720,6 +1735,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
   if (lane == 0u) rg_st_vol(&k->g->mode, RG_KS_IDLE);
   if (lane < k->lanes) rg_st_vol(&rg_cb(k, lane)->faultCode, 0u);
   rg_${G}_ack(k, RG_KS_IDLE, epoch, lane);
+  RG_TM_CONTROL_START(k, lane);
   unsigned int mode = RG_KS_IDLE, beat = 0, iter = 0, idle = 0, pubSeen = 0u;
   bool wide = false;
   for (;;) {
@@ -1732,6 +1748,7 @@ __device__ static void rg_${G}_control(rg_kernel* k, unsigned int lane) {
       }
       e = __shfl_sync(RG_FULL, e, 0);
       req = __shfl_sync(RG_FULL, req, 0);
+      RG_TM_CONTROL_CLOCK(k, lane);
       if (e != epoch && mode != RG_MODE_DRAIN) {
         epoch = e;
         if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
@@ -1830,6 +1847,8 @@ ${kernelSignature(G)} {
   k.sendBudget = sendBudget;
   k.queueBytes = RG_RING_HDR + (unsigned long long)queueCapacity * slotSize;
   k.replyTail = 0u;
+  k.timers = timers;
+  k.timerHost = timerHost;
   if (warp == 0u) rg_${G}_control(&k, lane);
   else if (warp <= partitions) rg_${G}_worker(&k, warp - 1u, lane);
   else rg_${G}_lane_ingress(&k, warp - partitions, lane);

@@ -153,6 +153,14 @@ struct rg_turn {
   /* The message of a handler's throw new Error('...') (RG_E_THROW): a string literal of the unit. */
   const char* msg;
   rg_coop* co;
+#if defined(RG_TIMERS) && RG_TIMERS
+  /* timers.ts: the actor's timer row (0 in a host build), its owner's armed figure, the kernel's start
+     generation, and the text of a timer error (a TimerArgumentError with its number) */
+  unsigned char* tmRow;
+  int* tmArmed;
+  unsigned int* tmGen;
+  char* tmText;
+#endif
 };
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {

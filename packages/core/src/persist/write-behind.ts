@@ -13,7 +13,7 @@
  * - An actor deactivated with unwritten bytes is loaded back from those bytes, never from the store.
  */
 import type { Logger } from 'pino';
-import type { ActorKey, BackendKernel, EvictedStates, StateBatch } from '../backend.ts';
+import type { ActorKey, BackendKernel, EvictedStates, LaneLoadPlan, StateBatch } from '../backend.ts';
 import type { GrainDef } from '../grain.ts';
 import { StateLoadError, StateVersionConflictError } from '../store/errors.ts';
 import { scanPages } from '../store/scan.ts';
@@ -48,6 +48,8 @@ export interface StorageMetrics {
   /** Actors loaded on first activation, and how many of those had a stored state. */
   loads: number;
   loadedFound: number;
+  /** Of `loads`, those the kernel's consumers read from the store themselves (no hop through the host). */
+  laneLoads: number;
   preloaded: number;
   conflicts: number;
   /** Store failures (unreachable, full, decode) of any operation. */
@@ -61,13 +63,24 @@ export interface FlushResult {
   readonly kept: number;
 }
 
+/**
+ * Words of the shared guard a kernel's consumers check before loading an actor from the store themselves
+ * (PersistencePlan.laneLoad): they may while PENDING is 0 (no row waits to be written: the store holds
+ * every state the host has) and EMITTED equals ABSORBED (every row a consumer handed over, read out or
+ * evicted, has reached `pending`). A consumer adds to EMITTED before it hands rows over; the host adds to
+ * ABSORBED after they are in `pending`. Rows handed over and lost (a kernel gone) keep the two apart for
+ * good: that kernel's loads then all go through the host, which is always safe. LOADS and FOUND count
+ * the consumers' own loads (and those with a stored state) as they happen, for metrics().
+ */
+export const LANE_GUARD = { pending: 0, emitted: 1, absorbed: 2, loads: 3, found: 4, words: 8 } as const;
+
 export class WriteBehind {
   private readonly records = new Map<ActorKey, ActorRecord>();
   private readonly pendingKeys = new Set<ActorKey>();
   private chain: Promise<FlushResult> = Promise.resolve({ written: 0, kept: 0 });
   private flushSoon = false;
   private readonly stride: number;
-  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, errors: 0, deactivated: 0 };
+  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, errors: 0, deactivated: 0 };
 
   constructor(
     private readonly def: GrainDef,
@@ -78,12 +91,30 @@ export class WriteBehind {
     private readonly logger: Logger,
   ) {
     this.stride = table.spec.stateSize ?? 0;
+    const reader = table.spec.keyKind === 'int' && this.stride > 0 ? store.laneReader?.(table.spec) : undefined;
+    this.laneLoad = reader && { reader, guard: new Int32Array(new SharedArrayBuffer(LANE_GUARD.words * 4)) };
+  }
+
+  /** What lets a kernel's consumers load actors from the store themselves (undefined: the store cannot). */
+  readonly laneLoad: LaneLoadPlan | undefined;
+
+  /** `pendingKeys` changed: publish whether any row waits to be written. */
+  private guardPending(): void {
+    if (this.laneLoad) Atomics.store(this.laneLoad.guard, LANE_GUARD.pending, this.pendingKeys.size);
+  }
+
+  /** Rows a consumer handed over are in `pending` now. */
+  private guardAbsorbed(rows: number): void {
+    if (this.laneLoad && rows) Atomics.add(this.laneLoad.guard, LANE_GUARD.absorbed, rows);
   }
 
   metrics(): StorageMetrics {
     let resident = 0;
     for (const r of this.records.values()) if (r.resident) resident++;
-    return { resident, unwritten: this.pendingKeys.size, ...this.counts };
+    const g = this.laneLoad?.guard;
+    const lane = g ? Atomics.load(g, LANE_GUARD.loads) : 0;
+    const found = g ? Atomics.load(g, LANE_GUARD.found) : 0;
+    return { resident, unwritten: this.pendingKeys.size, ...this.counts, loads: this.counts.loads + lane, loadedFound: this.counts.loadedFound + found, laneLoads: lane };
   }
 
   // ---- from the kernel ----------------------------------------------------------------------------
@@ -125,6 +156,19 @@ export class WriteBehind {
     );
   }
 
+  /** The kernel loaded actors from the store itself: record them as resident at those versions. */
+  laneLoaded(keys: readonly ActorKey[], versions: Float64Array): void {
+    for (const [i, key] of keys.entries()) {
+      const v = versions[i]!;
+      const rec = this.records.get(key);
+      // A record with unwritten bytes cannot exist here: the consumer loads only while nothing is pending.
+      if (rec) {
+        rec.resident = true;
+        if (!rec.pending) rec.version = v;
+      } else this.records.set(key, { version: v, resident: true, pending: undefined });
+    }
+  }
+
   /** The kernel deactivated actors: their final bytes wait to be written if they changed. */
   evicted(batch: EvictedStates): void {
     let dirty = 0;
@@ -144,6 +188,8 @@ export class WriteBehind {
       }
     }
     this.counts.deactivated += batch.keys.length;
+    this.guardPending();
+    this.guardAbsorbed(dirty);
     // Deactivation flushes: soon, in one batch with the other actors deactivated meanwhile.
     if (dirty && !this.flushSoon) {
       this.flushSoon = true;
@@ -262,6 +308,8 @@ export class WriteBehind {
       else this.records.set(key, { version: 0, resident: true, pending: bytes });
       this.pendingKeys.add(key);
     }
+    this.guardPending();
+    this.guardAbsorbed(d.keys.length);
   }
 
   private async flushOnce(): Promise<FlushResult> {
@@ -270,9 +318,10 @@ export class WriteBehind {
       try {
         this.absorb(await k.readDirty());
       } catch (e) {
-        // A faulted kernel: what it had not given us is gone with it (the fault is reported on its own).
-        // A healthy one that failed to hand its dirty rows over is a storage failure the user must see.
-        if (k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        // A faulted or released kernel: what it had not given us is gone with it (the fault is reported on
+        // its own; a released one was deactivated and flushed at terminate first). A live, healthy one that
+        // failed to hand its dirty rows over is a storage failure the user must see.
+        if (this.kernel() !== k || k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
         else this.fail('flush', e as Error, []);
       }
     }
@@ -295,6 +344,7 @@ export class WriteBehind {
           this.pendingKeys.delete(key);
           if (!rec.resident) this.records.delete(key);
         }
+        this.guardPending();
         this.counts.rowsWritten += rows.length;
         return { written: rows.length, kept: total - rows.length };
       } catch (e) {

@@ -169,6 +169,25 @@ export interface StateStore {
    * cannot hold a class that declares reminders (the system refuses it with ReminderStorageError).
    */
   reminders?<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>>;
+  /**
+   * How a kernel's consumer thread may read this table's rows itself, synchronously, on an actor's first
+   * message (no hop through the host): a module to import there and the options for its `openLaneReader`.
+   * Undefined: the store cannot (a network store, string keys), and loads go through the host.
+   */
+  laneReader?(spec: StateTableSpec): LaneReaderSpec | undefined;
   /** Waits for writes in flight, then closes; idempotent. Calls after it fail with StateStoreClosedError. */
   close(): Promise<void>;
+}
+
+/** A module (URL) exporting `openLaneReader(options): LaneReader`, and its options (structured-cloneable). */
+export interface LaneReaderSpec {
+  readonly module: string;
+  readonly options: unknown;
+}
+
+/** A synchronous reader of one int-keyed table, opened in a consumer thread. */
+export interface LaneReader {
+  /** The stored row, undefined when there is none; throws when the row does not decode (the host path reports it). */
+  get(key: number): { readonly version: number; readonly bytes: Uint8Array } | undefined;
+  close(): void;
 }

@@ -50,13 +50,14 @@ async function handle(m: ToHost): Promise<unknown> {
   switch (m.op) {
     case 'create': {
       const grains = await Promise.all(m.plan.grains.map((g) => (g ? resolve(g) : Promise.resolve(undefined))));
-      const plan: KernelPlan = { grainId: m.plan.grainId, grain: await resolve(m.plan.grain), grains, options: m.plan.options, logger };
+      const plan: KernelPlan = { grainId: m.plan.grainId, grain: await resolve(m.plan.grain), grains, options: m.plan.options, logger, ...(m.plan.timers ? { timers: m.plan.timers } : {}) };
       const k = await backend.createKernel(plan);
       kernels.set(m.id, k);
       const created: CreatedKernel = {
         // One entry per host lane (each an ingress warp consuming its inbound ring).
         lanes: k.memory.lanes.map((l) => ({ control: l.control.offset, inbound: l.inbound.offset, replies: l.replies.map((r) => r.offset) })),
         launch: backend.launches[backend.launches.length - 1],
+        ...(k.timerHostOffset !== undefined ? { timerHost: k.timerHostOffset } : {}),
       };
       return created;
     }

@@ -7,13 +7,14 @@
  * GpuFaultError, the host process is killed, and the next launch starts a fresh one: a new context.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult } from '@ringgrain/core';
+import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult, TimerPlan, TimerStats } from '@ringgrain/core';
 import { CudaBackend, type CudaBackendOptions, type LaunchInfo } from '../backend.ts';
 import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
 import { createShared, unlinkShared, type SharedMapping } from './shm.ts';
 import { GpuHostError } from './errors.ts';
 import { INTERNALS } from '../internals.ts';
+import { TimerHost } from '../timer-host.ts';
 
 const HOST_ENTRY = new URL('./gpu-host-entry.mjs', import.meta.url);
 /** A message to the host without its request number (each variant of ToHost). */
@@ -144,10 +145,23 @@ class IsolatedKernel implements BackendKernel {
     private readonly host: GpuHost,
     readonly grain: string,
     created: CreatedKernel,
+    timers?: TimerPlan,
   ) {
     const buffer = host.mapping.buffer;
     this.memory = { lanes: created.lanes.map((l) => ({ control: { buffer, offset: l.control }, inbound: { buffer, offset: l.inbound }, replies: l.replies.map((offset) => ({ buffer, offset })) })) };
+    // Timers: the block lies in the shared mapping too, so figures, publications and the caught-up epoch
+    // are read and written here directly (no IPC per call); the GPU host initialises it at the launch.
+    if (timers && created.timerHost !== undefined) {
+      const th = new TimerHost(buffer, created.timerHost, timers);
+      this.timerStats = () => th.stats();
+      this.publishTime = (now) => th.publish(now);
+      this.timersCaughtUp = () => th.caughtUp();
+    }
   }
+
+  timerStats?: (() => TimerStats) | undefined;
+  publishTime?: ((now: number) => void) | undefined;
+  timersCaughtUp?: (() => boolean) | undefined;
 
   async start(): Promise<void> {
     await this.host.request({ op: 'start', id: this.id });
@@ -237,10 +251,10 @@ export class IsolatedCudaBackend implements Backend {
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
     const host = await this.current();
     const ref = (g: GrainDef): GrainRef => ({ module: g.module, name: g.name });
-    const wire = { grainId: plan.grainId, grain: ref(plan.grain), grains: plan.grains.map((g) => (g ? ref(g) : null)), options: plan.options };
+    const wire = { grainId: plan.grainId, grain: ref(plan.grain), grains: plan.grains.map((g) => (g ? ref(g) : null)), options: plan.options, ...(plan.timers ? { timers: plan.timers } : {}) };
     const id = this.nextKernelId++;
     const created = (await host.request({ op: 'create', id, plan: wire })) as CreatedKernel;
-    const k = new IsolatedKernel(id, host, plan.grain.name, created);
+    const k = new IsolatedKernel(id, host, plan.grain.name, created, plan.timers);
     host.kernels.set(id, k);
     if (created.launch) this.launches.push(created.launch as LaunchInfo);
     return k;

@@ -1,5 +1,5 @@
 /** Messages between the application process (IsolatedCudaBackend) and its GPU host process (gpu-host.ts). */
-import type { KernelOptions } from '@ringgrain/core';
+import type { KernelOptions, TimerPlan } from '@ringgrain/core';
 
 /** A grain class named so another process can import it: its module URL and grain name. */
 export interface GrainRef {
@@ -12,6 +12,8 @@ export interface WirePlan {
   readonly grain: GrainRef;
   readonly grains: ReadonlyArray<GrainRef | null>;
   readonly options: KernelOptions;
+  /** The plan's timers (the class declares some). */
+  readonly timers?: TimerPlan;
 }
 
 /** An error crossing the process boundary: rebuilt on the other side as the same typed class where known. */
@@ -36,6 +38,8 @@ export interface CreatedKernel {
   /** Per host lane: its control block, inbound ring and reply rings. */
   readonly lanes: ReadonlyArray<{ readonly control: number; readonly inbound: number; readonly replies: readonly number[] }>;
   readonly launch: unknown;
+  /** The timers' host block (timer-host.ts), absolute offset in the arena, where the plan had timers. */
+  readonly timerHost?: number;
 }
 
 export type FromHost =
