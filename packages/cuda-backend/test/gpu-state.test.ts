@@ -7,6 +7,7 @@
 import { GrainSystem, layoutOf, snapshot } from '@ringgrain/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
+import { Ticker } from '../../../test/fixtures/timers.ts';
 import { CudaBackend, probeCuda } from '../src/index.ts';
 import { liveKernel } from '../src/fault-injection.ts';
 
@@ -61,6 +62,22 @@ gpu(`CUDA dirty gather ${lane}`, () => {
     expect((await k.gatherDirty()).rows).toBe(10);
     for (let i = 0; i < 10; i++) expect((await sys.grain(Account, i).balance({})).balance).toBe(i);
     expect((await k.gatherDirty()).rows).toBe(0);
+  });
+
+  it('a timer tick is a turn: it marks its actor dirty like a message (the read-only get that activated it does not)', async () => {
+    const backend = new CudaBackend({ partitions: 8 });
+    const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 5000, askTimeoutMs: 10_000 });
+    systems.push(sys);
+    sys.register(Ticker, { placement: 'cuda', maxActors: 1024, ringCapacity: 1024, replyCapacity: 1024 });
+    await sys.start();
+    const k = liveKernel(backend, Ticker.grain)!;
+    expect((await sys.grain(Ticker, 3).get({})).ticks).toBe(0);
+    expect((await k.gatherDirty()).rows).toBe(0);
+    await new Promise((r) => setTimeout(r, 450));
+    const g = await k.gatherDirty();
+    expect(g.batch.keys).toEqual([3]);
+    const row = snapshot(Ticker.grain.state, g.batch.bytes.buffer, g.batch.bytes.byteOffset) as { ticks: number };
+    expect(row.ticks).toBeGreaterThanOrEqual(1);
   });
 
   it('a gather while tells land loses no update: the actors it missed stay marked for the next one', async () => {
