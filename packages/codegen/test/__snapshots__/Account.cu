@@ -1934,6 +1934,10 @@ __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, u
   const unsigned long long at = ((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
   return (rg_StateMeta*)(states + at);
 }
+/* Bytes of the states region for maxActors (stateRegion): what a host allocates and zeroes for the states parameter. */
+RG_HD static inline unsigned long long rg_states_region_bytes(unsigned int maxActors) {
+  return (((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors;
+}
 /* Activation: the slot's key, for the gather (published by the first turn's release fence with its mark). */
 __device__ static inline void rg_meta_activate(const unsigned char* states, unsigned int maxActors, unsigned int slot, unsigned int lo, unsigned int hi) {
   rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;

@@ -73,7 +73,8 @@ int main() {
   const size_t gBytes = sizeof(rg_DeviceGlobals) + (P + 1) * RG_NCOUNTERS * 4 + 4;
   unsigned char *queues, *states, *globals; rg_DirEntry* dir; rg_RouteEntry* routes;
   CK(cudaMalloc(&queues, P * qBytes)); CK(cudaMemset(queues, 0, P * qBytes));
-  CK(cudaMalloc(&states, MAXA * sizeof(rg_Account_state))); CK(cudaMemset(states, 0, MAXA * sizeof(rg_Account_state)));
+  // The states, then a StateMeta per slot (dirty marks: codegen state-meta.ts).
+  CK(cudaMalloc(&states, rg_states_region_bytes(MAXA))); CK(cudaMemset(states, 0, rg_states_region_bytes(MAXA)));
   CK(cudaMalloc(&dir, DIRCAP * sizeof(rg_DirEntry))); CK(cudaMemset(dir, 0, DIRCAP * sizeof(rg_DirEntry)));
   CK(cudaMalloc(&globals, gBytes)); CK(cudaMemset(globals, 0, gBytes));
   CK(cudaMalloc(&routes, sizeof(rg_RouteEntry)));
@@ -87,7 +88,8 @@ int main() {
   // No K2K overflow pool (nullptr, 0 nodes): a K2K send into a full queue retries sendBudget times.
   rg_Account_main<<<blocks, 128, 0, st>>>(dcb, din, drep, queues, states, dir, globals, routes, scratch, nullptr, 0u,
                                           1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u,
-                                          /* one host lane */ 1u, (unsigned long long)inBytes);
+                                          /* one host lane */ 1u, (unsigned long long)inBytes,
+                                          /* no timers */ nullptr, nullptr);
   CK(cudaGetLastError());
   EXPECT(waitFor([&] { return *vol(&H.cb->observed) == RG_KS_IDLE; }, 5000), "kernel never reported IDLE");
   H.cb->requested = RG_KS_ACTIVE; std::atomic_thread_fence(std::memory_order_seq_cst); *vol(&H.cb->requestEpoch) = 1;

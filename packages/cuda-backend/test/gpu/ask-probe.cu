@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   rg_DirEntry* directory;
   rg_RouteEntry* routes;
   CHECK(cudaMalloc(&queues, queueBytes * partitions));
-  CHECK(cudaMalloc(&states, (size_t)maxActors * sizeof(RG_STATE)));
+  CHECK(cudaMalloc(&states, rg_states_region_bytes(maxActors))); /* the states, then a StateMeta per slot (codegen state-meta.ts) */
   CHECK(cudaMalloc(&directory, (size_t)dirCap * sizeof(rg_DirEntry)));
   // DeviceGlobals, the counter rows, one laneSeen word per host lane (one lane here).
   CHECK(cudaMalloc(&globals, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   unsigned char* scratch;
   CHECK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * RG_SCRATCH_LANES * partitions));
   CHECK(cudaMemset(queues, 0, queueBytes * partitions));
-  CHECK(cudaMemset(states, 0, (size_t)maxActors * sizeof(RG_STATE)));
+  CHECK(cudaMemset(states, 0, rg_states_region_bytes(maxActors)));
   CHECK(cudaMemset(directory, 0, (size_t)dirCap * sizeof(rg_DirEntry)));
   CHECK(cudaMemset(globals, 0, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
   std::vector<rg_RouteEntry> rt(RG_SELF_ID + 1);
@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
   RG_ENTRY<<<blocks, threads, 0, stream>>>((rg_ControlBlock*)hostDev, in.dev, out.dev, queues, states, directory, globals, routes, scratch,
                                            /* no K2K overflow pool: the probe times the queue path */ (unsigned char*)nullptr, 0u,
                                            RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16,
-                                           /* one host lane */ 1u, (unsigned long long)ringBytes);
+                                           /* one host lane */ 1u, (unsigned long long)ringBytes,
+                                           /* no timers */ (unsigned char*)nullptr, (unsigned char*)nullptr);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
       __atomic_store_n(&cb->requested, want, __ATOMIC_SEQ_CST);
