@@ -8,7 +8,7 @@
  * targets are judged on the median. A plain run writes bench/results/local/<stamp>.{json,md} and its charts
  * under bench/results/local/charts-<stamp>/ (git-ignored) and leaves tracked files alone; --record also
  * updates bench/results/cpu-latest.{json,md} and bench/results/charts/. Options: --quick (fewer samples,
- * 3 trials), --trials N, --rtt N, --tells N, --record.
+ * 3 trials), --trials N, --rtt N, --tells N, --record, --host-path (only the host path's step table: bench/host-path.ts).
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
@@ -34,6 +34,7 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 import { Echo } from './grains.ts';
 import { barChart, histogramChart, lineChart } from './svg.ts';
 import { commitOf } from './record.ts';
+import { hostPathSteps } from './host-path.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 const flag = (name: string, def: number) => {
@@ -347,6 +348,16 @@ async function hostCost(): Promise<Record<string, number>> {
 }
 
 // ---------------------------------------------------------------------------------------------------
+if (argv.includes('--host-path')) {
+  // Only the host path's step table (one thread, and the public API into a paused kernel): quick, and
+  // what a change to encoding, claiming or publishing moves.
+  log('host path steps');
+  const steps = { ...hostPathSteps(), ...breakdown(), ...(await hostCost()) };
+  const lines = ['# Host path, step by step (ns per message, one thread; median of 5 runs)', '', `${new Date().toISOString()} · commit ${commitOf()} · Node ${process.version} · ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'} · load average (1 min) ${os.loadavg()[0]!.toFixed(2)}`, '', '| step | ns |', '|---|---:|'];
+  for (const [k, v] of Object.entries(steps)) lines.push(`| ${k} | ${v.toFixed(1)} |`);
+  process.stdout.write(lines.join('\n') + '\n');
+  process.exit(0);
+}
 const TARGET = { p50us: 2, tellPerS: 3e6, rttRatio: 25, tputRatio: 4 };
 const tAll = performance.now();
 const loadBefore = os.loadavg()[0]!;

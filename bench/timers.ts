@@ -20,7 +20,7 @@
  * Median of the trials; writes bench/results/timers.json.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { GrainSystem } from '@ringgrain/core';
+import { GrainSystem, waitUntil } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { Sensor } from './timer-grains.ts';
@@ -117,7 +117,8 @@ async function hostTrial(): Promise<Window> {
   let timer: ReturnType<typeof setInterval> | undefined;
   try {
     await s.askMany(Sensor, 'quiet', { key });
-    if (s.metrics()['Sensor']!.timers!.armed !== 0) throw new Error('timers still running in the host-sent baseline');
+    // A GPU kernel publishes its timer figures with its counters (every few tens of µs): wait for the stops to show.
+    if (!(await waitUntil(() => s.metrics()['Sensor']!.timers!.armed === 0, 5000))) throw new Error('timers still running in the host-sent baseline');
     let busy = false;
     let skipped = 0;
     timer = setInterval(() => {

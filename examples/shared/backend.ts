@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 /**
- * Shared plumbing for the examples: `--backend cpu|cuda|auto` parsing, building a GrainSystem with the
+ * Shared plumbing for the examples: `--backend cpu|cuda|auto|inline` parsing, building a GrainSystem with the
  * backends that exist here, a quiet logger, a seeded PRNG, progress bars and small print helpers.
  *
  * The CUDA backend is imported dynamically: when `@ringgrain/cuda-backend` does not (yet) export
@@ -9,10 +9,12 @@ import { readFileSync } from 'node:fs';
  */
 import { GrainSystem, type Backend, type Placement, type SystemOptions } from '@ringgrain/core';
 import { CpuBackend, type CpuBackendOptions } from '@ringgrain/cpu-backend';
+import { InlineBackend } from '@ringgrain/inline-backend';
 import cliProgress from 'cli-progress';
 import { pino, type Logger } from 'pino';
 
-export type BackendChoice = Placement;
+/** A placement, or `inline`: handlers on the host's own thread (no worker threads; for tests and debugging). */
+export type BackendChoice = Placement | 'inline';
 
 export interface ExampleArgs {
   backend: BackendChoice;
@@ -52,8 +54,8 @@ export function parseArgs(argv: readonly string[] = process.argv.slice(2)): Exam
     } else flags.set(a.slice(2), true);
   }
   const b = flags.get('backend') ?? 'auto';
-  if (b !== 'cpu' && b !== 'cuda' && b !== 'auto') {
-    fail(`--backend must be cpu, cuda or auto (got ${JSON.stringify(b)})`);
+  if (b !== 'cpu' && b !== 'cuda' && b !== 'auto' && b !== 'inline') {
+    fail(`--backend must be cpu, cuda, auto or inline (got ${JSON.stringify(b)})`);
   }
   flags.delete('backend');
   return { backend: b as BackendChoice, flags, rest };
@@ -68,7 +70,7 @@ export function printUsage(script = process.argv[1] ?? ''): void {
   } catch {
     doc = '';
   }
-  process.stdout.write(`${doc || `usage: ${script} --backend cpu|cuda|auto`}\n`);
+  process.stdout.write(`${doc || `usage: ${script} --backend cpu|cuda|auto|inline`}\n`);
 }
 
 /** Integer flag with a default; exits with a message on a bad value. */
@@ -117,8 +119,8 @@ function firstLine(e: unknown): string {
 
 export interface BuiltSystem {
   system: GrainSystem;
-  /** The placement to register grains with ('cpu' or 'cuda'; 'auto' already resolved here). */
-  placement: 'cpu' | 'cuda';
+  /** The placement to register grains with ('cpu', 'cuda' or 'inline'; 'auto' already resolved here). */
+  placement: 'cpu' | 'cuda' | 'inline';
   /** One human line: which backend and why. */
   describe: string;
 }
@@ -133,6 +135,10 @@ export function quietLogger(level = process.env['RINGGRAIN_LOG'] ?? 'warn'): Log
  * probe fails; `auto` picks cuda when it probes ok and says why when it falls back to cpu.
  */
 export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}, cpuOptions: CpuBackendOptions = {}): Promise<BuiltSystem> {
+  if (choice === 'inline') {
+    const inline = new InlineBackend();
+    return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends: { inline } }), placement: 'inline', describe: 'inline (handlers on the host thread)' };
+  }
   const cpu = new CpuBackend(cpuOptions);
   const backends: Record<string, Backend> = { cpu };
   if (choice === 'cpu') {

@@ -4,7 +4,7 @@
  */
 import { HandlerError, waitUntil } from '@ringgrain/core';
 import { expect } from 'vitest';
-import { Ticker } from '../fixtures/timers.ts';
+import { Pulse, Ticker } from '../fixtures/timers.ts';
 import type { ConformanceCase } from './cases.ts';
 
 const KEYS = Array.from({ length: 10 }, (_, i) => i);
@@ -101,6 +101,50 @@ export const timerCases: ConformanceCase[] = [
       expect((await a.get({})).booms).toBe(2);
       await waitUntil(() => tellErrors.length === 2, 5000);
       expect(system.metrics()['Ticker']!.timers).toEqual({ ticks: 6, tickErrors: 2, armed: 1 });
+    },
+  },
+  {
+    name: 'timers: string keys; a first delay of 0 ticks at once; a tick sends K2K to its own actor and stops its own timer; fractional periods',
+    isolated: true,
+    grains: [[Pulse]],
+    async run({ system, clock }) {
+      const t0 = clock.now;
+      const keys = ['x', 'y'];
+      const refs = keys.map((k) => system.grain(Pulse, k));
+      const all = async () => Promise.all(refs.map(async (r) => r.get({})));
+      // Activation at t0 starts `pulse` due at t0 (dueMs 0): it runs at the next advance, without the clock moving.
+      expect((await all()).map((r) => r.pulses)).toEqual([0, 0]);
+      await system.advanceTimers();
+      expect(await all()).toEqual(keys.map(() => ({ pulses: 1, slows: 0, at: t0, bumped: 0 })));
+      clock.now = t0 + 250;
+      await system.advanceTimers();
+      clock.now = t0 + 500;
+      await system.advanceTimers();
+      // The third pulse sent `bump` to its own actor (a K2K message, not a tick).
+      await system.idle();
+      expect(await all()).toEqual(keys.map(() => ({ pulses: 3, slows: 0, at: t0 + 500, bumped: 3 })));
+      // `slow`: the declared period (1500.5) with a first delay of 100.
+      await Promise.all(refs.map((r) => r.armSlow({ dueMs: 100 })));
+      clock.now = t0 + 600;
+      await system.advanceTimers();
+      expect((await all()).map((r) => [r.pulses, r.slows])).toEqual([[3, 1], [3, 1]]);
+      clock.now = t0 + 2100;
+      await system.advanceTimers();
+      // pulse was due at t0 + 750: late, it fires once at t0 + 2100 (then t0 + 2250); slow is due at t0 + 2100.5.
+      expect((await all()).map((r) => [r.pulses, r.slows, r.at])).toEqual([[4, 1, t0 + 2100], [4, 1, t0 + 2100]]);
+      clock.now = t0 + 2100.5;
+      await system.advanceTimers();
+      expect((await all()).map((r) => r.slows)).toEqual([2, 2]);
+      // The second slow tick stopped its own timer: only the pulses run.
+      expect(system.metrics()['Pulse']!.timers).toEqual({ ticks: 2 * (4 + 2), tickErrors: 0, armed: 2 });
+      clock.now = t0 + 10_000;
+      await system.advanceTimers();
+      await system.idle();
+      expect(await all()).toEqual(keys.map(() => ({ pulses: 5, slows: 2, at: t0 + 10_000, bumped: 3 })));
+      await Promise.all(refs.map((r) => r.stopAll({})));
+      clock.now = t0 + 20_000;
+      await system.advanceTimers();
+      expect(system.metrics()['Pulse']!.timers).toEqual({ ticks: 2 * (5 + 2), tickErrors: 0, armed: 0 });
     },
   },
 ];

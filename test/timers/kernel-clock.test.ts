@@ -9,13 +9,24 @@ import { InlineBackend } from '@ringgrain/inline-backend';
 import { describe, expect, it } from 'vitest';
 import { Ticker } from '../fixtures/timers.ts';
 
-const lanes: Array<{ name: string; make: () => Backend }> = [
+/** The CUDA lane (ticks from the kernel's %globaltimer, codegen timers.ts) where a device is there and RINGGRAIN_CONFORMANCE_CUDA is not 0. */
+async function cudaLane(): Promise<{ name: string; make: () => Backend; skip?: string }> {
+  const name = 'cuda';
+  if (process.env['RINGGRAIN_CONFORMANCE_CUDA'] === '0') return { name, make: () => undefined as never, skip: 'RINGGRAIN_CONFORMANCE_CUDA=0' };
+  const { CudaBackend, probeCuda } = await import('@ringgrain/cuda-backend');
+  const probe = probeCuda();
+  if (!probe.ok) return { name, make: () => undefined as never, skip: probe.reason ?? 'no CUDA device' };
+  return { name, make: () => new CudaBackend({ hostLanes: 1 }) };
+}
+
+const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
   { name: 'cpu pool (2 threads)', make: () => new CpuBackend({ threads: 2 }) },
   { name: 'inline', make: () => new InlineBackend() },
+  await cudaLane(),
 ];
 
 for (const lane of lanes) {
-  describe(`timers by the kernel clock, ${lane.name}`, () => {
+  describe.skipIf(lane.skip !== undefined)(`timers by the kernel clock, ${lane.name}${lane.skip ? ` (skipped: ${lane.skip.split('\n')[0]!.slice(0, 80)})` : ''}`, () => {
     it('every actor ticks about every 100 ms while the host sends nothing', async () => {
       const system = new GrainSystem({ backends: { x: lane.make() }, logLevel: 'silent', handleSignals: false });
       system.register(Ticker, { placement: 'x' });

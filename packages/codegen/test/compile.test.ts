@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 import { Person, Ward } from '../../../examples/sir/grains.ts';
+import { Alerts, Device } from '../../../examples/sensor-fleet/grains.ts';
 import { Echo, Relay as BenchRelay } from '../../../bench/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
@@ -10,7 +11,7 @@ import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { Par } from './fixtures/parallel.ts';
 import { Beacon } from './fixtures/timers.ts';
-import { Ticker } from '../../../test/fixtures/timers.ts';
+import { Pulse, Ticker } from '../../../test/fixtures/timers.ts';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   // Timers (timers.ts): integer keys (the conformance Ticker) and string keys with a K2K send from a tick.
   ['Ticker', () => generateKernel(Ticker.grain).source, BOTH],
   ['Beacon', () => generateKernel(Beacon.grain).source, BOTH],
+  ['Pulse', () => generateKernel(Pulse.grain).source, H100],
   ['Ticker RG_TURN_LANES=1', () => `#define RG_TURN_LANES 1u\n${generateKernel(Ticker.grain).source}`, H100],
   // The examples' and benchmarks' grains, as `--backend cuda` places them.
   ['VectorAdd', () => generateKernel(VectorAdd.grain).source, H100],
@@ -43,6 +45,8 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['VectorAdd RG_COOP=0 RG_TURN_LANES=1', () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`, H100],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
+  ['fleet Device', () => generateKernel(Device.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
+  ['fleet Alerts', () => generateKernel(Alerts.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
   ['bench Echo', () => generateKernel(Echo.grain).source, H100],
   ['bench Relay', () => generateKernel(BenchRelay.grain).source, H100],
   // Every grain of the conformance suite's fixture module, as the CUDA lane places them (one grain-id order).

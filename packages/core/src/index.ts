@@ -23,3 +23,4 @@ export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from './persist/option
 export * from './timers/errors.ts';
 export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';
 export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';
+export { fixedReader, type FixedRead } from './image-decode.ts';

@@ -6,7 +6,7 @@
  */
 
 /** murmur3's 32-bit finalizer: consecutive keys spread evenly over lanes. */
-function mix32(h: number): number {
+export function mix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

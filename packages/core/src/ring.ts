@@ -126,6 +126,36 @@ export class RingProducer {
     this.pendingHead = next;
   }
 
+  /**
+   * Single producer, chunked: how many slots from head on are free, up to `want`. The consumer's tail
+   * (a cross-core, or PCIe, read) is loaded at most once, only when the cached one shows fewer than
+   * `want`. Then write the slots in order with claimNext / publishReserved, and flushHead once.
+   */
+  reserve(want: number): number {
+    const r = this.ring;
+    const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    this.index = head;
+    let free = r.capacity - ((head - this.tailSeen) >>> 0);
+    if (free < want) {
+      this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
+      free = r.capacity - ((head - this.tailSeen) >>> 0);
+    }
+    return free < want ? free : want;
+  }
+
+  /** After reserve: the next reserved slot (no check: the caller writes at most what reserve granted). */
+  claimNext(): number {
+    return this.ring.slotAt(this.index);
+  }
+
+  /** Publishes the slot of claimNext: its seq (what the consumer waits on); head at flushHead. */
+  publishReserved(slot: number): void {
+    const next = (this.index + 1) | 0;
+    Atomics.store(this.ring.i32, (slot + SLOT.seq) >> 2, next);
+    this.index = next >>> 0;
+    this.pendingHead = next;
+  }
+
   /** After publishSeq calls: head for observers. */
   flushHead(): void {
     if (this.pendingHead === undefined) return;

@@ -15,7 +15,7 @@ import { splitKeyHi, splitKeyLo } from './slot.ts';
 /** Writes row `i` into the slot at `slot` (a multiple of 16) of a buffer, through its views (all but seq). */
 export type RowWrite = (i32: Int32Array, dv: DataView, slot: number, i: number, time: number) => void;
 
-interface Template {
+export interface Template {
   /** The image after the seq word. */
   readonly image: Uint8Array;
   /** Per field: its kind and the offset of its value's tag byte within the slot. */
@@ -23,6 +23,15 @@ interface Template {
 }
 
 const templates = new WeakMap<MethodDef, Map<number, Template | null>>();
+
+/** The method's fixed slot image for int keys (cached per method and grain id), or null where a field is not a scalar. */
+export function rowTemplate(method: MethodDef, grainId: number): Template | null {
+  let byGrain = templates.get(method);
+  if (!byGrain) templates.set(method, (byGrain = new Map()));
+  let t = byGrain.get(grainId);
+  if (t === undefined) byGrain.set(grainId, (t = template(method, grainId)));
+  return t;
+}
 
 function template(method: MethodDef, grainId: number): Template | null {
   const req = method.request;
@@ -57,14 +66,14 @@ function template(method: MethodDef, grainId: number): Template | null {
 
 /**
  * A writer of `method`'s rows from `cols` (int keys), or undefined where the fast path does not apply
- * (a field that is not a scalar; then each row goes through the general encoder).
+ * (a field that is not a scalar). The reference form of the image: one closure per row and per field.
+ * The send paths use the code generated from the same template (row-codegen.ts, tell-image.ts), which
+ * the tests hold byte for byte to this writer, and this writer to the general encoder; bench/host-path.ts
+ * times it as the baseline.
  */
 export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayLike<unknown>, cols: Record<string, ArrayLike<unknown>>, payloadCapacity: number): RowWrite | undefined {
   if (SLOT.seq !== 0) return undefined;
-  let byGrain = templates.get(method);
-  if (!byGrain) templates.set(method, (byGrain = new Map()));
-  let t = byGrain.get(grainId);
-  if (t === undefined) byGrain.set(grainId, (t = template(method, grainId)));
+  const t = rowTemplate(method, grainId);
   if (!t || t.image.length + 4 - SLOT_HEADER_SIZE > payloadCapacity) return undefined;
   const { image, fields } = t;
   // The image as 32-bit words (the slot is 16-byte aligned, the image starts at its second word): a few

@@ -21,7 +21,8 @@ import {
 } from './errors.ts';
 import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
-import { compileRowWriter, type RowWrite } from './row-writer.ts';
+import { compileRowLoop, type RowLoop } from './row-codegen.ts';
+import { fixedWriter, type FixedWrite } from './tell-image.ts';
 import { laneOfKey } from './lanes.ts';
 import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
@@ -153,26 +154,6 @@ function laneOfAsk(corr: number, p: PendingAsk): number {
   return p.batch ? laneOfKey(p.batch.key[corr - p.batch.corrBase]!, p.batch.lanes) : p.lane;
 }
 
-/**
- * The hot loop of tellMany: rows [from, end), each into its key's lane, until a row's lane is full (the
- * rest wait behind it, in order); returns the next row. Each row's seq is published as it is written (the
- * consumer may start at once), each ring's head once at the end. Its own small function on locals (not
- * the segment's fields), so it stays one tight optimized loop.
- */
-function writeRowsInto(producers: readonly RingProducer[], keys: ArrayLike<number>, write: RowWrite, from: number, end: number, time: number): number {
-  const lanes = producers.length;
-  let i = from;
-  for (; i < end; i++) {
-    const producer = producers[laneOfKey(keys[i]!, lanes)]!;
-    const slot = producer.claim();
-    if (slot < 0) break;
-    write(producer.ring.i32, producer.ring.dv, slot, i, time);
-    producer.publishSeq(slot);
-  }
-  for (const p of producers) p.flushHead();
-  return i;
-}
-
 /** tellMany's rows from `rows.next` on, waiting for ring space as one spill segment. */
 interface RowsWaiting extends RowsSegment {
   readonly rows: BulkRows;
@@ -185,8 +166,8 @@ interface BulkRows {
   readonly key: ArrayLike<unknown>;
   readonly cols: Record<string, ArrayLike<unknown>>;
   readonly names: readonly string[];
-  /** The scalar-only fast path (row-writer.ts), once chosen; null where it does not apply. */
-  fast?: RowWrite | null;
+  /** The generated row loop (row-codegen.ts) and its columns in schema order, once chosen; null where it does not apply (a field that is not a scalar, string keys). */
+  loop?: { readonly run: RowLoop; readonly cols: ReadonlyArray<ArrayLike<unknown>> } | null;
   /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
   readonly corrBase?: number;
 }
@@ -224,6 +205,8 @@ export type ClassMetrics = KernelCounters & {
 export interface Route {
   readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
   readonly method: MethodDef;
+  /** The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not apply. */
+  fixed?: { readonly kernel: RingKernel; readonly write: FixedWrite | null };
 }
 
 interface Registration {
@@ -561,7 +544,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /**
    * askMany's fast path (int keys, scalar request fields, no send of this kernel waiting for ring space):
-   * rows are written like tellMany's (row-writer.ts, one template per method) with the ASK flag and
+   * rows are written like tellMany's (row-codegen.ts, a loop generated per method) with the ASK flag and
    * correlation ids corrBase + i, and replies go straight into the columns: no payload object and no
    * Promise per row. A ring that fills makes the rest wait as one segment, as for tellMany. Undefined
    * where it does not apply (askMany then sends row by row).
@@ -570,19 +553,15 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const kernel = route.reg.kernel;
     if (n === 0 || def.keyKind === 'string' || !kernel || !kernel.accepting || this.spills.get(kernel)?.size) return undefined;
     const key = cols['key'] as ArrayLike<number>;
-    const base = compileRowWriter(route.method, kernel.grainId, key, cols, kernel.lanes[0]!.inbound.payloadCapacity);
-    if (!base) return undefined;
+    const run = compileRowLoop(route.method, kernel.grainId, key, cols, kernel.lanes[0]!.inbound.payloadCapacity, true);
+    if (!run) return undefined;
     const corrBase = this.reserveCorrs(n);
     if (corrBase === undefined) return undefined;
-    const fast: RowWrite = (i32, dv, slot, i, time) => {
-      base(i32, dv, slot, i, time);
-      dv.setUint32(slot + SLOT.flags, SlotFlag.ASK, true);
-      dv.setUint32(slot + SLOT.corr, corrBase + i, true);
-    };
+    const names = route.method.request.fieldNames;
     return new Promise((resolve, reject) => {
       const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, columns: replyNames.map((f) => out[f]!), ...replyColumns(n, out, replyNames, where, resolve, reject) };
       this.pending.addBatch({ resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.askTimeoutMs, batch });
-      const rows: BulkRows = { next: 0, end: n, key, cols, names: route.method.request.fieldNames, fast, corrBase };
+      const rows: BulkRows = { next: 0, end: n, key, cols, names, loop: { run, cols: names.map((f) => cols[f]!) }, corrBase };
       this.writeRows(kernel, route.method, rows);
       if (rows.next < n) {
         this.spillOf(kernel).pushRows({ rows, method: route.method.name, def: route.method } as RowsWaiting, performance.now());
@@ -633,7 +612,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const lane = kernel.laneOf(key);
     // FIFO per sender → kernel: once anything waits for space in this kernel's rings, later sends wait behind it.
     const spill = this.spills.get(kernel);
-    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr)) {
+    let fixed: FixedWrite | null = null;
+    if (typeof key === 'number') {
+      let f = route.fixed;
+      if (f === undefined || f.kernel !== kernel) route.fixed = f = { kernel, write: fixedWriter(method, kernel.grainId, kernel.lanes[0]!.inbound.payloadCapacity) };
+      fixed = f.write;
+    }
+    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr, fixed)) {
       kernel.sent++;
       kernel.wake(lane);
       return ask ? this.awaitReply(corr, kernel, lane, method, into) : undefined;
@@ -641,8 +626,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.spillOf(kernel);
     const { chunk, at } = s.target();
-    this.encode(chunk, at, kernel, method, key, payload, corr);
-    const written = s.commit(chunk, at, performance.now(), lane);
+    if (fixed === null || !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock())) this.encode(chunk, at, kernel, method, key, payload, corr);
+    const written = s.commit(chunk, at, lane);
     this.waiting.add(kernel);
     this.schedulePump();
     return ask ? this.awaitReply(corr, kernel, lane, method, into) : written;
@@ -655,11 +640,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
-  private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number): boolean {
+  private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number, fixed: FixedWrite | null = null): boolean {
     const producer = kernel.lanes[lane]!.producer;
     const slot = producer.claim();
     if (slot < 0) return false;
-    this.encode(producer.ring, slot, kernel, method, key, payload, corr);
+    const r = producer.ring;
+    // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
+    if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock())) this.encode(r, slot, kernel, method, key, payload, corr);
     producer.publish(slot);
     return true;
   }
@@ -678,13 +665,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
     const lanes = kernel.lanes;
-    if (rows.fast === undefined) {
-      rows.fast = kernel.def.keyKind === 'string' ? null : (compileRowWriter(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity) ?? null);
+    if (rows.loop === undefined) {
+      // tellMany's rows (askMany's come with their loop): the generated loop, where the request is all scalars.
+      const run = kernel.def.keyKind !== 'string' ? compileRowLoop(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity, false) : undefined;
+      rows.loop = run ? { run, cols: rows.names.map((f) => rows.cols[f]!) } : null;
     }
-    if (rows.fast) {
-      const write = rows.fast;
-      const time = this.clock();
-      rows.next = writeRowsInto(kernel.producers, rows.key as ArrayLike<number>, write, rows.next, rows.end, time);
+    if (rows.loop) {
+      rows.next = rows.loop.run(kernel.producers, rows.key as ArrayLike<number>, rows.loop.cols, rows.next, rows.end, this.clock(), rows.corrBase ?? 0);
       kernel.sent += rows.next - start;
       if (rows.next !== start) kernel.wakeAll();
       return rows.next !== start;

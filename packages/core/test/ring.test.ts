@@ -217,3 +217,56 @@ describe('Ring: several producers (claimShared) and one consumer', () => {
     );
   });
 });
+
+describe('RingProducer chunked claims (reserve / claimNext / publishReserved)', () => {
+  it('property: chunks of any size, mixed with single claims, across the u32 wrap, form one FIFO and never pass the tail', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(2, 4, 8),
+        fc.constantFrom(0, 0xfffffff0, 0x7ffffffa),
+        fc.array(fc.record({ want: fc.integer({ min: 0, max: 12 }), single: fc.boolean(), take: fc.integer({ min: 0, max: 10 }) }), { maxLength: 80 }),
+        (capacity, start, steps) => {
+          const ring = makeRing(capacity, start);
+          const prod = new RingProducer(ring);
+          const cons = new RingConsumer(ring);
+          let next = 1;
+          let expect_ = 1;
+          let held = 0;
+          for (const s of steps) {
+            if (s.single) {
+              const slot = prod.claim();
+              if (held === capacity) expect(slot).toBe(-1);
+              else {
+                ring.dv.setUint32(slot + SLOT_HEADER_SIZE, next++, true);
+                prod.publishSeq(slot);
+                held++;
+              }
+            } else {
+              const got = prod.reserve(s.want);
+              expect(got).toBe(Math.min(s.want, capacity - held));
+              for (let i = 0; i < got; i++) {
+                const slot = prod.claimNext();
+                ring.dv.setUint32(slot + SLOT_HEADER_SIZE, next++, true);
+                prod.publishReserved(slot);
+                held++;
+              }
+            }
+            prod.flushHead();
+            expect(ring.depth()).toBe(held);
+            for (let k = 0; k < s.take; k++) {
+              const slot = cons.peek();
+              if (held === 0) {
+                expect(slot).toBe(-1);
+                break;
+              }
+              expect(payloadAt(ring, slot)).toBe(expect_++);
+              cons.release();
+              held--;
+            }
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

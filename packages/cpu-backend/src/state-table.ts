@@ -55,6 +55,11 @@ export class StateTable<K extends number | string> {
     return this.activate(key, undefined);
   }
 
+  /** The live view of a held `key`, or undefined (nothing activated): one lookup where has + get take two. */
+  peek(key: K): unknown {
+    return this.views.get(key);
+  }
+
   has(key: K): boolean {
     return this.views.has(key);
   }

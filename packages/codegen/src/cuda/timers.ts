@@ -24,11 +24,11 @@
  * control warp sums the workers' figures into the host block when it publishes its counters, with the
  * epoch every worker has scanned and whose ticks have all been handled (timersCaughtUp).
  */
-import { TimerArgumentError, byName, type GrainDef, type TimerDef } from '@ringgrain/core';
+import { TimerArgumentError, byName, offsetOf, type GrainDef, type TimerDef } from '@ringgrain/core';
 import type { Expr, Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { siteAt } from '../front/parse.ts';
-import { TICK_FLAG, TICK_TIMER_SHIFT } from './abi.ts';
+import { TICK_FLAG, TICK_TIMER_SHIFT, TimerEntry } from './abi.ts';
 import { lowerExpr } from './lower-expr.ts';
 import type { FnScope } from './scope.ts';
 import { asDouble, fmtDouble } from './values.ts';
@@ -41,6 +41,8 @@ import { asDouble, fmtDouble } from './values.ts';
 export const TIMER_CADENCE = {
   RG_TM_POLL_NS: 20_000,
   RG_TM_SCAN_NS: 1_000_000,
+  /** A backstop: with its own clock a worker rescans at least this often, whatever due time it expects. */
+  RG_TM_RESCAN_NS: 20_000_000,
 } as const;
 
 /** Bytes of a turn's timer error text (a TimerArgumentError with its number, or a tick's prefixed error). */
@@ -241,6 +243,8 @@ export const NO_TIMER_HOOKS = `/* No timers declared: the timer hooks of the per
 #define RG_TM_TURN(k, t, st, part) ((void)0)
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) ((void)0)
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) ((void)0)
+#define RG_TM_ARM(k, st, key, now, part) ((void)0)
+#define RG_TM_DEACTIVATE(k, st, part) ((void)0)
 #define RG_TM_WORKER_STATE
 #define RG_TM_WORKER_POLL(k, p, lane, mode) ((void)0)
 #define RG_TM_CONTROL_START(k, lane) ((void)0)
@@ -256,6 +260,9 @@ export function timerDeviceSection(G: string, selfId: number, def: GrainDef, str
   const keyOf = stringKeys ? '(long long)row->keyLo' : '(long long)(((unsigned long long)row->keyHi << 32) | row->keyLo)';
   return String.raw`/* ---- timers: the device side (timers.ts) ------------------------------------------------------------ */
 ${cadence}
+#define RG_TM_AT_PERIOD ${offsetOf(TimerEntry, 'period')}u
+#define RG_TM_AT_ARM ${offsetOf(TimerEntry, 'arm')}u
+#define RG_TM_AT_ACTIVE ${offsetOf(TimerEntry, 'active')}u
 __device__ static inline unsigned long long rg_tm_clock_ns() {
   unsigned long long v;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
@@ -298,8 +305,10 @@ ${def.timers.filter((tm) => tm.autoStart).map((tm) => `  rg_tm_write(&t, ${tm.id
   __threadfence();
   rg_st_rel_gpu(&row->live, 1u);
 }
+/* Any path that makes a new actor (a turn's activation, a state the host uploads) arms its declared timers. */
+#define RG_TM_ARM(k, st, key, now, part) rg_${G}_tm_activated((k), (st), (key), (now), (part))
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) \
-  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) rg_${G}_tm_activated((k), (st), (key), (now), (part)); } while (0)
+  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) RG_TM_ARM((k), (st), (key), (now), (part)); } while (0)
 
 /*
  * An actor leaves (deactivation frees its slot): every timer stops (their ticks in flight are dropped)
@@ -311,6 +320,8 @@ __device__ static void rg_${G}_tm_deactivated(rg_kernel* k, rg_${G}_state* st, u
   rg_st_rel_gpu(&((rg_TimerRowHeader*)t.tmRow)->live, 0u);
   for (unsigned int id = 0; id < RG_TM_COUNT; id++) rg_tm_stop(&t, id);
 }
+/* The hook a deactivation calls (by the actor's owner, before its slot is reused); empty without timers. */
+#define RG_TM_DEACTIVATE(k, st, part) rg_${G}_tm_deactivated((k), (st), (part))
 
 /*
  * A tick's turn, run by the actor's owner worker (lane 0 of a one-lane turn, or a lane of a lane-parallel
@@ -322,9 +333,14 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
   const double now = h->time;
   const long long key = ${stringKeys ? '(long long)h->keyLo' : '(long long)(((unsigned long long)h->keyHi << 32) | h->keyLo)'};
   rg_TimerLaneStats* stats = rg_tm_stats(k, part);
+  if (id >= RG_TM_COUNT || slot >= k->maxActors) {
+    /* not a slot our scanner wrote (it names a row and column it scanned): count it out, touch nothing */
+    atomicAdd(&stats->handled, 1u);
+    return;
+  }
   unsigned char* rowp = rg_tm_row(k, slot);
   rg_TimerEntry* e = rg_tm_entry(rowp, id);
-  const bool live = id < RG_TM_COUNT && slot < k->maxActors && ((rg_TimerRowHeader*)rowp)->live != 0u && e->active != 0u && e->arm == arm;
+  const bool live = ((rg_TimerRowHeader*)rowp)->live != 0u && e->active != 0u && e->arm == arm;
   if (live) {
     rg_${G}_state* st = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
     rg_${G}_req* req = (rg_${G}_req*)scratch;
@@ -353,7 +369,9 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     else rg_meta_seen(k->states, k->maxActors, st, now);
     ctr[RG_C_K2K_SENT] += t.sent;
     atomicAdd(&stats->ticks, 1u);
-    if (rc > RG_FORWARDED) {
+    /* A tick's reply is nobody's: a handler of a method with a reply schema that returns none did not fail
+       (the CPU backend ignores what a tick's handler returns). */
+    if (rc > RG_FORWARDED && rc != RG_E_NO_REPLY) {
       atomicAdd(&stats->tickErrors, 1u);
       /* Nobody awaits a tick: its failure goes to the host as a failed tell's does (a tellError). */
       char text[RG_TM_TEXT_BYTES];
@@ -368,6 +386,9 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
   }
   /* The new due time before the scanner may look at the entry again (it reads pending with acquire, then due). */
   rg_st_rel_gpu(&e->pending, 0u);
+  /* handled after it, fenced: the control warp's acquire of handled then also orders this tick's writes
+     before the caught-up epoch it publishes, and so before the scans of the host's next time */
+  __threadfence();
   atomicAdd(&stats->handled, 1u);
 }
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) \
@@ -398,6 +419,51 @@ __device__ static bool rg_${G}_tm_send(rg_kernel* k, const rg_TimerRowHeader* ro
   rg_st_vol(&e->pending, arm + 1u);
   rg_st_rel_gpu(&h->seq, hd + 1u);
   return true;
+}
+
+/*
+ * One entry as a relaxed look saw it (d: due | period, w: arm | pending | method | active, abi.ts
+ * TimerEntry): the earliest due time goes into minDue; an entry that looks due is read again, the row's
+ * live flag, then arm, then pending, each with acquire, before due (the owner writes due and period
+ * before its release of either: a restart's arm, a tick's cleared pending), so a tick is sent only for
+ * a due time no turn has run yet.
+ */
+__device__ static inline void rg_${G}_tm_look(rg_kernel* k, unsigned char* rowp, unsigned int slot, unsigned int id, bool live, uint4 d, uint4 w,
+                                          double now, double* minDue, unsigned int* sent, unsigned int* failed) {
+  static_assert(sizeof(rg_TimerEntry) == 32u && RG_TM_AT_ARM == 16u && RG_TM_AT_ACTIVE == 28u && RG_TM_AT_PERIOD == 8u, "TimerEntry: due|period, then arm|pending|method|active (abi.ts)");
+  if (!live || w.w == 0u) return;
+  const double due = __hiloint2double((int)d.y, (int)d.x);
+  if (w.y != 0u) {
+    /* a tick in flight: its turn sets the next due time at least a period later (a restart bumps armGen) */
+    const double next = due + __hiloint2double((int)d.w, (int)d.z);
+    if (next < *minDue) *minDue = next;
+    return;
+  }
+  if (due > now) {
+    if (due < *minDue) *minDue = due;
+    return;
+  }
+  rg_TimerEntry* e = rg_tm_entry(rowp, id);
+  if (rg_ld_acq_gpu(&((const rg_TimerRowHeader*)rowp)->live) == 0u) return;
+  const unsigned int arm = rg_ld_acq_gpu(&e->arm);
+  const unsigned int pending = rg_ld_acq_gpu(&e->pending);
+  if (rg_ld_vol(&e->active) == 0u) return;
+  const double due2 = rg_ld_vol_f64(&e->due);
+  if (pending != 0u || due2 > now) {
+    /* changed since the look: look again at the next scan */
+    if (now < *minDue) *minDue = now;
+    return;
+  }
+  if (rg_${G}_tm_send(k, (const rg_TimerRowHeader*)rowp, e, slot, id, arm, now)) {
+    (*sent)++;
+    /* Its turn sets the next due time a period on at least: the scan after that must come. Left out, a
+       worker whose rows all came due in one scan (slots are handed out in activation order, so a worker's
+       rows share a phase) saw no due time ahead and never scanned again. */
+    const double next = due2 + rg_ld_vol_f64(&e->period);
+    if (next < *minDue) *minDue = next;
+  } else {
+    (*failed)++;
+  }
 }
 
 /* A worker's scan state (registers). */
@@ -455,7 +521,7 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   now = __shfl_sync(RG_FULL, now, 0);
   bool scan;
   if (s->hostClock) scan = s->retry || gen != s->gen || epoch != s->epoch;
-  else scan = g - s->lastScan >= RG_TM_SCAN_NS && (s->retry || gen != s->gen || now >= s->minDue);
+  else scan = g - s->lastScan >= RG_TM_SCAN_NS && (s->retry || gen != s->gen || now >= s->minDue || g - s->lastScan >= RG_TM_RESCAN_NS);
   if (!scan) return;
   s->gen = gen;
   s->lastScan = g;
@@ -466,33 +532,25 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   const unsigned int hi = lo + share < used ? lo + share : used;
   double minDue = 1.0 / 0.0;
   unsigned int sent = 0u, failed = 0u;
-  for (unsigned int base = lo; base < hi; base += 32u) {
-    const unsigned int slot = base + lane;
-    if (slot >= hi) continue;
-    unsigned char* rowp = rg_tm_row(k, slot);
-    const rg_TimerRowHeader* row = (const rg_TimerRowHeader*)rowp;
-    if (rg_ld_acq_gpu(&row->live) == 0u) continue;
+  /* The workers' loads below come after lane 0's acquire of the clock's epoch (a shuffle does not order memory). */
+  __syncwarp();
+  /*
+   * Two rows a lane per step, each looked at with relaxed 16-byte loads issued together (the header, and
+   * the entry as due|period and arm|pending|method|active): a step costs one round trip to memory where
+   * ordered loads cost four. Only an entry that looks due is read again in the order that makes its send
+   * safe (rg_*_tm_look); a stale look at a not-due entry only moves its tick to the next scan.
+   */
+  for (unsigned int base = lo; base < hi; base += 64u) {
+    const unsigned int s0 = base + lane, s1 = base + 32u + lane;
+    unsigned char* r0 = rg_tm_row(k, s0 < hi ? s0 : lo);
+    unsigned char* r1 = rg_tm_row(k, s1 < hi ? s1 : lo);
+    const uint4 h0 = rg_ld_rlx_gpu_v4(r0), h1 = rg_ld_rlx_gpu_v4(r1);
     for (unsigned int id = 0; id < RG_TM_COUNT; id++) {
-      rg_TimerEntry* e = rg_tm_entry(rowp, id);
-      /* arm, then pending, each with acquire, before due: the owner writes due and period before its
-         release of either (a restart's arm, a tick's cleared pending), so the due read here is never
-         older than the arm or pending it goes with (no second tick for a period already run). */
-      const unsigned int arm = rg_ld_acq_gpu(&e->arm);
-      const unsigned int pending = rg_ld_acq_gpu(&e->pending);
-      if (rg_ld_vol(&e->active) == 0u) continue;
-      const double due = rg_ld_vol_f64(&e->due);
-      if (pending != 0u) {
-        /* its turn sets the next due time at least a period later (a restart bumps armGen) */
-        const double next = due + rg_ld_vol_f64(&e->period);
-        if (next < minDue) minDue = next;
-        continue;
-      }
-      if (due > now) {
-        if (due < minDue) minDue = due;
-        continue;
-      }
-      if (rg_${G}_tm_send(k, row, e, slot, id, arm, now)) sent++;
-      else failed++;
+      const unsigned char* e0 = (const unsigned char*)rg_tm_entry(r0, id);
+      const unsigned char* e1 = (const unsigned char*)rg_tm_entry(r1, id);
+      const uint4 d0 = rg_ld_rlx_gpu_v4(e0), w0 = rg_ld_rlx_gpu_v4(e0 + 16), d1 = rg_ld_rlx_gpu_v4(e1), w1 = rg_ld_rlx_gpu_v4(e1 + 16);
+      rg_${G}_tm_look(k, r0, s0, id, s0 < hi && h0.z != 0u, d0, w0, now, &minDue, &sent, &failed);
+      rg_${G}_tm_look(k, r1, s1, id, s1 < hi && h1.z != 0u, d1, w1, now, &minDue, &sent, &failed);
     }
   }
   for (unsigned int o = 16u; o != 0u; o >>= 1) {
@@ -503,6 +561,8 @@ __device__ static void rg_${G}_tm_poll(rg_kernel* k, unsigned int p, unsigned in
   s->minDue = minDue;
   s->retry = failed != 0u;
   s->enqueued += sent;
+  /* every lane's sends before lane 0's count and release (a shuffle does not order memory) */
+  __syncwarp();
   if (lane == 0u) {
     rg_TimerLaneStats* st = rg_tm_stats(k, p);
     rg_st_vol(&st->enqueued, s->enqueued);
@@ -565,7 +625,7 @@ __device__ static void rg_${G}_tm_publish(rg_kernel* k, unsigned int lane) {
   for (unsigned int p = lane; p < k->partitions; p += 32u)
     if ((int)(rg_ld_acq_gpu(&rg_tm_stats(k, p)->scannedEpoch) - epoch) < 0) behind++;
   __threadfence();
-  for (unsigned int p = lane; p < k->partitions; p += 32u) handled += rg_ld_vol(&rg_tm_stats(k, p)->handled);
+  for (unsigned int p = lane; p < k->partitions; p += 32u) handled += rg_ld_acq_gpu(&rg_tm_stats(k, p)->handled);
   __threadfence();
   for (unsigned int p = lane; p < k->partitions; p += 32u) {
     rg_TimerLaneStats* st = rg_tm_stats(k, p);
@@ -582,6 +642,8 @@ __device__ static void rg_${G}_tm_publish(rg_kernel* k, unsigned int lane) {
     errors += __shfl_xor_sync(RG_FULL, errors, o);
     armed += __shfl_xor_sync(RG_FULL, armed, o);
   }
+  /* every lane's acquires before lane 0's releases (a shuffle does not order memory) */
+  __syncwarp();
   if (lane == 0u) {
     rg_st_vol(&hb->ticks, ticks);
     rg_st_vol(&hb->tickErrors, errors);
@@ -636,6 +698,3 @@ export function lowerTimerCall(fn: FnScope, e: CallExpr, op: 'startTimer' | 'sto
   fn.mayFail = true;
   return `rg_tm_start(t, ${timer.id}u, ${period !== undefined}, ${period ?? '0.0'}, ${due !== undefined}, ${due ?? '0.0'}, ${cStr(bp.pre)}, ${cStr(bp.post)}, ${cStr(bd.pre)}, ${cStr(bd.post)});`;
 }
-
-/** `TICK_FLAG` as the C unit names it (tests). */
-export const TICK_FLAG_C = 'RG_TICK';

@@ -2156,6 +2156,8 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
 #define RG_TM_TURN(k, t, st, part) ((void)0)
 #define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) ((void)0)
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) ((void)0)
+#define RG_TM_ARM(k, st, key, now, part) ((void)0)
+#define RG_TM_DEACTIVATE(k, st, part) ((void)0)
 #define RG_TM_WORKER_STATE
 #define RG_TM_WORKER_POLL(k, p, lane, mode) ((void)0)
 #define RG_TM_CONTROL_START(k, lane) ((void)0)

@@ -89,7 +89,7 @@ int main() {
   rg_Account_main<<<blocks, 128, 0, st>>>(dcb, din, drep, queues, states, dir, globals, routes, scratch, nullptr, 0u,
                                           1u, P, QCAP, RCAP, REPCAP, SLOT, MAXA, DIRCAP, 100000u, 1000u,
                                           /* one host lane */ 1u, (unsigned long long)inBytes,
-                                          /* no timers */ nullptr, nullptr);
+                                          /* no timers (Account declares none) */ nullptr, nullptr);
   CK(cudaGetLastError());
   EXPECT(waitFor([&] { return *vol(&H.cb->observed) == RG_KS_IDLE; }, 5000), "kernel never reported IDLE");
   H.cb->requested = RG_KS_ACTIVE; std::atomic_thread_fence(std::memory_order_seq_cst); *vol(&H.cb->requestEpoch) = 1;

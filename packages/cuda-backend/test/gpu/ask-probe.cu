@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
                                            /* no K2K overflow pool: the probe times the queue path */ (unsigned char*)nullptr, 0u,
                                            RG_SELF_ID + 1, partitions, queueCap, ringCap, replyCap, slot, maxActors, dirCap, 1u << 20, 1u << 16,
                                            /* one host lane */ 1u, (unsigned long long)ringBytes,
-                                           /* no timers */ (unsigned char*)nullptr, (unsigned char*)nullptr);
+                                           /* no timers (Echo declares none) */ (unsigned char*)nullptr, (unsigned char*)nullptr);
   auto handshake = [&](unsigned int want, unsigned int epoch) {
     if (want) {
       __atomic_store_n(&cb->requested, want, __ATOMIC_SEQ_CST);
