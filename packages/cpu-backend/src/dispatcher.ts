@@ -609,11 +609,14 @@ export class Dispatcher {
       return;
     }
     consumer?.release();
-    this.runTurn(method, methodId, key, msg, corr, time);
+    this.runTurn(method, methodId, key, msg, corr, time, loaded || undefined);
   }
 
-  /** A decoded message's turn: activate, run the handler, reply. Its slot is already released. */
-  private runTurn(method: MethodDef, methodId: number, key: number | string, msg: unknown, corr: number, time: number): void {
+  /**
+   * A decoded message's turn: activate, run the handler, reply. Its slot is already released. `loaded`:
+   * the stored state of an absent actor this lane read itself (loadHere).
+   */
+  private runTurn(method: MethodDef, methodId: number, key: number | string, msg: unknown, corr: number, time: number, loaded?: Uint8Array): void {
     this.curKey = key;
     this.curTime = time;
     this.curCorr = corr;
@@ -632,7 +635,7 @@ export class Dispatcher {
           this.armDeclared(this.states.indexOf(key), time);
         }
       } else {
-        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, loaded || undefined, time);
+        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, loaded, time);
         // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
         this.curKey = key;
         this.curTime = time;
