@@ -6,7 +6,12 @@ import { reminderCases } from './reminders.ts';
 function persistentSkips(reason: string): Record<string, string> {
   return Object.fromEntries(persistenceCases.map((p) => [`${p.name} [store]`, reason]));
 }
-const NO_GPU_STATE = 'GPU dirty marking and state upload not implemented yet in the CUDA backend (readDirty, writeStates, deactivateIdle: backend.ts)';
+/*
+ * The CUDA kernel keeps dirty marks and reads them out (readDirty: codegen state-meta.ts, cuda-backend
+ * state-gather.ts), but the system refuses storage on a backend without all three state methods.
+ */
+const NO_GPU_STATE =
+  'CUDA backend has readDirty (dirty marks + gather kernel) but not writeStates (parking an absent actor\'s messages on the device until its stored state is uploaded, running onActivate there) nor deactivateIdle (onDeactivate on the GPU, freeing directory slots), and the generated kernel translates no activation hooks: the system refuses storage on CUDA (cuda-backend backend.ts)';
 /** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
 function reminderSkips(): Record<string, string> {
   return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE}`]));

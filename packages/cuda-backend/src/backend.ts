@@ -13,6 +13,7 @@ import {
   type KernelHealth,
   type KernelMemory,
   type KernelPlan,
+  type StateBatch,
   type OverflowStats,
   type ProbeResult,
   type TimerStats,
@@ -26,6 +27,9 @@ import { DeviceMemoryPool } from './device-memory.ts';
 import { CuFunctionAttribute, CudaContext, CudaError, CudaUsageError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 import { INTERNALS } from './internals.ts';
+import { GpuStateError } from './errors.ts';
+import { KernelStateAccess } from './kernel-state.ts';
+import type { Gathered } from './state-gather.ts';
 
 export interface CudaBackendOptions {
   /** CUDA device ordinal (default 0). */
@@ -191,11 +195,15 @@ export class CudaBackend implements Backend {
    * (measured: test/gpu/blocking-probe.cu), so modules are loaded before the first ring kernel starts
    * and kept until the context goes (a relaunch reuses them).
    */
-  private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
+  private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; gather: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
   /** Host-shared ring memory: pinned buffers (pooled while kernels run), or a shared mapping. */
   readonly hostMemory: HostMemorySource;
   /** Device buffers of terminated kernels, kept while other kernels run (cuMemFree would wait for them). */
   readonly deviceMemory = new DeviceMemoryPool();
+  /** Each placed grain's dirty gather kernel (write-behind), from its loaded module. */
+  private readonly gathers = new Map<GrainDef, CudaFunction>();
+  /** Pinned staging of the kernels' dirty gathers (apart from hostMemory: an isolated backend's shared mapping holds rings only). */
+  readonly stagingHost = new PinnedHostMemory();
   /** Launch facts of every kernel created (tests and benchmarks read these). */
   readonly launches: LaunchInfo[] = [];
   /** Contexts created so far (1 + recoveries). */
@@ -290,7 +298,7 @@ export class CudaBackend implements Backend {
   }
 
   /** Generates, compiles (or takes from the disk cache) and loads one grain's module. */
-  private loadGrain(ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): { gen: Generated; mod: CudaModule; fn: CudaFunction; cached: boolean; compileMs: number; loadMs: number } {
+  private loadGrain(ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): { gen: Generated; mod: CudaModule; fn: CudaFunction; gather: CudaFunction; cached: boolean; compileMs: number; loadMs: number } {
     const gen = this.generate(def, grains);
     const hit = this.modules.get(gen.source);
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
@@ -300,13 +308,15 @@ export class CudaBackend implements Backend {
     const l0 = performance.now();
     const mod = ctx.loadModule(compiled.cubin);
     let fn: CudaFunction;
+    let gather: CudaFunction;
     try {
       fn = ctx.getFunction(mod, gen.abi.entry);
+      gather = ctx.getFunction(mod, gen.abi.gatherEntry);
     } catch (e) {
       ctx.unloadModule(mod);
       throw e;
     }
-    const entry = { mod, fn, cached: compiled.cached, compileMs: compiled.compileMs, loadMs: performance.now() - l0 };
+    const entry = { mod, fn, gather, cached: compiled.cached, compileMs: compiled.compileMs, loadMs: performance.now() - l0 };
     this.modules.set(gen.source, entry);
     return { gen, ...entry };
   }
@@ -319,6 +329,7 @@ export class CudaBackend implements Backend {
     const own = this.loadGrain(ctx, plan.grain, plan.grains);
     if (runningOn(this.options.device).size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
     const { gen, fn } = own;
+    this.gathers.set(plan.grain, own.gather);
     const frame = ctx.functionAttribute(fn, CuFunctionAttribute.LOCAL_SIZE_BYTES);
     if (frame > MAX_LOCAL_BYTES_PER_THREAD) throw new StackFrameTooLargeError(grain, frame, MAX_LOCAL_BYTES_PER_THREAD);
     const { hostLanes } = this.options;
@@ -393,6 +404,7 @@ export class CudaBackend implements Backend {
     const ctx = this.ctx;
     if (!ctx || ctx.disposed || runningOn(this.options.device).size > 0) return;
     this.hostMemory.idle(ctx);
+    this.stagingHost.idle(ctx);
     this.deviceMemory.idle(ctx);
     // Modules stay loaded (code, like the compile cache) until the context goes: a relaunch reuses them.
     ctx.trimMemoryPool();
@@ -457,6 +469,16 @@ export class CudaBackend implements Backend {
     }
   }
 
+  /** The gather kernel of a grain placed here (its module is loaded). */
+  gatherFunction(def: GrainDef): CudaFunction | undefined {
+    return this.gathers.get(def);
+  }
+
+  /** Whether any ring kernel runs on this backend's device (frees would wait for it). */
+  anyRunning(): boolean {
+    return runningOn(this.options.device).size > 0;
+  }
+
   /** Setup-stream device → host copy (inspect). */
   readDevice(buf: DeviceBuffer, offset: number, bytes: number): Uint8Array {
     const out = new Uint8Array(bytes);
@@ -475,6 +497,8 @@ export class CudaBackend implements Backend {
     // The context's dispose frees (or, poisoned, abandons) these with everything else.
     this.modules.clear();
     this.hostMemory.contextGone();
+    this.stagingHost.contextGone();
+    this.gathers.clear();
     this.deviceMemory.contextGone();
     if (!ctx) return;
     if (!why && runningOn(this.options.device).size > 0) {
@@ -543,6 +567,10 @@ export class CudaKernel implements BackendKernel {
   readonly overflowNodes: number;
   private readonly dirCapacity: number;
   private fault: Error | undefined;
+  /** Write-behind access (made on the first gather). */
+  private stateAccess: KernelStateAccess | undefined;
+  /** core readDirty: present when the plan has persistence (state-gather.ts). */
+  readonly readDirty: (() => Promise<StateBatch>) | undefined;
   private lastQuery = 0;
   private started = false;
   private exited = false;
@@ -563,6 +591,7 @@ export class CudaKernel implements BackendKernel {
     this.hostLanes = backend.options.hostLanes;
     const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity, lanes: this.hostLanes });
     this.inboundStride = sizes.inboundStride;
+    this.readDirty = plan.persistence ? async () => (await this.gatherDirty()).batch : undefined;
     this.dirCapacity = abi.dirCapacity({ maxActors: o.maxActors });
     this.routeStride = sizes.routesPerGrain;
 
@@ -746,6 +775,32 @@ export class CudaKernel implements BackendKernel {
     return undefined;
   }
 
+  /**
+   * Every dirty actor's key and state, their marks cleared (a turn after the gather marks its actor
+   * again), with what each step took. readDirty's body; benchmarks call it on kernels without storage.
+   */
+  async gatherDirty(): Promise<Gathered> {
+    const grain = this.plan.grain.name;
+    if (this.fault || this.freed || this.backend.poisonedBy) {
+      throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', this.freed ? 'the kernel was disposed' : 'the kernel faulted', { cause: this.fault ?? this.backend.poisonedBy });
+    }
+    if (!this.stateAccess) {
+      const fn = this.backend.gatherFunction(this.plan.grain);
+      if (!fn) throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', 'its module has no dirty gather kernel loaded');
+      const d = this.device.devPtr;
+      const pools = { device: this.backend.deviceMemory, host: this.backend.stagingHost, running: () => this.backend.anyRunning() };
+      this.stateAccess = new KernelStateAccess(this.ctx, fn, pools, {
+        grain,
+        stateSize: this.abi.stateSize,
+        maxActors: this.plan.options.maxActors,
+        stringKeys: this.plan.grain.keyKind === 'string',
+        states: d + BigInt(this.at.states),
+        globals: d + BigInt(this.at.globals),
+      });
+    }
+    return this.stateAccess.readDirty();
+  }
+
   /** Discards replies nobody will read, so a kernel finishing its drain never waits on a full reply ring. */
   private drainReplies(c: RingConsumer): void {
     while (c.peek() >= 0) c.release();
@@ -813,6 +868,7 @@ export class CudaKernel implements BackendKernel {
       }
     };
     // The kernel has exited (or never started): its stream is idle, so this free and sync are finite.
+    if (this.stateAccess) attempt(() => this.stateAccess!.dispose());
     attempt(() => this.backend.giveDevice(this.ctx, this.device));
     attempt(() => this.ctx.destroyStream(this.stream));
     attempt(() => this.backend.giveHost(this.ctx, this.host));

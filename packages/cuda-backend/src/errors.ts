@@ -76,3 +76,25 @@ export class StackFrameTooLargeError extends RinggrainError {
     });
   }
 }
+
+/**
+ * What went wrong with a CUDA kernel's persistent state (write-behind, core persist/):
+ * GPU_STATE_STRING_KEYS: the kernel holds string-keyed actors by interned id only, so their keys cannot be read back;
+ * GPU_STATE_UNAVAILABLE: the kernel faulted or was disposed, its states are gone;
+ * GPU_STATE_GATHER: the driver failed the gather (launch or copy);
+ * GPU_STATE_BAD_UPLOAD: an upload's rows do not match the state layout (stride, lengths, keys).
+ */
+export type GpuStateCode = 'GPU_STATE_STRING_KEYS' | 'GPU_STATE_UNAVAILABLE' | 'GPU_STATE_GATHER' | 'GPU_STATE_BAD_UPLOAD';
+
+const STATE_HINTS: Readonly<Record<GpuStateCode, string>> = {
+  GPU_STATE_STRING_KEYS: 'give the grain class integer keys, or place it on the cpu backend, to keep its state in a store',
+  GPU_STATE_UNAVAILABLE: 'the states still dirty on the GPU are lost with the kernel; terminate the grain and launch it again (stored states load on first activation)',
+  GPU_STATE_GATHER: 'the dirty marks of the actors not read out stay set: the next flush tries again; see the cause for the driver error',
+  GPU_STATE_BAD_UPLOAD: 'upload rows of the grain state layout size (layoutOf(grain.state).size), one key per row, and a found flag per row',
+};
+
+export class GpuStateError extends RinggrainError {
+  constructor(grain: string, code: GpuStateCode, detail: string, opts: ErrorOptions = {}) {
+    super(code, `grain "${grain}": ${detail}`, { hint: STATE_HINTS[code], ...opts });
+  }
+}

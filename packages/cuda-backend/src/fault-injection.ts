@@ -3,8 +3,8 @@
  * the backend classes and the main entry: an application cannot reach it by accident, and an isolated GPU
  * host refuses it unless the backend was built with `faultInjection: true`.
  */
-import { viewAt } from '@ringgrain/core';
-import { CudaBackend } from './backend.ts';
+import { viewAt, type GrainDef } from '@ringgrain/core';
+import { CudaBackend, type CudaKernel } from './backend.ts';
 import { INTERNALS } from './internals.ts';
 import { IsolatedCudaBackend } from './isolated/isolated-backend.ts';
 
@@ -31,4 +31,10 @@ export async function corruptRoute(backend: CudaBackend | IsolatedCudaBackend, g
 /** The pid of an IsolatedCudaBackend's current GPU host process (tests check that a fault replaced it). */
 export function gpuHostPid(backend: IsolatedCudaBackend): number | undefined {
   return backend[INTERNALS]().hostPid();
+}
+
+/** The live ring kernel of grain `def` on a CudaBackend (bench/gpu-state.ts times its gatherDirty through this). */
+export function liveKernel(backend: CudaBackend, def: GrainDef): CudaKernel | undefined {
+  for (const k of backend[INTERNALS]().live) if (k.plan.grain === def) return k;
+  return undefined;
 }

@@ -1,3 +1,4 @@
+import { GatherHeader, StateMeta, gatherEntry, stateRegion } from './state-meta.ts';
 import { COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
 
 /**
@@ -215,12 +216,14 @@ export interface Abi {
   readonly grain: string;
   readonly grainId: number;
   readonly entry: string;
+  /** The dirty gather kernel of write-behind (state-meta.ts). */
+  readonly gatherEntry: string;
   readonly params: readonly KernelParam[];
   readonly stateSize: number;
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
   readonly scratch: ScratchLayout;
-  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly BulkBoard: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema };
+  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly BulkBoard: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema; readonly StateMeta: StructSchema; readonly GatherHeader: StructSchema };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
@@ -299,11 +302,12 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     grain,
     grainId,
     entry: `rg_${grain}_main`,
+    gatherEntry: gatherEntry(grain),
     params: KERNEL_PARAMS,
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
     scratch,
-    schemas: { RouteEntry, DeviceGlobals, BulkBoard, DirEntry, OverflowHeader, OverflowNode },
+    schemas: { RouteEntry, DeviceGlobals, BulkBoard, DirEntry, OverflowHeader, OverflowNode, StateMeta, GatherHeader },
     errors: TURN_ERRORS,
     dirCapacity,
     sizes: (o) => {
@@ -317,7 +321,8 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
         replies: ringBytes(o.replyCapacity, o.slotSize),
         queueBytes,
         queues: queueBytes * o.partitions,
-        states: layoutOf(state).size * o.maxActors,
+        // The states, then each slot's StateMeta (state-meta.ts stateRegion).
+        states: stateRegion(layoutOf(state).size, o.maxActors).bytes,
         directory: layoutOf(DirEntry).size * dirCapacity(o),
         globals: layoutOf(DeviceGlobals).size + (o.partitions + 1) * COUNTER_ROW_BYTES + 4 * (o.lanes ?? 1),
         routesPerGrain: layoutOf(RouteEntry).size,

@@ -1,5 +1,6 @@
 import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
+import { stateMetaSection } from './state-meta.ts';
 import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK } from './abi.ts';
 import { NO_TIMER_HOOKS } from './timers.ts';
 
@@ -876,6 +877,7 @@ ${okCases}
   }
 }
 
+${stateMetaSection(G)}
 /* Reply ring: one ring in pinned host memory shared by all warps; the host is its only consumer. */
 __device__ static unsigned char* rg_reply_claim(rg_kernel* k, unsigned int* idx) {
   unsigned int i = atomicAdd(&k->g->replyReserve, 1u);
@@ -984,6 +986,7 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
     e->slot = slot;
     rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)slot * sizeof(rg_${G}_state));
     rg_zero(s, sizeof(rg_${G}_state));
+    rg_meta_activate(k->states, k->maxActors, slot, lo, hi);
     rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
     ctr[RG_C_ACTIVATIONS]++;
     return s;
@@ -1054,7 +1057,12 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   t.nroutes = k->routeCount;
   t.co = co;
   RG_TM_TURN(k, &t, st, part);
+  const bool writes = rg_${G}_writes_state(method);
+  if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_${G}_handle(&t, st, req, rep);
+  /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
+  if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
+  else rg_meta_seen(k->states, k->maxActors, st, now);
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;

@@ -10,6 +10,8 @@ import { FnScope } from './scope.ts';
 import type { LoopNote } from '../front/parallel.ts';
 import { loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
+import { GatherHeader, StateMeta } from './state-meta.ts';
+import { mayWriteState } from '../front/state-writes.ts';
 import { TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader } from './abi.ts';
 import { timerDefine, timerDeviceSection, timerHandlerSection } from './timers.ts';
 
@@ -52,6 +54,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(DirEntry, 'rg_DirEntry');
   types.named(OverflowHeader, 'rg_OverflowHeader');
   types.named(OverflowNode, 'rg_OverflowNode');
+  types.named(StateMeta, 'rg_StateMeta');
+  types.named(GatherHeader, 'rg_GatherHeader');
   types.named(TimerEntry, 'rg_TimerEntry');
   types.named(TimerRowHeader, 'rg_TimerRowHeader');
   types.named(TimerGlobals, 'rg_TimerGlobals');
@@ -95,6 +99,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     def.methods.map((m) => m.request),
     def.methods.map((m) => m.reply),
   );
+  // Methods whose turns may change the state (the others only note the actor's last turn: state-meta.ts).
+  const writers = def.methods.flatMap((m, i) => (mayWriteState(unit.trees.get(`method:${m.name}`)!, def.state) ? [i] : []));
   const dispatch = [
     `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
@@ -114,6 +120,11 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n  switch (method) {\n` +
       encoders.map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`).join('\n') +
       `\n    default: return false;\n  }\n}`,
+    `/* Whether a method's handler may store into the state (front/state-writes.ts): only its turns set the dirty mark. */\n` +
+      `RG_HD static inline bool rg_${G}_writes_state(unsigned int method) {\n  switch (method) {\n` +
+      writers.map((i) => `    case ${i}u:`).join('\n') +
+      (writers.length ? '\n      return true;\n' : '') +
+      `    default: return false;\n  }\n}`,
   ];
 
   const protocol = types.defs.slice(0, protocolTypes);

@@ -73,7 +73,8 @@ int main() {
   const size_t gBytes = sizeof(rg_DeviceGlobals) + (P + 1) * RG_NCOUNTERS * 4 + 4;
   unsigned char *queues, *states, *globals; rg_DirEntry* dir; rg_RouteEntry* routes;
   CK(cudaMalloc(&queues, P * qBytes)); CK(cudaMemset(queues, 0, P * qBytes));
-  CK(cudaMalloc(&states, MAXA * sizeof(rg_Account_state))); CK(cudaMemset(states, 0, MAXA * sizeof(rg_Account_state)));
+  // The states, then a StateMeta per slot (dirty marks: codegen state-meta.ts).
+  CK(cudaMalloc(&states, rg_states_region_bytes(MAXA))); CK(cudaMemset(states, 0, rg_states_region_bytes(MAXA)));
   CK(cudaMalloc(&dir, DIRCAP * sizeof(rg_DirEntry))); CK(cudaMemset(dir, 0, DIRCAP * sizeof(rg_DirEntry)));
   CK(cudaMalloc(&globals, gBytes)); CK(cudaMemset(globals, 0, gBytes));
   CK(cudaMalloc(&routes, sizeof(rg_RouteEntry)));

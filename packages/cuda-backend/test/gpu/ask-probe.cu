@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   rg_DirEntry* directory;
   rg_RouteEntry* routes;
   CHECK(cudaMalloc(&queues, queueBytes * partitions));
-  CHECK(cudaMalloc(&states, (size_t)maxActors * sizeof(RG_STATE)));
+  CHECK(cudaMalloc(&states, rg_states_region_bytes(maxActors))); /* the states, then a StateMeta per slot (codegen state-meta.ts) */
   CHECK(cudaMalloc(&directory, (size_t)dirCap * sizeof(rg_DirEntry)));
   // DeviceGlobals, the counter rows, one laneSeen word per host lane (one lane here).
   CHECK(cudaMalloc(&globals, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   unsigned char* scratch;
   CHECK(cudaMalloc(&scratch, RG_SCRATCH_BYTES * RG_SCRATCH_LANES * partitions));
   CHECK(cudaMemset(queues, 0, queueBytes * partitions));
-  CHECK(cudaMemset(states, 0, (size_t)maxActors * sizeof(RG_STATE)));
+  CHECK(cudaMemset(states, 0, rg_states_region_bytes(maxActors)));
   CHECK(cudaMemset(directory, 0, (size_t)dirCap * sizeof(rg_DirEntry)));
   CHECK(cudaMemset(globals, 0, sizeof(rg_DeviceGlobals) + (partitions + 1) * RG_NCOUNTERS * 4 + 4));
   std::vector<rg_RouteEntry> rt(RG_SELF_ID + 1);

@@ -1,0 +1,202 @@
+import { layoutOf, offsetOf, t } from '@ringgrain/core';
+
+/**
+ * Per-actor bookkeeping of a CUDA kernel for write-behind (core persist/): the dirty mark and the clock
+ * of the actor's last turn, beside its key, one entry per state slot in an array after the states.
+ * A turn that may store into the state sets `busy` before its handler and ends with one 16-byte store of
+ * {lastActive, dirty = 1, busy = 0} (stores only: no read-modify-write, no host traffic). The gather
+ * kernel (rg_<G>_gather_dirty) clears a mark with an exchange, copies the state, and keeps the row only
+ * if no turn ran on the actor meanwhile (busy clear before and after, no new mark): a row is never a
+ * state torn by a turn in flight, and an actor whose row was dropped keeps its mark for the next gather,
+ * so the gather is ordered with the turns as core's readDirty requires.
+ */
+export const StateMeta = t.struct({
+  /** ctx.now() of the actor's last turn (the slot header's time): idle collection compares it. */
+  lastActive: t.f64,
+  /** 1 when the state may have changed since the gather last read it out. */
+  dirty: t.u32,
+  /** 1 while a turn that may store into the state runs (set before its handler, cleared with the mark). */
+  busy: t.u32,
+  /** The actor's key (int64 halves; a string key's interned id), written at activation. */
+  keyLo: t.u32,
+  keyHi: t.u32,
+  _pad: t.array(t.u32, 2),
+});
+
+/** Bytes of one StateMeta (the C asserts the same, and that the turn's 16-byte store covers lastActive..busy). */
+export const STATE_META_BYTES = layoutOf(StateMeta).size;
+/** The meta array starts this far aligned after the states (and the gather's parts in its staging buffer). */
+export const STATE_REGION_ALIGN = 256;
+
+if (STATE_META_BYTES !== 32 || offsetOf(StateMeta, 'lastActive') !== 0 || offsetOf(StateMeta, 'dirty') !== 8 || offsetOf(StateMeta, 'busy') !== 12) {
+  throw new Error('codegen: StateMeta must be 32 bytes with lastActive, dirty, busy in its first 16 (one vector store per turn)');
+}
+
+const up = (n: number, a: number) => Math.ceil(n / a) * a;
+
+/** The kernel's `states` region: maxActors states, then (STATE_REGION_ALIGN-aligned) maxActors StateMeta. */
+export function stateRegion(stateSize: number, maxActors: number): { readonly metaAt: number; readonly bytes: number } {
+  const metaAt = up(stateSize * maxActors, STATE_REGION_ALIGN);
+  return { metaAt, bytes: metaAt + STATE_META_BYTES * maxActors };
+}
+
+/**
+ * Head of the gather's staging buffer (device memory): how many rows the last gather wrote, and how
+ * many of them it dropped afterwards (a turn overlapped the copy: flag 0, the actor stays dirty).
+ */
+export const GatherHeader = t.struct({ count: t.u32, dropped: t.u32, _pad: t.array(t.u32, 2) });
+
+/**
+ * The gather's staging buffer: GatherHeader, the keys (int64, one per row) at `keysAt`, the states
+ * (packed, stateSize apart) at `statesAt`, a byte per row at `flagsAt` (1: kept, 0: dropped). Keys and
+ * states are copied to the host as two runs of `count` rows each; the flags only when rows were dropped.
+ */
+export function gatherLayout(stateSize: number, maxActors: number): { readonly keysAt: number; readonly statesAt: number; readonly flagsAt: number; readonly bytes: number } {
+  const keysAt = STATE_REGION_ALIGN;
+  const statesAt = up(keysAt + 8 * maxActors, STATE_REGION_ALIGN);
+  const flagsAt = up(statesAt + stateSize * maxActors, STATE_REGION_ALIGN);
+  return { keysAt, statesAt, flagsAt, bytes: flagsAt + Math.max(1, maxActors) };
+}
+
+export interface GatherParam {
+  readonly name: string;
+  readonly ctype: string;
+  readonly kind: 'ptr' | 'u32';
+  readonly doc: string;
+}
+
+/** The gather kernel's parameters in order (its C signature is generated from this list; the host builds its arguments from it). */
+export const GATHER_PARAMS: readonly GatherParam[] = [
+  { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: "the ring kernel's states region (states, then StateMeta per slot: stateRegion)" },
+  { name: 'globals', ctype: 'const unsigned char*', kind: 'ptr', doc: "the ring kernel's DeviceGlobals (stateNext bounds the slots in use)" },
+  { name: 'maxActors', ctype: 'unsigned int', kind: 'u32', doc: 'state slots' },
+  { name: 'out', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory: the staging buffer (gatherLayout), its count zeroed before the launch' },
+];
+
+/** Threads per block of the gather kernel, and the most blocks it is launched with (it strides over the slots). */
+export const GATHER_THREADS = 256;
+export const GATHER_MAX_BLOCKS = 2048;
+
+export function gatherLaunch(maxActors: number): { readonly blocks: number; readonly threadsPerBlock: number } {
+  return { blocks: Math.max(1, Math.min(GATHER_MAX_BLOCKS, Math.ceil(maxActors / GATHER_THREADS))), threadsPerBlock: GATHER_THREADS };
+}
+
+export const gatherEntry = (grain: string): string => `rg_${grain}_gather_dirty`;
+
+/**
+ * The C of the actor meta: where a slot's entry is, what activation and a turn store, and the gather
+ * kernel. Emitted inside the persistent loop's device section, after rg_kernel (device.ts).
+ */
+export function stateMetaSection(G: string): string {
+  const S = `rg_${G}_state`;
+  return String.raw`/* ---- actor meta and the dirty gather (state-meta.ts) ----------------------------------------------- */
+#define RG_STATE_REGION_ALIGN ${STATE_REGION_ALIGN}ull
+#define RG_GATHER_KEYS_AT ${gatherLayout(0, 0).keysAt}ull
+static_assert(sizeof(rg_StateMeta) == ${STATE_META_BYTES}u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, busy) == 12u,
+              "rg_StateMeta: lastActive, dirty, busy in the first 16 bytes (the turn's one vector store; state-meta.ts)");
+static_assert(sizeof(rg_GatherHeader) <= RG_GATHER_KEYS_AT, "rg_GatherHeader fits before the keys");
+/* The meta array: after maxActors states, rounded up (state-meta.ts stateRegion). */
+__device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, unsigned int maxActors) {
+  const unsigned long long at = ((unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
+  return (rg_StateMeta*)(states + at);
+}
+/* Bytes of the states region for maxActors (stateRegion): what a host allocates and zeroes for the states parameter. */
+RG_HD static inline unsigned long long rg_states_region_bytes(unsigned int maxActors) {
+  return (((unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors;
+}
+/* Activation: the slot's key, for the gather (published by the first turn's release fence with its mark). */
+__device__ static inline void rg_meta_activate(const unsigned char* states, unsigned int maxActors, unsigned int slot, unsigned int lo, unsigned int hi) {
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  m->keyLo = lo;
+  m->keyHi = hi;
+}
+/*
+ * Before the handler of a turn that may store into the state: busy = 1, fenced before the handler's
+ * stores, so a gather that copied any of them sees busy (or the mark the turn's end sets) afterwards.
+ */
+__device__ static __forceinline__ void rg_meta_enter(const unsigned char* states, unsigned int maxActors, const ${S}* s) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(${S});
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  asm volatile("st.relaxed.gpu.u32 [%0], %1;" : : "l"(&m->busy), "r"(1u) : "memory");
+  asm volatile("fence.acq_rel.gpu;" : : : "memory");
+}
+/*
+ * After that handler: its stores (and the key), then {lastActive = now, dirty = 1, busy = 0} as one
+ * 16-byte store. The release fence orders them before the mark, so a gather whose exchange reads this
+ * mark copies them; one whose exchange came before the store finds the mark set again (next gather).
+ */
+__device__ static __forceinline__ void rg_meta_touch(const unsigned char* states, unsigned int maxActors, const ${S}* s, double now) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(${S});
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  const unsigned long long t = (unsigned long long)__double_as_longlong(now);
+  asm volatile("fence.acq_rel.gpu;" : : : "memory");
+  asm volatile("st.relaxed.gpu.v4.u32 [%0], {%1, %2, %3, %4};" : : "l"(m), "r"((unsigned int)t), "r"((unsigned int)(t >> 32)), "r"(1u), "r"(0u) : "memory");
+}
+/* After a turn whose handler cannot store into the state: only the clock of its last turn (the mark stays as it was). */
+__device__ static __forceinline__ void rg_meta_seen(const unsigned char* states, unsigned int maxActors, const ${S}* s, double now) {
+  const unsigned long long slot = (unsigned long long)((const unsigned char*)s - states) / sizeof(${S});
+  rg_StateMeta* m = rg_meta_of(states, maxActors) + slot;
+  asm volatile("st.relaxed.gpu.f64 [%0], %1;" : : "l"(&m->lastActive), "d"(now) : "memory");
+}
+/* One state's bytes, in the widest unit its size allows (rows and slots are then aligned to it); L2 loads (ld.cg): another SM wrote them. */
+template <unsigned int U> struct rg_gather_word;
+template <> struct rg_gather_word<16u> { typedef uint4 T; };
+template <> struct rg_gather_word<8u> { typedef unsigned long long T; };
+template <> struct rg_gather_word<4u> { typedef unsigned int T; };
+template <> struct rg_gather_word<1u> { typedef unsigned char T; };
+__device__ static inline void rg_gather_copy(unsigned char* d, const unsigned char* s) {
+  constexpr unsigned int n = (unsigned int)sizeof(${S});
+  constexpr unsigned int U = n % 16u == 0u ? 16u : n % 8u == 0u ? 8u : n % 4u == 0u ? 4u : 1u;
+  typedef rg_gather_word<U>::T W;
+#pragma unroll 4
+  for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = __ldcg((const W*)s + i);
+}
+/*
+ * readDirty's device half, per slot in use: a set mark is exchanged to 0 and, unless a turn of the actor
+ * is running, a row reserved (a warp takes its rows with one atomicAdd) and the key and state copied in.
+ * The row is kept (flag 1) only if no turn overlapped the copy: busy still clear and no new mark after
+ * it. Otherwise, or when a turn was running, the mark is set again (the next gather takes the actor) and
+ * a reserved row is flagged 0 and counted in dropped (the host leaves it out). Runs beside the
+ * persistent kernel, on the SMs it leaves free.
+ */
+extern "C" __global__ void __launch_bounds__(${GATHER_THREADS}) ${gatherEntry(G)}(
+${GATHER_PARAMS.map((p) => `    ${p.ctype} ${p.name}`).join(',\n')}) {
+  unsigned int used = rg_ld_vol(&((const rg_DeviceGlobals*)globals)->stateNext);
+  if (used > maxActors) used = maxActors;
+  rg_StateMeta* meta = rg_meta_of(states, maxActors);
+  rg_GatherHeader* head = (rg_GatherHeader*)out;
+  unsigned long long* keys = (unsigned long long*)(out + RG_GATHER_KEYS_AT);
+  const unsigned long long statesAt = (RG_GATHER_KEYS_AT + 8ull * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
+  unsigned char* rows = out + statesAt;
+  unsigned char* flags = out + ((statesAt + (unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull));
+  const unsigned int lane = threadIdx.x & 31u;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  /* the loop test is on the warp's first slot, so whole warps iterate together (the ballot needs every lane) */
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i - lane < used; i += stride) {
+    bool take = false;
+    if (i < used && rg_ld_vol(&meta[i].dirty) != 0u && atomicExch(&meta[i].dirty, 0u) != 0u) {
+      /* acquire: the writes the turn released before the mark this exchange read are seen below */
+      asm volatile("fence.acq_rel.gpu;" : : : "memory");
+      take = rg_ld_vol(&meta[i].busy) == 0u;
+      if (!take) atomicExch(&meta[i].dirty, 1u); /* a turn runs: it is the next gather's */
+    }
+    const unsigned int ball = __ballot_sync(RG_FULL, take);
+    if (ball == 0u) continue;
+    unsigned int at = 0u;
+    if (lane == 0u) at = atomicAdd(&head->count, (unsigned int)__popc(ball));
+    at = __shfl_sync(RG_FULL, at, 0) + (unsigned int)__popc(ball & ((1u << lane) - 1u));
+    if (take) {
+      keys[at] = ((unsigned long long)__ldcg(&meta[i].keyHi) << 32) | __ldcg(&meta[i].keyLo);
+      rg_gather_copy(rows + (unsigned long long)at * sizeof(${S}), states + i * sizeof(${S}));
+      asm volatile("fence.acq_rel.gpu;" : : : "memory");
+      const bool kept = rg_ld_vol(&meta[i].busy) == 0u && rg_ld_vol(&meta[i].dirty) == 0u;
+      flags[at] = kept ? 1u : 0u;
+      if (!kept) {
+        atomicExch(&meta[i].dirty, 1u);
+        atomicAdd(&head->dropped, 1u);
+      }
+    }
+  }
+}
+`;
+}
