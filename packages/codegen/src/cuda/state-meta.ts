@@ -92,8 +92,11 @@ export function stateMetaSection(G: string): string {
   return String.raw`/* ---- actor meta and the dirty gather (state-meta.ts) ----------------------------------------------- */
 #define RG_STATE_REGION_ALIGN ${STATE_REGION_ALIGN}ull
 #define RG_GATHER_KEYS_AT ${gatherLayout(0, 0).keysAt}ull
-static_assert(sizeof(rg_StateMeta) == ${STATE_META_BYTES}u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, busy) == 12u,
-              "rg_StateMeta: lastActive, dirty, busy in the first 16 bytes (the turn's one vector store; state-meta.ts)");
+static_assert(sizeof(rg_StateMeta) == ${STATE_META_BYTES}u, "rg_StateMeta: its size in state-meta.ts");
+/* NVRTC has no __builtin_offsetof: there the offsets are covered by the nvcc build of the same unit. */
+RG_OFFSET_ASSERT(rg_StateMeta, lastActive, 0u, "rg_StateMeta.lastActive first (the turn's one vector store; state-meta.ts)");
+RG_OFFSET_ASSERT(rg_StateMeta, dirty, 8u, "rg_StateMeta.dirty at 8 (state-meta.ts)");
+RG_OFFSET_ASSERT(rg_StateMeta, busy, 12u, "rg_StateMeta.busy at 12 (state-meta.ts)");
 static_assert(sizeof(rg_GatherHeader) <= RG_GATHER_KEYS_AT, "rg_GatherHeader fits before the keys");
 /* The meta array: after maxActors states, rounded up (state-meta.ts stateRegion). */
 __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, unsigned int maxActors) {

@@ -1926,8 +1926,11 @@ __device__ static bool rg_coop_bulk_ok(unsigned int id) {
 /* ---- actor meta and the dirty gather (state-meta.ts) ----------------------------------------------- */
 #define RG_STATE_REGION_ALIGN 256ull
 #define RG_GATHER_KEYS_AT 256ull
-static_assert(sizeof(rg_StateMeta) == 32u && __builtin_offsetof(rg_StateMeta, lastActive) == 0u && __builtin_offsetof(rg_StateMeta, dirty) == 8u && __builtin_offsetof(rg_StateMeta, busy) == 12u,
-              "rg_StateMeta: lastActive, dirty, busy in the first 16 bytes (the turn's one vector store; state-meta.ts)");
+static_assert(sizeof(rg_StateMeta) == 32u, "rg_StateMeta: its size in state-meta.ts");
+/* NVRTC has no __builtin_offsetof: there the offsets are covered by the nvcc build of the same unit. */
+RG_OFFSET_ASSERT(rg_StateMeta, lastActive, 0u, "rg_StateMeta.lastActive first (the turn's one vector store; state-meta.ts)");
+RG_OFFSET_ASSERT(rg_StateMeta, dirty, 8u, "rg_StateMeta.dirty at 8 (state-meta.ts)");
+RG_OFFSET_ASSERT(rg_StateMeta, busy, 12u, "rg_StateMeta.busy at 12 (state-meta.ts)");
 static_assert(sizeof(rg_GatherHeader) <= RG_GATHER_KEYS_AT, "rg_GatherHeader fits before the keys");
 /* The meta array: after maxActors states, rounded up (state-meta.ts stateRegion). */
 __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, unsigned int maxActors) {
