@@ -62,7 +62,7 @@ function check(batch: StateBatch, v: (key: number) => number, n: number, want: n
   });
 }
 
-const backend = new CudaBackend();
+const backend = new CudaBackend({ stateMarks: true }); // Slab has no storage here: keep its marks anyway
 const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 120_000 });
 sys.register(Slab, { placement: 'cuda', maxActors: ROWS, ringCapacity: 65536 });
 await sys.start();

@@ -56,8 +56,8 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
     const src = generateKernel(Slab.grain).source;
     const turn = src.slice(src.indexOf('rg_Slab_turn('), src.indexOf('rg_Slab_turn(') + 6000);
     const handle = turn.indexOf('rg_Slab_handle(&t, st, req, rep)');
-    expect(turn.indexOf('if (writes) rg_meta_enter(k->states, k->maxActors, st);')).toBeGreaterThan(0);
-    expect(turn.indexOf('if (writes) rg_meta_enter(k->states, k->maxActors, st);')).toBeLessThan(handle);
+    expect(turn.indexOf('if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);')).toBeGreaterThan(0);
+    expect(turn.indexOf('if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);')).toBeLessThan(handle);
     expect(turn.indexOf('if (writes) rg_meta_touch(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
     expect(turn.indexOf('else rg_meta_seen(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
     expect(src).toContain('rg_meta_activate(k->states, k->maxActors, slot, lo, hi);');

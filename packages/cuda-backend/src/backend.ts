@@ -5,6 +5,7 @@ import {
   Ring,
   RingConsumer,
   layoutOf,
+  offsetOf,
   snapshot,
   viewAt,
   type Backend,
@@ -19,7 +20,7 @@ import {
   type TimerStats,
   scaledDefault,
 } from '@ringgrain/core';
-import { MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, timerLayout, type Abi } from '@ringgrain/codegen';
+import { DeviceGlobals, MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, timerLayout, type Abi } from '@ringgrain/codegen';
 import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
@@ -57,6 +58,12 @@ export interface CudaBackendOptions {
   readonly hostLanes?: number;
   /** SMs left free for other launches (default max(4, SMs / 8)); the README says why the CUDA backend keeps SMs free. */
   readonly reserveSMs?: number;
+  /**
+   * Keep each actor's dirty mark and last-turn clock in every kernel, also of classes without storage
+   * (default false: only classes with storage keep them, since a writing turn's marks cost two fences on
+   * its K2K path). For tests and benchmarks of the dirty gather (`@ringgrain/cuda-backend/testing`).
+   */
+  readonly stateMarks?: boolean;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
   readonly stopTimeoutMs?: number;
   /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
@@ -221,6 +228,7 @@ export class CudaBackend implements Backend {
       sendBudget: opts.sendBudget ?? 1 << 16,
       overflowBytes: opts.overflowBytes ?? -1,
       healthIntervalMs: opts.healthIntervalMs ?? 50,
+      stateMarks: opts.stateMarks ?? false,
       reserveSMs: opts.reserveSMs,
       cacheDir: opts.cacheDir,
     };
@@ -655,6 +663,8 @@ export class CudaKernel implements BackendKernel {
     }
     // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
+    // A class with persistent state keeps dirty marks in its turns (DeviceGlobals.metaOn, state-meta.ts).
+    if (plan.persistence || backend.options.stateMarks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'metaOn'));
     ctx.synchronize(this.stream);
   }
 

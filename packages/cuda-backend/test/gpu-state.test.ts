@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 async function account(): Promise<{ sys: GrainSystem; backend: CudaBackend }> {
-  const backend = new CudaBackend({ partitions: 8 });
+  const backend = new CudaBackend({ partitions: 8, stateMarks: true });
   const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 5000, askTimeoutMs: 10_000 });
   systems.push(sys);
   sys.register(Account, { placement: 'cuda', maxActors: 16384, ringCapacity: 1024, replyCapacity: 1024 });
@@ -65,7 +65,7 @@ gpu(`CUDA dirty gather ${lane}`, () => {
   });
 
   it('a timer tick is a turn: it marks its actor dirty like a message (the read-only get that activated it does not)', async () => {
-    const backend = new CudaBackend({ partitions: 8 });
+    const backend = new CudaBackend({ partitions: 8, stateMarks: true });
     const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 5000, askTimeoutMs: 10_000 });
     systems.push(sys);
     sys.register(Ticker, { placement: 'cuda', maxActors: 1024, ringCapacity: 1024, replyCapacity: 1024 });

@@ -110,7 +110,12 @@ export const DeviceGlobals = t.struct({
   _pad0: t.array(t.u32, LINE - 1),
   /** Next free state slot (atomicAdd at activation). */
   stateNext: t.u32,
-  _pad1: t.array(t.u32, LINE - 1),
+  /**
+   * 1 when the class has persistent state (written by the host before launch): turns keep each actor's
+   * dirty mark and last-turn clock (state-meta.ts). 0: they skip it, fences included.
+   */
+  metaOn: t.u32,
+  _pad1: t.array(t.u32, LINE - 2),
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),

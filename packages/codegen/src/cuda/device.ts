@@ -821,6 +821,8 @@ struct rg_kernel {
   /* Timers (timers.ts): the device timer area and the host block (0 without timers). */
   unsigned char* timers;
   unsigned char* timerHost;
+  /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
+  unsigned int metaOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -1058,11 +1060,14 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   t.co = co;
   RG_TM_TURN(k, &t, st, part);
   const bool writes = rg_${G}_writes_state(method);
-  if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
+  /* Only a class with persistent state keeps marks: the fences cost every K2K hop (metaOn, abi.ts). */
+  if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_${G}_handle(&t, st, req, rep);
   /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
-  if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
-  else rg_meta_seen(k->states, k->maxActors, st, now);
+  if (k->metaOn) {
+    if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
+    else rg_meta_seen(k->states, k->maxActors, st, now);
+  }
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
@@ -1849,6 +1854,7 @@ ${kernelSignature(G)} {
   k.replyTail = 0u;
   k.timers = timers;
   k.timerHost = timerHost;
+  k.metaOn = rg_ld_vol(&k.g->metaOn);
   if (warp == 0u) rg_${G}_control(&k, lane);
   else if (warp <= partitions) rg_${G}_worker(&k, warp - 1u, lane);
   else rg_${G}_lane_ingress(&k, warp - partitions, lane);

@@ -363,10 +363,12 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     RG_TM_TURN(k, &t, st, part);
     /* A tick is a turn of the actor: the same last-turn clock and dirty mark as a message's (state-meta.ts). */
     const bool writes = rg_${G}_writes_state(method);
-    if (writes) rg_meta_enter(k->states, k->maxActors, st);
+    if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
     const int rc = rg_${G}_handle(&t, st, req, rep);
-    if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
-    else rg_meta_seen(k->states, k->maxActors, st, now);
+    if (k->metaOn) {
+      if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
+      else rg_meta_seen(k->states, k->maxActors, st, now);
+    }
     ctr[RG_C_K2K_SENT] += t.sent;
     atomicAdd(&stats->ticks, 1u);
     /* A tick's reply is nobody's: a handler of a method with a reply schema that returns none did not fail

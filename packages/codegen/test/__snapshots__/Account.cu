@@ -665,7 +665,8 @@ struct rg_DeviceGlobals {
   unsigned int replyReserve;
   unsigned int _pad0[31];
   unsigned int stateNext;
-  unsigned int _pad1[31];
+  unsigned int metaOn;
+  unsigned int _pad1[30];
   unsigned int mode;
   unsigned int _pad2[31];
   unsigned int modeGen;
@@ -679,7 +680,8 @@ static_assert(alignof(rg_DeviceGlobals) == 4, "rg_DeviceGlobals: alignment diffe
 RG_OFFSET_ASSERT(rg_DeviceGlobals, replyReserve, 0, "rg_DeviceGlobals.replyReserve: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad0, 4, "rg_DeviceGlobals._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, stateNext, 128, "rg_DeviceGlobals.stateNext: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 132, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, metaOn, 132, "rg_DeviceGlobals.metaOn: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 136, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
@@ -1867,6 +1869,8 @@ struct rg_kernel {
   /* Timers (timers.ts): the device timer area and the host block (0 without timers). */
   unsigned char* timers;
   unsigned char* timerHost;
+  /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
+  unsigned int metaOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -2229,11 +2233,14 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
   t.co = co;
   RG_TM_TURN(k, &t, st, part);
   const bool writes = rg_Account_writes_state(method);
-  if (writes) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
+  /* Only a class with persistent state keeps marks: the fences cost every K2K hop (metaOn, abi.ts). */
+  if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */
   const int rc = rg_Account_handle(&t, st, req, rep);
   /* The actor's last turn, and its dirty mark where the handler may have stored into the state (state-meta.ts). */
-  if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
-  else rg_meta_seen(k->states, k->maxActors, st, now);
+  if (k->metaOn) {
+    if (writes) rg_meta_touch(k->states, k->maxActors, st, now);
+    else rg_meta_seen(k->states, k->maxActors, st, now);
+  }
   RG_STAMP(RG_S_W_HANDLED);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
@@ -3045,6 +3052,7 @@ extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(
   k.replyTail = 0u;
   k.timers = timers;
   k.timerHost = timerHost;
+  k.metaOn = rg_ld_vol(&k.g->metaOn);
   if (warp == 0u) rg_Account_control(&k, lane);
   else if (warp <= partitions) rg_Account_worker(&k, warp - 1u, lane);
   else rg_Account_lane_ingress(&k, warp - partitions, lane);
