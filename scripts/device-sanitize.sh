@@ -44,6 +44,10 @@ cmd_of() {
     sir-overflow) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2 --partitions 4 --queue-log2 4" ;;
     k2k-default) echo "node --import tsx scripts/sanitize-workload.ts k2k" ;;
     k2k-sir) echo "node --import tsx scripts/sanitize-workload.ts k2k --partitions 64 --queue 16384" ;;
+    # Device-generated timer ticks (timers.ts): 10,000 actors' timers scanned, sent and run as turns.
+    timers) echo "node --import tsx bench/timers.ts --backend cuda --actors 10000 --trials 1 --seconds 2 --no-baseline" ;;
+    # The dirty gather beside the persistent kernel (state-meta.ts), every row and the no-lost-update check.
+    gpu-state) echo "node --import tsx bench/gpu-state.ts --rows 20000 --trials 1" ;;
     *) return 1 ;;
   esac
 }
