@@ -605,7 +605,11 @@ export class Dispatcher {
         consumer?.release();
         return;
       }
-      msg = this.reader.payload(ring, slot, method.request);
+      // The host's fixed image at fixed offsets (as drainBatch reads it); any other payload through the general decoder.
+      const length = dv.getUint32(slot + SLOT.length, true);
+      const fixed = length <= ring.payloadCapacity ? this.fixedReads[methodId] : null;
+      msg = fixed ? fixed(ring.u8, dv, slot + SLOT_HEADER_SIZE, length) : undefined;
+      if (msg === undefined) msg = this.reader.payload(ring, slot, method.request);
     } catch (e) {
       consumer?.release();
       this.counts.rejected++;

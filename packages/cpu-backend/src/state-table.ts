@@ -1,5 +1,6 @@
 import { layoutOf, viewAt, snapshot, alignUp, type StructSchema } from '@ringgrain/core';
 import { StateTableFullError } from './errors.ts';
+import { KeySlots } from './key-slots.ts';
 
 const CHUNK_SLOTS = 4096;
 
@@ -24,11 +25,11 @@ export class StateTable<K extends number | string> {
   readonly size0: number;
   private readonly chunks: Chunk[] = [];
   /**
-   * Key -> slot: the table's one map. A turn costs one lookup in it (indexOf), the view and the rest are
-   * read by slot. With 1,000,000 actors every lookup is a cache miss or more, and a second map of views
-   * (looked up by key again) made has + get + indexOf a third of a persistent lane's time.
+   * Key -> slot: the table's one map (key-slots.ts). A turn costs one lookup in it (indexOf), the view
+   * and the rest are read by slot. A second map of views, looked up by key again, made has + get +
+   * indexOf a third of a persistent lane's time with 1,000,000 actors.
    */
-  private readonly where = new Map<K, number>();
+  private readonly where = new KeySlots<K>();
   private readonly keyAt: Array<K | undefined> = [];
   /** Per slot: the live view of its state (undefined: free). */
   private readonly viewAt: unknown[] = [];
@@ -57,14 +58,14 @@ export class StateTable<K extends number | string> {
   /** The live view of `key`'s state, activating a zeroed one when absent. */
   get(key: K): unknown {
     const index = this.where.get(key);
-    if (index !== undefined) return this.viewAt[index];
+    if (index >= 0) return this.viewAt[index];
     return this.activate(key, undefined);
   }
 
   /** The live view of a held `key`, or undefined (nothing activated): one lookup where has + get take two. */
   peek(key: K): unknown {
     const index = this.where.get(key);
-    return index === undefined ? undefined : this.viewAt[index];
+    return index < 0 ? undefined : this.viewAt[index];
   }
 
   /** The live view of the actor in slot `index` (from indexOf; undefined: the slot is free). */
@@ -73,12 +74,12 @@ export class StateTable<K extends number | string> {
   }
 
   has(key: K): boolean {
-    return this.where.has(key);
+    return this.where.get(key) >= 0;
   }
 
   /** The slot index of a held key (-1 when absent). */
   indexOf(key: K): number {
-    return this.where.get(key) ?? -1;
+    return this.where.get(key);
   }
 
   /** The key held in slot `index` (undefined: the slot is free). */
@@ -147,15 +148,18 @@ export class StateTable<K extends number | string> {
   /** Keys whose last turn is before `before` (all keys for Infinity). */
   idleKeys(before: number): K[] {
     const out: K[] = [];
-    for (const [key, index] of this.where) {
-      if (this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS]! < before) out.push(key);
+    // In slot order (the key map has no order of its own).
+    const keyAt = this.keyAt;
+    for (let index = 0; index < keyAt.length; index++) {
+      const key = keyAt[index];
+      if (key !== undefined && this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS]! < before) out.push(key);
     }
     return out;
   }
 
   /** Frees `key`'s slot; copies its final state into `into` at `at` and returns whether it was dirty. */
   evict(key: K, into: Uint8Array, at: number): boolean {
-    const index = this.where.get(key)!;
+    const index = this.where.get(key);
     into.set(this.bytes(index), at);
     const dirty = this.isDirty(index);
     this.chunks[Math.floor(index / CHUNK_SLOTS)]!.dirty[index % CHUNK_SLOTS] = 0;
@@ -168,7 +172,7 @@ export class StateTable<K extends number | string> {
 
   snapshot(key: K): unknown {
     const index = this.where.get(key);
-    if (index === undefined) return undefined;
+    if (index < 0) return undefined;
     return snapshot(this.schema, this.chunks[Math.floor(index / CHUNK_SLOTS)]!.sab, (index % CHUNK_SLOTS) * this.stride);
   }
 }
