@@ -656,7 +656,7 @@ export class Dispatcher {
           index = this.states.indexOf(key);
         }
         this.states.touch(index, time);
-        if (persist.load && this.before.length === this.states.size0) this.before.set(this.states.bytes(index));
+        if (persist.load && this.before.length === this.states.size0) this.states.copyOut(index, this.before);
       }
       try {
         result = (this.self.handlers[methodId] as HandlerFn).call(this.self.instance, state, msg, this.ctx);
@@ -733,7 +733,7 @@ export class Dispatcher {
     this.curMethod = method;
     const state = this.states.viewOf(slot);
     const track = this.persist?.load === true;
-    if (track && this.before.length === this.states.size0) this.before.set(this.states.bytes(slot));
+    if (track && this.before.length === this.states.size0) this.states.copyOut(slot, this.before);
     try {
       (this.self.handlers[method.id] as HandlerFn).call(this.self.instance, state, EMPTY_MSG, this.ctx);
     } catch (e) {
@@ -863,18 +863,7 @@ export class Dispatcher {
 
   /** A turn changed the actor's state: mark it dirty (states up to COMPARE_MAX bytes are compared). */
   private noteChange(index: number): void {
-    const now = this.states.bytes(index);
-    const was = this.before;
-    if (was.length !== now.length) {
-      this.states.markDirty(index);
-      return;
-    }
-    for (let i = 0; i < now.length; i++) {
-      if (now[i] !== was[i]) {
-        this.states.markDirty(index);
-        return;
-      }
-    }
+    if (this.before.length !== this.states.size0 || this.states.differs(index, this.before)) this.states.markDirty(index);
   }
 
   /** Activates an actor (room made by deactivating idle ones when full), then runs its onActivate. */
@@ -898,7 +887,7 @@ export class Dispatcher {
     this.curCorr = 0;
     this.curMethod = undefined;
     const track = this.persist?.load === true && this.before.length === this.states.size0;
-    if (track) this.before.set(this.states.bytes(index));
+    if (track) this.states.copyOut(index, this.before);
     try {
       hook.call(this.self.instance, view, this.ctx);
     } catch (e) {

@@ -114,6 +114,25 @@ export class StateTable<K extends number | string> {
     return this.chunks[Math.floor(index / CHUNK_SLOTS)]!.bytes.subarray(at, at + this.size0);
   }
 
+  /**
+   * Copies slot `index`'s state into `into` (size0 bytes), and compares it with `was`: the before-image of
+   * every turn of a persistent lane. Read in place, not through bytes(): a view made twice a turn was most
+   * of that lane's garbage.
+   */
+  copyOut(index: number, into: Uint8Array): void {
+    const b = this.chunks[Math.floor(index / CHUNK_SLOTS)]!.bytes;
+    const at = (index % CHUNK_SLOTS) * this.stride;
+    for (let i = 0; i < this.size0; i++) into[i] = b[at + i]!;
+  }
+
+  /** Whether slot `index`'s state differs from `was` (its first size0 bytes). */
+  differs(index: number, was: Uint8Array): boolean {
+    const b = this.chunks[Math.floor(index / CHUNK_SLOTS)]!.bytes;
+    const at = (index % CHUNK_SLOTS) * this.stride;
+    for (let i = 0; i < this.size0; i++) if (b[at + i] !== was[i]) return true;
+    return false;
+  }
+
   touch(index: number, time: number): void {
     this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS] = time;
   }
