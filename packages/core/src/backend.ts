@@ -82,7 +82,11 @@ export interface TimerStats {
 /** An actor key as the kernel sees it. */
 export type ActorKey = number | string;
 
-/** Actors' states in the state layout, one row per key: row i is `bytes[i * stride, (i + 1) * stride)`. */
+/**
+ * Actors' states in the state layout, one row per key: row i is `bytes[i * stride, (i + 1) * stride)`.
+ * A batch a kernel hands to the host (readDirty, evicted) gives its `bytes` away: the host keeps views
+ * into them as the rows' unwritten states, so the kernel must not write that memory again.
+ */
 export interface StateBatch {
   readonly keys: readonly ActorKey[];
   readonly bytes: Uint8Array;

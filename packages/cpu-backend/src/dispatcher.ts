@@ -79,6 +79,8 @@ export interface LanePersistence {
 
 /** Ticks run in one step before the lane looks at its rings again: fairness between ticks and messages. */
 const TICK_BATCH = 4096;
+/** runTurn's `held` when the caller did not look the actor's slot up. */
+const UNKNOWN_SLOT = -2;
 /** A tick's message: its method's request is the empty struct. */
 const EMPTY_MSG = Object.freeze({});
 
@@ -580,6 +582,8 @@ export class Dispatcher {
     let msg: unknown;
     /** The stored state this lane read for an absent actor (null: none stored; false: not read here). */
     let loaded: Uint8Array | null | false = false;
+    /** The actor's slot where this lane holds it (-1: absent; UNKNOWN_SLOT: not looked up, a lane that loads nothing). */
+    let held = UNKNOWN_SLOT;
     try {
       if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
       if (flags & SlotFlag.STRING_KEY) {
@@ -589,7 +593,7 @@ export class Dispatcher {
         if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
         key = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
       }
-      if (this.persist?.load && !this.states.has(key) && (loaded = this.loadHere(key)) === false) {
+      if (this.persist?.load && (held = this.states.indexOf(key)) < 0 && (loaded = this.loadHere(key)) === false) {
         // Not held: its state comes from the host first. This message and every later one of the actor
         // wait here, in order, until the state is uploaded (install).
         let q = this.parked.get(key);
@@ -601,7 +605,11 @@ export class Dispatcher {
         consumer?.release();
         return;
       }
-      msg = this.reader.payload(ring, slot, method.request);
+      // The host's fixed image at fixed offsets (as drainBatch reads it); any other payload through the general decoder.
+      const length = dv.getUint32(slot + SLOT.length, true);
+      const fixed = length <= ring.payloadCapacity ? this.fixedReads[methodId] : null;
+      msg = fixed ? fixed(ring.u8, dv, slot + SLOT_HEADER_SIZE, length) : undefined;
+      if (msg === undefined) msg = this.reader.payload(ring, slot, method.request);
     } catch (e) {
       consumer?.release();
       this.counts.rejected++;
@@ -609,14 +617,15 @@ export class Dispatcher {
       return;
     }
     consumer?.release();
-    this.runTurn(method, methodId, key, msg, corr, time, loaded || undefined);
+    this.runTurn(method, methodId, key, msg, corr, time, loaded || undefined, held);
   }
 
   /**
    * A decoded message's turn: activate, run the handler, reply. Its slot is already released. `loaded`:
-   * the stored state of an absent actor this lane read itself (loadHere).
+   * the stored state of an absent actor this lane read itself (loadHere). `held`: the actor's slot as the
+   * caller just looked it up (-1: absent), so a turn costs one lookup of the key, or UNKNOWN_SLOT.
    */
-  private runTurn(method: MethodDef, methodId: number, key: number | string, msg: unknown, corr: number, time: number, loaded?: Uint8Array): void {
+  private runTurn(method: MethodDef, methodId: number, key: number | string, msg: unknown, corr: number, time: number, loaded?: Uint8Array, held = UNKNOWN_SLOT): void {
     this.curKey = key;
     this.curTime = time;
     this.curCorr = corr;
@@ -635,15 +644,19 @@ export class Dispatcher {
           this.armDeclared(this.states.indexOf(key), time);
         }
       } else {
-        state = this.states.has(key) ? this.states.get(key) : this.activateActor(key, loaded, time);
-        // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
-        this.curKey = key;
-        this.curTime = time;
-        this.curCorr = corr;
-        this.curMethod = method;
-        index = this.states.indexOf(key);
+        index = held === UNKNOWN_SLOT ? this.states.indexOf(key) : held;
+        if (index >= 0) state = this.states.viewOf(index);
+        else {
+          state = this.activateActor(key, loaded, time);
+          // The hook may have sent, forwarded or failed: the message's own turn starts afresh.
+          this.curKey = key;
+          this.curTime = time;
+          this.curCorr = corr;
+          this.curMethod = method;
+          index = this.states.indexOf(key);
+        }
         this.states.touch(index, time);
-        if (persist.load && this.before.length === this.states.size0) this.before.set(this.states.bytes(index));
+        if (persist.load && this.before.length === this.states.size0) this.states.copyOut(index, this.before);
       }
       try {
         result = (this.self.handlers[methodId] as HandlerFn).call(this.self.instance, state, msg, this.ctx);
@@ -718,9 +731,9 @@ export class Dispatcher {
     this.curTime = now;
     this.curCorr = 0;
     this.curMethod = method;
-    const state = this.states.get(key);
+    const state = this.states.viewOf(slot);
     const track = this.persist?.load === true;
-    if (track && this.before.length === this.states.size0) this.before.set(this.states.bytes(slot));
+    if (track && this.before.length === this.states.size0) this.states.copyOut(slot, this.before);
     try {
       (this.self.handlers[method.id] as HandlerFn).call(this.self.instance, state, EMPTY_MSG, this.ctx);
     } catch (e) {
@@ -850,18 +863,7 @@ export class Dispatcher {
 
   /** A turn changed the actor's state: mark it dirty (states up to COMPARE_MAX bytes are compared). */
   private noteChange(index: number): void {
-    const now = this.states.bytes(index);
-    const was = this.before;
-    if (was.length !== now.length) {
-      this.states.markDirty(index);
-      return;
-    }
-    for (let i = 0; i < now.length; i++) {
-      if (now[i] !== was[i]) {
-        this.states.markDirty(index);
-        return;
-      }
-    }
+    if (this.before.length !== this.states.size0 || this.states.differs(index, this.before)) this.states.markDirty(index);
   }
 
   /** Activates an actor (room made by deactivating idle ones when full), then runs its onActivate. */
@@ -885,7 +887,7 @@ export class Dispatcher {
     this.curCorr = 0;
     this.curMethod = undefined;
     const track = this.persist?.load === true && this.before.length === this.states.size0;
-    if (track) this.before.set(this.states.bytes(index));
+    if (track) this.states.copyOut(index, this.before);
     try {
       hook.call(this.self.instance, view, this.ctx);
     } catch (e) {
@@ -904,8 +906,9 @@ export class Dispatcher {
     const dirty = new Uint8Array(keys.length);
     const hook = this.self.onDeactivate;
     for (const [i, key] of keys.entries()) {
-      if (hook) this.runHook(hook, HOOK_METHOD.onDeactivate, key, this.states.get(key), this.states.indexOf(key), now);
-      this.timers?.stopAll(this.states.indexOf(key)); // timers live as long as the activation
+      const index = this.states.indexOf(key);
+      if (hook) this.runHook(hook, HOOK_METHOD.onDeactivate, key, this.states.viewOf(index), index, now);
+      this.timers?.stopAll(index); // timers live as long as the activation
       dirty[i] = this.states.evict(key, bytes, i * size) && this.persist?.load ? 1 : 0;
     }
     if (this.laneLoaded.length) this.reportLaneLoaded();

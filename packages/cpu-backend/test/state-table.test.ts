@@ -48,3 +48,20 @@ describe('StateTable', () => {
     expect(table.get(1)).toBeDefined();
   });
 });
+
+describe('StateTable before-images', () => {
+  it('copyOut copies a slot state and differs sees any byte change, in a later chunk too', () => {
+    const table = new StateTable<number>('G', schema, 10_000);
+    for (let k = 0; k < 5000; k++) table.get(k);
+    const index = table.indexOf(4500);
+    const was = new Uint8Array(table.size0);
+    const v = table.get(4500) as V;
+    v.a = 2.25;
+    table.copyOut(index, was);
+    expect(was).toEqual(table.bytes(index));
+    expect(table.differs(index, was)).toBe(false);
+    v.xs.items[2] = 1; // the last field's bytes
+    expect(table.differs(index, was)).toBe(true);
+    expect(table.differs(table.indexOf(4499), was)).toBe(true);
+  });
+});
