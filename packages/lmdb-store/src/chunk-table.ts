@@ -34,6 +34,38 @@ import {
 } from '@ringgrain/core';
 import { KIND, writeError } from './errors.ts';
 
+/** The chunk holding `key` (null: none). The view is valid until the next read of `db`. */
+export function readChunk(db: Database<Buffer, number>, table: string, key: number): Chunk | null {
+  const raw = db.getBinaryFast(chunkOf(key));
+  if (raw === undefined) return null;
+  // lmdb-js reuses one buffer for every read and sets its `length` to the value's size.
+  const c = parseChunk(raw.subarray(0, raw.length));
+  if (typeof c === 'string') throw new StateDecodeError(KIND, table, key, c);
+  return c;
+}
+
+/** A stored row's version and size, as the table's spec wants them (else StateDecodeError). */
+export function checkRow(spec: StateTableSpec, key: number, version: number, size: number): void {
+  if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, spec.name, key, `version ${version} is not an integer ≥ 1`);
+  const want = spec.stateSize;
+  if (want !== undefined && size !== want) throw new StateDecodeError(KIND, spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
+}
+
+/** One actor's row, read in the current read transaction (ChunkTable.get, and a kernel thread's lane-reader.ts). */
+export function readRow(db: Database<Buffer, number>, spec: StateTableSpec, key: number): StateEntry | undefined {
+  const c = readChunk(db, spec.name, key);
+  const r = c ? rowOf(c, key - chunkOf(key) * CHUNK) : -1;
+  if (r < 0) return undefined;
+  const version = versionAt(c!, r);
+  const s = stateStart(c!, r);
+  const e = stateEnd(c!, r);
+  checkRow(spec, key, version, e - s);
+  // A plain Uint8Array copy (the chunk is lmdb-js's reused read buffer, a Buffer).
+  const state = new Uint8Array(e - s);
+  state.set(c!.buf.subarray(s, e));
+  return { version, state };
+}
+
 interface Owner {
   root(what: string): unknown;
 }
@@ -62,36 +94,16 @@ export class ChunkTable implements StateTable<number> {
 
   /** The chunk holding `key` (null: none). The view is valid until the next read of this database. */
   private chunk(key: number): Chunk | null {
-    const cid = chunkOf(key);
-    const raw = this.db.getBinaryFast(cid);
-    if (raw === undefined) return null;
-    // lmdb-js reuses one buffer for every read and sets its `length` to the value's size.
-    const c = parseChunk(raw.subarray(0, raw.length));
-    if (typeof c === 'string') throw new StateDecodeError(KIND, this.spec.name, key, c);
-    return c;
+    return readChunk(this.db, this.spec.name, key);
   }
 
-  private readonly check = (key: number, version: number, size: number): void => {
-    if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
-    const want = this.spec.stateSize;
-    if (want !== undefined && size !== want) throw new StateDecodeError(KIND, this.spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
-  };
+  private readonly check = (key: number, version: number, size: number): void => checkRow(this.spec, key, version, size);
 
   async get(key: number): Promise<StateEntry | undefined> {
     this.owner.root('get');
     this.fresh();
     checkKeys(KIND, this.spec, [key]);
-    const c = this.chunk(key);
-    const r = c ? rowOf(c, key - chunkOf(key) * CHUNK) : -1;
-    if (r < 0) return undefined;
-    const version = versionAt(c!, r);
-    const s = stateStart(c!, r);
-    const e = stateEnd(c!, r);
-    this.check(key, version, e - s);
-    // A plain Uint8Array copy (the chunk is lmdb-js's reused read buffer, a Buffer).
-    const state = new Uint8Array(e - s);
-    state.set(c!.buf.subarray(s, e));
-    return { version, state };
+    return readRow(this.db, this.spec, key);
   }
 
   async put(key: number, state: Uint8Array, expected: number): Promise<number> {
