@@ -195,23 +195,7 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
     let bulk: Record<string, unknown> = { skipped: 'GrainSystem has no tellMany at this commit' };
     const tellMany = (sys as unknown as Record<string, unknown>)['tellMany'];
     if (typeof tellMany === 'function') {
-      const M = 1_000_000;
-      const key = new Int32Array(M);
-      for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
-      const amount = new Float64Array(M).fill(1);
-      const runs: number[] = [];
-      for (let t = 0; t < TRIALS; t++) {
-        const c0 = sys.counters(Account).processed;
-        const t0 = performance.now();
-        await (tellMany as (g: unknown, m: string, cols: unknown) => unknown).call(sys, Account, 'deposit', { key, amount });
-        await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
-        runs.push(M / ((performance.now() - t0) / 1000));
-      }
-      for (let k = 0; k < 1024; k += 101) {
-        const b = (await sys.grain(Account, 20_000 + k).balance({})).balance;
-        if (b !== TRIALS * share(M, k)) throw new Error(`tellMany: actor ${20_000 + k} balance ${b}, want ${TRIALS * share(M, k)}`);
-      }
-      bulk = { what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed', perSecond: trials(runs) };
+      bulk = { what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed', perSecond: trials(await tellManyTrials(sys, 'tellMany')) };
     }
     // Bulk asks (columns, replies as columns): 100,000 rows over 1,024 actors, every balance checked.
     const bulkAsks: number[] = [];
@@ -285,28 +269,12 @@ async function k2k(): Promise<Record<string, unknown>> {
  * own ingress warp; 32 partitions): where the ingress, not the host's row writing, bounds bulk tells.
  */
 async function bulkLanes(): Promise<Record<string, unknown>> {
-  const M = 1_000_000;
-  const key = new Int32Array(M);
-  for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
-  const amount = new Float64Array(M).fill(1);
   const points: Array<{ hostLanes: number; perSecond: number; trials: ReturnType<typeof trials> }> = [];
   for (const hostLanes of [4, 8, 16]) {
     const sys = newSystem(new CudaBackend({ partitions: 32, hostLanes }), 'cuda');
     await sys.start();
     try {
-      const runs: number[] = [];
-      for (let t = 0; t < TRIALS; t++) {
-        const c0 = sys.counters(Account).processed;
-        const t0 = performance.now();
-        await sys.tellMany(Account, 'deposit', { key, amount });
-        await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
-        runs.push(M / ((performance.now() - t0) / 1000));
-      }
-      for (let k = 0; k < 1024; k += 101) {
-        const b = (await sys.grain(Account, 20_000 + k).balance({})).balance;
-        const want = TRIALS * (Math.floor(M / 1024) + (k < M % 1024 ? 1 : 0));
-        if (b !== want) throw new Error(`bulkLanes ${hostLanes}: actor ${20_000 + k} balance ${b}, want ${want}`);
-      }
+      const runs = await tellManyTrials(sys, `bulkLanes ${hostLanes}`);
       points.push({ hostLanes, perSecond: median(runs), trials: trials(runs) });
       console.log(`tellMany with ${hostLanes} host lanes: ${(median(runs) / 1e6).toFixed(2)} M rows/s`);
     } finally {
@@ -314,6 +282,32 @@ async function bulkLanes(): Promise<Record<string, unknown>> {
     }
   }
   return { what: 'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until processed, balances checked', points };
+}
+
+/**
+ * TRIALS tellMany calls of 1,000,000 deposits of 1 to the 1,024 actors from key 20,000 (row i to
+ * 20,000 + (i & 1023)) on a fresh system, each timed until the kernel processed the last row; then
+ * sampled balances checked. Rows per second, one per trial.
+ */
+async function tellManyTrials(sys: GrainSystem, what: string): Promise<number[]> {
+  const M = 1_000_000;
+  const key = new Int32Array(M);
+  for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
+  const amount = new Float64Array(M).fill(1);
+  const runs: number[] = [];
+  for (let t = 0; t < TRIALS; t++) {
+    const c0 = sys.counters(Account).processed;
+    const t0 = performance.now();
+    await sys.tellMany(Account, 'deposit', { key, amount });
+    await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${what}: ${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
+    runs.push(M / ((performance.now() - t0) / 1000));
+  }
+  for (let k = 0; k < 1024; k += 101) {
+    const b = (await sys.grain(Account, 20_000 + k).balance({})).balance;
+    const want = TRIALS * (Math.floor(M / 1024) + (k < M % 1024 ? 1 : 0));
+    if (b !== want) throw new Error(`${what}: actor ${20_000 + k} balance ${b}, want ${want}`);
+  }
+  return runs;
 }
 
 function vectorAdd(): Record<string, unknown> {
