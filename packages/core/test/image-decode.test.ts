@@ -7,13 +7,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotWriter, decodeExact, fixedReader, t, type GrainDef } from '../src/index.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
+import { KIND_FIELDS, kindValues } from './kind-fields.ts';
 
 class Kinds extends Grain({
   name: 'Kinds',
   module: import.meta.url,
   state: t.struct({ n: t.u32 }),
   methods: {
-    put: { request: t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 }) },
+    put: { request: KIND_FIELDS },
     none: { request: t.struct({}) },
     vec: { request: t.struct({ xs: t.vec(t.f64, 4) }) },
   },
@@ -41,17 +42,7 @@ function image(p: Record<string, unknown>) {
 const general = (tg: ReturnType<typeof target>) => decodeExact(put.request, new Reader(tg.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + tg.dv.getUint32(SLOT.length, true)));
 const fixed = (tg: ReturnType<typeof target>) => fixedReader(put)!(tg.u8, tg.dv, SLOT_HEADER_SIZE, tg.dv.getUint32(SLOT.length, true));
 
-const row = fc.record({
-  a: fc.double(),
-  b: fc.float().map(Math.fround),
-  c: fc.integer({ min: -0x80000000, max: 0x7fffffff }),
-  d: fc.integer({ min: 0, max: 0xffffffff }),
-  e: fc.boolean(),
-  f: fc.integer({ min: -0x80, max: 0x7f }),
-  g: fc.integer({ min: 0, max: 0xff }),
-  h: fc.integer({ min: -0x8000, max: 0x7fff }),
-  k: fc.integer({ min: 0, max: 0xffff }),
-});
+const row = fc.record(kindValues(false));
 
 describe('fixed-image reader (image-decode.ts)', () => {
   it('property: reads any fixed image into what the general decoder returns (NaN, -0 and every range edge included)', () => {

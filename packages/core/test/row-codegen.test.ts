@@ -9,13 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { Grain, RING, Ring, RingConsumer, RingProducer, SLOT, SLOT_HEADER_SIZE, SlotFlag, laneOfKey, ringBytes, t, type GrainDef } from '../src/index.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { compileRowLoop } from '../src/row-codegen.ts';
+import { KIND_FIELDS, kindValues } from './kind-fields.ts';
 
 class Kinds extends Grain({
   name: 'Kinds',
   module: import.meta.url,
   state: t.struct({ n: t.u32 }),
   methods: {
-    put: { request: t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 }) },
+    put: { request: KIND_FIELDS },
     one: { request: t.struct({ v: t.f64 }) },
     none: { request: t.struct({}) },
   },
@@ -107,15 +108,7 @@ describe('generated tellMany row loop (row-codegen.ts)', () => {
   it('property: any valid row is written byte for byte as the closure writer writes it', () => {
     const row = fc.record({
       key: fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
-      a: fc.double({ noNaN: true, noDefaultInfinity: true }),
-      b: fc.float({ noNaN: true, noDefaultInfinity: true }).map(Math.fround),
-      c: fc.integer({ min: -0x80000000, max: 0x7fffffff }),
-      d: fc.integer({ min: 0, max: 0xffffffff }),
-      e: fc.boolean(),
-      f: fc.integer({ min: -0x80, max: 0x7f }),
-      g: fc.integer({ min: 0, max: 0xff }),
-      h: fc.integer({ min: -0x8000, max: 0x7fff }),
-      k: fc.integer({ min: 0, max: 0xffff }),
+      ...kindValues(true),
     });
     fc.assert(
       fc.property(fc.array(row, { minLength: 1, maxLength: 20 }), fc.boolean(), (rows, ask) => {

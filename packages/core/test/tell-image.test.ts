@@ -8,13 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotWriter, decodeExact, t, type GrainDef } from '../src/index.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { fixedWriter } from '../src/tell-image.ts';
+import { KIND_FIELDS } from './kind-fields.ts';
 
 class Kinds extends Grain({
   name: 'Kinds',
   module: import.meta.url,
   state: t.struct({ n: t.u32 }),
   methods: {
-    put: { request: t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 }) },
+    put: { request: KIND_FIELDS },
     vec: { request: t.struct({ xs: t.vec(t.f64, 4) }) },
   },
 }) {

@@ -1,0 +1,25 @@
+/**
+ * The request of every numeric and bool field kind, and arbitraries of valid values for each field: the
+ * shared fixture of the row writer, generated row loop, fixed-image writer and fixed-image reader tests.
+ */
+import fc from 'fast-check';
+import { t } from '../src/index.ts';
+
+/** One field of each kind: f64, f32, i32, u32, bool, i8, u8, i16, u16. */
+export const KIND_FIELDS = t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 });
+
+/** Arbitraries of KIND_FIELDS' values; `finite` leaves NaN and ±Infinity out of the floats. */
+export function kindValues(finite: boolean) {
+  const float = finite ? { noNaN: true, noDefaultInfinity: true } : {};
+  return {
+    a: fc.double(float),
+    b: fc.float(float).map(Math.fround),
+    c: fc.integer({ min: -0x80000000, max: 0x7fffffff }),
+    d: fc.integer({ min: 0, max: 0xffffffff }),
+    e: fc.boolean(),
+    f: fc.integer({ min: -0x80, max: 0x7f }),
+    g: fc.integer({ min: 0, max: 0xff }),
+    h: fc.integer({ min: -0x8000, max: 0x7fff }),
+    k: fc.integer({ min: 0, max: 0xffff }),
+  };
+}
