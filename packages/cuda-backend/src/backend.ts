@@ -100,6 +100,8 @@ export interface LaunchInfo {
   readonly blocksPerSM: number;
   /** Local memory (stack) per thread the kernel needs (cuFuncGetAttribute LOCAL_SIZE_BYTES). */
   readonly stackBytesPerThread: number;
+  /** Registers per thread (cuFuncGetAttribute NUM_REGS): with blocksPerSM, the kernel's occupancy. */
+  readonly registersPerThread: number;
   readonly partitions: number;
 }
 
@@ -369,6 +371,7 @@ export class CudaBackend implements Backend {
       threadsPerBlock: launch.threadsPerBlock,
       blocksPerSM: perSM,
       stackBytesPerThread: frame,
+      registersPerThread: ctx.functionAttribute(fn, CuFunctionAttribute.NUM_REGS),
       partitions,
     };
     this.launches.push(info);

@@ -659,9 +659,15 @@ ${ids}
  */
 export const MIN_BLOCKS_PER_SM = 3;
 
-/** The kernel's parameter list, generated from the ABI's one list. */
+/**
+ * The kernel's parameter list, generated from the ABI's one list. RG_MIN_BLOCKS_PER_SM (an NVRTC define)
+ * overrides the register cap's block count, to measure occupancy against spills (scripts/k2k-probe.ts).
+ */
 export function kernelSignature(grain: string): string {
-  return `extern "C" __global__ void __launch_bounds__(${THREADS_PER_BLOCK}, ${MIN_BLOCKS_PER_SM}) rg_${grain}_main(\n${KERNEL_PARAMS.map((p) => `    ${p.ctype} ${p.name}`).join(',\n')})`;
+  return `#ifndef RG_MIN_BLOCKS_PER_SM
+#define RG_MIN_BLOCKS_PER_SM ${MIN_BLOCKS_PER_SM}
+#endif
+extern "C" __global__ void __launch_bounds__(${THREADS_PER_BLOCK}, RG_MIN_BLOCKS_PER_SM) rg_${grain}_main(\n${KERNEL_PARAMS.map((p) => `    ${p.ctype} ${p.name}`).join(',\n')})`;
 }
 
 /**

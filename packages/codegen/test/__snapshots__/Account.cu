@@ -2993,7 +2993,10 @@ __device__ static void rg_Account_lane_ingress(rg_kernel* k, unsigned int l, uns
   }
 }
 
-extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(
+#ifndef RG_MIN_BLOCKS_PER_SM
+#define RG_MIN_BLOCKS_PER_SM 3
+#endif
+extern "C" __global__ void __launch_bounds__(128, RG_MIN_BLOCKS_PER_SM) rg_Account_main(
     rg_ControlBlock* control,
     unsigned char* inbound,
     unsigned char* replies,

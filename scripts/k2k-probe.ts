@@ -1,0 +1,54 @@
+/**
+ * K2K throughput against occupancy: the walk benchmark of gpu-latest (16,384 walks of 1,000 sends over
+ * RELAY_ACTORS actors, every sampled actor checked against the JS walks) for each partition count given,
+ * under the NVRTC defines of this process (RINGGRAIN_NVRTC_DEFINES, e.g. RG_MIN_BLOCKS_PER_SM=6 caps
+ * registers so that more worker warps fit an SM). One JSON line per partition count: registers per
+ * thread, stack bytes (spills), blocks per SM, the hop and the median of the trials.
+ *
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/k2k-probe.ts [--partitions 1024,2048] [--walks 16384] [--trials 3]
+ */
+import { GrainSystem } from '../packages/core/src/index.ts';
+import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
+import { relayHop, relayWalks } from './gpu-measure.ts';
+
+const argv = process.argv.slice(2);
+const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
+const partitionsList = option('--partitions', '1024').split(',').map(Number);
+const walksList = option('--walks', '16384').split(',').map(Number);
+const trials = Number(option('--trials', '3'));
+if (!probeCuda().ok) {
+  console.log('k2k-probe: no CUDA device');
+  process.exit(0);
+}
+const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+for (const partitions of partitionsList) {
+  const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
+  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+    placement: 'cuda',
+    maxActors: RELAY_ACTORS,
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  });
+  try {
+    await sys.start();
+  } catch (e) {
+    console.log(JSON.stringify({ defines, partitions, error: String(e) }));
+    continue;
+  }
+  try {
+    const launch = backend.launches.at(-1)!;
+    const hop = await relayHop(sys);
+    const model = new Uint32Array(RELAY_ACTORS);
+    const byWalks: Record<string, number> = {};
+    for (const walks of walksList) {
+      const runs: number[] = [];
+      for (let t = 0; t < trials; t++) runs.push((await relayWalks(sys, walks, 1000, model)).perSecond);
+      byWalks[walks] = Math.round(median(runs));
+    }
+    console.log(JSON.stringify({ defines, partitions, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks }));
+  } finally {
+    await sys.shutdown();
+  }
+}
