@@ -5,10 +5,15 @@
  * registers so that more worker warps fit an SM). One JSON line per partition count: registers per
  * thread, stack bytes (spills), blocks per SM, the hop and the median of the trials.
  *
+ * With RG_WAVE_STATS among the defines, each line also says where a worker warp's time went during the
+ * walks (device.ts RG_WS_*): messages per batch of lane turns, waves per batch, cycles per batch, per
+ * lane turn and per phase of a turn, and the cycles between batches.
+ *
  *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/k2k-probe.ts [--partitions 1024,2048] [--walks 16384] [--trials 3]
  */
 import { GrainSystem } from '../packages/core/src/index.ts';
 import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { readWaveStats } from '../packages/cuda-backend/src/fault-injection.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { relayHop, relayWalks } from './gpu-measure.ts';
 
@@ -42,13 +47,41 @@ for (const partitions of partitionsList) {
     const hop = await relayHop(sys);
     const model = new Uint32Array(RELAY_ACTORS);
     const byWalks: Record<string, number> = {};
+    const waves: Record<string, unknown> = {};
     for (const walks of walksList) {
       const runs: number[] = [];
+      const before = readWaveStats(backend);
       for (let t = 0; t < trials; t++) runs.push((await relayWalks(sys, walks, 1000, model)).perSecond);
       byWalks[walks] = Math.round(median(runs));
+      // Idle warps add what they summed after 256 empty polls: give them a moment.
+      await new Promise((r) => setTimeout(r, 50));
+      const after = readWaveStats(backend);
+      if (before && after) waves[walks] = waveSummary(after.map((v, i) => v - before[i]!));
     }
-    console.log(JSON.stringify({ defines, partitions, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks }));
+    console.log(JSON.stringify({ defines, partitions, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks, ...(Object.keys(waves).length ? { waves } : {}) }));
   } finally {
     await sys.shutdown();
   }
+}
+
+/** device.ts RG_WS_* sums → per batch and per turn figures (SM clock cycles). */
+function waveSummary(w: BigUint64Array): Record<string, number> {
+  const n = (i: number) => Number(w[i] ?? 0n);
+  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, gap, singles, singleCycles] = Array.from({ length: 14 }, (_, i) => n(i));
+  const per = (a: number, b: number) => (b ? Math.round((a / b) * 10) / 10 : 0);
+  return {
+    batches: batches!,
+    messagesPerBatch: per(messages!, batches!),
+    wavesPerBatch: per(wavesN!, batches!),
+    cyclesPerBatch: per(batchCycles!, batches!),
+    cyclesPerLaneTurn: per(turnCycles!, turns!),
+    slowestLaneTurnPerBatch: per(maxTurn!, batches!),
+    decodeCycles: per(dec!, turns!),
+    activateCycles: per(act!, turns!),
+    handleCycles: per(handle!, turns!),
+    afterCycles: per(after!, turns!),
+    gapCyclesBetweenBatches: per(gap!, batches! + singles!),
+    singles: singles!,
+    cyclesPerSingle: per(singleCycles!, singles!),
+  };
 }

@@ -539,8 +539,8 @@ export class CudaBackend implements Backend {
   }
 
   /** The package's own tools (fault injection) reach the context and the live kernels through this. */
-  [INTERNALS](): { ctx: CudaContext | undefined; setup: CudaStream | undefined; live: ReadonlySet<CudaKernel> } {
-    return { ctx: this.ctx, setup: this.setup, live: this.live };
+  [INTERNALS](): { ctx: CudaContext | undefined; setup: CudaStream | undefined; live: ReadonlySet<CudaKernel>; modules: ReadonlyMap<string, { mod: CudaModule }> } {
+    return { ctx: this.ctx, setup: this.setup, live: this.live, modules: this.modules };
   }
 }
 

@@ -38,3 +38,28 @@ export function liveKernel(backend: CudaBackend, def: GrainDef): CudaKernel | un
   for (const k of backend[INTERNALS]().live) if (k.plan.grain === def) return k;
   return undefined;
 }
+
+/**
+ * The sums of `rg_wave_stats` (codegen device.ts, compiled in with the NVRTC define RG_WAVE_STATS) over
+ * every loaded module that has them, read while the kernels run (scripts/k2k-probe.ts --wave-stats);
+ * undefined when no module was built with the define.
+ */
+export function readWaveStats(backend: CudaBackend): BigUint64Array | undefined {
+  const { ctx, setup, modules } = backend[INTERNALS]();
+  if (!ctx || !setup) return undefined;
+  let sum: BigUint64Array | undefined;
+  for (const { mod } of modules.values()) {
+    let g;
+    try {
+      g = ctx.getGlobal(mod, 'rg_wave_stats');
+    } catch {
+      continue; // built without RG_WAVE_STATS
+    }
+    const part = new BigUint64Array(g.bytes / 8);
+    ctx.copyFromDeviceAsync(part, g, setup);
+    ctx.synchronize(setup);
+    if (!sum) sum = part;
+    else for (let i = 0; i < part.length; i++) sum[i] = sum[i]! + part[i]!;
+  }
+  return sum;
+}

@@ -750,6 +750,44 @@ static_assert(alignof(rg_${G}_req) <= 16 && alignof(rg_${G}_rep) <= 16 && RG_SCR
 #endif
 static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES == 32u), "RG_TURN_LANES: 1, or 32 where the scratch area has 32 per worker");
 /*
+ * RG_WAVE_STATS (an NVRTC define, a diagnostic: scripts/k2k-probe.ts --wave-stats): where a worker warp's
+ * time goes under load. Each lane stamps its turn's phases in shared memory; a warp sums its batches in
+ * registers and adds them to this global every RG_WS_FLUSH batches (atomics per turn would perturb what
+ * they measure). Indices: RG_WS_* below; cycles are SM clocks (clock64).
+ */
+#ifdef RG_WAVE_STATS
+#define RG_WS_BATCHES 0
+#define RG_WS_MESSAGES 1
+#define RG_WS_BATCH_CYCLES 2
+#define RG_WS_WAVES 3
+#define RG_WS_TURNS 4
+#define RG_WS_TURN_CYCLES 5
+#define RG_WS_DECODE 6
+#define RG_WS_ACTIVATE 7
+#define RG_WS_HANDLE 8
+#define RG_WS_AFTER 9
+#define RG_WS_MAX_TURN 10
+#define RG_WS_GAP_CYCLES 11
+#define RG_WS_SINGLES 12
+#define RG_WS_SINGLE_CYCLES 13
+#define RG_WS_N 14
+#define RG_WS_FLUSH 64u
+extern "C" {
+__device__ unsigned long long rg_wave_stats[RG_WS_N];
+}
+__shared__ long long rg_ws_mark[RG_WARPS_PER_BLOCK * 32u][4];
+#define RG_WS_MARK(i) (rg_ws_mark[threadIdx.x][i] = clock64())
+__device__ static void rg_ws_flush(unsigned long long* ws, unsigned int* since) {
+  for (unsigned int i = 0; i < RG_WS_N; i++) {
+    if (ws[i]) atomicAdd(&rg_wave_stats[i], ws[i]);
+    ws[i] = 0ull;
+  }
+  *since = 0u;
+}
+#else
+#define RG_WS_MARK(i) ((void)0)
+#endif
+/*
  * Bulk jobs from turns (rg_bulk_job): on for units whose scratch is too large for lane turns (abi.ts
  * scratchLayout), the only ones whose turns copy or loop over hundreds of KiB in practice. Elsewhere the
  * post's code is left out (the warp still does every job alone, and still takes chunks when idle): in
@@ -1019,6 +1057,7 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   const unsigned int len = h->length, method = h->method, flags = h->flags, corr = h->corr, sender = h->sender;
   const long long key = ${keyOf('h->keyLo', 'h->keyHi')};
   const double now = h->time;
+  RG_WS_MARK(0);
   ctr[RG_C_RECEIVED]++;
   if (sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]++;
   /*
@@ -1038,6 +1077,7 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
   else if (${stringKeys ? '!' : ''}(flags & RG_STRING_KEY)) why = "${stringKeys ? 'grain has string keys but got an integer key' : 'grain has integer keys but got a string key'}";
   else if (!rg_${G}_decode(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req, co)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
+  RG_WS_MARK(1);
   rg_${G}_state* st = 0;
   if (!why) {
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
@@ -1046,6 +1086,7 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
     else RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
   }
   RG_STAMP(RG_S_W_ACTIVATED);
+  RG_WS_MARK(2);
   if (why) {
     ctr[RG_C_REJECTED]++;
     rg_reply_text(k, stage, cap, method, RG_REPLY | RG_REJECTED, corr, why);
@@ -1075,6 +1116,7 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
     else rg_meta_seen(k->states, k->maxActors, st, now);
   }
   RG_STAMP(RG_S_W_HANDLED);
+  RG_WS_MARK(3);
   ctr[RG_C_PROCESSED]++;
   ctr[RG_C_K2K_SENT] += t.sent;
   if (rc > RG_FORWARDED) {
@@ -1113,7 +1155,14 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
  * path instead, staged in shared memory (the latency case). RG_SKIP slots (ingress placeholders) take
  * no turn.
  */
-__device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned char* mine, unsigned int p, unsigned int lane, unsigned int* ctr, unsigned char* scratch) {
+#ifdef RG_WAVE_STATS
+#define RG_WS_ARG , ws
+#define RG_WS_PARAM , unsigned long long* ws
+#else
+#define RG_WS_ARG
+#define RG_WS_PARAM
+#endif
+__device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned char* mine, unsigned int p, unsigned int lane, unsigned int* ctr, unsigned char* scratch RG_WS_PARAM) {
   const bool live = lane < n;
   const rg_SlotHeader* h = (const rg_SlotHeader*)mine;
   const unsigned int flags = live ? h->flags : RG_SKIP;
@@ -1124,9 +1173,29 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
   unsigned int counts[RG_NCOUNTERS];
   for (unsigned int c = 0; c < RG_NCOUNTERS; c++) counts[c] = 0u;
   unsigned char* own = scratch + (unsigned long long)lane * RG_SCRATCH_BYTES;
+#ifdef RG_WAVE_STATS
+  unsigned long long wsTurn = 0ull, wsPh[4] = {0ull, 0ull, 0ull, 0ull}, wsMax = 0ull, wsWaves = 0ull, wsTurns = 0ull;
+#endif
   while (todo != 0u) {
     const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
+#ifdef RG_WAVE_STATS
+    const long long w0 = clock64();
+#endif
     if (go) rg_${G}_turn(k, counts, mine, mine, k->slotSize, p, own, 0);
+#ifdef RG_WAVE_STATS
+    if (go) {
+      const long long w1 = clock64();
+      const long long* m = rg_ws_mark[threadIdx.x];
+      wsTurn += (unsigned long long)(w1 - w0);
+      if ((unsigned long long)(w1 - w0) > wsMax) wsMax = (unsigned long long)(w1 - w0);
+      wsPh[0] += (unsigned long long)(m[1] - m[0]);
+      wsPh[1] += (unsigned long long)(m[2] - m[1]);
+      wsPh[2] += (unsigned long long)(m[3] - m[2]);
+      wsPh[3] += (unsigned long long)(w1 - m[3]);
+      wsTurns++;
+    }
+    wsWaves++;
+#endif
     todo &= ~__ballot_sync(RG_FULL, go);
     /* A wave's writes (an actor's state, a directory entry) are seen by the next wave's lanes: __syncwarp
        orders memory among the warp's threads, which a ballot alone does not. */
@@ -1137,6 +1206,23 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
     for (unsigned int o = 16u; o != 0u; o >>= 1) v += __shfl_xor_sync(RG_FULL, v, o);
     ctr[c] += v;
   }
+#ifdef RG_WAVE_STATS
+  /* Sums over the warp's lanes into lane 0's accumulators (the caller adds the batch's own figures). */
+  for (unsigned int o = 16u; o != 0u; o >>= 1) {
+    wsTurn += __shfl_xor_sync(RG_FULL, wsTurn, o);
+    wsTurns += __shfl_xor_sync(RG_FULL, wsTurns, o);
+    for (unsigned int i = 0; i < 4u; i++) wsPh[i] += __shfl_xor_sync(RG_FULL, wsPh[i], o);
+    const unsigned long long om = __shfl_xor_sync(RG_FULL, wsMax, o);
+    if (om > wsMax) wsMax = om;
+  }
+  if (lane == 0u) {
+    ws[RG_WS_WAVES] += wsWaves;
+    ws[RG_WS_TURNS] += wsTurns;
+    ws[RG_WS_TURN_CYCLES] += wsTurn;
+    for (unsigned int i = 0; i < 4u; i++) ws[RG_WS_DECODE + i] += wsPh[i];
+    ws[RG_WS_MAX_TURN] += wsMax;
+  }
+#endif
   /* Every lane's reads of its slot and writes of its reply come before lane 0 releases the tail. */
   __syncwarp();
 }
@@ -1185,6 +1271,12 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
   for (unsigned int c = 0; c < RG_NCOUNTERS; c++) ctr[c] = row[c];
   unsigned int tail = rg_ld_vol(&q->tail);
   unsigned int idle = 0, mode = rg_ld_vol(&k->g->mode);
+#ifdef RG_WAVE_STATS
+  unsigned long long ws[RG_WS_N];
+  for (unsigned int i = 0; i < RG_WS_N; i++) ws[i] = 0ull;
+  long long wsLastEnd = 0;
+  unsigned int wsSince = 0u;
+#endif
   /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
   const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
   unsigned int ovHead = p + 1u;
@@ -1203,7 +1295,22 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
         const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
         if (n > 1u) {
           /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
-          rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch);
+#ifdef RG_WAVE_STATS
+          const long long b0 = clock64();
+#endif
+          rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch RG_WS_ARG);
+#ifdef RG_WAVE_STATS
+          if (lane == 0u) {
+            const long long b1 = clock64();
+            ws[RG_WS_BATCHES]++;
+            ws[RG_WS_MESSAGES] += n;
+            ws[RG_WS_BATCH_CYCLES] += (unsigned long long)(b1 - b0);
+            /* From the end of the last batch (or one-lane turn) to this one's start: polls and waits. */
+            if (wsLastEnd != 0) ws[RG_WS_GAP_CYCLES] += (unsigned long long)(b0 - wsLastEnd);
+            wsLastEnd = b1;
+            if (++wsSince == RG_WS_FLUSH) rg_ws_flush(ws, &wsSince);
+          }
+#endif
           if (lane == 0u) {
             rg_row_sent(row, ctr);
             rg_st_rel_gpu(&q->tail, tail + n);
@@ -1231,7 +1338,19 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
           /* Claimed by ingress past its batch's end: no message here (it comes again later). */
           if (lane == 0u) rg_st_rel_gpu(&q->tail, tail + 1u);
         } else if (lane == 0u) {
+#ifdef RG_WAVE_STATS
+          const long long s0 = clock64();
+#endif
           rg_${G}_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch, co);
+#ifdef RG_WAVE_STATS
+          {
+            const long long s1 = clock64();
+            ws[RG_WS_SINGLES]++;
+            ws[RG_WS_SINGLE_CYCLES] += (unsigned long long)(s1 - s0);
+            if (wsLastEnd != 0) ws[RG_WS_GAP_CYCLES] += (unsigned long long)(s0 - wsLastEnd);
+            wsLastEnd = s1;
+          }
+#endif
           RG_COOP_END(co);
           rg_row_sent(row, ctr);
           rg_st_rel_gpu(&q->tail, tail + 1u);
@@ -1283,7 +1402,7 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
             const unsigned int mineRef = refs[lane < n ? lane : 0u];
             const unsigned int last = refs[n - 1u];
             unsigned char* mine = rg_ov_node(k->overflow, k->partitions, nodeBytes, mineRef) + RG_OV_NODE_HDR;
-            rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch);
+            rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch RG_WS_ARG);
             /* Lane i < n-1 frees node i (its turn is done: lane_turns ends with a warp barrier); lane n-1
                frees the old head. The last node taken becomes the list's head, as one node at a time does. */
             if (lane + 1u < n) rg_ov_free(k->overflow, k->partitions, nodeBytes, mineRef);
@@ -1351,6 +1470,10 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
         help = 1u;
       if (__shfl_sync(RG_FULL, help, 0) != 0u && rg_bulk_take(k->g, lane)) continue;
     }
+#endif
+#ifdef RG_WAVE_STATS
+    /* Idle: what this warp summed so far goes out now (the host reads the sums once the work is done). */
+    if (lane == 0u && wsSince != 0u && idle == 256u) rg_ws_flush(ws, &wsSince);
 #endif
     if (idle < RG_WORKER_SPIN) idle++;
     else __nanosleep(RG_WORKER_IDLE_NS);
