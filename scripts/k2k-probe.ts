@@ -67,7 +67,7 @@ for (const partitions of partitionsList) {
 /** device.ts RG_WS_* sums → per batch and per turn figures (SM clock cycles). */
 function waveSummary(w: BigUint64Array): Record<string, number> {
   const n = (i: number) => Number(w[i] ?? 0n);
-  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, gap, singles, singleCycles] = Array.from({ length: 14 }, (_, i) => n(i));
+  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, , singles, singleCycles, preSend, claim, publish, postSend] = Array.from({ length: 18 }, (_, i) => n(i));
   const per = (a: number, b: number) => (b ? Math.round((a / b) * 10) / 10 : 0);
   return {
     batches: batches!,
@@ -80,7 +80,11 @@ function waveSummary(w: BigUint64Array): Record<string, number> {
     activateCycles: per(act!, turns!),
     handleCycles: per(handle!, turns!),
     afterCycles: per(after!, turns!),
-    gapCyclesBetweenBatches: per(gap!, batches! + singles!),
+    // The handler's parts, per turn that sent one K2K message (averaged over all turns: Relay's walks all send).
+    handlerBeforeSendCycles: per(preSend!, turns!),
+    sendClaimCycles: per(claim!, turns!),
+    sendFillPublishCycles: per(publish!, turns!),
+    handlerAfterSendCycles: per(postSend!, turns!),
     singles: singles!,
     cyclesPerSingle: per(singleCycles!, singles!),
   };

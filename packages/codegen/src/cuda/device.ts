@@ -33,6 +33,14 @@ export function runtimeSection(): string {
 ${counters}
 #define RG_NCOUNTERS ${COUNTERS.length}u
 ${stampSection()}
+/* RG_WAVE_STATS (a diagnostic, see the persistent loop): a turn's phase stamps, per thread. */
+#if defined(RG_WAVE_STATS) && defined(__CUDACC__)
+#define RG_WS_MARKS 8
+__shared__ long long rg_ws_mark[${THREADS_PER_BLOCK}][RG_WS_MARKS];
+#define RG_WS_MARK(i) (rg_ws_mark[threadIdx.x][i] = clock64())
+#else
+#define RG_WS_MARK(i) ((void)0)
+#endif
 
 /* Partition of a key: every key has exactly one consumer warp (turns and FIFO without locks). */
 RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts) {
@@ -190,6 +198,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
   rg_RingHeader* q = (rg_RingHeader*)(base + part * qbytes);
   unsigned int idx;
   RG_STAMP(RG_S_K2K_SEND);
+  RG_WS_MARK(4);
   tk->ovRef = 0u;
   if (rt->poolNodes != 0u) {
     unsigned char* pool = (unsigned char*)(((unsigned long long)rt->poolHi << 32) | rt->poolLo);
@@ -197,6 +206,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
     /* The queue only while this partition's overflow is empty and the queue has room (FIFO, above). */
     if (rg_ld_acq_gpu(count) == 0u && rg_queue_claim(q, rt->queueCapacity, 0u, &idx)) {
       RG_STAMP(RG_S_K2K_CLAIMED);
+      RG_WS_MARK(5);
       tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
       tk->index = idx;
       return tk->slot + RG_HDR;
@@ -220,6 +230,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
   }
   if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
   RG_STAMP(RG_S_K2K_CLAIMED);
+  RG_WS_MARK(5);
   tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
   tk->index = idx;
   return tk->slot + RG_HDR;
@@ -277,6 +288,7 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
     rg_st_rel_gpu(&h->seq, tk->index + 1u);
   }
   RG_STAMP(RG_S_K2K_PUBLISHED);
+  RG_WS_MARK(6);
 #elif defined(RG_HOST_HARNESS)
   rg_host_k2k_publish(t, tk->slot, len);
 #endif
@@ -770,13 +782,15 @@ static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES =
 #define RG_WS_GAP_CYCLES 11
 #define RG_WS_SINGLES 12
 #define RG_WS_SINGLE_CYCLES 13
-#define RG_WS_N 14
+#define RG_WS_PRE_SEND 14
+#define RG_WS_CLAIM 15
+#define RG_WS_PUBLISH 16
+#define RG_WS_POST_SEND 17
+#define RG_WS_N 18
 #define RG_WS_FLUSH 64u
 extern "C" {
 __device__ unsigned long long rg_wave_stats[RG_WS_N];
 }
-__shared__ long long rg_ws_mark[RG_WARPS_PER_BLOCK * 32u][4];
-#define RG_WS_MARK(i) (rg_ws_mark[threadIdx.x][i] = clock64())
 __device__ static void rg_ws_flush(unsigned long long* ws, unsigned int* since) {
   for (unsigned int i = 0; i < RG_WS_N; i++) {
     if (ws[i]) atomicAdd(&rg_wave_stats[i], ws[i]);
@@ -784,8 +798,6 @@ __device__ static void rg_ws_flush(unsigned long long* ws, unsigned int* since) 
   }
   *since = 0u;
 }
-#else
-#define RG_WS_MARK(i) ((void)0)
 #endif
 /*
  * Bulk jobs from turns (rg_bulk_job): on for units whose scratch is too large for lane turns (abi.ts
@@ -1174,7 +1186,7 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
   for (unsigned int c = 0; c < RG_NCOUNTERS; c++) counts[c] = 0u;
   unsigned char* own = scratch + (unsigned long long)lane * RG_SCRATCH_BYTES;
 #ifdef RG_WAVE_STATS
-  unsigned long long wsTurn = 0ull, wsPh[4] = {0ull, 0ull, 0ull, 0ull}, wsMax = 0ull, wsWaves = 0ull, wsTurns = 0ull;
+  unsigned long long wsTurn = 0ull, wsPh[8] = {0ull, 0ull, 0ull, 0ull, 0ull, 0ull, 0ull, 0ull}, wsMax = 0ull, wsWaves = 0ull, wsTurns = 0ull;
 #endif
   while (todo != 0u) {
     const bool go = ((todo >> lane) & 1u) != 0u && (unsigned int)(__ffs(same & todo) - 1) == lane;
@@ -1192,6 +1204,13 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
       wsPh[1] += (unsigned long long)(m[2] - m[1]);
       wsPh[2] += (unsigned long long)(m[3] - m[2]);
       wsPh[3] += (unsigned long long)(w1 - m[3]);
+      /* A turn that sent one K2K message (stamps 4..6 newer than its start): the handler's parts. */
+      if (m[4] > m[2] && m[5] > m[4] && m[6] > m[5] && m[3] > m[6]) {
+        wsPh[4] += (unsigned long long)(m[4] - m[2]);
+        wsPh[5] += (unsigned long long)(m[5] - m[4]);
+        wsPh[6] += (unsigned long long)(m[6] - m[5]);
+        wsPh[7] += (unsigned long long)(m[3] - m[6]);
+      }
       wsTurns++;
     }
     wsWaves++;
@@ -1211,7 +1230,7 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
   for (unsigned int o = 16u; o != 0u; o >>= 1) {
     wsTurn += __shfl_xor_sync(RG_FULL, wsTurn, o);
     wsTurns += __shfl_xor_sync(RG_FULL, wsTurns, o);
-    for (unsigned int i = 0; i < 4u; i++) wsPh[i] += __shfl_xor_sync(RG_FULL, wsPh[i], o);
+    for (unsigned int i = 0; i < 8u; i++) wsPh[i] += __shfl_xor_sync(RG_FULL, wsPh[i], o);
     const unsigned long long om = __shfl_xor_sync(RG_FULL, wsMax, o);
     if (om > wsMax) wsMax = om;
   }
@@ -1220,6 +1239,7 @@ __device__ static void rg_${G}_lane_turns(rg_kernel* k, unsigned int n, unsigned
     ws[RG_WS_TURNS] += wsTurns;
     ws[RG_WS_TURN_CYCLES] += wsTurn;
     for (unsigned int i = 0; i < 4u; i++) ws[RG_WS_DECODE + i] += wsPh[i];
+    for (unsigned int i = 0; i < 4u; i++) ws[RG_WS_PRE_SEND + i] += wsPh[4u + i];
     ws[RG_WS_MAX_TURN] += wsMax;
   }
 #endif
