@@ -9,7 +9,7 @@
  * walks (device.ts RG_WS_*): messages per batch of lane turns, waves per batch, cycles per batch, per
  * lane turn and per phase of a turn, and the cycles between batches.
  *
- *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/k2k-probe.ts [--partitions 1024,2048] [--walks 16384] [--trials 3]
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/k2k-probe.ts [--partitions 1024,2048] [--queue 1024,256] [--walks 16384] [--trials 3]
  */
 import { GrainSystem } from '../packages/core/src/index.ts';
 import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
@@ -22,14 +22,15 @@ const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(
 const partitionsList = option('--partitions', '1024').split(',').map(Number);
 const walksList = option('--walks', '16384').split(',').map(Number);
 const trials = Number(option('--trials', '3'));
+const queues = option('--queue', '1024').split(',').map(Number);
 if (!probeCuda().ok) {
   console.log('k2k-probe: no CUDA device');
   process.exit(0);
 }
 const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const partitions of partitionsList) {
-  const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
+for (const partitions of partitionsList) for (const queueCapacity of queues) {
+  const backend = new CudaBackend({ partitions, queueCapacity });
   const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
@@ -39,7 +40,7 @@ for (const partitions of partitionsList) {
   try {
     await sys.start();
   } catch (e) {
-    console.log(JSON.stringify({ defines, partitions, error: String(e) }));
+    console.log(JSON.stringify({ defines, partitions, queueCapacity, error: String(e) }));
     continue;
   }
   try {
@@ -58,7 +59,7 @@ for (const partitions of partitionsList) {
       const after = readWaveStats(backend);
       if (before && after) waves[walks] = waveSummary(after.map((v, i) => v - before[i]!));
     }
-    console.log(JSON.stringify({ defines, partitions, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks, ...(Object.keys(waves).length ? { waves } : {}) }));
+    console.log(JSON.stringify({ defines, partitions, queueCapacity, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks, ...(Object.keys(waves).length ? { waves } : {}) }));
   } finally {
     await sys.shutdown();
   }
