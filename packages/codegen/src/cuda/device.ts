@@ -879,6 +879,8 @@ struct rg_kernel {
   unsigned char* timerHost;
   /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
   unsigned int metaOn;
+  /* DeviceGlobals.hooksOn, read once at launch: activations run the class's onActivate. */
+  unsigned int hooksOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -1056,7 +1058,8 @@ ${timers}
 
 #if RG_${G}_HAS_ON_ACTIVATE
 /*
- * onActivate, run as a turn of an actor the turn in progress just activated: after its declared timers
+ * onActivate (where DeviceGlobals.hooksOn: a class with persistence, as on the CPU backend), run as a
+ * turn of an actor the turn in progress just activated: after its declared timers
  * were armed (so the hook may stop or restart them) and before the message's own turn, with the
  * message's clock (the CPU backend's order). A failure counts as a handler error and goes to the host as
  * a failed tell under the hook's method id (core reports it as a tellError); the message still runs, as
@@ -1086,7 +1089,7 @@ __device__ static void rg_${G}_on_activate(rg_kernel* k, unsigned int* ctr, rg_$
   }
 }
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) \
-  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) rg_${G}_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
+  do { if ((k)->hooksOn && (ctr)[RG_C_ACTIVATIONS] != (acts)) rg_${G}_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
 #else
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) ((void)0)
 #endif
@@ -2044,6 +2047,7 @@ ${kernelSignature(G)} {
   k.timers = timers;
   k.timerHost = timerHost;
   k.metaOn = rg_ld_vol(&k.g->metaOn);
+  k.hooksOn = rg_ld_vol(&k.g->hooksOn);
   if (warp == 0u) rg_${G}_control(&k, lane);
   else if (warp <= partitions) rg_${G}_worker(&k, warp - 1u, lane);
   else rg_${G}_lane_ingress(&k, warp - partitions, lane);
