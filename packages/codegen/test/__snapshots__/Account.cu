@@ -666,7 +666,8 @@ struct rg_DeviceGlobals {
   unsigned int _pad0[31];
   unsigned int stateNext;
   unsigned int metaOn;
-  unsigned int _pad1[30];
+  unsigned int hooksOn;
+  unsigned int _pad1[29];
   unsigned int mode;
   unsigned int _pad2[31];
   unsigned int modeGen;
@@ -681,7 +682,8 @@ RG_OFFSET_ASSERT(rg_DeviceGlobals, replyReserve, 0, "rg_DeviceGlobals.replyReser
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad0, 4, "rg_DeviceGlobals._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, stateNext, 128, "rg_DeviceGlobals.stateNext: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, metaOn, 132, "rg_DeviceGlobals.metaOn: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 136, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, hooksOn, 136, "rg_DeviceGlobals.hooksOn: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 140, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
@@ -1938,6 +1940,8 @@ struct rg_kernel {
   unsigned char* timerHost;
   /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
   unsigned int metaOn;
+  /* DeviceGlobals.hooksOn, read once at launch: activations run the class's onActivate. */
+  unsigned int hooksOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -2240,7 +2244,8 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
 
 #if RG_Account_HAS_ON_ACTIVATE
 /*
- * onActivate, run as a turn of an actor the turn in progress just activated: after its declared timers
+ * onActivate (where DeviceGlobals.hooksOn: a class with persistence, as on the CPU backend), run as a
+ * turn of an actor the turn in progress just activated: after its declared timers
  * were armed (so the hook may stop or restart them) and before the message's own turn, with the
  * message's clock (the CPU backend's order). A failure counts as a handler error and goes to the host as
  * a failed tell under the hook's method id (core reports it as a tellError); the message still runs, as
@@ -2270,7 +2275,7 @@ __device__ static void rg_Account_on_activate(rg_kernel* k, unsigned int* ctr, r
   }
 }
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) \
-  do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) rg_Account_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
+  do { if ((k)->hooksOn && (ctr)[RG_C_ACTIVATIONS] != (acts)) rg_Account_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
 #else
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) ((void)0)
 #endif
@@ -3256,6 +3261,7 @@ extern "C" __global__ void __launch_bounds__(128, RG_MIN_BLOCKS_PER_SM) rg_Accou
   k.timers = timers;
   k.timerHost = timerHost;
   k.metaOn = rg_ld_vol(&k.g->metaOn);
+  k.hooksOn = rg_ld_vol(&k.g->hooksOn);
   if (warp == 0u) rg_Account_control(&k, lane);
   else if (warp <= partitions) rg_Account_worker(&k, warp - 1u, lane);
   else rg_Account_lane_ingress(&k, warp - partitions, lane);
