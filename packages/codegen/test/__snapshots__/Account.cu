@@ -2251,7 +2251,8 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
  * a failed tell under the hook's method id (core reports it as a tellError); the message still runs, as
  * on the CPU. 'stage' may be written: the message was decoded into the scratch before activation.
  */
-__device__ static void rg_Account_on_activate(rg_kernel* k, unsigned int* ctr, rg_Account_state* st, long long key, double now, unsigned int part, unsigned char* stage, unsigned int cap, rg_coop* co) {
+/* __noinline__: it runs once per activation; inlined, it would add its registers to every turn. */
+__device__ static __noinline__ void rg_Account_on_activate(rg_kernel* k, unsigned int* ctr, rg_Account_state* st, long long key, double now, unsigned int part, unsigned char* stage, unsigned int cap, rg_coop* co) {
   rg_turn t = {};
   t.key = key;
   t.now = now;
