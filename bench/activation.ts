@@ -4,15 +4,22 @@
  * it, onActivate and the turn run, the reply comes back. Against the same ask to the actor once it is
  * held (the ordinary ask round trip). Target: first-message p50 ≤ 50 µs on the CPU backend with LMDB.
  *
- *   node --import tsx bench/activation.ts [--actors 2000] [--trials 5] [--threads 1]
+ *   node --import tsx bench/activation.ts [--actors 2000] [--trials 5] [--threads 1] [--backend cpu|cuda]
  *
  * Each trial starts a new system on the stored states, asks every actor once (first message, timed) and
  * then once more (held, timed); the p50 of each trial is printed, then the median of the trials.
+ *
+ * `--backend cuda` (a GPU): the same with the class on the CUDA backend where it accepts storage (loads
+ * through the host: the GPU has no lane reads). While it refuses storage (StorageUnsupportedError: no
+ * writeStates/deactivateIdle yet) it says so and times what the GPU does without a load: the first
+ * message to an actor the kernel never held (activation, the translated onActivate, the turn; the
+ * backend's testing option activationHooks) against a held actor's ask — the floor of a miss that the
+ * host serves, which adds the host's load and upload to it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GrainSystem } from '@ringgrain/core';
+import { GrainSystem, StorageUnsupportedError } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { Stored } from '../test/fixtures/stored.ts';
@@ -26,6 +33,12 @@ const arg = (name: string, dflt: number) => {
 const ACTORS = arg('actors', 2000);
 const TRIALS = arg('trials', 5);
 const THREADS = arg('threads', 1);
+const BACKEND = process.argv.includes('--backend') ? process.argv[process.argv.indexOf('--backend') + 1] : 'cpu';
+if (BACKEND !== 'cpu' && BACKEND !== 'cuda') throw new Error(`--backend cpu|cuda, got ${BACKEND}`);
+if (BACKEND === 'cuda') {
+  await cudaBench();
+  process.exit(0);
+}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-activation-'));
 function system(store: LmdbStore): GrainSystem {
@@ -89,3 +102,81 @@ const fh = median(runs.host.map((r) => r.first));
 console.log(`activation of a stored actor on its first message (LMDB, ${THREADS} thread(s), ${ACTORS} actors, median of ${TRIALS} trials' p50):`);
 console.log(`| loads by | first message p50 | held actor ask p50 |\n|---|---:|---:|\n| the consumer thread (laneReads, default) | ${f.toFixed(1)} µs | ${h.toFixed(1)} µs |\n| the host (laneReads: false) | ${fh.toFixed(1)} µs | ${median(runs.host.map((r) => r.held)).toFixed(1)} µs |`);
 console.log(`host path / lane path: ${(fh / f).toFixed(2)}×; target first message ≤ 50 µs: ${f <= 50 ? 'met' : 'not met'} (${f.toFixed(1)} µs)`);
+
+/** Asks every key once (first message, checked by `check`) and again (held); p50s in µs. */
+async function firstAndHeld(s: GrainSystem, keys: number, check: (k: number, r: { count: number; activations: number; logLen: number; log: ArrayLike<number> }) => void): Promise<{ first: number; held: number }> {
+  for (let i = 0; i < 200; i++) await s.grain(Stored, keys + i).get({});
+  const first: number[] = [];
+  const held: number[] = [];
+  for (let k = 0; k < keys; k++) {
+    const ref = s.grain(Stored, k);
+    let t0 = performance.now();
+    const r = await ref.get({});
+    first.push(performance.now() - t0);
+    check(k, r);
+    t0 = performance.now();
+    await ref.get({});
+    held.push(performance.now() - t0);
+  }
+  return { first: median(first) * 1000, held: median(held) * 1000 };
+}
+
+async function cudaBench(): Promise<void> {
+  const { CudaBackend, probeCuda } = await import('@ringgrain/cuda-backend');
+  const probe = probeCuda();
+  if (!probe.ok) throw new Error(`--backend cuda: no CUDA driver/device (${probe.reason})`);
+  const cdir = mkdtempSync(path.join(os.tmpdir(), 'rg-activation-cuda-'));
+  const seed = new LmdbStore({ dataDir: cdir });
+  {
+    const s = system(seed);
+    await s.start();
+    await s.askMany(Stored, 'add', { key: Float64Array.from({ length: ACTORS }, (_, i) => i), n: new Float64Array(ACTORS).fill(1) });
+    await s.shutdown();
+  }
+  await seed.close();
+  const opts = { placement: 'cuda', maxActors: Math.max(16384, 2 * (ACTORS + 200)), ringCapacity: 1024, replyCapacity: 1024 } as const;
+  const rows: string[] = [];
+  // Stored states loaded on the first message, where the CUDA backend accepts storage.
+  const loads: Array<{ first: number; held: number }> = [];
+  let refused: string | undefined;
+  for (let t = 0; t < TRIALS && refused === undefined; t++) {
+    const st = new LmdbStore({ dataDir: cdir, laneReads: false });
+    const s = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1 }) }, logLevel: 'warn', handleSignals: false });
+    s.register(Stored, { ...opts, storage: st, flushIntervalMs: 3_600_000 });
+    try {
+      await s.start();
+    } catch (e) {
+      if (!(e instanceof StorageUnsupportedError)) throw e;
+      refused = e.message.split('\n')[0];
+      await st.close();
+      break;
+    }
+    const p = await firstAndHeld(s, ACTORS, (k, r) => {
+      if (r.count !== 1) throw new Error(`actor ${k}: stored count 1 expected, got ${r.count}`);
+    });
+    await s.shutdown();
+    await st.close();
+    loads.push(p);
+    console.log(`trial ${t} cuda, stored state loaded through the host: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`);
+  }
+  if (refused !== undefined) console.log(`storage on CUDA: refused (${refused})`);
+  else rows.push(`| stored actor, loaded through the host | ${median(loads.map((r) => r.first)).toFixed(1)} µs | ${median(loads.map((r) => r.held)).toFixed(1)} µs |`);
+  // No load: an actor the kernel never held is activated, runs the translated onActivate, then the turn.
+  const fresh: Array<{ first: number; held: number }> = [];
+  for (let t = 0; t < TRIALS; t++) {
+    const s = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1, activationHooks: true }) }, logLevel: 'warn', handleSignals: false });
+    s.register(Stored, opts);
+    await s.start();
+    const p = await firstAndHeld(s, ACTORS, (k, r) => {
+      if (r.activations !== 1 || r.logLen !== 2 || r.log[0] !== 1 || r.log[1] !== 3) throw new Error(`actor ${k}: onActivate then get expected, got activations ${r.activations}, log ${Array.from(r.log).slice(0, r.logLen).join(',')}`);
+    });
+    await s.shutdown();
+    fresh.push(p);
+    console.log(`trial ${t} cuda, new actor with onActivate (no load): first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`);
+  }
+  rows.push(`| new actor: activation + onActivate on the GPU, no load | ${median(fresh.map((r) => r.first)).toFixed(1)} µs | ${median(fresh.map((r) => r.held)).toFixed(1)} µs |`);
+  rmSync(cdir, { recursive: true, force: true });
+  console.log(`${commitOf()} ${machineOf()} ${probe.device.name}`);
+  console.log(`first message on CUDA (${ACTORS} actors, median of ${TRIALS} trials' p50):`);
+  console.log(`| first message to | first message p50 | held actor ask p50 |\n|---|---:|---:|\n${rows.join('\n')}`);
+}

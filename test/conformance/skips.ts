@@ -8,10 +8,11 @@ function persistentSkips(reason: string): Record<string, string> {
 }
 /*
  * The CUDA kernel keeps dirty marks and reads them out (readDirty: codegen state-meta.ts, cuda-backend
- * state-gather.ts), but the system refuses storage on a backend without all three state methods.
+ * state-gather.ts) and runs translated activation hooks (codegen kernel.ts), but the system refuses storage
+ * on a backend without all three state methods.
  */
 const NO_GPU_STATE =
-  'CUDA backend has readDirty (dirty marks + gather kernel) but not writeStates (parking an absent actor\'s messages on the device until its stored state is uploaded, running onActivate there) nor deactivateIdle (onDeactivate on the GPU, freeing directory slots), and the generated kernel translates no activation hooks: the system refuses storage on CUDA (cuda-backend backend.ts)';
+  'CUDA backend has readDirty (dirty marks + gather kernel) and runs the translated onActivate at activation, but not writeStates (parking an absent actor\'s messages on the device until its stored state is uploaded) nor deactivateIdle (running onDeactivate, freeing directory entries and slots): the system refuses storage and idleMs on CUDA (core system.ts, StorageUnsupportedError)';
 /** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
 function reminderSkips(): Record<string, string> {
   return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE}`]));

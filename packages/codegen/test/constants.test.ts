@@ -78,4 +78,10 @@ describe('the bulk job boards (abi.ts BulkBoard) are what the C reads, and the b
     const g = abi.sizes({ maxActors: 1, ringCapacity: 2, replyCapacity: 2, slotSize: 64, partitions: 3, queueCapacity: 2, lanes: 2 }).globals;
     expect(g).toBe(layoutOf(DeviceGlobals).size + 4 * 32 + 4 * 2);
   });
+  it('DeviceGlobals.hooksOn sits beside metaOn (one line the host writes before launch), asserted in the C', () => {
+    const at = (f: string) => layoutOf(DeviceGlobals).fields?.find((x) => x.name === f)?.offset;
+    expect(at('hooksOn')).toBe((at('metaOn') ?? -1) + 4);
+    expect(at('mode')).toBe(256);
+    expect(source).toContain(`RG_OFFSET_ASSERT(rg_DeviceGlobals, hooksOn, ${at('hooksOn')}, "rg_DeviceGlobals.hooksOn: offset differs from layoutOf");`);
+  });
 });

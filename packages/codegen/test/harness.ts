@@ -57,6 +57,35 @@ int main() {
     long long key;
     unsigned budget;
     std::string stateHex;
+    if (cmd == "K") {
+      /* An activation hook (method: RG_HOOK_*) as the kernel runs it: rc, state, error text, sends. */
+      in >> key >> budget >> stateHex;
+      std::vector<unsigned char> sb = unhex(stateHex);
+      static rg_${G}_state hs;
+      if (sb.size() != sizeof(hs)) { std::cout << "BAD_STATE\n"; continue; }
+      memcpy(&hs, sb.data(), sizeof(hs));
+      rg_turn t;
+      memset(&t, 0, sizeof(t));
+      t.key = key;
+      t.now = 1234.5;
+      t.budget = budget;
+      t.method = method;
+      t.sender = RG_HOST_SENDER;
+      sent.clear();
+      int rc = rg_${G}_hook(&t, &hs, method);
+      std::string error = "-";
+      if (rc > RG_FORWARDED) {
+        static unsigned char out[1 << 16];
+        rg_wr w = {out, 0u, sizeof(out)};
+        const char* text = rg_turn_error(&t, rc);
+        rg_wr_str(&w, text, rg_strlen(text));
+        error = hex(out, w.pos);
+      }
+      std::cout << rc << " " << hex((const unsigned char*)&hs, sizeof(hs)) << " - " << error << " " << sent.size();
+      for (auto& s : sent) std::cout << " " << s;
+      std::cout << "\n";
+      continue;
+    }
     in >> key >> budget >> stateHex >> payloadHex;
     std::vector<unsigned char> p = unhex(payloadHex);
     std::vector<unsigned char> sb = unhex(stateHex);
@@ -158,6 +187,16 @@ export class Harness {
   /** Decode then re-encode each payload: undefined where the unit rejected it. */
   decode(items: readonly { method: number; payload: Uint8Array }[]): (Uint8Array | undefined)[] {
     return this.run(items.map((i) => `D ${i.method} ${toHex(i.payload)}`)).map((l) => (l.startsWith('OK ') ? fromHex(l.slice(3)) : undefined));
+  }
+
+  /** Runs activation hook `which` (HOOK_METHOD id) of the unit, as rg_*_hook does in the kernel (reply: always undefined). */
+  hooks(items: readonly { which: number; key: number; budget: number; state: Uint8Array }[]): TurnResult[] {
+    return this.run(items.map((i) => `K ${i.which} ${i.key} ${i.budget} ${toHex(i.state)}`)).map((l) => {
+      const [rc, st, , err, n, ...sent] = l.split(' ');
+      if (st === undefined || Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);
+      const error = err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
+      return { rc: Number(rc), state: fromHex(st), reply: undefined, sent: sent.map(fromHex), error };
+    });
   }
 
   turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {

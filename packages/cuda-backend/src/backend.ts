@@ -64,6 +64,12 @@ export interface CudaBackendOptions {
    * its K2K path). For tests and benchmarks of the dirty gather (`@ringgrain/cuda-backend/testing`).
    */
   readonly stateMarks?: boolean;
+  /**
+   * Run the class's onActivate at every activation, also of classes without persistence (default false:
+   * as on the CPU backend, hooks run only for classes with storage or idleMs). For tests of the
+   * translated hooks on the GPU (test/hooks/activation-hooks.test.ts).
+   */
+  readonly activationHooks?: boolean;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
   readonly stopTimeoutMs?: number;
   /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
@@ -231,6 +237,7 @@ export class CudaBackend implements Backend {
       overflowBytes: opts.overflowBytes ?? -1,
       healthIntervalMs: opts.healthIntervalMs ?? 50,
       stateMarks: opts.stateMarks ?? false,
+      activationHooks: opts.activationHooks ?? false,
       reserveSMs: opts.reserveSMs,
       cacheDir: opts.cacheDir,
     };
@@ -668,6 +675,8 @@ export class CudaKernel implements BackendKernel {
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
     // A class with persistent state keeps dirty marks in its turns (DeviceGlobals.metaOn, state-meta.ts).
     if (plan.persistence || backend.options.stateMarks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'metaOn'));
+    // Activation hooks run where the CPU backend runs them: in a class with persistence (DeviceGlobals.hooksOn).
+    if (plan.persistence || backend.options.activationHooks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'hooksOn'));
     ctx.synchronize(this.stream);
   }
 

@@ -115,7 +115,12 @@ export const DeviceGlobals = t.struct({
    * dirty mark and last-turn clock (state-meta.ts). 0: they skip it, fences included.
    */
   metaOn: t.u32,
-  _pad1: t.array(t.u32, LINE - 2),
+  /**
+   * 1 when the class's activation hooks run (written by the host before launch): with persistence, as the
+   * CPU backend runs them (only classes with storage or idleMs activate and deactivate with hooks).
+   */
+  hooksOn: t.u32,
+  _pad1: t.array(t.u32, LINE - 3),
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),

@@ -890,6 +890,8 @@ struct rg_kernel {
   unsigned char* timerHost;
   /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
   unsigned int metaOn;
+  /* DeviceGlobals.hooksOn, read once at launch: activations run the class's onActivate. */
+  unsigned int hooksOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -1065,6 +1067,45 @@ __device__ static rg_${G}_state* rg_${G}_activate(rg_kernel* k, unsigned int* ct
 
 ${timers}
 
+#if RG_${G}_HAS_ON_ACTIVATE
+/*
+ * onActivate (where DeviceGlobals.hooksOn: a class with persistence, as on the CPU backend), run as a
+ * turn of an actor the turn in progress just activated: after its declared timers
+ * were armed (so the hook may stop or restart them) and before the message's own turn, with the
+ * message's clock (the CPU backend's order). A failure counts as a handler error and goes to the host as
+ * a failed tell under the hook's method id (core reports it as a tellError); the message still runs, as
+ * on the CPU. 'stage' may be written: the message was decoded into the scratch before activation.
+ */
+/* __noinline__: it runs once per activation; inlined, it would add its registers to every turn. */
+__device__ static __noinline__ void rg_${G}_on_activate(rg_kernel* k, unsigned int* ctr, rg_${G}_state* st, long long key, double now, unsigned int part, unsigned char* stage, unsigned int cap, rg_coop* co) {
+  rg_turn t = {};
+  t.key = key;
+  t.now = now;
+  t.budget = k->turnBudget;
+  t.method = RG_HOOK_ON_ACTIVATE;
+  t.sender = RG_HOST_SENDER;
+  t.grain = ${selfId}u;
+  t.sendBudget = k->sendBudget;
+  t.routes = k->routes;
+  t.nroutes = k->routeCount;
+  t.co = co;
+  RG_TM_TURN(k, &t, st, part);
+  const bool writes = rg_${G}_hook_writes(RG_HOOK_ON_ACTIVATE);
+  if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
+  const int rc = rg_${G}_hook(&t, st, RG_HOOK_ON_ACTIVATE);
+  if (writes && k->metaOn) rg_meta_touch(k->states, k->maxActors, st, now);
+  ctr[RG_C_K2K_SENT] += t.sent;
+  if (rc > RG_FORWARDED) {
+    ctr[RG_C_HANDLER_ERRORS]++;
+    rg_reply_text(k, stage, cap, RG_HOOK_ON_ACTIVATE, RG_REPLY | RG_ERROR, 0u, rg_turn_error(&t, rc));
+  }
+}
+#define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) \
+  do { if ((k)->hooksOn && (ctr)[RG_C_ACTIVATIONS] != (acts)) rg_${G}_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
+#else
+#define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) ((void)0)
+#endif
+
 /*
  * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
  * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
@@ -1106,7 +1147,10 @@ __device__ static __noinline__ void rg_${G}_turn(rg_kernel* k, unsigned int* ctr
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = rg_${G}_activate(k, ctr, key, part);
     if (!st) why = "state table full (maxActors)";
-    else RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
+    else {
+      RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
+      RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co); /* then the class's onActivate */
+    }
   }
   RG_STAMP(RG_S_W_ACTIVATED);
   RG_WS_MARK(2);
@@ -2015,6 +2059,7 @@ ${kernelSignature(G)} {
   k.timers = timers;
   k.timerHost = timerHost;
   k.metaOn = rg_ld_vol(&k.g->metaOn);
+  k.hooksOn = rg_ld_vol(&k.g->hooksOn);
   if (warp == 0u) rg_${G}_control(&k, lane);
   else if (warp <= partitions) rg_${G}_worker(&k, warp - 1u, lane);
   else rg_${G}_lane_ingress(&k, warp - partitions, lane);

@@ -1,4 +1,4 @@
-import { ControlBlock, RingHeader, SlotHeader, type GrainDef } from '@ringgrain/core';
+import { ControlBlock, HOOK_METHOD, HOOK_NAMES, RingHeader, SlotHeader, t as schema, type GrainDef, type MethodDef } from '@ringgrain/core';
 import { BulkBoard, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';
@@ -8,7 +8,7 @@ import { lowerBlock } from './lower-stmt.ts';
 import { PRELUDE } from './prelude.ts';
 import { FnScope } from './scope.ts';
 import type { LoopNote } from '../front/parallel.ts';
-import { loadModule, parseHandler, siteFor } from '../front/source.ts';
+import { hasMethod, loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
 import { GatherHeader, StateMeta } from './state-meta.ts';
 import { mayWriteState } from '../front/state-writes.ts';
@@ -24,7 +24,7 @@ export interface GeneratedKernel {
   /** One CUDA C++ translation unit (NVRTC- and nvcc-compilable; codecs and handlers also build with g++). */
   readonly source: string;
   readonly abi: Abi;
-  /** The parsed syntax trees (version 1), by `method:<name>` and `helper:<name>`. */
+  /** The parsed syntax trees (version 1), by `method:<name>`, `hook:<name>` (activation hooks) and `helper:<name>`. */
   readonly trees: ReadonlyMap<string, FunctionAst>;
   /** Every top-level loop of the handlers: whether it runs element-parallel on the warp, and why (not). */
   readonly loops: readonly LoopNote[];
@@ -95,6 +95,37 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     );
   });
 
+  // Activation hooks (state, ctx): translated like handlers, run by the kernel as turns of the actor
+  // (onActivate when it activates one). A hook is a tell without a message: its request is empty.
+  const hookDefs: MethodDef[] = HOOK_NAMES.flatMap((name) =>
+    hasMethod(mod, G, name) ? [{ id: HOOK_METHOD[name as keyof typeof HOOK_METHOD], name, request: schema.struct({}), reply: undefined }] : [],
+  );
+  const hooks = hookDefs.map((m) => {
+    const ast = parseHandler(mod, G, m.name);
+    unit.trees.set(`hook:${m.name}`, ast);
+    const site = siteFor(mod, G, m.name);
+    const roles = new Map<string, 'state' | 'msg' | 'ctx'>();
+    ast.params.forEach((p, j) => {
+      const role = j === 0 ? 'state' : j === 1 ? 'ctx' : undefined;
+      if (!role) {
+        throw new CodegenError('CODEGEN_UNSUPPORTED', 'extra parameter', `activation hook ${G}.${m.name} has ${ast.params.length} parameters`, { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column }, 'hooks take (state, ctx)');
+      }
+      roles.set(p.name, role);
+    });
+    const req = unit.typeOfRequest(def, m);
+    const fn = new FnScope(unit, site, def, m, roles, 'return t->err;', undefined);
+    fn.handlerTypes = { state: stateType, req };
+    const body = lowerBlock(ast.body, fn);
+    const last = ast.body[ast.body.length - 1];
+    const tail = last?.kind === 'return' || last?.kind === 'throw' ? '' : '\nreturn RG_OK;';
+    return (
+      `/* ${G}.${m.name} (${mod.file}:${ast.loc.line}): activation hook */\n` +
+      `RG_HD static int rg_hk_${G}_${m.name}(rg_turn* t, ${stateType}* s, ${req}* m) {\n` +
+      `  (void)t; (void)s; (void)m; /* m: none (0), a hook reads only state and ctx */\n${indent(`${body}${tail}`, 2)}\n}`
+    );
+  });
+  const hookWriters = hookDefs.filter((m) => mayWriteState(unit.trees.get(`hook:${m.name}`)!, def.state));
+
   const scratch = scratchLayout(
     def.methods.map((m) => m.request),
     def.methods.map((m) => m.reply),
@@ -125,6 +156,19 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       writers.map((i) => `    case ${i}u:`).join('\n') +
       (writers.length ? '\n      return true;\n' : '') +
       `    default: return false;\n  }\n}`,
+    `#define RG_HOOK_ON_ACTIVATE ${HOOK_METHOD.onActivate}u\n#define RG_HOOK_ON_DEACTIVATE ${HOOK_METHOD.onDeactivate}u\n` +
+      `#define RG_${G}_HAS_ON_ACTIVATE ${hookDefs.some((m) => m.name === 'onActivate') ? 1 : 0}\n` +
+      `#define RG_${G}_HAS_ON_DEACTIVATE ${hookDefs.some((m) => m.name === 'onDeactivate') ? 1 : 0}\n` +
+      `/* Runs activation hook 'which' (RG_HOOK_*) of the class; RG_OK where the class does not define it. */\n` +
+      `RG_HD static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int which) {\n  (void)t; (void)s;\n  switch (which) {\n` +
+      hookDefs.map((m) => `    case ${m.id}u: return rg_hk_${G}_${m.name}(t, s, 0);`).join('\n') +
+      (hookDefs.length ? '\n' : '') +
+      `    default: return RG_OK;\n  }\n}`,
+    `/* Whether an activation hook may store into the state (front/state-writes.ts). */\n` +
+      `RG_HD static inline bool rg_${G}_hook_writes(unsigned int which) {\n  switch (which) {\n` +
+      hookWriters.map((m) => `    case ${m.id}u:`).join('\n') +
+      (hookWriters.length ? '\n      return true;\n' : '') +
+      `    default: return false;\n  }\n}`,
   ];
 
   const protocol = types.defs.slice(0, protocolTypes);
@@ -149,6 +193,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     unit.helperDefs.join('\n'),
     unit.loopDefs.join('\n'),
     handlers.join('\n'),
+    hooks.join('\n'),
     dispatch.join('\n'),
     deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch, unit.loopFns, timerDeviceSection(G, selfId, def, def.keyKind === 'string')),
   ]

@@ -1,5 +1,5 @@
 import { lowerTimerCall } from './timers.ts';
-import { describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
+import { HOOK_METHOD, HOOK_NAMES, describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
 import type { BinaryOp, Expr, Loc, Stmt } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { CodegenError } from '../front/errors.ts';
@@ -441,6 +441,7 @@ function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
   if (!method) throw new Error('handlerReturn outside a handler');
   const v = s.value;
   if (v && v.kind === 'call' && v.callee.kind === 'member' && v.callee.name === 'forward' && v.callee.object.kind === 'ident' && fn.roles.get(v.callee.object.name) === 'ctx') {
+    if (HOOK_NAMES.includes(method.name) && method.id >= HOOK_METHOD.onActivate) unsupported(fn.site, v.loc, 'ctx.forward in an activation hook', `${fn.grain.name}.${method.name} has no message to forward: send one with ctx.send`);
     return `${k2k(fn, v, true)}\n${fn.check()}\nreturn RG_FORWARDED;`;
   }
   if (!method.reply) {

@@ -104,6 +104,12 @@ export function parseHandler(mod: GrainModule, grain: string, method: string): F
   return parseFunction(siteFor(mod, grain, method), m, false);
 }
 
+/** Whether the class of grain `grain` defines a method `name` (an optional activation hook). */
+export function hasMethod(mod: GrainModule, grain: string, name: string): boolean {
+  const cls = mod.classes.get(grain);
+  return cls !== undefined && cls.members.some((x) => ts.isMethodDeclaration(x) && ts.isIdentifier(x.name) && x.name.text === name);
+}
+
 export function parseHelper(mod: GrainModule, grain: string, name: string): FunctionAst | undefined {
   const f = mod.helpers.get(name);
   return f ? parseFunction(siteFor(mod, grain, name), f, true) : undefined;

@@ -666,7 +666,8 @@ struct rg_DeviceGlobals {
   unsigned int _pad0[31];
   unsigned int stateNext;
   unsigned int metaOn;
-  unsigned int _pad1[30];
+  unsigned int hooksOn;
+  unsigned int _pad1[29];
   unsigned int mode;
   unsigned int _pad2[31];
   unsigned int modeGen;
@@ -681,7 +682,8 @@ RG_OFFSET_ASSERT(rg_DeviceGlobals, replyReserve, 0, "rg_DeviceGlobals.replyReser
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad0, 4, "rg_DeviceGlobals._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, stateNext, 128, "rg_DeviceGlobals.stateNext: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, metaOn, 132, "rg_DeviceGlobals.metaOn: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 136, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, hooksOn, 136, "rg_DeviceGlobals.hooksOn: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 140, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
@@ -1770,6 +1772,23 @@ RG_HD static inline bool rg_Account_writes_state(unsigned int method) {
     default: return false;
   }
 }
+#define RG_HOOK_ON_ACTIVATE 4294967280u
+#define RG_HOOK_ON_DEACTIVATE 4294967281u
+#define RG_Account_HAS_ON_ACTIVATE 0
+#define RG_Account_HAS_ON_DEACTIVATE 0
+/* Runs activation hook 'which' (RG_HOOK_*) of the class; RG_OK where the class does not define it. */
+RG_HD static int rg_Account_hook(rg_turn* t, rg_Account_state* s, unsigned int which) {
+  (void)t; (void)s;
+  switch (which) {
+    default: return RG_OK;
+  }
+}
+/* Whether an activation hook may store into the state (front/state-writes.ts). */
+RG_HD static inline bool rg_Account_hook_writes(unsigned int which) {
+  switch (which) {
+    default: return false;
+  }
+}
 /* ---- persistent ring kernel ----------------------------------------------------------------- */
 #if defined(__CUDACC__)
 #ifndef RG_INGRESS_SPIN
@@ -1932,6 +1951,8 @@ struct rg_kernel {
   unsigned char* timerHost;
   /* DeviceGlobals.metaOn, read once at launch: turns keep dirty marks (state-meta.ts). */
   unsigned int metaOn;
+  /* DeviceGlobals.hooksOn, read once at launch: activations run the class's onActivate. */
+  unsigned int hooksOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
@@ -2232,6 +2253,45 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
 #define RG_TM_CONTROL_CLOCK(k, lane) ((void)0)
 #define RG_TM_PUBLISH(k, lane) ((void)0)
 
+#if RG_Account_HAS_ON_ACTIVATE
+/*
+ * onActivate (where DeviceGlobals.hooksOn: a class with persistence, as on the CPU backend), run as a
+ * turn of an actor the turn in progress just activated: after its declared timers
+ * were armed (so the hook may stop or restart them) and before the message's own turn, with the
+ * message's clock (the CPU backend's order). A failure counts as a handler error and goes to the host as
+ * a failed tell under the hook's method id (core reports it as a tellError); the message still runs, as
+ * on the CPU. 'stage' may be written: the message was decoded into the scratch before activation.
+ */
+/* __noinline__: it runs once per activation; inlined, it would add its registers to every turn. */
+__device__ static __noinline__ void rg_Account_on_activate(rg_kernel* k, unsigned int* ctr, rg_Account_state* st, long long key, double now, unsigned int part, unsigned char* stage, unsigned int cap, rg_coop* co) {
+  rg_turn t = {};
+  t.key = key;
+  t.now = now;
+  t.budget = k->turnBudget;
+  t.method = RG_HOOK_ON_ACTIVATE;
+  t.sender = RG_HOST_SENDER;
+  t.grain = 0u;
+  t.sendBudget = k->sendBudget;
+  t.routes = k->routes;
+  t.nroutes = k->routeCount;
+  t.co = co;
+  RG_TM_TURN(k, &t, st, part);
+  const bool writes = rg_Account_hook_writes(RG_HOOK_ON_ACTIVATE);
+  if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
+  const int rc = rg_Account_hook(&t, st, RG_HOOK_ON_ACTIVATE);
+  if (writes && k->metaOn) rg_meta_touch(k->states, k->maxActors, st, now);
+  ctr[RG_C_K2K_SENT] += t.sent;
+  if (rc > RG_FORWARDED) {
+    ctr[RG_C_HANDLER_ERRORS]++;
+    rg_reply_text(k, stage, cap, RG_HOOK_ON_ACTIVATE, RG_REPLY | RG_ERROR, 0u, rg_turn_error(&t, rc));
+  }
+}
+#define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) \
+  do { if ((k)->hooksOn && (ctr)[RG_C_ACTIVATIONS] != (acts)) rg_Account_on_activate((k), (ctr), (st), (key), (now), (part), (stage), (cap), (co)); } while (0)
+#else
+#define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) ((void)0)
+#endif
+
 /*
  * One turn: validate, decode, activate, run the handler, reply. Nothing is dropped silently. The warp
  * copied the slot's first RG_STAGE_BYTES into 'stage' (shared memory): the header and a small request
@@ -2273,7 +2333,10 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = rg_Account_activate(k, ctr, key, part);
     if (!st) why = "state table full (maxActors)";
-    else RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
+    else {
+      RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
+      RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co); /* then the class's onActivate */
+    }
   }
   RG_STAMP(RG_S_W_ACTIVATED);
   RG_WS_MARK(2);
@@ -3210,6 +3273,7 @@ extern "C" __global__ void __launch_bounds__(128, RG_MIN_BLOCKS_PER_SM) rg_Accou
   k.timers = timers;
   k.timerHost = timerHost;
   k.metaOn = rg_ld_vol(&k.g->metaOn);
+  k.hooksOn = rg_ld_vol(&k.g->hooksOn);
   if (warp == 0u) rg_Account_control(&k, lane);
   else if (warp <= partitions) rg_Account_worker(&k, warp - 1u, lane);
   else rg_Account_lane_ingress(&k, warp - partitions, lane);
