@@ -20,7 +20,7 @@ describe('ringgrain codegen CLI', () => {
     const r = await run(['codegen', BANK, '--grain', 'Account']);
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
-    expect(r.out).toContain('extern "C" __global__ void __launch_bounds__(128, 3) rg_Account_main(');
+    expect(r.out).toContain('#define RG_MIN_BLOCKS_PER_SM 3\n#endif\nextern "C" __global__ void __launch_bounds__(128, RG_MIN_BLOCKS_PER_SM) rg_Account_main(');
   });
 
   it('--explain prints each handler loop\'s verdict and reason instead of the code', async () => {
