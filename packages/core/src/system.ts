@@ -97,8 +97,6 @@ export interface SystemOptions {
 
 /** The largest reply ring that follows a larger inbound ring by default (register says why). */
 const REPLY_RING_FOLLOWS_UP_TO = 16_384;
-/** Longest run of reply pumps (as microtasks) before the event loop gets a turn. */
-const PUMP_SLICE_MS = 2;
 
 export const DEFAULT_KERNEL_OPTIONS: KernelOptions = {
   slotSize: 256,
@@ -257,8 +255,6 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private corrWrapped = false;
   private pumpScheduled = false;
   private sleeping = false;
-  /** When the current run of pumps between event-loop turns began (0: none); bounds PUMP_SLICE_MS. */
-  private pumpSliceStart = 0;
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private readonly heartbeats = new Map<RingKernel, Array<{ beat: number; at: number }>>();
   /** Per kernel, the lane restarts the sweep has already handled (backend.ts KernelHealth.laneRestarts). */
@@ -730,40 +726,16 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     queueMicrotask(() => this.pump());
   }
 
-  /**
-   * Drains reply rings and the backlog; spins briefly while asks wait, then sleeps. Once it has settled
-   * some asks it returns and runs again as a microtask queued behind their continuations: a caller that
-   * answers each reply with a new ask (a pipeline of asks in flight) sends it before the pump spins on.
-   * While spinning, nothing else on this thread runs, so 256 asks in flight used to drain fully (then
-   * wait out the spin) before any was replaced. A run of such pumps yields to the event loop after
-   * PUMP_SLICE_MS.
-   */
+  /** Drains reply rings and the backlog; spins briefly while asks wait, then sleeps. */
   private pump(): void {
     this.pumpScheduled = false;
-    const start = performance.now();
-    if (this.pumpSliceStart === 0) this.pumpSliceStart = start;
-    const spinUntil = start + this.replySpinMicros / 1000;
+    const spinUntil = performance.now() + this.replySpinMicros / 1000;
     for (;;) {
       const got = this.drainReplies();
       if (this.waiting.size) this.drainSpills();
-      if (this.pending.size === 0 && this.waiting.size === 0) {
-        this.pumpSliceStart = 0;
-        return;
-      }
-      if (got > 0) {
-        this.pumpScheduled = true;
-        if (performance.now() - this.pumpSliceStart < PUMP_SLICE_MS) {
-          queueMicrotask(() => this.pump());
-        } else {
-          // The event loop's turn (timers, I/O), then on: replies are flowing.
-          this.pumpSliceStart = 0;
-          setImmediate(() => this.pump());
-        }
-        return;
-      }
-      if (performance.now() > spinUntil) break;
+      if (this.pending.size === 0 && this.waiting.size === 0) return;
+      if (got === 0 && performance.now() > spinUntil) break;
     }
-    this.pumpSliceStart = 0;
     this.sleepUntilReplies();
   }
 
