@@ -348,18 +348,7 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     /* A tick's request is the empty struct: nothing to decode. */
     rg_zero(req, sizeof(rg_${G}_req));
     rg_turn t = {};
-    t.key = key;
-    t.now = now;
-    t.budget = k->turnBudget;
-    t.method = method;
-    t.flags = h->flags;
-    t.corr = 0u;
-    t.sender = ${selfId}u;
-    t.grain = ${selfId}u;
-    t.sendBudget = k->sendBudget;
-    t.routes = k->routes;
-    t.nroutes = k->routeCount;
-    t.co = co;
+    rg_turn_init(&t, k, key, now, method, h->flags, 0u, ${selfId}u, ${selfId}u, co);
     RG_TM_TURN(k, &t, st, part);
     /* A tick is a turn of the actor: the same last-turn clock and dirty mark as a message's (state-meta.ts). */
     const bool writes = rg_${G}_writes_state(method);

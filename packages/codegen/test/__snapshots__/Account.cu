@@ -1964,6 +1964,21 @@ __device__ static inline const unsigned char* rg_in_slot(const rg_kernel* k, con
 __device__ static inline rg_RingHeader* rg_queue_of(rg_kernel* k, unsigned int p) {
   return (rg_RingHeader*)(k->queues + (unsigned long long)p * k->queueBytes);
 }
+/* A turn's context for the handler: a message's, a timer tick's (timers.ts) and a hook's fill it alike. */
+__device__ static __forceinline__ void rg_turn_init(rg_turn* t, const rg_kernel* k, long long key, double now, unsigned int method, unsigned int flags, unsigned int corr, unsigned int sender, unsigned int grain, rg_coop* co) {
+  t->key = key;
+  t->now = now;
+  t->budget = k->turnBudget;
+  t->method = method;
+  t->flags = flags;
+  t->corr = corr;
+  t->sender = sender;
+  t->grain = grain;
+  t->sendBudget = k->sendBudget;
+  t->routes = k->routes;
+  t->nroutes = k->routeCount;
+  t->co = co;
+}
 __device__ static inline unsigned int rg_word_of(uint4 c, unsigned int w) { return w == 0u ? c.x : w == 1u ? c.y : w == 2u ? c.z : c.w; }
 /* Word at byte offset AT of a slot the warp holds 16 bytes a lane of (lane i: bytes 16i..16i+15). */
 #define RG_HWORD(c, AT) __shfl_sync(RG_FULL, rg_word_of((c), ((AT) >> 2) & 3u), (AT) >> 4)
@@ -2265,16 +2280,7 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
 /* __noinline__: it runs once per activation; inlined, it would add its registers to every turn. */
 __device__ static __noinline__ void rg_Account_on_activate(rg_kernel* k, unsigned int* ctr, rg_Account_state* st, long long key, double now, unsigned int part, unsigned char* stage, unsigned int cap, rg_coop* co) {
   rg_turn t = {};
-  t.key = key;
-  t.now = now;
-  t.budget = k->turnBudget;
-  t.method = RG_HOOK_ON_ACTIVATE;
-  t.sender = RG_HOST_SENDER;
-  t.grain = 0u;
-  t.sendBudget = k->sendBudget;
-  t.routes = k->routes;
-  t.nroutes = k->routeCount;
-  t.co = co;
+  rg_turn_init(&t, k, key, now, RG_HOOK_ON_ACTIVATE, 0u, 0u, RG_HOST_SENDER, 0u, co);
   RG_TM_TURN(k, &t, st, part);
   const bool writes = rg_Account_hook_writes(RG_HOOK_ON_ACTIVATE);
   if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
@@ -2346,18 +2352,7 @@ __device__ static __noinline__ void rg_Account_turn(rg_kernel* k, unsigned int* 
     return;
   }
   rg_turn t = {};
-  t.key = key;
-  t.now = now;
-  t.budget = k->turnBudget;
-  t.method = method;
-  t.flags = flags;
-  t.corr = corr;
-  t.sender = sender;
-  t.grain = 0u;
-  t.sendBudget = k->sendBudget;
-  t.routes = k->routes;
-  t.nroutes = k->routeCount;
-  t.co = co;
+  rg_turn_init(&t, k, key, now, method, flags, corr, sender, 0u, co);
   RG_TM_TURN(k, &t, st, part);
   const bool writes = rg_Account_writes_state(method);
   /* Only a class with persistent state keeps marks: the fences cost every K2K hop (metaOn, abi.ts). */
