@@ -77,7 +77,7 @@ describe('tellMany column images (column-image.ts)', () => {
           const want = rows.slice(from, to).map((r) => r[f.name as keyof typeof r]);
           const col = got.columns[i]!;
           expect(col.kind).toBe(f.kind);
-          expect([...(col.values as Iterable<number>)]).toEqual(f.kind === 'bool' ? want.map((v) => (v ? 1 : 0)) : want);
+          expect(Array.from(col.values)).toEqual(f.kind === 'bool' ? want.map((v) => (v ? 1 : 0)) : want);
         }
       }),
       { numRuns: 200 },
