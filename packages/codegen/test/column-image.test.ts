@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { Reader, columnImageFields, decodeExact, packColumnImage, type GrainDef } from '@ringgrain/core';
+import { Reader, SLOT_HEADER_SIZE, columnImageFields, compileRowWriter, decodeExact, packColumnImage, type GrainDef } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
 import { ImageSink } from './fixtures/image.ts';
 import { HAVE_GXX, HAVE_NVCC, gxxBuild, nvccCompile } from './toolchain.ts';
@@ -37,6 +37,10 @@ int main() {
     if (!rg_ImageSink_encode_request(h->method, &u, &w)) { std::printf("ENCODE_FAILED\n"); return 0; }
     std::printf("%lld ", rg_image_key(img, r));
     for (unsigned i = 0; i < w.pos; i++) std::printf("%02x", buf[i]);
+    alignas(16) unsigned char slot[512] = {0};
+    const unsigned n = rg_ImageSink_image_slot(h->method, img, r, 1234.5 + r, slot);
+    std::printf(" ");
+    for (unsigned i = 4; i < n; i++) std::printf("%02x", slot[i]);
     std::printf("\n");
   }
   return 0;
@@ -81,7 +85,18 @@ describe.skipIf(!HAVE_GXX)('column image readers in a unit (host build)', () => 
         const cols: Record<string, unknown[]> = {};
         for (const f of fields) cols[f.name] = rows.map((r) => r[f.name as keyof typeof r]);
         const image = packColumnImage(fields, { grainId: SELF, method: putIndex, key: rows.map((r) => r.key), cols, from, to: rows.length });
-        const got = run(image).map((line) => {
+        const lines = run(image);
+        // The unit's queue slot of each row is byte for byte the slot the host's row writer writes (time = 1234.5 + row).
+        const write = compileRowWriter(put, SELF, rows.map((r) => r.key), cols, 512)!;
+        const buf = new ArrayBuffer(512);
+        const want = rows.slice(from).map((_, r) => {
+          new Uint8Array(buf).fill(0);
+          write(new Int32Array(buf), new DataView(buf), 0, from + r, 1234.5 + r);
+          const len = new DataView(buf).getUint32(4, true);
+          return hexOf(new Uint8Array(buf, 4, SLOT_HEADER_SIZE + len - 4));
+        });
+        expect(lines.map((l) => l.split(' ')[2])).toEqual(want);
+        const got = lines.map((line) => {
           const [key, payload] = line.split(' ');
           const bytes = unhex(payload!);
           const value = decodeExact(put.request, new Reader(bytes).reset(0, bytes.length)) as Record<string, unknown>;

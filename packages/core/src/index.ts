@@ -25,3 +25,4 @@ export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, ty
 export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';
 export { fixedReader, type FixedRead } from './image-decode.ts';
 export * from './column-image.ts';
+export { rowTemplate, compileRowWriter, type Template as RowTemplate, type RowWrite } from './row-writer.ts';

@@ -1798,11 +1798,79 @@ RG_HD static inline bool rg_Account_image_row_0(const unsigned char* img, unsign
   u->amount = ((const double*)(img + d[0].at))[row];
   return true;
 }
+RG_HD static inline unsigned int rg_Account_image_slot_0(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 0u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
+}
 RG_HD static inline bool rg_Account_image_row_1(const unsigned char* img, unsigned int row, rg_Account_withdraw_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
   u->amount = ((const double*)(img + d[0].at))[row];
   return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_1(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 1u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
 }
 RG_HD static inline bool rg_Account_image_row_2(const unsigned char* img, unsigned int row, rg_Account_transfer_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
@@ -1811,17 +1879,113 @@ RG_HD static inline bool rg_Account_image_row_2(const unsigned char* img, unsign
   u->amount = ((const double*)(img + d[1].at))[row];
   return true;
 }
+RG_HD static inline unsigned int rg_Account_image_slot_2(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 25u;
+  ((unsigned int*)d)[2] = 2u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1869914754u;
+  ((unsigned int*)d)[13] = 210u;
+  ((unsigned int*)d)[14] = 1835116032u;
+  ((unsigned int*)d)[15] = 1953396079u;
+  ((unsigned int*)d)[16] = 203u;
+  ((unsigned int*)d)[17] = 0u;
+  d[72] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { const unsigned long long x = (unsigned long long)(long long)((const int*)(img + c[0].at))[row];
+  d[53] = (unsigned char)(x >> 24);
+  d[54] = (unsigned char)(x >> 16);
+  d[55] = (unsigned char)(x >> 8);
+  d[56] = (unsigned char)(x >> 0);
+  }
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[1].at))[row];
+  d[65] = (unsigned char)(x.u >> 56);
+  d[66] = (unsigned char)(x.u >> 48);
+  d[67] = (unsigned char)(x.u >> 40);
+  d[68] = (unsigned char)(x.u >> 32);
+  d[69] = (unsigned char)(x.u >> 24);
+  d[70] = (unsigned char)(x.u >> 16);
+  d[71] = (unsigned char)(x.u >> 8);
+  d[72] = (unsigned char)(x.u >> 0);
+  }
+  return 73u;
+}
 RG_HD static inline bool rg_Account_image_row_3(const unsigned char* img, unsigned int row, rg_Account_credit_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
   u->amount = ((const double*)(img + d[0].at))[row];
   return true;
 }
+RG_HD static inline unsigned int rg_Account_image_slot_3(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 3u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
+}
 RG_HD static inline bool rg_Account_image_row_4(const unsigned char* img, unsigned int row, rg_Account_balance_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   if (((const rg_ColumnImageHeader*)img)->columns != 0u) return false;
 
   return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_4(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 1u;
+  ((unsigned int*)d)[2] = 4u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  d[48] = 128u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  return 49u;
 }
 /* Row `row` of an image of method `method` into the request union (the worker warp zeroed it, as for decode). */
 RG_HD static bool rg_Account_image_row(unsigned int method, const unsigned char* img, unsigned int row, rg_Account_req* u) {
@@ -1832,6 +1996,18 @@ RG_HD static bool rg_Account_image_row(unsigned int method, const unsigned char*
     case 3u: return rg_Account_image_row_3(img, row, &u->m3);
     case 4u: return rg_Account_image_row_4(img, row, &u->m4);
     default: return false;
+  }
+}
+/* Row `row` as the host would have written its slot (core row-writer.ts template: header after seq, fixed-width msgpack), into
+ * a 16-aligned queue slot `d` (all but seq): the ingress expansion of an image into partition queues. Returns the bytes it covers (header and payload), 0 for a method without an image. */
+RG_HD static unsigned int rg_Account_image_slot(unsigned int method, const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  switch (method) {
+    case 0u: return rg_Account_image_slot_0(img, row, time, d);
+    case 1u: return rg_Account_image_slot_1(img, row, time, d);
+    case 2u: return rg_Account_image_slot_2(img, row, time, d);
+    case 3u: return rg_Account_image_slot_3(img, row, time, d);
+    case 4u: return rg_Account_image_slot_4(img, row, time, d);
+    default: return 0u;
   }
 }
 /* ---- persistent ring kernel ----------------------------------------------------------------- */
