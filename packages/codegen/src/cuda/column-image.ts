@@ -9,7 +9,7 @@ import { C_SCALAR } from './ctypes.ts';
  * image, or an image whose header or column kinds do not match the method (the host never builds one;
  * a mismatch is reported, never read as another layout).
  */
-export function columnImageSection(def: GrainDef, selfId: number): string {
+export function columnImageSection(def: GrainDef, selfId: number, reqTypes: readonly string[]): string {
   const G = def.name;
   const cases: string[] = [];
   const fns: string[] = [];
@@ -23,8 +23,8 @@ export function columnImageSection(def: GrainDef, selfId: number): string {
     });
     const kinds = fields.map((f, c) => `d[${c}].kind == ${COLUMN_KINDS.indexOf(f.kind)}u`);
     fns.push(
-      `RG_HD static inline bool rg_${G}_image_row_${i}(const unsigned char* img, unsigned int row, rg_${G}_${m.name}_req* u) {\n` +
-        `  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));\n` +
+      `RG_HD static inline bool rg_${G}_image_row_${i}(const unsigned char* img, unsigned int row, ${reqTypes[i]!}* u) {\n` +
+        (fields.length ? `  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));\n` : `  (void)row; (void)u;\n`) +
         `  if (((const rg_ColumnImageHeader*)img)->columns != ${fields.length}u${kinds.length ? ` || !(${kinds.join(' && ')})` : ''}) return false;\n` +
         `${lines.join('\n')}\n  return true;\n}`,
     );
@@ -88,8 +88,8 @@ function slotWriter(G: string, i: number, m: MethodDef, selfId: number): string 
     `  ((unsigned int*)d)[${SLOT.keyLo / 4}] = (unsigned int)key;`,
     `  ((unsigned int*)d)[${SLOT.keyHi / 4}] = (unsigned int)((unsigned long long)key >> 32);`,
     `  *(double*)(d + ${SLOT.time}) = time;`,
-    '  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));',
   );
+  if (tpl.fields.length) lines.push('  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));');
   for (const [f, { kind, at }] of tpl.fields.entries()) {
     const col = `(img + c[${f}].at)`;
     if (kind === 'bool') {

@@ -154,7 +154,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     unit.loopDefs.join('\n'),
     handlers.join('\n'),
     dispatch.join('\n'),
-    columnImageSection(def, selfId),
+    columnImageSection(def, selfId, reqTypes),
     deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch, unit.loopFns, timerDeviceSection(G, selfId, def, def.keyKind === 'string')),
   ]
     .filter((x) => x !== '')

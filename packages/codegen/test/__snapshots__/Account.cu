@@ -1832,7 +1832,7 @@ RG_HD static inline unsigned int rg_Account_image_slot_0(const unsigned char* im
   }
   return 65u;
 }
-RG_HD static inline bool rg_Account_image_row_1(const unsigned char* img, unsigned int row, rg_Account_withdraw_req* u) {
+RG_HD static inline bool rg_Account_image_row_1(const unsigned char* img, unsigned int row, rg_Account_deposit_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
   u->amount = ((const double*)(img + d[0].at))[row];
@@ -1921,7 +1921,7 @@ RG_HD static inline unsigned int rg_Account_image_slot_2(const unsigned char* im
   }
   return 73u;
 }
-RG_HD static inline bool rg_Account_image_row_3(const unsigned char* img, unsigned int row, rg_Account_credit_req* u) {
+RG_HD static inline bool rg_Account_image_row_3(const unsigned char* img, unsigned int row, rg_Account_deposit_req* u) {
   const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
   u->amount = ((const double*)(img + d[0].at))[row];
@@ -1962,7 +1962,7 @@ RG_HD static inline unsigned int rg_Account_image_slot_3(const unsigned char* im
   return 65u;
 }
 RG_HD static inline bool rg_Account_image_row_4(const unsigned char* img, unsigned int row, rg_Account_balance_req* u) {
-  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  (void)row; (void)u;
   if (((const rg_ColumnImageHeader*)img)->columns != 0u) return false;
 
   return true;
@@ -1984,7 +1984,6 @@ RG_HD static inline unsigned int rg_Account_image_slot_4(const unsigned char* im
   ((unsigned int*)d)[5] = (unsigned int)key;
   ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
   *(double*)(d + 40) = time;
-  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
   return 49u;
 }
 /* Row `row` of an image of method `method` into the request union (the worker warp zeroed it, as for decode). */
