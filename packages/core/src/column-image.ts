@@ -104,27 +104,26 @@ export function packColumnImage(
   dv.setUint32(H.firstRow, o.from, true);
   dv.setUint32(H.bytes, bytes, true);
   dv.setUint32(H.keysAt, keysAt, true);
-  new Float64Array(buf, keysAt, rows).set(slice(o.key, o.from, o.to) as ArrayLike<number>);
+  copyColumn(new Float64Array(buf, keysAt, rows), o.key as ArrayLike<number>, o.from, rows);
   for (const [i, f] of fields.entries()) {
     const d = COLUMN_IMAGE_HEADER_BYTES + COLUMN_DESC_BYTES * i;
     dv.setUint32(d, COLUMN_KINDS.indexOf(f.kind), true);
     dv.setUint32(d + 4, colAt[i]!, true);
-    const src = slice(o.cols[f.name]!, o.from, o.to);
+    const src = o.cols[f.name]!;
     if (f.kind === 'bool') {
       const dst = new Uint8Array(buf, colAt[i]!, rows);
-      for (let r = 0; r < rows; r++) dst[r] = src[r] ? 1 : 0;
+      for (let r = 0; r < rows; r++) dst[r] = src[o.from + r] ? 1 : 0;
     } else {
       const Ctor = kindSpec(f.kind).array!;
-      new Ctor(buf, colAt[i]!, rows).set(src as ArrayLike<number>);
+      copyColumn(new Ctor(buf, colAt[i]!, rows), src as ArrayLike<number>, o.from, rows);
     }
   }
   return new Uint8Array(buf);
 }
 
-/** A typed array's subarray (no copy), or a plain array's slice. */
-function slice(col: ArrayLike<unknown>, from: number, to: number): ArrayLike<unknown> {
-  if (ArrayBuffer.isView(col)) return (col as unknown as Float64Array).subarray(from, to);
-  return Array.prototype.slice.call(col, from, to) as unknown[];
+/** dst[r] = src[from + r]: a plain loop, which measured several times faster than TypedArray.set here (bench/host-path.ts). */
+function copyColumn(dst: { [i: number]: number }, src: ArrayLike<number>, from: number, rows: number): void {
+  for (let r = 0; r < rows; r++) dst[r] = src[from + r]!;
 }
 
 export interface ColumnImage {
