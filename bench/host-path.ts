@@ -6,6 +6,9 @@
  *     the generated row loop with chunked claims (row-codegen.ts);
  *   - single sends: the general encoder with its header object (before) against the fixed image
  *     (tell-image.ts);
+ *   - tellMany's host work per row in the column-image form (column-image.ts: the columns copied into one
+ *     buffer, no slot per row) beside the row loop: what a backend that expands images on the device saves
+ *     the host (no backend consumes images yet);
  *   - the consumer's take: peek + release per slot (before) against peek + skip with one tail
  *     publication per 64 (the CPU dispatcher's batch take).
  */
@@ -14,6 +17,7 @@ import { validateColumns } from '../packages/core/src/bulk.ts';
 import { compileRowWriter } from '../packages/core/src/row-writer.ts';
 import { compileRowLoop } from '../packages/core/src/row-codegen.ts';
 import { fixedWriter } from '../packages/core/src/tell-image.ts';
+import { columnImageFields, packColumnImage } from '../packages/core/src/column-image.ts';
 import { median } from './trials.ts';
 
 class Acct extends Grain({
@@ -101,6 +105,13 @@ export function hostPathSteps(): Record<string, number> {
     if (loop(laneProducers, key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
     emptyLanes();
   });
+
+  const fields = columnImageFields(method, 0)!;
+  out['tellMany column image: the columns packed into one image (no slot per row), per row'] = perItem(n, () => {
+    if (packColumnImage(fields, { grainId: 0, method: method.id, key, cols, from: 0, to: n }).byteLength === 0) throw new Error('empty image');
+  });
+  out['tellMany: rows AFTER / column image, host ns per row ratio (x)'] =
+    out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row']! / out['tellMany column image: the columns packed into one image (no slot per row), per row']!;
 
   const writer = new SlotWriter();
   const payload = { amount: 1 };

@@ -4,6 +4,7 @@ export { AST_VERSION, type Expr, type Stmt, type FunctionAst, type Loc } from '.
 export {
   KERNEL_PARAMS, CONTROL_STRIDE, MAX_HOST_LANES, RouteEntry, DeviceGlobals, BulkBoard, BULK_BOARDS, BULK_JOB_BYTES, DirEntry, OverflowHeader, OverflowNode, OVERFLOW_NODE_HEADER, overflowLayout, DIR_STATE, isReadyDirState, COUNTER_ROW_BYTES, THREADS_PER_BLOCK, TURN_ERRORS, makeAbi,
   TimerEntry, TimerRowHeader, TimerGlobals, TimerLaneStats, TimerHostBlock, TICK_FLAG, TICK_TIMER_SHIFT, timerLayout, TIMER_HOST_BYTES,
+  ColumnImageHeader, ColumnDesc,
   type Abi, type AbiOptions, type KernelParam, type ParamKind,
 } from './cuda/abi.ts';
 export { CTypes, C_SCALAR } from './cuda/ctypes.ts';

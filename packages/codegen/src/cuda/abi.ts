@@ -1,5 +1,5 @@
 import { GatherHeader, StateMeta, gatherEntry, stateRegion } from './state-meta.ts';
-import { COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
+import { ColumnDesc, ColumnImageHeader, COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, offsetOf, ringBytes, t, type StructSchema } from '@ringgrain/core';
 
 /**
  * The machine-readable contract between a generated unit and the CUDA backend. Every device-side
@@ -458,3 +458,10 @@ export function timerLayout(o: { partitions: number; maxActors: number; timers: 
 
 /** Bytes of the host block (0 for a class without timers). */
 export const TIMER_HOST_BYTES = layoutOf(TimerHostBlock).size;
+
+/**
+ * tellMany column images: the layout is core's (column-image.ts packs it on the host); every unit emits
+ * these structs with static_asserts and reads rows with column-image.ts's readers.
+ */
+export { ColumnDesc, ColumnImageHeader };
+if (layoutOf(ColumnImageHeader).size % 8 !== 0 || layoutOf(ColumnDesc).size % 8 !== 0) throw new Error('codegen: column image header and descriptors must keep the columns 8-aligned');

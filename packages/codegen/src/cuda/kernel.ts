@@ -14,6 +14,8 @@ import { GatherHeader, StateMeta } from './state-meta.ts';
 import { mayWriteState } from '../front/state-writes.ts';
 import { TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader } from './abi.ts';
 import { timerDefine, timerDeviceSection, timerHandlerSection } from './timers.ts';
+import { columnImageSection } from './column-image.ts';
+import { ColumnDesc, ColumnImageHeader } from './abi.ts';
 
 export interface GenerateOptions {
   /** Every grain class on this backend, by id (K2K targets); defaults to [def]. */
@@ -61,6 +63,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(TimerGlobals, 'rg_TimerGlobals');
   types.named(TimerLaneStats, 'rg_TimerLaneStats');
   types.named(TimerHostBlock, 'rg_TimerHostBlock');
+  types.named(ColumnImageHeader, 'rg_ColumnImageHeader');
+  types.named(ColumnDesc, 'rg_ColumnDesc');
   const protocolTypes = types.defs.length;
 
   const stateType = types.named(def.state, `rg_${G}_state`);
@@ -195,6 +199,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     handlers.join('\n'),
     hooks.join('\n'),
     dispatch.join('\n'),
+    columnImageSection(def, selfId, reqTypes),
     deviceLoop(G, selfId, def.methods.length, def.keyKind === 'string', scratch, unit.loopFns, timerDeviceSection(G, selfId, def, def.keyKind === 'string')),
   ]
     .filter((x) => x !== '')

@@ -853,6 +853,38 @@ RG_OFFSET_ASSERT(rg_TimerHostBlock, tickErrors, 136, "rg_TimerHostBlock.tickErro
 RG_OFFSET_ASSERT(rg_TimerHostBlock, armed, 140, "rg_TimerHostBlock.armed: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_TimerHostBlock, publishes, 144, "rg_TimerHostBlock.publishes: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_TimerHostBlock, _pad1, 148, "rg_TimerHostBlock._pad1: offset differs from layoutOf");
+struct rg_ColumnImageHeader {
+  unsigned int magic;
+  unsigned int version;
+  unsigned int grainId;
+  unsigned int method;
+  unsigned int rows;
+  unsigned int columns;
+  unsigned int firstRow;
+  unsigned int bytes;
+  unsigned int keysAt;
+  unsigned int _pad;
+};
+static_assert(sizeof(rg_ColumnImageHeader) == 40, "rg_ColumnImageHeader: size differs from layoutOf");
+static_assert(alignof(rg_ColumnImageHeader) == 4, "rg_ColumnImageHeader: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, magic, 0, "rg_ColumnImageHeader.magic: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, version, 4, "rg_ColumnImageHeader.version: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, grainId, 8, "rg_ColumnImageHeader.grainId: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, method, 12, "rg_ColumnImageHeader.method: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, rows, 16, "rg_ColumnImageHeader.rows: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, columns, 20, "rg_ColumnImageHeader.columns: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, firstRow, 24, "rg_ColumnImageHeader.firstRow: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, bytes, 28, "rg_ColumnImageHeader.bytes: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, keysAt, 32, "rg_ColumnImageHeader.keysAt: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnImageHeader, _pad, 36, "rg_ColumnImageHeader._pad: offset differs from layoutOf");
+struct rg_ColumnDesc {
+  unsigned int kind;
+  unsigned int at;
+};
+static_assert(sizeof(rg_ColumnDesc) == 8, "rg_ColumnDesc: size differs from layoutOf");
+static_assert(alignof(rg_ColumnDesc) == 4, "rg_ColumnDesc: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnDesc, kind, 0, "rg_ColumnDesc.kind: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ColumnDesc, at, 4, "rg_ColumnDesc.at: offset differs from layoutOf");
 /* ---- ring protocol constants (core protocol.ts) ------------------------------------------- */
 #define RG_HDR 48u
 #define RG_RING_HDR 384u
@@ -1787,6 +1819,236 @@ RG_HD static int rg_Account_hook(rg_turn* t, rg_Account_state* s, unsigned int w
 RG_HD static inline bool rg_Account_hook_writes(unsigned int which) {
   switch (which) {
     default: return false;
+  }
+}
+/* ---- tellMany column images (core column-image.ts) ---------------------------------------------- */
+#define RG_COLUMN_IMAGE_MAGIC 1229145938u
+#define RG_COLUMN_IMAGE_VERSION 1u
+static_assert(sizeof(rg_ColumnImageHeader) % 8u == 0u, "columns follow the header 8-aligned");
+/* The key of row `row` (keys travel as doubles: integers up to 2^53, one native conversion on the host). */
+RG_HD static inline long long rg_image_key(const unsigned char* img, unsigned int row) {
+  return (long long)((const double*)(img + ((const rg_ColumnImageHeader*)img)->keysAt))[row];
+}
+/* Whether `img` is an image of this unit's grain, of a version this unit reads. */
+RG_HD static inline bool rg_Account_image_ok(const unsigned char* img) {
+  const rg_ColumnImageHeader* h = (const rg_ColumnImageHeader*)img;
+  return h->magic == RG_COLUMN_IMAGE_MAGIC && h->version == RG_COLUMN_IMAGE_VERSION && h->grainId == 0u && h->method < 5u;
+}
+RG_HD static inline bool rg_Account_image_row_0(const unsigned char* img, unsigned int row, rg_Account_deposit_req* u) {
+  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
+  u->amount = ((const double*)(img + d[0].at))[row];
+  return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_0(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 0u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
+}
+RG_HD static inline bool rg_Account_image_row_1(const unsigned char* img, unsigned int row, rg_Account_deposit_req* u) {
+  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
+  u->amount = ((const double*)(img + d[0].at))[row];
+  return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_1(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 1u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
+}
+RG_HD static inline bool rg_Account_image_row_2(const unsigned char* img, unsigned int row, rg_Account_transfer_req* u) {
+  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  if (((const rg_ColumnImageHeader*)img)->columns != 2u || !(d[0].kind == 6u && d[1].kind == 1u)) return false;
+  u->to = ((const int*)(img + d[0].at))[row];
+  u->amount = ((const double*)(img + d[1].at))[row];
+  return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_2(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 25u;
+  ((unsigned int*)d)[2] = 2u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1869914754u;
+  ((unsigned int*)d)[13] = 210u;
+  ((unsigned int*)d)[14] = 1835116032u;
+  ((unsigned int*)d)[15] = 1953396079u;
+  ((unsigned int*)d)[16] = 203u;
+  ((unsigned int*)d)[17] = 0u;
+  d[72] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { const unsigned long long x = (unsigned long long)(long long)((const int*)(img + c[0].at))[row];
+  d[53] = (unsigned char)(x >> 24);
+  d[54] = (unsigned char)(x >> 16);
+  d[55] = (unsigned char)(x >> 8);
+  d[56] = (unsigned char)(x >> 0);
+  }
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[1].at))[row];
+  d[65] = (unsigned char)(x.u >> 56);
+  d[66] = (unsigned char)(x.u >> 48);
+  d[67] = (unsigned char)(x.u >> 40);
+  d[68] = (unsigned char)(x.u >> 32);
+  d[69] = (unsigned char)(x.u >> 24);
+  d[70] = (unsigned char)(x.u >> 16);
+  d[71] = (unsigned char)(x.u >> 8);
+  d[72] = (unsigned char)(x.u >> 0);
+  }
+  return 73u;
+}
+RG_HD static inline bool rg_Account_image_row_3(const unsigned char* img, unsigned int row, rg_Account_deposit_req* u) {
+  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  if (((const rg_ColumnImageHeader*)img)->columns != 1u || !(d[0].kind == 1u)) return false;
+  u->amount = ((const double*)(img + d[0].at))[row];
+  return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_3(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 17u;
+  ((unsigned int*)d)[2] = 3u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  ((unsigned int*)d)[12] = 1835116161u;
+  ((unsigned int*)d)[13] = 1953396079u;
+  ((unsigned int*)d)[14] = 203u;
+  ((unsigned int*)d)[15] = 0u;
+  d[64] = 0u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));
+  { union { double f; unsigned long long u; } x; x.f = ((const double*)(img + c[0].at))[row];
+  d[57] = (unsigned char)(x.u >> 56);
+  d[58] = (unsigned char)(x.u >> 48);
+  d[59] = (unsigned char)(x.u >> 40);
+  d[60] = (unsigned char)(x.u >> 32);
+  d[61] = (unsigned char)(x.u >> 24);
+  d[62] = (unsigned char)(x.u >> 16);
+  d[63] = (unsigned char)(x.u >> 8);
+  d[64] = (unsigned char)(x.u >> 0);
+  }
+  return 65u;
+}
+RG_HD static inline bool rg_Account_image_row_4(const unsigned char* img, unsigned int row, rg_Account_balance_req* u) {
+  (void)row; (void)u;
+  if (((const rg_ColumnImageHeader*)img)->columns != 0u) return false;
+
+  return true;
+}
+RG_HD static inline unsigned int rg_Account_image_slot_4(const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  ((unsigned int*)d)[1] = 1u;
+  ((unsigned int*)d)[2] = 4u;
+  ((unsigned int*)d)[3] = 0u;
+  ((unsigned int*)d)[4] = 0u;
+  ((unsigned int*)d)[5] = 0u;
+  ((unsigned int*)d)[6] = 0u;
+  ((unsigned int*)d)[7] = 4294967295u;
+  ((unsigned int*)d)[8] = 0u;
+  ((unsigned int*)d)[9] = 0u;
+  ((unsigned int*)d)[10] = 0u;
+  ((unsigned int*)d)[11] = 0u;
+  d[48] = 128u;
+  const long long key = rg_image_key(img, row);
+  ((unsigned int*)d)[5] = (unsigned int)key;
+  ((unsigned int*)d)[6] = (unsigned int)((unsigned long long)key >> 32);
+  *(double*)(d + 40) = time;
+  return 49u;
+}
+/* Row `row` of an image of method `method` into the request union (the worker warp zeroed it, as for decode). */
+RG_HD static bool rg_Account_image_row(unsigned int method, const unsigned char* img, unsigned int row, rg_Account_req* u) {
+  switch (method) {
+    case 0u: return rg_Account_image_row_0(img, row, &u->m0);
+    case 1u: return rg_Account_image_row_1(img, row, &u->m1);
+    case 2u: return rg_Account_image_row_2(img, row, &u->m2);
+    case 3u: return rg_Account_image_row_3(img, row, &u->m3);
+    case 4u: return rg_Account_image_row_4(img, row, &u->m4);
+    default: return false;
+  }
+}
+/* Row `row` as the host would have written its slot (core row-writer.ts template: header after seq, fixed-width msgpack), into
+ * a 16-aligned queue slot `d` (all but seq): the ingress expansion of an image into partition queues. Returns the bytes it covers (header and payload), 0 for a method without an image. */
+RG_HD static unsigned int rg_Account_image_slot(unsigned int method, const unsigned char* img, unsigned int row, double time, unsigned char* d) {
+  switch (method) {
+    case 0u: return rg_Account_image_slot_0(img, row, time, d);
+    case 1u: return rg_Account_image_slot_1(img, row, time, d);
+    case 2u: return rg_Account_image_slot_2(img, row, time, d);
+    case 3u: return rg_Account_image_slot_3(img, row, time, d);
+    case 4u: return rg_Account_image_slot_4(img, row, time, d);
+    default: return 0u;
   }
 }
 /* ---- persistent ring kernel ----------------------------------------------------------------- */
