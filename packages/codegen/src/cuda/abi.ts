@@ -149,7 +149,8 @@ if (
 export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
 
 /**
- * DirEntry.state: empty, being written, dead (the state table was full), or ready. A ready entry also
+ * DirEntry.state: empty, being written, dead (a tombstone: the state table was full; reused by a later
+ * insert, device.ts insert), or ready. A ready entry also
  * names its owner partition, `READY | (partition + 1) << OWNER_SHIFT`, so a worker decides an entry
  * with one load (device.ts activate). `isReady` is the host's test.
  */
