@@ -11,7 +11,7 @@ import { HAVE_GXX, gxxBuild } from './toolchain.ts';
  */
 const G = 'Account';
 const src = generateKernel(Account.grain).source;
-const from = src.indexOf(`__device__ static __noinline__ rg_${G}_state* rg_${G}_insert(`);
+const from = src.indexOf('__device__ static __noinline__ void rg_slot_free(');
 const activateAt = src.indexOf(`__device__ static rg_${G}_state* rg_${G}_activate(`);
 const to = src.indexOf('\n}\n', activateAt) + 3;
 
@@ -27,10 +27,15 @@ const harness = String.raw`#include <cstdio>
 #define RG_DIR_OWNER_SHIFT ${DIR_STATE.OWNER_SHIFT}u
 #define RG_AT_DIR_STATE 12
 #define RG_C_ACTIVATIONS 0
+static void __threadfence() {}
+static unsigned int atomicExch(unsigned int* p, unsigned int v) { unsigned int o = *p; *p = v; return o; }
+static unsigned int ring[64];
+static unsigned int rg_free_cap(unsigned int) { return 64u; }
+static unsigned int* rg_free_ring(const unsigned char*, unsigned int) { return ring; }
 struct uint4 { unsigned int x, y, z, w; };
 struct rg_DirEntry { unsigned int keyLo, keyHi, slot, state; };
 struct rg_${G}_state { unsigned char b[16]; };
-struct rg_G { unsigned int stateNext; };
+struct rg_G { unsigned int stateNext, freeHead, freeTail; };
 struct rg_kernel { rg_G* g; rg_DirEntry* directory; unsigned char* states; unsigned int maxActors, dirCapacity; };
 static unsigned int rg_ld_vol(const unsigned int* p) { return *p; }
 static uint4 rg_ld_rlx_gpu_v4(const rg_DirEntry* e) { return {e->keyLo, e->keyHi, e->slot, e->state}; }
@@ -40,13 +45,13 @@ static unsigned int atomicAdd(unsigned int* p, unsigned int v) { unsigned int o 
 static void rg_zero(void* p, unsigned long n) { memset(p, 0, n); }
 static void rg_meta_activate(unsigned char*, unsigned int, unsigned int, unsigned int, unsigned int) {}
 #include "unit.cu"
-/* Commands on stdin: "A part key" activates (prints the slot or -1); "K part key" kills the key's
-   entry (DEAD, as eviction will; its slot is not reused yet). */
+/* Commands on stdin: "A part key" activates (prints the slot or -1); "K part key" evicts the key as
+   deactivation will: entry DEAD, slot pushed on the free-slot ring. */
 int main() {
-  const unsigned int cap = 64, maxActors = 1000;
+  const unsigned int cap = 64, maxActors = 64;
   std::vector<rg_DirEntry> dir(cap);
   std::vector<unsigned char> states(sizeof(rg_${G}_state) * maxActors);
-  rg_G g = {0};
+  rg_G g = {0, 0xFFFFFFF0u, 0xFFFFFFF0u}; /* tickets wrap past 2^32 during the run */
   rg_kernel k = {&g, dir.data(), states.data(), maxActors, cap};
   unsigned int ctr[1] = {0};
   char cmd;
@@ -59,17 +64,17 @@ int main() {
     } else {
       const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
       int n = 0;
-      for (auto& e : dir) if (e.state == ready && e.keyLo == (unsigned int)key && e.keyHi == (unsigned int)((unsigned long long)key >> 32)) { e.state = RG_DIR_DEAD; n++; }
+      for (auto& e : dir) if (e.state == ready && e.keyLo == (unsigned int)key && e.keyHi == (unsigned int)((unsigned long long)key >> 32)) { e.state = RG_DIR_DEAD; rg_slot_free(&k, e.slot); n++; }
       printf("%d\n", n);
     }
   }
   int live = 0, dead = 0;
   for (auto& e : dir) { if ((e.state & 3u) == RG_DIR_READY) live++; if (e.state == RG_DIR_DEAD) dead++; }
-  printf("live %d dead %d\n", live, dead);
+  printf("live %d dead %d next %u\n", live, dead, g.stateNext);
 }
 `;
 
-describe.skipIf(!HAVE_GXX)('directory with tombstones (generated lookup + insert, g++ on the host)', () => {
+describe.skipIf(!HAVE_GXX)('directory with tombstones and the free-slot ring (generated lookup + insert, g++ on the host)', () => {
   it('cuts the two functions out of the unit', () => {
     expect(from).toBeGreaterThan(0);
     expect(activateAt).toBeGreaterThan(from);
@@ -79,7 +84,7 @@ describe.skipIf(!HAVE_GXX)('directory with tombstones (generated lookup + insert
     expect(lookup).toContain(`return rg_${G}_insert(k, ctr, home, lo, hi, ready);`);
   });
 
-  it('finds every live key past tombstones, reuses tombstones, never holds a key twice', () => {
+  it('finds every live key past tombstones, reuses tombstones and freed slots (FIFO), never holds a key twice', () => {
     const b = gxxBuild(src.slice(from, to), harness);
     expect(b.log).toBe('');
     expect(b.ok).toBe(true);
@@ -107,16 +112,19 @@ describe.skipIf(!HAVE_GXX)('directory with tombstones (generated lookup + insert
     expect(take(killed.length)).toEqual(killed.map(() => 1));
     expect(take(kept.length)).toEqual(keys.map((_, i) => i).filter((i) => i % 3 !== 0)); // found, not reinserted
     const freshSlots = take(fresh.length);
-    expect(freshSlots).toEqual(fresh.map((_, i) => 48 + i));
+    const killedSlots = keys.map((_, i) => i).filter((i) => i % 3 === 0);
+    expect(freshSlots).toEqual(killedSlots.slice(0, fresh.length)); // freed slots first, in the order freed
     const again = take(killed.length);
-    expect(again).toEqual(killed.map((_, i) => 58 + i)); // new slots (no slot reuse yet), new entries
+    // The rest of the freed slots, then never-used ones.
+    expect(again).toEqual([...killedSlots.slice(fresh.length), ...Array.from({ length: fresh.length }, (_, i) => 48 + i)]);
     expect(take(fresh.length)).toEqual(freshSlots); // found past tombstones and reused entries
     // 58 live keys: 32 kept entries + 26 inserts, but only 16 entries were ever EMPTY, so at least 10
-    // inserts took a tombstone (at most 6 of the 16 left).
-    const m = /^live (\d+) dead (\d+)$/.exec(out[at] ?? '');
+    // inserts took a tombstone (at most 6 of the 16 left). 58 slots used: 48 + 10 never used before.
+    const m = /^live (\d+) dead (\d+) next (\d+)$/.exec(out[at] ?? '');
     expect(m).not.toBeNull();
     expect(Number(m![1])).toBe(kept.length + fresh.length + killed.length);
     expect(Number(m![2])).toBeLessThanOrEqual(6);
+    expect(Number(m![3])).toBe(58);
   });
 });
 

@@ -120,7 +120,10 @@ export const DeviceGlobals = t.struct({
    * CPU backend runs them (only classes with storage or idleMs activate and deactivate with hooks).
    */
   hooksOn: t.u32,
-  _pad1: t.array(t.u32, LINE - 3),
+  /** Free-slot ring tickets (device.ts rg_slot_free / rg_slot_take): freed slots, reused before stateNext grows. */
+  freeHead: t.u32,
+  freeTail: t.u32,
+  _pad1: t.array(t.u32, LINE - 5),
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),
