@@ -9,4 +9,4 @@ export {
 } from './cuda/abi.ts';
 export { CTypes, C_SCALAR } from './cuda/ctypes.ts';
 export { loadModule, parseHandler } from './front/source.ts';
-export { StateMeta, STATE_META_BYTES, STATE_REGION_ALIGN, GatherHeader, GATHER_PARAMS, gatherLaunch, gatherLayout, gatherEntry, stateRegion, type GatherParam } from './cuda/state-meta.ts';
+export { StateMeta, STATE_META_BYTES, STATE_REGION_ALIGN, GatherHeader, GATHER_PARAMS, gatherLaunch, gatherLayout, gatherEntry, stateRegion, freeRingCapacity, type GatherParam } from './cuda/state-meta.ts';

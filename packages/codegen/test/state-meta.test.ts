@@ -4,7 +4,7 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { Slab, Tiny } from '../../../bench/state-grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { makeAbi, scratchLayout } from '../src/cuda/abi.ts';
-import { GATHER_MAX_BLOCKS, GATHER_PARAMS, GATHER_THREADS, GatherHeader, STATE_META_BYTES, STATE_REGION_ALIGN, StateMeta, gatherLaunch, gatherLayout, stateRegion } from '../src/cuda/state-meta.ts';
+import { GATHER_MAX_BLOCKS, GATHER_PARAMS, GATHER_THREADS, GatherHeader, STATE_META_BYTES, STATE_REGION_ALIGN, StateMeta, gatherLaunch, gatherLayout, stateRegion, freeRingCapacity } from '../src/cuda/state-meta.ts';
 import { HAVE_NVCC, nvccCompile } from './toolchain.ts';
 
 describe('actor meta layout (state-meta.ts: the one definition the C and the host share)', () => {
@@ -18,8 +18,10 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
     expect(layoutOf(GatherHeader).size).toBeLessThanOrEqual(gatherLayout(32, 1).keysAt);
   });
 
-  it('the meta array starts aligned after the states, and the ABI sizes the states region with it', () => {
-    expect(stateRegion(32, 1_000_000)).toEqual({ metaAt: 32_000_000, bytes: 32_000_000 + 32 * 1_000_000 });
+  it('the meta array starts aligned after the states, then the free-slot ring, and the ABI sizes the states region with both', () => {
+    // 1,000,000 slots: a 2^20-entry ring (a power of two ≥ maxActors) of u32.
+    expect(stateRegion(32, 1_000_000)).toEqual({ metaAt: 32_000_000, freeAt: 64_000_000, bytes: 64_000_000 + 4 * 1_048_576 });
+    expect([1, 2, 3, 1000, 1024, 1025].map(freeRingCapacity)).toEqual([1, 2, 4, 1024, 1024, 2048]);
     const odd = stateRegion(3, 1001);
     expect(odd.metaAt).toBe(3072); // 3003 rounded up to 256
     expect(odd.metaAt % STATE_REGION_ALIGN).toBe(0);

@@ -120,7 +120,10 @@ export const DeviceGlobals = t.struct({
    * CPU backend runs them (only classes with storage or idleMs activate and deactivate with hooks).
    */
   hooksOn: t.u32,
-  _pad1: t.array(t.u32, LINE - 3),
+  /** Free-slot ring tickets (device.ts rg_slot_free / rg_slot_take): freed slots, reused before stateNext grows. */
+  freeHead: t.u32,
+  freeTail: t.u32,
+  _pad1: t.array(t.u32, LINE - 5),
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),
@@ -149,7 +152,8 @@ if (
 export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
 
 /**
- * DirEntry.state: empty, being written, dead (the state table was full), or ready. A ready entry also
+ * DirEntry.state: empty, being written, dead (a tombstone: the state table was full; reused by a later
+ * insert, device.ts insert), or ready. A ready entry also
  * names its owner partition, `READY | (partition + 1) << OWNER_SHIFT`, so a worker decides an entry
  * with one load (device.ts activate). `isReady` is the host's test.
  */

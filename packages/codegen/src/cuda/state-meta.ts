@@ -34,10 +34,21 @@ if (STATE_META_BYTES !== 32 || offsetOf(StateMeta, 'lastActive') !== 0 || offset
 
 const up = (n: number, a: number) => Math.ceil(n / a) * a;
 
-/** The kernel's `states` region: maxActors states, then (STATE_REGION_ALIGN-aligned) maxActors StateMeta. */
-export function stateRegion(stateSize: number, maxActors: number): { readonly metaAt: number; readonly bytes: number } {
+/** Entries of the free-slot ring: a power of two ≥ maxActors, so a ticket's index survives u32 wrap. */
+export function freeRingCapacity(maxActors: number): number {
+  let c = 1;
+  while (c < maxActors) c *= 2;
+  return c;
+}
+
+/**
+ * The kernel's `states` region: maxActors states, then (STATE_REGION_ALIGN-aligned) maxActors StateMeta,
+ * then the free-slot ring (freeRingCapacity u32 words: slot + 1, 0 = empty; device.ts rg_slot_free).
+ */
+export function stateRegion(stateSize: number, maxActors: number): { readonly metaAt: number; readonly freeAt: number; readonly bytes: number } {
   const metaAt = up(stateSize * maxActors, STATE_REGION_ALIGN);
-  return { metaAt, bytes: metaAt + STATE_META_BYTES * maxActors };
+  const freeAt = metaAt + STATE_META_BYTES * maxActors;
+  return { metaAt, freeAt, bytes: freeAt + 4 * freeRingCapacity(maxActors) };
 }
 
 /**
@@ -103,9 +114,19 @@ __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, u
   const unsigned long long at = ((unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
   return (rg_StateMeta*)(states + at);
 }
+/* Entries of the free-slot ring (state-meta.ts freeRingCapacity): a power of two ≥ maxActors. */
+RG_HD static inline unsigned int rg_free_cap(unsigned int maxActors) {
+  unsigned int c = 1u;
+  while (c < maxActors) c *= 2u;
+  return c;
+}
+/* The free-slot ring: after the meta array (stateRegion freeAt). */
+__device__ static inline unsigned int* rg_free_ring(const unsigned char* states, unsigned int maxActors) {
+  return (unsigned int*)(rg_meta_of(states, maxActors) + maxActors);
+}
 /* Bytes of the states region for maxActors (stateRegion): what a host allocates and zeroes for the states parameter. */
 RG_HD static inline unsigned long long rg_states_region_bytes(unsigned int maxActors) {
-  return (((unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors;
+  return (((unsigned long long)sizeof(${S}) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors + 4ull * rg_free_cap(maxActors);
 }
 /* Activation: the slot's key, for the gather (published by the first turn's release fence with its mark). */
 __device__ static inline void rg_meta_activate(const unsigned char* states, unsigned int maxActors, unsigned int slot, unsigned int lo, unsigned int hi) {

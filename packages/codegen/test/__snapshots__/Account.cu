@@ -667,7 +667,9 @@ struct rg_DeviceGlobals {
   unsigned int stateNext;
   unsigned int metaOn;
   unsigned int hooksOn;
-  unsigned int _pad1[29];
+  unsigned int freeHead;
+  unsigned int freeTail;
+  unsigned int _pad1[27];
   unsigned int mode;
   unsigned int _pad2[31];
   unsigned int modeGen;
@@ -683,7 +685,9 @@ RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad0, 4, "rg_DeviceGlobals._pad0: offset dif
 RG_OFFSET_ASSERT(rg_DeviceGlobals, stateNext, 128, "rg_DeviceGlobals.stateNext: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, metaOn, 132, "rg_DeviceGlobals.metaOn: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, hooksOn, 136, "rg_DeviceGlobals.hooksOn: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 140, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, freeHead, 140, "rg_DeviceGlobals.freeHead: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, freeTail, 144, "rg_DeviceGlobals.freeTail: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 148, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
@@ -2300,9 +2304,19 @@ __device__ static inline rg_StateMeta* rg_meta_of(const unsigned char* states, u
   const unsigned long long at = ((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull);
   return (rg_StateMeta*)(states + at);
 }
+/* Entries of the free-slot ring (state-meta.ts freeRingCapacity): a power of two ≥ maxActors. */
+RG_HD static inline unsigned int rg_free_cap(unsigned int maxActors) {
+  unsigned int c = 1u;
+  while (c < maxActors) c *= 2u;
+  return c;
+}
+/* The free-slot ring: after the meta array (stateRegion freeAt). */
+__device__ static inline unsigned int* rg_free_ring(const unsigned char* states, unsigned int maxActors) {
+  return (unsigned int*)(rg_meta_of(states, maxActors) + maxActors);
+}
 /* Bytes of the states region for maxActors (stateRegion): what a host allocates and zeroes for the states parameter. */
 RG_HD static inline unsigned long long rg_states_region_bytes(unsigned int maxActors) {
-  return (((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors;
+  return (((unsigned long long)sizeof(rg_Account_state) * maxActors + RG_STATE_REGION_ALIGN - 1ull) & ~(RG_STATE_REGION_ALIGN - 1ull)) + (unsigned long long)sizeof(rg_StateMeta) * maxActors + 4ull * rg_free_cap(maxActors);
 }
 /* Activation: the slot's key, for the gather (published by the first turn's release fence with its mark). */
 __device__ static inline void rg_meta_activate(const unsigned char* states, unsigned int maxActors, unsigned int slot, unsigned int lo, unsigned int hi) {
@@ -2480,31 +2494,59 @@ __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigne
 }
 
 /*
- * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
- * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
- * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
- * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+ * Free-slot ring (in the states region, stateRegion freeAt): a freed slot is reused before stateNext
+ * grows. MPMC by tickets; the capacity is a power of two ≥ maxActors, so an index survives u32 wrap, and
+ * a push never laps an unread entry (at most maxActors slots are ever free). A word holds slot + 1, 0 empty.
  */
-__device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
-  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
-  unsigned long long u = (unsigned long long)key;
-  unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
-  unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
-  unsigned int mask = k->dirCapacity - 1u;
-  unsigned int i = (unsigned int)(h ^ (h >> 29)) & mask;
+/* Push (an eviction, after it copied the state out: the fence orders those reads before any reuse). */
+__device__ static __noinline__ void rg_slot_free(rg_kernel* k, unsigned int slot) {
+  unsigned int* ring = rg_free_ring(k->states, k->maxActors);
+  const unsigned int t = atomicAdd(&k->g->freeTail, 1u);
+  __threadfence();
+  atomicExch(&ring[t & (rg_free_cap(k->maxActors) - 1u)], slot + 1u);
+}
+/* Pop: a freed slot, or ~0u when none. A ticket taken before its pusher stored waits for the store. */
+__device__ static unsigned int rg_slot_take(rg_kernel* k) {
+  unsigned int* ring = rg_free_ring(k->states, k->maxActors);
+  for (;;) {
+    const unsigned int h = rg_ld_vol(&k->g->freeHead);
+    if ((int)(rg_ld_vol(&k->g->freeTail) - h) <= 0) return ~0u;
+    if (atomicCAS(&k->g->freeHead, h, h + 1u) != h) continue;
+    unsigned int* w = &ring[h & (rg_free_cap(k->maxActors) - 1u)];
+    unsigned int v;
+    while ((v = atomicExch(w, 0u)) == 0u) {}
+    __threadfence();
+    return v - 1u;
+  }
+}
+
+/*
+ * Insert (rare: once per activation, so __noinline__ keeps its registers out of every turn). The caller's
+ * probe reached an EMPTY entry, which proves the key absent: only this partition's worker inserts its keys.
+ * Take the first reusable entry from the key's home, EMPTY or DEAD (a tombstone: a table-full claim, or
+ * later an evicted actor), so entries never return to EMPTY and every probe before the new entry still
+ * passes it. A lost CAS means another partition took that entry: scan on. The slot: a freed one first
+ * (taken once, before the first claim, handed back if no entry is won), else the next never used.
+ */
+__device__ static __noinline__ rg_Account_state* rg_Account_insert(rg_kernel* k, unsigned int* ctr, unsigned int home, unsigned int lo, unsigned int hi, unsigned int ready) {
+  const unsigned int mask = k->dirCapacity - 1u;
+  unsigned int i = home;
+  unsigned int slot = ~0u;
+  bool tried = false;
   for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
     rg_DirEntry* e = &k->directory[i];
-    const uint4 v = rg_ld_rlx_gpu_v4(e);
-    static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
-    if (v.w == ready) {
-      if (v.x == lo && v.y == hi) return (rg_Account_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Account_state));
-      continue;
+    const unsigned int was = rg_ld_vol(&e->state);
+    if (was != RG_DIR_EMPTY && was != RG_DIR_DEAD) continue;
+    if (!tried) {
+      tried = true;
+      slot = rg_slot_take(k);
     }
-    if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
-    if (rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
-    if (atomicCAS(&e->state, RG_DIR_EMPTY, RG_DIR_WRITING) != RG_DIR_EMPTY) continue;
-    unsigned int slot = atomicAdd(&k->g->stateNext, 1u);
-    if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
+    if (slot == ~0u && rg_ld_vol(&k->g->stateNext) >= k->maxActors) return 0;
+    if (atomicCAS(&e->state, was, RG_DIR_WRITING) != was) continue;
+    if (slot == ~0u) {
+      slot = atomicAdd(&k->g->stateNext, 1u);
+      if (slot >= k->maxActors) { rg_st_rel_gpu(&e->state, RG_DIR_DEAD); return 0; }
+    }
     e->keyLo = lo;
     e->keyHi = hi;
     e->slot = slot;
@@ -2514,6 +2556,36 @@ __device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned i
     rg_st_rel_gpu(&e->state, ready); /* release: key, slot and zeroed state visible first (host inspect) */
     ctr[RG_C_ACTIVATIONS]++;
     return s;
+  }
+  if (slot != ~0u) rg_slot_free(k, slot);
+  return 0;
+}
+
+/*
+ * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
+ * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
+ * relaxed 16-byte load decides an entry: another owner's entry is skipped unread, and our own was
+ * written by this very thread, whose later loads see its own stores (one L2 round trip, not two).
+ * DEAD entries are passed like another owner's: the key may lie beyond a tombstone.
+ */
+__device__ static rg_Account_state* rg_Account_activate(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
+  unsigned long long u = (unsigned long long)key;
+  unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
+  unsigned long long h = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
+  unsigned int mask = k->dirCapacity - 1u;
+  const unsigned int home = (unsigned int)(h ^ (h >> 29)) & mask;
+  unsigned int i = home;
+  for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
+    rg_DirEntry* e = &k->directory[i];
+    const uint4 v = rg_ld_rlx_gpu_v4(e);
+    static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
+    if (v.w == ready) {
+      if (v.x == lo && v.y == hi) return (rg_Account_state*)(k->states + (unsigned long long)v.z * sizeof(rg_Account_state));
+      continue;
+    }
+    if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
+    return rg_Account_insert(k, ctr, home, lo, hi, ready);
   }
   return 0;
 }
