@@ -25,6 +25,12 @@ async function start(fx: BackendFixture): Promise<GrainSystem> {
   return system;
 }
 
+/** Each path's system is shut down before the next starts: a CUDA process loads no module while ring kernels run. */
+async function stop(system: GrainSystem): Promise<void> {
+  systems.splice(systems.indexOf(system), 1);
+  await system.shutdown();
+}
+
 /** Sends `cols` as images of `chunk` rows: each image read back and its rows sent in order. */
 function sendAsImages(system: GrainSystem, cls: AnyGrainClass, method: string, cols: Record<string, ArrayLike<unknown>>, chunk: number): number {
   const def = cls.grain as GrainDef;
@@ -78,6 +84,7 @@ for (const fx of fixtures) {
         const c = system.kernel(Seq).counters();
         results.push({ states, seqSent: c.sent - sent0 });
         for (let a = 0; a < ACTORS; a++) expect((states[2 * a] as { violations: number }).violations).toBe(0);
+        await stop(system);
       }
       // Identical to the rows path, whatever the chunk.
       for (const r of results.slice(1)) expect(r).toEqual(results[0]);
@@ -96,6 +103,7 @@ for (const fx of fixtures) {
         await system.idle();
         failed.push(errors.length);
         expect(errors.every((e) => e.startsWith('Numbers.failTell: ') && e.includes('tell refused'))).toBe(true);
+        await stop(system);
       }
       expect(failed).toEqual([2, 2]);
     });
