@@ -24,6 +24,7 @@ import { RingKernel, type KernelCounters, type TerminateOptions, type Transition
 import { compileRowLoop, type RowLoop } from './row-codegen.ts';
 import { fixedWriter, type FixedWrite } from './tell-image.ts';
 import { laneOfKey } from './lanes.ts';
+import { columnImageBytes, columnImageFields, packColumnImageRows, type ColumnField } from './column-image.ts';
 import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
@@ -160,6 +161,17 @@ interface RowsWaiting extends RowsSegment {
   readonly def: MethodDef;
 }
 
+/** tellMany calls shorter than this write rows (an image's slot, pack and buffer hand-off cost more). */
+const IMAGE_MIN_ROWS = 64;
+
+/** Rows of these fields one buffer of `bytes` holds. */
+function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number {
+  const perRow = columnImageBytes(fields, 2) - columnImageBytes(fields, 1) + 8;
+  let rows = Math.floor(bytes / perRow);
+  while (rows > 0 && columnImageBytes(fields, rows) > bytes) rows--;
+  return rows;
+}
+
 interface BulkRows {
   next: number;
   readonly end: number;
@@ -233,6 +245,11 @@ interface Registration {
  * so pending asks live here, keyed by correlation id.
  */
 export class GrainSystem extends EventEmitter<SystemEvents> {
+  /**
+   * Whether tellMany hands a lane that takes column images (LaneMemory.images) one image per chunk of its
+   * rows instead of a slot per row. Off: every backend gets rows (benchmarks compare the two).
+   */
+  tellManyImages = true;
   readonly logger: Logger;
   readonly clock: () => number;
   /** Where kernels' timers read the time: the injected clock (published by the host) or their own. */
@@ -473,13 +490,18 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
-    const rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
+    let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
+    if (n >= IMAGE_MIN_ROWS && this.tellManyImages && !this.spills.get(kernel)?.size && def.keyKind !== 'string') {
+      const rest = this.tellImages(kernel, route.method, cols, n);
+      if (rest === null) return n;
+      if (rest !== undefined) rows = { next: 0, end: rest.n, key: rest.cols['key']!, cols: rest.cols, names: rows.names };
+    }
     // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
     if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
-    if (rows.next < n) {
+    if (rows.next < rows.end) {
       const seg: RowsWaiting = { rows, method, def: route.method };
       this.spillOf(kernel).pushRows(seg, performance.now());
       this.waiting.add(kernel);
@@ -659,6 +681,84 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name, key);
     }
     ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
+  }
+
+  /**
+   * tellMany through column images (lanes with an image area, a method whose request is all scalars):
+   * rows are split by lane keeping their order, each lane's rows packed into a free buffer of its area and
+   * announced by ONE slot (SlotFlag.IMAGE) at their place in the ring; the lane runs them as tells. Rows a
+   * lane had no free buffer or slot for come back, in order, as columns for the row path (they go after
+   * that lane's images: FIFO holds). null: every row went as an image; undefined: images do not apply.
+   */
+  private tellImages(kernel: RingKernel, method: MethodDef, cols: Record<string, ArrayLike<unknown>>, n: number): { n: number; cols: Record<string, ArrayLike<unknown>> } | null | undefined {
+    const lanes = kernel.lanes;
+    if (!lanes.every((l) => l.images !== undefined)) return undefined;
+    const fields = columnImageFields(method, kernel.grainId);
+    if (!fields) return undefined;
+    const key = cols['key'] as ArrayLike<number>;
+    const L = lanes.length;
+    // Per lane, its rows' indices in call order.
+    const counts = new Int32Array(L);
+    const laneOfRow = L > 1 ? new Uint16Array(n) : undefined;
+    if (laneOfRow) {
+      for (let i = 0; i < n; i++) counts[(laneOfRow[i] = laneOfKey(key[i]!, L))]!++;
+    } else counts[0] = n;
+    const idx = counts.map((c) => 0) as Int32Array;
+    const lists = Array.from(counts, (c) => new Int32Array(c));
+    for (let i = 0; i < n; i++) {
+      const l = laneOfRow ? laneOfRow[i]! : 0;
+      lists[l]![idx[l]!++] = i;
+    }
+    const colList = fields.map((f) => cols[f.name]!);
+    const time = this.clock();
+    const left: Int32Array[] = [];
+    let sent = 0;
+    for (let l = 0; l < L; l++) {
+      const list = lists[l]!;
+      const area = lanes[l]!.images!;
+      const producer = lanes[l]!.producer;
+      const perImage = Math.max(1, imageRowsFitting(fields, area.buffers[0]!.byteLength));
+      let at = 0;
+      while (at < list.length) {
+        let b = 0;
+        while (b < area.busy.length && Atomics.load(area.busy, b) !== 0) b++;
+        if (b === area.busy.length) break;
+        const slot = producer.claim();
+        if (slot < 0) break;
+        const to = Math.min(list.length, at + perImage);
+        packColumnImageRows(fields, area.buffers[b]!, { grainId: kernel.grainId, method: method.id, key, cols: colList, idx: list, from: at, to });
+        Atomics.store(area.busy, b, 1);
+        const dv = producer.ring.dv;
+        dv.setUint32(slot + SLOT.length, 0, true);
+        dv.setUint32(slot + SLOT.method, method.id, true);
+        dv.setUint32(slot + SLOT.flags, SlotFlag.IMAGE, true);
+        dv.setUint32(slot + SLOT.corr, 0, true);
+        dv.setUint32(slot + SLOT.keyLo, b, true);
+        dv.setUint32(slot + SLOT.keyHi, to - at, true);
+        dv.setUint32(slot + SLOT.sender, HOST_SENDER, true);
+        dv.setUint32(slot + SLOT.grain, kernel.grainId, true);
+        dv.setFloat64(slot + SLOT.time, time, true);
+        producer.publish(slot);
+        sent += to - at;
+        at = to;
+      }
+      if (at < list.length) left.push(list.subarray(at));
+    }
+    kernel.sent += sent;
+    if (sent) kernel.wakeAll();
+    if (left.length === 0) return null;
+    // The rows left over, gathered as columns (each lane's in order) for the row path.
+    let m = 0;
+    for (const r of left) m += r.length;
+    const gather = (src: ArrayLike<unknown>): ArrayLike<unknown> => {
+      const out = (Array.isArray(src) ? new Array<unknown>(m) : new (src.constructor as new (n: number) => { [i: number]: unknown; length: number })(m)) as { [i: number]: unknown; length: number };
+      let k = 0;
+      for (const r of left) for (let j = 0; j < r.length; j++) out[k++] = src[r[j]!];
+      return out as ArrayLike<unknown>;
+    };
+    const out: Record<string, ArrayLike<unknown>> = { key: gather(key) };
+    for (const f of method.request.fieldNames) out[f] = gather(cols[f]!);
+    return { n: m, cols: out };
   }
 
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
