@@ -182,6 +182,21 @@ interface BulkRows {
   loop?: { readonly run: RowLoop; readonly cols: ReadonlyArray<ArrayLike<unknown>> } | null;
   /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
   readonly corrBase?: number;
+  /** tellMany's rows as column images (next/end then count rows sent, not call indices). */
+  readonly images?: ImageRows;
+}
+
+interface ImageRows {
+  readonly fields: readonly ColumnField[];
+  readonly key: ArrayLike<number>;
+  /** The request's columns in field order. */
+  readonly cols: ReadonlyArray<ArrayLike<unknown>>;
+  readonly method: MethodDef;
+  /** Per lane: its rows' indices in call order, and how many of them were sent. */
+  readonly lists: readonly Int32Array[];
+  readonly at: Int32Array;
+  /** Rows one image buffer holds. */
+  readonly perImage: number;
 }
 
 export interface SystemEvents {
@@ -494,10 +509,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
-    if (n >= IMAGE_MIN_ROWS && this.tellManyImages && !this.spills.get(kernel)?.size && def.keyKind !== 'string') {
-      const rest = this.tellImages(kernel, route.method, cols, n);
-      if (rest === null) return n;
-      if (rest !== undefined) rows = { next: 0, end: rest.n, key: rest.cols['key']!, cols: rest.cols, names: rows.names };
+    if (n >= IMAGE_MIN_ROWS && this.tellManyImages && def.keyKind !== 'string') {
+      const images = this.imageRows(kernel, route.method, cols, n);
+      if (images) rows = { ...rows, images };
     }
     // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
     if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
@@ -684,53 +698,63 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /**
-   * tellMany through column images (lanes with an image area, a method whose request is all scalars):
-   * rows are split by lane keeping their order, each lane's rows packed into a free buffer of its area and
-   * announced by ONE slot (SlotFlag.IMAGE) at their place in the ring; the lane runs them as tells. Rows a
-   * lane had no free buffer or slot for come back, in order, as columns for the row path (they go after
-   * that lane's images: FIFO holds). null: every row went as an image; undefined: images do not apply.
+   * tellMany's rows split for column images, where every lane of the kernel takes them (LaneMemory.images)
+   * and the request is all scalars: per lane its rows' indices in call order. Undefined: rows apply.
    */
-  private tellImages(kernel: RingKernel, method: MethodDef, cols: Record<string, ArrayLike<unknown>>, n: number): { n: number; cols: Record<string, ArrayLike<unknown>> } | null | undefined {
+  private imageRows(kernel: RingKernel, method: MethodDef, cols: Record<string, ArrayLike<unknown>>, n: number): ImageRows | undefined {
     const lanes = kernel.lanes;
     if (!lanes.every((l) => l.images !== undefined)) return undefined;
     const fields = columnImageFields(method, kernel.grainId);
     if (!fields) return undefined;
     const key = cols['key'] as ArrayLike<number>;
     const L = lanes.length;
-    // Per lane, its rows' indices in call order.
-    const counts = new Int32Array(L);
-    const laneOfRow = L > 1 ? new Uint16Array(n) : undefined;
-    if (laneOfRow) {
+    let lists: Int32Array[];
+    if (L === 1) {
+      const all = new Int32Array(n);
+      for (let i = 0; i < n; i++) all[i] = i;
+      lists = [all];
+    } else {
+      const counts = new Int32Array(L);
+      const laneOfRow = new Uint16Array(n);
       for (let i = 0; i < n; i++) counts[(laneOfRow[i] = laneOfKey(key[i]!, L))]!++;
-    } else counts[0] = n;
-    const idx = counts.map((c) => 0) as Int32Array;
-    const lists = Array.from(counts, (c) => new Int32Array(c));
-    for (let i = 0; i < n; i++) {
-      const l = laneOfRow ? laneOfRow[i]! : 0;
-      lists[l]![idx[l]!++] = i;
+      lists = Array.from(counts, (c) => new Int32Array(c));
+      const fill = new Int32Array(L);
+      for (let i = 0; i < n; i++) {
+        const l = laneOfRow[i]!;
+        lists[l]![fill[l]!++] = i;
+      }
     }
-    const colList = fields.map((f) => cols[f.name]!);
+    const perImage = imageRowsFitting(fields, lanes[0]!.images!.buffers[0]!.byteLength);
+    if (perImage < 1) return undefined;
+    return { fields, key, cols: fields.map((f) => cols[f.name]!), method, lists, at: new Int32Array(L), perImage };
+  }
+
+  /**
+   * Sends waiting image rows: per lane, while it has a free buffer and a free slot, its next rows packed
+   * into the buffer and announced by ONE slot (SlotFlag.IMAGE) at their place in the ring; the lane runs
+   * them as tells. Lanes go on independently (FIFO is per lane). Returns the rows sent (counted as sent).
+   */
+  private pushImages(kernel: RingKernel, img: ImageRows): number {
+    const lanes = kernel.lanes;
     const time = this.clock();
-    const left: Int32Array[] = [];
     let sent = 0;
-    for (let l = 0; l < L; l++) {
-      const list = lists[l]!;
+    for (let l = 0; l < lanes.length; l++) {
+      const list = img.lists[l]!;
       const area = lanes[l]!.images!;
       const producer = lanes[l]!.producer;
-      const perImage = Math.max(1, imageRowsFitting(fields, area.buffers[0]!.byteLength));
-      let at = 0;
+      let at = img.at[l]!;
       while (at < list.length) {
         let b = 0;
         while (b < area.busy.length && Atomics.load(area.busy, b) !== 0) b++;
         if (b === area.busy.length) break;
         const slot = producer.claim();
         if (slot < 0) break;
-        const to = Math.min(list.length, at + perImage);
-        packColumnImageRows(fields, area.buffers[b]!, { grainId: kernel.grainId, method: method.id, key, cols: colList, idx: list, from: at, to });
+        const to = Math.min(list.length, at + img.perImage);
+        packColumnImageRows(img.fields, area.buffers[b]!, { grainId: kernel.grainId, method: img.method.id, key: img.key, cols: img.cols, idx: list, from: at, to });
         Atomics.store(area.busy, b, 1);
         const dv = producer.ring.dv;
         dv.setUint32(slot + SLOT.length, 0, true);
-        dv.setUint32(slot + SLOT.method, method.id, true);
+        dv.setUint32(slot + SLOT.method, img.method.id, true);
         dv.setUint32(slot + SLOT.flags, SlotFlag.IMAGE, true);
         dv.setUint32(slot + SLOT.corr, 0, true);
         dv.setUint32(slot + SLOT.keyLo, b, true);
@@ -742,28 +766,20 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         sent += to - at;
         at = to;
       }
-      if (at < list.length) left.push(list.subarray(at));
+      img.at[l] = at;
     }
     kernel.sent += sent;
     if (sent) kernel.wakeAll();
-    if (left.length === 0) return null;
-    // The rows left over, gathered as columns (each lane's in order) for the row path.
-    let m = 0;
-    for (const r of left) m += r.length;
-    const gather = (src: ArrayLike<unknown>): ArrayLike<unknown> => {
-      const out = (Array.isArray(src) ? new Array<unknown>(m) : new (src.constructor as new (n: number) => { [i: number]: unknown; length: number })(m)) as { [i: number]: unknown; length: number };
-      let k = 0;
-      for (const r of left) for (let j = 0; j < r.length; j++) out[k++] = src[r[j]!];
-      return out as ArrayLike<unknown>;
-    };
-    const out: Record<string, ArrayLike<unknown>> = { key: gather(key) };
-    for (const f of method.request.fieldNames) out[f] = gather(cols[f]!);
-    return { n: m, cols: out };
+    return sent;
   }
 
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
+    if (rows.images) {
+      rows.next += this.pushImages(kernel, rows.images);
+      return rows.next !== start;
+    }
     const lanes = kernel.lanes;
     if (rows.loop === undefined) {
       // tellMany's rows (askMany's come with their loop): the generated loop, where the request is all scalars.
