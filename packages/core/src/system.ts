@@ -186,6 +186,15 @@ interface BulkRows {
   readonly images?: ImageRows;
 }
 
+/** The call's index of the first row of a waiting segment not sent (image rows: the least over lanes). */
+function firstUnsent(seg: RowsWaiting): number {
+  const img = seg.rows.images;
+  if (!img) return seg.rows.next;
+  let first = seg.rows.end;
+  for (const [l, list] of img.lists.entries()) if (img.at[l]! < list.length) first = Math.min(first, list[img.at[l]!]!);
+  return first;
+}
+
 interface ImageRows {
   readonly fields: readonly ColumnField[];
   readonly key: ArrayLike<number>;
@@ -1014,7 +1023,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       (seg) => {
         const base = (seg as RowsWaiting).rows.corrBase;
         if (base === undefined) {
-          this.emit('tellError', { grain, method: seg.method, error, row: seg.rows.next });
+          this.emit('tellError', { grain, method: seg.method, error, row: firstUnsent(seg as RowsWaiting) });
           return;
         }
         for (let i = seg.rows.next; i < seg.rows.end; i++) {
