@@ -85,6 +85,8 @@ export const IMAGE_AREA_HEADER = 128;
  * restarted lane's received count is its rings' tails plus this (Dispatcher.begin).
  */
 export const IMAGE_AREA_EXTRA_WORD = 31;
+/** Int32 word of the header: 1 + the buffer whose rows the lane is running (0: none), so a restarted lane frees it. */
+export const IMAGE_AREA_RUNNING_WORD = 30;
 
 export const HOST_SENDER = 0xffffffff;
 

@@ -37,7 +37,7 @@ import {
 import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
 import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
-import { IMAGE_AREA_EXTRA_WORD, IMAGE_AREA_HEADER, LANE_GUARD, readColumnImage, type ColumnImage, type LaneReader } from '@ringgrain/core';
+import { IMAGE_AREA_EXTRA_WORD, IMAGE_AREA_HEADER, IMAGE_AREA_RUNNING_WORD, LANE_GUARD, readColumnImage, type ColumnImage, type LaneReader } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
 import { IMAGE_BUFFERS, IMAGE_BUFFER_BYTES, OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
@@ -362,6 +362,9 @@ export class Dispatcher {
       // Rings count every message ever taken (their tails): what the counters do not show was lost.
       const k2kTaken = Atomics.load(this.k2k.ring.words, RING.tail) >>> 0;
       const imageExtra = this.images ? Atomics.load(this.images.words, IMAGE_AREA_EXTRA_WORD) >>> 0 : 0;
+      // The image the dead thread was running was taken from the ring (its rest counts as lost below): free its buffer.
+      const running = this.images ? Atomics.load(this.images.words, IMAGE_AREA_RUNNING_WORD) : 0;
+      if (running > 0) this.freeImage(running - 1);
       const taken = ((Atomics.load(this.inbound.ring.words, RING.tail) >>> 0) + k2kTaken + imageExtra) >>> 0;
       const lost = (taken - n.received) >>> 0;
       const lostK2k = (k2kTaken - n.k2kReceived) >>> 0;
@@ -525,6 +528,9 @@ export class Dispatcher {
         const buffer = dv.getUint32(slot + SLOT.keyLo, true);
         const rows = dv.getUint32(slot + SLOT.keyHi, true);
         const time = dv.getFloat64(slot + SLOT.time, true);
+        // Taken in the same account as the tail (begin(resume) adds them): the rows beyond the slot first.
+        if (this.images && rows > 0) Atomics.add(this.images.words, IMAGE_AREA_EXTRA_WORD, rows - 1);
+        if (this.images && buffer < IMAGE_BUFFERS) Atomics.store(this.images.words, IMAGE_AREA_RUNNING_WORD, buffer + 1);
         consumer.skip();
         consumer.publishTail();
         return this.runImage(methodId, buffer, rows, time);
@@ -593,7 +599,6 @@ export class Dispatcher {
     const area = this.images;
     const def = this.self.def;
     counts.received += rows;
-    if (area && rows > 0) Atomics.add(area.words, IMAGE_AREA_EXTRA_WORD, rows - 1);
     let image: ColumnImage;
     const method = def.methods[methodId];
     try {
@@ -605,7 +610,7 @@ export class Dispatcher {
         throw new DecodeError(`image of ${image.rows} rows, method ${image.method}, grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, method ${methodId}, grain ${this.grainId}, ${names.length} fields)`);
       }
     } catch (e) {
-      if (area && buffer < area.buffers.length) Atomics.store(area.words, buffer, 0);
+      if (area && buffer < area.buffers.length) this.freeImage(buffer);
       counts.rejected += rows;
       this.replyText(0, methodId, SlotFlag.REJECTED, `${rows} rows of a column image: ${(e as Error).message}`);
       return rows;
@@ -619,7 +624,7 @@ export class Dispatcher {
         this.runTurn(method, methodId, keys[r]!, make(cols, r), 0, time);
       }
     } finally {
-      Atomics.store(area.words, buffer, 0);
+      this.freeImage(buffer);
       const replies = this.batchReplies;
       this.batchReplies = -1;
       if (replies > 0) {
@@ -628,6 +633,13 @@ export class Dispatcher {
       }
     }
     return rows;
+  }
+
+  /** Gives an image buffer back to the host (it packs the next image there). */
+  private freeImage(buffer: number): void {
+    const w = this.images!.words;
+    Atomics.store(w, IMAGE_AREA_RUNNING_WORD, 0);
+    Atomics.store(w, buffer, 0);
   }
 
   /** Per method: a function building row r's message from an image's columns as one object literal (one shape, no per-field dispatch). */
