@@ -1,6 +1,6 @@
 /**
  * tellMany's column image: ONE buffer per call (or per chunk of rows) that carries a method's columns as
- * they are, for a backend that expands rows where they run (a CUDA kernel's bulk job) instead of the host
+ * they are, for a backend that expands rows where they run (a CPU lane, SlotFlag.IMAGE; a CUDA kernel's bulk job) instead of the host
  * writing one ring slot per row. Only methods whose request is all scalars and whose key is an integer
  * (the row template of row-writer.ts exists) have one. Layout: a ColumnImageHeader, `columns`
  * ColumnDesc entries (request field order), then the key column (f64: keys up to 2^53, one native
