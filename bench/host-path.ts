@@ -8,7 +8,7 @@
  *     (tell-image.ts);
  *   - tellMany's host work per row in the column-image form (column-image.ts: the columns copied into one
  *     buffer, no slot per row) beside the row loop: what a backend that expands images on the device saves
- *     the host (no backend consumes images yet);
+ *     the host (the CPU backend's lanes take images: scripts/tellmany-probe.ts --compare times both paths end to end);
  *   - the consumer's take: peek + release per slot (before) against peek + skip with one tail
  *     publication per 64 (the CPU dispatcher's batch take).
  */

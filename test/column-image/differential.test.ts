@@ -1,13 +1,13 @@
 /**
- * tellMany rows vs the column-image path: the same columns sent as one call (rows) and as images of a
- * few rows each (packColumnImage → readColumnImage → the rows each image holds, in image order) end in
- * identical states and counters, on every backend. Keys repeat across and within images, so a reordered
- * or lost row shows as a Seq violation or a different count; a throwing row fails the same rows.
- * Until a backend consumes images itself (the CUDA bulk job), the image path here is the host reader's
- * expansion; the CUDA lanes run when a device is present.
+ * tellMany rows vs the column-image path, on every backend: the same calls sent with
+ * `system.tellManyImages` off (a slot per row) and on (one image per lane and chunk where the backend's
+ * lanes take images: the CPU backend's, single thread and pool) end in identical states, counters and
+ * failures. Keys repeat within and across calls and single tells are sent between them, so a reordered or
+ * lost row shows as a Seq violation or a different count. Backends without an image area (inline, CUDA)
+ * take rows either way; the CUDA lanes run when a device is present.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { COLUMN_IMAGE_CHUNK_ROWS, GrainSystem, columnImageFields, packColumnImage, readColumnImage, type AnyGrainClass, type GrainDef } from '@ringgrain/core';
+import { GrainSystem, type AnyGrainClass } from '@ringgrain/core';
 import { backendFixtures, type BackendFixture } from '../conformance/backends.ts';
 import { Numbers, Seq } from '../fixtures/grains.ts';
 
@@ -17,8 +17,9 @@ afterAll(async () => {
   for (const s of systems) await s.shutdown({ mode: 'reject', timeoutMs: 2000 });
 });
 
-async function start(fx: BackendFixture): Promise<GrainSystem> {
+async function start(fx: BackendFixture, images: boolean): Promise<GrainSystem> {
   const system = new GrainSystem({ backends: { [fx.placement]: fx.make() }, logLevel: 'silent', handleSignals: false });
+  system.tellManyImages = images;
   for (const cls of [Seq, Numbers] as AnyGrainClass[]) system.register(cls, { placement: fx.placement });
   await system.start();
   systems.push(system);
@@ -31,32 +32,13 @@ async function stop(system: GrainSystem): Promise<void> {
   await system.shutdown();
 }
 
-/** Sends `cols` as images of `chunk` rows: each image read back and its rows sent in order. */
-function sendAsImages(system: GrainSystem, cls: AnyGrainClass, method: string, cols: Record<string, ArrayLike<unknown>>, chunk: number): number {
-  const def = cls.grain as GrainDef;
-  const m = def.methodByName.get(method)!;
-  const fields = columnImageFields(m, 0)!;
-  const key = cols['key']!;
-  let sent = 0;
-  for (let from = 0; from < key.length; from += chunk) {
-    const img = readColumnImage(packColumnImage(fields, { grainId: 0, method: def.methods.indexOf(m), key, cols, from, to: Math.min(key.length, from + chunk) }));
-    expect(img.firstRow).toBe(from);
-    const rows: Record<string, ArrayLike<unknown>> = { key: img.keys };
-    for (const [i, f] of fields.entries()) rows[f.name] = f.kind === 'bool' ? Array.from(img.columns[i]!.values, (v) => v !== 0) : img.columns[i]!.values;
-    sent += (system.tellMany as (c: AnyGrainClass, m: string, cols: Record<string, ArrayLike<unknown>>) => number)(cls, method, rows);
-  }
-  return sent;
-}
-
 const ACTORS = 13;
-const N = 600;
-/** Seq rows: keys repeat (i * 7 % ACTORS), each key's seq counts up from 1, two senders interleaved. */
-function seqColumns() {
-  const key = new Int32Array(N);
-  const sender = new Uint32Array(N);
-  const seq = new Uint32Array(N);
-  const next = new Uint32Array(ACTORS * 2);
-  for (let i = 0; i < N; i++) {
+/** Seq rows from `from`: keys repeat (i * 7 % ACTORS), each key's seq per sender counts on from `next`. */
+function seqColumns(n: number, next: Uint32Array) {
+  const key = new Int32Array(n);
+  const sender = new Uint32Array(n);
+  const seq = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
     const a = (i * 7) % ACTORS;
     key[i] = 7000 + a;
     sender[i] = i % 2;
@@ -65,47 +47,65 @@ function seqColumns() {
   return { key, sender, seq };
 }
 
+/** Whether `system`'s Seq kernel lanes take images (the path under test is really the image path). */
+const takesImages = (system: GrainSystem): boolean => system.kernel(Seq).lanes.every((l) => l.images !== undefined);
+
 for (const fx of fixtures) {
   describe.skipIf(fx.skip !== undefined)(`${fx.name}${fx.skip ? ` (skipped: ${fx.skip})` : ''}`, () => {
-    it('rows and images (chunks of 1, 37 and the default) end in the same states and counters; FIFO per key holds', async () => {
-      const seqCols = seqColumns();
-      // Numbers.store: last writer wins, so the final state names the last row of each key.
-      const key = Int32Array.from({ length: N }, (_, i) => 8000 + ((i * 5) % ACTORS));
-      const numCols = { key, f32: Float32Array.from(key, (_, i) => i / 4), f64: Float64Array.from(key, (_, i) => i * 1.5), i32: Int32Array.from(key, (_, i) => -i), u32: Uint32Array.from(key, (_, i) => i * 3), b: Array.from(key, (_, i) => i % 3 === 0) };
+    it('rows and images end in the same states and counters; FIFO per key holds across tells and calls', async () => {
       const results: unknown[] = [];
-      for (const chunk of [0, 1, 37, COLUMN_IMAGE_CHUNK_ROWS]) {
-        const system = await start(fx);
-        const sent0 = system.kernel(Seq).counters().sent;
-        const sent = chunk === 0 ? system.tellMany(Seq, 'push', seqCols) + system.tellMany(Numbers, 'store', numCols) : sendAsImages(system, Seq, 'push', seqCols, chunk) + sendAsImages(system, Numbers, 'store', numCols, chunk);
-        expect(sent).toBe(2 * N);
+      for (const images of [false, true]) {
+        const system = await start(fx, images);
+        if (images) expect(takesImages(system)).toBe(fx.placement === 'cpu');
+        const next = new Uint32Array(ACTORS * 2);
+        let sent = 0;
+        // Calls of several sizes (below the image threshold, one image, more rows than the buffers hold at
+        // once: the rest go as rows behind the images), with single tells of the same senders between them.
+        for (const n of [10, 600, 200_000, 3000]) {
+          sent += system.tellMany(Seq, 'push', seqColumns(n, next));
+          const a = n % ACTORS;
+          system.grain(Seq, 7000 + a).tell.push({ sender: 0, seq: ++next[a * 2]! });
+          sent++;
+        }
+        const key = Int32Array.from({ length: 900 }, (_, i) => 8000 + ((i * 5) % ACTORS));
+        // Numbers.store: last writer wins, so the final state names the last row of each key; every kind.
+        const numCols = { key, f32: Float32Array.from(key, (_, i) => i / 4), f64: Float64Array.from(key, (_, i) => i * 1.5), i32: Int32Array.from(key, (_, i) => -i), u32: Uint32Array.from(key, (_, i) => i * 3), b: Array.from(key, (_, i) => i % 3 === 0) };
+        sent += system.tellMany(Numbers, 'store', numCols);
         await system.idle();
+        const counted = (k: AnyGrainClass) => system.kernel(k).counters();
+        expect(counted(Seq).sent + counted(Numbers).sent).toBe(sent);
         const states = [];
         for (let a = 0; a < ACTORS; a++) states.push(await system.grain(Seq, 7000 + a).stats({}), await system.grain(Numbers, 8000 + a).load({}));
-        const c = system.kernel(Seq).counters();
-        results.push({ states, seqSent: c.sent - sent0 });
         for (let a = 0; a < ACTORS; a++) expect((states[2 * a] as { violations: number }).violations).toBe(0);
+        const c = system.kernel(Seq).counters();
+        const m = system.metrics();
+        expect(c.received).toBe(c.sent);
+        expect(c.processed).toBe(c.received);
+        // metrics() balances: every row a sent and a processed message.
+        expect(m['Seq']!.processed + m['Seq']!.rejected).toBe(m['Seq']!.sent);
+        results.push({ states, seq: { sent: c.sent, received: c.received, processed: c.processed, rejected: c.rejected, handlerErrors: c.handlerErrors }, numbers: counted(Numbers).processed });
         await stop(system);
       }
-      // Identical to the rows path, whatever the chunk.
-      for (const r of results.slice(1)) expect(r).toEqual(results[0]);
+      expect(results[1]).toEqual(results[0]);
     });
 
     it('a throwing row fails the same rows on both paths (one tellError per failing row, the rest run)', async () => {
-      const key = Int32Array.from({ length: 40 }, (_, i) => 9000 + (i % 3));
-      const code = Int32Array.from(key, (_, i) => (i === 17 || i === 31 ? 1 : 0));
-      const failed: number[] = [];
-      for (const chunk of [0, 16]) {
-        const system = await start(fx);
+      const key = Int32Array.from({ length: 400 }, (_, i) => 9000 + (i % 3));
+      const code = Int32Array.from(key, (_, i) => (i === 17 || i === 31 || i === 399 ? 1 : 0));
+      const out: unknown[] = [];
+      for (const images of [false, true]) {
+        const system = await start(fx, images);
         const errors: string[] = [];
         system.on('tellError', (e) => errors.push(`${e.grain}.${e.method}: ${e.error.message.split('\n')[0]}`));
-        if (chunk === 0) system.tellMany(Numbers, 'failTell', { key, code });
-        else sendAsImages(system, Numbers, 'failTell', { key, code }, chunk);
+        expect(system.tellMany(Numbers, 'failTell', { key, code })).toBe(400);
         await system.idle();
-        failed.push(errors.length);
         expect(errors.every((e) => e.startsWith('Numbers.failTell: ') && e.includes('tell refused'))).toBe(true);
+        const c = system.kernel(Numbers).counters();
+        out.push({ errors: errors.length, handlerErrors: c.handlerErrors, processed: c.processed, received: c.received, sent: c.sent });
         await stop(system);
       }
-      expect(failed).toEqual([2, 2]);
+      expect(out[0]).toEqual({ errors: 3, handlerErrors: 3, processed: 400, received: 400, sent: 400 });
+      expect(out[1]).toEqual(out[0]);
     });
   });
 }

@@ -153,6 +153,18 @@ export interface LaneMemory {
   readonly inbound: RegionRef;
   /** Lane → host rings; the host is the only consumer of each. */
   readonly replies: readonly RegionRef[];
+  /**
+   * Optional: where the lane takes tellMany's column images (protocol.ts SlotFlag.IMAGE, IMAGE_AREA_HEADER).
+   * Absent: core sends every row as a slot.
+   */
+  readonly images?: ImageArea;
+}
+
+export interface ImageArea {
+  readonly region: RegionRef;
+  readonly buffers: number;
+  /** Bytes per buffer (a multiple of 8). */
+  readonly bufferBytes: number;
 }
 
 /**

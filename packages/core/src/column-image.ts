@@ -1,6 +1,6 @@
 /**
  * tellMany's column image: ONE buffer per call (or per chunk of rows) that carries a method's columns as
- * they are, for a backend that expands rows where they run (a CUDA kernel's bulk job) instead of the host
+ * they are, for a backend that expands rows where they run (a CPU lane, SlotFlag.IMAGE; a CUDA kernel's bulk job) instead of the host
  * writing one ring slot per row. Only methods whose request is all scalars and whose key is an integer
  * (the row template of row-writer.ts exists) have one. Layout: a ColumnImageHeader, `columns`
  * ColumnDesc entries (request field order), then the key column (f64: keys up to 2^53, one native
@@ -160,4 +160,62 @@ export function readColumnImage(image: Uint8Array): ColumnImage {
     columns.push({ kind, values });
   }
   return { grainId: u(H.grainId), method: u(H.method), rows, firstRow: u(H.firstRow), keys, columns };
+}
+
+/** Bytes an image of `rows` rows of these fields takes (as packColumnImage lays it out). */
+export function columnImageBytes(fields: readonly ColumnField[], rows: number): number {
+  let at = align8(COLUMN_IMAGE_HEADER_BYTES + COLUMN_DESC_BYTES * fields.length) + 8 * rows;
+  for (const f of fields) at = align8(at) + columnBytes(f.kind, rows);
+  return align8(at);
+}
+
+/**
+ * Packs the rows `idx[from, to)` (row indices of the call, in order) into `dst` (8-aligned, large enough:
+ * columnImageBytes), in packColumnImage's layout: one lane's share of a tellMany call, written straight
+ * into shared memory. `firstRow` is the call's index of the first row. Returns the image's bytes.
+ */
+export function packColumnImageRows(
+  fields: readonly ColumnField[],
+  dst: Uint8Array,
+  o: { readonly grainId: number; readonly method: number; readonly key: ArrayLike<unknown>; readonly cols: ReadonlyArray<ArrayLike<unknown>>; readonly idx: Int32Array; readonly from: number; readonly to: number },
+): number {
+  const rows = o.to - o.from;
+  const bytes = columnImageBytes(fields, rows);
+  if (bytes > dst.byteLength || dst.byteOffset % 8 !== 0) throw new ColumnImageError(`${rows} rows take ${bytes} bytes; the target has ${dst.byteLength} at offset ${dst.byteOffset}`);
+  const buf = dst.buffer;
+  const base = dst.byteOffset;
+  const dv = new DataView(buf, base, bytes);
+  const idx = o.idx;
+  let at = align8(COLUMN_IMAGE_HEADER_BYTES + COLUMN_DESC_BYTES * fields.length);
+  const keysAt = at;
+  const keys = new Float64Array(buf, base + keysAt, rows);
+  const key = o.key as ArrayLike<number>;
+  for (let r = 0; r < rows; r++) keys[r] = key[idx[o.from + r]!]!;
+  at += 8 * rows;
+  for (const [i, f] of fields.entries()) {
+    at = align8(at);
+    const d = COLUMN_IMAGE_HEADER_BYTES + COLUMN_DESC_BYTES * i;
+    dv.setUint32(d, COLUMN_KINDS.indexOf(f.kind), true);
+    dv.setUint32(d + 4, at, true);
+    const src = o.cols[i]!;
+    if (f.kind === 'bool') {
+      const out = new Uint8Array(buf, base + at, rows);
+      for (let r = 0; r < rows; r++) out[r] = src[idx[o.from + r]!] ? 1 : 0;
+    } else {
+      const out = new (kindSpec(f.kind).array!)(buf, base + at, rows) as { [i: number]: number };
+      const s = src as ArrayLike<number>;
+      for (let r = 0; r < rows; r++) out[r] = s[idx[o.from + r]!]!;
+    }
+    at += columnBytes(f.kind, rows);
+  }
+  dv.setUint32(H.magic, COLUMN_IMAGE_MAGIC, true);
+  dv.setUint32(H.version, COLUMN_IMAGE_VERSION, true);
+  dv.setUint32(H.grainId, o.grainId, true);
+  dv.setUint32(H.method, o.method, true);
+  dv.setUint32(H.rows, rows, true);
+  dv.setUint32(H.columns, fields.length, true);
+  dv.setUint32(H.firstRow, rows ? idx[o.from]! : 0, true);
+  dv.setUint32(H.bytes, bytes, true);
+  dv.setUint32(H.keysAt, keysAt, true);
+  return bytes;
 }

@@ -4,7 +4,7 @@ import type { Backend, BackendKernel, KernelOptions, LaneRestart, OverflowStats 
 import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, RinggrainError } from './errors.ts';
 import type { GrainDef } from './grain.ts';
 import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
-import { CONTROL, COUNTERS, CONTROL_BLOCK_SIZE, KernelState, type CounterName } from './protocol.ts';
+import { CONTROL, COUNTERS, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, KernelState, type CounterName } from './protocol.ts';
 import { laneOfKey } from './lanes.ts';
 import { Ring, RingConsumer, RingProducer } from './ring.ts';
 import { waitUntil } from './wait.ts';
@@ -55,6 +55,8 @@ export interface KernelLane {
   readonly control: Int32Array;
   readonly inbound: Ring;
   readonly producer: RingProducer;
+  /** The lane's image area (backend.ts ImageArea), where the backend has one: busy words and buffers. */
+  readonly images?: { readonly busy: Int32Array; readonly buffers: readonly Uint8Array[] };
 }
 
 /**
@@ -227,7 +229,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       if (mem.lanes.length === 0) throw new KernelFaultError(this.def.name, `backend ${this.backend.name} gave the kernel no lanes`);
       this.lanes = mem.lanes.map((l) => {
         const inbound = new Ring(l.inbound.buffer, l.inbound.offset);
-        return { control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2), inbound, producer: new RingProducer(inbound) };
+        const lane: KernelLane = { control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2), inbound, producer: new RingProducer(inbound) };
+        const a = l.images;
+        if (!a) return lane;
+        const buffers = Array.from({ length: a.buffers }, (_, i) => new Uint8Array(a.region.buffer, a.region.offset + IMAGE_AREA_HEADER + i * a.bufferBytes, a.bufferBytes));
+        return { ...lane, images: { busy: new Int32Array(a.region.buffer, a.region.offset, a.buffers), buffers } };
       });
       this.producers = this.lanes.map((l) => l.producer);
       this.replies = mem.lanes.flatMap((l) =>

@@ -67,7 +67,26 @@ export const SlotFlag = {
    * and the worker passes over this slot without a turn.
    */
   SKIP: 32,
+  /**
+   * Host → CPU lane only: the slot carries no payload but a column image (column-image.ts) in buffer
+   * `keyLo` of the lane's image area (ImageArea), with `keyHi` rows; the lane runs them as that many
+   * tells, in row order, at this slot's place in the ring, then frees the buffer.
+   */
+  IMAGE: 64,
 } as const;
+
+/**
+ * A lane's image area (LaneMemory.images): Int32 busy words (one per buffer, 1 while the lane holds an
+ * image there) in the first IMAGE_AREA_HEADER bytes, then `buffers` buffers of `bufferBytes` each.
+ */
+export const IMAGE_AREA_HEADER = 128;
+/**
+ * Int32 word of the image area's header where the lane adds, per image it takes, its rows minus one: a
+ * restarted lane's received count is its rings' tails plus this (Dispatcher.begin).
+ */
+export const IMAGE_AREA_EXTRA_WORD = 31;
+/** Int32 word of the header: 1 + the buffer whose rows the lane is running (0: none), so a restarted lane frees it. */
+export const IMAGE_AREA_RUNNING_WORD = 30;
 
 export const HOST_SENDER = 0xffffffff;
 

@@ -24,6 +24,7 @@ import { RingKernel, type KernelCounters, type TerminateOptions, type Transition
 import { compileRowLoop, type RowLoop } from './row-codegen.ts';
 import { fixedWriter, type FixedWrite } from './tell-image.ts';
 import { laneOfKey } from './lanes.ts';
+import { columnImageBytes, columnImageFields, packColumnImageRows, type ColumnField } from './column-image.ts';
 import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
 import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
@@ -160,6 +161,17 @@ interface RowsWaiting extends RowsSegment {
   readonly def: MethodDef;
 }
 
+/** tellMany calls shorter than this write rows (an image's slot, pack and buffer hand-off cost more). */
+const IMAGE_MIN_ROWS = 64;
+
+/** Rows of these fields one buffer of `bytes` holds. */
+function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number {
+  const perRow = columnImageBytes(fields, 2) - columnImageBytes(fields, 1) + 8;
+  let rows = Math.floor(bytes / perRow);
+  while (rows > 0 && columnImageBytes(fields, rows) > bytes) rows--;
+  return rows;
+}
+
 interface BulkRows {
   next: number;
   readonly end: number;
@@ -170,6 +182,30 @@ interface BulkRows {
   loop?: { readonly run: RowLoop; readonly cols: ReadonlyArray<ArrayLike<unknown>> } | null;
   /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
   readonly corrBase?: number;
+  /** tellMany's rows as column images (next/end then count rows sent, not call indices). */
+  readonly images?: ImageRows;
+}
+
+/** The call's index of the first row of a waiting segment not sent (image rows: the least over lanes). */
+function firstUnsent(seg: RowsWaiting): number {
+  const img = seg.rows.images;
+  if (!img) return seg.rows.next;
+  let first = seg.rows.end;
+  for (const [l, list] of img.lists.entries()) if (img.at[l]! < list.length) first = Math.min(first, list[img.at[l]!]!);
+  return first;
+}
+
+interface ImageRows {
+  readonly fields: readonly ColumnField[];
+  readonly key: ArrayLike<number>;
+  /** The request's columns in field order. */
+  readonly cols: ReadonlyArray<ArrayLike<unknown>>;
+  readonly method: MethodDef;
+  /** Per lane: its rows' indices in call order, and how many of them were sent. */
+  readonly lists: readonly Int32Array[];
+  readonly at: Int32Array;
+  /** Rows one image buffer holds. */
+  readonly perImage: number;
 }
 
 export interface SystemEvents {
@@ -233,6 +269,11 @@ interface Registration {
  * so pending asks live here, keyed by correlation id.
  */
 export class GrainSystem extends EventEmitter<SystemEvents> {
+  /**
+   * Whether tellMany hands a lane that takes column images (LaneMemory.images) one image per chunk of its
+   * rows instead of a slot per row. Off: every backend gets rows (benchmarks compare the two).
+   */
+  tellManyImages = true;
   readonly logger: Logger;
   readonly clock: () => number;
   /** Where kernels' timers read the time: the injected clock (published by the host) or their own. */
@@ -473,13 +514,17 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
-    const rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
+    let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
+    if (n >= IMAGE_MIN_ROWS && this.tellManyImages && def.keyKind !== 'string') {
+      const images = this.imageRows(kernel, route.method, cols, n);
+      if (images) rows = { ...rows, images };
+    }
     // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
     if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
-    if (rows.next < n) {
+    if (rows.next < rows.end) {
       const seg: RowsWaiting = { rows, method, def: route.method };
       this.spillOf(kernel).pushRows(seg, performance.now());
       this.waiting.add(kernel);
@@ -661,9 +706,89 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
   }
 
+  /**
+   * tellMany's rows split for column images, where every lane of the kernel takes them (LaneMemory.images)
+   * and the request is all scalars: per lane its rows' indices in call order. Undefined: rows apply.
+   */
+  private imageRows(kernel: RingKernel, method: MethodDef, cols: Record<string, ArrayLike<unknown>>, n: number): ImageRows | undefined {
+    const lanes = kernel.lanes;
+    if (!lanes.every((l) => l.images !== undefined)) return undefined;
+    const fields = columnImageFields(method, kernel.grainId);
+    if (!fields) return undefined;
+    const key = cols['key'] as ArrayLike<number>;
+    const L = lanes.length;
+    let lists: Int32Array[];
+    if (L === 1) {
+      const all = new Int32Array(n);
+      for (let i = 0; i < n; i++) all[i] = i;
+      lists = [all];
+    } else {
+      const counts = new Int32Array(L);
+      const laneOfRow = new Uint16Array(n);
+      for (let i = 0; i < n; i++) counts[(laneOfRow[i] = laneOfKey(key[i]!, L))]!++;
+      lists = Array.from(counts, (c) => new Int32Array(c));
+      const fill = new Int32Array(L);
+      for (let i = 0; i < n; i++) {
+        const l = laneOfRow[i]!;
+        lists[l]![fill[l]!++] = i;
+      }
+    }
+    const perImage = imageRowsFitting(fields, lanes[0]!.images!.buffers[0]!.byteLength);
+    if (perImage < 1) return undefined;
+    return { fields, key, cols: fields.map((f) => cols[f.name]!), method, lists, at: new Int32Array(L), perImage };
+  }
+
+  /**
+   * Sends waiting image rows: per lane, while it has a free buffer and a free slot, its next rows packed
+   * into the buffer and announced by ONE slot (SlotFlag.IMAGE) at their place in the ring; the lane runs
+   * them as tells. Lanes go on independently (FIFO is per lane). Returns the rows sent (counted as sent).
+   */
+  private pushImages(kernel: RingKernel, img: ImageRows): number {
+    const lanes = kernel.lanes;
+    const time = this.clock();
+    let sent = 0;
+    for (let l = 0; l < lanes.length; l++) {
+      const list = img.lists[l]!;
+      const area = lanes[l]!.images!;
+      const producer = lanes[l]!.producer;
+      let at = img.at[l]!;
+      while (at < list.length) {
+        let b = 0;
+        while (b < area.busy.length && Atomics.load(area.busy, b) !== 0) b++;
+        if (b === area.busy.length) break;
+        const slot = producer.claim();
+        if (slot < 0) break;
+        const to = Math.min(list.length, at + img.perImage);
+        packColumnImageRows(img.fields, area.buffers[b]!, { grainId: kernel.grainId, method: img.method.id, key: img.key, cols: img.cols, idx: list, from: at, to });
+        Atomics.store(area.busy, b, 1);
+        const dv = producer.ring.dv;
+        dv.setUint32(slot + SLOT.length, 0, true);
+        dv.setUint32(slot + SLOT.method, img.method.id, true);
+        dv.setUint32(slot + SLOT.flags, SlotFlag.IMAGE, true);
+        dv.setUint32(slot + SLOT.corr, 0, true);
+        dv.setUint32(slot + SLOT.keyLo, b, true);
+        dv.setUint32(slot + SLOT.keyHi, to - at, true);
+        dv.setUint32(slot + SLOT.sender, HOST_SENDER, true);
+        dv.setUint32(slot + SLOT.grain, kernel.grainId, true);
+        dv.setFloat64(slot + SLOT.time, time, true);
+        producer.publish(slot);
+        sent += to - at;
+        at = to;
+      }
+      img.at[l] = at;
+    }
+    kernel.sent += sent;
+    if (sent) kernel.wakeAll();
+    return sent;
+  }
+
   /** Writes tellMany rows from `rows.next` while the ring has room; returns whether any was written. */
   private writeRows(kernel: RingKernel, method: MethodDef, rows: BulkRows): boolean {
     const start = rows.next;
+    if (rows.images) {
+      rows.next += this.pushImages(kernel, rows.images);
+      return rows.next !== start;
+    }
     const lanes = kernel.lanes;
     if (rows.loop === undefined) {
       // tellMany's rows (askMany's come with their loop): the generated loop, where the request is all scalars.
@@ -898,7 +1023,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       (seg) => {
         const base = (seg as RowsWaiting).rows.corrBase;
         if (base === undefined) {
-          this.emit('tellError', { grain, method: seg.method, error, row: seg.rows.next });
+          this.emit('tellError', { grain, method: seg.method, error, row: firstUnsent(seg as RowsWaiting) });
           return;
         }
         for (let i = seg.rows.next; i < seg.rows.end; i++) {

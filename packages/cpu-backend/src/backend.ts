@@ -62,7 +62,7 @@ class CpuKernel implements BackendKernel {
         for (const t of this.threads) this.backend.pool.ring(t.index);
       };
     }
-    this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply] })) };
+    this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply], ...(l.images ? { images: l.images } : {}) })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
     if (plan.persistence) {
@@ -83,7 +83,7 @@ class CpuKernel implements BackendKernel {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
     const p = this.plan.persistence;
-    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {
@@ -201,7 +201,7 @@ export class CpuBackend implements Backend {
   }
 
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
-    return new CpuKernel(this, plan, allocateKernelBuffers(plan.options, this.threads), this.pool.threads);
+    return new CpuKernel(this, plan, allocateKernelBuffers(plan.options, this.threads, !plan.persistence), this.pool.threads);
   }
 
   peers(): PeerInfo[] {

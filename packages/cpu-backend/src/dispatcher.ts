@@ -37,9 +37,9 @@ import {
 import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
 import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
-import { LANE_GUARD, type LaneReader } from '@ringgrain/core';
+import { IMAGE_AREA_EXTRA_WORD, IMAGE_AREA_HEADER, IMAGE_AREA_RUNNING_WORD, LANE_GUARD, readColumnImage, type ColumnImage, type LaneReader } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
-import { OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
+import { IMAGE_BUFFERS, IMAGE_BUFFER_BYTES, OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
 /** Messages taken from one ring before the loop looks at the other (host inbound, K2K): fairness, not protocol. */
@@ -156,6 +156,8 @@ export class Dispatcher {
   private readonly options: KernelOptions;
   private readonly control: Int32Array;
   private readonly inbound: RingConsumer;
+  /** The lane's image area: header words (busy per buffer, IMAGE_AREA_EXTRA_WORD) and buffers. */
+  private readonly images: { readonly words: Int32Array; readonly buffers: readonly Uint8Array[] } | undefined;
   private readonly k2k: RingConsumer;
   private readonly reply: RingProducer;
   private readonly replySignal: Int32Array;
@@ -221,6 +223,8 @@ export class Dispatcher {
     options: KernelOptions;
     sab: SharedArrayBuffer;
     controlOffset: number;
+    /** The lane's column-image area (memory.ts IMAGE_BUFFERS of IMAGE_BUFFER_BYTES), when the kernel takes images. */
+    imageOffset?: number | undefined;
     inboundOffset: number;
     replyOffset: number;
     k2kOffset: number;
@@ -242,6 +246,13 @@ export class Dispatcher {
     this.options = args.options;
     this.control = new Int32Array(args.sab, args.controlOffset, CONTROL_BLOCK_SIZE >> 2);
     this.inbound = new RingConsumer(new Ring(args.sab, args.inboundOffset));
+    if (args.imageOffset !== undefined) {
+      const at = args.imageOffset;
+      this.images = {
+        words: new Int32Array(args.sab, at, IMAGE_AREA_HEADER >> 2),
+        buffers: Array.from({ length: IMAGE_BUFFERS }, (_, i) => new Uint8Array(args.sab, at + IMAGE_AREA_HEADER + i * IMAGE_BUFFER_BYTES, IMAGE_BUFFER_BYTES)),
+      };
+    }
     this.k2k = new RingConsumer(new Ring(args.sab, args.k2kOffset));
     this.reply = new RingProducer(new Ring(args.sab, args.replyOffset));
     this.ownStats = new Int32Array(args.sab, args.overflowOffset, overflowWords(args.lanes));
@@ -350,7 +361,11 @@ export class Dispatcher {
       this.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
       // Rings count every message ever taken (their tails): what the counters do not show was lost.
       const k2kTaken = Atomics.load(this.k2k.ring.words, RING.tail) >>> 0;
-      const taken = ((Atomics.load(this.inbound.ring.words, RING.tail) >>> 0) + k2kTaken) >>> 0;
+      const imageExtra = this.images ? Atomics.load(this.images.words, IMAGE_AREA_EXTRA_WORD) >>> 0 : 0;
+      // The image the dead thread was running was taken from the ring (its rest counts as lost below): free its buffer.
+      const running = this.images ? Atomics.load(this.images.words, IMAGE_AREA_RUNNING_WORD) : 0;
+      if (running > 0) this.freeImage(running - 1);
+      const taken = ((Atomics.load(this.inbound.ring.words, RING.tail) >>> 0) + k2kTaken + imageExtra) >>> 0;
       const lost = (taken - n.received) >>> 0;
       const lostK2k = (k2kTaken - n.k2kReceived) >>> 0;
       if (lost < 0x80000000) {
@@ -507,6 +522,19 @@ export class Dispatcher {
       if (slot < 0) break;
       const methodId = dv.getUint32(slot + SLOT.method, true);
       const flags = dv.getUint32(slot + SLOT.flags, true);
+      if (flags & SlotFlag.IMAGE) {
+        // Its rows run after the messages taken before it, on their own (the next step takes what follows).
+        if (n > 0) break;
+        const buffer = dv.getUint32(slot + SLOT.keyLo, true);
+        const rows = dv.getUint32(slot + SLOT.keyHi, true);
+        const time = dv.getFloat64(slot + SLOT.time, true);
+        // Taken in the same account as the tail (begin(resume) adds them): the rows beyond the slot first.
+        if (this.images && rows > 0) Atomics.add(this.images.words, IMAGE_AREA_EXTRA_WORD, rows - 1);
+        if (this.images && buffer < IMAGE_BUFFERS) Atomics.store(this.images.words, IMAGE_AREA_RUNNING_WORD, buffer + 1);
+        consumer.skip();
+        consumer.publishTail();
+        return this.runImage(methodId, buffer, rows, time);
+      }
       b.methodIds[n] = methodId;
       b.corrs[n] = dv.getUint32(slot + SLOT.corr, true);
       b.times[n] = dv.getFloat64(slot + SLOT.time, true);
@@ -559,6 +587,73 @@ export class Dispatcher {
       }
     }
     return n;
+  }
+
+  /**
+   * A column image's rows (SlotFlag.IMAGE) as that many tells, in row order: decoded from the columns
+   * (no msgpack), each a turn as a slot's would be (counters, handler errors as tellErrors). The buffer
+   * goes back to the host after the last row. Returns the rows.
+   */
+  private runImage(methodId: number, buffer: number, rows: number, time: number): number {
+    const counts = this.counts;
+    const area = this.images;
+    const def = this.self.def;
+    counts.received += rows;
+    let image: ColumnImage;
+    const method = def.methods[methodId];
+    try {
+      if (!area || buffer >= area.buffers.length) throw new DecodeError(`image buffer ${buffer}: this lane has ${area ? area.buffers.length : 'no image area'}`);
+      if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
+      image = readColumnImage(area.buffers[buffer]!);
+      const names = method.request.fieldNames;
+      if (image.rows !== rows || image.method !== methodId || image.grainId !== this.grainId || image.columns.length !== names.length) {
+        throw new DecodeError(`image of ${image.rows} rows, method ${image.method}, grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, method ${methodId}, grain ${this.grainId}, ${names.length} fields)`);
+      }
+    } catch (e) {
+      if (area && buffer < area.buffers.length) this.freeImage(buffer);
+      counts.rejected += rows;
+      this.replyText(0, methodId, SlotFlag.REJECTED, `${rows} rows of a column image: ${(e as Error).message}`);
+      return rows;
+    }
+    const cols = image.columns.map((c) => c.values);
+    const make = this.imageMessage(method, image);
+    const keys = image.keys;
+    this.batchReplies = 0;
+    try {
+      for (let r = 0; r < rows; r++) {
+        this.runTurn(method, methodId, keys[r]!, make(cols, r), 0, time);
+      }
+    } finally {
+      this.freeImage(buffer);
+      const replies = this.batchReplies;
+      this.batchReplies = -1;
+      if (replies > 0) {
+        this.reply.flushHead();
+        this.signalHost();
+      }
+    }
+    return rows;
+  }
+
+  /** Gives an image buffer back to the host (it packs the next image there). */
+  private freeImage(buffer: number): void {
+    const w = this.images!.words;
+    Atomics.store(w, IMAGE_AREA_RUNNING_WORD, 0);
+    Atomics.store(w, buffer, 0);
+  }
+
+  /** Per method: a function building row r's message from an image's columns as one object literal (one shape, no per-field dispatch). */
+  private readonly imageMessages = new Map<MethodDef, (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown>();
+
+  private imageMessage(method: MethodDef, image: ColumnImage): (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown {
+    let make = this.imageMessages.get(method);
+    if (!make) {
+      // Field names go in as JSON string literals (never as code); bool columns hold 0/1 bytes.
+      const props = method.request.fieldNames.map((n, f) => `${JSON.stringify(n)}: ${image.columns[f]!.kind === 'bool' ? `c[${f}][r] !== 0` : `c[${f}][r]`}`);
+      make = new Function('c', 'r', `return { ${props.join(', ')} };`) as (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown;
+      this.imageMessages.set(method, make);
+    }
+    return make;
   }
 
   /**

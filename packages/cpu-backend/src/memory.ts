@@ -1,4 +1,4 @@
-import { CONTROL, CONTROL_BLOCK_SIZE, Ring, alignUp, ringBytes, type KernelOptions, type RegionRef } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, Ring, alignUp, ringBytes, type ImageArea, type KernelOptions, type RegionRef } from '@ringgrain/core';
 
 /**
  * One lane of a CPU kernel (the share of its actors one pool thread consumes): its control block, the
@@ -9,7 +9,14 @@ export interface LaneBuffers {
   readonly inbound: RegionRef;
   readonly reply: RegionRef;
   readonly k2k: RegionRef;
+  /** The lane's column-image area (core ImageArea), when the kernel takes images. */
+  readonly images?: ImageArea;
 }
+
+/** Image buffers per lane: the host packs the next while the lane runs one. */
+export const IMAGE_BUFFERS = 4;
+/** Bytes per image buffer (tens of thousands of rows; a new SharedArrayBuffer commits pages as they are written). */
+export const IMAGE_BUFFER_BYTES = 1 << 20;
 
 /** One SharedArrayBuffer per CPU kernel: its lanes, and its K2K overflow figures. */
 export interface KernelBuffers {
@@ -31,7 +38,7 @@ export function overflowWords(lanes: number): number {
   return OVERFLOW_WORD.heldBy + lanes;
 }
 
-export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBuffers {
+export function allocateKernelBuffers(o: KernelOptions, lanes: number, images = false): KernelBuffers {
   let at = 0;
   const take = (bytes: number) => {
     const here = at;
@@ -43,6 +50,7 @@ export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBu
     inbound: take(ringBytes(o.ringCapacity, o.slotSize)),
     reply: take(ringBytes(o.replyCapacity, o.slotSize)),
     k2k: take(ringBytes(o.ringCapacity, o.slotSize)),
+    images: images ? take(IMAGE_AREA_HEADER + IMAGE_BUFFERS * IMAGE_BUFFER_BYTES) : -1,
   }));
   const overflowAt = take(4 * overflowWords(lanes));
   const sab = new SharedArrayBuffer(at);
@@ -54,7 +62,8 @@ export function allocateKernelBuffers(o: KernelOptions, lanes: number): KernelBu
       Ring.format(sab, l.inbound, o.ringCapacity, o.slotSize, { zeroed: true });
       Ring.format(sab, l.reply, o.replyCapacity, o.slotSize, { zeroed: true });
       Ring.format(sab, l.k2k, o.ringCapacity, o.slotSize, { zeroed: true });
-      return { control: region(l.control), inbound: region(l.inbound), reply: region(l.reply), k2k: region(l.k2k) };
+      const lane = { control: region(l.control), inbound: region(l.inbound), reply: region(l.reply), k2k: region(l.k2k) };
+      return l.images < 0 ? lane : { ...lane, images: { region: region(l.images), buffers: IMAGE_BUFFERS, bufferBytes: IMAGE_BUFFER_BYTES } };
     }),
     overflow: region(overflowAt),
   };

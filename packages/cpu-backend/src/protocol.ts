@@ -12,6 +12,8 @@ export interface LaneInit {
   readonly options: KernelOptions;
   readonly sab: SharedArrayBuffer;
   readonly controlOffset: number;
+  /** The lane's column-image area (core ImageArea), when the kernel takes images. */
+  readonly imageOffset?: number;
   readonly inboundOffset: number;
   readonly replyOffset: number;
   readonly k2kOffset: number;

@@ -59,6 +59,33 @@ describe('CpuBackend faults', () => {
     expect(await s.grain(Crashy, 1).ping({})).toEqual({ n: 1 });
   });
 
+  it('a worker that dies in the middle of a tellMany column image: the lane restarts, the image\'s rows are all accounted for (processed or rejected), its buffer is free again and later images run', async () => {
+    const s = make([Crashy], {}, 1, { laneRestarts: 1 });
+    const restarts: number[] = [];
+    s.on('laneRestart', (e) => restarts.push(e.lane));
+    await s.start();
+    expect(s.kernel(Crashy).lanes[0]!.images).toBeDefined();
+    const key = Int32Array.from({ length: 1000 }, (_, i) => 40 + (i % 7));
+    const die = Uint32Array.from(key, (_, i) => (i === 500 ? 1 : 0));
+    expect(s.tellMany(Crashy, 'count', { key, die })).toBe(1000);
+    await s.idle();
+    expect(restarts).toEqual([0]);
+    const c = s.counters(Crashy);
+    expect(c.sent).toBe(1000);
+    expect(c.received).toBe(1000);
+    expect(c.processed + c.rejected).toBe(1000);
+    expect(c.rejected).toBeGreaterThan(0);
+    // No buffer stays held by the dead thread.
+    expect(Array.from(s.kernel(Crashy).lanes[0]!.images!.busy)).toEqual([0, 0, 0, 0]);
+    // The restarted lane takes images: one row per actor, fresh states.
+    const key2 = Int32Array.from({ length: 700 }, (_, i) => 40 + (i % 7));
+    s.tellMany(Crashy, 'count', { key: key2, die: new Uint32Array(700) });
+    await s.idle();
+    for (let k = 40; k < 47; k++) expect(await s.grain(Crashy, k).ping({})).toEqual({ n: 101 });
+    const c2 = s.counters(Crashy);
+    expect(c2.sent + c2.k2kReceived).toBe(c2.processed + c2.rejected);
+  });
+
   it('a handler that never returns is caught by the heartbeat (KernelFaultError), and terminate still frees it', async () => {
     const s = make([Crashy], { heartbeatTimeoutMs: 200 });
     await s.start();

@@ -13,6 +13,8 @@ export class Crashy extends Grain({
     spin: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
     /** Sends to a grain that is not on this backend. */
     stray: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
+    /** A tell that counts, and ends the worker thread where `die` is 1 (mid tellMany column image). */
+    count: { request: t.struct({ die: t.u32 }) },
   },
 }) {
   ping(s: C['state']): C['reply']['ping'] {
@@ -24,6 +26,10 @@ export class Crashy extends Grain({
   }
   spin(s: C['state']): C['reply']['spin'] {
     for (;;) s.n += 1;
+  }
+  count(s: C['state'], m: C['req']['count']): void {
+    if (m.die === 1) process.exit(3);
+    s.n += 1;
   }
   stray(_s: C['state'], _m: C['req']['stray'], ctx: C['ctx']): C['reply']['stray'] {
     ctx.send(Elsewhere, 1, 'ping', {});
