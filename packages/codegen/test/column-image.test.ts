@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Reader, SLOT_HEADER_SIZE, columnImageFields, compileRowWriter, decodeExact, packColumnImage, type GrainDef } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
+import { kindValues } from '../../core/test/kind-fields.ts';
 import { ImageSink } from './fixtures/image.ts';
 import { HAVE_GXX, HAVE_NVCC, gxxBuild, nvccCompile } from './toolchain.ts';
 
@@ -66,18 +67,7 @@ describe.skipIf(!HAVE_GXX)('column image readers in a unit (host build)', () => 
   };
 
   it('read row i of the columns, every kind, for any rows and chunk', () => {
-    const row = fc.record({
-      key: fc.integer({ min: 0, max: 2 ** 40 }),
-      a: fc.double({ noNaN: true, noDefaultInfinity: true }),
-      b: fc.float({ noNaN: true, noDefaultInfinity: true }).map(Math.fround),
-      c: fc.integer({ min: -0x80000000, max: 0x7fffffff }),
-      d: fc.integer({ min: 0, max: 0xffffffff }),
-      e: fc.boolean(),
-      f: fc.integer({ min: -0x80, max: 0x7f }),
-      g: fc.integer({ min: 0, max: 0xff }),
-      h: fc.integer({ min: -0x8000, max: 0x7fff }),
-      k: fc.integer({ min: 0, max: 0xffff }),
-    });
+    const row = fc.record({ key: fc.integer({ min: 0, max: 2 ** 40 }), ...kindValues(true) });
     const fields = columnImageFields(put, SELF)!;
     fc.assert(
       fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.nat(), (rows, a) => {

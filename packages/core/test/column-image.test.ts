@@ -11,30 +11,15 @@ import {
   ColumnDesc,
   ColumnImageError,
   ColumnImageHeader,
-  Grain,
   columnImageFields,
   layoutOf,
   offsetOf,
   packColumnImage,
   readColumnImage,
-  t,
-  type GrainDef,
 } from '../src/index.ts';
-import { KIND_FIELDS, kindValues } from './kind-fields.ts';
+import { KIND_FIELDS, MIXED, kindValues } from './kind-fields.ts';
 
-class Mixed extends Grain({
-  name: 'MixedImage',
-  module: import.meta.url,
-  state: t.struct({ n: t.u32 }),
-  methods: {
-    put: { request: KIND_FIELDS },
-    nested: { request: t.struct({ p: t.struct({ x: t.f64 }) }) },
-  },
-}) {
-  put(): void {}
-  nested(): void {}
-}
-const def = Mixed.grain as GrainDef;
+const def = MIXED;
 const put = def.methodByName.get('put')!;
 
 describe('tellMany column images (column-image.ts)', () => {

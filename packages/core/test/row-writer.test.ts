@@ -6,23 +6,11 @@
 import { decode as mpDecode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotWriter, decodeExact, t, type GrainDef } from '../src/index.ts';
+import { HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotWriter, decodeExact } from '../src/index.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
-import { KIND_FIELDS, kindValues } from './kind-fields.ts';
+import { MIXED, kindValues } from './kind-fields.ts';
 
-class Mixed extends Grain({
-  name: 'Mixed',
-  module: import.meta.url,
-  state: t.struct({ n: t.u32 }),
-  methods: {
-    put: { request: KIND_FIELDS },
-    nested: { request: t.struct({ p: t.struct({ x: t.f64 }) }) },
-  },
-}) {
-  put(): void {}
-  nested(): void {}
-}
-const def = Mixed.grain as GrainDef;
+const def = MIXED;
 const put = def.methodByName.get('put')!;
 const SLOT_SIZE = 128;
 
