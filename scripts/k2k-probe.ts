@@ -68,7 +68,7 @@ for (const partitions of partitionsList) for (const queueCapacity of queues) {
 /** device.ts RG_WS_* sums → per batch and per turn figures (SM clock cycles). */
 function waveSummary(w: BigUint64Array): Record<string, number> {
   const n = (i: number) => Number(w[i] ?? 0n);
-  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, , singles, singleCycles, preSend, claim, publish, postSend] = Array.from({ length: 18 }, (_, i) => n(i));
+  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, singles, singleCycles, preSend, claim, publish, postSend] = Array.from({ length: 17 }, (_, i) => n(i));
   const per = (a: number, b: number) => (b ? Math.round((a / b) * 10) / 10 : 0);
   return {
     batches: batches!,

@@ -790,14 +790,13 @@ static_assert(RG_TURN_LANES == 1u || (RG_TURN_LANES == 32u && RG_SCRATCH_LANES =
 #define RG_WS_HANDLE 8
 #define RG_WS_AFTER 9
 #define RG_WS_MAX_TURN 10
-#define RG_WS_GAP_CYCLES 11
-#define RG_WS_SINGLES 12
-#define RG_WS_SINGLE_CYCLES 13
-#define RG_WS_PRE_SEND 14
-#define RG_WS_CLAIM 15
-#define RG_WS_PUBLISH 16
-#define RG_WS_POST_SEND 17
-#define RG_WS_N 18
+#define RG_WS_SINGLES 11
+#define RG_WS_SINGLE_CYCLES 12
+#define RG_WS_PRE_SEND 13
+#define RG_WS_CLAIM 14
+#define RG_WS_PUBLISH 15
+#define RG_WS_POST_SEND 16
+#define RG_WS_N 17
 #define RG_WS_FLUSH 64u
 extern "C" {
 __device__ unsigned long long rg_wave_stats[RG_WS_N];
@@ -1402,7 +1401,6 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
 #ifdef RG_WAVE_STATS
   unsigned long long ws[RG_WS_N];
   for (unsigned int i = 0; i < RG_WS_N; i++) ws[i] = 0ull;
-  long long wsLastEnd = 0;
   unsigned int wsSince = 0u;
 #endif
   /* This partition's overflow list (device.ts rg_ov_*): its head node, initially the stub node p. */
@@ -1429,13 +1427,9 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
           rg_${G}_lane_turns(k, n, mine, p, lane, ctr, scratch RG_WS_ARG);
 #ifdef RG_WAVE_STATS
           if (lane == 0u) {
-            const long long b1 = clock64();
             ws[RG_WS_BATCHES]++;
             ws[RG_WS_MESSAGES] += n;
-            ws[RG_WS_BATCH_CYCLES] += (unsigned long long)(b1 - b0);
-            /* From the end of the last batch (or one-lane turn) to this one's start: polls and waits. */
-            if (wsLastEnd != 0) ws[RG_WS_GAP_CYCLES] += (unsigned long long)(b0 - wsLastEnd);
-            wsLastEnd = b1;
+            ws[RG_WS_BATCH_CYCLES] += (unsigned long long)(clock64() - b0);
             if (++wsSince == RG_WS_FLUSH) rg_ws_flush(ws, &wsSince);
           }
 #endif
@@ -1471,13 +1465,8 @@ __device__ static void rg_${G}_worker(rg_kernel* k, unsigned int p, unsigned int
 #endif
           rg_${G}_turn(k, ctr, slot, stage, RG_STAGE_BYTES, p, scratch, co);
 #ifdef RG_WAVE_STATS
-          {
-            const long long s1 = clock64();
-            ws[RG_WS_SINGLES]++;
-            ws[RG_WS_SINGLE_CYCLES] += (unsigned long long)(s1 - s0);
-            if (wsLastEnd != 0) ws[RG_WS_GAP_CYCLES] += (unsigned long long)(s0 - wsLastEnd);
-            wsLastEnd = s1;
-          }
+          ws[RG_WS_SINGLES]++;
+          ws[RG_WS_SINGLE_CYCLES] += (unsigned long long)(clock64() - s0);
 #endif
           RG_COOP_END(co);
           rg_row_sent(row, ctr);
