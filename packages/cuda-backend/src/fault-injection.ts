@@ -1,5 +1,5 @@
 /**
- * Fault injection for tests: `import { corruptRoute } from '@ringgrain/cuda-backend/testing'`. Kept out of
+ * Fault injection and diagnostics for tests and probes: `import { corruptRoute } from '@ringgrain/cuda-backend/testing'`. Kept out of
  * the backend classes and the main entry: an application cannot reach it by accident, and an isolated GPU
  * host refuses it unless the backend was built with `faultInjection: true`.
  */
