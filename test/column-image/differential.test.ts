@@ -77,6 +77,7 @@ for (const fx of fixtures) {
         const states = [];
         for (let a = 0; a < ACTORS; a++) states.push(await system.grain(Seq, 7000 + a).stats({}), await system.grain(Numbers, 8000 + a).load({}));
         for (let a = 0; a < ACTORS; a++) expect((states[2 * a] as { violations: number }).violations).toBe(0);
+        await system.idle(); // the asks above: counted once their lanes publish
         const c = system.kernel(Seq).counters();
         const m = system.metrics();
         expect(c.received).toBe(c.sent);

@@ -638,6 +638,7 @@ export const cases: ConformanceCase[] = [
     async run({ system }) {
       const n = 10_240;
       const base = 1_000_000;
+      await system.idle(); // earlier cases' turns counted before the baseline is read
       const before = system.metrics()['Numbers']!.activations;
       const replies = await Promise.all(Array.from({ length: n }, (_, k) => system.grain(Numbers, base + k).add({ by: k })));
       replies.forEach((r, k) => expect(r).toEqual({ count: 1, total: k }));
@@ -673,6 +674,7 @@ export const cases: ConformanceCase[] = [
       const many = await Promise.all(Array.from({ length: 200 }, (_, i) => system.grain(Hop1, 10).go({ x: i, trail: 9 })));
       many.forEach((r, i) => expect(r).toEqual({ x: (i * 2 + 1) * 3, trail: 9123, by: 3 }));
       expect(await system.grain(Hop2, 11).seen({})).toEqual({ seen: 201 });
+      await system.idle(); // counters are published between batches: exact once idle
       const m = system.metrics();
       expect(m['Hop1']!.replied).toBe(0);
       expect(m['Hop2']!.k2kReceived).toBe(201);
@@ -690,6 +692,7 @@ export const cases: ConformanceCase[] = [
       for (let i = 0; i < n; i++) sum += 2 * (10 + i);
       expect(await system.grain(Coordinator, 1).result({})).toEqual({ expected: n, count: n, sum });
       expect(await system.grain(Leaf, 5).get({})).toEqual({ total: 15, hits: 1 });
+      await system.idle(); // counters are published between batches: exact once idle
       expect(system.metrics()['Leaf']!.activations).toBe(n);
     },
   },
@@ -859,6 +862,7 @@ export const cases: ConformanceCase[] = [
     grains: [[Numbers]],
     async run({ system }) {
       const ref = system.grain(Numbers, 500);
+      await system.idle(); // earlier cases' turns counted before the baseline is read
       const errorsBefore = system.metrics()['Numbers']!.handlerErrors;
       expect(await ref.add({ by: 10 })).toEqual({ count: 1, total: 10 });
       const e = await rejection(ref.fail({ code: 3 }));
@@ -874,6 +878,7 @@ export const cases: ConformanceCase[] = [
       await until('tellError event', async () => tellErrors.length === 1);
       expect(tellErrors[0]).toBeInstanceOf(HandlerError);
       expect(tellErrors[0]!.message).toContain('tell refused');
+      await system.idle(); // counters are published between batches: exact once idle
       expect(system.metrics()['Numbers']!.handlerErrors - errorsBefore).toBe(2);
     },
   },

@@ -38,6 +38,9 @@ export const timerCases: ConformanceCase[] = [
       clock.now = t0 + 1100;
       await system.advanceTimers();
       expect(await ticks()).toEqual(KEYS.map(() => 3));
+      // Message counters are published by each lane between batches: idle() waits for a balanced,
+      // fresh publication, so the counts read after it are exact.
+      await system.idle();
       const m = system.metrics()['Ticker']!;
       expect(m.timers).toEqual({ ticks: 30, tickErrors: 0, armed: 10 });
       // Only the asks are messages: 10 + 5 rounds of 10 + 2 single gets.

@@ -63,6 +63,7 @@ for (const f of lanes) {
       expect(tellErrors.map((e) => [e.method, e.error instanceof HandlerError, e.error.message.includes('no activation for multiples of 5')])).toEqual([['onActivate', true, true]]);
       expect(await sys.grain(Greeter, 10).hello({})).toEqual({ activations: 0, turns: 2, order: 0 });
       expect(tellErrors.length).toBe(1);
+      await sys.idle(); // counters are published between batches: exact once idle
       const m = sys.metrics()['Greeter'];
       expect(m?.handlerErrors).toBe(1);
     });
