@@ -175,7 +175,8 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   /** Messages in every lane's inbound ring not yet taken. */
   inboundDepth(): number {
     let n = 0;
-    for (const l of this.lanes) n += l.inbound.depth();
+    // What the host wrote and has not yet made visible in head (system.ts publishes in runs) counts too.
+    for (const l of this.lanes) n += l.producer.depth();
     return n;
   }
 

@@ -94,9 +94,45 @@ export class RingProducer {
     this.tailSeen = Atomics.load(ring.words, RING.tail) >>> 0;
   }
 
+  /** Slots claimed by claimHeld, written and not yet published (releaseHeld publishes them in order). */
+  held = 0;
+
+  /**
+   * Single producer, deferred publication: the next free slot after the held ones (-1 when full). The
+   * caller writes it completely; releaseHeld then publishes every held slot in claim order. Writing a
+   * run of slots before the first seq store lets their cache-line transfers overlap: a sequentially
+   * consistent store waits for every earlier store, so one per slot written stalls on each line in turn.
+   */
+  claimHeld(): number {
+    const r = this.ring;
+    const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    const head = (base + this.held) >>> 0;
+    if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+      this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
+      if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+    }
+    this.held++;
+    return r.slotAt(head);
+  }
+
+  /** Publishes the held slots' seqs in claim order (head for observers at flushHead). */
+  releaseHeld(): void {
+    const n = this.held;
+    if (n === 0) return;
+    const r = this.ring;
+    let i = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    for (let k = 0; k < n; k++) {
+      i = (i + 1) >>> 0;
+      Atomics.store(r.i32, (r.slotAt(i - 1) + SLOT.seq) >> 2, i | 0);
+    }
+    this.held = 0;
+    this.pendingHead = i;
+  }
+
   /** Single producer: the slot at head, if free. Call publish(slot) after writing it. */
   claim(): number {
     const r = this.ring;
+    if (this.held !== 0) this.releaseHeld();
     const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     if (((head - this.tailSeen) >>> 0) >= r.capacity) {
       // Re-read the consumer's line only when the cached tail says full: it is a cross-core (or PCIe) read.
@@ -133,6 +169,7 @@ export class RingProducer {
    */
   reserve(want: number): number {
     const r = this.ring;
+    if (this.held !== 0) this.releaseHeld();
     const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     this.index = head;
     let free = r.capacity - ((head - this.tailSeen) >>> 0);
@@ -156,8 +193,19 @@ export class RingProducer {
     this.pendingHead = next;
   }
 
+  /**
+   * Messages this producer wrote that the consumer has not released: Ring.depth() as the producer sees
+   * it, counting what it holds or has not yet flushed into head (Ring.depth alone would then lag).
+   */
+  depth(): number {
+    const r = this.ring;
+    const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    return ((base + this.held - (Atomics.load(r.words, RING.tail) >>> 0)) >>> 0);
+  }
+
   /** After publishSeq calls: head for observers. */
   flushHead(): void {
+    if (this.held !== 0) this.releaseHeld();
     if (this.pendingHead === undefined) return;
     Atomics.store(this.ring.words, RING.head, this.pendingHead);
     this.pendingHead = undefined;

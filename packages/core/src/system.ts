@@ -163,6 +163,10 @@ interface RowsWaiting extends RowsSegment {
 
 /** tellMany calls shorter than this write rows (an image's slot, pack and buffer hand-off cost more). */
 const IMAGE_MIN_ROWS = 64;
+/** Tells and asks written before their seqs are published (ring.ts claimHeld): at most this many a lane. */
+const HOLD_RUN = 32;
+/** Sends of one synchronous burst that carry one reading of the default clock (sendTime). */
+const SEND_TIME_REUSE = 256;
 
 /** Rows of these fields one buffer of `bytes` holds. */
 function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number {
@@ -331,6 +335,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     // On a terminal, lines a person reads; piped or redirected, JSON lines (for log tools).
     this.logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
     this.clock = opts.clock ?? Date.now;
+    this.clockInjected = opts.clock !== undefined;
     this.timerClock = opts.clock ? 'host' : 'kernel';
     this.defaults = { ...DEFAULT_KERNEL_OPTIONS, ...opts.defaults };
     this.userDefaults = opts.defaults ?? {};
@@ -665,13 +670,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr, fixed)) {
       kernel.sent++;
-      kernel.wake(lane);
       return ask ? this.awaitReply(corr, kernel, lane, method, into) : undefined;
     }
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.spillOf(kernel);
     const { chunk, at } = s.target();
-    if (fixed === null || !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock())) this.encode(chunk, at, kernel, method, key, payload, corr);
+    if (fixed === null || !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.sendTime())) this.encode(chunk, at, kernel, method, key, payload, corr);
     const written = s.commit(chunk, at, lane);
     this.waiting.add(kernel);
     this.schedulePump();
@@ -687,12 +691,33 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
   private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number, fixed: FixedWrite | null = null): boolean {
     const producer = kernel.lanes[lane]!.producer;
-    const slot = producer.claim();
-    if (slot < 0) return false;
+    const slot = producer.claimHeld();
+    if (slot < 0) {
+      // Full with slots still held: publish them, so the consumer can make the room we wait for.
+      if (producer.held !== 0) {
+        producer.releaseHeld();
+        kernel.wake(lane);
+      }
+      return false;
+    }
     const r = producer.ring;
-    // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
-    if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock())) this.encode(r, slot, kernel, method, key, payload, corr);
-    producer.publish(slot);
+    try {
+      // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
+      if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.sendTime())) this.encode(r, slot, kernel, method, key, payload, corr);
+    } catch (e) {
+      producer.held--; // a bad payload: the slot is not ours to publish
+      throw e;
+    }
+    // Published in runs (ring.ts claimHeld): every HOLD_RUN slots, and at the end of the synchronous
+    // burst of sends (a microtask), with one wake of the consumer each; head (for observers) with them.
+    if (producer.held >= HOLD_RUN) {
+      producer.releaseHeld();
+      kernel.wake(lane);
+    }
+    if (!this.headsQueued) {
+      this.headsQueued = true;
+      queueMicrotask(this.flushHeads);
+    }
     return true;
   }
 
@@ -703,7 +728,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     } else {
       this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name, key);
     }
-    ring.dv.setFloat64(slot + SLOT.time, this.clock(), true);
+    ring.dv.setFloat64(slot + SLOT.time, this.sendTime(), true);
   }
 
   /**
@@ -843,6 +868,50 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.schedulePump();
     });
   }
+
+  private headsQueued = false;
+  /** Whether `clock` was injected (then every send reads it: tests move it between sends). */
+  private readonly clockInjected: boolean;
+  /** The default clock's last reading (sendTime) and how many more sends of this burst may carry it. */
+  private timeCached = 0;
+  private timeUses = 0;
+
+  /**
+   * The time a message carries (`ctx.now()`, the sender's clock). An injected clock is read at every send.
+   * The default clock (Date.now, 50 ns a call on some VMs, half of a tell's host cost) is read once per
+   * SEND_TIME_REUSE sends of a synchronous burst and again after it: within its millisecond resolution.
+   */
+  private sendTime(): number {
+    if (this.clockInjected) return this.clock();
+    if (this.timeUses > 0) {
+      this.timeUses--;
+      return this.timeCached;
+    }
+    this.timeUses = SEND_TIME_REUSE - 1;
+    this.timeCached = Date.now();
+    if (!this.headsQueued) {
+      this.headsQueued = true;
+      queueMicrotask(this.flushHeads);
+    }
+    return this.timeCached;
+  }
+
+  /** Moves every inbound ring's head to what tryWrite published (observers read head; consumers read seq). */
+  private readonly flushHeads = (): void => {
+    this.headsQueued = false;
+    this.timeUses = 0; // the burst ended: the next send reads the clock
+
+    for (const r of this.regs) {
+      const k = r.kernel;
+      if (!k) continue;
+      for (let i = 0; i < k.lanes.length; i++) {
+        const p = k.lanes[i]!.producer;
+        const held = p.held;
+        p.flushHead();
+        if (held !== 0) k.wake(i);
+      }
+    }
+  };
 
   private schedulePump(): void {
     if (this.pumpScheduled) return;

@@ -80,7 +80,7 @@ describe('CPU dispatcher batch take', () => {
     p.publish(slot);
     k.sent++;
     for (let i = 11; i <= 20; i++) send(i);
-    expect(ring.depth()).toBe(21);
+    expect(k.inboundDepth()).toBe(21);
     await k.activate();
     await s.idle();
     const st = await s.grain(Seq, 9).stats({});
