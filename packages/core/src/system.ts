@@ -691,6 +691,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
   private tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number, fixed: FixedWrite | null = null): boolean {
     const producer = kernel.lanes[lane]!.producer;
+    const first = !this.burst;
     const slot = producer.claimHeld();
     if (slot < 0) {
       // Full with slots still held: publish them, so the consumer can make the room we wait for.
@@ -708,16 +709,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       producer.held--; // a bad payload: the slot is not ours to publish
       throw e;
     }
-    // Published in runs (ring.ts claimHeld): every HOLD_RUN slots, and at the end of the synchronous
-    // burst of sends (a microtask), with one wake of the consumer each; head (for observers) with them.
-    if (producer.held >= HOLD_RUN) {
+    // Published in runs (ring.ts claimHeld): the first send of a synchronous burst at once (a lone ask
+    // waits for nothing), then every HOLD_RUN slots and at the burst's end (a microtask), with one wake
+    // of the consumer each; head (for observers) at the burst's end.
+    if (producer.held >= HOLD_RUN || first) {
       producer.releaseHeld();
       kernel.wake(lane);
     }
-    if (!this.headsQueued) {
-      this.headsQueued = true;
-      queueMicrotask(this.flushHeads);
-    }
+    if (!this.burst) this.startBurst();
     return true;
   }
 
@@ -869,7 +868,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     });
   }
 
-  private headsQueued = false;
+  /** Whether sends are in a synchronous burst: its end (a microtask, flushHeads) publishes what is held. */
+  private burst = false;
+
+  private startBurst(): void {
+    this.burst = true;
+    queueMicrotask(this.flushHeads);
+  }
   /** Whether `clock` was injected (then every send reads it: tests move it between sends). */
   private readonly clockInjected: boolean;
   /** The default clock's last reading (sendTime) and how many more sends of this burst may carry it. */
@@ -889,18 +894,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     this.timeUses = SEND_TIME_REUSE - 1;
     this.timeCached = Date.now();
-    if (!this.headsQueued) {
-      this.headsQueued = true;
-      queueMicrotask(this.flushHeads);
-    }
+    if (!this.burst) this.startBurst(); // its end invalidates the reading
     return this.timeCached;
   }
 
   /** Moves every inbound ring's head to what tryWrite published (observers read head; consumers read seq). */
   private readonly flushHeads = (): void => {
-    this.headsQueued = false;
+    this.burst = false;
     this.timeUses = 0; // the burst ended: the next send reads the clock
-
     for (const r of this.regs) {
       const k = r.kernel;
       if (!k) continue;
