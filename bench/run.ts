@@ -73,6 +73,8 @@ interface SystemResult {
   throughput: number;
   /** How fast the host alone can issue sends (messages/s), where it differs from the above. */
   sendRate?: number;
+  /** Asks answered per second with PIPE_IN_FLIGHT in flight over PIPE_ACTORS actors (Ringgrain only). */
+  pipelined?: number;
   /** CPU time of the whole process while idle, as % of one core. */
   idleCpuPct: number;
   notes: string[];
@@ -92,10 +94,12 @@ async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
   const p50s = runs.map((r) => r.rtt.p50);
   const tps = runs.map((r) => r.throughput);
   const sendRates = runs.flatMap((r) => (r.sendRate === undefined ? [] : [r.sendRate]));
+  const pipes = runs.flatMap((r) => (r.pipelined === undefined ? [] : [r.pipelined]));
   return {
     ...m,
     throughput: median(tps),
     ...(sendRates.length ? { sendRate: median(sendRates) } : {}),
+    ...(pipes.length ? { pipelined: median(pipes) } : {}),
     idleCpuPct: median(runs.map((r) => r.idleCpuPct)),
     notes: [...m.notes, `median of ${TRIALS} trials: RTT p50 ${Math.min(...p50s).toFixed(2)}–${Math.max(...p50s).toFixed(2)} µs, throughput ${Math.round(Math.min(...tps)).toLocaleString('en-US')}–${Math.round(Math.max(...tps)).toLocaleString('en-US')} msgs/s`],
     spread: { trials: TRIALS, rttP50: [Math.min(...p50s), Math.max(...p50s)], throughput: [Math.min(...tps), Math.max(...tps)] },
@@ -130,6 +134,26 @@ async function idleCpu(ms: number): Promise<number> {
   await sleep(ms);
   const c = process.cpuUsage(c0);
   return ((c.user + c.system) / 1000 / (performance.now() - t0)) * 100;
+}
+
+const PIPE_IN_FLIGHT = 256;
+const PIPE_ACTORS = 64;
+
+/** Asks answered per second with PIPE_IN_FLIGHT callers each awaiting its ask before the next (round robin over PIPE_ACTORS actors). */
+async function pipelinedAsks(ask: (actor: number, i: number) => Promise<unknown>): Promise<number> {
+  const n = QUICK ? 50_000 : 300_000;
+  let next = 0;
+  const caller = async () => {
+    while (next < n) {
+      const i = next++;
+      await ask(i % PIPE_ACTORS, i);
+    }
+  };
+  await Promise.all(Array.from({ length: PIPE_IN_FLIGHT }, caller)); // warm-up
+  next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: PIPE_IN_FLIGHT }, caller));
+  return n / ((performance.now() - t0) / 1000);
 }
 
 async function measureRtt(one: (i: number) => Promise<unknown>): Promise<Latency> {
@@ -181,6 +205,9 @@ async function benchRinggrain(): Promise<SystemResult> {
   const throughput = TELL_N / ((t1 - t0) / 1000);
   const sendRate = TELL_N / ((tSent - t0) / 1000);
 
+  log(`ringgrain cpu: asks with ${PIPE_IN_FLIGHT} in flight`);
+  const pipelined = await pipelinedAsks((a, i) => system.grain(Echo, a).ping({ x: i }));
+
   log('ringgrain cpu: idle kernel CPU');
   await sleep(300);
   const idleCpuPct = await idleCpu(IDLE_MS);
@@ -191,6 +218,7 @@ async function benchRinggrain(): Promise<SystemResult> {
     rtt,
     throughput,
     sendRate,
+    pipelined,
     idleCpuPct,
     notes: [`${backpressured} of ${TELL_N} tells met a full ring and waited (backpressure)`, `kernel counters: processed ${c.processed}, handler errors ${c.handlerErrors}`],
   };
@@ -408,6 +436,7 @@ md.push('', '## Where the time goes (one thread, no workers, ns per message)', '
 md.push('| step | ns |', '|---|---:|');
 for (const [k, v] of Object.entries(parts)) md.push(`| ${k} | ${v.toFixed(1)} |`);
 md.push('', `Host send rate alone (tell loop, not waiting for the consumer): Ringgrain ${kps(ours.sendRate ?? 0)}, postMessage ${kps(raw.sendRate ?? 0)}.`);
+md.push('', `Asks with ${PIPE_IN_FLIGHT} in flight over ${PIPE_ACTORS} actors (each caller awaits its reply before the next ask): Ringgrain ${kps(ours.pipelined ?? 0)} (Piscina's throughput above is tasks with 1024 in flight).`);
 md.push('', '## Notes', '');
 for (const r of results) for (const n of r.notes) md.push(`- ${r.name}: ${n}`);
 md.push(`- total bench time ${env.seconds} s`);

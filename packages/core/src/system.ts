@@ -167,6 +167,8 @@ const IMAGE_MIN_ROWS = 64;
 const HOLD_RUN = 32;
 /** Sends of one synchronous burst that carry one reading of the default clock (sendTime). */
 const SEND_TIME_REUSE = 256;
+/** The longest run of reply pumps chained by microtasks before the event loop gets a turn (ms). */
+const PUMP_SLICE_MS = 2;
 
 /** Rows of these fields one buffer of `bytes` holds. */
 function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number {
@@ -924,15 +926,33 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Drains reply rings and the backlog; spins briefly while asks wait, then sleeps. */
   private pump(): void {
     this.pumpScheduled = false;
-    const spinUntil = performance.now() + this.replySpinMicros / 1000;
+    const now = performance.now();
+    const spinUntil = now + this.replySpinMicros / 1000;
     for (;;) {
       const got = this.drainReplies();
       if (this.waiting.size) this.drainSpills();
       if (this.pending.size === 0 && this.waiting.size === 0) return;
-      if (got === 0 && performance.now() > spinUntil) break;
+      if (got > 0) {
+        // Replies resolved asks: return, so their continuations run now and send the next asks while the
+        // kernel is still awake (spinning here would hold them back until the kernel went to sleep). A
+        // microtask hop keeps the host hot; after PUMP_SLICE_MS of hops the event loop gets a turn.
+        if (this.pumpSliceFrom === 0) this.pumpSliceFrom = now;
+        if (now - this.pumpSliceFrom < PUMP_SLICE_MS) this.schedulePump();
+        else {
+          this.pumpSliceFrom = 0;
+          this.pumpScheduled = true;
+          setImmediate(() => this.pump());
+        }
+        return;
+      }
+      if (performance.now() > spinUntil) break;
     }
+    this.pumpSliceFrom = 0;
     this.sleepUntilReplies();
   }
+
+  /** When the current run of microtask-hopping pumps began (0: none). */
+  private pumpSliceFrom = 0;
 
   private sleepUntilReplies(): void {
     if (this.sleeping) return;

@@ -3,6 +3,7 @@
  * tests as `inject('pgUrl')`, stopped after the run. Never skipped: if no server can start, a run that
  * includes the PostgreSQL tests fails.
  */
+import { readdirSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { startPostgres, type PgServer } from './server.ts';
 
@@ -25,7 +26,12 @@ const NEEDS_SERVER = 'packages/postgres-store/test/';
  */
 function runNeedsServer(argv: readonly string[]): boolean {
   const filters = argv.filter((a) => !a.startsWith('-') && a !== 'run' && !/vitest(\.m?js)?$/.test(a) && !a.endsWith('node'));
-  return filters.length === 0 || filters.some((f) => NEEDS_SERVER.includes(f.replace(/^\.\//, '')) || f.includes('postgres-store'));
+  // vitest matches a filter anywhere in a file's path (`test/persistence` matches this package's persistence.test.ts).
+  const files = readdirSync(new URL('.', import.meta.url)).filter((f) => f.endsWith('.test.ts')).map((f) => NEEDS_SERVER + f);
+  return filters.length === 0 || filters.some((f) => {
+    const g = f.replace(/^\.\//, '');
+    return NEEDS_SERVER.includes(g) || g.includes('postgres-store') || files.some((path) => path.includes(g));
+  });
 }
 
 export async function setup(project: TestProject): Promise<void> {
