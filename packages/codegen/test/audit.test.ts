@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { differential, type Case } from './diff-lib.ts';
+import { t, viewAt, layoutOf } from '@ringgrain/core';
+import { generateKernel } from '../src/index.ts';
+import { encode } from './diff-lib.ts';
+import { Floats, Ints, Named2, Shapes, Shrinking } from './fixtures/audit.ts';
+import type { Ranges } from './random.ts';
+import { HAVE_GXX } from './toolchain.ts';
+
+const SMALL: Ranges = { float: 1e4, int: 1e6 };
+const all = (cls: any, ranges: Ranges): Case[] => cls.grain.methods.map((m: any) => ({ method: m.name, ranges }));
+
+describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C', () => {
+  it('Ints', () => {
+    differential(Ints, [Ints.grain], [...all(Ints, SMALL), ...all(Ints, { float: 5e9, int: 5e9 }), ...all(Ints, { float: 3, int: 3 })], 600, 101);
+  });
+  it('Floats', () => {
+    differential(Floats, [Floats.grain], [...all(Floats, SMALL), ...all(Floats, { float: 3, int: 20 })], 400, 102);
+  });
+  it('Shapes', () => {
+    differential(Shapes, [Shapes.grain], [...all(Shapes, SMALL), ...all(Shapes, { float: 3, int: 300 })], 400, 103);
+  });
+  it('Named2', () => {
+    differential(Named2, [Named2.grain], all(Named2, SMALL), 100, 104);
+  });
+  it('a reduction the loop end reads stays sequential (JS re-tests the end each iteration); a plain integer sum goes parallel', () => {
+    const loops = generateKernel(Shrinking.grain).loops;
+    expect(loops.map((l) => l.parallel)).toEqual([false, false, true]);
+    expect(loops[0]!.why).toContain('it reduces into n, which its bounds read');
+    expect(loops[1]!.why).toContain('it reduces into lo, which its bounds read');
+    const r = differential(Shrinking, [Shrinking.grain], [{ method: 'count', ranges: { float: 1, int: 300 }, tweak: (m) => (m.n = Math.abs(m.n)) }], 60, 105);
+    expect(r.replies).toBe(60);
+  });
+  it('?: choosing between array literals (or a field) fills reply vec fields: both branches taken', () => {
+    const r = differential(Shapes, [Shapes.grain], [{ method: 'lit', ranges: SMALL }, { method: 'shrink', ranges: { float: 1, int: 3 } }], 200, 106);
+    expect(r.exactReplies).toBe(r.replies);
+    expect(r.replies + r.mismatches).toBe(200);
+    expect(r.replies).toBeGreaterThan(100);
+  });
+  it('the host encoder refuses a live state struct view and a state bool array (why such reply fields are rejected)', () => {
+    const pt = t.struct({ x: t.f32 });
+    const st = t.struct({ p: pt, ps: t.array(pt, 2), bs: t.array(t.bool, 2), xs: t.array(t.f64, 2) });
+    const s = viewAt(st, new ArrayBuffer(layoutOf(st).size), 0) as any;
+    expect(() => encode(t.struct({ p: pt }), { p: s.p })).toThrow();
+    expect(() => encode(t.struct({ ps: t.array(pt, 2) }), { ps: s.ps })).toThrow();
+    expect(() => encode(t.struct({ bs: t.array(t.bool, 2) }), { bs: s.bs })).toThrow();
+    expect(encode(t.struct({ xs: t.array(t.f64, 2) }), { xs: s.xs }).length).toBeGreaterThan(0);
+  });
+});
