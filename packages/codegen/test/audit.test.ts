@@ -3,7 +3,7 @@ import { differential, type Case } from './diff-lib.ts';
 import { t, viewAt, layoutOf } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
 import { encode } from './diff-lib.ts';
-import { Floats, Ints, Named2, Shapes, Shrinking } from './fixtures/audit.ts';
+import { Floats, Ints, Named2, Nest, Shapes, Shrinking } from './fixtures/audit.ts';
 import type { Ranges } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
@@ -45,5 +45,9 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
     expect(() => encode(t.struct({ ps: t.array(pt, 2) }), { ps: s.ps })).toThrow();
     expect(() => encode(t.struct({ bs: t.array(t.bool, 2) }), { bs: s.bs })).toThrow();
     expect(encode(t.struct({ xs: t.array(t.f64, 2) }), { xs: s.xs }).length).toBeGreaterThan(0);
+  });
+  it('Nest: arrays of arrays, vecs of structs with arrays, copied into replies and payloads', () => {
+    const r = differential(Nest, [Nest.grain], [...all(Nest, { float: 100, int: 70000 }), ...all(Nest, { float: 3, int: 30 })], 200, 107);
+    expect(r.sends).toBeGreaterThan(50);
   });
 });

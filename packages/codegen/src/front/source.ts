@@ -21,8 +21,13 @@ export interface GrainModule {
 
 function numericLiteral(e: ts.Expression | undefined): number | undefined {
   if (!e) return undefined;
+  // Type-only wrappers: `const K = 5 as const`, `(5)`, `5 satisfies number`.
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
+  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken) {
+    const v = numericLiteral(e.operand);
+    return v === undefined ? undefined : -v;
+  }
   if (ts.isNumericLiteral(e)) return Number(e.text);
-  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(e.operand)) return -Number(e.operand.text);
   return undefined;
 }
 
