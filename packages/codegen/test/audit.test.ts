@@ -3,7 +3,7 @@ import { differential, type Case } from './diff-lib.ts';
 import { t, viewAt, layoutOf } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
 import { encode } from './diff-lib.ts';
-import { Floats, Ints, Named2, Nest, Shapes, Shrinking } from './fixtures/audit.ts';
+import { Floats, Ints, Named2, Nest, Props, Shapes, Shrinking } from './fixtures/audit.ts';
 import type { Ranges } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
@@ -49,5 +49,10 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
   it('Nest: arrays of arrays, vecs of structs with arrays, copied into replies and payloads', () => {
     const r = differential(Nest, [Nest.grain], [...all(Nest, { float: 100, int: 70000 }), ...all(Nest, { float: 3, int: 30 })], 200, 107);
     expect(r.sends).toBeGreaterThan(50);
+  });
+  it('Props: handlers written as arrow/function properties, a quoted method name, overload signatures', () => {
+    const r = differential(Props, [Props.grain], all(Props, SMALL), 200, 108);
+    expect(r.replies + r.mismatches).toBe(150);
+    expect(r.exactReplies).toBe(r.replies);
   });
 });

@@ -189,6 +189,13 @@ describe('a live state struct view (or array of them) as a reply or payload fiel
   `));
 });
 
+describe('handlers the CPU backend would not find on an instance', () => {
+  it('static method', () => expect(fail(F.StaticHandler).message).toMatchInlineSnapshot(`
+    "StaticHandler.go (rejected.ts:285:3): static handler go is not supported in code translated to CUDA
+      hint: the CPU backend calls handlers on an instance: drop \`static\`"
+  `));
+});
+
 describe('ctx.startTimer / ctx.stopTimer the GPU timer table cannot take: CODEGEN_TIMER with grain, method, location and a fix', () => {
   const cases: Array<[AnyGrainClass, string]> = [
     [F.TimerNameNotLiteral, "TimerNameNotLiteral.go (rejected.ts:231:20): ctx.startTimer needs the timer's name as a string literal (the GPU table has one column per declared timer, chosen when the handler is translated)\n  hint: write one of a, b literally; branch with if/else to choose between timers"],
