@@ -3,7 +3,7 @@ import { differential, type Case } from './diff-lib.ts';
 import { t, viewAt, layoutOf } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
 import { encode } from './diff-lib.ts';
-import { Floats, Ints, Named2, Nest, Props, Shapes, Shrinking } from './fixtures/audit.ts';
+import { Algo, Floats, Ints, Named2, Nest, Props, Shapes, Shrinking } from './fixtures/audit.ts';
 import type { Ranges } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
@@ -31,7 +31,7 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
     const r = differential(Shrinking, [Shrinking.grain], [{ method: 'count', ranges: { float: 1, int: 300 }, tweak: (m) => (m.n = Math.abs(m.n)) }], 60, 105);
     expect(r.replies).toBe(60);
   });
-  it('?: choosing between array literals (or a field) fills reply vec fields: both branches taken', () => {
+  it('?: choosing between array or object literals and fields fills reply fields: both branches taken', () => {
     const r = differential(Shapes, [Shapes.grain], [{ method: 'lit', ranges: SMALL }, { method: 'shrink', ranges: { float: 1, int: 3 } }], 200, 106);
     expect(r.exactReplies).toBe(r.replies);
     expect(r.replies + r.mismatches).toBe(200);
@@ -54,5 +54,11 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
     const r = differential(Props, [Props.grain], all(Props, SMALL), 200, 108);
     expect(r.replies + r.mismatches).toBe(150);
     expect(r.exactReplies).toBe(r.replies);
+  });
+  it('Algo: FNV-1a, xorshift, gcd, popcount, insertion sort and binary search', () => {
+    const cases: Case[] = [...all(Algo, SMALL), ...all(Algo, { float: 1, int: 2 ** 31 }), { method: 'sort', ranges: { float: 1, int: 5 }, tweak: (m) => (m.find = m.ys[Math.abs(m.find) % 12]) }];
+    const r = differential(Algo, [Algo.grain], cases, 360, 109);
+    expect(r.exactReplies).toBe(r.replies);
+    expect(r.replies).toBeGreaterThan(300);
   });
 });

@@ -483,8 +483,8 @@ export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, 
 function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc, path: string): string {
   if (s.kind === 'struct' && e.kind === 'object') return fillStruct(fn, e, s, lv, what, path);
   if (e.kind === 'array') return fillArray(fn, e, s, lv, what, path);
-  if (e.kind === 'cond' && s.kind !== 'scalar' && isLiteral(e)) {
-    // `c ? [a, b] : []` (or object literals): each branch fills the field, as JS picks one value.
+  if (e.kind === 'cond' && s.kind !== 'scalar') {
+    // `c ? [a, b] : []`, `c ? m.xs : m.ys`, `c ? { x: 1 } : m.p`: the branch taken fills the field, as JS picks one value.
     const test = needBool(fn.site, e.test.loc, lowerExpr(e.test, fn), 'condition of ?:');
     const a = fillField(fn, e.then, s, lv, what, loc, path);
     const b = fillField(fn, e.otherwise, s, lv, what, loc, path);
@@ -541,11 +541,6 @@ function fillArray(fn: FnScope, e: Extract<Expr, { kind: 'array' }>, s: Schema, 
   const out = e.elements.map((x, i) => fillField(fn, x, s.element, `${items}[${i}]`, what, x.loc, `${path}[${i}]`));
   if (s.kind === 'vec') out.push(`${lv}.length = ${n}u;`);
   return out.join('\n');
-}
-
-/** A ?: with an array or object literal in a branch (nested ?: included). */
-function isLiteral(e: Expr): boolean {
-  return e.kind === 'array' || e.kind === 'object' || (e.kind === 'cond' && (isLiteral(e.then) || isLiteral(e.otherwise)));
 }
 
 /** An object/array literal of the schema's shape, for a hint: { x: …, y: … }, [{ x: … }, …]. */
