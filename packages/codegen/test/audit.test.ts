@@ -61,4 +61,24 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
     expect(r.exactReplies).toBe(r.replies);
     expect(r.replies).toBeGreaterThan(300);
   });
+  it('special doubles (NaN, ±Infinity, -0, halves, 2^31 and 2^32 bounds, extremes) through Ints and Floats', () => {
+    const SPECIAL = [NaN, Infinity, -Infinity, -0, 0, 0.5, -0.5, 1.5, -2.5, 2 ** 31, -(2 ** 31) - 1, 2 ** 32, 2 ** 32 + 0.5, -(2 ** 53), 1e308, 5e-324, -1e-300, 3.4028235677973366e38, 255.5];
+    let k = 0;
+    const pick = () => SPECIAL[k++ % SPECIAL.length]!;
+    const f32 = (v: number) => Math.fround(v);
+    const tw: Record<string, (m: any) => void> = {
+      arith: (m) => ((m.v = pick()), (m.w = f32(pick()))),
+      store: (m) => (m.v = pick()),
+      cmp: (m) => (m.v = pick()),
+      narrow: (m) => (m.v = pick()),
+      math: (m) => ((m.a = pick()), (m.b = pick()), (m.c = f32(pick()))),
+      early: (m) => (m.x = pick()),
+      spec: (m) => (m.a = pick()),
+    };
+    for (const [cls, seed] of [[Ints, 110], [Floats, 111]] as const) {
+      const cases: Case[] = cls.grain.methods.filter((m) => tw[m.name]).map((m) => ({ method: m.name, ranges: SMALL, tweak: tw[m.name]! }));
+      const r = differential(cls, [cls.grain], cases, 19 * 2 * cases.length, seed);
+      expect(r.replies + r.mismatches + r.throws).toBe(19 * 2 * cases.length);
+    }
+  });
 });
