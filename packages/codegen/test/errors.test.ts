@@ -178,6 +178,24 @@ describe('constructs outside the subset are rejected with grain, method, locatio
   });
 });
 
+describe('a live state struct view (or array of them) as a reply or payload field: rejected, as the CPU backend fails the turn', () => {
+  it('reply field from a state struct', () => expect(fail(F.ReplyStateStruct).message).toMatchInlineSnapshot(`
+    "ReplyStateStruct.go (rejected.ts:273:22): reply field from a state struct is not supported in code translated to CUDA
+      hint: the CPU backend's encoder refuses live state views of structs and of bool arrays (the turn fails with "does not match its schema"); write the value out: p: { x: … }"
+  `));
+  it('payload field from a state array of structs', () => expect(fail(F.PayloadStateStruct).message).toMatchInlineSnapshot(`
+    "PayloadStateStruct.go (rejected.ts:279:46): payload field from a state array of structs or booleans is not supported in code translated to CUDA
+      hint: the CPU backend's encoder refuses live state views of structs and of bool arrays (the turn fails with "does not match its schema"); write the value out: ps: [{ x: … }, …]"
+  `));
+});
+
+describe('handlers the CPU backend would not find on an instance', () => {
+  it('static method', () => expect(fail(F.StaticHandler).message).toMatchInlineSnapshot(`
+    "StaticHandler.go (rejected.ts:285:3): static handler go is not supported in code translated to CUDA
+      hint: the CPU backend calls handlers on an instance: drop \`static\`"
+  `));
+});
+
 describe('ctx.startTimer / ctx.stopTimer the GPU timer table cannot take: CODEGEN_TIMER with grain, method, location and a fix', () => {
   const cases: Array<[AnyGrainClass, string]> = [
     [F.TimerNameNotLiteral, "TimerNameNotLiteral.go (rejected.ts:231:20): ctx.startTimer needs the timer's name as a string literal (the GPU table has one column per declared timer, chosen when the handler is translated)\n  hint: write one of a, b literally; branch with if/else to choose between timers"],

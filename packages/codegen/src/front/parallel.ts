@@ -143,6 +143,8 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   const reads: Access[] = [];
   const captures = new Map<string, Local>();
   const outerReads = new Set<string>();
+  /** Locals the bounds read: JS evaluates the end before every iteration, the lanes once. */
+  const boundReadsOf = new Set<string>();
   const reductions = new Map<string, { local: Local; kind: Reduction['kind']; terms: Expr[] }>();
   let writesState = false;
 
@@ -181,6 +183,7 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
         const local = fn.lookup(e.name);
         if (!local) return; // Math, module constants, helpers, NaN, Infinity
         if (where === 'body') outerReads.add(e.name);
+        else boundReadsOf.add(e.name);
         if (local.t.k !== 'num' && local.t.k !== 'bool') no(`it reads ${e.name}, a local naming a struct (lanes get numbers and booleans only)`);
         if (where === 'body') captures.set(e.name, local);
         return;
@@ -315,6 +318,7 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   }
   for (const name of reductions.keys()) {
     if (outerReads.has(name)) no(`it reduces into ${name} and also reads it (an iteration would see a partial result)`);
+    if (boundReadsOf.has(name)) no(`it reduces into ${name}, which its bounds read (JS re-tests the end after every iteration)`);
   }
   if (reductions.size > MAX_REDUCTIONS) no(`it reduces into ${reductions.size} locals (at most ${MAX_REDUCTIONS})`);
   const list = [...captures].map(([name, local]) => ({ name, local }));

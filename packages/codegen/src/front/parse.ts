@@ -312,7 +312,9 @@ function paramType(site: ParseSite, t: ts.TypeNode | undefined): ParamType {
   return 'unknown';
 }
 
-type FnNode = ts.MethodDeclaration | ts.FunctionDeclaration;
+type FnNode = ts.MethodDeclaration | ts.FunctionDeclaration | FnLike;
+/** A handler written as a class property: `go = (s, m) => { ... }` (the CPU backend calls it the same way). */
+export type FnLike = ts.MethodDeclaration | ts.ArrowFunction | ts.FunctionExpression;
 
 /** Parses a handler method or a module-level helper into the versioned tree. */
 export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): FunctionAst {
@@ -340,10 +342,11 @@ export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): Fun
   }
   return {
     version: AST_VERSION,
-    name: fn.name && ts.isIdentifier(fn.name) ? fn.name.text : '(anonymous)',
+    name: fn.name && ts.isIdentifier(fn.name) ? fn.name.text : site.method,
     params,
     returns,
-    body: fn.body.statements.flatMap((s) => stmt(site, s)),
+    // An arrow function with an expression body returns that expression.
+    body: ts.isBlock(fn.body) ? fn.body.statements.flatMap((s) => stmt(site, s)) : [{ kind: 'return', loc: locOf(site, fn.body), value: expr(site, fn.body) }],
     loc: locOf(site, fn),
   };
 }

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { FunctionAst } from './ast.ts';
 import { CodegenError } from './errors.ts';
-import { parseFunction, type ParseSite } from './parse.ts';
+import { parseFunction, unsupported, type FnLike, type ParseSite } from './parse.ts';
 
 /** A grain module parsed once: its grain classes (by spec name) and its module-level helpers. */
 export interface GrainModule {
@@ -21,8 +21,13 @@ export interface GrainModule {
 
 function numericLiteral(e: ts.Expression | undefined): number | undefined {
   if (!e) return undefined;
+  // Type-only wrappers: `const K = 5 as const`, `(5)`, `5 satisfies number`.
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
+  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken) {
+    const v = numericLiteral(e.operand);
+    return v === undefined ? undefined : -v;
+  }
   if (ts.isNumericLiteral(e)) return Number(e.text);
-  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(e.operand)) return -Number(e.operand.text);
   return undefined;
 }
 
@@ -97,17 +102,47 @@ export function parseHandler(mod: GrainModule, grain: string, method: string): F
   if (!cls) {
     throw new CodegenError('CODEGEN_SOURCE', 'class', `no exported class extending Grain({ name: '${grain}', ... }) in ${mod.file}`, undefined, 'declare the grain class in the module its spec names (module: import.meta.url)');
   }
-  const m = cls.members.find((x): x is ts.MethodDeclaration => ts.isMethodDeclaration(x) && ts.isIdentifier(x.name) && x.name.text === method);
+  const m = handlerNode(mod, grain, cls, method);
   if (!m) {
     throw new CodegenError('CODEGEN_SOURCE', 'method', `class for grain ${grain} in ${mod.file} has no method ${method}`, undefined, `add a method ${method}(state, msg, ctx) to the class`);
   }
   return parseFunction(siteFor(mod, grain, method), m, false);
 }
 
+/** A class member's name when it is written literally (`go`, `'go'`, `['go']`). */
+function memberName(n: ts.PropertyName | undefined): string | undefined {
+  if (!n) return undefined;
+  if (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) return n.text;
+  if (ts.isComputedPropertyName(n) && (ts.isStringLiteral(n.expression) || ts.isNoSubstitutionTemplateLiteral(n.expression))) return n.expression.text;
+  return undefined;
+}
+
+/**
+ * The instance member that handles `method`, as the CPU backend finds it (`new Class()[method]`): a method
+ * with a body (overload signatures skipped), or a property initialised with an arrow or function
+ * expression. A static method is not on the instance: the CPU backend has no handler, so it is refused.
+ */
+function handlerNode(mod: GrainModule, grain: string, cls: ts.ClassDeclaration, method: string): FnLike | undefined {
+  const site = siteFor(mod, grain, method);
+  const isStatic = (x: ts.ClassElement) => ts.canHaveModifiers(x) && (ts.getModifiers(x) ?? []).some((k) => k.kind === ts.SyntaxKind.StaticKeyword);
+  for (const x of cls.members) {
+    if (memberName(x.name) !== method) continue;
+    if (isStatic(x)) unsupported(site, x, `static handler ${method}`, `the CPU backend calls handlers on an instance: drop \`static\``);
+    if (ts.isMethodDeclaration(x) && x.body) return x;
+    if (ts.isPropertyDeclaration(x) && x.initializer) {
+      const init = x.initializer;
+      if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
+      unsupported(site, x, `handler ${method} as a property that is not a function`, `write it as a method: ${method}(state, msg, ctx) { ... }`);
+    }
+    if (ts.isGetAccessorDeclaration(x) || ts.isSetAccessorDeclaration(x)) unsupported(site, x, 'getter/setter');
+  }
+  return undefined;
+}
+
 /** Whether the class of grain `grain` defines a method `name` (an optional activation hook). */
 export function hasMethod(mod: GrainModule, grain: string, name: string): boolean {
   const cls = mod.classes.get(grain);
-  return cls !== undefined && cls.members.some((x) => ts.isMethodDeclaration(x) && ts.isIdentifier(x.name) && x.name.text === name);
+  return cls !== undefined && handlerNode(mod, grain, cls, name) !== undefined;
 }
 
 export function parseHelper(mod: GrainModule, grain: string, name: string): FunctionAst | undefined {
