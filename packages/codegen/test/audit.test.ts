@@ -3,7 +3,7 @@ import { differential, type Case } from './diff-lib.ts';
 import { t, viewAt, layoutOf } from '@ringgrain/core';
 import { generateKernel } from '../src/index.ts';
 import { encode } from './diff-lib.ts';
-import { Algo, Floats, Ints, Named2, Nest, Props, Shapes, Shrinking } from './fixtures/audit.ts';
+import { Algo, Floats, Ints, Named2, Nest, Props, Shapes, Shrinking, Views } from './fixtures/audit.ts';
 import type { Ranges } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
@@ -37,14 +37,24 @@ describe.skipIf(!HAVE_GXX)('audit: user-style grains, JS handler vs generated C'
     expect(r.replies + r.mismatches).toBe(200);
     expect(r.replies).toBeGreaterThan(100);
   });
-  it('the host encoder refuses a live state struct view and a state bool array (why such reply fields are rejected)', () => {
+  it('the host encoder takes a live state struct view, an array of them and a state bool array as their schemas\' values', () => {
     const pt = t.struct({ x: t.f32 });
     const st = t.struct({ p: pt, ps: t.array(pt, 2), bs: t.array(t.bool, 2), xs: t.array(t.f64, 2) });
     const s = viewAt(st, new ArrayBuffer(layoutOf(st).size), 0) as any;
-    expect(() => encode(t.struct({ p: pt }), { p: s.p })).toThrow();
-    expect(() => encode(t.struct({ ps: t.array(pt, 2) }), { ps: s.ps })).toThrow();
-    expect(() => encode(t.struct({ bs: t.array(t.bool, 2) }), { bs: s.bs })).toThrow();
-    expect(encode(t.struct({ xs: t.array(t.f64, 2) }), { xs: s.xs }).length).toBeGreaterThan(0);
+    s.p.x = 1.5;
+    s.ps[1].x = -2;
+    s.bs[1] = true;
+    const same = (schema: any, view: unknown, plain: unknown) => expect(encode(schema, view)).toEqual(encode(schema, plain));
+    same(t.struct({ p: pt }), { p: s.p }, { p: { x: 1.5 } });
+    same(t.struct({ ps: t.array(pt, 2) }), { ps: s.ps }, { ps: [{ x: 0 }, { x: -2 }] });
+    same(t.struct({ bs: t.array(t.bool, 2) }), { bs: s.bs }, { bs: [false, true] });
+    // A view of another struct schema is not taken for this one.
+    expect(() => encode(t.struct({ p: t.struct({ y: t.f32 }) }), { p: s.p })).toThrow();
+  });
+  it('Views: state structs and arrays of structs copied into replies and K2K payloads', () => {
+    const r = differential(Views, [Views.grain], all(Views, SMALL), 200, 110);
+    expect(r.sends).toBeGreaterThan(50);
+    expect(r.exactReplies).toBe(r.replies);
   });
   it('Nest: arrays of arrays, vecs of structs with arrays, copied into replies and payloads', () => {
     const r = differential(Nest, [Nest.grain], [...all(Nest, { float: 100, int: 70000 }), ...all(Nest, { float: 3, int: 30 })], 200, 107);

@@ -178,20 +178,9 @@ describe('constructs outside the subset are rejected with grain, method, locatio
   });
 });
 
-describe('a live state struct view (or array of them) as a reply or payload field: rejected, as the CPU backend fails the turn', () => {
-  it('reply field from a state struct', () => expect(fail(F.ReplyStateStruct).message).toMatchInlineSnapshot(`
-    "ReplyStateStruct.go (rejected.ts:273:22): reply field from a state struct is not supported in code translated to CUDA
-      hint: the CPU backend's encoder refuses live state views of structs and of bool arrays (the turn fails with "does not match its schema"); write the value out: p: { x: … }"
-  `));
-  it('payload field from a state array of structs', () => expect(fail(F.PayloadStateStruct).message).toMatchInlineSnapshot(`
-    "PayloadStateStruct.go (rejected.ts:279:46): payload field from a state array of structs or booleans is not supported in code translated to CUDA
-      hint: the CPU backend's encoder refuses live state views of structs and of bool arrays (the turn fails with "does not match its schema"); write the value out: ps: [{ x: … }, …]"
-  `));
-});
-
 describe('handlers the CPU backend would not find on an instance', () => {
   it('static method', () => expect(fail(F.StaticHandler).message).toMatchInlineSnapshot(`
-    "StaticHandler.go (rejected.ts:285:3): static handler go is not supported in code translated to CUDA
+    "StaticHandler.go (rejected.ts:261:3): static handler go is not supported in code translated to CUDA
       hint: the CPU backend calls handlers on an instance: drop \`static\`"
   `));
 });

@@ -497,16 +497,6 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
     return `${lv} = ${c};`;
   }
   const src = v.t.k === 'struct' || v.t.k === 'array' || v.t.k === 'vec' ? v.t : undefined;
-  if (src && src.origin === 'state' && describeSchema(src.s) === describeSchema(s) && hasStructOrBool(s)) {
-    // The host encoder refuses a live state struct view (its internal fields count as extra keys) and a
-    // state bool array (a Uint8Array): the CPU backend fails such a turn ("does not match its schema").
-    return unsupported(
-      fn.site,
-      loc,
-      `${what} field from a state ${src.k === 'struct' ? 'struct' : 'array of structs or booleans'}`,
-      `the CPU backend's encoder refuses live state views of structs and of bool arrays (the turn fails with "does not match its schema"); write the value out: ${path}: ${literalHint(s)}`,
-    );
-  }
   if (!src || describeSchema(src.s) !== describeSchema(s) || (src.k === 'vec' && src.origin === 'state') || (src.origin === 'state' && hasVec(s))) {
     return unsupported(
       fn.site,
@@ -541,19 +531,6 @@ function fillArray(fn: FnScope, e: Extract<Expr, { kind: 'array' }>, s: Schema, 
   const out = e.elements.map((x, i) => fillField(fn, x, s.element, `${items}[${i}]`, what, x.loc, `${path}[${i}]`));
   if (s.kind === 'vec') out.push(`${lv}.length = ${n}u;`);
   return out.join('\n');
-}
-
-/** An object/array literal of the schema's shape, for a hint: { x: …, y: … }, [{ x: … }, …]. */
-function literalHint(s: Schema): string {
-  if (s.kind === 'struct') return `{ ${s.fieldNames.map((f) => `${f}: …`).join(', ')} }`;
-  if (s.kind === 'scalar') return s.scalar === 'bool' ? 'x !== 0' : '…';
-  return `[${literalHint(s.element)}, …]`;
-}
-
-function hasStructOrBool(s: Schema): boolean {
-  if (s.kind === 'struct') return true;
-  if (s.kind === 'scalar') return s.scalar === 'bool';
-  return hasStructOrBool(s.element);
 }
 
 function hasVec(s: Schema): boolean {

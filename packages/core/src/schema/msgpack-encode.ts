@@ -1,6 +1,7 @@
 import { copyBytes } from './copy.ts';
 import { KINDS, intRange, kindSpec, scalarGuard, type NumericKind, type ScalarKind } from './kinds.ts';
 import { isNumericScalar, type Schema, type StructSchema } from './types.ts';
+import { VIEW_SCHEMA } from './view.ts';
 
 /**
  * Schema-directed msgpack encoder writing straight into a ring slot: floats as the schema says
@@ -187,11 +188,14 @@ function structEncoder(s: StructSchema): Encoder {
   return (v, w) => {
     if (v === null || typeof v !== 'object') throw MISMATCH;
     const obj = v as Record<string, unknown>;
-    let present = 0;
-    for (const k in obj) {
-      if (obj[k] !== undefined) present++;
+    // A live state view of this struct has exactly its fields (its own slots are internals).
+    if ((obj as { [VIEW_SCHEMA]?: unknown })[VIEW_SCHEMA] !== s) {
+      let present = 0;
+      for (const k in obj) {
+        if (obj[k] !== undefined) present++;
+      }
+      if (present !== count) throw MISMATCH; // extra or missing keys: let zod name them
     }
-    if (present !== count) throw MISMATCH; // extra or missing keys: let zod name them
     if (count < 16) w.u8[need(w, 1)] = 0x80 | count;
     else {
       const p = need(w, 3);
@@ -224,7 +228,15 @@ export function compileEncoder(schema: Schema): Encoder {
         enc = numericArrayEncoder(schema.element.scalar, min, max);
       } else {
         const el = compileEncoder(schema.element);
+        const bools = schema.element.kind === 'scalar' && schema.element.scalar === 'bool';
         enc = (v, w) => {
+          // A state bool array is a Uint8Array view (0 / 1, as the GPU stores it): its elements as booleans.
+          if (bools && v instanceof Uint8Array) {
+            if (v.length < min || v.length > max) throw MISMATCH;
+            writeArrayHeader(w, v.length);
+            for (let i = 0; i < v.length; i++) w.u8[need(w, 1)] = v[i] !== 0 ? 0xc3 : 0xc2;
+            return;
+          }
           if (!Array.isArray(v) || v.length < min || v.length > max) throw MISMATCH;
           writeArrayHeader(w, v.length);
           for (let i = 0; i < v.length; i++) el(v[i], w);

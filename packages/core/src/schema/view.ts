@@ -31,6 +31,9 @@ function arrayView(element: Schema, el: Layout, count: number, buffer: ArrayBuff
   return out;
 }
 
+/** On a struct view's prototype: the struct schema it views (not enumerable). */
+export const VIEW_SCHEMA: unique symbol = Symbol('ringgrain.viewSchema');
+
 /** Creates the view of `schema` at `base`. Struct views define accessors on the object itself. */
 export function viewAt(schema: Schema, buffer: ArrayBufferLike, base: number): unknown {
   const layout = layoutOf(schema);
@@ -99,6 +102,9 @@ function structViewClass(schema: StructSchema): StructViewClass {
       };
     }
   });
+  // Which schema the view is of: the encoder then takes it as exactly the schema's fields (a handler may
+  // return a state struct in a reply or a K2K payload, as the CUDA translation copies it).
+  props[VIEW_SCHEMA as unknown as string] = { value: schema, enumerable: false };
   Object.defineProperties(View.prototype, props);
   viewClasses.set(schema, View);
   return View;
