@@ -1043,7 +1043,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const now = performance.now();
     for (const kernel of this.waiting) {
       const spill = this.spills.get(kernel)!;
-      if (!kernel.accepting) {
+      if (!kernel.accepting && !kernel.draining) {
         try {
           kernel.assertAccepting();
         } catch (e) {
@@ -1109,6 +1109,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   pendingAsksOf(kernel: RingKernel): number {
     return this.pending.countOf(kernel);
+  }
+
+  waitingSendsOf(kernel: RingKernel): number {
+    return this.spills.get(kernel)?.size ?? 0;
   }
 
   /** Fails the asks waiting on one lane of a kernel (its consumer died); returns how many. */
