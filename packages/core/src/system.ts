@@ -528,9 +528,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       if (images) rows = { ...rows, images };
     }
     // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
-    if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
+    // A row that cannot be encoded (a payload over the slot: only encoding tells) is a tellError event with
+    // its row and the others still go, as on the waiting path (drainRows): throwing here lost the rows after
+    // it, and the caller could not tell which rows had been sent.
+    const seg: RowsWaiting = { rows, method, def: route.method };
+    if (!this.spills.get(kernel)?.size) this.drainRows(kernel, seg);
     if (rows.next < rows.end) {
-      const seg: RowsWaiting = { rows, method, def: route.method };
       this.spillOf(kernel).pushRows(seg, performance.now());
       this.waiting.add(kernel);
       this.schedulePump();
