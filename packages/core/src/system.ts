@@ -243,7 +243,7 @@ export type ClassMetrics = KernelCounters & {
 
 /** A grain class + method resolved once (refs hold these). */
 export interface Route {
-  readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
+  readonly reg: { readonly def: GrainDef; kernel?: RingKernel; readonly storage: { readonly storage?: unknown } };
   readonly method: MethodDef;
   /** The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not apply. */
   fixed?: { readonly kernel: RingKernel; readonly write: FixedWrite | null };
@@ -518,7 +518,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const def = cls.grain as GrainDef;
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
-    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
+    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
     let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
@@ -561,7 +561,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     let n: number;
     try {
-      n = validateColumns(where, route.method, def.keyKind === 'string', cols);
+      n = validateColumns(where, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
     } catch (e) {
       return Promise.reject(e as Error);
     }
@@ -655,7 +655,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
   sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
-    checkKey(route.reg.def, key);
+    checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
@@ -1268,7 +1268,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     };
     return {
       set: async (key, name, opts) => {
-        checkKey(reg.def, key);
+        checkKey(reg.def, key, reg.storage.storage !== undefined);
         await svc().setFrom(key, name, opts, this.clock());
       },
       clear: async (key, name) => svc().clear(key, name),
@@ -1564,9 +1564,12 @@ function checkInto(method: MethodDef, into: Readonly<Record<string, unknown>>): 
   }
 }
 
-function checkKey(def: GrainDef, key: unknown): void {
+function checkKey(def: GrainDef, key: unknown, stored: boolean): void {
   if (def.keyKind === 'string') {
     if (typeof key !== 'string') throw new InvalidKeyError(def.name, key, 'a string');
+    // A state store holds no empty key (an LMDB key cannot be empty): with storage, '' used to reach the
+    // kernel and then fail every load (StateLoadError) and flush of that actor. Refused at the call.
+    if (stored && key.length === 0) throw new InvalidKeyError(def.name, key, 'a non-empty string (the class has storage, and a state store holds no empty key)');
   } else if (typeof key !== 'number' || !Number.isSafeInteger(key)) {
     throw new InvalidKeyError(def.name, key, 'a safe integer');
   }
