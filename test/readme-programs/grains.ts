@@ -146,6 +146,7 @@ export class Ticker extends Grain({
     read: { request: t.struct({}), reply: t.struct({ ticks: t.u32, lastAt: t.f64 }) },
     start: { request: t.struct({ periodMs: t.f64 }) },
     startBad: { request: t.struct({}) },
+    relayNow: { request: t.struct({ to: t.i32 }), reply: t.struct({ t: t.f64 }) },
   },
   timers: { tick: { method: 'onTick', periodMs: 100 }, bad: { method: 'onBad', periodMs: 50, autoStart: false } },
 }) {
@@ -166,5 +167,101 @@ export class Ticker extends Grain({
   startBad(_s: T['state'], _m: T['req']['startBad'], ctx: T['ctx']): void {
     ctx.startTimer('bad', {});
   }
+  relayNow(_s: T['state'], m: T['req']['relayNow'], ctx: T['ctx']): T['reply']['relayNow'] {
+    ctx.send(Ticker, m.to, 'onTick', {});
+    return { t: ctx.now() };
+  }
 }
 type T = TypesOf<typeof Ticker>;
+
+/** Never registered: a K2K send to it has nowhere to go. */
+export class Orphan extends Grain({
+  name: 'Orphan',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: { ping: { request: t.struct({ v: t.i32 }) } },
+}) {
+  ping(s: O['state']): void {
+    s.n += 1;
+  }
+}
+type O = TypesOf<typeof Orphan>;
+
+/** ctx.send / ctx.forward with arguments a careful user gets wrong: each must fail the turn, typed. */
+export class Sender extends Grain({
+  name: 'SenderRP',
+  module: import.meta.url,
+  state: t.struct({ sent: t.u32 }),
+  methods: {
+    badKey: { request: t.struct({ to: t.f64 }), reply: t.struct({ ok: t.bool }) },
+    badPayload: { request: t.struct({ n: t.f64 }), reply: t.struct({ ok: t.bool }) },
+    toOrphan: { request: t.struct({}), reply: t.struct({ ok: t.bool }) },
+    badMethod: { request: t.struct({}), reply: t.struct({ ok: t.bool }) },
+    forwardTell: { request: t.struct({ to: t.i32 }) },
+    forwardToTellOnly: { request: t.struct({ to: t.i32 }), reply: t.struct({ ok: t.bool }) },
+  },
+}) {
+  badKey(s: SR['state'], m: SR['req']['badKey'], ctx: SR['ctx']): SR['reply']['badKey'] {
+    ctx.send(Probe, m.to, 'seq', { n: 1 });
+    s.sent += 1;
+    return { ok: true };
+  }
+  badPayload(s: SR['state'], m: SR['req']['badPayload'], ctx: SR['ctx']): SR['reply']['badPayload'] {
+    ctx.send(Probe, 1, 'seq', { n: m.n });
+    s.sent += 1;
+    return { ok: true };
+  }
+  toOrphan(s: SR['state'], _m: SR['req']['toOrphan'], ctx: SR['ctx']): SR['reply']['toOrphan'] {
+    ctx.send(Orphan, 1, 'ping', { v: 1 });
+    s.sent += 1;
+    return { ok: true };
+  }
+  badMethod(s: SR['state'], _m: SR['req']['badMethod'], ctx: SR['ctx']): SR['reply']['badMethod'] {
+    ctx.send(Probe, 1, 'nope' as 'seq', { n: 1 });
+    s.sent += 1;
+    return { ok: true };
+  }
+  forwardTell(_s: SR['state'], m: SR['req']['forwardTell'], ctx: SR['ctx']): void {
+    ctx.forward(Chain, m.to, 'walk', { hops: 2, acc: 0 });
+  }
+  forwardToTellOnly(_s: SR['state'], m: SR['req']['forwardToTellOnly'], ctx: SR['ctx']): SR['reply']['forwardToTellOnly'] {
+    return ctx.forward(Probe, m.to, 'seq', { n: 1 }) as never;
+  }
+}
+type SR = TypesOf<typeof Sender>;
+
+/** Handlers that return what their reply schema does not allow. */
+export class Replier extends Grain({
+  name: 'Replier',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32, f: t.f32 }),
+  methods: {
+    missing: { request: t.struct({}), reply: t.struct({ ok: t.bool, v: t.i32 }) },
+    wrongType: { request: t.struct({}), reply: t.struct({ v: t.i32 }) },
+    tooBig: { request: t.struct({}), reply: t.struct({ v: t.u8 }) },
+    nothing: { request: t.struct({}), reply: t.struct({ v: t.i32 }) },
+    tellOnly: { request: t.struct({ by: t.u32 }) },
+    read: { request: t.struct({}), reply: t.struct({ n: t.u32, f: t.f32 }) },
+  },
+}) {
+  missing(): R['reply']['missing'] {
+    return { ok: true } as never;
+  }
+  wrongType(): R['reply']['wrongType'] {
+    return { v: 'seven' } as never;
+  }
+  tooBig(): R['reply']['tooBig'] {
+    return { v: 300 };
+  }
+  nothing(): R['reply']['nothing'] {
+    return undefined as never;
+  }
+  tellOnly(s: R['state'], m: R['req']['tellOnly']): void {
+    s.n += m.by;
+    s.f = 0.1;
+  }
+  read(s: R['state']): R['reply']['read'] {
+    return { n: s.n, f: s.f };
+  }
+}
+type R = TypesOf<typeof Replier>;
