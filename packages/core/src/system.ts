@@ -385,6 +385,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (given.replyCapacity === undefined && this.userDefaults.replyCapacity === undefined && options.ringCapacity > options.replyCapacity) {
       options.replyCapacity = Math.min(options.ringCapacity, Math.max(options.replyCapacity, REPLY_RING_FOLLOWS_UP_TO));
     }
+    // Checked here, not by the first message: maxActors 0 (or 1.5, NaN) used to start, then fail every turn
+    // with 'all 0 actor slots are taken'.
+    if (!Number.isSafeInteger(options.maxActors) || options.maxActors < 1) {
+      throw new PlacementError(`grain "${def.name}": maxActors must be a positive integer (actor slots a lane holds), got ${options.maxActors}`, { hint: 'leave it out for 131,072' });
+    }
     const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
