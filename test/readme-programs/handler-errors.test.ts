@@ -5,12 +5,12 @@
 import { HandlerError, type GrainSystem } from '@ringgrain/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';
-import { Chain, Probe, Sender } from './grains.ts';
+import { Chain, Probe, Replier, Sender } from './grains.ts';
 
 describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
   let system: GrainSystem;
   beforeAll(async () => {
-    system = await startSystem(backend, [Probe, Sender, Chain]);
+    system = await startSystem(backend, [Probe, Sender, Chain, Replier]);
   });
   afterAll(() => system.shutdown());
 
@@ -83,6 +83,26 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     system.off('tellError', on);
     expect(errors).toEqual([]);
     expect(await system.grain(Chain, 12).walk({ hops: 0, acc: 0 })).toEqual({ acc: 12, at: 12 });
+    await system.idle();
+    expect(imbalance(system)).toEqual([]);
+  });
+
+  it('a reply that breaks its schema (missing field, wrong type, out of range, none) rejects the ask with the path; a tell-only ask resolves to undefined', async () => {
+    const r = system.grain(Replier, 1);
+    const cases: Array<[() => Promise<unknown>, RegExp]> = [
+      [() => r.missing({}), /reply does not match its schema.*"v"/],
+      [() => r.wrongType({}), /reply does not match its schema.*"v"/],
+      [() => r.tooBig({}), /reply does not match its schema.*u8/],
+      [() => r.nothing({}), /reply does not match its schema/],
+    ];
+    for (const [call, message] of cases) {
+      const e = await call().then(() => undefined, (x: unknown) => x);
+      expect(e, String(message)).toBeInstanceOf(HandlerError);
+      expect((e as Error).message).toMatch(message);
+    }
+    expect(await r.tellOnly({ by: 2 })).toBeUndefined();
+    expect(await r.read({})).toEqual({ n: 2, f: Math.fround(0.1) });
+    await expect(system.askMany(Replier, 'tellOnly' as never, { key: [1], by: [1] } as never)).rejects.toThrow(/no reply/);
     await system.idle();
     expect(imbalance(system)).toEqual([]);
   });
