@@ -69,7 +69,7 @@ function integerArray(col: unknown): boolean {
 }
 
 /** Checks every column; returns the row count. Throws SchemaValidationError naming column and row. */
-export function validateColumns(where: string, method: MethodDef, stringKeys: boolean, columns: Record<string, unknown>): number {
+export function validateColumns(where: string, method: MethodDef, stringKeys: boolean, columns: Record<string, unknown>, stored = false): number {
   const req = method.request;
   const key = columns['key'] as ArrayLike<unknown> | undefined;
   if (!key || typeof key.length !== 'number') throw new SchemaValidationError(where, ['key'], 'tellMany needs a key column (an array of keys, one per message)');
@@ -79,8 +79,9 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
   }
   for (let i = stringKeys || !integerArray(key) ? 0 : n; i < n; i++) {
     const k = key[i];
-    const ok = stringKeys ? typeof k === 'string' && k.length > 0 : typeof k === 'number' && Number.isSafeInteger(k);
-    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? 'non-empty string' : 'safe integer'} key`);
+    // The same keys as a ref takes (system.ts checkKey): '' too, unless the class has storage.
+    const ok = stringKeys ? typeof k === 'string' && (k.length > 0 || !stored) : typeof k === 'number' && Number.isSafeInteger(k);
+    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? (stored ? 'non-empty string (the class has storage)' : 'string') : 'safe integer'} key`);
   }
   for (const name of req.fieldNames) {
     const col = columns[name] as ArrayLike<unknown> | undefined;

@@ -90,7 +90,7 @@ export class UnknownMethodError extends RinggrainError {
 export class InvalidKeyError extends RinggrainError {
   constructor(grain: string, key: unknown, expected: string) {
     super('INVALID_KEY', `grain "${grain}" got key ${JSON.stringify(key)}; expected ${expected}`, {
-      hint: 'integer keys must be safe integers; string keys are used when the spec says key: "string"',
+      hint: 'integer keys must be safe integers; string keys are used when the spec says key: "string" (non-empty for a class with storage)',
     });
   }
 }

@@ -42,6 +42,8 @@ export interface TerminateOptions {
 export interface KernelHost {
   rejectAsksOf(kernel: RingKernel, error: Error): void;
   pendingAsksOf(kernel: RingKernel): number;
+  /** Sends accepted before terminate that still wait in the host for ring space (they drain too). */
+  waitingSendsOf?(kernel: RingKernel): number;
   readonly handshakeTimeoutMs: number;
   /**
    * The kernel acknowledged STOP at terminate and its memory is still there: deactivate its actors and
@@ -125,6 +127,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   get accepting(): boolean {
     return accepting(this.state);
   }
+
+  /** A drain-mode terminate is waiting for what was accepted earlier: new sends are refused, waiting ones still go in. */
+  draining = false;
 
   /** Throws the typed error a send to this kernel deserves when it is not accepting messages. */
   assertAccepting(): void {
@@ -290,7 +295,14 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       const prior = this.state;
       this.state = 'terminated';
       if ((opts.mode ?? 'drain') === 'drain' && wasActive && this.impl?.health().fault === undefined) {
-        await waitUntil(() => this.inboundDepth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
+        // Sends accepted before terminate that wait in the host for ring space are part of the drain:
+        // the system keeps moving them into the ring while `draining` (they were cancelled before).
+        this.draining = true;
+        try {
+          await waitUntil(() => (this.host.waitingSendsOf?.(this) ?? 0) === 0 && this.inboundDepth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
+        } finally {
+          this.draining = false;
+        }
       }
       let stopped = false;
       if (prior !== 'faulted' && this.impl?.health().fault === undefined) {

@@ -245,7 +245,7 @@ export type ClassMetrics = KernelCounters & {
 
 /** A grain class + method resolved once (refs hold these). */
 export interface Route {
-  readonly reg: { readonly def: GrainDef; kernel?: RingKernel };
+  readonly reg: { readonly def: GrainDef; kernel?: RingKernel; readonly storage: { readonly storage?: unknown } };
   readonly method: MethodDef;
   /** The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not apply. */
   fixed?: { readonly kernel: RingKernel; readonly write: FixedWrite | null };
@@ -387,6 +387,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (given.replyCapacity === undefined && this.userDefaults.replyCapacity === undefined && options.ringCapacity > options.replyCapacity) {
       options.replyCapacity = Math.min(options.ringCapacity, Math.max(options.replyCapacity, REPLY_RING_FOLLOWS_UP_TO));
     }
+    // Checked here, not by the first message: maxActors 0 (or 1.5, NaN) used to start, then fail every turn
+    // with 'all 0 actor slots are taken'.
+    if (!Number.isSafeInteger(options.maxActors) || options.maxActors < 1) {
+      throw new PlacementError(`grain "${def.name}": maxActors must be a positive integer (actor slots a lane holds), got ${options.maxActors}`, { hint: 'leave it out for 131,072' });
+    }
     const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
@@ -520,7 +525,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const def = cls.grain as GrainDef;
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
-    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols);
+    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
     let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
@@ -530,9 +535,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       if (images) rows = { ...rows, images };
     }
     // Straight into the ring while it has room and nothing waits before us; the rest waits as ONE segment.
-    if (!this.spills.get(kernel)?.size) this.writeRows(kernel, route.method, rows);
+    // A row that cannot be encoded (a payload over the slot: only encoding tells) is a tellError event with
+    // its row and the others still go, as on the waiting path (drainRows): throwing here lost the rows after
+    // it, and the caller could not tell which rows had been sent.
+    const seg: RowsWaiting = { rows, method, def: route.method };
+    if (!this.spills.get(kernel)?.size) this.drainRows(kernel, seg);
     if (rows.next < rows.end) {
-      const seg: RowsWaiting = { rows, method, def: route.method };
       this.spillOf(kernel).pushRows(seg, performance.now());
       this.waiting.add(kernel);
       this.schedulePump();
@@ -560,7 +568,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     let n: number;
     try {
-      n = validateColumns(where, route.method, def.keyKind === 'string', cols);
+      n = validateColumns(where, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
     } catch (e) {
       return Promise.reject(e as Error);
     }
@@ -654,7 +662,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
   sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
-    checkKey(route.reg.def, key);
+    checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
@@ -1064,7 +1072,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const now = performance.now();
     for (const kernel of this.waiting) {
       const spill = this.spills.get(kernel)!;
-      if (!kernel.accepting) {
+      if (!kernel.accepting && !kernel.draining) {
         try {
           kernel.assertAccepting();
         } catch (e) {
@@ -1130,6 +1138,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   pendingAsksOf(kernel: RingKernel): number {
     return this.pending.countOf(kernel);
+  }
+
+  waitingSendsOf(kernel: RingKernel): number {
+    return this.spills.get(kernel)?.size ?? 0;
   }
 
   /** Fails the asks waiting on one lane of a kernel (its consumer died); returns how many. */
@@ -1282,7 +1294,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     };
     return {
       set: async (key, name, opts) => {
-        checkKey(reg.def, key);
+        checkKey(reg.def, key, reg.storage.storage !== undefined);
         await svc().setFrom(key, name, opts, this.clock());
       },
       clear: async (key, name) => svc().clear(key, name),
@@ -1578,9 +1590,12 @@ function checkInto(method: MethodDef, into: Readonly<Record<string, unknown>>): 
   }
 }
 
-function checkKey(def: GrainDef, key: unknown): void {
+function checkKey(def: GrainDef, key: unknown, stored: boolean): void {
   if (def.keyKind === 'string') {
     if (typeof key !== 'string') throw new InvalidKeyError(def.name, key, 'a string');
+    // A state store holds no empty key (an LMDB key cannot be empty): with storage, '' used to reach the
+    // kernel and then fail every load (StateLoadError) and flush of that actor. Refused at the call.
+    if (stored && key.length === 0) throw new InvalidKeyError(def.name, key, 'a non-empty string (the class has storage, and a state store holds no empty key)');
   } else if (typeof key !== 'number' || !Number.isSafeInteger(key)) {
     throw new InvalidKeyError(def.name, key, 'a safe integer');
   }
