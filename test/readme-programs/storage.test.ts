@@ -33,7 +33,9 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     // and once either resolves every actor idle by then is deactivated.
     const [a, b] = await Promise.all([system.collectIdle(), system.collectIdle()]);
     const m = system.metrics();
-    expect([a + b, m['Account']!.storage!.deactivated + m['NamedRP']!.storage!.deactivated]).toEqual([6, 6]);
+    // Each call counts only the actors it deactivated itself (the background sweep may take some first).
+    expect(a + b).toBeLessThanOrEqual(6);
+    expect(m['Account']!.storage!.deactivated + m['NamedRP']!.storage!.deactivated).toBe(6);
     expect([m['Account']!.storage!.resident, m['NamedRP']!.storage!.resident]).toEqual([0, 0]);
     expect(await system.grain(Account, 42).get({})).toEqual({ balance: 5, ops: 1 });
     await system.grain(Account, -3).deposit({ amount: 1 });
