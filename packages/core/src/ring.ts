@@ -193,6 +193,12 @@ export class RingProducer {
     this.pendingHead = next;
   }
 
+  /** The index after the last slot this producer wrote (held ones included): moves when it writes. */
+  position(): number {
+    const base = this.pendingHead === undefined ? Atomics.load(this.ring.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    return (base + this.held) >>> 0;
+  }
+
   /**
    * Messages this producer wrote that the consumer has not released: Ring.depth() as the producer sees
    * it, counting what it holds or has not yet flushed into head (Ring.depth alone would then lag).

@@ -1080,11 +1080,15 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         }
         continue;
       }
+      const lanes = kernel.lanes;
+      const before = lanes.map((l) => l.producer.position());
       const images = spill.drain(kernel.producers, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
       kernel.sent += images;
       if (spill.size === 0) this.waiting.delete(kernel);
       else if (now - spill.since > this.queueFullTimeoutMs) this.cancelSpill(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));
-      kernel.wakeAll();
+      // Only the lanes this drain wrote to: waking an idle lane's thread (it spins before it sleeps again)
+      // on every retry put three busy threads on two cores, and the host lost its core for milliseconds.
+      for (let i = 0; i < lanes.length; i++) if (lanes[i]!.producer.position() !== before[i]) kernel.wake(i);
     }
   }
 
