@@ -115,9 +115,7 @@ function run(): void {
     }
     for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
     const now = performance.now();
-    // The port (control messages) every millisecond, and in park(): not on every idle spin, where a read
-    // of it (~50 ns) would delay seeing the next message.
-    if (now - lastPoll > 1) {
+    if (now - lastPoll > 1 || did === 0) {
       lastPoll = now;
       if (poll()) return;
     }
