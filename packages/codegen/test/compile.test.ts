@@ -11,6 +11,7 @@ import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
 import { Guard } from './fixtures/throws.ts';
 import { Par } from './fixtures/parallel.ts';
 import { Beacon } from './fixtures/timers.ts';
+import { Props, Shapes, Views } from './fixtures/audit.ts';
 import { Pulse, Ticker } from '../../../test/fixtures/timers.ts';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +46,10 @@ const UNITS: readonly (readonly [string, () => string, readonly string[]])[] = [
   ['VectorAdd RG_COOP=0 RG_TURN_LANES=1', () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`, H100],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
+  // The audit's new constructs: handlers as properties, ?: on struct/array reply fields, state structs in replies and payloads.
+  ['audit Props', () => generateKernel(Props.grain).source, H100],
+  ['audit Shapes', () => generateKernel(Shapes.grain).source, H100],
+  ['audit Views', () => generateKernel(Views.grain).source, H100],
   ['fleet Device', () => generateKernel(Device.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
   ['fleet Alerts', () => generateKernel(Alerts.grain, { grains: [Device.grain, Alerts.grain] }).source, H100],
   ['bench Echo', () => generateKernel(Echo.grain).source, H100],
