@@ -52,6 +52,7 @@ describe('CPU dispatcher batch take', () => {
       expect({ a, violations: st.violations, overlaps: st.overlaps, count: st.count }).toEqual({ a, violations: 0, overlaps: 0, count: next[0]![a]! + next[1]![a]! + next[2]![a]! });
       expect([st.last[0], st.last[1], st.last[2]]).toEqual([next[0]![a], next[1]![a], next[2]![a]]);
     }
+    await s.idle(); // the stats asks: counted once the lane publishes after them
     const c = s.counters(Seq);
     expect(c.processed).toBe(c.sent);
     expect(c.rejected).toBe(0);
