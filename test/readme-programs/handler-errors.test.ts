@@ -16,6 +16,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
 
   it('ask: rejects with HandlerError carrying the message; the actor runs on, answering in order', async () => {
     const p = system.grain(Probe, 10);
+    await system.idle(); // earlier tests' turns counted before the baseline is read
     const before = system.metrics()['Probe']!;
     const e = await p.boom({ code: 1 }).then(
       () => undefined,
