@@ -95,7 +95,17 @@ export class RingProducer {
   }
 
   /** Slots claimed by claimHeld, written and not yet published (releaseHeld publishes them in order). */
-  held = 0;
+  private heldSlots = 0;
+
+  get held(): number {
+    return this.heldSlots;
+  }
+
+  /** Gives back the last slot claimHeld returned (its write failed): the next claim takes it again. */
+  dropHeld(): void {
+    if (this.heldSlots === 0) throw new RingError('dropHeld: no held slot');
+    this.heldSlots--;
+  }
 
   /**
    * Single producer, deferred publication: the next free slot after the held ones (-1 when full). The
@@ -106,18 +116,18 @@ export class RingProducer {
   claimHeld(): number {
     const r = this.ring;
     const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
-    const head = (base + this.held) >>> 0;
+    const head = (base + this.heldSlots) >>> 0;
     if (((head - this.tailSeen) >>> 0) >= r.capacity) {
       this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
       if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
     }
-    this.held++;
+    this.heldSlots++;
     return r.slotAt(head);
   }
 
   /** Publishes the held slots' seqs in claim order (head for observers at flushHead). */
   releaseHeld(): void {
-    const n = this.held;
+    const n = this.heldSlots;
     if (n === 0) return;
     const r = this.ring;
     let i = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
@@ -125,14 +135,14 @@ export class RingProducer {
       i = (i + 1) >>> 0;
       Atomics.store(r.i32, (r.slotAt(i - 1) + SLOT.seq) >> 2, i | 0);
     }
-    this.held = 0;
+    this.heldSlots = 0;
     this.pendingHead = i;
   }
 
   /** Single producer: the slot at head, if free. Call publish(slot) after writing it. */
   claim(): number {
     const r = this.ring;
-    if (this.held !== 0) this.releaseHeld();
+    if (this.heldSlots !== 0) this.releaseHeld();
     const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     if (((head - this.tailSeen) >>> 0) >= r.capacity) {
       // Re-read the consumer's line only when the cached tail says full: it is a cross-core (or PCIe) read.
@@ -169,7 +179,7 @@ export class RingProducer {
    */
   reserve(want: number): number {
     const r = this.ring;
-    if (this.held !== 0) this.releaseHeld();
+    if (this.heldSlots !== 0) this.releaseHeld();
     const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     this.index = head;
     let free = r.capacity - ((head - this.tailSeen) >>> 0);
@@ -196,7 +206,7 @@ export class RingProducer {
   /** The index after the last slot this producer wrote (held ones included): moves when it writes. */
   position(): number {
     const base = this.pendingHead === undefined ? Atomics.load(this.ring.words, RING.head) >>> 0 : this.pendingHead >>> 0;
-    return (base + this.held) >>> 0;
+    return (base + this.heldSlots) >>> 0;
   }
 
   /**
@@ -206,12 +216,12 @@ export class RingProducer {
   depth(): number {
     const r = this.ring;
     const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
-    return ((base + this.held - (Atomics.load(r.words, RING.tail) >>> 0)) >>> 0);
+    return ((base + this.heldSlots - (Atomics.load(r.words, RING.tail) >>> 0)) >>> 0);
   }
 
   /** After publishSeq calls: head for observers. */
   flushHead(): void {
-    if (this.held !== 0) this.releaseHeld();
+    if (this.heldSlots !== 0) this.releaseHeld();
     if (this.pendingHead === undefined) return;
     Atomics.store(this.ring.words, RING.head, this.pendingHead);
     this.pendingHead = undefined;

@@ -167,8 +167,6 @@ const IMAGE_MIN_ROWS = 64;
 const HOLD_RUN = 32;
 /** Sends of one synchronous burst that carry one reading of the default clock (sendTime). */
 const SEND_TIME_REUSE = 256;
-/** The longest run of reply pumps chained by microtasks before the event loop gets a turn (ms). */
-const PUMP_SLICE_MS = 2;
 
 /** Rows of these fields one buffer of `bytes` holds. */
 function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number {
@@ -716,7 +714,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
       if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.sendTime())) this.encode(r, slot, kernel, method, key, payload, corr);
     } catch (e) {
-      producer.held--; // a bad payload: the slot is not ours to publish
+      producer.dropHeld(); // a bad payload: the slot is not ours to publish
       throw e;
     }
     // Published in runs (ring.ts claimHeld): the first send of a synchronous burst at once (a lone ask
@@ -878,12 +876,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     });
   }
 
-  /** Whether sends are in a synchronous burst: its end (a microtask, flushHeads) publishes what is held. */
+  /** Whether sends are in a synchronous burst: its end (a microtask, endBurst) publishes what is held. */
   private burst = false;
 
   private startBurst(): void {
     this.burst = true;
-    queueMicrotask(this.flushHeads);
+    queueMicrotask(this.endBurst);
   }
   /** Whether `clock` was injected (then every send reads it: tests move it between sends). */
   private readonly clockInjected: boolean;
@@ -908,8 +906,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.timeCached;
   }
 
-  /** Moves every inbound ring's head to what tryWrite published (observers read head; consumers read seq). */
-  private readonly flushHeads = (): void => {
+  /** The burst's end: every lane's held sends published (one wake each), head moved for observers, the clock reading dropped. */
+  private readonly endBurst = (): void => {
     this.burst = false;
     this.timeUses = 0; // the burst ended: the next send reads the clock
     for (const r of this.regs) {
@@ -934,33 +932,15 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** Drains reply rings and the backlog; spins briefly while asks wait, then sleeps. */
   private pump(): void {
     this.pumpScheduled = false;
-    const now = performance.now();
-    const spinUntil = now + this.replySpinMicros / 1000;
+    const spinUntil = performance.now() + this.replySpinMicros / 1000;
     for (;;) {
       const got = this.drainReplies();
       if (this.waiting.size) this.drainSpills();
       if (this.pending.size === 0 && this.waiting.size === 0) return;
-      if (got > 0) {
-        // Replies resolved asks: return, so their continuations run now and send the next asks while the
-        // kernel is still awake (spinning here would hold them back until the kernel went to sleep). A
-        // microtask hop keeps the host hot; after PUMP_SLICE_MS of hops the event loop gets a turn.
-        if (this.pumpSliceFrom === 0) this.pumpSliceFrom = now;
-        if (now - this.pumpSliceFrom < PUMP_SLICE_MS) this.schedulePump();
-        else {
-          this.pumpSliceFrom = 0;
-          this.pumpScheduled = true;
-          setImmediate(() => this.pump());
-        }
-        return;
-      }
-      if (performance.now() > spinUntil) break;
+      if (got === 0 && performance.now() > spinUntil) break;
     }
-    this.pumpSliceFrom = 0;
     this.sleepUntilReplies();
   }
-
-  /** When the current run of microtask-hopping pumps began (0: none). */
-  private pumpSliceFrom = 0;
 
   private sleepUntilReplies(): void {
     if (this.sleeping) return;

@@ -215,7 +215,7 @@ describe('RingProducer held runs (claimHeld / releaseHeld)', () => {
     const ring = makeRing(4);
     const prod = new RingProducer(ring);
     const a = prod.claimHeld();
-    prod.held--; // what the system does when the encoder throws
+    prod.dropHeld(); // what the system does when the encoder throws
     expect(prod.claimHeld()).toBe(a);
     expect(prod.depth()).toBe(1);
   });
