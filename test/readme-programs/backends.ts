@@ -28,8 +28,12 @@ export async function startSystem(
   return system;
 }
 
-/** Every kernel balances: sent + k2kReceived = processed + rejected + hostRejected, and K2K sent = received. */
-export function imbalance(system: GrainSystem): string[] {
+/**
+ * Every kernel balances once the system is idle (metrics() is exact only after idle()):
+ * sent + k2kReceived = processed + rejected + hostRejected, and K2K sent = received.
+ */
+export async function imbalance(system: GrainSystem): Promise<string[]> {
+  await system.idle();
   const bad: string[] = [];
   let ks = 0;
   let kr = 0;

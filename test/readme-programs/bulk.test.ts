@@ -40,7 +40,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       }
     }
     system.tellManyImages = true;
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('a bad column throws SchemaValidationError naming column and row, and sends nothing', async () => {
@@ -96,7 +96,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect((e as AskManyError).row).toBe(37);
     expect((e as AskManyError).failedRows).toBe(2);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('tellMany: failing rows are tellError events carrying the row', async () => {
@@ -131,7 +131,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       const hits = await system.askMany(Named, 'hit', { key: ['ta', 'tb', 'tc', 'td'], by: [0, 0, 0, 0] });
       expect(Array.from(hits.hits)).toEqual([1, 2, 3, 5]);
       await system.idle();
-      expect(imbalance(system)).toEqual([]);
+      expect(await imbalance(system)).toEqual([]);
     } finally {
       system.off('tellError', on);
     }

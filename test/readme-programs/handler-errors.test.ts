@@ -34,7 +34,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     // A turn that throws is processed (it ran) and counted in handlerErrors; rejected is for refused messages.
     expect(after.processed - before.processed).toBe(52);
     expect(after.handlerErrors - before.handlerErrors).toBe(26);
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('tell: a throwing handler is a tellError event with grain, method and the message', async () => {
@@ -53,7 +53,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
         expect(e.error.message).toContain('boomTell requested');
       }
       expect((await p.read({})).count).toBe(15);
-      expect(imbalance(system)).toEqual([]);
+      expect(await imbalance(system)).toEqual([]);
     } finally {
       system.off('tellError', on);
     }
@@ -85,7 +85,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(errors).toEqual([]);
     expect(await system.grain(Chain, 12).walk({ hops: 0, acc: 0 })).toEqual({ acc: 12, at: 12 });
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('a reply that breaks its schema (missing field, wrong type, out of range, none) rejects the ask with the path; a tell-only ask resolves to undefined', async () => {
@@ -105,6 +105,6 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(await r.read({})).toEqual({ n: 2, f: Math.fround(0.1) });
     await expect(system.askMany(Replier, 'tellOnly' as never, { key: [1], by: [1] } as never)).rejects.toThrow(/no reply/);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 });

@@ -56,6 +56,6 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect((e as ReplyTargetError).code).toBeTypeOf('string');
     expect((await p.vec({ xs: [1, 2], fixed: [0, 0, 0] }, { into: { xs: short } })).xs.length).toBe(2);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 });

@@ -26,7 +26,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(Array.from(r.count)).toEqual(targets.map(() => perTarget));
     const m = system.metrics()['Probe']!;
     expect(m.k2kSent).toBe(m.k2kReceived);
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('a forward chain of 200 hops answers the asker from the last actor', async () => {
@@ -38,7 +38,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     const many = await Promise.all(Array.from({ length: 50 }, (_, i) => system.grain(Chain, 5000 + i * 100).walk({ hops: 10, acc: 0.5 })));
     for (let i = 0; i < 50; i++) expect(many[i]!.at).toBe(5000 + i * 100 + 10);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('payloads: a vec at its bound fits or is PayloadTooLargeError naming the size; a long string key is refused, never truncated', async () => {
@@ -63,6 +63,6 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       expect(err).toBeInstanceOf(PayloadTooLargeError);
     }
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 });

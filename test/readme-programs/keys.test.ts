@@ -16,7 +16,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     for (let i = 0; i < keys.length; i++) system.grain(Probe, keys[i]!).tell.bump({ by: i + 1 });
     for (let i = 0; i < keys.length; i++) expect((await system.grain(Probe, keys[i]!).read({})).small, `key ${keys[i]}`).toBe(i + 1);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('string keys: empty, unicode, long, and look-alikes are distinct actors, by ref and by tellMany/askMany alike', async () => {

@@ -40,7 +40,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     await k.activate();
     expect(await read).toMatchObject({ last: 100, bad: 0, count: 100 });
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
     expect(events.map((x) => `${x.from}->${x.to}`)).toEqual(['active->deactivated', 'deactivated->active']);
   });
 
@@ -57,6 +57,6 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     // metrics() carries the counts across the relaunch: they go on from where they were.
     const after = system.metrics()['Account']!;
     expect([after.sent - before.sent, after.processed - before.processed]).toEqual([2, 2]);
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 });

@@ -66,7 +66,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(v.sum).toBe(1.5 + 2.5 + (-32768 + 32767 + 1));
     expect(Array.from(v.xs)).toEqual([1.5, 2.5]);
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('an undeclared method is UnknownMethodError', () => {

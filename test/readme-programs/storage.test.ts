@@ -40,7 +40,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(await system.grain(Account, 42).get({})).toEqual({ balance: 5, ops: 1 });
     await system.grain(Account, -3).deposit({ amount: 1 });
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
     const st = system.metrics()['Account']!.storage!;
     expect(st.deactivated).toBe(3);
     expect(st.loadedFound).toBe(2);

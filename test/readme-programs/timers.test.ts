@@ -66,7 +66,7 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     const m = system.metrics()['Ticker']!;
     expect(m.timers?.ticks).toBe(40 * 5 + 1);
     expect(m.sent).toBe(40 + 5 * 40 + 1 + 2);
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 
   it('a tick that throws is a tellError ("timer \\"bad\\": …"), its timer keeps running; a bad startTimer period fails the ask with its message', async () => {
@@ -91,6 +91,6 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       expect((e as Error).message).toMatch(/period/i);
     }
     await system.idle();
-    expect(imbalance(system)).toEqual([]);
+    expect(await imbalance(system)).toEqual([]);
   });
 });
