@@ -62,26 +62,29 @@ export interface Case {
   readonly method: string;
   readonly ranges: Ranges;
   readonly tweak?: (msg: any) => void;
+  /** The message itself, instead of a random value of the request schema (for schemas with very long vecs). */
+  readonly make?: (r: () => number) => unknown;
 }
 
 /** A string key as JS sees it, for the interned id the kernel sees (ids are per grain class). */
 const stringKeyOf = (id: number): string => `key-${id}`;
 
-export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number) {
+/** `coop`: the C runs its element-parallel loops on an emulated warp (harness.ts RG_HOST_COOP); `posts` counts them. */
+export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean } = {}) {
   const def = cls.grain as GrainDef;
   const unit = generateKernel(def, { grains }).source;
-  const h = Harness.build(def.name, unit);
+  const h = Harness.build(def.name, unit, opts);
   const r = rng(seed);
   const inputs = [];
   for (let i = 0; i < n; i++) {
     const c = cases[i % cases.length]!;
     const m = def.methodByName.get(c.method)!;
-    const msg = randomValue(m.request, r, c.ranges) as any;
+    const msg = (c.make ? c.make(r) : randomValue(m.request, r, c.ranges)) as any;
     c.tweak?.(msg);
     const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : Math.floor(r() * 1e6) - 5e5;
     inputs.push({ c, m, key, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
   }
-  const results = h.turns(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
+  const { results, posts } = h.turnsPosted(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
   let exactReplies = 0;
   let replies = 0;
   let mismatches = 0;
@@ -138,6 +141,6 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
       sends++;
     });
   });
-  return { replies, exactReplies, mismatches, sends, throws, results, inputs };
+  return { replies, exactReplies, mismatches, sends, throws, results, inputs, posts };
 }
 

@@ -2,11 +2,78 @@ import { spawnSync } from 'node:child_process';
 import { Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotReader, SlotWriter, ringBytes } from '@ringgrain/core';
 import { gxxBuild } from './toolchain.ts';
 
+/**
+ * RG_HOST_COOP: the unit's element-parallel loops run through its own lane runners and rg_coop_loop, as
+ * on the GPU when a turn is alone on its warp, with the warp emulated here: 32 threads, one a lane, each
+ * running rg_coop_run(co, lane); __shfl_xor_sync exchanges through a 32-thread barrier. RG_COOP_MIN_ITERS 1:
+ * every parallel loop of one or more iterations goes to the lanes (the GPU keeps short ones on lane 0).
+ * The lanes' iterations interleave as the threads are scheduled, so a loop whose iterations were not
+ * independent gives other results than the JS handler's order.
+ */
+const COOP_PRELUDE = String.raw`#define RG_HOST_COOP 1
+#define RG_COOP_MIN_ITERS 1u
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+#define __device__
+#define __noinline__
+#define __forceinline__
+static thread_local unsigned int rg_h_lane = 0;
+struct rg_h_barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned int n = 0, gen = 0;
+  void wait() {
+    std::unique_lock<std::mutex> l(m);
+    const unsigned int g = gen;
+    if (++n == 32u) { n = 0; gen++; cv.notify_all(); return; }
+    cv.wait(l, [&] { return gen != g; });
+  }
+};
+static rg_h_barrier rg_h_bar;
+static unsigned long long rg_h_x[32];
+template <class T> static T __shfl_xor_sync(unsigned int mask, T v, unsigned int o) {
+  static_assert(sizeof(T) <= 8, "a shuffled value fits 8 bytes");
+  if (mask != 0xffffffffu) abort(); /* the runners shuffle across the full warp only */
+  memcpy(&rg_h_x[rg_h_lane], &v, sizeof v);
+  rg_h_bar.wait();
+  T r;
+  memcpy(&r, &rg_h_x[(rg_h_lane ^ o) & 31u], sizeof r);
+  rg_h_bar.wait();
+  return r;
+}
+static inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+`;
+
+/** After the unit: the warp a post runs on (lane 0 on the calling thread, as on the GPU), and the posts counted. */
+const COOP_WARP = String.raw`static unsigned long long rg_h_posts = 0;
+static rg_coop rg_h_co;
+static void rg_coop_post(rg_coop* co) {
+  rg_h_posts++;
+  std::vector<std::thread> lanes;
+  for (unsigned int l = 1; l < 32u; l++) lanes.emplace_back([co, l] { rg_h_lane = l; rg_coop_run(co, l); });
+  rg_h_lane = 0;
+  rg_coop_run(co, 0u);
+  for (auto& th : lanes) th.join();
+}
+#define RG_H_CO (&rg_h_co)
+#define RG_H_POSTS rg_h_posts
+`;
+
+/** Without RG_HOST_COOP: no warp, so every loop runs sequentially (as in a host build of the kernel). */
+const NO_COOP = String.raw`#define RG_H_CO ((rg_coop*)0)
+#define RG_H_POSTS 0ull`;
+
 /** A C++ main around a generated unit: the unit's own decode → handle → encode, driven over stdin. */
-function harnessSource(grain: string): string {
+function harnessSource(grain: string, coop: boolean): string {
   const G = grain;
   return String.raw`#define RG_HOST_HARNESS 1
+${coop ? COOP_PRELUDE : ''}
 #include "unit.cu"
+${coop ? COOP_WARP : NO_COOP}
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -43,6 +110,7 @@ int main() {
     std::string cmd, payloadHex;
     unsigned method;
     in >> cmd >> method;
+    if (cmd == "P") { std::cout << RG_H_POSTS << "\n"; continue; }
     static rg_${G}_req req;
     if (cmd == "D") {
       in >> payloadHex;
@@ -71,6 +139,7 @@ int main() {
       t.budget = budget;
       t.method = method;
       t.sender = RG_HOST_SENDER;
+      t.co = RG_H_CO;
       sent.clear();
       int rc = rg_${G}_hook(&t, &hs, method);
       std::string error = "-";
@@ -106,6 +175,7 @@ int main() {
     t.corr = 7;
     t.sender = RG_HOST_SENDER;
     t.grain = 0;
+    t.co = RG_H_CO;
     sent.clear();
     static rg_${G}_rep rep;
     memset(&rep, 0xA5, sizeof(rep));
@@ -172,8 +242,10 @@ export function cpuErrorPayload(message: string): Uint8Array {
 export class Harness {
   private constructor(private readonly bin: string) {}
 
-  static build(grain: string, unit: string): Harness {
-    const r = gxxBuild(unit, harnessSource(grain));
+  /** `coop`: element-parallel loops run on an emulated warp (RG_HOST_COOP above). */
+  static build(grain: string, unit: string, opts: { coop?: boolean } = {}): Harness {
+    const coop = opts.coop === true;
+    const r = gxxBuild(unit, harnessSource(grain, coop), coop ? ['-pthread'] : []);
     if (!r.ok) throw new Error(`harness build failed:\n${r.log}`);
     return new Harness(r.out);
   }
@@ -199,8 +271,19 @@ export class Harness {
     });
   }
 
+  /** The turns' results, and how many element-parallel loops went to the (emulated) warp: 0 without `coop`. */
+  turnsPosted(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): { results: (TurnResult | 'REJECT')[]; posts: number } {
+    const lines = this.run([...items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`), 'P 0']);
+    const posts = Number(lines.pop());
+    return { results: this.parseTurns(lines), posts };
+  }
+
   turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {
-    return this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)).map((l) => {
+    return this.parseTurns(this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)));
+  }
+
+  private parseTurns(lines: string[]): (TurnResult | 'REJECT')[] {
+    return lines.map((l) => {
       if (l === 'REJECT') return 'REJECT';
       const [rc, st, rep, err, n, ...sent] = l.split(' ');
       if (Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);

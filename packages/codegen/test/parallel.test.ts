@@ -61,7 +61,7 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
           const double _lo2 = 0.0;
           const double _hi3 = (double)m->xs.length;
           (void)_lo2; (void)_hi3;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo2 == trunc(_lo2) && _lo2 >= -2147483648.0 && _hi3 <= 2147483648.0 && _hi3 - _lo2 >= (double)RG_COOP_MIN_ITERS && ceil(_hi3 - _lo2) <= (double)(t->budget - t->iters) && _lo2 >= 0.0 && _hi3 <= (double)(m->xs.length)) {
             rg_env_Par_scale_0* _e4 = (rg_env_Par_scale_0*)t->co->env;
             _e4->s = s;

@@ -528,7 +528,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         red[0] = RG_ADD(red[0], (double)m->ints[u_i]);
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Numbers_arrays_0) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_run_Numbers_arrays_0(rg_coop* co, unsigned int lane) {
         rg_turn lt = co->turn;
@@ -560,7 +560,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         red[0] = RG_ADD(red[0], (double)m->bounded.items[u_i]);
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Numbers_arrays_1) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_run_Numbers_arrays_1(rg_coop* co, unsigned int lane) {
         rg_turn lt = co->turn;
@@ -624,7 +624,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo0 = 0.0;
           const double _hi1 = 3.0;
           (void)_lo0; (void)_hi1;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo0 == trunc(_lo0) && _lo0 >= -2147483648.0 && _hi1 <= 2147483648.0 && _hi1 - _lo0 >= (double)RG_COOP_MIN_ITERS && ceil(_hi1 - _lo0) <= (double)(t->budget - t->iters) && _lo0 >= 0.0 && _hi1 <= (double)(3) && v_intSum == trunc(v_intSum) && fabs(v_intSum) <= 4503599627370496.0 && _hi1 - _lo0 <= 1048576.0) {
             rg_env_Numbers_arrays_0* _e2 = (rg_env_Numbers_arrays_0*)t->co->env;
             _e2->s = s;
@@ -650,7 +650,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo3 = 0.0;
           const double _hi4 = (double)m->bounded.length;
           (void)_lo3; (void)_hi4;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo3 == trunc(_lo3) && _lo3 >= -2147483648.0 && _hi4 <= 2147483648.0 && _hi4 - _lo3 >= (double)RG_COOP_MIN_ITERS && ceil(_hi4 - _lo3) <= (double)(t->budget - t->iters) && _lo3 >= 0.0 && _hi4 <= (double)(m->bounded.length) && v_boundedSum == trunc(v_boundedSum) && fabs(v_boundedSum) <= 4503599627370496.0 && _hi4 - _lo3 <= 1048576.0) {
             rg_env_Numbers_arrays_1* _e5 = (rg_env_Numbers_arrays_1*)t->co->env;
             _e5->s = s;
@@ -1118,7 +1118,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         s->bytes[u_i] = m->bytes[u_i];
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_store_0) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_store_0(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1150,7 +1150,7 @@ describe('generated units (inline snapshots)', () => {
         s->i8s[u_i] = m->i8s[u_i];
         s->u16s[u_i] = m->u16s[u_i];
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_store_1) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_store_1(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1181,7 +1181,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         s->i16s[u_i] = m->i16s[u_i];
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_store_2) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_store_2(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1212,7 +1212,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         s->bytes[u_i] = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[u_i], m->by)));
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_add_3) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_add_3(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1244,7 +1244,7 @@ describe('generated units (inline snapshots)', () => {
         s->i8s[u_i] = rg_wrap_i8(rg_toi32(RG_SUB((double)s->i8s[u_i], m->by)));
         s->u16s[u_i] = rg_wrap_u16(rg_toi32(RG_ADD((double)s->u16s[u_i], RG_MUL(m->by, 3.0))));
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_add_4) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_add_4(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1275,7 +1275,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         s->i16s[u_i] = rg_wrap_i16(rg_toi32(RG_MUL((double)s->i16s[u_i], m->by)));
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_add_5) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_rch_Small_add_5(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {
         rg_turn lt = co->turn;
@@ -1306,7 +1306,7 @@ describe('generated units (inline snapshots)', () => {
         (void)red; (void)v_i; (void)u_i;
         red[0] = RG_ADD(red[0], (double)m->data.items[u_i]);
       }
-      #if defined(__CUDACC__)
+      #if defined(__CUDACC__) || defined(RG_HOST_COOP)
       static_assert(sizeof(rg_env_Small_blob_6) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");
       __device__ static void rg_run_Small_blob_6(rg_coop* co, unsigned int lane) {
         rg_turn lt = co->turn;
@@ -1375,7 +1375,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo2 = 0.0;
           const double _hi3 = 8.0;
           (void)_lo2; (void)_hi3;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo2 == trunc(_lo2) && _lo2 >= -2147483648.0 && _hi3 <= 2147483648.0 && _hi3 - _lo2 >= (double)RG_COOP_MIN_ITERS && ceil(_hi3 - _lo2) <= (double)(t->budget - t->iters) && _lo2 >= 0.0 && _hi3 <= (double)(8)) {
             rg_env_Small_store_0* _e4 = (rg_env_Small_store_0*)t->co->env;
             _e4->s = s;
@@ -1403,7 +1403,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo9 = 0.0;
           const double _hi10 = 4.0;
           (void)_lo9; (void)_hi10;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo9 == trunc(_lo9) && _lo9 >= -2147483648.0 && _hi10 <= 2147483648.0 && _hi10 - _lo9 >= (double)RG_COOP_MIN_ITERS && ceil(_hi10 - _lo9) <= (double)(t->budget - t->iters) && _lo9 >= 0.0 && _hi10 <= (double)(4)) {
             rg_env_Small_store_1* _e11 = (rg_env_Small_store_1*)t->co->env;
             _e11->s = s;
@@ -1437,7 +1437,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo14 = 0.0;
           const double _hi15 = 3.0;
           (void)_lo14; (void)_hi15;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo14 == trunc(_lo14) && _lo14 >= -2147483648.0 && _hi15 <= 2147483648.0 && _hi15 - _lo14 >= (double)RG_COOP_MIN_ITERS && ceil(_hi15 - _lo14) <= (double)(t->budget - t->iters) && _lo14 >= 0.0 && _hi15 <= (double)(3)) {
             rg_env_Small_store_2* _e16 = (rg_env_Small_store_2*)t->co->env;
             _e16->s = s;
@@ -1518,7 +1518,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo2 = 0.0;
           const double _hi3 = 8.0;
           (void)_lo2; (void)_hi3;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo2 == trunc(_lo2) && _lo2 >= -2147483648.0 && _hi3 <= 2147483648.0 && _hi3 - _lo2 >= (double)RG_COOP_MIN_ITERS && ceil(_hi3 - _lo2) <= (double)(t->budget - t->iters) && _lo2 >= 0.0 && _hi3 <= (double)(8)) {
             rg_env_Small_add_3* _e4 = (rg_env_Small_add_3*)t->co->env;
             _e4->s = s;
@@ -1546,7 +1546,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo9 = 0.0;
           const double _hi10 = 4.0;
           (void)_lo9; (void)_hi10;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo9 == trunc(_lo9) && _lo9 >= -2147483648.0 && _hi10 <= 2147483648.0 && _hi10 - _lo9 >= (double)RG_COOP_MIN_ITERS && ceil(_hi10 - _lo9) <= (double)(t->budget - t->iters) && _lo9 >= 0.0 && _hi10 <= (double)(4)) {
             rg_env_Small_add_4* _e11 = (rg_env_Small_add_4*)t->co->env;
             _e11->s = s;
@@ -1580,7 +1580,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo14 = 0.0;
           const double _hi15 = 3.0;
           (void)_lo14; (void)_hi15;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo14 == trunc(_lo14) && _lo14 >= -2147483648.0 && _hi15 <= 2147483648.0 && _hi15 - _lo14 >= (double)RG_COOP_MIN_ITERS && ceil(_hi15 - _lo14) <= (double)(t->budget - t->iters) && _lo14 >= 0.0 && _hi15 <= (double)(3)) {
             rg_env_Small_add_5* _e16 = (rg_env_Small_add_5*)t->co->env;
             _e16->s = s;
@@ -1672,7 +1672,7 @@ describe('generated units (inline snapshots)', () => {
           const double _lo0 = 0.0;
           const double _hi1 = (double)m->data.length;
           (void)_lo0; (void)_hi1;
-          #if defined(__CUDA_ARCH__)
+          #if defined(__CUDA_ARCH__) || defined(RG_HOST_COOP)
           if (t->co && _lo0 == trunc(_lo0) && _lo0 >= -2147483648.0 && _hi1 <= 2147483648.0 && _hi1 - _lo0 >= (double)RG_COOP_MIN_ITERS && ceil(_hi1 - _lo0) <= (double)(t->budget - t->iters) && _lo0 >= 0.0 && _hi1 <= (double)(m->data.length) && v_sum == trunc(v_sum) && fabs(v_sum) <= 4503599627370496.0 && _hi1 - _lo0 <= 1048576.0) {
             rg_env_Small_blob_6* _e2 = (rg_env_Small_blob_6*)t->co->env;
             _e2->s = s;

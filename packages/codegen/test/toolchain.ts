@@ -40,8 +40,8 @@ export function nvccCompile(source: string, arch: string): BuildResult {
 }
 
 /** g++ build of the host harness around a unit (handlers + codecs, RG_HOST_HARNESS). */
-export function gxxBuild(unit: string, harness: string): BuildResult {
-  const key = hash('g++', unit, harness);
+export function gxxBuild(unit: string, harness: string, flags: readonly string[] = []): BuildResult {
+  const key = hash('g++', unit, harness, ...flags);
   const dir = join(CACHE, key);
   const out = join(dir, 'harness');
   if (existsSync(out)) return { ok: true, log: '', out };
@@ -49,7 +49,7 @@ export function gxxBuild(unit: string, harness: string): BuildResult {
   writeFileSync(join(dir, 'unit.cu'), unit);
   writeFileSync(join(dir, 'harness.cpp'), harness);
   // -ffp-contract=off: no fused multiply-add, as in JS (the device side uses __dadd_rn & co.).
-  const r = spawnSync('g++', ['-std=c++17', '-O1', '-ffp-contract=off', '-Wall', '-Wno-unused-function', '-Werror', join(dir, 'harness.cpp'), '-o', out, '-lm'], { encoding: 'utf8' });
+  const r = spawnSync('g++', ['-std=c++17', '-O1', '-ffp-contract=off', '-Wall', '-Wno-unused-function', '-Werror', ...flags, join(dir, 'harness.cpp'), '-o', out, '-lm'], { encoding: 'utf8' });
   return { ok: r.status === 0, log: `${r.stdout}${r.stderr}`, out };
 }
 

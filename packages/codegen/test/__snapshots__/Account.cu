@@ -1214,7 +1214,9 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
 #endif
   t->sent++;
 }
-#if defined(__CUDACC__)
+/* RG_HOST_COOP: a host build (the differential tests' harness) that runs element-parallel loops through
+   the same runners and rg_coop_loop, with the harness emulating the warp (rg_coop_post, __shfl_xor_sync). */
+#if defined(__CUDACC__) || defined(RG_HOST_COOP)
 #define RG_CO_DONE 0u
 #define RG_CO_COPY 1u
 #define RG_CO_LOOP 2u
@@ -1247,6 +1249,8 @@ __device__ static void rg_coop_run(rg_coop* co, unsigned int lane);
    have that (those whose iterations cannot fail and reduce nothing). */
 __device__ static void rg_coop_chunk(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to);
 __device__ static bool rg_coop_bulk_ok(unsigned int id);
+#endif
+#if defined(__CUDACC__)
 
 /* 16 source bytes at s + 16c, for a source whose address is 4-aligned plus sh bytes (sh = 1..3). */
 __device__ static inline uint4 rg_ld16_shifted(const unsigned int* w, unsigned int c, unsigned int sh) {
@@ -1490,6 +1494,11 @@ __device__ static void rg_coop_copy(rg_coop* co, unsigned char* d, const unsigne
   co->sys = sys ? 1u : 0u;
   rg_coop_post(co);
 }
+#elif defined(RG_HOST_COOP)
+/* The harness's warp: every lane's rg_coop_run(co, lane) between barriers A and B, as rg_coop_post above. */
+static void rg_coop_post(rg_coop* co);
+#endif
+#if defined(__CUDACC__) || defined(RG_HOST_COOP)
 /*
  * Lane 0: runs element-parallel loop 'id' over count iterations from lo, its captured values already in
  * co->env. Errors as one lane would have seen them: the failing iteration that comes first in JS order
@@ -1515,6 +1524,8 @@ __device__ static void rg_coop_loop(rg_turn* t, unsigned int id, double lo, unsi
     t->err = RG_E_TURN_BUDGET;
   }
 }
+#endif
+#if defined(__CUDACC__)
 /* Lanes 1..31 during a one-lane turn: do each posted job's share until lane 0 says the turn is done. */
 __device__ static void rg_coop_help(rg_coop* co, unsigned int lane) {
   for (;;) {
@@ -2056,6 +2067,15 @@ RG_HD static unsigned int rg_Account_image_slot(unsigned int method, const unsig
   }
 }
 /* ---- persistent ring kernel ----------------------------------------------------------------- */
+#if defined(RG_HOST_COOP) && !defined(__CUDACC__)
+/* A host build's rg_coop_run: element-parallel loops only (a host build posts no copies). */
+static void rg_coop_run(rg_coop* co, unsigned int lane) {
+  switch (co->id) {
+
+    default: break;
+  }
+}
+#endif
 #if defined(__CUDACC__)
 #ifndef RG_INGRESS_SPIN
 #define RG_INGRESS_SPIN 4096u
