@@ -69,8 +69,11 @@ export interface Case {
 /** A string key as JS sees it, for the interned id the kernel sees (ids are per grain class). */
 const stringKeyOf = (id: number): string => `key-${id}`;
 
-/** `coop`: the C runs its element-parallel loops on an emulated warp (harness.ts RG_HOST_COOP); `posts` counts them. */
-export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean } = {}) {
+/**
+ * `coop`: the C runs its element-parallel loops on an emulated warp (harness.ts RG_HOST_COOP); `posts` counts
+ * them. `lanes`: the C runs the turns 32 at a time on threads, as lane-parallel turns (harness.ts).
+ */
+export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean; lanes?: boolean } = {}) {
   const def = cls.grain as GrainDef;
   const unit = generateKernel(def, { grains }).source;
   const h = Harness.build(def.name, unit, opts);
@@ -84,7 +87,7 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
     const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : Math.floor(r() * 1e6) - 5e5;
     inputs.push({ c, m, key, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
   }
-  const { results, posts } = h.turnsPosted(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
+  const { results, posts, rounds } = h.turnsPosted(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
   let exactReplies = 0;
   let replies = 0;
   let mismatches = 0;
@@ -141,6 +144,6 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
       sends++;
     });
   });
-  return { replies, exactReplies, mismatches, sends, throws, results, inputs, posts };
+  return { replies, exactReplies, mismatches, sends, throws, results, inputs, posts, rounds };
 }
 

@@ -68,21 +68,25 @@ const NO_COOP = String.raw`#define RG_H_CO ((rg_coop*)0)
 #define RG_H_POSTS 0ull`;
 
 /** A C++ main around a generated unit: the unit's own decode → handle → encode, driven over stdin. */
-function harnessSource(grain: string, coop: boolean): string {
+function harnessSource(grain: string, coop: boolean, lanes: boolean): string {
   const G = grain;
   return String.raw`#define RG_HOST_HARNESS 1
+${lanes ? '#define RG_H_LANES 1' : ''}
 ${coop ? COOP_PRELUDE : ''}
 #include "unit.cu"
 ${coop ? COOP_WARP : NO_COOP}
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <sstream>
+#include <thread>
 #include <string>
 #include <vector>
 
-static std::vector<std::string> sent;
-static unsigned char k2k[1 << 16];
+/* Per thread: a lanes build runs up to 32 turns at once, each on a thread of its own. */
+static thread_local std::vector<std::string> sent;
+static thread_local unsigned char k2k[1 << 16];
 static std::string hex(const unsigned char* p, unsigned n) {
   static const char* d = "0123456789abcdef";
   std::string s;
@@ -103,6 +107,72 @@ unsigned char* rg_host_k2k_claim(rg_turn* t, unsigned int grain, unsigned int le
 }
 void rg_host_k2k_publish(rg_turn* t, unsigned char* slot, unsigned int len) { (void)t; sent.push_back(hex(slot, RG_HDR + len)); }
 
+/*
+ * One turn as the kernel runs it (decode → handle → encode), from a state and payload in hex: the line the
+ * host side parses. Everything it writes is its own (heap or thread-local), so turns may run at once.
+ */
+static std::string turnLine(unsigned method, long long key, unsigned budget, const std::string& stateHex, const std::string& payloadHex, rg_coop* co) {
+  std::vector<unsigned char> p = unhex(payloadHex);
+  std::vector<unsigned char> sb = unhex(stateHex);
+  std::unique_ptr<rg_${G}_state> st(new rg_${G}_state);
+  if (sb.size() != sizeof(*st)) return "BAD_STATE";
+  memcpy(st.get(), sb.data(), sizeof(*st));
+  /* Poisoned, as the kernel's scratch is never zeroed: a field the decoder or the handler does not
+     write would show as 0xA5 bytes and differ from the JS result. */
+  std::unique_ptr<rg_${G}_req> req(new rg_${G}_req);
+  memset(req.get(), 0xA5, sizeof(*req));
+  if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), req.get())) return "REJECT";
+  rg_turn t;
+  memset(&t, 0, sizeof(t));
+  t.key = key;
+  t.now = 1234.5;
+  t.budget = budget;
+  t.method = method;
+  t.flags = RG_ASK;
+  t.corr = 7;
+  t.sender = RG_HOST_SENDER;
+  t.grain = 0;
+  t.co = co;
+  sent.clear();
+  std::unique_ptr<rg_${G}_rep> rep(new rg_${G}_rep);
+  memset(rep.get(), 0xA5, sizeof(*rep));
+  int rc = rg_${G}_handle(&t, st.get(), req.get(), rep.get());
+  std::string reply = "-", error = "-";
+  std::vector<unsigned char> out(1 << 16);
+  if (rc == RG_OK) {
+    rg_wr w = {out.data(), 0u, (unsigned)out.size()};
+    reply = rg_${G}_encode_reply(method, rep.get(), &w) ? hex(out.data(), w.pos) : "ENCODE_FAIL";
+  } else if (rc > RG_FORWARDED) {
+    /* The error reply's payload as the kernel writes it (rg_reply_text): a msgpack str of the turn's error text. */
+    rg_wr w = {out.data(), 0u, (unsigned)out.size()};
+    const char* text = rg_turn_error(&t, rc);
+    rg_wr_str(&w, text, rg_strlen(text));
+    error = hex(out.data(), w.pos);
+  }
+  std::ostringstream o;
+  o << rc << " " << hex((const unsigned char*)st.get(), sizeof(*st)) << " " << reply << " " << error << " " << sent.size();
+  for (auto& x : sent) o << " " << x;
+  return o.str();
+}
+
+/* Rounds of lane-parallel turns run (lanes builds). */
+static unsigned long long rg_h_rounds = 0;
+#if defined(RG_H_LANES)
+/* Lane-parallel turns: up to 32 turns of distinct actors at once, each on its own thread and with no warp
+   to help (t->co null), as a worker warp runs a round of them; the lines come out in input order. */
+struct Job { unsigned method; long long key; unsigned budget; std::string state, payload, out; };
+static std::vector<Job> jobs;
+static void runRound(std::vector<Job>& js) {
+  if (js.empty()) return;
+  rg_h_rounds++;
+  std::vector<std::thread> lanes;
+  for (auto& j : js) lanes.emplace_back([&j] { j.out = turnLine(j.method, j.key, j.budget, j.state, j.payload, (rg_coop*)0); });
+  for (auto& l : lanes) l.join();
+  for (auto& j : js) std::cout << j.out << "\n";
+  js.clear();
+}
+#endif
+
 int main() {
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -110,9 +180,12 @@ int main() {
     std::string cmd, payloadHex;
     unsigned method;
     in >> cmd >> method;
-    if (cmd == "P") { std::cout << RG_H_POSTS << "\n"; continue; }
-    static rg_${G}_req req;
+#if defined(RG_H_LANES)
+    if (cmd != "H") runRound(jobs);
+#endif
+    if (cmd == "P") { std::cout << RG_H_POSTS << " " << rg_h_rounds << "\n"; continue; }
     if (cmd == "D") {
+      static rg_${G}_req req;
       in >> payloadHex;
       std::vector<unsigned char> p = unhex(payloadHex);
       if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), &req)) { std::cout << "REJECT\n"; continue; }
@@ -156,47 +229,16 @@ int main() {
       continue;
     }
     in >> key >> budget >> stateHex >> payloadHex;
-    std::vector<unsigned char> p = unhex(payloadHex);
-    std::vector<unsigned char> sb = unhex(stateHex);
-    static rg_${G}_state st;
-    if (sb.size() != sizeof(st)) { std::cout << "BAD_STATE\n"; continue; }
-    memcpy(&st, sb.data(), sizeof(st));
-    /* Poisoned, as the kernel's scratch is never zeroed: a field the decoder or the handler does not
-       write would show as 0xA5 bytes and differ from the JS result. */
-    memset(&req, 0xA5, sizeof(req));
-    if (!rg_${G}_decode(method, p.data(), (unsigned)p.size(), &req)) { std::cout << "REJECT\n"; continue; }
-    rg_turn t;
-    memset(&t, 0, sizeof(t));
-    t.key = key;
-    t.now = 1234.5;
-    t.budget = budget;
-    t.method = method;
-    t.flags = RG_ASK;
-    t.corr = 7;
-    t.sender = RG_HOST_SENDER;
-    t.grain = 0;
-    t.co = RG_H_CO;
-    sent.clear();
-    static rg_${G}_rep rep;
-    memset(&rep, 0xA5, sizeof(rep));
-    int rc = rg_${G}_handle(&t, &st, &req, &rep);
-    std::string reply = "-", error = "-";
-    if (rc == RG_OK) {
-      static unsigned char out[1 << 16];
-      rg_wr w = {out, 0u, sizeof(out)};
-      reply = rg_${G}_encode_reply(method, &rep, &w) ? hex(out, w.pos) : "ENCODE_FAIL";
-    } else if (rc > RG_FORWARDED) {
-      /* The error reply's payload as the kernel writes it (rg_reply_text): a msgpack str of the turn's error text. */
-      static unsigned char out[1 << 16];
-      rg_wr w = {out, 0u, sizeof(out)};
-      const char* text = rg_turn_error(&t, rc);
-      rg_wr_str(&w, text, rg_strlen(text));
-      error = hex(out, w.pos);
-    }
-    std::cout << rc << " " << hex((const unsigned char*)&st, sizeof(st)) << " " << reply << " " << error << " " << sent.size();
-    for (auto& s : sent) std::cout << " " << s;
-    std::cout << "\n";
+#if defined(RG_H_LANES)
+    jobs.push_back({method, key, budget, stateHex, payloadHex, ""});
+    if (jobs.size() == 32u) runRound(jobs);
+#else
+    std::cout << turnLine(method, key, budget, stateHex, payloadHex, RG_H_CO) << "\n";
+#endif
   }
+#if defined(RG_H_LANES)
+  runRound(jobs);
+#endif
   return 0;
 }
 `;
@@ -242,10 +284,17 @@ export function cpuErrorPayload(message: string): Uint8Array {
 export class Harness {
   private constructor(private readonly bin: string) {}
 
-  /** `coop`: element-parallel loops run on an emulated warp (RG_HOST_COOP above). */
-  static build(grain: string, unit: string, opts: { coop?: boolean } = {}): Harness {
+  /**
+   * `coop`: element-parallel loops run on an emulated warp (RG_HOST_COOP above). `lanes`: turns run 32 at
+   * a time, each on a thread of its own with no warp to help, as a worker warp's lane-parallel round runs
+   * 32 actors' turns (distinct actors: each turn has its own state); the generated code must hold nothing
+   * two turns share.
+   */
+  static build(grain: string, unit: string, opts: { coop?: boolean; lanes?: boolean } = {}): Harness {
     const coop = opts.coop === true;
-    const r = gxxBuild(unit, harnessSource(grain, coop), coop ? ['-pthread'] : []);
+    const lanes = opts.lanes === true;
+    if (coop && lanes) throw new Error('a harness runs turns either on lanes (lanes) or with a warp to help (coop), not both');
+    const r = gxxBuild(unit, harnessSource(grain, coop, lanes), ['-pthread']);
     if (!r.ok) throw new Error(`harness build failed:\n${r.log}`);
     return new Harness(r.out);
   }
@@ -271,11 +320,14 @@ export class Harness {
     });
   }
 
-  /** The turns' results, and how many element-parallel loops went to the (emulated) warp: 0 without `coop`. */
-  turnsPosted(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): { results: (TurnResult | 'REJECT')[]; posts: number } {
+  /**
+   * The turns' results, how many element-parallel loops went to the (emulated) warp (0 without `coop`) and
+   * how many rounds of lane-parallel turns ran (0 without `lanes`).
+   */
+  turnsPosted(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): { results: (TurnResult | 'REJECT')[]; posts: number; rounds: number } {
     const lines = this.run([...items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`), 'P 0']);
-    const posts = Number(lines.pop());
-    return { results: this.parseTurns(lines), posts };
+    const [posts, rounds] = (lines.pop() ?? '').split(' ').map(Number);
+    return { results: this.parseTurns(lines), posts: posts!, rounds: rounds! };
   }
 
   turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {

@@ -11,7 +11,11 @@ import { Person, Ward } from '../../../examples/sir/grains.ts';
 import * as Conformance from '../../../test/fixtures/grains.ts';
 import { generateKernel } from '../src/index.ts';
 import { CONFORMANCE_GRAINS } from './fixtures/conformance.ts';
-import { Algo, Shrinking } from './fixtures/audit.ts';
+import { Account } from '../../../examples/bank/grains.ts';
+import { Algo, Floats, Ints, Nest, Shapes, Shrinking, Views } from './fixtures/audit.ts';
+import { Counter, Relay } from './fixtures/k2k.ts';
+import { Stats } from './fixtures/stats.ts';
+import { Guard } from './fixtures/throws.ts';
 import { N, Par } from './fixtures/parallel.ts';
 import { differential, encode, type Case } from './diff-lib.ts';
 import { Harness } from './harness.ts';
@@ -123,3 +127,42 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
     expect(posted).toBeGreaterThan(0);
   }, 120_000);
 });
+
+/**
+ * Lane-parallel turns: a worker warp runs up to 32 turns of distinct actors at once, one a lane, with no
+ * warp to help. The harness built with `lanes` runs the turns 32 at a time, each on a thread of its own
+ * (harness.ts), so decoding, the handler, its helpers, K2K payload encoding and the reply's encoding must
+ * hold nothing two turns share; every result is compared with the JS handler's as above.
+ */
+describe.skipIf(!HAVE_GXX)('lane-parallel turns on threads: JS handler vs generated C', () => {
+  const lanes = { lanes: true } as const;
+  it('bank Account, Stats, K2K senders, throws: 2,000 turns in rounds of 32', () => {
+    const acct = differential(Account, [Account.grain], ['deposit', 'withdraw', 'transfer', 'credit', 'balance'].map((method) => ({ method, ranges: SMALL })), 400, 401, lanes);
+    expect(acct.rounds).toBe(Math.ceil(400 / 32));
+    expect(acct.exactReplies).toBe(acct.replies);
+    expect(acct.sends).toBeGreaterThan(10);
+    const st = differential(Stats, [Stats.grain], [{ method: 'add', ranges: { float: 12, int: 1e6 } }, { method: 'mix', ranges: SMALL }, { method: 'spin', ranges: { float: 1, int: 1000 }, tweak: (m) => (m.n = Math.abs(m.n) % 1000) }, { method: 'at', ranges: SMALL, tweak: (m) => (m.i = Math.abs(m.i) % 8) }], 600, 402, lanes);
+    expect(st.rounds).toBe(Math.ceil(600 / 32));
+    const grains = [Counter.grain, Relay.grain];
+    const k2k = differential(Relay, grains, [{ method: 'route', ranges: SMALL }, { method: 'fanout', ranges: { float: 1, int: 200 } }], 400, 403, lanes);
+    expect(k2k.sends).toBeGreaterThan(400);
+    const g = differential(Guard, [Guard.grain], ['root', 'check', 'never', 'pack', 'relay'].map((method) => ({ method, ranges: SMALL })), 600, 404, lanes);
+    expect(g.throws).toBeGreaterThan(200);
+    expect(g.rounds).toBe(Math.ceil(600 / 32));
+  }, 120_000);
+
+  it('audit fixtures (integer kinds, floats, shapes, nested arrays, state views, algorithms) and the conformance grains', () => {
+    let rounds = 0;
+    for (const [cls, seed] of [[Ints, 411], [Floats, 412], [Shapes, 413], [Nest, 414], [Views, 415], [Algo, 416]] as const) {
+      const r = differential(cls, [cls.grain], [...all(cls, SMALL), ...all(cls, { float: 3, int: 30 })], 256, seed, lanes);
+      rounds += r.rounds;
+    }
+    expect(rounds).toBe(6 * 8);
+    const C = Conformance;
+    const grains = CONFORMANCE_GRAINS.map((x) => x.grain);
+    const n = differential(C.Numbers, grains, all(C.Numbers, SMALL).map((c) => (c.method === 'fail' || c.method === 'failTell' ? { ...c, tweak: (m: any) => (m.code = m.code % 2) } : c)), 320, 417, lanes);
+    expect(n.throws).toBeGreaterThan(10);
+    expect(n.rounds).toBe(10);
+  }, 120_000);
+});
+
