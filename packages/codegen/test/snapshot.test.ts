@@ -388,8 +388,10 @@ describe('generated units (inline snapshots)', () => {
       RG_HD static double rg_f_root(rg_turn* t, double v_x) {
         (void)t;
         if ((v_x < 0.0)) {
-          t->msg = "root: \\"x\\" must be >= 0 \\\\ \\320\\272\\320\\273\\321\\216\\321\\207-\\360\\237\\224\\221\\?";
-          t->err = RG_E_THROW;
+          if (!t->err) {
+            t->msg = "root: \\"x\\" must be >= 0 \\\\ \\320\\272\\320\\273\\321\\216\\321\\207-\\360\\237\\224\\221\\?";
+            t->err = RG_E_THROW;
+          }
           return 0.0;
         }
         return sqrt(v_x);
@@ -398,8 +400,10 @@ describe('generated units (inline snapshots)', () => {
       RG_HD static void rg_f_guard(rg_turn* t, bool v_ok) {
         (void)t;
         if (!v_ok) {
-          t->msg = "guard failed";
-          t->err = RG_E_THROW;
+          if (!t->err) {
+            t->msg = "guard failed";
+            t->err = RG_E_THROW;
+          }
           return;
         }
       }
@@ -536,7 +540,7 @@ describe('generated units (inline snapshots)', () => {
         const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        double red[1] = {0.0};
+        double red[1] = {-0.0};
         unsigned int k = lane;
         for (; k + 96u < n_; k += 128u) {
           rg_lp_Numbers_arrays_0(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
@@ -568,7 +572,7 @@ describe('generated units (inline snapshots)', () => {
         const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        double red[1] = {0.0};
+        double red[1] = {-0.0};
         unsigned int k = lane;
         for (; k + 96u < n_; k += 128u) {
           rg_lp_Numbers_arrays_1(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
@@ -1314,7 +1318,7 @@ describe('generated units (inline snapshots)', () => {
         const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        double red[1] = {0.0};
+        double red[1] = {-0.0};
         unsigned int k = lane;
         for (; k + 96u < n_; k += 128u) {
           rg_lp_Small_blob_6(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);

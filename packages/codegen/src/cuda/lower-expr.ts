@@ -76,7 +76,11 @@ const EXPR: ExprTable = {
         return { c: `(~${paren(asI32(fn.site, e.loc, a, 'operator ~'))})`, t: I32 };
     }
   },
-  binary: (e, fn) => binary(fn, e.loc, e.op, lowerExpr(e.left, fn), lowerExpr(e.right, fn)),
+  binary: (e, fn) => {
+    const { vals, wrap } = inOrder(fn, [e.left, e.right]);
+    const v = binary(fn, e.loc, e.op, vals[0] as Val, vals[1] as Val);
+    return { ...v, c: wrap(v.c) };
+  },
   logical: (e, fn) => {
     const l = needBool(fn.site, e.loc, lowerExpr(e.left, fn), `operator ${e.op}`);
     const r = needBool(fn.site, e.loc, lowerExpr(e.right, fn), `operator ${e.op}`);
@@ -94,6 +98,35 @@ const EXPR: ExprTable = {
     return typeError(fn.site, e.loc, '?:', `both branches of ?: must be numbers or both booleans, got ${describeVT(a.t)} and ${describeVT(b.t)}`, 'give both branches the same type');
   },
 };
+
+/**
+ * Lowers operands that JS evaluates left to right. C leaves the order of an operator's operands and of a
+ * call's arguments unspecified (g++ evaluates `f(a, b)`'s arguments right to left), which is visible only
+ * when two of them can fail (a helper's throw, an index, a checked conversion): the first failure is the
+ * turn's error, so it must be JS's. Then every operand but the last is bound in order to a constant inside
+ * an immediately invoked lambda, and `wrap` puts the combining expression after the bindings. Otherwise
+ * nothing changes.
+ */
+function inOrder(fn: FnScope, es: readonly Expr[]): { vals: Val[]; wrap: (c: string) => string } {
+  const outer = fn.mayFail;
+  let failing = 0;
+  const vals = es.map((x) => {
+    fn.mayFail = false;
+    const v = lowerExpr(x, fn);
+    if (fn.mayFail) failing++;
+    return v;
+  });
+  fn.mayFail = outer || failing > 0;
+  if (failing < 2 || vals.some((v) => v.t.k !== 'num' && v.t.k !== 'bool')) return { vals, wrap: (c) => c };
+  const binds: string[] = [];
+  const bound = vals.map((v, i) => {
+    if (i === vals.length - 1) return v;
+    const name = fn.temp('q');
+    binds.push(`const auto ${name} = ${v.c};`);
+    return { c: name, t: v.t };
+  });
+  return { vals: bound, wrap: (c) => `([&]() { ${binds.join(' ')} return ${c}; }())` };
+}
 
 export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val {
   const site = fn.site;
@@ -243,14 +276,15 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
       if (m.arity === 'variadic' ? e.args.length < 1 : e.args.length !== m.arity) {
         typeError(site, e.loc, `Math.${callee.name}`, `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ${e.args.length}`, 'pass the documented arguments');
       }
-      const args = e.args.map((a) => {
-        const v = lowerExpr(a, fn);
+      const ordered = inOrder(fn, e.args);
+      const args = e.args.map((a, i) => {
+        const v = ordered.vals[i] as Val;
         return m.args === 'i32' ? asI32(site, a.loc, v, `Math.${callee.name}`) : m.args === 'u32' ? asU32(site, a.loc, v, `Math.${callee.name}`) : asDouble(site, a.loc, v, `Math.${callee.name}`);
       });
       let c = args[0] as string;
       if (m.arity === 'variadic') for (const a of args.slice(1)) c = `${m.c}(${c}, ${a})`;
       else c = `${m.c}(${args.join(', ')})`;
-      return { c, t: m.result === 'i32' ? I32 : F64 };
+      return { c: ordered.wrap(c), t: m.result === 'i32' ? I32 : F64 };
     }
     if (o.t.k === 'ctx') {
       if (callee.name === 'now' && e.args.length === 0) return { c: 't->now', t: F64 };
@@ -270,13 +304,14 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
       if (h.params.length !== e.args.length) {
         typeError(site, e.loc, `call of ${callee.name}`, `${callee.name} takes ${h.params.length} argument(s), got ${e.args.length}`, 'pass every argument');
       }
+      const ordered = inOrder(fn, e.args);
       const args = e.args.map((a, i) => {
-        const v = lowerExpr(a, fn);
+        const v = ordered.vals[i] as Val;
         return h.params[i] === 'boolean' ? needBool(site, a.loc, v, `argument ${i + 1} of ${callee.name}`) : asDouble(site, a.loc, v, `argument ${i + 1} of ${callee.name}`);
       });
       fn.mayFail = true;
       const t: VT = h.returns === 'number' ? F64 : h.returns === 'boolean' ? BOOL : { k: 'void' };
-      return { c: `${h.cname}(${['t', ...args].join(', ')})`, t };
+      return { c: ordered.wrap(`${h.cname}(${['t', ...args].join(', ')})`), t };
     }
   }
   return unsupported(site, e.loc, `call of ${callee.kind === 'ident' ? callee.name : 'an expression'}`, 'only Math functions, ctx.send/forward/now and module-level `function` helpers of the same module can be called');

@@ -162,8 +162,14 @@ const STMT: StmtTable = {
     return lowerWhile(s, fn);
   },
   return: (s, fn) => (fn.method ? handlerReturn(s, fn) : helperReturn(s, fn)),
-  // The turn ends with the constant message; state written before the throw stays, as in JS.
-  throw: (s, fn) => `t->msg = ${cString(s.message)};\nt->err = RG_E_THROW;\n${fn.abort}`,
+  // The turn ends with the constant message; state written before the throw stays, as in JS. A helper
+  // may run after an earlier failure of the same expression (JS would have stopped there: the right of
+  // `a(x) || b(y)` once a threw), so its throw leaves the first error in place; in a handler t->err is
+  // always clear between statements.
+  throw: (s, fn) => {
+    const set = `t->msg = ${cString(s.message)};\nt->err = RG_E_THROW;`;
+    return `${fn.method ? set : `if (!t->err) {\n${indent(set, 2)}\n}`}\n${fn.abort}`;
+  },
   break: () => 'break;',
   continue: () => 'continue;',
   block: (s, fn) => `{\n${indent(lowerBlock(s.body, fn), 2)}\n}`,
@@ -224,7 +230,11 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
   const types = fn.handlerTypes;
   if (!method || !types) return { why: 'not a handler' };
   fn.mayFail = false;
-  const lo = asDouble(fn.site, s.loc, lowerExpr(plan.lo, fn), 'loop start');
+  const loV = lowerExpr(plan.lo, fn);
+  const lo = asDouble(fn.site, s.loc, loV, 'loop start');
+  // JS's first i is the start itself, -0 included (then `i * k`, `1 / i` see its sign); the lanes compute
+  // start + k, +0 for k = 0. A start that may be -0 (a floating-point value) runs the lanes only when it is not.
+  const loMayBeNegZero = loV.t.k !== 'num' || (ARITH[loV.t.n].held !== 'int' && ARITH[loV.t.n].held !== 'unsigned');
   const hi = asDouble(fn.site, s.loc, lowerExpr(plan.hi, fn), 'loop end');
   if (fn.mayFail) {
     fn.mayFail = false;
@@ -302,7 +312,7 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
     .map((r) => ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ${hi0} - ${lo0} <= 1048576.0`)
     .join('');
   const cond =
-    `t->co && ${lo0} == trunc(${lo0}) && ${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
+    `t->co && ${lo0} == trunc(${lo0})${loMayBeNegZero ? ` && !rg_signbit(${lo0})` : ''} && ${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
     `${hi0} - ${lo0} >= (double)RG_COOP_MIN_ITERS && ceil(${hi0} - ${lo0}) <= (double)(t->budget - t->iters)` +
     (bounds.size ? ` && ${lo0} >= 0.0${[...bounds].map((b) => ` && ${hi0} <= (double)(${b})`).join('')}` : '') +
     exact;
@@ -335,7 +345,9 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
 function laneRunner(n: { env: string; body: string; runner: string; chunk: string }, kinds: readonly ('sum' | 'min' | 'max')[], mayFail: boolean): string {
   const R = kinds.length;
   if (!mayFail && R === 0) return chunkRunner(n);
-  const init = kinds.map((k) => (k === 'sum' ? '0.0' : k === 'min' ? 'rg_inf()' : '-rg_inf()'));
+  // A sum's partials start at -0, the identity of IEEE addition (-0 + x is x for every x, +0 included): a
+  // start of -0 that the iterations leave at -0 in JS (nothing added, or only `-= 0`) stays -0.
+  const init = kinds.map((k) => (k === 'sum' ? '-0.0' : k === 'min' ? 'rg_inf()' : '-rg_inf()'));
   const call = (k: string) => `${n.body}(&lt, e_, e_->s, e_->m, ${R ? 'red' : '(double*)0'}, lo_ + (double)(${k}), ulo + ${k});`;
   const loop = mayFail
     ? [
@@ -469,15 +481,13 @@ export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, 
       throw new CodegenError('CODEGEN_TYPE', `${what} field ${p.name}`, `the ${what} has no field "${p.name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, p.loc), `write exactly the fields ${schema.fieldNames.join(', ') || '(none)'}`);
     }
   }
-  const out: string[] = [];
   for (const name of schema.fieldNames) {
-    const p = obj.props.find((x) => x.name === name);
-    if (!p) {
+    if (!obj.props.some((x) => x.name === name)) {
       throw new CodegenError('CODEGEN_TYPE', `${what} field ${name}`, `the ${what} misses field "${name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, obj.loc), `write exactly the fields ${schema.fieldNames.join(', ')}`);
     }
-    out.push(fillField(fn, p.value, schema.fields[name] as Schema, field(base, name), what, p.loc, path ? `${path}.${name}` : name));
   }
-  return out.join('\n');
+  // In the literal's order, as JS evaluates it (the first failure is the turn's error).
+  return obj.props.map((p) => fillField(fn, p.value, schema.fields[p.name] as Schema, field(base, p.name), what, p.loc, path ? `${path}.${p.name}` : p.name)).join('\n');
 }
 
 function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc, path: string): string {
@@ -578,10 +588,13 @@ function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: boolean):
   fn.mayFail = false;
   const key = stringKey ? 't->key' : asDouble(fn.site, ke.loc, lowerExpr(ke, fn), `${name} key`);
   const sender = fn.unit.sender(target.id, target.def, method);
+  // JS evaluates the key before the payload; a key that fails (a helper's throw) sends nothing.
+  const keyFails = fn.mayFail;
+  const kt = keyFails ? fn.temp('k') : key;
   const tmp = fn.temp('m');
   const fill = fillStruct(fn, pe, method.request, tmp, 'payload');
   fn.mayFail = true;
-  return `{\n${indent(`${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${fill}\nif (!t->err) ${sender.name}(t, ${key}, &${tmp}, ${forward});`, 2)}\n}`;
+  return `{\n${indent(`${keyFails ? `const double ${kt} = ${key};\n` : ''}${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${fill}\nif (!t->err) ${sender.name}(t, ${kt}, &${tmp}, ${forward});`, 2)}\n}`;
 }
 
 export { typeError, I32 };
