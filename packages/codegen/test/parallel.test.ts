@@ -101,7 +101,7 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
         const unsigned int n_ = co->n;
         const double lo_ = co->lo;
         const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;
-        double red[4] = {0.0, 0.0, rg_inf(), -rg_inf()};
+        double red[4] = {-0.0, -0.0, rg_inf(), -rg_inf()};
         unsigned int k = lane;
         for (; k + 96u < n_; k += 128u) {
           rg_lp_Par_census_4(&lt, e_, e_->s, e_->m, red, lo_ + (double)(k), ulo + k);
