@@ -49,6 +49,19 @@ export interface Reduction<Local extends LocalView = LocalView> {
 
 /** Reductions one loop may carry (device.ts rg_coop.red). */
 export const MAX_REDUCTIONS = 8;
+
+/**
+ * An integer sum is exact in any order only while every partial sum stays within 2^53. The lowering runs a
+ * sum on the lanes when its start is within 2^52 and there are at most 2^20 iterations, and it accepts only
+ * terms of integer kinds (|term| <= 2^32); a lane's iterations spend the turn budget (a u32), so inner-loop
+ * iterations total at most 32 * 2^32 over the warp. So the terms may add at most 2^52 in all:
+ * 2^20 * (what one iteration adds outside nested loops, on its worst path) + 2^37 * (what one inner
+ * iteration adds) <= 2^52.
+ */
+const SUM_TERM = 2 ** 32;
+const SUM_ITERATIONS = 2 ** 20;
+const SUM_INNER_ITERATIONS = 32 * 2 ** 32;
+const SUM_ROOM = 2 ** 52;
 export type Plan<Local extends LocalView> = ParallelPlan<Local> | { readonly ok: false; readonly why: string };
 
 /** What `--explain` says of one loop of a handler. */
@@ -146,6 +159,10 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   /** Locals the bounds read: JS evaluates the end before every iteration, the lanes once. */
   const boundReadsOf = new Set<string>();
   const reductions = new Map<string, { local: Local; kind: Reduction['kind']; terms: Expr[] }>();
+  /** Sum statements outside nested loops, with the largest magnitude each adds. */
+  const sumStmts = new Map<Stmt, { name: string; mag: number }>();
+  /** Per sum local: what one iteration of nested loops may add (every such statement counted). */
+  const innerSums = new Map<string, number>();
   let writesState = false;
 
   /** An outer `let` local the statement reduces into, with the reduction's kind and term; else undefined. */
@@ -265,6 +282,11 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
               r.terms.push(red.term);
               readExpr(red.term, 'body');
             }
+            if (red.kind === 'sum') {
+              const mag = termMagnitude(red.term);
+              if (depth === 0) sumStmts.set(st, { name: red.name, mag });
+              else innerSums.set(red.name, (innerSums.get(red.name) ?? 0) + mag);
+            }
             break;
           }
           if (st.kind === 'assign') readExpr(st.value, 'body');
@@ -320,9 +342,45 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
     if (outerReads.has(name)) no(`it reduces into ${name} and also reads it (an iteration would see a partial result)`);
     if (boundReadsOf.has(name)) no(`it reduces into ${name}, which its bounds read (JS re-tests the end after every iteration)`);
   }
+  const outerSums = sumPerIteration(s.body, sumStmts);
+  for (const [name, r] of reductions) {
+    if (r.kind !== 'sum') continue;
+    const outer = outerSums.get(name) ?? 0;
+    const inner = innerSums.get(name) ?? 0;
+    if (outer * SUM_ITERATIONS + inner * SUM_INNER_ITERATIONS <= SUM_ROOM) continue;
+    no(
+      inner > 0
+        ? `it sums into ${name} inside a nested loop, whose terms only the turn budget bounds: partial sums could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`
+        : `it sums into ${name} more than one integer term an iteration: over 2^20 iterations partial sums could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`,
+    );
+  }
   if (reductions.size > MAX_REDUCTIONS) no(`it reduces into ${reductions.size} locals (at most ${MAX_REDUCTIONS})`);
   const list = [...captures].map(([name, local]) => ({ name, local }));
   if (list.length > maxCaptures) no(`it reads ${list.length} locals of the handler (at most ${maxCaptures} fit the lanes' shared block)`);
   const reds = [...reductions].map(([name, r]) => ({ name, local: r.local, kind: r.kind, terms: r.terms }));
   return { ok: true, v, lo, hi, captures: list, writesState, reductions: reds };
+}
+
+/** The largest magnitude a sum term adds: 1 for ++/--, a literal's own, else an integer kind's (2^32). */
+function termMagnitude(term: Expr | undefined): number {
+  if (term === undefined) return 1;
+  if (term.kind === 'num') return Math.abs(term.value);
+  if (term.kind === 'unary' && term.op === '-' && term.arg.kind === 'num') return Math.abs(term.arg.value);
+  return SUM_TERM;
+}
+
+/** Per sum local, the most that one iteration's statements outside nested loops add (the larger branch of an if). */
+function sumPerIteration(body: readonly Stmt[], sums: ReadonlyMap<Stmt, { name: string; mag: number }>): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (name: string, v: number) => out.set(name, (out.get(name) ?? 0) + v);
+  for (const st of body) {
+    const r = sums.get(st);
+    if (r) add(r.name, r.mag);
+    else if (st.kind === 'if') {
+      const a = sumPerIteration(st.then, sums);
+      const b = sumPerIteration(st.otherwise ?? [], sums);
+      for (const name of new Set([...a.keys(), ...b.keys()])) add(name, Math.max(a.get(name) ?? 0, b.get(name) ?? 0));
+    } else if (st.kind === 'block') for (const [name, v] of sumPerIteration(st.body, sums)) add(name, v);
+  }
+  return out;
 }
