@@ -74,7 +74,7 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
             {
               double v_i = 0.0;
               for (; (v_i < (double)m->xs.length); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   double* _p0 = &m->xs.items[rg_idx(t, v_i, m->xs.length)];
                   const double _v1 = RG_MUL(m->xs.items[rg_idx(t, v_i, m->xs.length)], m->k);

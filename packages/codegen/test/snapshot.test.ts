@@ -132,7 +132,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return 0.0; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return 0.0; }
             v_acc = RG_ADD(v_acc, RG_DIV(rg_f_clamp(t, RG_ADD(RG_MUL(v_a, v_w), v_b), (-1000.0), 1000.0), 3.0));
             if (RG_UNLIKELY(t->err)) return 0.0;
           }
@@ -147,7 +147,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < (double)m->xs.length); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             const float v_x = m->xs.items[rg_idx(t, v_i, m->xs.length)];
             if (RG_UNLIKELY(t->err)) return t->err;
             v_total = RG_ADD(v_total, (double)v_x);
@@ -182,7 +182,7 @@ describe('generated units (inline snapshots)', () => {
         (void)t; (void)s; (void)m; (void)r;
         double v_k = 0.0;
         while (((v_k < (double)m->steps) && (v_k < 64.0))) {
-          if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+          if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
           s->pos.x = (float)(RG_ADD((double)s->pos.x, (double)m->dx));
           s->pos.y = (float)(RG_ADD((double)s->pos.y, RG_MUL((double)m->dy, 0.25)));
           v_k = RG_ADD(v_k, 1.0);
@@ -238,7 +238,7 @@ describe('generated units (inline snapshots)', () => {
         (void)t; (void)s; (void)m; (void)r;
         double v_k = 0.0;
         while ((v_k < (double)m->n)) {
-          if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+          if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
           v_k = RG_ADD(v_k, 1.0);
         }
         s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
@@ -316,7 +316,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; ((v_i < (double)m->n) && (v_i < 8.0)); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             {
               rg_Counter_bump_req _m0;
               rg_zero(&_m0, sizeof(_m0));
@@ -427,7 +427,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             s->n = rg_tou32(RG_ADD((double)s->n, 1.0));
             if (((v_i == 2.0) && (m->code < (-100)))) {
               t->msg = "code below -100";
@@ -642,7 +642,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 v_intSum = RG_ADD(v_intSum, (double)m->ints[rg_idx(t, v_i, 3)]);
                 if (RG_UNLIKELY(t->err)) return t->err;
               }
@@ -668,7 +668,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < (double)m->bounded.length); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 v_boundedSum = RG_ADD(v_boundedSum, (double)m->bounded.items[rg_idx(t, v_i, m->bounded.length)]);
                 if (RG_UNLIKELY(t->err)) return t->err;
               }
@@ -699,7 +699,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < (double)v_n); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             rg_Numbers_nested_req_pts_items* const v_p = &(m->pts.items[rg_idx(t, v_i, m->pts.length)]);
             if (RG_UNLIKELY(t->err)) return t->err;
             v_x = RG_ADD(v_x, (double)v_p->x);
@@ -727,7 +727,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < (double)m->xs.length); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             v_sum = RG_ADD(v_sum, m->xs.items[rg_idx(t, v_i, m->xs.length)]);
             if (RG_UNLIKELY(t->err)) return t->err;
           }
@@ -799,7 +799,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < 50.0); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             s->spin = RG_ADD(s->spin, RG_MUL(v_i, 0.5));
           }
         }
@@ -862,7 +862,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < (double)m->count); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             {
               rg_Seq_push_req _m0;
               rg_zero(&_m0, sizeof(_m0));
@@ -975,7 +975,7 @@ describe('generated units (inline snapshots)', () => {
         {
           double v_i = 0.0;
           for (; (v_i < (double)m->n); v_i = RG_ADD(v_i, 1.0)) {
-            if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+            if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
             {
               rg_Leaf_work_req _m0;
               rg_zero(&_m0, sizeof(_m0));
@@ -1392,7 +1392,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
                   const unsigned char _v1 = m->bytes[rg_idx(t, v_i, 8)];
@@ -1420,7 +1420,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   signed char* _p5 = &s->i8s[rg_idx(t, v_i, 4)];
                   const signed char _v6 = m->i8s[rg_idx(t, v_i, 4)];
@@ -1454,7 +1454,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   short* _p12 = &s->i16s[rg_idx(t, v_i, 3)];
                   const short _v13 = m->i16s[rg_idx(t, v_i, 3)];
@@ -1535,7 +1535,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 8.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   unsigned char* _p0 = &s->bytes[rg_idx(t, v_i, 8)];
                   const unsigned char _v1 = rg_wrap_u8(rg_toi32(RG_ADD((double)s->bytes[rg_idx(t, v_i, 8)], m->by)));
@@ -1563,7 +1563,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 4.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   signed char* _p5 = &s->i8s[rg_idx(t, v_i, 4)];
                   const signed char _v6 = rg_wrap_i8(rg_toi32(RG_SUB((double)s->i8s[rg_idx(t, v_i, 4)], m->by)));
@@ -1597,7 +1597,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < 3.0); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 {
                   short* _p12 = &s->i16s[rg_idx(t, v_i, 3)];
                   const short _v13 = rg_wrap_i16(rg_toi32(RG_MUL((double)s->i16s[rg_idx(t, v_i, 3)], m->by)));
@@ -1690,7 +1690,7 @@ describe('generated units (inline snapshots)', () => {
             {
               double v_i = 0.0;
               for (; (v_i < (double)m->data.length); v_i = RG_ADD(v_i, 1.0)) {
-                if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; return t->err; }
+                if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; return t->err; }
                 v_sum = RG_ADD(v_sum, (double)m->data.items[rg_idx(t, v_i, m->data.length)]);
                 if (RG_UNLIKELY(t->err)) return t->err;
               }

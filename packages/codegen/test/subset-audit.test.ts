@@ -51,6 +51,16 @@ describe.skipIf(!HAVE_GXX)('subset audit: documented constructs, JS handler vs g
     expect(r.throws).toBeGreaterThan(40);
     expect(r.sends).toBeGreaterThan(100);
   });
+  it('Flow.late: a helper loop evaluated after an operand that threw keeps the throw, not TURN_BUDGET', () => {
+    // a < -50: numA throws in JS; C evaluates spinTo after it, 200,000 iterations past the 100,000 budget.
+    const tweak = (m: any) => {
+      if (m.n % 2 === 0) m.a = -51 - (Math.abs(m.n) % 100);
+      m.n = m.a < -50 ? 200_000 : Math.abs(m.n) % 1000;
+    };
+    const r = differential(Flow, [Flow.grain], [{ method: 'late', ranges: { float: 100, int: 1000 }, tweak }], 200, 208);
+    expect(r.throws).toBeGreaterThan(60);
+    expect(r.replies).toBeGreaterThan(40);
+  });
   it.skipIf(!HAVE_NVCC)('the fixture units build for sm_90 with nvcc', () => {
     for (const cls of [Kinds, Ops, Flow]) {
       const b = nvccCompile(generateKernel(cls.grain, { grains: [cls.grain] }).source, 'sm_90');

@@ -90,7 +90,11 @@ export class FnScope {
     return `if (RG_UNLIKELY(t->err)) ${this.abort}`;
   }
 
+  /**
+   * An iteration spent; past the budget the turn fails, unless it failed already: a loop of a helper
+   * evaluated after an operand that failed (an operand order lambda evaluates both) keeps the first error.
+   */
   budget(): string {
-    return `if (RG_UNLIKELY(++t->iters > t->budget)) { t->err = RG_E_TURN_BUDGET; ${this.abort} }`;
+    return `if (RG_UNLIKELY(++t->iters > t->budget)) { if (!t->err) t->err = RG_E_TURN_BUDGET; ${this.abort} }`;
   }
 }
