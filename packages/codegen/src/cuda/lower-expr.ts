@@ -22,6 +22,23 @@ function numLit(v: number): Val {
 }
 
 /** One dispatch table per node type: each entry lowers one kind of expression. */
+const OUTER_HINT =
+  'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level function helpers; pass the value in the message or keep it in the state';
+/** JS globals a handler might reach for, with what the subset offers instead. */
+const GLOBAL_HINTS: Readonly<Record<string, string>> = {
+  Number:
+    'Number.* is not in the subset: for Number.isInteger(x) write x === Math.trunc(x), for Number.isFinite(x) x - x === 0, for Number.isNaN(x) x !== x; constants such as Number.MAX_SAFE_INTEGER as a module-level `const NAME = 9007199254740991`',
+  console: 'a GPU turn cannot log: return the value in the reply, or keep it in the state and read it with an ask',
+  parseInt: 'strings are not in the subset: send numbers (Math.trunc(x) truncates)',
+  parseFloat: 'strings are not in the subset: send numbers',
+  String: 'strings are not in the subset: send numbers',
+  JSON: 'strings are not in the subset: send the fields as schema values',
+  Date: 'use ctx.now() (the message clock, in ms)',
+  Array: 'arrays come from the schema (t.array, t.vec): write into the state, the reply or the message field',
+  Object: 'objects are the reply (`return { ... }`) or a ctx.send payload, built as object literals',
+  BigInt: 'integers are numbers in the subset (t.i32, t.u32, …): no BigInt',
+};
+
 const EXPR: ExprTable = {
   num: (e) => numLit(e.value),
   bool: (e) => ({ c: e.value ? 'true' : 'false', t: BOOL }),
@@ -52,12 +69,7 @@ const EXPR: ExprTable = {
         'place both classes on the same backend (K2K on the GPU never goes through the host), and pass every placed GrainDef in grains',
       );
     }
-    return unsupported(
-      fn.site,
-      e.loc,
-      `reference to outer variable ${e.name}`,
-      'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level function helpers; pass the value in the message or keep it in the state',
-    );
+    return unsupported(fn.site, e.loc, `reference to outer variable ${e.name}`, GLOBAL_HINTS[e.name] ?? OUTER_HINT);
   },
   member: (e, fn) => member(fn, e.loc, lowerExpr(e.object, fn), e.name),
   index: (e, fn) => index(fn, e.loc, lowerExpr(e.object, fn), e.index),
