@@ -10,6 +10,7 @@ import {
   DecodeError,
   HandlerError,
   InvalidKeyError,
+  InvalidTransitionError,
   KernelFaultError,
   KernelNotRunningError,
   PlacementError,
@@ -396,12 +397,21 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this;
   }
 
-  /** Resolves placements, creates every kernel, launches and activates them. */
-  async start(): Promise<void> {
+  /**
+   * Resolves placements, creates every kernel, launches and activates them. Every call until shutdown gets
+   * the one start's Promise: a second caller (even one that calls while the first start runs) resolves
+   * only once the system serves, and a start that failed keeps failing with its error.
+   */
+  start(): Promise<void> {
     // In a thread importing grain modules for their classes (grain-import.ts), never start: a module that
     // is also a program pauses here, and the importer takes the classes it registered.
     if (inGrainImport()) return new Promise<void>(() => {});
-    if (this.started) return;
+    return (this.starting ??= this.startOnce());
+  }
+
+  private starting: Promise<void> | undefined;
+
+  private async startOnce(): Promise<void> {
     this.started = true;
     const probes = new Map<string, Awaited<ReturnType<Backend['probe']>>>();
     const probe = async (name: string) => {
@@ -1530,8 +1540,17 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     await k.activate();
   }
 
-  /** Terminates every kernel (draining by default), then releases backends. */
-  async shutdown(opts: TerminateOptions = {}): Promise<void> {
+  /**
+   * Terminates every kernel (draining by default), then releases backends. A call while a shutdown runs
+   * gets that shutdown's Promise (two terminates of one kernel would be an invalid transition).
+   */
+  shutdown(opts: TerminateOptions = {}): Promise<void> {
+    return (this.stopping ??= this.shutdownOnce(opts).finally(() => (this.stopping = undefined)));
+  }
+
+  private stopping: Promise<void> | undefined;
+
+  private async shutdownOnce(opts: TerminateOptions): Promise<void> {
     this.removeSignalHandlers();
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
@@ -1542,13 +1561,19 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     const live = this.kernels().filter((k) => k.state !== 'terminated' && k.state !== 'created');
     // Each terminate deactivates its actors and flushes their states once STOP is acknowledged (stopped()).
-    for (const k of live) await k.terminate({ ...opts, keepMemory: true });
+    for (const k of live) {
+      // A terminate the application called meanwhile (kernel(G).terminate()) already did this one's work.
+      await k.terminate({ ...opts, keepMemory: true }).catch((e: unknown) => {
+        if (!(e instanceof InvalidTransitionError && k.state === 'terminated')) throw e;
+      });
+    }
     for (const k of live) await k.releaseMemory();
     // A kernel that could not stop: what earlier deactivations left unwritten still goes out.
     for (const reg of this.regs) if (reg.writeBehind) await reg.writeBehind.flush();
     for (const reg of this.regs) await reg.reminders?.settled();
     for (const b of new Set(this.kernels().map((k) => k.backend))) await b.dispose();
     this.started = false;
+    this.starting = undefined;
   }
 }
 
