@@ -1,6 +1,6 @@
 import { copyBytes } from './copy.ts';
 import { KINDS, intRange, kindSpec, scalarGuard, type NumericKind, type ScalarKind } from './kinds.ts';
-import { isNumericScalar, type Schema, type StructSchema } from './types.ts';
+import { describeSchema, isNumericScalar, type Schema, type StructSchema } from './types.ts';
 import { VIEW_SCHEMA } from './view.ts';
 
 /**
@@ -180,6 +180,22 @@ export function keyBytes(name: string): Uint8Array {
   return out;
 }
 
+const described = new WeakMap<object, string>();
+function described1(s: StructSchema): string {
+  let d = described.get(s);
+  if (d === undefined) described.set(s, (d = describeSchema(s)));
+  return d;
+}
+
+/**
+ * Whether a live state view of `tag` is a value of `s`: the same schema, or one declared the same way (a reply
+ * field written `t.struct({ x: t.f32 })` again for a state field declared so). The code generator accepts
+ * those by the same test (describeSchema), so both backends take the view.
+ */
+function viewOf(tag: StructSchema | undefined, s: StructSchema): boolean {
+  return tag === s || (tag !== undefined && described1(tag) === described1(s));
+}
+
 function structEncoder(s: StructSchema): Encoder {
   const names = s.fieldNames;
   const keys = names.map(keyBytes);
@@ -189,7 +205,7 @@ function structEncoder(s: StructSchema): Encoder {
     if (v === null || typeof v !== 'object') throw MISMATCH;
     const obj = v as Record<string, unknown>;
     // A live state view of this struct has exactly its fields (its own slots are internals).
-    if ((obj as { [VIEW_SCHEMA]?: unknown })[VIEW_SCHEMA] !== s) {
+    if (!viewOf((obj as { [VIEW_SCHEMA]?: StructSchema })[VIEW_SCHEMA], s)) {
       let present = 0;
       for (const k in obj) {
         if (obj[k] !== undefined) present++;
