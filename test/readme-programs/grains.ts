@@ -265,3 +265,27 @@ export class Replier extends Grain({
   }
 }
 type R = TypesOf<typeof Replier>;
+
+/** A handler that ends its thread (process.exit in a CPU worker): the lane is restarted. Run it on 'cpu' only. */
+export class Exiter extends Grain({
+  name: 'Exiter',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: {
+    exit: { request: t.struct({ code: t.i32 }), reply: t.struct({ ok: t.bool }) },
+    exitTell: { request: t.struct({ code: t.i32 }) },
+    inc: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
+  },
+}) {
+  exit(_s: X['state'], m: X['req']['exit']): X['reply']['exit'] {
+    process.exit(m.code);
+  }
+  exitTell(_s: X['state'], m: X['req']['exitTell']): void {
+    process.exit(m.code);
+  }
+  inc(s: X['state']): X['reply']['inc'] {
+    s.n += 1;
+    return { n: s.n };
+  }
+}
+type X = TypesOf<typeof Exiter>;

@@ -1,7 +1,8 @@
 import os from 'node:os';
-import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, KernelState, Ring, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
-import { OVERFLOW_WORD, allocateKernelBuffers, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
+import { countLostOfDeadLane } from './dispatcher.ts';
+import { OVERFLOW_WORD, allocateKernelBuffers, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
 import { StateAccess } from './state-access.ts';
@@ -131,6 +132,7 @@ class CpuKernel implements BackendKernel {
         const why = `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ended: ${t.lastDeath?.detail ?? 'unknown'}`;
         const r = this.restarts[i]!;
         if (r.restarts >= this.backend.laneRestarts) {
+          this.settleDeadLane(i);
           this.fault = new WorkerDiedError(this.plan.grain.name, `${why}; the lane was already restarted ${r.restarts} times (laneRestarts)`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
           break;
         }
@@ -143,6 +145,23 @@ class CpuKernel implements BackendKernel {
       }
     }
     return { fault: this.fault, laneRestarts: this.restarts };
+  }
+
+  /**
+   * A lane that dies for good (its kernel faults; nothing resumes it): what its thread took and never
+   * counted is counted received and rejected on its control block, as a resumed lane does (dispatcher.ts
+   * countLostOfDeadLane), so metrics() still balances and system.idle() passes after terminate + launch.
+   */
+  private settleDeadLane(i: number): void {
+    const l = this.buffers.lanes[i]!;
+    const c = this.controls[i]!;
+    const n = { received: Atomics.load(c, CONTROL.received) >>> 0, k2kReceived: Atomics.load(c, CONTROL.k2kReceived) >>> 0, rejected: Atomics.load(c, CONTROL.rejected) >>> 0 };
+    const images = l.images ? new Int32Array(this.buffers.sab, l.images.region.offset, IMAGE_AREA_HEADER >> 2) : undefined;
+    const ownStats = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, overflowWords(this.buffers.lanes.length));
+    countLostOfDeadLane(n, new Ring(this.buffers.sab, l.inbound.offset).words, new Ring(this.buffers.sab, l.k2k.offset).words, images, ownStats, OVERFLOW_WORD.heldBy + i);
+    Atomics.store(c, CONTROL.received, n.received | 0);
+    Atomics.store(c, CONTROL.k2kReceived, n.k2kReceived | 0);
+    Atomics.store(c, CONTROL.rejected, n.rejected | 0);
   }
 
   inspect(key: number | string): Promise<unknown> {

@@ -143,6 +143,42 @@ if (SLOT.seq !== 0) throw new Error('protocol: K2K copy expects seq to be the fi
 const FORWARDED: Forwarded = Object.freeze({ __forwarded: true as const });
 
 /**
+ * A lane whose consumer (a pool thread) died: the messages it took from the lane's rings after its last
+ * publication (the turn in flight among them) have an unknown outcome, and so do the K2K messages that
+ * thread held for this kernel's full rings (its overflow queues went with it). Both are counted in `n` as
+ * received and rejected, so the counters balance and K2K sent = received still holds. Used by the lane's
+ * next consumer (Dispatcher.begin(resume)) and, where the lane is not restarted (its kernel faults), by the
+ * host on the control block itself (CpuKernel.health).
+ */
+export function countLostOfDeadLane(
+  n: { received: number; k2kReceived: number; rejected: number },
+  inboundWords: Int32Array,
+  k2kWords: Int32Array,
+  imageWords: Int32Array | undefined,
+  ownStats: Int32Array,
+  heldWord: number,
+): void {
+  // Rings count every message ever taken (their tails): what the counters do not show was lost.
+  const k2kTaken = Atomics.load(k2kWords, RING.tail) >>> 0;
+  const imageExtra = imageWords ? Atomics.load(imageWords, IMAGE_AREA_EXTRA_WORD) >>> 0 : 0;
+  const taken = ((Atomics.load(inboundWords, RING.tail) >>> 0) + k2kTaken + imageExtra) >>> 0;
+  const lost = (taken - n.received) >>> 0;
+  const lostK2k = (k2kTaken - n.k2kReceived) >>> 0;
+  if (lost < 0x80000000) {
+    n.received += lost;
+    n.k2kReceived += lostK2k < 0x80000000 ? lostK2k : 0;
+    n.rejected += lost;
+  }
+  const held = Atomics.exchange(ownStats, heldWord, 0);
+  if (held > 0) {
+    Atomics.sub(ownStats, OVERFLOW_WORD.inUse, held);
+    n.received += held;
+    n.k2kReceived += held;
+    n.rejected += held;
+  }
+}
+
+/**
  * One lane of a CPU ring kernel: the one consumer of that lane's rings, so every actor the lane hosts
  * (the keys core laneOfKey maps to it) runs one turn at a time and sees messages per sender in FIFO
  * order, without locks. A pool thread runs one Dispatcher per kernel lane it owns (`step`); the inline
@@ -359,29 +395,10 @@ export class Dispatcher {
       const n = this.counts;
       for (const name of Object.keys(n) as Array<keyof typeof n>) n[name] = Atomics.load(c, CONTROL[name]) >>> 0;
       this.heartbeat = Atomics.load(c, CONTROL.heartbeat) >>> 0;
-      // Rings count every message ever taken (their tails): what the counters do not show was lost.
-      const k2kTaken = Atomics.load(this.k2k.ring.words, RING.tail) >>> 0;
-      const imageExtra = this.images ? Atomics.load(this.images.words, IMAGE_AREA_EXTRA_WORD) >>> 0 : 0;
-      // The image the dead thread was running was taken from the ring (its rest counts as lost below): free its buffer.
+      // The image the dead thread was running was taken from the ring (its rest counts as lost): free its buffer.
       const running = this.images ? Atomics.load(this.images.words, IMAGE_AREA_RUNNING_WORD) : 0;
       if (running > 0) this.freeImage(running - 1);
-      const taken = ((Atomics.load(this.inbound.ring.words, RING.tail) >>> 0) + k2kTaken + imageExtra) >>> 0;
-      const lost = (taken - n.received) >>> 0;
-      const lostK2k = (k2kTaken - n.k2kReceived) >>> 0;
-      if (lost < 0x80000000) {
-        n.received += lost;
-        n.k2kReceived += lostK2k < 0x80000000 ? lostK2k : 0;
-        n.rejected += lost;
-      }
-      // K2K messages for this kernel that the dead thread held (its overflow queues went with it): sent,
-      // never delivered; counted here as received and rejected, so K2K sent = received still holds.
-      const held = Atomics.exchange(this.ownStats, this.heldWord, 0);
-      if (held > 0) {
-        Atomics.sub(this.ownStats, OVERFLOW_WORD.inUse, held);
-        n.received += held;
-        n.k2kReceived += held;
-        n.rejected += held;
-      }
+      countLostOfDeadLane(n, this.inbound.ring.words, this.k2k.ring.words, this.images?.words, this.ownStats, this.heldWord);
       this.publishCounters();
       return;
     }
