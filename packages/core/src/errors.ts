@@ -87,9 +87,19 @@ export class UnknownMethodError extends RinggrainError {
   }
 }
 
+/** A value a caller passed, for a message: JSON where it has one (a bigint or a cycle has none: no TypeError here). */
+function showValue(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
 export class InvalidKeyError extends RinggrainError {
   constructor(grain: string, key: unknown, expected: string) {
-    super('INVALID_KEY', `grain "${grain}" got key ${JSON.stringify(key)}; expected ${expected}`, {
+    super('INVALID_KEY', `grain "${grain}" got key ${showValue(key)}; expected ${expected}`, {
       hint: 'integer keys must be safe integers; string keys are used when the spec says key: "string" (non-empty for a class with storage)',
     });
   }
