@@ -177,6 +177,18 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(await imbalance(system)).toEqual([]);
   });
 
+  it('lifecycle calls made without awaiting run one at a time in call order; a duplicate among them is the one that throws', async () => {
+    const k = system.kernel(Account);
+    events.length = 0;
+    await Promise.all([k.deactivate(), k.activate(), k.deactivate(), k.activate()]);
+    expect(events.map((e) => `${e.from}->${e.to}`)).toEqual(['active->deactivated', 'deactivated->active', 'active->deactivated', 'deactivated->active']);
+    const r = await Promise.allSettled([k.deactivate(), k.deactivate(), k.activate()]);
+    expect(r.map((x) => x.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((r[1] as PromiseRejectedResult).reason).toBeInstanceOf(InvalidTransitionError);
+    expect(k.state).toBe('active');
+    expect(await system.grain(Account, 11).deposit({ amount: 1 })).toEqual({ balance: 1 });
+  });
+
   it('system.launch of a kernel that is running is an InvalidTransitionError, and the kernel keeps serving', async () => {
     const e = await thrown(() => system.launch(Account));
     expect(e).toBeInstanceOf(InvalidTransitionError);

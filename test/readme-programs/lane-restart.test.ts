@@ -31,7 +31,7 @@ describe('cpu: a handler that calls process.exit', () => {
   const restarts: LaneRestart[] = [];
   const faults: Array<{ grain: string; error: Error }> = [];
   beforeAll(async () => {
-    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2, laneRestarts: 2 }) }, logLevel: 'silent', handleSignals: false });
+    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2 }) /* laneRestarts: the default 3 */ }, logLevel: 'silent', handleSignals: false });
     system.register(Exiter, { placement: 'cpu' }).register(Account, { placement: 'cpu' });
     system.on('laneRestart', (e) => restarts.push(e));
     system.on('fault', (e) => faults.push(e));
@@ -70,14 +70,36 @@ describe('cpu: a handler that calls process.exit', () => {
     expect(await imbalance(system)).toEqual([]);
   });
 
+  it('askMany rows waiting on the dying lane fail (AskManyError, its cause WorkerDiedError); rows on the other lane are answered', async () => {
+    const kernel = system.kernel(Account);
+    await kernel.deactivate();
+    const keys = [other, dying, other, dying];
+    const many = system.askMany(Account, 'deposit', { key: keys, amount: [1, 1, 1, 1] }).then(() => undefined, (e: unknown) => e);
+    await kernel.activate();
+    const before = restarts.length;
+    const kill = system.grain(Exiter, dying).exit({ code: 4 }).then(() => undefined, (e: unknown) => e);
+    const e = (await many) as { row?: number; cause?: unknown } | undefined;
+    // The rows ran before the thread died (they were sent first): all answered, or the dying lane's rows failed typed.
+    if (e !== undefined) {
+      expect((e as { code?: string }).code).toBe('ASK_MANY');
+      expect(e.cause).toBeInstanceOf(WorkerDiedError);
+    }
+    expect(await kill).toBeInstanceOf(WorkerDiedError);
+    await until(() => restarts.slice(before).some((r) => r.grain === 'Exiter'));
+    expect((await system.grain(Account, other).get({})).balance).toBeGreaterThanOrEqual(12);
+    await system.idle({ timeoutMs: 10_000 });
+    expect(await imbalance(system)).toEqual([]);
+  });
+
   it('a tell that kills the thread: laneRestart with failedAsks 0, tells behind it on other lanes still run; counters balance', async () => {
     const before = restarts.length;
+    const balance = (await system.grain(Account, other).get({})).balance;
     system.grain(Exiter, dying).tell.exitTell({ code: 1 });
     for (let i = 0; i < 10; i++) system.grain(Account, other).tell.credit({ amount: 1 });
     await until(() => restarts.slice(before).some((r) => r.grain === 'Exiter'));
     const r = restarts.slice(before).find((x) => x.grain === 'Exiter')!;
     expect(r).toMatchObject({ grain: 'Exiter', lane: 0, failedAsks: 0 });
-    expect((await system.grain(Account, other).get({})).balance).toBe(20);
+    expect((await system.grain(Account, other).get({})).balance).toBe(balance + 10);
     expect(await system.grain(Exiter, dyingToo).inc({})).toEqual({ n: 1 });
     await system.idle({ timeoutMs: 10_000 });
     expect(await imbalance(system)).toEqual([]);
