@@ -54,6 +54,8 @@ function genSpec(r: R, depth: number, budget: { n: number }): Spec {
   const p = r();
   const canNest = depth < 3 && budget.n > 0;
   if (p < 0.5 || !canNest) return { k: 'scalar', kind: pick(r, KINDS) };
+  if (p < 0.52) return { k: 'struct', fields: [] };
+  if (p < 0.55) return { k: 'array', el: { k: 'scalar', kind: pick(r, NUMERIC) }, n: int(r, 100, 300) };
   if (p < 0.65) return { k: 'array', el: genElement(r, depth, budget), n: r() < 0.85 ? int(r, 1, 6) : int(r, 7, 40) };
   if (p < 0.82) return { k: 'vec', el: genElement(r, depth, budget), max: r() < 0.85 ? int(r, 1, 9) : int(r, 10, 64) };
   return genStruct(r, depth + 1, budget);
@@ -61,16 +63,32 @@ function genSpec(r: R, depth: number, budget: { n: number }): Spec {
 
 function genElement(r: R, depth: number, budget: { n: number }): Spec {
   const p = r();
-  if (p < 0.6 || depth >= 3 || budget.n <= 0) return { k: 'scalar', kind: pick(r, KINDS) };
-  if (p < 0.85) return genStruct(r, depth + 1, budget);
-  // An array or vec of arrays (or vecs): nested indexing.
-  return genSpec(r, depth + 1, budget);
+  // Bool elements often: a message bool array, a u8 array in the state.
+  if (p < 0.55 || depth >= 3 || budget.n <= 0) return { k: 'scalar', kind: r() < 0.2 ? 'bool' : pick(r, KINDS) };
+  if (p < 0.8) return genStruct(r, depth + 1, budget);
+  // An array or vec of arrays or vecs: nested indexing.
+  budget.n--;
+  const el = genElement(r, depth + 1, budget);
+  return r() < 0.5 ? { k: 'array', el, n: int(r, 1, 5) } : { k: 'vec', el, max: int(r, 1, 6) };
 }
+
+/**
+ * Field names that are JS identifiers (so valid schema fields) but C++ keywords, reserved or macro names in
+ * the unit and its headers, or the generator's own escape (`rgk_int` beside `int`).
+ */
+const RESERVED_NAMES = ['int', 'new', 'class', 'default', 'this', 'register', 'long', 'signed', 'union', 'delete', 'private', 'template', 'and', 'NULL', 'EOF', 'NAN', 'assert', '__LINE__', '_Pad', 'M_PI', 'RG_OK', 'rgk_int', 'length', 'items', 'min', 'max'];
 
 function genStruct(r: R, depth: number, budget: { n: number }): Spec {
   const n = int(r, 1, depth === 0 ? 7 : 4);
   const fields: [string, Spec][] = [];
-  for (let i = 0; i < n; i++) fields.push([fieldName(r), genSpec(r, depth, budget)]);
+  for (let i = 0; i < n; i++) {
+    let name = fieldName(r);
+    if (r() < 0.15) {
+      const w = pick(r, RESERVED_NAMES);
+      if (!fields.some(([f]) => f === w)) name = w;
+    }
+    fields.push([name, genSpec(r, depth, budget)]);
+  }
   return { k: 'struct', fields };
 }
 
@@ -172,23 +190,27 @@ function copyInto(o: Out, s: Spec, dst: string, src: string, depth: number, inAr
     case 'struct':
       for (const [n, f] of s.fields) copyInto(o, f, `${dst}.${n}`, `${src}.${n}`, depth, false);
       return;
-    case 'array': {
-      const i = `i${depth}`;
-      o.open(`for (let ${i} = 0; ${i} < ${s.n}; ${i}++)`);
-      copyInto(o, s.el, `${dst}[${i}]`, `${src}[${i}]`, depth + 1, true);
-      o.close();
-      return;
-    }
+    case 'array':
     case 'vec': {
       const i = `i${depth}`;
-      o.line(`${dst}.length = ${src}.length;`);
-      o.open(`for (let ${i} = 0; ${i} < ${src}.length; ${i}++)`);
-      copyInto(o, s.el, `${dst}.items[${i}]`, `${src}[${i}]`, depth + 1, true);
+      if (s.k === 'vec') o.line(`${dst}.length = ${src}.length;`);
+      o.open(`for (let ${i} = 0; ${i} < ${s.k === 'vec' ? `${src}.length` : s.n}; ${i}++)`);
+      let d = s.k === 'vec' ? `${dst}.items[${i}]` : `${dst}[${i}]`;
+      let m = `${src}[${i}]`;
+      if (s.el.k === 'struct' && s.el.fields.length > 0 && locals) {
+        // A const local naming a struct (a state view, a message struct): reads and writes go through it.
+        o.line(`const d${depth} = ${d};`);
+        o.line(`const m${depth} = ${m};`);
+        d = `d${depth}`;
+        m = `m${depth}`;
+      }
+      copyInto(o, s.el, d, m, depth + 1, true);
       o.close();
       return;
     }
   }
 }
+let locals = false;
 
 /**
  * A value of `s` read from the state at `e`, for a reply (`asMsg` false: bool array elements are the state's
@@ -310,10 +332,11 @@ export function generate(seed: number, dir: string): Generated {
 
   // put
   const put = new Out();
+  locals = r() < 0.5;
   copyInto(put, state, 's', 'm', 0, false);
   const putReply = state.fields.filter(() => r() < 0.5);
   if (putReply.length === 0) putReply.push(state.fields[0]!);
-  put.line(`return { ${putReply.map(([n]) => `${n}: m.${n}`).join(', ')} };`);
+  put.line(`return { ${putReply.map(([n, f]) => `${n}: ${f.k === 'vec' && r() < 0.5 ? `(m.${n}.length > 1 ? m.${n} : [])` : `m.${n}`}`).join(', ')} };`);
   const putReplyText = `t.struct({ ${putReply.map(([n, f]) => `${n}: ${schemaText(f, false)}`).join(', ')} })`;
 
   // get: the whole state or parts of it, read from the state

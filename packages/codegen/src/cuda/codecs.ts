@@ -1,5 +1,5 @@
 import { isNumericScalar, type Schema, type StructSchema } from '@ringgrain/core';
-import type { CTypes } from './ctypes.ts';
+import { cMember, type CTypes } from './ctypes.ts';
 
 /**
  * Per-schema msgpack codecs in C. Decoders accept every encoding the host decoder accepts (any int
@@ -24,7 +24,7 @@ export class Codecs {
     const n = s.fieldNames.length;
     const match = s.fieldNames.map((f, i) => `    ${i ? 'else ' : ''}if (rg_keyeq(r, ka, kl, "${f}", ${f.length})) f = ${i};`).join('\n');
     const cases = s.fieldNames
-      .map((f, i) => `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${f}`, 1), 8)}\n        break;`)
+      .map((f, i) => `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${cMember(f)}`, 1), 8)}\n        break;`)
       .join('\n');
     const body =
       n === 0
@@ -47,7 +47,7 @@ export class Codecs {
     const lines = [`  if (!rg_wr_maphdr(w, ${s.fieldNames.length})) return false;`];
     for (const f of s.fieldNames) {
       lines.push(`  if (!rg_wr_str(w, "${f}", ${f.length})) return false;`);
-      lines.push(indent(this.encodeFrom(s.fields[f] as Schema, `v->${f}`, 1), 2));
+      lines.push(indent(this.encodeFrom(s.fields[f] as Schema, `v->${cMember(f)}`, 1), 2));
     }
     lines.push('  return true;');
     this.defs.push(`RG_HD static bool ${name}(const ${type}* v, rg_wr* w) {\n${lines.join('\n')}\n}`);

@@ -1,5 +1,5 @@
 import { COLUMN_IMAGE_MAGIC, COLUMN_IMAGE_VERSION, COLUMN_KINDS, SLOT, columnImageFields, kindSpec, rowTemplate, type GrainDef, type MethodDef } from '@ringgrain/core';
-import { C_SCALAR } from './ctypes.ts';
+import { C_SCALAR, cMember } from './ctypes.ts';
 
 /**
  * Device readers of tellMany column images (core column-image.ts; rg_ColumnImageHeader and rg_ColumnDesc
@@ -19,7 +19,7 @@ export function columnImageSection(def: GrainDef, selfId: number, reqTypes: read
     if (!fields) continue;
     const lines = fields.map((f, c) => {
       const col = `(img + d[${c}].at)`;
-      return f.kind === 'bool' ? `  u->${f.name} = ${col}[row] != 0;` : `  u->${f.name} = ((const ${C_SCALAR[f.kind]}*)${col})[row];`;
+      return f.kind === 'bool' ? `  u->${cMember(f.name)} = ${col}[row] != 0;` : `  u->${cMember(f.name)} = ((const ${C_SCALAR[f.kind]}*)${col})[row];`;
     });
     const kinds = fields.map((f, c) => `d[${c}].kind == ${COLUMN_KINDS.indexOf(f.kind)}u`);
     fns.push(

@@ -8,6 +8,7 @@ import {
   BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, heldAsInt, needBool, paren, schemaType, typeError, type VT, type Val,
 } from './values.ts';
 import { ARITH } from './kind-arith.ts';
+import { cMember } from './ctypes.ts';
 
 type ExprOf<K extends Expr['kind']> = Extract<Expr, { kind: K }>;
 type ExprTable = { readonly [K in Expr['kind']]: (e: ExprOf<K>, fn: FnScope) => Val };
@@ -206,7 +207,7 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
       if (!f) return bad(`the schema has fields ${t.s.fieldNames.join(', ') || '(none)'}`);
       // Through a pointer (the state, the message, a const struct local): p->f.
       const ptr = /^\(\*([A-Za-z_]\w*)\)$/.exec(o.c)?.[1];
-      const c = ptr !== undefined ? `${ptr}->${name}` : `${o.c}.${name}`;
+      const c = ptr !== undefined ? `${ptr}->${cMember(name)}` : `${o.c}.${cMember(name)}`;
       return { c, t: schemaType(f, t.origin), lv: f.kind === 'scalar' };
     }
     case 'array':

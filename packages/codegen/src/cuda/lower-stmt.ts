@@ -9,7 +9,7 @@ import { FnScope, type Local } from './scope.ts';
 import { COOP_ENV_BYTES } from './abi.ts';
 import { ARITH } from './kind-arith.ts';
 import { planParallel, type ParallelPlan } from '../front/parallel.ts';
-import { C_SCALAR } from './ctypes.ts';
+import { C_SCALAR, cMember } from './ctypes.ts';
 import { BOOL, F64, I32, asDouble, describeVT, encodeAs, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
 
 type StmtOf<K extends Stmt['kind']> = Extract<Stmt, { kind: K }>;
@@ -470,7 +470,7 @@ function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
 }
 
 function field(base: string, name: string): string {
-  return base === '(*r)' ? `r->${name}` : `${base}.${name}`;
+  return base === '(*r)' ? `r->${cMember(name)}` : `${base}.${cMember(name)}`;
 }
 
 /** Fills the C struct at `base` from an object literal, checking it against the schema. */
