@@ -18,7 +18,9 @@ import { rng } from './random.ts';
  * Steered around (rejected with a CodegenError, as documented): a state vec — or a state struct/array holding
  * one — given whole to a reply or K2K payload field ("state vecs are copied element by element"): those are
  * written as literals (a `?:` chain over the vec's length); a whole state struct or array is given as the
- * live view only when it holds no vec.
+ * live view only when it holds no vec. A K2K payload is always an object literal at its top ("ctx.send needs an
+ * object literal payload"). Vec lengths stay within their max (a larger length reads past the items: JS reads
+ * undefined where the unit fails with INDEX_RANGE, a documented difference).
  */
 export type ScalarKind = 'f32' | 'f64' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'bool';
 export type Spec =
@@ -342,7 +344,7 @@ export function generate(seed: number, dir: string): Generated {
   // get: the whole state or parts of it, read from the state
   const get = new Out();
   const whole = r() < 0.4;
-  const getFields = whole ? state.fields : state.fields.filter(() => r() < 0.6);
+  const getFields = whole ? [...state.fields] : state.fields.filter(() => r() < 0.6);
   if (getFields.length === 0) getFields.push(state.fields[0]!);
   const leafs: [string, string][] = [];
   directLeaves(state, 's', false, leafs);
