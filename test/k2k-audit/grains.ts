@@ -316,3 +316,89 @@ export class Pong extends Grain({ name: 'Pong', module: import.meta.url, state: 
     return { count: s.count, sum: s.sum };
   }
 }
+
+// ---- keys ----------------------------------------------------------------------------------------------
+
+/** Int keys of any safe value: K2K to a key given as f64, forwards, ctx.key recorded by each turn. */
+export class Keys extends Grain({
+  name: 'Keys',
+  module: import.meta.url,
+  state: t.struct({ count: t.u32, lastFrom: t.f64, seenKey: t.f64, fromStr: t.u32 }),
+  methods: {
+    pass: { request: t.struct({ to: t.f64 }) },
+    note: { request: t.struct({ from: t.f64 }) },
+    who: { request: t.struct({}), reply: t.struct({ key: t.f64, count: t.u32, lastFrom: t.f64, seenKey: t.f64, fromStr: t.u32 }) },
+    whoVia: { request: t.struct({ to: t.f64 }), reply: t.struct({ key: t.f64, count: t.u32, lastFrom: t.f64, seenKey: t.f64, fromStr: t.u32 }) },
+    /** int → string: KeysS `k<key>`.fromInt, which answers back with fromStr. */
+    toStr: { request: t.struct({}) },
+    fromStr: { request: t.struct({}) },
+  },
+}) {
+  pass(_s: KY['state'], m: KY['req']['pass'], ctx: KY['ctx']): void {
+    ctx.send(Keys, m.to, 'note', { from: ctx.key });
+  }
+  note(s: KY['state'], m: KY['req']['note'], ctx: KY['ctx']): void {
+    s.count += 1;
+    s.lastFrom = m.from;
+    s.seenKey = ctx.key;
+  }
+  who(s: KY['state'], _m: KY['req']['who'], ctx: KY['ctx']): KY['reply']['who'] {
+    return { key: ctx.key, count: s.count, lastFrom: s.lastFrom, seenKey: s.seenKey, fromStr: s.fromStr };
+  }
+  whoVia(_s: KY['state'], m: KY['req']['whoVia'], ctx: KY['ctx']): KY['reply']['whoVia'] {
+    return ctx.forward(Keys, m.to, 'who', {});
+  }
+  toStr(_s: KY['state'], _m: KY['req']['toStr'], ctx: KY['ctx']): void {
+    ctx.send(KeysS, `k${ctx.key}`, 'fromInt', { from: ctx.key });
+  }
+  fromStr(s: KY['state']): void {
+    s.fromStr += 1;
+  }
+}
+type KY = TypesOf<typeof Keys>;
+
+/** String keys of any content: K2K to itself (the key through the K2K encoding), to Keys and back. */
+export class KeysS extends Grain({
+  name: 'KeysS',
+  module: import.meta.url,
+  key: 'string',
+  state: t.struct({ self: t.u32, fromInt: t.u32, lastFrom: t.f64, keyLen: t.u32, keyHash: t.u32 }),
+  methods: {
+    echo: { request: t.struct({ times: t.i32 }) },
+    self: { request: t.struct({}) },
+    fromInt: { request: t.struct({ from: t.f64 }) },
+    who: { request: t.struct({}), reply: t.struct({ self: t.u32, fromInt: t.u32, lastFrom: t.f64, keyLen: t.u32, keyHash: t.u32 }) },
+    /** K2K to this key with a lone surrogate appended (split from a surrogate pair, as slicing does). */
+    sendHalf: { request: t.struct({}), reply: t.struct({ ok: t.bool }) },
+  },
+}) {
+  echo(_s: KS['state'], m: KS['req']['echo'], ctx: KS['ctx']): void {
+    for (let i = 0; i < m.times; i++) ctx.send(KeysS, ctx.key, 'self', {});
+  }
+  self(s: KS['state'], _m: KS['req']['self'], ctx: KS['ctx']): void {
+    s.self += 1;
+    s.keyLen = ctx.key.length;
+    s.keyHash = strHash(ctx.key);
+  }
+  fromInt(s: KS['state'], m: KS['req']['fromInt'], ctx: KS['ctx']): void {
+    s.fromInt += 1;
+    s.lastFrom = m.from;
+    s.keyLen = ctx.key.length;
+    s.keyHash = strHash(ctx.key);
+    ctx.send(Keys, m.from, 'fromStr', {});
+  }
+  sendHalf(_s: KS['state'], _m: KS['req']['sendHalf'], ctx: KS['ctx']): KS['reply']['sendHalf'] {
+    ctx.send(KeysS, ctx.key + '😀'.slice(0, 1), 'self', {});
+    return { ok: true };
+  }
+  who(s: KS['state']): KS['reply']['who'] {
+    return { self: s.self, fromInt: s.fromInt, lastFrom: s.lastFrom, keyLen: s.keyLen, keyHash: s.keyHash };
+  }
+}
+type KS = TypesOf<typeof KeysS>;
+
+export function strHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

@@ -80,8 +80,8 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
   for (let i = stringKeys || !integerArray(key) ? 0 : n; i < n; i++) {
     const k = key[i];
     // The same keys as a ref takes (system.ts checkKey): '' too, unless the class has storage.
-    const ok = stringKeys ? typeof k === 'string' && (k.length > 0 || !stored) : typeof k === 'number' && Number.isSafeInteger(k);
-    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? (stored ? 'non-empty string (the class has storage)' : 'string') : 'safe integer'} key`);
+    const ok = stringKeys ? typeof k === 'string' && (k.length > 0 || !stored) && k.isWellFormed() : typeof k === 'number' && Number.isSafeInteger(k);
+    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? (stored ? 'non-empty well-formed string (the class has storage)' : 'well-formed string (no lone surrogate)') : 'safe integer'} key`);
   }
   for (const name of req.fieldNames) {
     const col = columns[name] as ArrayLike<unknown> | undefined;

@@ -1605,6 +1605,9 @@ function checkKey(def: GrainDef, key: unknown, stored: boolean): void {
     // A state store holds no empty key (an LMDB key cannot be empty): with storage, '' used to reach the
     // kernel and then fail every load (StateLoadError) and flush of that actor. Refused at the call.
     if (stored && key.length === 0) throw new InvalidKeyError(def.name, key, 'a non-empty string (the class has storage, and a state store holds no empty key)');
+    // A lone surrogate travels as UTF-8's U+FFFD: the turn would run as another key's actor, in a lane
+    // the host picked for this key (two activations of that key on two threads).
+    if (!key.isWellFormed()) throw new InvalidKeyError(def.name, key, 'a well-formed string (no lone surrogate)');
   } else if (typeof key !== 'number' || !Number.isSafeInteger(key)) {
     throw new InvalidKeyError(def.name, key, 'a safe integer');
   }

@@ -1159,6 +1159,8 @@ export class Dispatcher {
     const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
     if (typeof key === 'string') {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
+      // A lone surrogate would arrive as U+FFFD: another key's actor, in the lane of this one (system.ts checkKey).
+      if (!key.isWellFormed()) throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
