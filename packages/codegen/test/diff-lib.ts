@@ -34,28 +34,51 @@ interface Sent {
 }
 
 /** Runs the JS handler the CPU backend runs: state view over bytes, message from the host decoder. */
-export function runJs(cls: any, def: GrainDef, method: string, key: number | string, state: Uint8Array, payload: Uint8Array) {
+export function runJs(cls: any, def: GrainDef, method: string, key: number | string, state: Uint8Array, payload: Uint8Array, opts: { cpuK2K?: boolean | undefined } = {}) {
   const m = def.methodByName.get(method)!;
   const buf = state.slice().buffer;
   const view = viewAt(def.state, buf, 0);
   const msg = decode(m.request, payload);
   const sent: Sent[] = [];
   const FORWARDED = { __forwarded: true };
+  // opts.cpuK2K: the sends fail as cpu-backend's k2kSend fails them (see cpuK2KCheck).
+  const check = opts.cpuK2K ? cpuK2KCheck : (_g: GrainDef, _k: number, _n: string, p: unknown) => p;
   const ctx = {
     key,
     now: () => 1234.5,
-    send: (g: any, k: number, name: string, p: unknown) => void sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: false }),
-    forward: (g: any, k: number, name: string, p: unknown) => (sent.push({ grain: g.grain.name, key: k, method: name, payload: p, forward: true }), FORWARDED),
+    send: (g: any, k: number, name: string, p: unknown) => void sent.push({ grain: g.grain.name, key: k, method: name, payload: check(g.grain, k, name, p), forward: false }),
+    forward: (g: any, k: number, name: string, p: unknown) => (sent.push({ grain: g.grain.name, key: k, method: name, payload: check(g.grain, k, name, p), forward: true }), FORWARDED),
   };
   let out: unknown;
   let threw: string | undefined;
+  let k2kError: K2KFailure | undefined;
   try {
     out = new cls()[method](view, msg, ctx);
   } catch (e) {
     // What the CPU backend sends back for a throwing handler: e.message (state written before it stays).
-    threw = (e as Error).message;
+    if (e instanceof K2KFailure) k2kError = e;
+    else threw = (e as Error).message;
   }
-  return { state: new Uint8Array(buf), reply: out === FORWARDED ? 'forwarded' : out, sent, threw };
+  return { state: new Uint8Array(buf), reply: out === FORWARDED ? 'forwarded' : out, sent, threw, k2kError };
+}
+
+/**
+ * A K2K send the CPU backend refuses (cpu-backend dispatcher k2kSend: the key is checked first, a safe
+ * integer for an int-keyed target, then the payload is encoded): the handler throws there, and the
+ * translation fails the turn with the typed error `code`.
+ */
+export class K2KFailure extends Error {
+  constructor(readonly code: 'INVALID_KEY' | 'REPLY_MISMATCH', detail: string) {
+    super(detail);
+  }
+}
+/** Returns the payload as encoded at the send (as the CPU backend does): later stores into the state views it names do not change it. */
+function cpuK2KCheck(target: GrainDef, key: number | string, method: string, payload: unknown): unknown {
+  if (typeof key === 'number' && (target.keyKind === 'string' || !Number.isSafeInteger(key))) throw new K2KFailure('INVALID_KEY', `send to grain "${target.name}" failed: invalid key ${key}`);
+  const schema = target.methodByName.get(method)!.request;
+  const bytes = encodeReply(schema, payload);
+  if (bytes === undefined) throw new K2KFailure('REPLY_MISMATCH', `${target.name}.${method}: payload does not match its schema`);
+  return decode(schema, bytes);
 }
 
 export interface Case {
@@ -64,6 +87,8 @@ export interface Case {
   readonly tweak?: (msg: any) => void;
   /** The message itself, instead of a random value of the request schema (for schemas with very long vecs). */
   readonly make?: (r: () => number) => unknown;
+  /** The actor's key (an int-keyed class), instead of a random one in ±5e5. */
+  readonly key?: (r: () => number) => number;
 }
 
 /** A string key as JS sees it, for the interned id the kernel sees (ids are per grain class). */
@@ -73,7 +98,7 @@ const stringKeyOf = (id: number): string => `key-${id}`;
  * `coop`: the C runs its element-parallel loops on an emulated warp (harness.ts RG_HOST_COOP); `posts` counts
  * them. `lanes`: the C runs the turns 32 at a time on threads, as lane-parallel turns (harness.ts).
  */
-export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean; lanes?: boolean } = {}) {
+export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean; lanes?: boolean; cpuK2K?: boolean } = {}) {
   const def = cls.grain as GrainDef;
   const unit = generateKernel(def, { grains }).source;
   const h = Harness.build(def.name, unit, opts);
@@ -84,7 +109,7 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
     const m = def.methodByName.get(c.method)!;
     const msg = (c.make ? c.make(r) : randomValue(m.request, r, c.ranges)) as any;
     c.tweak?.(msg);
-    const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : Math.floor(r() * 1e6) - 5e5;
+    const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : c.key ? c.key(r) : Math.floor(r() * 1e6) - 5e5;
     inputs.push({ c, m, key, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
   }
   const { results, posts, rounds } = h.turnsPosted(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
@@ -93,10 +118,11 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
   let mismatches = 0;
   let sends = 0;
   let throws = 0;
+  let k2kErrors = 0;
   inputs.forEach((x, i) => {
     const got = results[i]!;
     if (got === 'REJECT') throw new Error(`C rejected a host-encoded payload for ${x.m.name}`);
-    const js = runJs(cls, def, x.m.name, def.keyKind === 'string' ? stringKeyOf(x.key) : x.key, x.state, x.payload);
+    const js = runJs(cls, def, x.m.name, def.keyKind === 'string' ? stringKeyOf(x.key) : x.key, x.state, x.payload, { cpuK2K: opts.cpuK2K });
     const where = `${def.name}.${x.m.name} input #${i}`;
     expect(diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)), `${where} state`).toEqual([]);
     if (js.threw !== undefined) {
@@ -107,6 +133,10 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
       expect(toHex(got.error!.payload), where).toBe(toHex(cpuErrorPayload(js.threw)));
       expect(new HandlerError(def.name, x.m.name, got.error!.text).message).toBe(new HandlerError(def.name, x.m.name, js.threw).message);
       throws++;
+    } else if (js.k2kError) {
+      // opts.cpuK2K: a send the CPU backend refuses (the handler throws there) ⇔ the unit's typed turn error.
+      expect(got.rc, `${where} (JS send failed: ${js.k2kError.message})`).toBe(TURN_ERRORS[js.k2kError.code]);
+      k2kErrors++;
     } else if (js.reply === 'forwarded') expect(got.rc, where).toBe(1);
     else if (x.m.reply && encodeReply(x.m.reply, js.reply) === undefined) {
       // The CPU backend answers "reply does not match its schema"; the unit fails the turn the same way.
@@ -133,7 +163,7 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
         // The interned id of the sender's own key (the only string-keyed K2K the GPU translates), keyHi 0.
         expect(stringKeyOf(dv.getUint32(SLOT.keyLo, true))).toBe(want.key);
         expect(dv.getUint32(SLOT.keyHi, true)).toBe(0);
-      } else expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe(want.key);
+      } else expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe((want.key as number) + 0); // a key of -0 travels as 0, on the CPU backend too
       expect(dv.getUint32(SLOT.flags, true)).toBe((want.forward ? SlotFlag.ASK : 0) | (target.keyKind === 'string' ? SlotFlag.STRING_KEY : 0));
       expect(dv.getUint32(SLOT.corr, true)).toBe(want.forward ? 7 : 0);
       expect(dv.getUint32(SLOT.sender, true)).toBe(0);
@@ -144,6 +174,6 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
       sends++;
     });
   });
-  return { replies, exactReplies, mismatches, sends, throws, results, inputs, posts, rounds };
+  return { replies, exactReplies, mismatches, sends, throws, k2kErrors, results, inputs, posts, rounds };
 }
 

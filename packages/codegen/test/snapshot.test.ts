@@ -222,16 +222,20 @@ describe('generated units (inline snapshots)', () => {
             v_x = RG_ADD(RG_ADD(RG_ADD(RG_ADD(RG_MUL(v_x, 2.0), (double)rg_imul(m->a, 3)), rg_sign(m->c)), exp(RG_DIV(m->c, 1000.0))), log(RG_ADD(fabs(m->c), 1.0)));
           }
         }
-        r->q = rg_chk_i32(t, v_q);
-        r->r = v_r;
-        r->s = (rg_tou32(v_bits) >> (0u & 31u));
-        r->x = v_x;
-        r->u = ((m->a >= 0) == m->flags[0]);
-        rg_copy_t(t, &r->w, &m->m, sizeof(r->w));
-        r->g.v = s->grid[rg_idxi(t, v_idx, 4)].v;
-        r->g.w = s->grid[rg_idxi(t, v_idx, 4)].w;
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->q = rg_chk_i32(&rg_mis, v_q);
+          r->r = v_r;
+          r->s = (rg_tou32(v_bits) >> (0u & 31u));
+          r->x = v_x;
+          r->u = ((m->a >= 0) == m->flags[0]);
+          rg_copy_t(t, &r->w, &m->m, sizeof(r->w));
+          r->g.v = s->grid[rg_idxi(t, v_idx, 4)].v;
+          r->g.w = s->grid[rg_idxi(t, v_idx, 4)].w;
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Stats.spin (stats.ts:92) */
       RG_HD static int rg_h_Stats_spin(rg_turn* t, rg_Stats_state* s, rg_Stats_spin_req* m, rg_Stats_spin_rep* r) {
@@ -242,9 +246,13 @@ describe('generated units (inline snapshots)', () => {
           v_k = RG_ADD(v_k, 1.0);
         }
         s->count = rg_tou32(RG_ADD((double)s->count, 1.0));
-        r->k = rg_chk_i32(t, v_k);
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->k = rg_chk_i32(&rg_mis, v_k);
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Stats.at (stats.ts:99) */
       RG_HD static int rg_h_Stats_at(rg_turn* t, rg_Stats_state* s, rg_Stats_at_req* m, rg_Stats_at_rep* r) {
@@ -320,8 +328,13 @@ describe('generated units (inline snapshots)', () => {
             {
               rg_Counter_bump_req _m0;
               rg_zero(&_m0, sizeof(_m0));
-              _m0.by = rg_chk_i32(t, v_i);
+              bool rg_mis = false;
+              _m0.by = rg_chk_i32(&rg_mis, v_i);
               rg_copy(&_m0.tags, &m->tags, rg_minu((unsigned int)sizeof(_m0.tags), (unsigned int)((const unsigned char*)&(m->tags).items[(m->tags).length] - (const unsigned char*)&(m->tags))));
+              if (rg_mis && !t->err) {
+                long long rg_k;
+                t->err = rg_key_of(RG_ADD((double)t->key, v_i), &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+              }
               if (!t->err) rg_send_Counter_bump(t, RG_ADD((double)t->key, v_i), &_m0, false);
             }
             if (RG_UNLIKELY(t->err)) return t->err;
@@ -450,28 +463,32 @@ describe('generated units (inline snapshots)', () => {
       /* Guard.pack (throws.ts:64) */
       RG_HD static int rg_h_Guard_pack(rg_turn* t, rg_Guard_state* s, rg_Guard_pack_req* m, rg_Guard_pack_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
-        r->ints[0] = m->b;
-        r->ints[1] = rg_chk_i32(t, RG_MUL((double)m->b, 2.0));
-        r->ints[2] = (rg_toi32(m->a) | 0);
-        r->f32s[0] = (float)m->a;
-        r->f32s[1] = (float)(RG_DIV(m->a, 3.0));
-        r->f64s.items[0] = m->a;
-        r->f64s.items[1] = RG_MUL(m->a, (double)m->b);
-        r->f64s.length = 2u;
-        r->flags[0] = m->c;
-        r->flags[1] = !m->c;
-        r->pts[0].x = (float)m->a;
-        r->pts[0].y = (double)m->b;
-        r->pts[1].x = (float)((double)m->b);
-        r->pts[1].y = m->a;
-        r->grid[0][0] = m->xs.length;
-        r->grid[0][1] = 1u;
-        r->grid[1][0] = 2u;
-        r->grid[1][1] = ((unsigned int)m->b >> (0u & 31u));
-        rg_copy_t(t, &r->copy, &m->xs, rg_minu((unsigned int)sizeof(r->copy), (unsigned int)((const unsigned char*)&(m->xs).items[(m->xs).length] - (const unsigned char*)&(m->xs))));
-        r->empty.length = 0u;
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->ints[0] = m->b;
+          r->ints[1] = rg_chk_i32(&rg_mis, RG_MUL((double)m->b, 2.0));
+          r->ints[2] = (rg_toi32(m->a) | 0);
+          r->f32s[0] = (float)m->a;
+          r->f32s[1] = (float)(RG_DIV(m->a, 3.0));
+          r->f64s.items[0] = m->a;
+          r->f64s.items[1] = RG_MUL(m->a, (double)m->b);
+          r->f64s.length = 2u;
+          r->flags[0] = m->c;
+          r->flags[1] = !m->c;
+          r->pts[0].x = (float)m->a;
+          r->pts[0].y = (double)m->b;
+          r->pts[1].x = (float)((double)m->b);
+          r->pts[1].y = m->a;
+          r->grid[0][0] = m->xs.length;
+          r->grid[0][1] = 1u;
+          r->grid[1][0] = 2u;
+          r->grid[1][1] = ((unsigned int)m->b >> (0u & 31u));
+          rg_copy_t(t, &r->copy, &m->xs, rg_minu((unsigned int)sizeof(r->copy), (unsigned int)((const unsigned char*)&(m->xs).items[(m->xs).length] - (const unsigned char*)&(m->xs))));
+          r->empty.length = 0u;
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Guard.relay (throws.ts:77) */
       RG_HD static int rg_h_Guard_relay(rg_turn* t, rg_Guard_state* s, rg_Guard_relay_req* m, unsigned char* r) {
@@ -675,19 +692,23 @@ describe('generated units (inline snapshots)', () => {
             }
           }
         }
-        r->doubled[0] = (float)(RG_MUL((double)m->fixed[0], 2.0));
-        r->doubled[1] = (float)(RG_MUL((double)m->fixed[1], 2.0));
-        r->doubled[2] = (float)(RG_MUL((double)m->fixed[2], 2.0));
-        r->doubled[3] = (float)(RG_MUL((double)m->fixed[3], 2.0));
-        r->intSum = rg_chk_i32(t, v_intSum);
-        r->n = m->bounded.length;
-        r->boundedSum = v_boundedSum;
-        rg_copy_t(t, &r->bounded, &m->bounded, rg_minu((unsigned int)sizeof(r->bounded), (unsigned int)((const unsigned char*)&(m->bounded).items[(m->bounded).length] - (const unsigned char*)&(m->bounded))));
-        r->flags[0] = !(m->flags[0]);
-        r->flags[1] = !(m->flags[1]);
-        rg_copy_t(t, &r->f64s, &m->f64s, rg_minu((unsigned int)sizeof(r->f64s), (unsigned int)((const unsigned char*)&(m->f64s).items[(m->f64s).length] - (const unsigned char*)&(m->f64s))));
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->doubled[0] = (float)(RG_MUL((double)m->fixed[0], 2.0));
+          r->doubled[1] = (float)(RG_MUL((double)m->fixed[1], 2.0));
+          r->doubled[2] = (float)(RG_MUL((double)m->fixed[2], 2.0));
+          r->doubled[3] = (float)(RG_MUL((double)m->fixed[3], 2.0));
+          r->intSum = rg_chk_i32(&rg_mis, v_intSum);
+          r->n = m->bounded.length;
+          r->boundedSum = v_boundedSum;
+          rg_copy_t(t, &r->bounded, &m->bounded, rg_minu((unsigned int)sizeof(r->bounded), (unsigned int)((const unsigned char*)&(m->bounded).items[(m->bounded).length] - (const unsigned char*)&(m->bounded))));
+          r->flags[0] = !(m->flags[0]);
+          r->flags[1] = !(m->flags[1]);
+          rg_copy_t(t, &r->f64s, &m->f64s, rg_minu((unsigned int)sizeof(r->f64s), (unsigned int)((const unsigned char*)&(m->f64s).items[(m->f64s).length] - (const unsigned char*)&(m->f64s))));
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Numbers.nested (grains.ts:71) */
       RG_HD static int rg_h_Numbers_nested(rg_turn* t, rg_Numbers_state* s, rg_Numbers_nested_req* m, rg_Numbers_nested_rep* r) {
@@ -713,12 +734,16 @@ describe('generated units (inline snapshots)', () => {
           v_x = RG_DIV(v_x, (double)v_n);
           v_y = RG_DIV(v_y, (double)v_n);
         }
-        r->centroid.x = RG_SUB(v_x, m->origin.x);
-        r->centroid.y = RG_SUB(v_y, m->origin.y);
-        r->n = v_n;
-        r->inside = rg_chk_u32(t, v_inside);
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->centroid.x = RG_SUB(v_x, m->origin.x);
+          r->centroid.y = RG_SUB(v_y, m->origin.y);
+          r->n = v_n;
+          r->inside = rg_chk_u32(&rg_mis, v_inside);
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Numbers.bulk (grains.ts:89) */
       RG_HD static int rg_h_Numbers_bulk(rg_turn* t, rg_Numbers_state* s, rg_Numbers_bulk_req* m, rg_Numbers_bulk_rep* r) {
@@ -866,8 +891,13 @@ describe('generated units (inline snapshots)', () => {
             {
               rg_Seq_push_req _m0;
               rg_zero(&_m0, sizeof(_m0));
+              bool rg_mis = false;
               _m0.sender = m->from;
-              _m0.seq = rg_chk_u32(t, RG_ADD((double)m->first, v_i));
+              _m0.seq = rg_chk_u32(&rg_mis, RG_ADD((double)m->first, v_i));
+              if (rg_mis && !t->err) {
+                long long rg_k;
+                t->err = rg_key_of((double)m->target, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+              }
               if (!t->err) rg_send_Seq_push(t, (double)m->target, &_m0, false);
             }
             if (RG_UNLIKELY(t->err)) return t->err;
@@ -899,8 +929,13 @@ describe('generated units (inline snapshots)', () => {
         {
           rg_Hop1_go_req _m0;
           rg_zero(&_m0, sizeof(_m0));
-          _m0.x = rg_chk_i32(t, RG_MUL((double)m->x, 2.0));
-          _m0.trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 1.0));
+          bool rg_mis = false;
+          _m0.x = rg_chk_i32(&rg_mis, RG_MUL((double)m->x, 2.0));
+          _m0.trail = rg_chk_u32(&rg_mis, RG_ADD(RG_MUL((double)m->trail, 10.0), 1.0));
+          if (rg_mis && !t->err) {
+            long long rg_k;
+            t->err = rg_key_of(RG_ADD((double)t->key, 1.0), &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+          }
           if (!t->err) rg_send_Hop2_go(t, RG_ADD((double)t->key, 1.0), &_m0, true);
         }
         if (RG_UNLIKELY(t->err)) return t->err;
@@ -928,8 +963,13 @@ describe('generated units (inline snapshots)', () => {
         {
           rg_Hop2_go_req _m0;
           rg_zero(&_m0, sizeof(_m0));
-          _m0.x = rg_chk_i32(t, RG_ADD((double)m->x, 1.0));
-          _m0.trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 2.0));
+          bool rg_mis = false;
+          _m0.x = rg_chk_i32(&rg_mis, RG_ADD((double)m->x, 1.0));
+          _m0.trail = rg_chk_u32(&rg_mis, RG_ADD(RG_MUL((double)m->trail, 10.0), 2.0));
+          if (rg_mis && !t->err) {
+            long long rg_k;
+            t->err = rg_key_of(RG_ADD((double)t->key, 1.0), &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+          }
           if (!t->err) rg_send_Hop3_go(t, RG_ADD((double)t->key, 1.0), &_m0, true);
         }
         if (RG_UNLIKELY(t->err)) return t->err;
@@ -948,11 +988,15 @@ describe('generated units (inline snapshots)', () => {
       RG_HD static int rg_h_Hop3_go(rg_turn* t, rg_Hop3_state* s, rg_Hop3_go_req* m, rg_Hop3_go_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         s->seen = rg_tou32(RG_ADD((double)s->seen, 1.0));
-        r->x = rg_chk_i32(t, RG_MUL((double)m->x, 3.0));
-        r->trail = rg_chk_u32(t, RG_ADD(RG_MUL((double)m->trail, 10.0), 3.0));
-        r->by = 3u;
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->x = rg_chk_i32(&rg_mis, RG_MUL((double)m->x, 3.0));
+          r->trail = rg_chk_u32(&rg_mis, RG_ADD(RG_MUL((double)m->trail, 10.0), 3.0));
+          r->by = 3u;
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
 
       /* ---- K2K senders ---------------------------------------------------------------------------------- */
@@ -979,8 +1023,13 @@ describe('generated units (inline snapshots)', () => {
             {
               rg_Leaf_work_req _m0;
               rg_zero(&_m0, sizeof(_m0));
-              _m0.coord = rg_chk_i32(t, (double)t->key);
-              _m0.value = rg_chk_i32(t, RG_ADD((double)m->value, v_i));
+              bool rg_mis = false;
+              _m0.coord = rg_chk_i32(&rg_mis, (double)t->key);
+              _m0.value = rg_chk_i32(&rg_mis, RG_ADD((double)m->value, v_i));
+              if (rg_mis && !t->err) {
+                long long rg_k;
+                t->err = rg_key_of(v_i, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+              }
               if (!t->err) rg_send_Leaf_work(t, v_i, &_m0, false);
             }
             if (RG_UNLIKELY(t->err)) return t->err;
@@ -1028,8 +1077,13 @@ describe('generated units (inline snapshots)', () => {
         {
           rg_Coordinator_gather_req _m0;
           rg_zero(&_m0, sizeof(_m0));
-          _m0.from = rg_chk_i32(t, (double)t->key);
-          _m0.value = rg_chk_i32(t, RG_MUL((double)m->value, 2.0));
+          bool rg_mis = false;
+          _m0.from = rg_chk_i32(&rg_mis, (double)t->key);
+          _m0.value = rg_chk_i32(&rg_mis, RG_MUL((double)m->value, 2.0));
+          if (rg_mis && !t->err) {
+            long long rg_k;
+            t->err = rg_key_of((double)m->coord, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;
+          }
           if (!t->err) rg_send_Coordinator_gather(t, (double)m->coord, &_m0, false);
         }
         if (RG_UNLIKELY(t->err)) return t->err;
@@ -1070,7 +1124,9 @@ describe('generated units (inline snapshots)', () => {
         {
           rg_Named_inc_req _m0;
           rg_zero(&_m0, sizeof(_m0));
-          _m0.by = rg_chk_i32(t, RG_MUL((double)m->by, 2.0));
+          bool rg_mis = false;
+          _m0.by = rg_chk_i32(&rg_mis, RG_MUL((double)m->by, 2.0));
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
           if (!t->err) rg_send_Named_inc(t, t->key, &_m0, true);
         }
         if (RG_UNLIKELY(t->err)) return t->err;
@@ -1661,12 +1717,16 @@ describe('generated units (inline snapshots)', () => {
       /* Small.narrow (grains.ts:415) */
       RG_HD static int rg_h_Small_narrow(rg_turn* t, rg_Small_state* s, rg_Small_narrow_req* m, rg_Small_narrow_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
-        r->u8 = rg_chk_u8(t, m->u8);
-        r->i8 = rg_chk_i8(t, m->i8);
-        r->u16 = rg_chk_u16(t, m->u16);
-        r->i16 = rg_chk_i16(t, m->i16);
-        if (RG_UNLIKELY(t->err)) return t->err;
-        return RG_OK;
+        {
+          bool rg_mis = false;
+          r->u8 = rg_chk_u8(&rg_mis, m->u8);
+          r->i8 = rg_chk_i8(&rg_mis, m->i8);
+          r->u16 = rg_chk_u16(&rg_mis, m->u16);
+          r->i16 = rg_chk_i16(&rg_mis, m->i16);
+          if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;
+          if (RG_UNLIKELY(t->err)) return t->err;
+          return RG_OK;
+        }
       }
       /* Small.blob (grains.ts:419) */
       RG_HD static int rg_h_Small_blob(rg_turn* t, rg_Small_state* s, rg_Small_blob_req* m, rg_Small_blob_rep* r) {

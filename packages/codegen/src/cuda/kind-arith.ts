@@ -67,12 +67,16 @@ export function kindNumberC(): string {
   return [...is, ...wraps].join('\n');
 }
 
-/** Prelude: rg_chk_<k>, a reply or K2K payload field of an integer kind (REPLY_MISMATCH when out of range). */
+/**
+ * Prelude: rg_chk_<k>, a reply or K2K payload field of an integer kind. Out of range it only marks `*mis`:
+ * the host encoder refuses the value after every field was evaluated (and, for a K2K send, after the key
+ * was checked), so the fill raises REPLY_MISMATCH at its end unless an evaluation failed first.
+ */
 export function kindChecksC(): string {
   return integerKinds()
     .map(({ k }) => {
       const t = C_SCALAR[k];
-      return `RG_HD static inline ${t} rg_chk_${k}(rg_turn* t, double v) {\n  if (rg_is_${k}(v)) return (${t})v;\n  if (!t->err) t->err = RG_E_REPLY_MISMATCH;\n  return 0;\n}`;
+      return `RG_HD static inline ${t} rg_chk_${k}(bool* mis, double v) {\n  if (rg_is_${k}(v)) return (${t})v;\n  *mis = true;\n  return 0;\n}`;
     })
     .join('\n');
 }

@@ -466,6 +466,8 @@ function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
   }
   fn.mayFail = false;
   const fill = fillStruct(fn, v, method.reply, '(*r)', 'reply');
+  // An out-of-range field fails once every field was evaluated (JS builds the object, then the host encodes it).
+  if (fill.includes('rg_chk_')) return `{\n${indent(`bool rg_mis = false;\n${fill}\nif (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n${fn.check()}\nreturn RG_OK;`, 2)}\n}`;
   return fn.mayFail ? `${fill}\n${fn.check()}\nreturn RG_OK;` : `${fill}\nreturn RG_OK;`;
 }
 
@@ -594,7 +596,11 @@ function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: boolean):
   const tmp = fn.temp('m');
   const fill = fillStruct(fn, pe, method.request, tmp, 'payload');
   fn.mayFail = true;
-  return `{\n${indent(`${keyFails ? `const double ${kt} = ${key};\n` : ''}${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${fill}\nif (!t->err) ${sender.name}(t, ${kt}, &${tmp}, ${forward});`, 2)}\n}`;
+  // As the CPU backend's send: the key and the payload's fields are evaluated, then the key is checked, then
+  // the payload encoded; an out-of-range payload field (rg_mis) fails after an invalid key.
+  const mis = fill.includes('rg_chk_');
+  const misFail = !mis ? '' : stringKey ? 'if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n' : `if (rg_mis && !t->err) {\n  long long rg_k;\n  t->err = rg_key_of(${kt}, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;\n}\n`;
+  return `{\n${indent(`${keyFails ? `const double ${kt} = ${key};\n` : ''}${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${mis ? 'bool rg_mis = false;\n' : ''}${fill}\n${misFail}if (!t->err) ${sender.name}(t, ${kt}, &${tmp}, ${forward});`, 2)}\n}`;
 }
 
 export { typeError, I32 };

@@ -181,7 +181,7 @@ export function encodeAs(site: ParseSite, loc: Loc, kind: ScalarKind, v: Val): {
   const n = needNum(site, loc, v, `${kind} field`);
   if (fitsIn(n, kind)) return { c: v.c, mayFail: false };
   if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max) return { c: ARITH[kind].held === 'unsigned' ? `${v.lit}u` : v.c, mayFail: false };
-  return { c: `rg_chk_${kind}(t, ${asDouble(site, loc, v)})`, mayFail: true };
+  return { c: `rg_chk_${kind}(&rg_mis, ${asDouble(site, loc, v)})`, mayFail: true };
 }
 
 export function paren(c: string): string {

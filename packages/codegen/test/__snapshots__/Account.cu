@@ -211,34 +211,34 @@ RG_HD static inline unsigned int rg_idxu(rg_turn* t, unsigned int i, unsigned in
   return 0;
 }
 /* A reply or K2K payload field of an integer kind: an integer in the kind's range, or REPLY_MISMATCH. */
-RG_HD static inline signed char rg_chk_i8(rg_turn* t, double v) {
+RG_HD static inline signed char rg_chk_i8(bool* mis, double v) {
   if (rg_is_i8(v)) return (signed char)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
-RG_HD static inline unsigned char rg_chk_u8(rg_turn* t, double v) {
+RG_HD static inline unsigned char rg_chk_u8(bool* mis, double v) {
   if (rg_is_u8(v)) return (unsigned char)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
-RG_HD static inline short rg_chk_i16(rg_turn* t, double v) {
+RG_HD static inline short rg_chk_i16(bool* mis, double v) {
   if (rg_is_i16(v)) return (short)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
-RG_HD static inline unsigned short rg_chk_u16(rg_turn* t, double v) {
+RG_HD static inline unsigned short rg_chk_u16(bool* mis, double v) {
   if (rg_is_u16(v)) return (unsigned short)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
-RG_HD static inline int rg_chk_i32(rg_turn* t, double v) {
+RG_HD static inline int rg_chk_i32(bool* mis, double v) {
   if (rg_is_i32(v)) return (int)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
-RG_HD static inline unsigned int rg_chk_u32(rg_turn* t, double v) {
+RG_HD static inline unsigned int rg_chk_u32(bool* mis, double v) {
   if (rg_is_u32(v)) return (unsigned int)v;
-  if (!t->err) t->err = RG_E_REPLY_MISMATCH;
+  *mis = true;
   return 0;
 }
 /* Word-wise where aligned: a byte loop over a local struct is one local-memory store per byte. */
