@@ -120,8 +120,8 @@ describe.each(CONFIGS)('$name', (cfg) => {
           n[i] = ++model[t]![h]!;
         }
         if (r.next() < 0.7) {
-          const p = system.tellMany(Sink, 'seq', { key, s: sc, n });
-          if (p) waits.push(p);
+          // Rows past the ring's room wait in order (idle() counts them as busy until written).
+          system.tellMany(Sink, 'seq', { key, s: sc, n });
         } else waits.push(system.askMany(Sink, 'seqAck', { key, s: sc, n }));
       } else if (x < 0.98) {
         await tick();

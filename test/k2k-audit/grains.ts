@@ -47,13 +47,13 @@ export class Sink extends Grain({
   fan(s: K['state'], m: K['req']['fan'], ctx: K['ctx']): void {
     for (let i = 0; i < m.to.length; i++) {
       const to = m.to[i]!;
-      s.next[to] += 1;
+      s.next[to] = s.next[to]! + 1;
       ctx.send(Sink, to, 'seq', { s: SINK0 + ctx.key, n: s.next[to]! });
     }
   }
   burst(s: K['state'], m: K['req']['burst'], ctx: K['ctx']): void {
     for (let i = 0; i < m.n; i++) {
-      s.next[m.to] += 1;
+      s.next[m.to] = s.next[m.to]! + 1;
       ctx.send(Sink, m.to, 'seq', { s: SINK0 + ctx.key, n: s.next[m.to]! });
     }
   }
@@ -106,14 +106,14 @@ export class Src extends Grain({
     s.turns += 1;
     for (let i = 0; i < m.to.length; i++) {
       const to = m.to[i]!;
-      s.next[to] += 1;
+      s.next[to] = s.next[to]! + 1;
       ctx.send(Sink, to, 'seq', { s: SRC0 + ctx.key, n: s.next[to]! });
     }
   }
   burst(s: S['state'], m: S['req']['burst'], ctx: S['ctx']): void {
     s.turns += 1;
     for (let i = 0; i < m.n; i++) {
-      s.next[m.to] += 1;
+      s.next[m.to] = s.next[m.to]! + 1;
       ctx.send(Sink, m.to, 'seq', { s: SRC0 + ctx.key, n: s.next[m.to]! });
     }
   }
@@ -122,7 +122,7 @@ export class Src extends Grain({
     for (let r = 0; r < m.rounds; r++) {
       for (let i = 0; i < m.to.length; i++) {
         const to = m.to[i]!;
-        s.gnext[to] += 1;
+        s.gnext[to] = s.gnext[to]! + 1;
         ctx.send(Gate, to, 'seq', { s: SRC0 + ctx.key, n: s.gnext[to]! });
       }
     }
@@ -132,7 +132,7 @@ export class Src extends Grain({
     for (let i = 0; i < m.to.length; i++) {
       if (i === m.throwAt) throw new Error(`fanThrow at ${i} of ${m.to.length}`);
       const to = m.to[i]!;
-      s.next[to] += 1;
+      s.next[to] = s.next[to]! + 1;
       ctx.send(Sink, to, 'seq', { s: SRC0 + ctx.key, n: s.next[to]! });
     }
     return { sent: m.to.length };

@@ -217,6 +217,12 @@ export interface BackendKernel {
   health(): KernelHealth;
   /** The kernel's K2K overflow area, where the backend has one (read off the message path). */
   overflow?(): OverflowStats | undefined;
+  /**
+   * Read after `dispose` resolved (no peer writes into this kernel's K2K rings any more): K2K messages
+   * sent to this kernel that it never took, left in its K2K rings. Core counts them received and
+   * rejected, so K2K sent = received still holds after terminate.
+   */
+  k2kLeft?(): number;
   /** Plain copy of an actor's state, or undefined if the key was never activated (debugging, tests). */
   inspect?(key: number | string): Promise<unknown>;
   /**

@@ -422,6 +422,14 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     } finally {
       this.disposing = false;
     }
+    // K2K messages left in its rings (senders no longer write there): received and rejected, as the
+    // inbound ring's leftovers are hostRejected, so metrics() balances and system.idle() passes after it.
+    const left = impl.k2kLeft?.() ?? 0;
+    if (left > 0) {
+      this.carried.k2kReceived = (this.carried.k2kReceived ?? 0) + left;
+      this.carried.received = (this.carried.received ?? 0) + left;
+      this.carried.rejected = (this.carried.rejected ?? 0) + left;
+    }
   }
 
   /**

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, KernelState, Ring, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
 import { countLostOfDeadLane } from './dispatcher.ts';
-import { OVERFLOW_WORD, allocateKernelBuffers, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
+import { OVERFLOW_WORD, allocateKernelBuffers, k2kLeft, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
 import { StateAccess } from './state-access.ts';
@@ -95,6 +95,11 @@ class CpuKernel implements BackendKernel {
   overflow(): OverflowStats {
     const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
     return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
+  }
+
+  /** After dispose: K2K messages left in this kernel's rings (memory.ts k2kLeft). */
+  k2kLeft(): number {
+    return k2kLeft(this.buffers);
   }
 
   async start(): Promise<void> {

@@ -334,15 +334,9 @@ export class Dispatcher {
     for (const [id, old] of this.peers) {
       const still = peers.find((p) => p.grainId === id);
       if (still && still.lanes.length === old.lanes.length) continue;
-      // The target kernel went away with messages still waiting here: count them as rejected, do not
-      // lose them quietly. (Relaunched with as many lanes, it gets them: a key's lane is the same.)
-      for (const l of old.lanes) {
-        if (l.overflow.length === 0) continue;
-        this.counts.rejected += l.overflow.length;
-        this.pendingOverflow -= l.overflow.length;
-        Atomics.sub(old.stats, OVERFLOW_WORD.inUse, l.overflow.length);
-        Atomics.sub(old.stats, this.heldWord, l.overflow.length);
-      }
+      // The target kernel went away with messages still waiting here: do not lose them quietly.
+      // (Relaunched with as many lanes, it gets them: a key's lane is the same.)
+      this.returnHeld(old);
     }
     for (const p of peers) {
       const old = this.peers.get(p.grainId);
@@ -441,6 +435,8 @@ export class Dispatcher {
     if (did > 0) this.heartbeat++;
     this.publishCounters();
     if (this.checkControl()) {
+      // STOP: what still waits for room in a target's ring goes nowhere now (this lane's thread drops it).
+      if (this.pendingOverflow) for (const peer of this.peers.values()) this.returnHeld(peer);
       this.publishCounters();
       Atomics.store(this.control, CONTROL.observed, KernelState.STOPPED);
       Atomics.store(this.control, CONTROL.ackEpoch, this.epochSeen | 0);
@@ -1261,6 +1257,25 @@ export class Dispatcher {
     }
     if (k > 0 && lane.parkedIndex >= 0) wakeIfParked(lane.doorbell, lane.doorbellIndex, lane.parkedIndex);
     for (let j = k; j < n; j++) this.hold(lane, src.slice(j * stride, j * stride + box.lengths[j]!));
+  }
+
+  /**
+   * K2K messages this lane holds for `peer` that will never reach it (the target kernel went away, or this
+   * kernel stops): counted here as received back and rejected, so this kernel balances and K2K sent =
+   * received in total (the target never counts them). The overflow queues are emptied.
+   */
+  private returnHeld(peer: Peer): void {
+    for (const l of peer.lanes) {
+      const n = l.overflow.length;
+      if (n === 0) continue;
+      this.counts.received += n;
+      this.counts.k2kReceived += n;
+      this.counts.rejected += n;
+      this.pendingOverflow -= n;
+      Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, n);
+      Atomics.sub(peer.stats, this.heldWord, n);
+      while (l.overflow.shift() !== undefined);
+    }
   }
 
   /** Every gathered message into its lane's overflow queue, in order (the peer list is about to change). */

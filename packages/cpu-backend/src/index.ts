@@ -2,7 +2,7 @@ export { CpuBackend, type CpuBackendOptions } from './backend.ts';
 export * from './errors.ts';
 // Building blocks for backends that reuse the CPU consumer (e.g. @ringgrain/inline-backend).
 export { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
-export { OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, peerInfo, type Doorbell, type KernelBuffers, type PeerInfo } from './memory.ts';
+export { OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, k2kLeft, peerInfo, type Doorbell, type KernelBuffers, type PeerInfo } from './memory.ts';
 export { StateAccess } from './state-access.ts';
 export type { StateOp, StateOut } from './protocol.ts';
 export type { LanePersistence } from './dispatcher.ts';

@@ -1,4 +1,4 @@
-import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, Ring, alignUp, ringBytes, type ImageArea, type KernelOptions, type RegionRef } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, RING, Ring, alignUp, ringBytes, type ImageArea, type KernelOptions, type RegionRef } from '@ringgrain/core';
 
 /**
  * One lane of a CPU kernel (the share of its actors one pool thread consumes): its control block, the
@@ -120,4 +120,17 @@ export function peerInfo(grainId: number, b: KernelBuffers, doorbells: readonly 
     overflowOffset: b.overflow.offset,
     lanes: b.lanes.map((l, i) => ({ k2kOffset: l.k2k.offset, doorbell: doorbells[i]! })),
   };
+}
+
+/**
+ * K2K messages written into a kernel's K2K rings and never taken (head − tail of each lane's ring). Exact
+ * once no peer writes there any more: after its dispose (every thread applied the peer list without it).
+ */
+export function k2kLeft(buffers: KernelBuffers): number {
+  let n = 0;
+  for (const l of buffers.lanes) {
+    const w = new Ring(buffers.sab, l.k2k.offset).words;
+    n += ((Atomics.load(w, RING.head) >>> 0) - (Atomics.load(w, RING.tail) >>> 0)) >>> 0;
+  }
+  return n;
 }

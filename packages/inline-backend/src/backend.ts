@@ -7,7 +7,7 @@
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
-import { Dispatcher, OVERFLOW_WORD, StateAccess, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
 import { InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
@@ -105,6 +105,11 @@ class InlineKernel implements BackendKernel {
   overflow(): OverflowStats {
     const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
     return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
+  }
+
+  /** After dispose: K2K messages left in this kernel's ring (cpu-backend memory.ts k2kLeft). */
+  k2kLeft(): number {
+    return k2kLeft(this.buffers);
   }
 
   async dispose(): Promise<void> {
