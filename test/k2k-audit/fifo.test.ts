@@ -123,7 +123,16 @@ describe.each(CONFIGS)('$name', (cfg) => {
           // Rows past the ring's room wait in order (idle() counts them as busy until written).
           system.tellMany(Sink, 'seq', { key, s: sc, n });
         } else waits.push(system.askMany(Sink, 'seqAck', { key, s: sc, n }));
-      } else if (x < 0.98) {
+      } else if (x < 0.975) {
+        // A send, a forward and a send to one target in one turn: the target sees them in that order,
+        // and the forward's reply (the target's count) reaches this asker.
+        const k = r.int(SRCS);
+        const t = r.int(SINKS);
+        srcFan(k, [t, t, t]);
+        waits.push(system.grain(Src, k).mix({ to: t }).then((v) => {
+          if (!(v.count >= 2)) throw new Error(`mix answered ${JSON.stringify(v)}`);
+        }));
+      } else if (x < 0.985) {
         await tick();
       } else {
         // An ask in the middle: answered in order after this actor's earlier messages from the host.

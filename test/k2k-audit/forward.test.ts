@@ -117,6 +117,42 @@ describe.each(CONFIGS)('$name', (cfg) => {
     await checkVisits();
   });
 
+  it('forward from a turn that is a tell (no asker) sends on: the chain runs to its end, no reply, no error', async () => {
+    const r = rng(41 + cfg.threads);
+    const errors: unknown[] = [];
+    const onErr = (e: unknown) => errors.push(e);
+    system.on('tellError', onErr);
+    for (let c = 0; c < 40; c++) {
+      const path = randomPath(r, 1 + r.int(50));
+      const start = r.int(INTS);
+      visit(start);
+      for (const v of path) visit(v);
+      add(tallyInt, 7000 + c, path.length + 1);
+      system.grain(Fwd, start).tell.hop({ path, i: 0, acc: 0, mode: MODE.sendBefore, tag: 7000 + c });
+    }
+    expect(await settle(system, 'told chains')).toEqual([]);
+    system.off('tellError', onErr);
+    expect(errors).toEqual([]);
+    await checkVisits();
+  });
+
+  it('a handler that throws after it forwarded: the asker gets the forwarded reply (the obligation moved), the throw is a tellError event; the same on every backend', async () => {
+    const errors: Array<{ grain: string; method: string; error: Error }> = [];
+    const onErr = (e: { grain: string; method: string; error: Error }) => errors.push(e);
+    system.on('tellError', onErr);
+    const path = Int32Array.of(4, -3, 4);
+    for (const v of [2, ...path]) visit(v);
+    const got = await guard(system.grain(Fwd, 2).hop({ path, i: 0, acc: 0, mode: MODE.throwAfterForward, tag: 1 }), 'throw after forward');
+    expect(got).toEqual({ acc: 2 + 4 - 3 + 4, at: 4, hops: 3, tag: 1 });
+    expect(await settle(system, 'throw after forward')).toEqual([]);
+    system.off('tellError', onErr);
+    // Every hop but the last forwarded, then threw: three events, from Fwd 2, FwdS s2, Fwd 4.
+    expect(errors.map((e) => `${e.grain}.${e.method}: ${e.error.message}`).sort()).toEqual(
+      ['Fwd.hop: after forward at 2', 'Fwd.hop: after forward at 4', 'FwdS.hop: after forward at s2'].map((m) => expect.stringContaining(m.split(': ')[1]!)),
+    );
+    await checkVisits();
+  });
+
   it('string-keyed grains send to int-keyed ones and back (TallyS → Tally → TallyS), ctx.key right in each', async () => {
     const r = rng(77 + cfg.threads);
     for (let i = 0; i < 400; i++) {

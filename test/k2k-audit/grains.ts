@@ -100,6 +100,8 @@ export class Src extends Grain({
     fanThrow: { request: t.struct({ to: t.vec(t.i32, FAN), throwAt: t.i32 }), reply: t.struct({ sent: t.i32 }) },
     fanThrowTell: { request: t.struct({ to: t.vec(t.i32, FAN), throwAt: t.i32 }) },
     next: { request: t.struct({}), reply: t.struct({ next: t.array(t.i32, SINKS), turns: t.u32 }) },
+    /** One turn: a send, a forward (Sink.seqAck answers the asker) and a send, all to Sink `to`. */
+    mix: { request: t.struct({ to: t.i32 }), reply: t.struct({ count: t.u32 }) },
   },
 }) {
   fan(s: S['state'], m: S['req']['fan'], ctx: S['ctx']): void {
@@ -140,6 +142,17 @@ export class Src extends Grain({
   fanThrowTell(s: S['state'], m: S['req']['fanThrowTell'], ctx: S['ctx']): void {
     this.fanThrow(s, m, ctx);
   }
+  mix(s: S['state'], m: S['req']['mix'], ctx: S['ctx']): S['reply']['mix'] {
+    s.turns += 1;
+    const me = SRC0 + ctx.key;
+    s.next[m.to] = s.next[m.to]! + 1;
+    ctx.send(Sink, m.to, 'seq', { s: me, n: s.next[m.to]! });
+    s.next[m.to] = s.next[m.to]! + 1;
+    const r = ctx.forward(Sink, m.to, 'seqAck', { s: me, n: s.next[m.to]! });
+    s.next[m.to] = s.next[m.to]! + 1;
+    ctx.send(Sink, m.to, 'seq', { s: me, n: s.next[m.to]! });
+    return r;
+  }
   next(s: S['state']): S['reply']['next'] {
     return { next: s.next, turns: s.turns };
   }
@@ -150,7 +163,7 @@ type S = TypesOf<typeof Src>;
 
 /** Path element: v ≥ 0 is Fwd key v; v < 0 is FwdS key `s${-v - 1}`. */
 export const PATH = 64;
-export const MODE = { sendBefore: 1, sendAfter: 2, throwLast: 4, forwardToTell: 8, forwardToOtherSchema: 16 } as const;
+export const MODE = { sendBefore: 1, sendAfter: 2, throwLast: 4, forwardToTell: 8, forwardToOtherSchema: 16, throwAfterForward: 32 } as const;
 
 const hopReq = t.struct({ path: t.vec(t.i32, PATH), i: t.u32, acc: t.f64, mode: t.u32, tag: t.i32 });
 const hopReply = t.struct({ acc: t.f64, at: t.i32, hops: t.u32, tag: t.i32 });
@@ -177,6 +190,7 @@ function hop(seen: { seen: number }, m: HopReq, ctx: HopCtx, keyKind: 'int' | 's
     const next = { path: m.path, i: m.i + 1, acc, mode: m.mode, tag: m.tag };
     const r = v >= 0 ? c.forward(Fwd, v, 'hop', next) : c.forward(FwdS, `s${-v - 1}`, 'hop', next);
     if (m.mode & MODE.sendAfter) c.send(TallyS, `t${m.tag}`, 'inc', { by: 1 });
+    if (m.mode & MODE.throwAfterForward) throw new Error(`after forward at ${String(ctx.key)}`);
     return r;
   }
   if (m.mode & MODE.throwLast) throw new Error(`chain end ${String(ctx.key)} tag ${m.tag}`);
