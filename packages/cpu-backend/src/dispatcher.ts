@@ -402,14 +402,24 @@ export class Dispatcher {
 
   /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
-    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.pendingOverflow || this.ops.length) return true;
+    return this.pendingOverflow !== 0 || this.hasInput();
+  }
+
+  /** Whether a step would find something to do besides retrying held K2K overflow. */
+  hasInput(): boolean {
+    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.ops.length) return true;
     if ((Atomics.load(this.control, CONTROL.publishRequest) >>> 0) !== this.publishSeen) return true;
     return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0 || this.timerWaitMs() === 0);
   }
 
-  /** K2K messages this lane holds for full target rings (the owner must not sleep while any wait). */
+  /** K2K messages this lane holds for full target rings (the owner must not sleep long while any wait). */
   get holdsOverflow(): boolean {
     return this.pendingOverflow !== 0;
+  }
+
+  /** How many K2K messages this lane holds for full target rings. */
+  get heldOverflow(): number {
+    return this.pendingOverflow;
   }
 
   /**

@@ -98,9 +98,13 @@ async function openLaneReader(spec: LaneReaderSpec): Promise<LaneReader> {
 function run(): void {
   let idleSince = 0;
   let lastPoll = 0;
+  let heldBefore = 0;
+  let holdWait = HOLD_WAIT_MIN_MS;
+  let stalledSince = 0;
   for (;;) {
     let did = 0;
     let holding = false;
+    let held = 0;
     for (const [id, d] of lanes) {
       const n = d.step();
       if (n < 0) {
@@ -112,6 +116,7 @@ function run(): void {
       }
       did += n;
       holding ||= d.holdsOverflow;
+      held += d.heldOverflow;
     }
     for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
     const now = performance.now();
@@ -119,10 +124,27 @@ function run(): void {
       lastPoll = now;
       if (poll()) return;
     }
-    if (did > 0 || holding) {
+    // Held K2K overflow that moves (its target consumes) keeps the thread spinning, and so does overflow
+    // stalled for less than HOLD_SPIN_MS (a busy target frees room soon). Overflow stalled longer (a
+    // deactivated or stopped target, which rings no doorbell when it frees room) is retried from a timed
+    // park whose wait doubles from HOLD_WAIT_MIN_MS to HOLD_WAIT_MAX_MS, instead of spinning a core until
+    // the target runs again.
+    const moved = held < heldBefore;
+    heldBefore = held;
+    if (did > 0 || moved) {
       idleSince = 0;
+      stalledSince = 0;
+      holdWait = HOLD_WAIT_MIN_MS;
       continue;
     }
+    if (holding) {
+      if (stalledSince === 0) stalledSince = now;
+      if (now - stalledSince < HOLD_SPIN_MS) continue;
+      park(holdWait);
+      holdWait = Math.min(holdWait * 2, HOLD_WAIT_MAX_MS);
+      continue;
+    }
+    stalledSince = 0;
     if (idleSince === 0) idleSince = now;
     if (now - idleSince < SPIN_MS) continue;
     park();
@@ -130,20 +152,27 @@ function run(): void {
   }
 }
 
+/** Held K2K overflow that has not moved for this long (ms) stops the spinning (see run). */
+const HOLD_SPIN_MS = 2;
+/** Milliseconds between retries of held K2K overflow that stopped moving (see run): the first, the most. */
+const HOLD_WAIT_MIN_MS = 0.05;
+const HOLD_WAIT_MAX_MS = 1;
+
 /**
  * Sleeps on the doorbell; producers (the host, other threads' K2K sends) see the thread's parked flag
  * after publishing and ring it. The flag is set before every lane is looked at once more, and producers
  * publish before they load it (both sequentially consistent): either the look finds the message or its
  * producer finds the flag.
  */
-function park(): void {
+function park(maxWaitMs?: number): void {
   const seen = Atomics.load(doorbell, bell);
   Atomics.store(doorbell, parkedFlag, 1);
   let ready = false;
-  for (const d of lanes.values()) ready ||= d.hasWork();
+  // With held overflow (maxWaitMs given) the wait is the retry: only other work cuts it short.
+  for (const d of lanes.values()) ready ||= maxWaitMs === undefined ? d.hasWork() : d.hasInput();
   for (const d of stopped.values()) ready ||= d.hasOps();
   // A lane with timers by its own clock wakes itself when the next tick is due.
-  let waitMs = 1000;
+  let waitMs = maxWaitMs ?? 1000;
   for (const d of lanes.values()) waitMs = Math.min(waitMs, d.timerWaitMs());
   if (!ready && waitMs > 0 && !poll()) Atomics.wait(doorbell, bell, seen, waitMs);
   Atomics.store(doorbell, parkedFlag, 0);
