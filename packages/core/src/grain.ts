@@ -62,6 +62,8 @@ export type RequestInput<S extends GrainSpec, M extends MethodName<S>> = Input<S
 export type ReplyOf<S extends GrainSpec, M extends MethodName<S>> = S['methods'][M]['reply'] extends StructSchema
   ? Infer<S['methods'][M]['reply']>
   : void;
+/** The methods of a spec that answer (declare a reply): what `askMany` takes. */
+export type AskMethodName<S extends GrainSpec> = { [M in MethodName<S>]: S['methods'][M]['reply'] extends StructSchema ? M : never }[MethodName<S>];
 export type ReplyInput<S extends GrainSpec, M extends MethodName<S>> = S['methods'][M]['reply'] extends StructSchema
   ? Input<S['methods'][M]['reply']>
   : void;

@@ -20,7 +20,7 @@ import {
   UnknownGrainError,
   UnknownMethodError,
 } from './errors.ts';
-import type { AnyGrainClass, GrainDef, MethodDef, MethodName, ReplyOf, SpecOf, TypesOf } from './grain.ts';
+import type { AnyGrainClass, AskMethodName, GrainDef, MethodDef, MethodName, ReplyOf, RequestInput, SpecOf, TypesOf } from './grain.ts';
 import { RingKernel, type KernelCounters, type TerminateOptions, type TransitionEvent } from './kernel.ts';
 import { compileRowLoop, type RowLoop } from './row-codegen.ts';
 import { fixedWriter, type FixedWrite } from './tell-image.ts';
@@ -50,6 +50,9 @@ import type { TimerStats } from './backend.ts';
 import { waitUntil } from './wait.ts';
 import { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics } from './persist/write-behind.ts';
 import { storageOptions, type ResolvedStorageOptions, type StorageOptions } from './persist/options.ts';
+
+/** A class whose instances have a method for each of its spec's methods (any class when its spec is not known). */
+export type WithHandlers<C extends AnyGrainClass> = string extends MethodName<SpecOf<C>> ? unknown : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
 
 /** A backend's name as given in `backends` (e.g. 'cpu', 'cuda', or any name of yours), or 'auto'. */
 export type Placement = 'auto' | (string & {});
@@ -368,7 +371,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.uninstallSignals = undefined;
   }
 
-  register<C extends AnyGrainClass>(cls: C, opts: RegisterOptions = {}): this {
+  /** `cls` must define a handler for every method its spec declares (a compile error otherwise, not a launch failure). */
+  register<C extends AnyGrainClass>(cls: C & WithHandlers<C>, opts: RegisterOptions = {}): this {
     const def = cls.grain as GrainDef;
     if (this.byDef.has(def)) throw new PlacementError(`grain "${def.name}" is registered twice`);
     if (this.regs.some((r) => r.def.name === def.name)) {
@@ -529,7 +533,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * exactly as N `ref.tell.method(...)` calls would (FIFO, counters, a full ring waits, handler failures
    * arrive as `tellError` events). Returns the number of messages sent.
    */
-  tellMany<C extends AnyGrainClass, M extends keyof TypesOf<C>['req'] & string>(cls: C, method: M, columns: Columns<TypesOf<C>['req'][M], TypesOf<C>['key']>): number {
+  tellMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>>>(cls: C, method: M, columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>): number {
     const def = cls.grain as GrainDef;
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
@@ -563,10 +567,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * nothing); the asks then go out in order and are answered in flight. If any fails, it rejects after
    * all have settled with an AskManyError naming the first failed row and its error.
    */
-  askMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>> & keyof TypesOf<C>['req']>(
+  askMany<C extends AnyGrainClass, M extends AskMethodName<SpecOf<C>>>(
     cls: C,
     method: M,
-    columns: Columns<TypesOf<C>['req'][M], TypesOf<C>['key']>,
+    columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>,
   ): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
     const def = cls.grain as GrainDef;
     const route = this.route(def, method);
