@@ -7,6 +7,7 @@ import {
   checkDelete,
   checkKeys,
   checkPut,
+  StateBatchError,
   keyOrder,
   type DeleteBatch,
   type KeyColumn,
@@ -22,6 +23,18 @@ import {
 import { copyChunks, readCopy, type StageRows } from './copy.ts';
 import { KIND, pgError } from './errors.ts';
 import { copyIn, copyOut, inTransaction, type Owner } from './session.ts';
+
+/**
+ * PostgreSQL text holds no NUL (U+0000): a string key with one is refused as a malformed batch, before
+ * any SQL (it used to reach the server and fail as an SQL error, SQLSTATE 22021). Returns the row count.
+ */
+function textKeys(spec: StateTableSpec, keys: ArrayLike<unknown>, n: number): number {
+  if (spec.keyKind !== 'string') return n;
+  for (let i = 0; i < n; i++) {
+    if ((keys[i] as string).includes('\0')) throw new StateBatchError(KIND, spec.name, `${JSON.stringify(keys[i])} holds a NUL character (U+0000), which PostgreSQL text cannot store`, i);
+  }
+  return n;
+}
 
 /** Batches this large join the table in memory (work_mem) and get planner statistics (ANALYZE). */
 const LARGE = 10_000;
@@ -86,7 +99,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async get(key: K): Promise<StateEntry | undefined> {
     this.owner.check('get');
-    checkKeys(KIND, this.spec, [key]);
+    textKeys(this.spec, [key], checkKeys(KIND, this.spec, [key]));
     const c = await this.owner.client('get');
     try {
       const r = await c.query<{ version: string; state: Buffer }>(`SELECT version, state FROM ${this.t} WHERE key = $1`, [key]);
@@ -113,7 +126,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async getMany(keys: KeyColumn<K>): Promise<StateRead> {
     this.owner.check('getMany');
-    const n = checkKeys(KIND, this.spec, keys);
+    const n = textKeys(this.spec, keys, checkKeys(KIND, this.spec, keys));
     const k = keys as ArrayLike<StateKey>;
     const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
     if (n === 0) return out.read();
@@ -140,7 +153,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
    */
   async putMany(batch: PutBatch<K>): Promise<Float64Array> {
     this.owner.check('putMany');
-    const n = checkPut(KIND, this.spec, batch);
+    const n = textKeys(this.spec, batch.keys, checkPut(KIND, this.spec, batch));
     const order = keyOrder(KIND, this.spec, batch.keys);
     const keys = batch.keys as ArrayLike<StateKey>;
     const versions = new Float64Array(n);
@@ -161,7 +174,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async deleteMany(batch: DeleteBatch<K>): Promise<number> {
     this.owner.check('deleteMany');
-    const n = checkDelete(KIND, this.spec, batch);
+    const n = textKeys(this.spec, batch.keys, checkDelete(KIND, this.spec, batch));
     if (n === 0) return 0;
     const keys = batch.keys as ArrayLike<StateKey>;
     const expected = batch.expected;
@@ -187,7 +200,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
     let where = '';
     if (opts.after !== undefined) {
-      checkKeys(KIND, this.spec, [opts.after]);
+      textKeys(this.spec, [opts.after], checkKeys(KIND, this.spec, [opts.after]));
       where = `WHERE key > ${typeof opts.after === 'string' ? pg.escapeLiteral(opts.after) : String(opts.after)}`;
     }
     const data = await this.tx('scan', (c) => copyOut(c, `COPY (SELECT key, version, state FROM ${this.t} ${where} ORDER BY key LIMIT ${limit + 1}) TO STDOUT (FORMAT binary)`));

@@ -30,6 +30,8 @@ export function checkKeys(store: string, spec: StateTableSpec, keys: ArrayLike<u
     for (let i = 0; i < n; i++) {
       const k = keys[i];
       if (typeof k !== 'string' || k.length === 0) throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a non-empty string key`, i);
+      // A lone surrogate has no UTF-8 form: PostgreSQL stored '\uD800' and '\uDC00' both as U+FFFD, one row.
+      if (!k.isWellFormed()) throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a well-formed string key (a lone surrogate)`, i);
       // A UTF-16 unit is at most 3 UTF-8 bytes: only long keys need counting.
       if (k.length * 3 > MAX_STRING_KEY_BYTES && utf8Length(k) > MAX_STRING_KEY_BYTES) {
         throw new StateBatchError(store, spec.name, `a key of ${utf8Length(k)} UTF-8 bytes is longer than ${MAX_STRING_KEY_BYTES}`, i);

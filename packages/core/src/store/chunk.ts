@@ -15,7 +15,9 @@ import type { PackedStates, StateRows } from './types.ts';
 export const CHUNK = 64;
 const FORMAT = 1;
 
-export const chunkOf = (key: number): number => Math.floor(key / CHUNK);
+// `+ 0` turns -0 into 0: key -0 is key 0 (a safe integer, equal to 0), but LMDB's key encoding writes a
+// chunk id of -0 as another entry than 0 (one that does not even read back as a number).
+export const chunkOf = (key: number): number => Math.floor(key / CHUNK) + 0;
 
 /** A parsed chunk: where its parts are in `buf`. */
 export interface Chunk {
