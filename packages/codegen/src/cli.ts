@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
 import { CodegenError } from './front/errors.ts';
@@ -57,6 +57,18 @@ export function explainLoops(grain: string, loops: ReturnType<typeof generateKer
   return loops.map((l) => `${grain}.${l.method} line ${l.line}: ${l.parallel ? 'element-parallel' : 'sequential'}: ${l.why}\n`).join('');
 }
 
+/** `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node 20). */
+function makeDir(dir: string): void {
+  const abs = resolve(dir);
+  if (existsSync(abs)) return;
+  if (dirname(abs) !== abs) makeDir(dirname(abs));
+  try {
+    mkdirSync(abs);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
+
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`${USAGE}\n`);
@@ -68,6 +80,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     return 2;
   }
   const path = isAbsolute(args.module) ? args.module : resolve(process.cwd(), args.module);
+  if (!existsSync(path)) {
+    io.err(`cannot import ${args.module}: no such file (${path})\n  hint: name the .ts module that exports the grain classes, e.g. pnpm codegen examples/bank/grains.ts\n`);
+    return 1;
+  }
   let grains: GrainDef[];
   try {
     // The module may also be a program (grain and system in one file): its system does not start here.
@@ -91,10 +107,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       if (args.explain) io.out(explainLoops(def.name, k.loops));
       else if (args.outDir === undefined) io.out(k.source);
       else {
-        mkdirSync(args.outDir, { recursive: true });
         const cu = join(args.outDir, `${def.name}.cu`);
-        writeFileSync(cu, k.source);
-        writeFileSync(join(args.outDir, `${def.name}.abi.json`), abiJson(k.abi));
+        try {
+          makeDir(args.outDir);
+          writeFileSync(cu, k.source);
+          writeFileSync(join(args.outDir, `${def.name}.abi.json`), abiJson(k.abi));
+        } catch (e) {
+          io.err(`cannot write to --out ${args.outDir}: ${(e as Error).message}\n  hint: --out names a directory to create (or reuse) that you can write to\n`);
+          return 1;
+        }
         io.out(`wrote ${cu}\n`);
       }
     }
