@@ -10,13 +10,14 @@
  * whatever the arrival order). Amounts are whole numbers, so f64 sums are exact in any order.
  */
 import { Account } from './grains.ts';
-import { buildSystem, intFlag, mulberry32, ms, parseArgs, progress, whereItStands } from '../shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
+rejectUnknown(args, ['accounts', 'transfers', 'seed', 'inject-mismatch']);
 const N = intFlag(args, 'accounts', 2000);
 const M = intFlag(args, 'transfers', N * 10);
 const seed = intFlag(args, 'seed', 42);
-if (N < 2) throw new Error('--accounts must be at least 2');
+if (N < 2) fail('--accounts must be at least 2');
 
 const t0 = performance.now();
 const { system, placement, describe } = await buildSystem(args.backend);

@@ -48,7 +48,7 @@ const str = (name: string): string | undefined => {
   if (v === true) fail(`--${name} needs a value`);
   return v;
 };
-const cpuOptions = args.flags.has('threads') ? { threads: Math.max(1, intFlag(args, 'threads', 1)) } : {};
+const cpuOptions = args.flags.has('threads') ? { threads: Math.max(1, intFlag(args, 'threads', 1, 0, 1024)) } : {};
 
 // --- The model: the same rounds and the same restart, sequentially.
 let t = performance.now();

@@ -73,13 +73,20 @@ export function printUsage(script = process.argv[1] ?? ''): void {
   process.stdout.write(`${doc || `usage: ${script} --backend cpu|cuda|auto|inline`}\n`);
 }
 
-/** Integer flag with a default; exits with a message on a bad value. */
-export function intFlag(args: ExampleArgs, name: string, def: number): number {
+/** Integer flag with a default; exits with a message on a bad value (or one outside min..max, when given). */
+export function intFlag(args: ExampleArgs, name: string, def: number, min?: number, max?: number): number {
   const v = args.flags.get(name);
   if (v === undefined) return def;
   const n = Number(v);
   if (v === true || !Number.isSafeInteger(n) || n < 0) fail(`--${name} must be a non-negative integer (got ${String(v)})`);
+  if ((min !== undefined && n < min) || (max !== undefined && n > max)) fail(`--${name} must be an integer in ${min ?? 0}..${max ?? Number.MAX_SAFE_INTEGER} (got ${n})`);
   return n;
+}
+
+/** A misspelt flag (--acounts 5) or a stray word must not run the defaults silently: exits 2 naming it. */
+export function rejectUnknown(args: ExampleArgs, known: readonly string[]): void {
+  const unknown = [...args.flags.keys()].filter((f) => !known.includes(f)).map((f) => `--${f}`);
+  if (unknown.length || args.rest.length) fail(`unknown option ${unknown.concat(args.rest).join(', ')} (--help lists them)`);
 }
 
 export function fail(message: string): never {

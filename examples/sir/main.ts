@@ -12,9 +12,10 @@
  * Exits 1 on any difference. On cpu, --threads sets the worker pool (default: cores - 1).
  */
 import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, whereItStands } from '../shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
+rejectUnknown(args, ['people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'partitions', 'queue-log2', 'threads', 'inject-mismatch']);
 const N = intFlag(args, 'people', 100_000);
 const halfDegree = Math.max(1, Math.round(intFlag(args, 'degree', 8) / 2));
 const DAYS = intFlag(args, 'days', 4);
@@ -86,12 +87,12 @@ const t0 = performance.now();
 // pool, in order. Default options; --partitions and --queue-log2 tune them.
 const cudaOptions: Record<string, unknown> = {};
 if (args.flags.has('partitions')) cudaOptions['partitions'] = intFlag(args, 'partitions', 32);
-if (args.flags.has('queue-log2')) cudaOptions['queueCapacity'] = 1 << intFlag(args, 'queue-log2', 8);
-const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions, args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1) } : {});
+if (args.flags.has('queue-log2')) cudaOptions['queueCapacity'] = 1 << intFlag(args, 'queue-log2', 8, 1, 30);
+const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions, args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1, 1, 1024) } : {});
 // Big rings (2^18 slots, ~200 MB of SharedArrayBuffer): a step sends up to infected × degree (~250K) K2K
 // messages at once; with 4096 slots (default) most of
 // them wait in the overflow queue, which the CPU backend drains slowly: 185 s instead of 18 s for 100K people.
-const ringCapacity = 1 << intFlag(args, 'ring-log2', 18);
+const ringCapacity = 1 << intFlag(args, 'ring-log2', 18, 1, 20);
 system.register(Person, { placement, maxActors: Math.max(N, 1024), ringCapacity });
 system.register(Ward, { placement, maxActors: Math.max(WARDS, 1024), ringCapacity: 1 << 14 });
 let tellErrors = 0;

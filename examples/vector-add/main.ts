@@ -9,11 +9,13 @@
  */
 import { PayloadTooLargeError, SchemaValidationError, SLOT_HEADER_SIZE, encodedSize } from '@ringgrain/core';
 import { MAX_LEN, VectorAdd } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, type BackendChoice } from '../shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, type BackendChoice } from '../shared/backend.ts';
 
 const args = parseArgs();
+rejectUnknown(args, ['sizes', 'seed', 'partitions', 'inject-mismatch']);
 const seed = intFlag(args, 'seed', 7);
 const sizesFlag = args.flags.get('sizes');
+if (sizesFlag === true) fail('--sizes needs a value: comma-separated element counts, e.g. --sizes 10,1000');
 // --partitions: the CUDA kernel's worker warps (default 32 for a small class); idle ones take chunks of a large turn's copies and loops.
 const cudaOptions: Record<string, unknown> = args.flags.has('partitions') ? { partitions: intFlag(args, 'partitions', 32) } : {};
 const sizes = typeof sizesFlag === 'string' ? sizesFlag.split(',').map(Number) : [10, 25, 100, 1000, 10_000, 100_000, 1_000_000];
