@@ -1,5 +1,5 @@
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { KINDS, Reader, Writer, compileEncoder, decodeExact, isNumericScalar, type GrainDef, type Schema, type StructSchema } from '@ringgrain/core';
+import { Reader, Writer, compileEncoder, decodeExact, type GrainDef, type StructSchema } from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { generateKernel } from '../src/index.ts';
@@ -8,7 +8,7 @@ import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { Small } from '../../../test/fixtures/grains.ts';
 import { Harness } from './harness.ts';
-import { randomValue, rng } from './random.ts';
+import { randomValue, reshape, rng } from './random.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
 function hostEncode(schema: StructSchema, value: unknown): Uint8Array {
@@ -26,20 +26,6 @@ function hostDecode(schema: StructSchema, bytes: Uint8Array): unknown {
 }
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-/** The same value as other msgpack writers may shape it: plain arrays, shuffled keys. */
-function reshape(s: Schema, v: any, r: () => number): any {
-  if (s.kind === 'struct') {
-    const names = [...s.fieldNames].sort(() => r() - 0.5);
-    return Object.fromEntries(names.map((n) => [n, reshape(s.fields[n] as Schema, v[n], r)]));
-  }
-  if (s.kind === 'array' || s.kind === 'vec') {
-    const items = Array.from(v as ArrayLike<unknown>, (x) => reshape(s.element, x, r));
-    // Numeric arrays: a typed array (→ bin) or a plain array of numbers (→ msgpack array), at random.
-    if (isNumericScalar(s.element) && r() < 0.5) return KINDS[s.element.scalar].array.from(items as number[]);
-    return items;
-  }
-  return v;
-}
 
 // Small: every small integer kind, scalar and array (bin of 1- and 2-byte elements, up to a 400-byte bin16).
 const GRAINS: GrainDef[] = [Account.grain, Stats.grain, Counter.grain, Relay.grain, Small.grain];

@@ -86,3 +86,20 @@ export function randomState(s: StructSchema, r: () => number, g: Ranges): Uint8A
   fill(s, viewAt(s, buf, 0), randomValue(s, r, g));
   return new Uint8Array(buf);
 }
+
+/**
+ * The same value as another msgpack writer may shape it: shuffled keys, and numeric arrays at random as a
+ * typed array (bin) or a plain array of numbers (msgpack array).
+ */
+export function reshape(s: Schema, v: any, r: () => number): any {
+  if (s.kind === 'struct') {
+    const names = [...s.fieldNames].sort(() => r() - 0.5);
+    return Object.fromEntries(names.map((n) => [n, reshape(s.fields[n] as Schema, v[n], r)]));
+  }
+  if (s.kind === 'array' || s.kind === 'vec') {
+    const items = Array.from(v as ArrayLike<unknown>, (x) => reshape(s.element, x, r));
+    if (isNumericScalar(s.element) && r() < 0.5) return KINDS[s.element.scalar].array.from(items as number[]);
+    return items;
+  }
+  return v;
+}

@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { KINDS, Reader, decodeExact, isNumericScalar, layoutOf, t, viewAt, type GrainDef, type Layout, type Schema, type StructSchema } from '@ringgrain/core';
+import { Reader, decodeExact, layoutOf, t, viewAt, type GrainDef, type Layout, type Schema, type StructSchema } from '@ringgrain/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodegenError, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';
 import { differential, encode, type Case } from './diff-lib.ts';
 import { Harness } from './harness.ts';
-import { randomValue, rng, type Ranges } from './random.ts';
+import { randomValue, reshape, rng, type Ranges } from './random.ts';
 import { FUZZ_DIR, cLayout, generate, type Spec } from './schema-fuzz-gen.ts';
 import { HAVE_GXX, HAVE_NVCC, nvccCompileAsync, pool } from './toolchain.ts';
 
@@ -78,19 +78,6 @@ function hostDecode(schema: StructSchema, bytes: Uint8Array): unknown {
   } catch {
     return undefined;
   }
-}
-/** The same value as another msgpack writer may shape it: shuffled keys, numeric arrays as arrays or typed arrays. */
-function reshape(s: Schema, v: any, r: () => number): any {
-  if (s.kind === 'struct') {
-    const names = [...s.fieldNames].sort(() => r() - 0.5);
-    return Object.fromEntries(names.map((n) => [n, reshape(s.fields[n] as Schema, v[n], r)]));
-  }
-  if (s.kind === 'array' || s.kind === 'vec') {
-    const items = Array.from(v as ArrayLike<unknown>, (x) => reshape(s.element, x, r));
-    if (isNumericScalar(s.element) && r() < 0.5) return KINDS[s.element.scalar].array.from(items as number[]);
-    return items;
-  }
-  return v;
 }
 
 /**

@@ -1061,6 +1061,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
   }
 
+  /** drainSpills' record of where each lane's producer stood (reused: the pump calls it on every spin). */
+  private readonly lanePositions: number[] = [];
+
   /** Moves waiting sends into every kernel's ring as far as each has room; fails those stuck too long. */
   private drainSpills(): void {
     const now = performance.now();
@@ -1075,7 +1078,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         continue;
       }
       const lanes = kernel.lanes;
-      const before = lanes.map((l) => l.producer.position());
+      const before = this.lanePositions;
+      before.length = lanes.length;
+      for (let i = 0; i < lanes.length; i++) before[i] = lanes[i]!.producer.position();
       const images = spill.drain(kernel.producers, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
       kernel.sent += images;
       if (spill.size === 0) this.waiting.delete(kernel);

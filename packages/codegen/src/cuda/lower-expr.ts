@@ -22,7 +22,6 @@ function numLit(v: number): Val {
   return { c: fmtDouble(v), t: F64 };
 }
 
-/** One dispatch table per node type: each entry lowers one kind of expression. */
 const OUTER_HINT =
   'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level function helpers; pass the value in the message or keep it in the state';
 /** JS globals a handler might reach for, with what the subset offers instead. */
@@ -40,6 +39,7 @@ const GLOBAL_HINTS: Readonly<Record<string, string>> = {
   BigInt: 'integers are numbers in the subset (t.i32, t.u32, …): no BigInt',
 };
 
+/** One dispatch table per node type: each entry lowers one kind of expression. */
 const EXPR: ExprTable = {
   num: (e) => numLit(e.value),
   bool: (e) => ({ c: e.value ? 'true' : 'false', t: BOOL }),

@@ -180,10 +180,11 @@ export function keyBytes(name: string): Uint8Array {
   return out;
 }
 
-const described = new WeakMap<object, string>();
-function described1(s: StructSchema): string {
-  let d = described.get(s);
-  if (d === undefined) described.set(s, (d = describeSchema(s)));
+/** describeSchema per struct schema, computed once. */
+const descriptions = new WeakMap<object, string>();
+function descriptionOf(s: StructSchema): string {
+  let d = descriptions.get(s);
+  if (d === undefined) descriptions.set(s, (d = describeSchema(s)));
   return d;
 }
 
@@ -193,7 +194,7 @@ function described1(s: StructSchema): string {
  * those by the same test (describeSchema), so both backends take the view.
  */
 function viewOf(tag: StructSchema | undefined, s: StructSchema): boolean {
-  return tag === s || (tag !== undefined && described1(tag) === described1(s));
+  return tag === s || (tag !== undefined && descriptionOf(tag) === descriptionOf(s));
 }
 
 function structEncoder(s: StructSchema): Encoder {
