@@ -318,6 +318,18 @@ describe('malformed bytes never crash the decoder', () => {
     );
   });
 
+  it('an array header is checked against the bytes left before anything is allocated for it', () => {
+    // 5 bytes claiming 2^24 f64 elements: refused as truncated at the header, no 128 MiB array first.
+    const claim = new Uint8Array([0xdd, 0x01, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03]);
+    expect(() => decode(t.vec(t.f64, 2 ** 24), claim)).toThrow(/array of 16777216 elements needs at least 16777216 more bytes, 3 remain/);
+    // Elements of a struct take at least their keys: 4 elements of {abc: u8} need 4 * 6 bytes.
+    const s = t.vec(t.struct({ abc: t.u8 }), 1000);
+    expect(() => decode(s, new Uint8Array([0x94, ...new Array(20).fill(0)]))).toThrow(/needs at least 24 more bytes, 20 remain/);
+    // The bound is a lower bound: the smallest valid encodings still decode.
+    expect(decode(s, encode(s, [{ abc: 1 }, { abc: 2 }]))).toEqual([{ abc: 1 }, { abc: 2 }]);
+    expect(decode(t.array(t.f64, 3), new Uint8Array([0x93, 1, 2, 3]))).toEqual(new Float64Array([1, 2, 3]));
+  });
+
   it('a slot length beyond the slot is a DecodeError, not a read past it', () => {
     const sab = new SharedArrayBuffer(ringBytes(2, 128));
     const ring = Ring.format(sab, 0, 2, 128);

@@ -87,6 +87,32 @@ function readArrayHeader(r: Reader, path: string): number {
   return fail(path, `expected an array, found type byte 0x${t.toString(16)}`);
 }
 
+/**
+ * The fewest bytes any accepted encoding of a `schema` value takes (a number as a positive fixint, a
+ * vec empty, a struct's keys as fixstr), so an array header's count is checked against the bytes left
+ * before anything is allocated for it: 5 bytes claiming 2^24 f64 elements must not allocate 128 MiB.
+ */
+function minEncodedSize(schema: Schema): number {
+  switch (schema.kind) {
+    case 'scalar':
+      return 1;
+    case 'vec':
+      return 1;
+    case 'array':
+      return Math.min(1 + schema.length * minEncodedSize(schema.element), isNumericScalar(schema.element) ? 2 + schema.length * KINDS[schema.element.scalar].size : Infinity);
+    case 'struct': {
+      let n = 1;
+      for (const name of schema.fieldNames) n += 1 + new TextEncoder().encode(name).length + minEncodedSize(schema.fields[name] as Schema);
+      return n;
+    }
+  }
+}
+
+/** Fails unless the bytes left can hold `n` elements of at least `minEach` bytes each. */
+function checkRoom(r: Reader, n: number, minEach: number, path: string): void {
+  if (n * minEach > r.end - r.pos) fail(path, `truncated: an array of ${n} elements needs at least ${n * minEach} more bytes, ${r.end - r.pos} remain`);
+}
+
 function scalarDecoder(kind: ScalarKind): Decoder {
   const wire = KINDS[kind].msgpack.scalar;
   switch (wire) {
@@ -140,6 +166,7 @@ function numericArrayDecoder(kind: NumericKind, min: number, max: number): Decod
     }
     n = readArrayHeader(r, path);
     if (n < min || n > max) fail(path, lengthWhy(n, min, max));
+    checkRoom(r, n, 1, path);
     const out: NumArray = intoTarget(r, Ctor, n, path) ?? new Ctor(n);
     for (let i = 0; i < n; i++) out[i] = el(r, path) as number;
     return out;
@@ -289,9 +316,11 @@ export function compileDecoder(schema: Schema): Decoder {
         dec = numericArrayDecoder(schema.element.scalar, min, max);
       } else {
         const el = compileDecoder(schema.element);
+        const minEach = minEncodedSize(schema.element);
         dec = (r, path) => {
           const n = readArrayHeader(r, path);
           if (n < min || n > max) fail(path, lengthWhy(n, min, max));
+          checkRoom(r, n, minEach, path);
           const out = new Array<unknown>(n);
           for (let i = 0; i < n; i++) out[i] = el(r, `${path}[${i}]`);
           return out;
