@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type LaneReaderSpec, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
 import type { LaneReaderOptions } from './lane-reader.ts';
 import { KIND, writeError } from './errors.ts';
+import { lockStore, makeDir, StateStoreLockedError } from './lock.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
 import { LmdbReminderTable } from './reminder-table.ts';
@@ -32,6 +32,7 @@ export class LmdbStore implements StateStore {
   readonly kind = KIND;
   readonly location: string;
   private env: RootDatabase | undefined;
+  private unlock: (() => void) | undefined;
   private closed = false;
   private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
   private readonly reminderTables = new Map<string, LmdbReminderTable<StateKey>>();
@@ -44,7 +45,8 @@ export class LmdbStore implements StateStore {
     if (this.closed) throw new StateStoreClosedError(KIND, 'open');
     if (this.env) return;
     try {
-      mkdirSync(this.location, { recursive: true });
+      makeDir(this.location);
+      this.unlock = lockStore(this.location);
       this.env = open({
         path: this.location,
         compression: false,
@@ -52,6 +54,9 @@ export class LmdbStore implements StateStore {
         ...(this.options.mapSize === undefined ? {} : { mapSize: this.options.mapSize }),
       });
     } catch (e) {
+      this.unlock?.();
+      this.unlock = undefined;
+      if (e instanceof StateStoreLockedError) throw e;
       throw new StateStoreUnavailableError(KIND, this.location, String((e as Error)?.message ?? e), { cause: e });
     }
   }
@@ -119,6 +124,11 @@ export class LmdbStore implements StateStore {
     this.env = undefined;
     this.tables.clear();
     this.reminderTables.clear();
-    if (env) await env.close();
+    try {
+      if (env) await env.close();
+    } finally {
+      this.unlock?.();
+      this.unlock = undefined;
+    }
   }
 }

@@ -1,0 +1,129 @@
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { StateStoreError } from '@ringgrain/core';
+import { KIND } from './errors.ts';
+
+/**
+ * One process opens a store directory at a time: LMDB itself takes several processes, but each
+ * process's write-behind holds versions of the rows it last read, so a second process loses every write
+ * to version conflicts. The holder writes `ringgrain.lock` (pid and host) in the directory, created
+ * exclusively; a lock whose process is gone (same host, no such pid) is taken over.
+ */
+export const LOCK_FILE = 'ringgrain.lock';
+
+/** Another process holds the store directory. */
+export class StateStoreLockedError extends StateStoreError {
+  readonly holderPid: number | undefined;
+  readonly holderHost: string | undefined;
+  constructor(location: string, holderPid: number | undefined, holderHost: string | undefined, detail: string) {
+    super('STATE_STORE_LOCKED', KIND, `${location} is held by ${detail}`, {
+      hint: `one process opens an LMDB store at a time (a second one would lose its writes to version conflicts): stop the holder, or give this process its own dataDir; a stale ${LOCK_FILE} from a process that is gone is taken over by itself`,
+    });
+    this.holderPid = holderPid;
+    this.holderHost = holderHost;
+  }
+}
+
+interface Holder {
+  pid: number;
+  host: string;
+}
+
+/**
+ * Directories this process holds, with how many open stores use each: stores of one process share the
+ * lock (the StateTable contract's version checks order their writes: store-contract "two writers race").
+ */
+const heldHere = new Map<string, number>();
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readHolder(file: string): Holder | undefined {
+  try {
+    const h = JSON.parse(readFileSync(file, 'utf8')) as Partial<Holder>;
+    return typeof h.pid === 'number' && typeof h.host === 'string' ? { pid: h.pid, host: h.host } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes the directory's lock or throws StateStoreLockedError; returns the release function. */
+export function lockStore(location: string): () => void {
+  const file = path.join(location, LOCK_FILE);
+  const users = heldHere.get(location);
+  if (users !== undefined) {
+    heldHere.set(location, users + 1);
+    return once(() => release(location, file));
+  }
+  const me = JSON.stringify({ pid: process.pid, host: os.hostname() });
+  for (let attempt = 0; ; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx', 0o644);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw e;
+      let h = readHolder(file);
+      if (!h) {
+        // A holder may be between creating the file and writing it: look again a moment later.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+        h = readHolder(file);
+      }
+      if (h && h.host !== os.hostname()) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} on host ${h.host} (${file}; remove it if that process is gone)`);
+      if (h && h.pid !== process.pid && alive(h.pid)) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} (${file})`);
+      // Gone (or unreadable: a holder that died while writing it): take it over.
+      unlinkSync(file);
+      continue;
+    }
+    try {
+      writeSync(fd, me);
+    } finally {
+      closeSync(fd);
+    }
+    heldHere.set(location, 1);
+    return once(() => release(location, file));
+  }
+}
+
+function release(location: string, file: string): void {
+  const users = (heldHere.get(location) ?? 1) - 1;
+  if (users > 0) {
+    heldHere.set(location, users);
+    return;
+  }
+  heldHere.delete(location);
+  try {
+    if (readHolder(file)?.pid === process.pid) unlinkSync(file);
+  } catch {
+    // Already gone (the directory was removed): nothing to release.
+  }
+}
+
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    if (!done) {
+      done = true;
+      f();
+    }
+  };
+}
+
+/** `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node 20). */
+export function makeDir(dir: string): void {
+  const abs = path.resolve(dir);
+  if (existsSync(abs)) return;
+  const parent = path.dirname(abs);
+  if (parent !== abs) makeDir(parent);
+  try {
+    mkdirSync(abs);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+}
