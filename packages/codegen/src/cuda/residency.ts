@@ -1,0 +1,188 @@
+import { layoutOf, offsetOf, t } from '@ringgrain/core';
+import { STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';
+
+/**
+ * Actor residency on a CUDA kernel (codegen README "Persistent state on CUDA"): the host's requests
+ * (deactivate idle actors, install stored states), the staging batch deactivated actors are copied to,
+ * the install board, and the device → host load-request ring. Every structure here is the one definition
+ * the C (static_asserts, kernel.ts) and the host (cuda-backend residency.ts) share.
+ *
+ * Flow of one request: the host writes the board (install) into device memory on its state stream,
+ * then line 0 of the ResidencyHostBlock (pinned mapped host memory) and bumps `seq` last (release). The
+ * control warp copies the request into ResidencyGlobals (device memory: the workers never poll PCIe)
+ * and bumps its `seq`; each worker services it between batches for the actors it owns (partition) and
+ * stores `seq` into its ack word; once every ack equals `seq` the control warp writes line 1 of the host
+ * block (counts, then `doneSeq` with release at system scope). One request is in flight at a time.
+ */
+
+const LINE = 32;
+
+/** ResidencyHostBlock.op / ResidencyGlobals.op. */
+export const RES_OP = { NONE: 0, DEACTIVATE: 1, INSTALL: 2 } as const;
+/** ResidencyHostBlock.mode of an install (core StateUpload.mode). */
+export const RES_MODE = { LOAD: 0, PRELOAD: 1 } as const;
+/** One byte per install-board row. */
+export const RES_ROW = {
+  /** No stored state: the actor starts from a zeroed state. */
+  ABSENT: 0,
+  /** The row's state bytes are the stored state. */
+  FOUND: 1,
+  /** The load failed: the actor's parked messages are rejected with the board's error text; no entry stays. */
+  FAILED: 2,
+} as const;
+
+/** The host's words of a kernel's residency (pinned mapped host memory, 128-byte lines, one writer per line). */
+export const ResidencyHostBlock = t.struct({
+  /** Line 0, host-written. Request number: bumped (release) after the words below. */
+  seq: t.u32,
+  op: t.u32,
+  /** Install: rows on the board (≤ installCapacity). */
+  rows: t.u32,
+  /** Install: RES_MODE. */
+  mode: t.u32,
+  /** Deactivate: actors whose last turn's clock is before this (Infinity: all, and parked messages rejected). */
+  before: t.f64,
+  /** Deactivate: ctx.now() of onDeactivate. */
+  now: t.f64,
+  /** Install: bytes of the failure text on the board (RES_ROW.FAILED rows). */
+  errorLength: t.u32,
+  /** The load-request ring's consumer: entries the host has read (the kernel's producers wait on it when full). */
+  loadTail: t.u32,
+  _pad0: t.array(t.u32, LINE - 10),
+  /** Line 1, kernel-written (the control warp). The last request every worker finished (written last, release). */
+  doneSeq: t.u32,
+  /** Rows the finished deactivation staged (also the staging header's count). */
+  evicted: t.u32,
+  /** Actors the finished install activated (preload skips held keys and a full table). */
+  installed: t.u32,
+  /** Parked messages the finished request rejected (failed loads; a deactivation with Infinity). */
+  rejected: t.u32,
+  _pad1: t.array(t.u32, LINE - 4),
+});
+
+/** One device → host load request (pinned mapped host memory, after the host block): published by seq = index + 1 last. */
+export const LoadRequest = t.struct({ seq: t.u32, keyLo: t.u32, keyHi: t.u32, _pad: t.u32 });
+
+/** Entries of the load-request ring (a power of two): a producer whose index laps the host's tail waits. */
+export const LOAD_RING_CAPACITY = 4096;
+
+/** Rows of the install board (a power of two): the host splits a larger upload into several installs. */
+export const INSTALL_ROWS = 65536;
+
+/** Bytes of the failure text an install carries (longer texts are cut at a UTF-8 boundary by the host). */
+export const INSTALL_ERROR_BYTES = 1024;
+
+/**
+ * The kernel's residency words in device memory (zero-filled, then the host writes line 2 before launch). Line 0: the request as the control warp copied it. Line 1: counters the workers
+ * add to. Line 2: written once by the host.
+ */
+export const ResidencyGlobals = t.struct({
+  seq: t.u32,
+  op: t.u32,
+  rows: t.u32,
+  mode: t.u32,
+  before: t.f64,
+  now: t.f64,
+  errorLength: t.u32,
+  _pad0: t.array(t.u32, LINE - 9),
+  /** Load-request ring reservations (atomicAdd by workers), and the host tail as a worker last read it. */
+  loadReserve: t.u32,
+  loadTailSeen: t.u32,
+  /** Per request: rows staged (atomicAdd; the staging header's count is this), actors installed, messages rejected. */
+  installed: t.u32,
+  rejected: t.u32,
+  /** Messages parked now in per-actor FIFOs (received, not yet run), and parks refused (overflow pool full). */
+  parked: t.u32,
+  parkRefused: t.u32,
+  _pad1: t.array(t.u32, LINE - 6),
+  /** Device address of the host block (mapped pinned memory; the load-request ring follows it). */
+  hostLo: t.u32,
+  hostHi: t.u32,
+  /** Device addresses of the parts (residencyLayout): the ack words, the staging batch, the install board. */
+  acksLo: t.u32,
+  acksHi: t.u32,
+  stagingLo: t.u32,
+  stagingHi: t.u32,
+  boardLo: t.u32,
+  boardHi: t.u32,
+  /** installLayout offsets inside the board (it is at most INSTALL_BOARD_MAX_BYTES), and its capacity in rows. */
+  boardKindsAt: t.u32,
+  boardStatesAt: t.u32,
+  boardErrorAt: t.u32,
+  installCapacity: t.u32,
+  loadCapacity: t.u32,
+  _pad2: t.array(t.u32, LINE - 13),
+});
+
+const up = (n: number, a: number) => Math.ceil(n / a) * a;
+
+/** The install board: keys (int64 halves), then a RES_ROW byte per row, then the states, then the failure text. */
+export function installLayout(stateSize: number, rows: number): { readonly keysAt: number; readonly kindsAt: number; readonly statesAt: number; readonly errorAt: number; readonly bytes: number } {
+  const keysAt = 0;
+  const kindsAt = up(8 * rows, STATE_REGION_ALIGN);
+  const statesAt = up(kindsAt + rows, STATE_REGION_ALIGN);
+  const errorAt = up(statesAt + stateSize * rows, STATE_REGION_ALIGN);
+  return { keysAt, kindsAt, statesAt, errorAt, bytes: errorAt + INSTALL_ERROR_BYTES };
+}
+
+export interface ResidencyOptions {
+  readonly stateSize: number;
+  readonly maxActors: number;
+  readonly partitions: number;
+  /** Install-board rows wanted (default INSTALL_ROWS; installRows bounds it). */
+  readonly installRows?: number;
+}
+
+/** The install board's states stay below this (its offsets are u32 words; a larger upload is several installs). */
+export const INSTALL_BOARD_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Rows of the install board for a kernel: INSTALL_ROWS, fewer for a small table (a power of two ≥
+ * maxActors) or a large state (the states part within INSTALL_BOARD_MAX_BYTES); at least 1.
+ */
+export function installRows(stateSize: number, maxActors: number, wanted = INSTALL_ROWS): number {
+  let p = 1;
+  while (p < Math.min(maxActors, wanted)) p *= 2;
+  while (p > 1 && p * Math.max(1, stateSize) > INSTALL_BOARD_MAX_BYTES) p /= 2;
+  return p;
+}
+
+/**
+ * The device residency area: ResidencyGlobals, one ack word per worker (the last request it finished),
+ * the staging batch of deactivated actors (gatherLayout: keys, states, a byte per row = the dirty mark),
+ * then the install board (installLayout). All parts STATE_REGION_ALIGN-aligned.
+ */
+export function residencyLayout(o: ResidencyOptions): {
+  readonly acksAt: number;
+  readonly stagingAt: number;
+  readonly staging: ReturnType<typeof gatherLayout>;
+  readonly boardAt: number;
+  readonly board: ReturnType<typeof installLayout>;
+  readonly installCapacity: number;
+  readonly bytes: number;
+} {
+  const acksAt = up(layoutOf(ResidencyGlobals).size, STATE_REGION_ALIGN);
+  const stagingAt = up(acksAt + 4 * o.partitions, STATE_REGION_ALIGN);
+  const staging = gatherLayout(o.stateSize, o.maxActors);
+  const boardAt = up(stagingAt + staging.bytes, STATE_REGION_ALIGN);
+  const installCapacity = installRows(o.stateSize, o.maxActors, o.installRows);
+  const board = installLayout(o.stateSize, installCapacity);
+  return { acksAt, stagingAt, staging, boardAt, board, installCapacity, bytes: boardAt + board.bytes };
+}
+
+/** Bytes of the pinned host part: the host block, then LOAD_RING_CAPACITY load requests. */
+export function residencyHostBytes(): { readonly ringAt: number; readonly bytes: number } {
+  const ringAt = layoutOf(ResidencyHostBlock).size;
+  return { ringAt, bytes: ringAt + layoutOf(LoadRequest).size * LOAD_RING_CAPACITY };
+}
+
+if (
+  layoutOf(ResidencyHostBlock).size !== 256 ||
+  offsetOf(ResidencyHostBlock, 'doneSeq') !== 128 ||
+  offsetOf(ResidencyHostBlock, 'before') % 8 !== 0 ||
+  layoutOf(ResidencyGlobals).size !== 384 ||
+  layoutOf(LoadRequest).size !== 16 ||
+  (LOAD_RING_CAPACITY & (LOAD_RING_CAPACITY - 1)) !== 0
+) {
+  throw new Error('codegen: residency layouts must keep one writer per 128-byte line and 16-byte load requests');
+}
