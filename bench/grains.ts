@@ -92,3 +92,37 @@ export class Branchy extends Grain({
   }
 }
 type B = TypesOf<typeof Branchy>;
+
+/**
+ * The chain benchmark (bench/chains.ts, Savina's ThreadRing): `pass` counts, then sends the token on to the
+ * next key of a ring of `n` actors until `left` runs out; `bounce` sends it to the other actor of its pair
+ * (keys 2i and 2i+1: ping/pong). One message in flight per token, so a token's hops run one after another.
+ */
+export class Link extends Grain({
+  name: 'Link',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: {
+    pass: { request: t.struct({ n: t.u32, left: t.u32 }) },
+    bounce: { request: t.struct({ left: t.u32 }) },
+    count: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
+  },
+}) {
+  pass(s: L['state'], m: L['req']['pass'], ctx: L['ctx']): void {
+    s.n += 1;
+    if (m.left > 0) ctx.send(Link, (ctx.key + 1) % m.n, 'pass', { n: m.n, left: m.left - 1 });
+  }
+
+  bounce(s: L['state'], m: L['req']['bounce'], ctx: L['ctx']): void {
+    s.n += 1;
+    if (m.left > 0) {
+      if (ctx.key % 2 === 0) ctx.send(Link, ctx.key + 1, 'bounce', { left: m.left - 1 });
+      else ctx.send(Link, ctx.key - 1, 'bounce', { left: m.left - 1 });
+    }
+  }
+
+  count(s: L['state']): L['reply']['count'] {
+    return { n: s.n };
+  }
+}
+type L = TypesOf<typeof Link>;

@@ -1,0 +1,257 @@
+/**
+ * `pnpm bench:chains` — message chains across actors (Savina's ThreadRing), every backend side by side in
+ * one run: a ring of N actors (bench/grains.ts Link) passing one token H hops with `ctx.send`, the same ring
+ * with N/4 tokens at once (H hops in all), and ping/pong (N/2 pairs bouncing a token, H hops in all); on
+ * the inline backend, the CPU pool (--threads), the CUDA backend where a driver and device are present, and
+ * xstate v5 actors in-process (the library a user would otherwise pick; each send queued as a microtask,
+ * since a synchronous send inside a transition would recurse once per hop).
+ *
+ *   node --import tsx bench/chains.ts [--actors 10000,1000000] [--hops 100000] [--trials 5]
+ *       [--threads N] [--backends inline,cpu,cuda,xstate] [--record] [--out NAME]
+ *
+ * Each figure is the median of --trials (after one warm-up trial), in hops/s, timed from the first send
+ * until every turn is counted; every run checks the hop count (the kernel's K2K and turn counters, and
+ * each actor's count of sample keys against a JS model). Writes bench/results/local/chains.json (--record:
+ * bench/results/chains.json; --out NAME: bench/results/local/NAME.json): { commit, machine, cores, date,
+ * threads, byBackend: { inline, cpu, cuda?, xstate } } with, per backend and actor count, hops/s of one
+ * token, of N/4 tokens and of ping/pong, and the trials. `--hops` defaults to max(100000, N) per ring size.
+ */
+process.env['RINGGRAIN_LOG'] ??= 'warn';
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { GrainSystem, type Backend } from '@ringgrain/core';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+import { InlineBackend } from '../packages/inline-backend/src/index.ts';
+import { Link } from './grains.ts';
+import { commitOf, machineOf } from './record.ts';
+import { trials as stats } from './trials.ts';
+
+const argv = process.argv.slice(2).filter((a) => a !== '--');
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 18).join('\n'));
+  process.exit(0);
+}
+const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
+const cores = os.availableParallelism();
+const ACTORS = option('actors', '10000,1000000').split(',').map(Number);
+const HOPS = option('hops', '');
+const TRIALS = Math.max(1, Number(option('trials', '5')));
+const THREADS = Number(option('threads', String(Math.max(1, cores - 1))));
+const BACKENDS = option('backends', 'inline,cpu,cuda,xstate').split(',');
+const RECORD = argv.includes('--record');
+const OUT = option('out', '');
+const log = (s: string) => process.stderr.write(`${s}\n`);
+for (const n of ACTORS) if (!Number.isInteger(n) || n < 2 || n > 4_000_000) throw new Error(`--actors takes integers 2..4000000, got ${option('actors', '')}`);
+if (!Number.isInteger(THREADS) || THREADS < 1) throw new Error(`--threads takes a positive integer, got ${option('threads', '')}`);
+if (HOPS && !(Number.isInteger(Number(HOPS)) && Number(HOPS) >= 1)) throw new Error(`--hops takes a positive integer, got ${HOPS}`);
+for (const b of BACKENDS) if (!['inline', 'cpu', 'cuda', 'xstate'].includes(b)) throw new Error(`--backends: unknown backend ${b} (inline, cpu, cuda, xstate)`);
+if (RECORD && OUT) throw new Error('--record and --out: pick one');
+if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name without a folder, got ${OUT}`);
+const hopsFor = (n: number) => (HOPS ? Number(HOPS) : Math.max(100_000, n));
+
+type Shape = 'one' | 'many' | 'pingpong';
+const SHAPES: Shape[] = ['one', 'many', 'pingpong'];
+
+/** A shape's tokens over a ring of n actors with h hops in all: start keys and hops per token. */
+function plan(shape: Shape, n: number, h: number): { starts: Float64Array; each: number } {
+  if (shape === 'one') return { starts: Float64Array.of(0), each: h };
+  const tokens = shape === 'many' ? Math.max(1, n >> 2) : n >> 1;
+  const each = Math.max(1, Math.round(h / tokens));
+  // many: every 4th key; pingpong: the even key of each pair.
+  return { starts: Float64Array.from({ length: tokens }, (_, i) => (shape === 'many' ? 4 * i : 2 * i)), each };
+}
+
+/** What a trial did to each actor's count, in JS (checked against the actors at the end). */
+function model(counts: Uint32Array, shape: Shape, n: number, starts: Float64Array, each: number): void {
+  for (const s of starts) {
+    for (let i = 0, k = s; i <= each; i++) {
+      counts[k]!++;
+      k = shape === 'pingpong' ? k ^ 1 : (k + 1) % n;
+    }
+  }
+}
+
+interface Runner {
+  /** Runs `starts.length` tokens of `each` hops; resolves when every turn is done; returns the hops made (checked). */
+  trial(shape: Shape, starts: Float64Array, each: number): Promise<number>;
+  count(key: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A Ringgrain system on one backend. */
+async function grainRunner(name: 'inline' | 'cpu' | 'cuda', n: number): Promise<Runner> {
+  let backend: Backend;
+  if (name === 'inline') backend = new InlineBackend();
+  else if (name === 'cpu') backend = new CpuBackend({ threads: THREADS });
+  else {
+    const { CudaBackend } = await import('@ringgrain/cuda-backend');
+    backend = new CudaBackend();
+  }
+  const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 120_000, askTimeoutMs: 120_000 });
+  sys.register(Link, { placement: name, maxActors: n, ringCapacity: 1 << 14 });
+  await sys.start();
+  return {
+    async trial(shape, starts, each) {
+      const before = sys.counters(Link);
+      const method = shape === 'pingpong' ? 'bounce' : 'pass';
+      const t0 = performance.now();
+      if (starts.length === 1) {
+        if (shape === 'pingpong') sys.grain(Link, starts[0]!).tell.bounce({ left: each });
+        else sys.grain(Link, starts[0]!).tell.pass({ n, left: each });
+      } else if (method === 'bounce') {
+        sys.tellMany(Link, 'bounce', { key: starts, left: new Float64Array(starts.length).fill(each) });
+      } else {
+        sys.tellMany(Link, 'pass', { key: starts, n: new Float64Array(starts.length).fill(n), left: new Float64Array(starts.length).fill(each) });
+      }
+      const turns = starts.length * (each + 1);
+      for (;;) {
+        const c = sys.counters(Link);
+        if (c.processed - before.processed >= turns) break;
+        if (performance.now() - t0 > 600_000) throw new Error(`${name} ${shape}: ${c.processed - before.processed} of ${turns} turns after 600 s`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      const ms = performance.now() - t0;
+      const c = sys.counters(Link);
+      const hops = c.k2kReceived - before.k2kReceived;
+      if (hops !== starts.length * each || c.processed - before.processed !== turns || c.handlerErrors !== before.handlerErrors) {
+        throw new Error(`${name} ${shape}: ${hops} hops and ${c.processed - before.processed} turns (${c.handlerErrors - before.handlerErrors} failed), expected ${starts.length * each} and ${turns}`);
+      }
+      return (hops / ms) * 1000;
+    },
+    count: async (key) => (await sys.grain(Link, key).count({})).n,
+    close: () => sys.shutdown(),
+  };
+}
+
+/** xstate v5 actors in-process, created on their first message (as Ringgrain activates them). */
+async function xstateRunner(n: number): Promise<Runner> {
+  const { createActor, setup, assign } = await import('xstate');
+  type Ev = { type: 'pass' | 'bounce'; left: number };
+  const actors = new Map<number, { send: (e: Ev) => void; getSnapshot: () => { context: { n: number } } }>();
+  let done: () => void = () => {};
+  let pending = 0;
+  let hops = 0;
+  const forward = (key: number, e: Ev) => {
+    hops++;
+    queueMicrotask(() => actorOf(key).send(e));
+  };
+  const machine = setup({
+    types: { context: {} as { key: number; n: number }, events: {} as Ev, input: {} as { key: number } },
+    actions: {
+      count: assign({ n: ({ context }) => context.n + 1 }),
+      next: ({ context, event }) => {
+        if (event.left > 0) {
+          const to = event.type === 'bounce' ? context.key ^ 1 : (context.key + 1) % n;
+          forward(to, { type: event.type, left: event.left - 1 });
+        } else if (--pending === 0) done();
+      },
+    },
+  }).createMachine({
+    context: ({ input }) => ({ key: input.key, n: 0 }),
+    on: { pass: { actions: ['count', 'next'] }, bounce: { actions: ['count', 'next'] } },
+  });
+  function actorOf(key: number) {
+    let a = actors.get(key);
+    if (!a) {
+      a = createActor(machine, { input: { key } }).start();
+      actors.set(key, a);
+    }
+    return a;
+  }
+  return {
+    async trial(shape, starts, each) {
+      hops = 0;
+      pending = starts.length;
+      const t0 = performance.now();
+      const finished = new Promise<void>((r) => (done = r));
+      const type = shape === 'pingpong' ? 'bounce' : 'pass';
+      for (const s of starts) actorOf(s).send({ type, left: each });
+      await finished;
+      const ms = performance.now() - t0;
+      if (hops !== starts.length * each) throw new Error(`xstate ${shape}: ${hops} hops, expected ${starts.length * each}`);
+      return (hops / ms) * 1000;
+    },
+    count: async (key) => actors.get(key)?.getSnapshot().context.n ?? 0,
+    close: async () => {
+      for (const a of actors.values()) (a as unknown as { stop(): void }).stop();
+      actors.clear();
+    },
+  };
+}
+
+async function cudaPresent(): Promise<string | undefined> {
+  try {
+    const { probeCuda } = await import('@ringgrain/cuda-backend');
+    const p = probeCuda();
+    return p.ok ? undefined : p.reason;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+type Figures = Record<Shape, { hopsPerS: number; trials: number[]; tokens: number; hopsPerToken: number }>;
+const byBackend: Record<string, Record<string, Figures | { skipped: string }>> = {};
+const cudaMissing = BACKENDS.includes('cuda') ? await cudaPresent() : 'not asked for';
+const shapesLine: string[] = [];
+
+for (const n of ACTORS) {
+  const h = hopsFor(n);
+  for (const name of BACKENDS) {
+    const at = (byBackend[name] ??= {});
+    if (name === 'cuda' && cudaMissing) {
+      at[String(n)] = { skipped: `no CUDA driver or device: ${cudaMissing}` };
+      continue;
+    }
+    const runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cuda', n);
+    const counts = new Uint32Array(n);
+    const figures = {} as Figures;
+    try {
+      for (const shape of SHAPES) {
+        const { starts, each } = plan(shape, n, h);
+        const xs: number[] = [];
+        for (let t = 0; t <= TRIALS; t++) {
+          const r = await runner.trial(shape, starts, each);
+          model(counts, shape, n, starts, each);
+          if (t > 0) xs.push(r); // trial 0 warms up (JIT, activations)
+        }
+        const s = stats(xs);
+        figures[shape] = { hopsPerS: Math.round(s.median), trials: xs.map(Math.round), tokens: starts.length, hopsPerToken: each };
+        log(`${name.padEnd(6)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K)`);
+      }
+      // Every actor's count against the model: a sample of keys (every one where few).
+      const step = Math.max(1, Math.floor(n / 256));
+      for (let k = 0; k < n; k += step) {
+        const got = await runner.count(k);
+        if (got !== counts[k]) throw new Error(`${name} ${n} actors: actor ${k} counted ${got} turns, the model ${counts[k]}`);
+      }
+    } finally {
+      await runner.close();
+    }
+    at[String(n)] = figures;
+  }
+  shapesLine.push(`${n} actors: one token ${h} hops; ${n >> 2} tokens; ${n >> 1} pairs`);
+}
+
+const record = {
+  commit: commitOf(),
+  machine: machineOf(),
+  cores,
+  date: new Date().toISOString(),
+  threads: THREADS,
+  command: `node --import tsx bench/chains.ts ${argv.join(' ')}`.trim(),
+  what: 'hops/s (K2K sends received), median of trials after a warm-up; one: one token around a ring of N actors; many: N/4 tokens at once (H hops in all); pingpong: N/2 pairs bouncing (H hops in all); timed from the first send until every turn is counted; hop counts and sample actors checked against a JS model',
+  byBackend,
+};
+const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const file = `${dir}${RECORD ? 'chains' : OUT || 'chains'}.json`;
+writeFileSync(file, `${JSON.stringify(record, null, 1)}\n`);
+log(`wrote ${file}`);
+// Ratios to the inline backend and xstate, per ring size (one token).
+for (const n of ACTORS) {
+  const one = (b: string) => (byBackend[b]?.[String(n)] as Figures | undefined)?.one?.hopsPerS;
+  const cpu = one('cpu');
+  if (cpu) log(`${n} actors, one token: cpu/inline ${(cpu / (one('inline') ?? NaN)).toFixed(2)}×, cpu/xstate ${(cpu / (one('xstate') ?? NaN)).toFixed(2)}×`);
+}
