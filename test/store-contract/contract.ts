@@ -282,6 +282,33 @@ export function storeContract(fx: StoreFixture): void {
       expect(await s.table({ name: 'A1', keyKind: 'int', stateSize: SIZE })).toBe(a);
     });
 
+    it('long names stay apart: two names that share 63 bytes, and a 63-byte name and its reminders', async () => {
+      // PostgreSQL cuts identifiers at 63 bytes: both names became one table before the store mapped them.
+      const s = await fresh();
+      const head = 'G'.repeat(63);
+      const east = await s.table({ name: `${head}East`, keyKind: 'int', stateSize: SIZE });
+      const west = await s.table({ name: `${head}West`, keyKind: 'int', stateSize: SIZE });
+      await east.put(1, stateOf(1, 1), 0);
+      expect(await west.get(1)).toBeUndefined();
+      await west.put(1, stateOf(1, 7), 0);
+      expect((await east.get(1))?.state).toEqual(stateOf(1, 1));
+      expect((await west.get(1))?.state).toEqual(stateOf(1, 7));
+      // A 63-byte name: its reminders table (name + "__reminders") is not cut back onto its states.
+      if (s.reminders) {
+        const states = await s.table({ name: head, keyKind: 'int', stateSize: SIZE });
+        const rem = await s.reminders({ name: head, keyKind: 'int', stateSize: SIZE });
+        await states.put(3, stateOf(3, 1), 0);
+        await rem.put([{ key: 3, name: 'tick', method: 'ping', periodMs: 1000, nextDue: 5 }]);
+        expect(await rem.list()).toEqual([{ key: 3, name: 'tick', method: 'ping', periodMs: 1000, nextDue: 5 }]);
+        expect((await states.get(3))?.state).toEqual(stateOf(3, 1));
+        expect(await states.count()).toBe(1);
+      }
+      // A class named like another class's reminders table is refused, before anything is created.
+      const e = await rejection(s.table({ name: 'Account__reminders', keyKind: 'int', stateSize: SIZE }));
+      expect(e).toMatchObject({ code: 'STATE_TABLE_SPEC' });
+      expect(e.message).toMatch(/__reminders/);
+    });
+
     it('what was written is there after close and reopen', async () => {
       const s = await fx.make();
       await s.open();

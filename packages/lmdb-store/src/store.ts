@@ -23,6 +23,20 @@ export interface LmdbStoreOptions {
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const REMINDERS_SUFFIX = '__reminders';
+/** LMDB's key limit (MDB_MAXKEYSIZE, 511 bytes) holds database names too: the longest class name whose reminders database fits. */
+const MAX_NAME = 511 - REMINDERS_SUFFIX.length;
+
+/** Refuses a table name that is not an identifier, too long for a database name, or another class's reminders database. */
+function checkTableName(name: string): void {
+  if (!NAME.test(name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, { hint: 'use the grain class name' });
+  if (name.length > MAX_NAME) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name.slice(0, 40)}…" is ${name.length} bytes; LMDB database names hold ${MAX_NAME}`, { hint: 'use a shorter grain class name' });
+  if (name.endsWith(REMINDERS_SUFFIX)) {
+    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders database of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`, {
+      hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
+    });
+  }
+}
 
 /**
  * The embedded default: one LMDB environment (a directory) with one database per grain class. A write
@@ -78,7 +92,7 @@ export class LmdbStore implements StateStore {
 
   async table<const S extends StateTableSpec>(spec: S): Promise<TableOf<S>> {
     const env = this.root('table');
-    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    checkTableName(spec.name);
     const known = this.tables.get(spec.name);
     if (known) {
       const k = known.spec;
@@ -104,11 +118,11 @@ export class LmdbStore implements StateStore {
   /** The reminders of a grain class: the database `<name>__reminders` beside its states. */
   async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
     const env = this.root('reminders');
-    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    checkTableName(spec.name);
     let t = this.reminderTables.get(spec.name);
     if (!t) {
       try {
-        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}__reminders`, compression: false }), { ...spec });
+        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}${REMINDERS_SUFFIX}`, compression: false }), { ...spec });
       } catch (e) {
         throw writeError(e, `open the reminders of "${spec.name}"`);
       }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { stateIdent } from './ident.ts';
 import {
   CHUNK,
   ChunkWriter,
@@ -74,7 +75,7 @@ export class ChunkTable implements StateTable<number> {
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
   ) {
-    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(spec.name)}`;
+    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(stateIdent(spec.name))}`;
   }
 
   /** Chunk records stay inline up to 8 KB (no TOAST compression of a 3 KB record on every write). */

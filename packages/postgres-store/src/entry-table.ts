@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { stateIdent } from './ident.ts';
 import {
   StateDecodeError,
   StateReadBuilder,
@@ -49,7 +50,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
   ) {
-    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(spec.name)}`;
+    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(stateIdent(spec.name))}`;
     this.stringKeys = spec.keyKind === 'string';
     // Byte order for string keys (the "C" collation), as LMDB orders them.
     this.keyType = this.stringKeys ? 'text COLLATE "C"' : 'bigint';

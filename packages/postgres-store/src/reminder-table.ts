@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { remindersIdent } from './ident.ts';
 import { StateDecodeError, type ReminderId, type ReminderRow, type ReminderTable, type StateKey, type StateTableSpec } from '@ringgrain/core';
 import { KIND } from './errors.ts';
 import { inTransaction, withClient, type Owner } from './session.ts';
@@ -16,7 +17,7 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
   ) {
-    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(`${spec.name}__reminders`)}`;
+    this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(remindersIdent(spec.name))}`;
     this.keyType = spec.keyKind === 'string' ? 'text' : 'bigint';
   }
 

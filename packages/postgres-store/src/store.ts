@@ -4,6 +4,7 @@ import { KIND, pgError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
 import { PgReminderTable } from './reminder-table.ts';
+import { checkSchemaName, checkTableName, stateIdent } from './ident.ts';
 
 export interface PostgresStoreOptions {
   /** A connection string (postgres://user:password@host:port/database) or node-postgres pool settings. */
@@ -15,8 +16,6 @@ export interface PostgresStoreOptions {
   /** How long to wait for a connection before failing with StateStoreUnavailableError; default 10 s. */
   connectTimeoutMs?: number;
 }
-
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The server's address without credentials, for errors. */
 function describe(c: string | pg.PoolConfig): string {
@@ -47,7 +46,7 @@ export class PostgresStore implements StateStore {
   constructor(private readonly options: PostgresStoreOptions) {
     this.schema = options.schema ?? 'public';
     this.location = describe(options.connection);
-    if (!NAME.test(this.schema)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `schema ${JSON.stringify(this.schema)} is not an identifier`, { hint: 'letters, digits and _' });
+    checkSchemaName(this.schema);
   }
 
   async open(): Promise<void> {
@@ -89,7 +88,7 @@ export class PostgresStore implements StateStore {
   }
 
   async table<const S extends StateTableSpec>(spec: S): Promise<TableOf<S>> {
-    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    checkTableName(spec.name);
     const known = this.tables.get(spec.name);
     if (known) {
       const k = known.spec;
@@ -106,10 +105,10 @@ export class PostgresStore implements StateStore {
       const [column, want] = spec.keyKind === 'string' ? ['key', 'text'] : ['chunk', 'bigint'];
       const r = await c.query<{ data_type: string }>(
         'SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3',
-        [this.schema, spec.name, column],
+        [this.schema, stateIdent(spec.name), column],
       );
       if (r.rows[0]?.data_type !== want) {
-        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table ${this.schema}.${spec.name} has no ${want} column "${column}", which ${spec.keyKind} keys need`, {
+        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table ${this.schema}.${stateIdent(spec.name)} has no ${want} column "${column}", which ${spec.keyKind} keys need`, {
           hint: 'the table was made for another key kind: use another schema, or migrate the table',
         });
       }
@@ -124,7 +123,7 @@ export class PostgresStore implements StateStore {
 
   /** The reminders of a grain class: the table `<name>__reminders` beside its states (created if missing). */
   async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
-    if (!NAME.test(spec.name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(spec.name)} is not an identifier`, { hint: 'use the grain class name' });
+    checkTableName(spec.name);
     let t = this.reminderTables.get(spec.name);
     if (!t) {
       const table = new PgReminderTable<StateKey>(this, { ...spec });

@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core';
 import { storeContract } from '../../../test/store-contract/contract.ts';
 import { PostgresStore } from '../src/index.ts';
@@ -47,4 +47,18 @@ storeContract({
     }
   },
   unreachable: () => new PostgresStore({ connection: `postgres://postgres@127.0.0.1:${deadPort}/postgres`, connectTimeoutMs: 5000 }),
+});
+
+it('a schema name PostgreSQL would cut is refused; a long table name maps to the same table on every open', async () => {
+  expect(() => new PostgresStore({ connection: url, schema: `s${'x'.repeat(63)}` })).toThrow(expect.objectContaining({ code: 'STATE_TABLE_SPEC', message: expect.stringMatching(/PostgreSQL keeps 63/) }));
+  const schema = `contract_${process.pid}_long`;
+  const spec = { name: `Long${'y'.repeat(80)}`, keyKind: 'int', stateSize: 8 } as const;
+  const a = new PostgresStore({ connection: url, schema });
+  await a.open();
+  await (await a.table(spec)).put(5, new Uint8Array(8).fill(9), 0);
+  await a.close();
+  const b = new PostgresStore({ connection: url, schema });
+  await b.open();
+  expect((await (await b.table(spec)).get(5))?.state).toEqual(new Uint8Array(8).fill(9));
+  await b.close();
 });
