@@ -1,0 +1,266 @@
+import {
+  INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, LoadRequest, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, residencyHostBytes, residencyLayout,
+} from '@ringgrain/codegen';
+import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
+import { decodeKeys } from './state-gather.ts';
+import { GpuStateError } from './errors.ts';
+
+/**
+ * The host's end of actor residency on a CUDA kernel (codegen residency.ts is the layout, the kernel's
+ * control warp and workers the other end): deactivateIdle and writeStates become requests in the pinned
+ * ResidencyHostBlock, answered by `doneSeq`; deactivated actors are read from the device staging batch
+ * and handed to the plan's `evicted`; keys the kernel posts on the load-request ring go to `load`.
+ * One request at a time (a queue), as the state stream and staging buffers are shared.
+ */
+
+/** What the residency needs of its kernel. */
+export interface ResidencyTarget {
+  readonly grain: string;
+  readonly stateSize: number;
+  readonly maxActors: number;
+  readonly partitions: number;
+}
+
+/**
+ * Driver calls on the kernel's state stream: `copyIn` queues a host → device copy into the residency
+ * area at `offset`, `copyOut` a device → host copy out of it, `sync` waits for the stream. `fault` says
+ * whether the kernel faulted or went away (a request then fails instead of waiting). Unit tests and the
+ * g++ harness implement it with a stand-in that plays the kernel.
+ */
+export interface ResidencyDevice {
+  copyIn(src: Uint8Array, offset: number): void;
+  copyOut(dst: Uint8Array, offset: number): void;
+  sync(): void;
+  fault(): Error | undefined;
+  /** Waits a little for the kernel (a resolved promise on a macrotask; the backend may sleep longer when idle). */
+  pause(): Promise<void>;
+}
+
+const hw = (f: string): number => offsetOf(ResidencyHostBlock, f) >> 2;
+const H = {
+  seq: hw('seq'), op: hw('op'), rows: hw('rows'), mode: hw('mode'), errorLength: hw('errorLength'), loadTail: hw('loadTail'),
+  doneSeq: hw('doneSeq'), evicted: hw('evicted'), installed: hw('installed'), rejected: hw('rejected'),
+} as const;
+const HF = { before: offsetOf(ResidencyHostBlock, 'before') >> 3, now: offsetOf(ResidencyHostBlock, 'now') >> 3 } as const;
+const REQ = layoutOf(LoadRequest).size >> 2;
+
+/** int64 halves of an integer key (two's complement), as the kernel's keyLo/keyHi words hold it. */
+export function keyWords(key: number): [number, number] {
+  const hi = Math.floor(key / 4294967296);
+  return [key - hi * 4294967296, hi | 0];
+}
+
+/** Line 2 of ResidencyGlobals, written before the launch: where the host block and the device parts are. */
+export function residencyGlobalsImage(t: ResidencyTarget, hostDevPtr: bigint, areaDevPtr: bigint): Uint8Array {
+  const r = residencyLayout(t);
+  const img = new Uint8Array(layoutOf(ResidencyGlobals).size);
+  const dv = new DataView(img.buffer);
+  const put = (f: string, v: number) => dv.setUint32(offsetOf(ResidencyGlobals, f), v >>> 0, true);
+  const ptr = (f: string, p: bigint) => {
+    put(`${f}Lo`, Number(p & 0xffffffffn));
+    put(`${f}Hi`, Number(p >> 32n));
+  };
+  ptr('host', hostDevPtr);
+  ptr('acks', areaDevPtr + BigInt(r.acksAt));
+  ptr('staging', areaDevPtr + BigInt(r.stagingAt));
+  ptr('board', areaDevPtr + BigInt(r.boardAt));
+  put('boardKindsAt', r.board.kindsAt);
+  put('boardStatesAt', r.board.statesAt);
+  put('boardErrorAt', r.board.errorAt);
+  put('installCapacity', r.installCapacity);
+  put('loadCapacity', LOAD_RING_CAPACITY);
+  return img;
+}
+
+/** UTF-8 of `text`, cut at a character boundary to fit `max` bytes. */
+export function clippedUtf8(text: string, max: number): Uint8Array {
+  const b = new TextEncoder().encode(text);
+  if (b.length <= max) return b;
+  let n = max;
+  while (n > 0 && (b[n]! & 0xc0) === 0x80) n--;
+  return b.subarray(0, n);
+}
+
+/** One install request's board image: rows [from, to) of an upload, then its failed keys (as FAILED rows). */
+export interface InstallChunk {
+  readonly rows: number;
+  readonly keys: Uint8Array;
+  readonly kinds: Uint8Array;
+  readonly states: Uint8Array;
+  readonly error: Uint8Array;
+}
+
+/**
+ * Splits an upload into board images of at most `capacity` rows: its rows in order (FOUND or ABSENT), then
+ * its failed keys (FAILED, no state). A row's bytes are copied as they are (the stride is the state size).
+ */
+export function installChunks(u: StateUpload, stateSize: number, capacity: number, grain: string): InstallChunk[] {
+  if (u.stride !== stateSize) throw new GpuStateError(grain, 'GPU_STATE_BAD_UPLOAD', `rows of ${u.stride} bytes, the state layout has ${stateSize}`);
+  if (u.bytes.length < u.keys.length * stateSize || u.found.length < u.keys.length) {
+    throw new GpuStateError(grain, 'GPU_STATE_BAD_UPLOAD', `${u.keys.length} keys with ${u.bytes.length} state bytes and ${u.found.length} found flags`);
+  }
+  const failed = u.failed?.keys ?? [];
+  const all = [...u.keys.map((k, i) => ({ k, i })), ...failed.map((k) => ({ k, i: -1 }))];
+  const error = clippedUtf8(u.failed?.error ?? '', INSTALL_ERROR_BYTES);
+  const out: InstallChunk[] = [];
+  for (let from = 0; from < all.length; from += capacity) {
+    const part = all.slice(from, from + capacity);
+    const keys = new Uint8Array(8 * part.length);
+    const kw = new DataView(keys.buffer);
+    const kinds = new Uint8Array(part.length);
+    const states = new Uint8Array(stateSize * part.length);
+    part.forEach(({ k, i }, r) => {
+      if (typeof k !== 'number' || !Number.isSafeInteger(k)) {
+        throw new GpuStateError(grain, 'GPU_STATE_BAD_UPLOAD', `key ${JSON.stringify(k)} is not a safe integer (the kernel holds integer keys)`);
+      }
+      const [lo, hi] = keyWords(k);
+      kw.setUint32(8 * r, lo, true);
+      kw.setInt32(8 * r + 4, hi, true);
+      if (i < 0) kinds[r] = RES_ROW.FAILED;
+      else if (u.found[i]) {
+        kinds[r] = RES_ROW.FOUND;
+        states.set(u.bytes.subarray(i * stateSize, (i + 1) * stateSize), r * stateSize);
+      } else kinds[r] = RES_ROW.ABSENT;
+    });
+    out.push({ rows: part.length, keys, kinds, states, error });
+  }
+  return out;
+}
+
+export interface ResidencyHostOptions {
+  /** How long a request may wait for the kernel's answer before failing (ms). */
+  readonly timeoutMs: number;
+}
+
+export class ResidencyHost {
+  private readonly words: Int32Array;
+  private readonly f64: Float64Array;
+  private readonly ring: Int32Array;
+  private readonly layout: ReturnType<typeof residencyLayout>;
+  private queue: Promise<unknown> = Promise.resolve();
+  private seq = 0;
+
+  constructor(
+    private readonly target: ResidencyTarget,
+    private readonly device: ResidencyDevice,
+    /** The pinned host part (residencyHostBytes), at `offset` of `buffer` (8-aligned). */
+    buffer: ArrayBufferLike,
+    offset: number,
+    /** Pinned host memory for the staging batch's rows (residencyLayout(...).staging.bytes). */
+    private readonly staging: Uint8Array,
+    private readonly host: KernelStateHost,
+    private readonly opts: ResidencyHostOptions,
+  ) {
+    const hb = residencyHostBytes();
+    this.words = new Int32Array(buffer, offset, layoutOf(ResidencyHostBlock).size >> 2);
+    this.f64 = new Float64Array(buffer, offset, layoutOf(ResidencyHostBlock).size >> 3);
+    this.ring = new Int32Array(buffer, offset + hb.ringAt, (hb.bytes - hb.ringAt) >> 2);
+    this.layout = residencyLayout(target);
+    if (staging.byteLength < this.layout.staging.bytes) throw new RangeError(`residency: staging of ${staging.byteLength} bytes, ${this.layout.staging.bytes} needed`);
+  }
+
+  /** Before the launch: every word zero (host memory may be reused). */
+  init(): void {
+    this.words.fill(0);
+    this.ring.fill(0);
+    this.seq = 0;
+  }
+
+  /**
+   * Keys the kernel posted since the last call (each once, in the order posted), handed to the plan's
+   * `load`; returns how many. Called from the backend's poll of the kernel.
+   */
+  pollLoads(): number {
+    let tail = Atomics.load(this.words, H.loadTail) >>> 0;
+    const keys: ActorKey[] = [];
+    const words = new Uint32Array(2);
+    for (;;) {
+      const at = (tail & (LOAD_RING_CAPACITY - 1)) * REQ;
+      if ((Atomics.load(this.ring, at) >>> 0) !== ((tail + 1) >>> 0)) break;
+      words[0] = this.ring[at + 1]!;
+      words[1] = this.ring[at + 2]!;
+      keys.push(decodeKeys(words, 1)[0]!);
+      tail = (tail + 1) >>> 0;
+    }
+    if (keys.length === 0) return 0;
+    Atomics.store(this.words, H.loadTail, tail | 0);
+    this.host.load(keys);
+    return keys.length;
+  }
+
+  /** Deactivates the actors idle since `before` (see core BackendKernel.deactivateIdle); resolves to how many. */
+  deactivateIdle(before: number, now: number): Promise<number> {
+    return this.serial(async () => {
+      await this.request(RES_OP.DEACTIVATE, () => {
+        this.f64[HF.before] = before;
+        this.f64[HF.now] = now;
+      });
+      const count = Atomics.load(this.words, H.evicted) >>> 0;
+      if (count > this.target.maxActors) throw new GpuStateError(this.target.grain, 'GPU_STATE_GATHER', `the kernel reported ${count} deactivated actors for ${this.target.maxActors} slots`);
+      if (count === 0) return 0;
+      this.host.evicted(this.readStaging(count));
+      return count;
+    });
+  }
+
+  /** Installs an upload (see core StateUpload), in board-sized parts. */
+  writeStates(u: StateUpload): Promise<void> {
+    return this.serial(async () => {
+      const chunks = installChunks(u, this.target.stateSize, this.layout.installCapacity, this.target.grain);
+      const b = this.layout.boardAt;
+      const board = this.layout.board;
+      for (const c of chunks) {
+        this.device.copyIn(c.keys, b + board.keysAt);
+        this.device.copyIn(c.kinds, b + board.kindsAt);
+        if (c.states.length) this.device.copyIn(c.states, b + board.statesAt);
+        if (c.error.length) this.device.copyIn(c.error, b + board.errorAt);
+        this.device.sync();
+        await this.request(RES_OP.INSTALL, () => {
+          Atomics.store(this.words, H.rows, c.rows);
+          Atomics.store(this.words, H.mode, u.mode === 'preload' ? RES_MODE.PRELOAD : RES_MODE.LOAD);
+          Atomics.store(this.words, H.errorLength, c.error.length);
+        });
+      }
+    });
+  }
+
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(f);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Writes a request (op, then `fill`'s words, then seq last) and waits until every worker finished it. */
+  private async request(op: number, fill: () => void): Promise<void> {
+    Atomics.store(this.words, H.op, op);
+    fill();
+    this.seq = (this.seq + 1) >>> 0;
+    Atomics.store(this.words, H.seq, this.seq | 0);
+    const t0 = performance.now();
+    for (;;) {
+      if ((Atomics.load(this.words, H.doneSeq) >>> 0) === this.seq) return;
+      const f = this.device.fault();
+      if (f) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel faulted during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`, { cause: f });
+      if (performance.now() - t0 > this.opts.timeoutMs) {
+        throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel did not answer a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'} within ${this.opts.timeoutMs} ms`);
+      }
+      await this.device.pause();
+    }
+  }
+
+  /** The staging batch's `count` rows: keys, final states and dirty marks (a batch of its own). */
+  private readStaging(count: number): EvictedStates {
+    const s = this.layout.staging;
+    const at = this.layout.stagingAt;
+    const size = this.target.stateSize;
+    const keyBytes = this.staging.subarray(s.keysAt, s.keysAt + 8 * count);
+    const stateBytes = this.staging.subarray(s.statesAt, s.statesAt + size * count);
+    const flags = this.staging.subarray(s.flagsAt, s.flagsAt + count);
+    this.device.copyOut(keyBytes, at + s.keysAt);
+    if (size > 0) this.device.copyOut(stateBytes, at + s.statesAt);
+    this.device.copyOut(flags, at + s.flagsAt);
+    this.device.sync();
+    const keys = decodeKeys(new Uint32Array(keyBytes.buffer, keyBytes.byteOffset, 2 * count), count);
+    return { keys, bytes: stateBytes.slice(), stride: size, dirty: flags.slice() };
+  }
+}
