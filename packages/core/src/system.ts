@@ -262,9 +262,9 @@ interface Registration {
   storage: ResolvedStorageOptions;
   writeBehind?: WriteBehind;
   flushTimer?: ReturnType<typeof setInterval> | undefined;
-  /** The host clock at the last idle collection, and whether one is under way. */
+  /** The host clock at the last idle collection, and the one under way (the sweep's or collectIdle's). */
   lastCollect: number;
-  collecting: boolean;
+  collecting: Promise<number> | undefined;
   /** Deactivations on a class with idleMs and no storage (nothing to write). */
   dropped: number;
   /** The class's reminders (it declares some, and has storage). */
@@ -395,7 +395,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     if (!Number.isSafeInteger(options.maxActors) || options.maxActors < 1) {
       throw new PlacementError(`grain "${def.name}": maxActors must be a positive integer (actor slots a lane holds), got ${options.maxActors}`, { hint: 'leave it out for 131,072' });
     }
-    const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: false, dropped: 0 };
+    const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: undefined, dropped: 0 };
     this.regs.push(reg);
     this.byDef.set(def, reg);
     return this;
@@ -1386,6 +1386,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     let kept = 0;
     for (const reg of regs) {
       if (!reg.writeBehind) continue;
+      // Actors an idle collection under way deactivates are written by this flush, not the next one.
+      while (reg.collecting) await reg.collecting;
       const r = await reg.writeBehind.flush();
       written += r.written;
       kept += r.kept;
@@ -1409,11 +1411,18 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /**
    * Deactivates now the actors of a class registered with `idleMs` (or all such classes) whose last turn
    * is older than `idleMs` by the system's clock; the sweep does this on its own every `idleMs / 2`.
-   * Resolves to how many were deactivated.
+   * Resolves to how many were deactivated, counting those of a collection already under way (which it
+   * waits for): once it resolves, every such actor is deactivated and its state handed to the write-behind.
    */
   async collectIdle(cls?: AnyGrainClass): Promise<number> {
     let n = 0;
-    for (const reg of cls ? [this.registration(cls)] : this.regs) n += await this.collectIdleOf(reg);
+    for (const reg of cls ? [this.registration(cls)] : this.regs) {
+      // A collection the sweep started is joined, its deactivations counted: the actors it took were idle
+      // too, and its rows must reach the write-behind before this resolves (so flush() after it writes them).
+      const running = reg.collecting;
+      if (running) n += await running;
+      n += await this.collectIdleOf(reg);
+    }
     return n;
   }
 
@@ -1426,21 +1435,24 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
   }
 
+  /** One collection of a class at a time: a call while one runs waits for it, then collects as of its own clock. */
   private async collectIdleOf(reg: Registration): Promise<number> {
+    while (reg.collecting) await reg.collecting;
     const idleMs = reg.storage.idleMs;
     const k = reg.kernel;
     const impl: BackendKernel | undefined = k?.backendKernel;
     if (idleMs === undefined || !k || k.state !== 'active' || !impl?.deactivateIdle) return 0;
     const now = this.clock();
-    reg.collecting = true;
     reg.lastCollect = now;
-    try {
-      return await impl.deactivateIdle(now - idleMs, now);
-    } catch (e) {
+    const run = impl.deactivateIdle(now - idleMs, now).catch((e: unknown) => {
       this.logger.debug({ err: e, grain: reg.def.name }, `${reg.def.name}: idle collection failed`);
       return 0;
+    });
+    reg.collecting = run;
+    try {
+      return await run;
     } finally {
-      reg.collecting = false;
+      if (reg.collecting === run) reg.collecting = undefined;
     }
   }
 
