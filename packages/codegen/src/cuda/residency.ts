@@ -186,3 +186,15 @@ if (
 ) {
   throw new Error('codegen: residency layouts must keep one writer per 128-byte line and 16-byte load requests');
 }
+
+/** The C constants of residency.cuh, from the values above (emitted into the unit after the protocol structs). */
+export function residencyConstants(): string {
+  const defs = [
+    ...Object.entries(RES_OP).map(([k, v]) => `#define RG_RES_OP_${k} ${v}u`),
+    ...Object.entries(RES_MODE).map(([k, v]) => `#define RG_RES_MODE_${k} ${v}u`),
+    ...Object.entries(RES_ROW).map(([k, v]) => `#define RG_RES_ROW_${k} ${v}u`),
+    `#define RG_RES_INSTALL_ERROR_BYTES ${INSTALL_ERROR_BYTES}u`,
+    `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u, "residency structs: their sizes in residency.ts");`,
+  ];
+  return `/* ---- actor residency constants (residency.ts) ---- */\n${defs.join('\n')}`;
+}
