@@ -26,3 +26,4 @@ export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';
 export { fixedReader, type FixedRead } from './image-decode.ts';
 export * from './column-image.ts';
 export { rowTemplate, compileRowWriter, type Template as RowTemplate, type RowWrite } from './row-writer.ts';
+export * from './cluster/index.ts';

@@ -50,6 +50,9 @@ import type { TimerStats } from './backend.ts';
 import { waitUntil } from './wait.ts';
 import { WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics } from './persist/write-behind.ts';
 import { storageOptions, type ResolvedStorageOptions, type StorageOptions } from './persist/options.ts';
+import { LOCAL, type ClusterRouter } from './cluster/router.ts';
+import { joinCluster, remoteRegistration } from './cluster/attach.ts';
+import type { Cluster } from './cluster/types.ts';
 
 /** A class whose instances have a method for each of its spec's methods (any class when its spec is not known). */
 export type WithHandlers<C extends AnyGrainClass> = string extends MethodName<SpecOf<C>> ? unknown : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
@@ -98,6 +101,12 @@ export interface SystemOptions {
   handleSignals?: boolean;
   /** After SIGINT/SIGTERM the process exits within this many ms even if a kernel cannot be stopped (default 5000). */
   signalExitMs?: number;
+  /**
+   * Join a cluster of silos (e.g. `natsCluster({ servers, name })` from `@ringgrain/cluster-nats`): keys of
+   * the classes registered here are spread over the silos hosting them; other classes are reached as a
+   * client. Without it the system is one process and needs no server (docs/cluster.md).
+   */
+  cluster?: Cluster;
 }
 
 /** The largest reply ring that follows a larger inbound ring by default (register says why). */
@@ -327,6 +336,12 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly loadFailures = new Map<string, StateLoadError>();
   /** Late replies (their ask had timed out or was rejected); counted, not lost silently. */
   lateReplies = 0;
+  private readonly clusterOpt: Cluster | undefined;
+  private router: ClusterRouter<Route> | undefined;
+  /** The cluster this system joined (members, events, metrics), once started with `cluster`; undefined otherwise. */
+  get cluster(): ClusterRouter<Route> | undefined {
+    return this.router;
+  }
 
   constructor(opts: SystemOptions) {
     super();
@@ -350,6 +365,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.replySpinMicros = opts.replySpinMicros ?? 200;
     this.handleSignals = opts.handleSignals ?? true;
     this.signalExitMs = opts.signalExitMs ?? 5_000;
+    this.clusterOpt = opts.cluster;
   }
 
   private installSignalHandlers(): void {
@@ -500,6 +516,21 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.sweeper = setInterval(() => this.sweep(), 50);
     this.sweeper.unref();
     this.installSignalHandlers();
+    if (this.clusterOpt) this.router = await this.joinCluster(this.clusterOpt, resolved);
+  }
+
+  private joinCluster(cluster: Cluster, resolved: Map<Registration, Backend>): Promise<ClusterRouter<Route>> {
+    const grains = Object.fromEntries(this.regs.map((r) => [r.def.name, resolved.get(r)!.name]));
+    const host = {
+      logger: this.logger,
+      askTimeoutMs: this.askTimeoutMs,
+      hostedRoute: (grain: string, method: string) => {
+        const reg = this.regs.find((r) => r.def.name === grain);
+        return reg?.def.methodByName.has(method) ? this.route(reg.def, method) : undefined;
+      },
+      sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => this.sendLocal(route, key, payload, ask),
+    };
+    return joinCluster(cluster, host, grains, this.logger);
   }
 
   /** The kernel hosting a grain class (lifecycle control, counters). */
@@ -517,7 +548,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   /** A typed reference: `await ref.deposit({...})` asks; `ref.tell.deposit({...})` is one-way. */
   grain<C extends AnyGrainClass>(cls: C, key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never): GrainRef<C> {
     const def = cls.grain as GrainDef;
-    if (!this.byDef.has(def)) throw new UnknownGrainError(def?.name ?? String(cls));
+    // In a cluster, a class hosted elsewhere is reached through it (client mode).
+    if (!this.byDef.has(def) && !(this.clusterOpt && def?.methodByName)) throw new UnknownGrainError(def?.name ?? String(cls));
     let make = this.refFactories.get(def);
     if (!make) {
       make = makeRefFactory(def, this);
@@ -538,6 +570,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     const route = this.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
+    if (this.router !== undefined) return this.tellRowsOneByOne(route, cols, n);
     let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(def.name, 'not started');
@@ -556,6 +589,19 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       this.spillOf(kernel).pushRows(seg, performance.now());
       this.waiting.add(kernel);
       this.schedulePump();
+    }
+    return n;
+  }
+
+  /** tellMany in a cluster: each row routed on its own (its key's owner may be here or on another silo). */
+  private tellRowsOneByOne(route: Route, cols: Record<string, ArrayLike<unknown>>, n: number): number {
+    const names = route.method.request.fieldNames;
+    const key = cols['key']!;
+    for (let i = 0; i < n; i++) {
+      const payload: Record<string, unknown> = {};
+      for (const f of names) payload[f] = cols[f]![i];
+      const p = this.sendRoute(route, key[i] as number | string, payload, false);
+      if (p) p.catch(() => {});
     }
     return n;
   }
@@ -623,7 +669,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    */
   private askRows(def: GrainDef, route: Route, cols: Record<string, ArrayLike<unknown>>, n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string): Promise<unknown> | undefined {
     const kernel = route.reg.kernel;
-    if (n === 0 || def.keyKind === 'string' || !kernel || !kernel.accepting || this.spills.get(kernel)?.size) return undefined;
+    if (n === 0 || def.keyKind === 'string' || !kernel || !kernel.accepting || this.spills.get(kernel)?.size || this.router) return undefined;
     const key = cols['key'] as ArrayLike<number>;
     const run = compileRowLoop(route.method, kernel.grainId, key, cols, kernel.lanes[0]!.inbound.payloadCapacity, true);
     if (!run) return undefined;
@@ -665,7 +711,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   /** Resolves a grain class and method once; refs keep the result so sends skip the lookups. */
   route(def: GrainDef, methodName: string): Route {
-    const reg = this.byDef.get(def);
+    const reg = this.byDef.get(def) ?? (this.clusterOpt ? remoteRegistration(def) : undefined);
     if (!reg) throw new UnknownGrainError(def.name);
     const method = def.methodByName.get(methodName);
     if (!method) throw new UnknownMethodError(def.name, methodName);
@@ -676,6 +722,15 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
     checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
+    if (this.router !== undefined) {
+      const r = this.router.intercept(route.reg.def, route.method.name, key, payload, ask, into);
+      if (r !== LOCAL) return r;
+    } else if (route.reg.kernel === undefined && this.clusterOpt) throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
+    return this.sendLocal(route, key, payload, ask, into);
+  }
+
+  /** sendRoute without cluster routing: the key is served by this process. */
+  private sendLocal(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
@@ -1573,6 +1628,9 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   private async shutdownOnce(opts: TerminateOptions): Promise<void> {
     this.removeSignalHandlers();
+    // Leave the cluster first: partitions move to the others while this silo still forwards and serves.
+    await this.router?.close();
+    this.router = undefined;
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     // Every kernel stops before any kernel's memory is freed (kernel.ts terminate: keepMemory).

@@ -1,0 +1,462 @@
+import { EventEmitter } from 'eventemitter3';
+import type { Logger } from 'pino';
+import type { GrainDef } from '../grain.ts';
+import { RinggrainError } from '../errors.ts';
+import { partitionOf } from './partition.ts';
+import { EntryKind, type ClusterConnection, type Entry, type MessageEntry, type PartitionTable, type SiloInfo } from './types.ts';
+import { MalformedEntryError, NoSiloError, RemoteGrainError, SiloEvictedError, SiloUnavailableError } from './errors.ts';
+
+/** What the router needs of the system (system.ts builds it). `R` is the system's Route. */
+export interface RouterHost<R> {
+  readonly logger: Logger;
+  readonly askTimeoutMs: number;
+  /** The route of a class this silo hosts (undefined: not hosted here). */
+  hostedRoute(grain: string, method: string): R | undefined;
+  /** The single-process send path (no cluster routing). */
+  sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+}
+
+export interface ClusterEvents {
+  join: (s: SiloInfo) => void;
+  leave: (s: SiloInfo, reason: 'left' | 'dead') => void;
+  /** Tells this process sent that were not confirmed before their silo died (or that found no silo in time). */
+  tellsLost: (e: { silo: string; count: number; reason: string }) => void;
+  /** A frame or entry that did not decode: refused and counted (the silo keeps serving). */
+  malformed: (e: { from: string | undefined; error: Error }) => void;
+  table: (t: PartitionTable) => void;
+  evicted: (e: { error: Error }) => void;
+}
+
+/** Returned by `intercept` when the key lives on this silo: the caller takes the local path. */
+export const LOCAL: unique symbol = Symbol('ringgrain.local');
+
+interface RemoteAsk {
+  resolve: (v: unknown) => void;
+  reject: (e: Error) => void;
+  silo: string;
+  grain: string;
+  method: string;
+  deadline: number;
+  into: Readonly<Record<string, unknown>> | undefined;
+}
+
+interface Parked {
+  entry: MessageEntry;
+  since: number;
+}
+
+const MAX_HOPS = 4;
+const SWEEP_MS = 100;
+
+/**
+ * Routes a clustered system's sends: a key whose partition this silo owns takes the local path; any
+ * other goes to its owner as an entry (asks wait here by correlation id); a key with no live owner
+ * (a move or a death under way) parks, in order, until a table names one. Entries that arrive are run
+ * locally, forwarded to the owner the local table names (a move the sender had not seen yet), or parked.
+ * Tells are acknowledged per hop (cumulative counts), so a silo that dies leaves an exact count of the
+ * tells it had not confirmed: counted as lost, and an event.
+ */
+export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
+  private readonly pending = new Map<number, RemoteAsk>();
+  private corr = 0;
+  private readonly sentTells = new Map<string, number>();
+  private readonly ackedTells = new Map<string, number>();
+  private readonly recvTells = new Map<string, number>();
+  private parked: Parked[] = [];
+  private readonly parkedGrains = new Map<string, number>();
+  private readonly liveIds = new Set<string>();
+  private readonly sweeper: ReturnType<typeof setInterval>;
+  private evicted: Error | undefined;
+  private closed = false;
+  private readonly counts = {
+    asksOut: 0,
+    tellsOut: 0,
+    messagesIn: 0,
+    forwarded: 0,
+    parked: 0,
+    lostTells: 0,
+    asksFailedDead: 0,
+    malformed: 0,
+    lateReplies: 0,
+    localRejected: 0,
+  };
+  private readonly routes = new Map<string, R | undefined>();
+  /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
+  readonly parkMs: number;
+
+  constructor(
+    private readonly host: RouterHost<R>,
+    readonly conn: ClusterConnection,
+    opts: { parkMs?: number } = {},
+  ) {
+    super();
+    this.parkMs = opts.parkMs ?? Math.min(host.askTimeoutMs, 10_000);
+    for (const s of conn.live()) this.liveIds.add(s.id);
+    conn.on('join', (s) => {
+      this.liveIds.add(s.id);
+      this.emit('join', s);
+      this.unpark();
+    });
+    conn.on('leave', (s, reason) => this.onLeave(s, reason));
+    conn.on('table', (t) => {
+      this.emit('table', t);
+      this.unpark();
+    });
+    conn.on('entries', (from, entries) => this.onEntries(from, entries));
+    conn.on('frameError', (e) => {
+      this.counts.malformed++;
+      this.emit('malformed', e);
+    });
+    conn.on('evicted', ({ reason }) => {
+      this.evicted = new SiloEvictedError(reason);
+      host.logger.error({ err: this.evicted }, 'cluster: this silo was evicted');
+      this.failAll(this.evicted);
+      this.emit('evicted', { error: this.evicted });
+    });
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  get self(): string {
+    return this.conn.self;
+  }
+
+  /** The silo that owns `key` of `grain` now ('' when none), or undefined while no table was written. */
+  ownerOf(grain: string, key: number | string): string | undefined {
+    const t = this.conn.table(grain);
+    return t === undefined ? undefined : t.owners[partitionOf(key, t.owners.length)];
+  }
+
+  /** Members alive now. */
+  live(): readonly SiloInfo[] {
+    return this.conn.live();
+  }
+
+  /**
+   * LOCAL when this silo owns the key; otherwise the send goes to (or parks for) its owner: an ask's
+   * Promise, or undefined for a tell.
+   */
+  intercept(def: GrainDef, method: string, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): typeof LOCAL | Promise<unknown> | undefined {
+    if (this.evicted) throw this.evicted;
+    const grain = def.name;
+    const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, key);
+    if (owner === this.self && this.hosted(grain, method) !== undefined) return LOCAL;
+    const corr = ask ? this.nextCorr() : 0;
+    const entry: MessageEntry = [EntryKind.Message, grain, method, key, payload, corr, this.self, 0];
+    let p: Promise<unknown> | undefined;
+    if (ask) {
+      this.counts.asksOut++;
+      p = new Promise((resolve, reject) => {
+        this.pending.set(corr, { resolve, reject, silo: owner ?? '', grain, method, deadline: performance.now() + this.host.askTimeoutMs, into });
+      });
+    } else this.counts.tellsOut++;
+    this.route(entry, undefined);
+    return p;
+  }
+
+  private nextCorr(): number {
+    this.corr = this.corr >= 0x7fffffff ? 1 : this.corr + 1;
+    return this.corr;
+  }
+
+  private hosted(grain: string, method: string): R | undefined {
+    const k = `${grain}\0${method}`;
+    let r = this.routes.get(k);
+    if (r === undefined && !this.routes.has(k)) this.routes.set(k, (r = this.host.hostedRoute(grain, method)));
+    return r;
+  }
+
+  /** Sends an entry to its owner, runs it here, or parks it. `from`: the silo that handed it to us (acks). */
+  private route(entry: MessageEntry, from: string | undefined): void {
+    const grain = entry[1];
+    const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, entry[3]);
+    if (owner === this.self) {
+      this.runHere(entry);
+      return;
+    }
+    if (owner === undefined || owner === '' || !this.liveIds.has(owner)) {
+      this.parked.push({ entry, since: performance.now() });
+      this.parkedGrains.set(grain, (this.parkedGrains.get(grain) ?? 0) + 1);
+      this.counts.parked++;
+      return;
+    }
+    if (from !== undefined) {
+      if (entry[7] >= MAX_HOPS) {
+        this.failEntry(entry, new RinggrainError('CLUSTER_ROUTING', `${grain}.${entry[2]}: forwarded ${MAX_HOPS} times without reaching the owner`, { hint: 'placement tables were changing; retry' }));
+        return;
+      }
+      entry[7]++;
+      this.counts.forwarded++;
+    }
+    if (entry[5] === 0) this.sentTells.set(owner, (this.sentTells.get(owner) ?? 0) + 1);
+    else if (entry[6] === this.self) {
+      const p = this.pending.get(entry[5]);
+      if (p) p.silo = owner;
+    }
+    this.conn.send(owner, entry);
+  }
+
+  private runHere(entry: MessageEntry): void {
+    const [, grain, method, key, payload, corr, origin] = entry;
+    const route = this.hosted(grain, method);
+    if (route === undefined) {
+      this.failEntry(entry, new RinggrainError('UNKNOWN_GRAIN', `grain "${grain}" method "${method}" is not hosted by silo ${this.self}, which owns its partition`, { hint: 'every silo that hosts a class must register the same class (same methods)' }));
+      return;
+    }
+    let r: Promise<unknown> | undefined;
+    try {
+      r = this.host.sendLocal(route, key, payload, corr !== 0);
+    } catch (e) {
+      this.failEntry(entry, e as Error);
+      return;
+    }
+    if (corr === 0) {
+      // A full ring's wait: its failure is already a tellError event of this system.
+      r?.catch(() => {});
+      return;
+    }
+    r!.then(
+      (v) => this.reply(origin, corr, 1, v),
+      (e: unknown) => this.reply(origin, corr, 0, e),
+    );
+  }
+
+  private failEntry(entry: MessageEntry, error: Error): void {
+    if (entry[5] !== 0) this.reply(entry[6], entry[5], 0, error);
+    else {
+      this.counts.localRejected++;
+      this.host.logger.warn({ err: error, grain: entry[1], method: entry[2] }, 'cluster: a tell from another silo was refused here');
+    }
+  }
+
+  private reply(to: string, corr: number, ok: 0 | 1, v: unknown): void {
+    if (to === this.self) {
+      this.settle(to, corr, ok, ok ? v : errorShape(v));
+      return;
+    }
+    this.conn.send(to, [EntryKind.Reply, corr, ok, ok ? v : errorShape(v)]);
+  }
+
+  private settle(from: string, corr: number, ok: 0 | 1, v: unknown): void {
+    const p = this.pending.get(corr);
+    if (!p) {
+      this.counts.lateReplies++;
+      return;
+    }
+    this.pending.delete(corr);
+    if (ok) p.resolve(p.into ? copyInto(v, p.into) : v);
+    else if (v instanceof Error) p.reject(v);
+    else {
+      const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
+      p.reject(new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), String(e.message ?? 'remote error')));
+    }
+  }
+
+  private onEntries(from: string, entries: unknown[]): void {
+    let tells = 0;
+    for (const e of entries) {
+      const bad = checkEntry(e);
+      if (bad !== undefined) {
+        this.counts.malformed++;
+        this.emit('malformed', { from, error: new MalformedEntryError(from, bad) });
+        continue;
+      }
+      const entry = e as Entry;
+      switch (entry[0]) {
+        case EntryKind.Message:
+          this.counts.messagesIn++;
+          if (entry[5] === 0) tells++;
+          if (this.evicted) {
+            this.failEntry(entry, this.evicted);
+            break;
+          }
+          this.route(entry, from);
+          break;
+        case EntryKind.Reply:
+          this.settle(from, entry[1], entry[2], entry[3]);
+          break;
+        case EntryKind.Ack:
+          if (entry[1] > (this.ackedTells.get(from) ?? 0)) this.ackedTells.set(from, entry[1]);
+          break;
+      }
+    }
+    if (tells > 0) {
+      const n = (this.recvTells.get(from) ?? 0) + tells;
+      this.recvTells.set(from, n);
+      this.conn.send(from, [EntryKind.Ack, n]);
+    }
+  }
+
+  private onLeave(s: SiloInfo, reason: 'left' | 'dead'): void {
+    this.liveIds.delete(s.id);
+    if (reason === 'dead') {
+      for (const [corr, p] of this.pending) {
+        if (p.silo !== s.id) continue;
+        this.pending.delete(corr);
+        this.counts.asksFailedDead++;
+        p.reject(new SiloUnavailableError(p.grain, p.method, s.id, 'died'));
+      }
+      const lost = (this.sentTells.get(s.id) ?? 0) - (this.ackedTells.get(s.id) ?? 0);
+      this.sentTells.delete(s.id);
+      this.ackedTells.delete(s.id);
+      if (lost > 0) {
+        this.counts.lostTells += lost;
+        this.host.logger.warn({ silo: s.id, lost }, `cluster: ${lost} tells sent to silo ${s.id} were not confirmed before it died (lost)`);
+        this.emit('tellsLost', { silo: s.id, count: lost, reason: 'silo died' });
+      }
+    }
+    this.recvTells.delete(s.id);
+    this.emit('leave', s, reason);
+  }
+
+  /** Parked entries retried in order; one that still has no owner keeps its place (and those behind it). */
+  private unpark(): void {
+    if (this.parked.length === 0) return;
+    const list = this.parked;
+    this.parked = [];
+    this.parkedGrains.clear();
+    for (const p of list) {
+      const grain = p.entry[1];
+      if (this.parkedGrains.has(grain)) {
+        this.parked.push(p);
+        this.parkedGrains.set(grain, this.parkedGrains.get(grain)! + 1);
+        continue;
+      }
+      const owner = this.ownerOf(grain, p.entry[3]);
+      if (owner === undefined || owner === '' || (owner !== this.self && !this.liveIds.has(owner))) {
+        this.parked.push(p);
+        this.parkedGrains.set(grain, 1);
+        continue;
+      }
+      this.route(p.entry, undefined);
+    }
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const [corr, p] of this.pending) {
+      if (p.deadline > now) continue;
+      this.pending.delete(corr);
+      p.reject(new RinggrainError('ASK_TIMEOUT', `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${this.host.askTimeoutMs} ms`, { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' }));
+    }
+    if (this.parked.length && now - this.parked[0]!.since > this.parkMs) {
+      const keep: Parked[] = [];
+      let lost = 0;
+      for (const p of this.parked) {
+        if (now - p.since <= this.parkMs) {
+          keep.push(p);
+          continue;
+        }
+        const e = p.entry;
+        if (e[5] !== 0) this.failEntry(e, new NoSiloError(e[1], Math.round(now - p.since)));
+        else lost++;
+      }
+      this.parked = keep;
+      this.parkedGrains.clear();
+      for (const p of keep) this.parkedGrains.set(p.entry[1], (this.parkedGrains.get(p.entry[1]) ?? 0) + 1);
+      if (lost) {
+        this.counts.lostTells += lost;
+        this.emit('tellsLost', { silo: '', count: lost, reason: `no live silo owned their partition within ${this.parkMs} ms` });
+      }
+    }
+  }
+
+  private failAll(error: Error): void {
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+
+  /** Router and engine figures. */
+  metrics(): Record<string, number | string> {
+    return { silo: this.self, members: this.liveIds.size, pendingAsks: this.pending.size, parkedNow: this.parked.length, ...this.counts, ...this.conn.metrics() };
+  }
+
+  /** Resolves once `pred` holds (checked now and on every membership or table change), or rejects after timeoutMs. */
+  waitFor(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
+    if (pred()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!pred()) return;
+        done();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new RinggrainError('CLUSTER_WAIT', `cluster: condition not reached within ${timeoutMs} ms`, { hint: 'are the other silos running and connected to the same cluster?' }));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.off('join', check).off('leave', check).off('table', check);
+      };
+      this.on('join', check).on('leave', check).on('table', check);
+    });
+  }
+
+  /**
+   * Whether `silos` silos host classes, and every class's table gives every partition to one of them
+   * with each of them owning a share (placement settled after joins and leaves).
+   */
+  settled(silos: number): boolean {
+    const hosts = this.conn.live().filter((s) => !s.client && Object.keys(s.grains).length > 0);
+    if (hosts.length !== silos) return false;
+    const grains = new Set(hosts.flatMap((s) => Object.keys(s.grains)));
+    for (const g of grains) {
+      const t = this.conn.table(g);
+      if (!t) return false;
+      const eligible = new Set(hosts.filter((s) => s.grains[g] !== undefined).map((s) => s.id));
+      const owning = new Set(t.owners);
+      if (t.owners.some((o) => !eligible.has(o))) return false;
+      for (const id of eligible) if (!owning.has(id)) return false;
+    }
+    return true;
+  }
+
+  async close(opts: { drainMs?: number } = {}): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.conn.close(opts);
+    clearInterval(this.sweeper);
+    this.failAll(new RinggrainError('CLUSTER_CLOSED', 'the system left the cluster before the reply came', { hint: 'await asks before system.shutdown()' }));
+  }
+}
+
+/** An error as it travels in a reply. */
+function errorShape(e: unknown): { name: string; code: string; message: string } {
+  if (e instanceof Error) return { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
+  return { name: 'Error', code: 'ERROR', message: String(e) };
+}
+
+function copyInto(v: unknown, into: Readonly<Record<string, unknown>>): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  const out = v as Record<string, unknown>;
+  for (const [f, arr] of Object.entries(into)) {
+    const src = out[f] as ArrayLike<number> | undefined;
+    const dst = arr as { set(a: ArrayLike<number>): void; subarray(a: number, b: number): unknown; length: number } | undefined;
+    if (!dst || !src || src.length > dst.length) continue;
+    dst.set(src);
+    out[f] = src.length === dst.length ? dst : dst.subarray(0, src.length);
+  }
+  return out;
+}
+
+/** undefined when `e` is a well-formed entry; otherwise what is wrong with it. */
+function checkEntry(e: unknown): string | undefined {
+  if (!Array.isArray(e)) return 'not an array';
+  switch (e[0]) {
+    case EntryKind.Message:
+      if (e.length !== 8) return `a message has 8 fields, got ${e.length}`;
+      if (typeof e[1] !== 'string' || typeof e[2] !== 'string') return 'grain and method must be strings';
+      if (!(typeof e[3] === 'string' || Number.isSafeInteger(e[3]))) return 'key must be a safe integer or a string';
+      if (!Number.isInteger(e[5]) || e[5] < 0) return 'corr must be a non-negative integer';
+      if (typeof e[6] !== 'string' || !Number.isInteger(e[7]) || e[7] < 0) return 'origin must be a string and hops an integer';
+      return undefined;
+    case EntryKind.Reply:
+      if (e.length !== 4 || !Number.isInteger(e[1]) || (e[2] !== 0 && e[2] !== 1)) return 'a reply is [1, corr, 0|1, value]';
+      return undefined;
+    case EntryKind.Ack:
+      if (e.length !== 2 || !Number.isSafeInteger(e[1]) || e[1] < 0) return 'an ack is [2, count]';
+      return undefined;
+    default:
+      return `unknown entry kind ${JSON.stringify(e[0])}`;
+  }
+}
