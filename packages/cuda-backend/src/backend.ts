@@ -20,7 +20,9 @@ import {
   type TimerStats,
   scaledDefault,
 } from '@ringgrain/core';
-import { DeviceGlobals, MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, timerLayout, type Abi } from '@ringgrain/codegen';
+import { DeviceGlobals, MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, residencyHostBytes, residencyLayout, timerLayout, type Abi } from '@ringgrain/codegen';
+import { KernelResidency } from './residency-access.ts';
+import { residencyGlobalsImage } from './residency.ts';
 import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
@@ -570,7 +572,13 @@ export class CudaKernel implements BackendKernel {
   private readonly stream: CudaStream;
   private readonly control: Int32Array;
   private readonly reply: Ring;
-  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number; overflow: number; timers: number };
+  private readonly at: { queues: number; states: number; directory: number; globals: number; routes: number; scratch: number; overflow: number; timers: number; residency: number };
+  /** Byte offset of the residency host block in the host region (where the kernel has residency). */
+  private readonly residencyHostAt: number;
+  /** Deactivation and installs (residency.ts), where the class has persistence and the unit services them. */
+  private residency: KernelResidency | undefined;
+  /** core deactivateIdle: present when the plan has persistence and the unit services residency requests. */
+  readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
   /** The timers' host block (timer-host.ts), where the class declares timers; its byte offset in the host region. */
   private readonly timerHost: TimerHost | undefined;
   private readonly timerHostAt: number;
@@ -610,6 +618,8 @@ export class CudaKernel implements BackendKernel {
     const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity, lanes: this.hostLanes });
     this.inboundStride = sizes.inboundStride;
     this.readDirty = plan.persistence ? async () => (await this.gatherDirty()).batch : undefined;
+    const residency = plan.persistence !== undefined && abi.residency;
+    this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
     this.dirCapacity = abi.dirCapacity({ maxActors: o.maxActors });
     this.routeStride = sizes.routesPerGrain;
 
@@ -621,7 +631,9 @@ export class CudaKernel implements BackendKernel {
     // Then the timers' host block (timer-host.ts), where the class declares timers.
     const timerCount = plan.timers ? plan.grain.timers.length : 0;
     this.timerHostAt = replyAt + up(sizes.replies, ALIGN_HOST);
-    this.host = backend.hostMemory.take(ctx, this.timerHostAt + (timerCount ? TIMER_HOST_BYTES : 0));
+    // Then the residency host block and load-request ring (residency.ts), where the kernel has residency.
+    this.residencyHostAt = up(this.timerHostAt + (timerCount ? TIMER_HOST_BYTES : 0), ALIGN_HOST);
+    this.host = backend.hostMemory.take(ctx, this.residencyHostAt + (residency ? residencyHostBytes().bytes : 0));
     // Device memory, one allocation (see device-memory.ts for why not stream-ordered):
     // queues | states | directory | globals + counters | routes | worker scratch.
     let off = 0;
@@ -636,7 +648,7 @@ export class CudaKernel implements BackendKernel {
     const fit = Math.floor((poolBytes - nodeBytes.nodesAt) / nodeBytes.nodeBytes);
     this.overflowNodes = fit > this.partitions ? Math.min(fit, 0xffffffff - 1) : 0;
     const pool = overflowLayout({ partitions: this.partitions, slotSize: o.slotSize, nodes: Math.max(this.overflowNodes, 1) });
-    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch), overflow: take(pool.bytes), timers: take(timerLayout({ partitions: this.partitions, maxActors: o.maxActors, timers: timerCount }).bytes) };
+    this.at = { queues: take(sizes.queues), states: take(sizes.states), directory: take(sizes.directory), globals: take(sizes.globals), routes: take(sizes.routesPerGrain * plan.grains.length), scratch: take(sizes.scratch), overflow: take(pool.bytes), timers: take(timerLayout({ partitions: this.partitions, maxActors: o.maxActors, timers: timerCount }).bytes), residency: take(residency ? residencyLayout(this.residencyTarget()).bytes : 0) };
     this.routesAt = this.at.routes;
     this.stream = ctx.createStream();
     try {
@@ -653,6 +665,8 @@ export class CudaKernel implements BackendKernel {
     const base = this.host.offset;
     // Control blocks start zeroed (host memory may be reused): every lane at epoch 0, nothing observed yet.
     new Uint8Array(buf, base, inboundAt).fill(0);
+    // The residency host block starts zeroed too: request 0, nothing posted (the kernel reads it from its first loop).
+    if (residency) new Uint8Array(buf, base + this.residencyHostAt, residencyHostBytes().bytes).fill(0);
     for (let l = 0; l < lanes; l++) Ring.format(buf, base + inboundAt + l * sizes.inboundStride, o.ringCapacity, o.slotSize);
     this.reply = Ring.format(buf, base + replyAt, o.replyCapacity, o.slotSize);
     this.control = new Int32Array(buf, base, CONTROL_BLOCK_SIZE >> 2);
@@ -677,7 +691,32 @@ export class CudaKernel implements BackendKernel {
     if (plan.persistence || backend.options.stateMarks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'metaOn'));
     // Activation hooks run where the CPU backend runs them: in a class with persistence (DeviceGlobals.hooksOn).
     if (plan.persistence || backend.options.activationHooks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'hooksOn'));
+    if (residency) {
+      // The residency area's addresses (ResidencyGlobals line 2), and the area's address in DeviceGlobals.
+      const area = this.device.devPtr + BigInt(this.at.residency);
+      ctx.copyToDeviceAsync(this.device, residencyGlobalsImage(this.residencyTarget(), this.host.devPtr + BigInt(this.residencyHostAt), area), this.stream, this.at.residency);
+      ctx.copyToDeviceAsync(this.device, Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n)), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'));
+    }
     ctx.synchronize(this.stream);
+  }
+
+  private residencyTarget(): { grain: string; stateSize: number; maxActors: number; partitions: number } {
+    return { grain: this.plan.grain.name, stateSize: this.abi.stateSize, maxActors: this.plan.options.maxActors, partitions: this.partitions };
+  }
+
+  /** The residency access, made on first use (its stream and staging mirror). */
+  private residencyAccess(): KernelResidency {
+    const grain = this.plan.grain.name;
+    if (this.fault || this.freed || this.backend.poisonedBy) {
+      throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', this.freed ? 'the kernel was disposed' : 'the kernel faulted', { cause: this.fault ?? this.backend.poisonedBy });
+    }
+    if (!this.residency) {
+      const stateHost = this.plan.persistence!.host;
+      const pools = { device: this.backend.deviceMemory, host: this.backend.stagingHost, running: () => this.backend.anyRunning() };
+      const place = { device: this.device, areaAt: this.at.residency, buffer: this.host.buffer, offset: this.host.offset + this.residencyHostAt };
+      this.residency = new KernelResidency(this.ctx, pools, this.residencyTarget(), place, stateHost, () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined), this.backend.options.stopTimeoutMs);
+    }
+    return this.residency;
   }
 
   async start(): Promise<void> {
@@ -891,6 +930,7 @@ export class CudaKernel implements BackendKernel {
     };
     // The kernel has exited (or never started): its stream is idle, so this free and sync are finite.
     if (this.stateAccess) attempt(() => this.stateAccess!.dispose());
+    if (this.residency) attempt(() => this.residency!.dispose());
     attempt(() => this.backend.giveDevice(this.ctx, this.device));
     attempt(() => this.ctx.destroyStream(this.stream));
     attempt(() => this.backend.giveHost(this.ctx, this.host));

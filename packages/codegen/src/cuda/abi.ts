@@ -232,6 +232,11 @@ export interface Abi {
   readonly entry: string;
   /** The dirty gather kernel of write-behind (state-meta.ts). */
   readonly gatherEntry: string;
+  /**
+   * Whether the unit's kernel services residency requests (residency.ts: deactivation through
+   * DeviceGlobals.residencyLo/Hi). A backend gives a class with persistence `deactivateIdle` only then.
+   */
+  readonly residency: boolean;
   readonly params: readonly KernelParam[];
   readonly stateSize: number;
   readonly stateAlign: number;
@@ -309,6 +314,9 @@ export interface ScratchLayout {
   readonly lanes: 1 | 32;
 }
 
+/** The units include residency.cuh (the worker and control warp service residency requests). */
+const RESIDENCY_IN_UNIT = false;
+
 export function makeAbi(grain: string, grainId: number, state: StructSchema, scratch: ScratchLayout): Abi {
   const dirCapacity = (o: Pick<AbiOptions, 'maxActors'>): number => pow2AtLeast(Math.max(2, o.maxActors * 2));
   return {
@@ -317,6 +325,7 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
     grainId,
     entry: `rg_${grain}_main`,
     gatherEntry: gatherEntry(grain),
+    residency: RESIDENCY_IN_UNIT,
     params: KERNEL_PARAMS,
     stateSize: layoutOf(state).size,
     stateAlign: layoutOf(state).align,
