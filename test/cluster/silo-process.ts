@@ -1,0 +1,25 @@
+/**
+ * One silo as its own process (the cluster tests spawn it with tsx): a CPU backend with one pool thread
+ * hosting Counter, joined to the cluster named by the environment. Prints `READY <silo id>` once it
+ * serves; SIGTERM leaves the cluster and exits (SIGKILL is the failover tests' death).
+ */
+import { GrainSystem } from '@ringgrain/core';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+import { natsCluster } from '@ringgrain/cluster-nats';
+import { Counter } from './grains.ts';
+
+const env = (k: string) => {
+  const v = process.env[k];
+  if (v === undefined) throw new Error(`silo-process: ${k} is not set`);
+  return v;
+};
+const auth = JSON.parse(env('RG_NATS_AUTH')) as Record<string, string>;
+const extra = JSON.parse(process.env['RG_CLUSTER_OPTS'] ?? '{}') as Record<string, number>;
+const system = new GrainSystem({
+  backends: { cpu: new CpuBackend({ threads: 1, maxSpinMs: 0.05 }) },
+  logLevel: 'warn',
+  cluster: natsCluster({ servers: env('RG_NATS_URL'), name: env('RG_CLUSTER'), ...auth, ...extra }),
+});
+system.register(Counter, { placement: 'cpu' });
+await system.start();
+process.stdout.write(`READY ${system.cluster!.self}\n`);
