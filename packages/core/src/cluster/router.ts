@@ -231,7 +231,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
 
   private reply(to: string, corr: number, ok: 0 | 1, v: unknown): void {
     if (to === this.self) {
-      this.settle(to, corr, ok, ok ? v : errorShape(v));
+      // Our own ask (parked too long, or hosted here after a move): the error object itself, typed.
+      this.settle(to, corr, ok, v);
       return;
     }
     this.conn.send(to, [EntryKind.Reply, corr, ok, ok ? v : errorShape(v)]);
@@ -334,16 +335,21 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
 
   private sweep(): void {
     const now = performance.now();
+    this.expireParked(now);
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(corr);
       p.reject(new RinggrainError('ASK_TIMEOUT', `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${this.host.askTimeoutMs} ms`, { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' }));
     }
-    if (this.parked.length && now - this.parked[0]!.since > this.parkMs) {
+  }
+
+  /** Parked entries older than parkMs fail: asks with NoSiloError, tells counted as lost (an event). */
+  private expireParked(now: number): void {
+    if (this.parked.length && now - this.parked[0]!.since >= this.parkMs) {
       const keep: Parked[] = [];
       let lost = 0;
       for (const p of this.parked) {
-        if (now - p.since <= this.parkMs) {
+        if (now - p.since < this.parkMs) {
           keep.push(p);
           continue;
         }
