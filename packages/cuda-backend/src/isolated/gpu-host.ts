@@ -2,7 +2,7 @@
  * The GPU host process of IsolatedCudaBackend: it owns the CUDA context and runs an ordinary CudaBackend
  * whose rings live in a shared mapping the application process also maps. A sticky GPU fault poisons
  * only this process: the application kills it and starts a fresh one (a new context).
- *   RINGGRAIN_ARENA=<path> RINGGRAIN_ARENA_BYTES=<n> RINGGRAIN_CUDA_OPTIONS=<json>; started with an IPC channel.
+ *   RINGGRAIN_ARENA_FD=<inherited fd> (or RINGGRAIN_ARENA=<path>) RINGGRAIN_ARENA_BYTES=<n> RINGGRAIN_CUDA_OPTIONS=<json>; started with an IPC channel.
  */
 import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core';
 import pino from 'pino';
@@ -10,19 +10,20 @@ import { CudaBackend, type CudaBackendOptions } from '../backend.ts';
 import { SharedHostMemory } from './shared-host-memory.ts';
 import { Arena } from './arena.ts';
 import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost } from './protocol.ts';
-import { openShared } from './shm.ts';
+import { openShared, openSharedFd } from './shm.ts';
+import { channelSend, exitAfter } from './host-channel.ts';
 import { corruptRoute } from '../fault-injection.ts';
 
-const send = (m: FromHost): void => {
-  process.send?.(m);
-};
+// The parent may be gone: a send then is dropped, never an ERR_IPC_CHANNEL_CLOSED crash.
+const send: (m: FromHost) => void = channelSend(process);
 const env = (k: string): string => {
   const v = process.env[k];
   if (!v) throw new Error(`gpu-host: ${k} is not set (this process is started by IsolatedCudaBackend)`);
   return v;
 };
 
-const mapping = openShared(env('RINGGRAIN_ARENA'), Number(env('RINGGRAIN_ARENA_BYTES')));
+// The arena's file comes as an inherited descriptor (it has no name left in /dev/shm), or by path.
+const mapping = process.env['RINGGRAIN_ARENA_FD'] ? openSharedFd(Number(process.env['RINGGRAIN_ARENA_FD']), Number(env('RINGGRAIN_ARENA_BYTES'))) : openShared(env('RINGGRAIN_ARENA'), Number(env('RINGGRAIN_ARENA_BYTES')));
 const options = JSON.parse(process.env['RINGGRAIN_CUDA_OPTIONS'] ?? '{}') as CudaBackendOptions;
 const backend = new CudaBackend({ ...options, hostMemory: new SharedHostMemory(mapping, new Arena(mapping.bytes)) });
 const logger = pino({ name: 'ringgrain-gpu-host', level: process.env['RINGGRAIN_LOG'] ?? 'warn' }, pino.destination(2));
@@ -91,8 +92,9 @@ process.on('message', (raw) => {
   );
 });
 // The application going away ends this process: no GPU work outlives it.
+// Bounded: a teardown stuck on the driver still ends the process (exit code 1).
 process.on('disconnect', () => {
-  backend.dispose().finally(() => process.exit(0));
+  exitAfter(() => backend.dispose(), (code) => process.exit(code));
 });
 
 // Health off the hot path, as core's sweep does in-process: a fault is reported once per kernel.

@@ -11,7 +11,7 @@ import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, Kern
 import { CudaBackend, type CudaBackendOptions, type LaunchInfo } from '../backend.ts';
 import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
-import { createShared, unlinkShared, type SharedMapping } from './shm.ts';
+import { ARENA_FD, createShared, type SharedMapping } from './shm.ts';
 import { GpuHostError } from './errors.ts';
 import { INTERNALS } from '../internals.ts';
 import { TimerHost } from '../timer-host.ts';
@@ -52,7 +52,6 @@ class GpuHost {
     child.on('message', (raw) => {
       const m = raw as FromHost;
       if (m.op === 'ready') {
-        unlinkShared(mapping.path); // both processes map it now: the name is no longer needed
         ok();
       } else if (m.op === 'reply') {
         const p = this.pending.get(m.req);
@@ -219,21 +218,24 @@ export class IsolatedCudaBackend implements Backend {
     const mapping = createShared(Math.ceil(arenaBytes / 4096) * 4096);
     let child: ChildProcess;
     try {
+      // The file has no name (createShared unlinked it): the host inherits its descriptor as fd 4 and maps that.
       child = fork(HOST_ENTRY, [], {
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc', mapping.fd],
         serialization: 'advanced',
         env: {
           ...process.env,
-          RINGGRAIN_ARENA: mapping.path,
+          RINGGRAIN_ARENA_FD: String(ARENA_FD),
           RINGGRAIN_ARENA_BYTES: String(mapping.bytes),
           RINGGRAIN_CUDA_OPTIONS: JSON.stringify(cuda),
           RINGGRAIN_FAULT_INJECTION: faultInjection ? '1' : '0',
         },
       });
     } catch (e) {
-      unlinkShared(mapping.path);
+      mapping.closeFd();
       mapping.unmap();
       throw e;
+    } finally {
+      mapping.closeFd(); // the child holds its own copy
     }
     const host = new GpuHost(child, mapping, hostTimeoutMs);
     this.host = host;
@@ -241,7 +243,6 @@ export class IsolatedCudaBackend implements Backend {
     try {
       await host.whenReady();
     } catch (e) {
-      unlinkShared(mapping.path);
       host.poison(e as Error);
       throw e;
     }

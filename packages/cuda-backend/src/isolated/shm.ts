@@ -3,7 +3,7 @@
  * MAP_SHARED by both (mmap through koffi; Node has no mmap). The GPU host page-locks and maps the same
  * pages into the device (cuMemHostRegister), so the rings the GPU polls are ones the application writes.
  */
-import { closeSync, ftruncateSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, statfsSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import koffi from 'koffi';
 import { SharedMemoryError } from './errors.ts';
@@ -16,6 +16,8 @@ const MAP_FAILED = 0xffffffffffffffffn;
 interface Libc {
   mmap(addr: bigint, len: number, prot: number, flags: number, fd: number, off: number): bigint;
   munmap(addr: bigint, len: number): number;
+  /** Returns 0 or the error number (it does not set errno). */
+  posix_fallocate(fd: number, off: number, len: number): number;
 }
 let libc: Libc | undefined;
 function loadLibc(): Libc {
@@ -25,12 +27,20 @@ function loadLibc(): Libc {
   libc = {
     mmap: lib.func('uint64_t mmap(uint64_t addr, size_t len, int prot, int flags, int fd, int64_t off)') as Libc['mmap'],
     munmap: lib.func('int munmap(uint64_t addr, size_t len)') as Libc['munmap'],
+    posix_fallocate: lib.func('int posix_fallocate(int fd, int64_t off, int64_t len)') as Libc['posix_fallocate'],
   };
   return libc;
 }
 
 export interface SharedMapping {
+  /** The file's name while it has one (createShared unlinks it at once: the GPU host maps `fd`). */
   readonly path: string;
+  /**
+   * createShared: an open descriptor of the file, for the GPU host process to inherit (fork stdio) and
+   * map; closeFd() once it has. -1 for a mapping of a file opened by path.
+   */
+  readonly fd: number;
+  closeFd(): void;
   readonly bytes: number;
   readonly address: bigint;
   /** Zero-copy view of the mapping (koffi.view); invalid after unmap(). */
@@ -38,14 +48,22 @@ export interface SharedMapping {
   unmap(): void;
 }
 
-function map(path: string, fd: number, bytes: number): SharedMapping {
+/** Maps `fd`; closes it unless `keepFd` (the mapping keeps the file's pages alive). */
+function map(path: string, fd: number, bytes: number, keepFd = false): SharedMapping {
   const c = loadLibc();
   const address = c.mmap(0n, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  closeSync(fd); // the mapping keeps the file's pages alive
+  if (!keepFd || address === MAP_FAILED || address === 0n) closeSync(fd);
   if (address === MAP_FAILED || address === 0n) throw new SharedMemoryError(`mmap of ${bytes} bytes of ${path} failed`, 'check free memory in /dev/shm (df /dev/shm) or lower arenaBytes');
   let mapped = true;
+  let open = keepFd;
   return {
     path,
+    fd: keepFd ? fd : -1,
+    closeFd() {
+      if (!open) return;
+      open = false;
+      closeSync(fd);
+    },
     bytes,
     address,
     buffer: koffi.view(address, bytes),
@@ -57,22 +75,57 @@ function map(path: string, fd: number, bytes: number): SharedMapping {
   };
 }
 
-/** Creates and maps a new zero-filled shared file of `bytes` (a multiple of the page size). */
+/**
+ * Creates and maps a new zero-filled shared file of `bytes` (a multiple of the page size), its pages
+ * reserved up front (posix_fallocate): a /dev/shm too small fails here, typed, rather than as a SIGBUS
+ * at the first touch past its end. The name is removed at once: the mapping and the returned descriptor
+ * (for the GPU host process to inherit) keep the file, so a process killed at any point leaves none.
+ */
 export function createShared(bytes: number): SharedMapping {
   const path = `/dev/shm/ringgrain-${process.pid}-${randomBytes(6).toString('hex')}`;
-  let fd: number;
+  const c = loadLibc();
+  let fd = -1;
   try {
     fd = openSync(path, 'wx+', 0o600);
     ftruncateSync(fd, bytes);
+    const rc = c.posix_fallocate(fd, 0, bytes);
+    if (rc !== 0) throw Object.assign(new Error(`posix_fallocate: ${errnoName(rc)}`), { errno: rc });
   } catch (e) {
-    throw new SharedMemoryError(`cannot create ${bytes} bytes of shared memory at ${path}: ${(e as Error).message}`, 'check that /dev/shm exists and has room (df /dev/shm), or lower arenaBytes', e);
+    if (fd >= 0) closeSync(fd);
+    unlinkShared(path);
+    const free = freeBytes();
+    throw new SharedMemoryError(
+      `cannot reserve ${bytes} bytes of shared memory in /dev/shm: ${(e as Error).message}${free === undefined ? '' : ` (${free} bytes free there)`}`,
+      'give /dev/shm room (df /dev/shm; a container: --shm-size) or lower arenaBytes in the IsolatedCudaBackend options',
+      e,
+    );
   }
   try {
-    return map(path, fd, bytes);
-  } catch (e) {
-    unlinkSync(path);
-    throw e;
+    return map(path, fd, bytes, true);
+  } finally {
+    unlinkShared(path);
   }
+}
+
+function errnoName(rc: number): string {
+  return rc === 28 ? 'ENOSPC (no space left)' : rc === 27 ? 'EFBIG (file too large)' : rc === 22 ? 'EINVAL' : rc === 95 ? 'EOPNOTSUPP' : `errno ${rc}`;
+}
+
+function freeBytes(): number | undefined {
+  try {
+    const s = statfsSync('/dev/shm');
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The descriptor the GPU host process inherits the arena's file as (fork stdio index). */
+export const ARENA_FD = 4;
+
+/** Maps a shared file this process inherited as descriptor `fd` (the GPU host: fork stdio). */
+export function openSharedFd(fd: number, bytes: number): SharedMapping {
+  return map(`fd ${fd}`, fd, bytes);
 }
 
 /** Maps a shared file another process created. */
