@@ -25,7 +25,7 @@ import { KernelResidency } from './residency-access.ts';
 import { residencyGlobalsImage } from './residency.ts';
 import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
-import { CoResidencyError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
+import { CoResidencyError, CudaBackendOptionsError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
 import { CuFunctionAttribute, CudaContext, CudaError, CudaUsageError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
@@ -245,11 +245,11 @@ export class CudaBackend implements Backend {
     };
     this.hostMemory = opts.hostMemory ?? new PinnedHostMemory();
     const q = this.options.queueCapacity;
-    if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new RangeError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
-    if (!Number.isInteger(this.options.partitions) || this.options.partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${this.options.partitions}`);
+    if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new CudaBackendOptionsError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
+    if (!Number.isInteger(this.options.partitions) || this.options.partitions < 1) throw new CudaBackendOptionsError(`partitions must be a positive integer, got ${this.options.partitions}`);
     const h = this.options.hostLanes;
-    if (!Number.isInteger(h) || h < 1 || h > MAX_HOST_LANES) throw new RangeError(`hostLanes must be an integer from 1 to ${MAX_HOST_LANES}, got ${h}`);
-    if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0)) throw new RangeError(`overflowBytes must be a non-negative integer, got ${this.options.overflowBytes}`);
+    if (!Number.isInteger(h) || h < 1 || h > MAX_HOST_LANES) throw new CudaBackendOptionsError(`hostLanes must be an integer from 1 to ${MAX_HOST_LANES}, got ${h}`);
+    if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0)) throw new CudaBackendOptionsError(`overflowBytes must be a non-negative integer, got ${this.options.overflowBytes}`);
   }
 
   /** Partitions of a kernel with this many actors: the `partitions` option, else the scaled default. */

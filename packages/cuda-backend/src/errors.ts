@@ -98,3 +98,12 @@ export class GpuStateError extends RinggrainError {
     super(code, `grain "${grain}": ${detail}`, { hint: STATE_HINTS[code], ...opts });
   }
 }
+
+/** A CudaBackend option is out of range (as CpuBackendOptionsError is for the CPU backend). */
+export class CudaBackendOptionsError extends RinggrainError {
+  constructor(detail: string) {
+    super('CUDA_BACKEND_OPTIONS', `CudaBackend: ${detail}`, {
+      hint: 'see CudaBackendOptions for each option\'s range, or leave it out for its default',
+    });
+  }
+}

@@ -1,6 +1,6 @@
 /** @ringgrain/cuda-backend: grain classes in persistent CUDA ring kernels. */
 export { CudaBackend, CudaKernel, type CudaBackendOptions, type LaunchInfo } from './backend.ts';
-export { CoResidencyError, GpuFaultError, GpuStateError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
+export { CoResidencyError, CudaBackendOptionsError, GpuFaultError, GpuStateError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 export * from './driver/index.ts';
 export { IsolatedCudaBackend, type IsolatedCudaBackendOptions } from './isolated/isolated-backend.ts';
 export { ArenaFullError, GpuHostError, SharedMemoryError } from './isolated/errors.ts';

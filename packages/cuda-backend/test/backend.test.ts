@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Coordinator, Hop1, Hop2, Hop3, Leaf } from '../../../test/fixtures/grains.ts';
 import { Picky } from './fixtures.ts';
-import { CoResidencyError, CudaBackend, GpuFaultError, ModuleLoadWhileRunningError, probeCuda } from '../src/index.ts';
+import { CoResidencyError, CudaBackend, CudaBackendOptionsError, GpuFaultError, ModuleLoadWhileRunningError, probeCuda } from '../src/index.ts';
 import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 
 const probe = probeCuda();
@@ -38,11 +38,12 @@ describe('CudaBackend probe (no GPU needed)', () => {
     } else expect(p.device).toContain(probe.ok ? probe.device.name : '?');
   });
 
-  it('rejects impossible options with a RangeError', () => {
-    expect(() => new CudaBackend({ queueCapacity: 100 })).toThrow(RangeError);
-    expect(() => new CudaBackend({ partitions: 0 })).toThrow(RangeError);
+  it('rejects impossible options with a typed CudaBackendOptionsError (code, hint), as the CPU backend does', () => {
+    expect(() => new CudaBackend({ queueCapacity: 100 })).toThrow(CudaBackendOptionsError);
+    expect(() => new CudaBackend({ partitions: 0 })).toThrow(CudaBackendOptionsError);
     expect(() => new CudaBackend({ hostLanes: 0 })).toThrow(/hostLanes must be an integer from 1 to 32, got 0/);
-    expect(() => new CudaBackend({ hostLanes: 33 })).toThrow(RangeError);
+    expect(() => new CudaBackend({ hostLanes: 33 })).toThrow(expect.objectContaining({ code: 'CUDA_BACKEND_OPTIONS', hint: expect.any(String) }));
+    expect(() => new CudaBackend({ overflowBytes: -1 })).toThrow(CudaBackendOptionsError);
   });
 });
 
