@@ -1,0 +1,69 @@
+/**
+ * The remote end of `bench/cluster.ts`, its own process: a silo (CPU backend, one pool thread) hosting
+ * BenchCounter, and beside it the raw NATS floor on its own connection: an echo responder (request/reply
+ * floor) and a sink that counts plain publishes (publish floor).
+ */
+import { connect } from '@nats-io/transport-node';
+import { GrainSystem, Grain, t, type TypesOf } from '@ringgrain/core';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+import { natsCluster } from '@ringgrain/cluster-nats';
+
+export class BenchCounter extends Grain({
+  name: 'BenchCounter',
+  module: import.meta.url,
+  state: t.struct({ total: t.f64, count: t.u32 }),
+  methods: {
+    add: { request: t.struct({ n: t.f64 }), reply: t.struct({ total: t.f64 }) },
+    bump: { request: t.struct({ n: t.f64 }) },
+    get: { request: t.struct({}), reply: t.struct({ total: t.f64, count: t.u32 }) },
+  },
+}) {
+  add(s: B['state'], m: B['req']['add']): B['reply']['add'] {
+    s.total += m.n;
+    s.count += 1;
+    return { total: s.total };
+  }
+  bump(s: B['state'], m: B['req']['bump']): void {
+    s.total += m.n;
+    s.count += 1;
+  }
+  get(s: B['state']): B['reply']['get'] {
+    return { total: s.total, count: s.count };
+  }
+}
+type B = TypesOf<typeof BenchCounter>;
+
+if (process.env['RG_BENCH_SILO'] === '1') {
+  const url = process.env['RG_NATS_URL']!;
+  const auth = JSON.parse(process.env['RG_NATS_AUTH']!) as Record<string, string>;
+  const name = process.env['RG_CLUSTER']!;
+  const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'warn', cluster: natsCluster({ servers: url, name, ...auth }) });
+  system.register(BenchCounter, { placement: 'cpu', ringCapacity: 16_384 });
+  await system.start();
+  const nc = await connect({ servers: url, ...auth });
+  nc.subscribe(`rgbench.${name}.echo`, { callback: (_e, m) => m.respond(m.data) });
+  let count = 0;
+  let waiter: { n: number; respond: () => void } | undefined;
+  nc.subscribe(`rgbench.${name}.sink`, {
+    callback: () => {
+      count++;
+      if (waiter && count >= waiter.n) {
+        waiter.respond();
+        waiter = undefined;
+      }
+    },
+  });
+  nc.subscribe(`rgbench.${name}.count`, {
+    callback: (_e, m) => {
+      const n = Number(new TextDecoder().decode(m.data));
+      if (n === 0) {
+        count = 0;
+        m.respond('0');
+        return;
+      }
+      if (count >= n) m.respond(String(count));
+      else waiter = { n, respond: () => m.respond(String(count)) };
+    },
+  });
+  process.stdout.write(`READY ${system.cluster!.self}\n`);
+}

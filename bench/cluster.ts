@@ -1,0 +1,136 @@
+/**
+ * `pnpm bench:cluster` — a cluster of silos on NATS (issue 31), against the raw NATS floor in the same
+ * run: a local nats-server (JetStream, credentials), one silo process (bench/cluster-silo.ts, CPU backend)
+ * and this process as a client.
+ *
+ *   - cross-silo ask p50: --asks sequential asks (await each) to BenchCounter on the silo, beside raw NATS
+ *     request/reply of the same payload to an echo responder in the silo's process (the floor);
+ *   - cross-silo tells/s: --tells tells over 1,000 keys, timed until an ask behind them on every key
+ *     returned (FIFO per sender → actor), beside --tells raw publishes counted by a subscriber in the
+ *     silo's process.
+ * Each figure is the median of --trials (default 5), the two sides interleaved within a trial.
+ *
+ *   node --import tsx bench/cluster.ts [--asks 2000] [--tells 200000] [--trials 5] [--record]
+ *
+ * Writes bench/results/local/cluster-latest.json (--record: bench/results/cluster-latest.json).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { connect } from '@nats-io/transport-node';
+import { Packr } from 'msgpackr';
+import { GrainSystem } from '@ringgrain/core';
+import { natsCluster, startNatsServer } from '@ringgrain/cluster-nats';
+import { BenchCounter } from './cluster-silo.ts';
+import { median, trials } from './trials.ts';
+import { commitOf, machineOf } from './record.ts';
+
+const argv = process.argv.slice(2).filter((a) => a !== '--');
+if (argv.includes('--help') || argv.includes('-h')) {
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 16).join('\n'));
+  process.exit(0);
+}
+const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
+const ASKS = Number(option('asks', '2000'));
+const TELLS = Number(option('tells', '200000'));
+const TRIALS = Math.max(1, Number(option('trials', '5')));
+const RECORD = argv.includes('--record');
+const KEYS = 1000;
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+const server = await startNatsServer();
+const name = 'bench';
+const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))], {
+  env: { ...process.env, RG_BENCH_SILO: '1', RG_NATS_URL: server.url, RG_NATS_AUTH: JSON.stringify(server.auth), RG_CLUSTER: name },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise<void>((resolve, reject) => {
+  let out = '';
+  child.on('exit', (c) => reject(new Error(`silo exited (${c})`)));
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+    out += s;
+    if (out.includes('READY')) resolve();
+  });
+});
+const client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'warn', cluster: natsCluster({ servers: server.url, name, ...server.auth }) });
+await client.start();
+await client.cluster!.waitFor(() => client.cluster!.settled(1), 15_000);
+const nc = await connect({ servers: server.url, ...server.auth });
+const refs = Array.from({ length: KEYS }, (_, k) => client.grain(BenchCounter, k));
+// The raw floor carries what an entry carries: method, key and a one-field payload, msgpack.
+const raw = new Packr({ useRecords: false }).pack(['BenchCounter', 'add', 7, { n: 1 }]);
+
+async function askP50(): Promise<number> {
+  const lat: number[] = [];
+  for (let i = 0; i < ASKS; i++) {
+    const t0 = performance.now();
+    await refs[i % KEYS]!.add({ n: 1 });
+    lat.push(performance.now() - t0);
+  }
+  return median(lat) * 1000;
+}
+async function rawP50(): Promise<number> {
+  const lat: number[] = [];
+  for (let i = 0; i < ASKS; i++) {
+    const t0 = performance.now();
+    await nc.request(`rgbench.${name}.echo`, raw, { timeout: 5000 });
+    lat.push(performance.now() - t0);
+  }
+  return median(lat) * 1000;
+}
+async function tellsPerS(): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < TELLS; i++) refs[i % KEYS]!.tell.bump({ n: 1 });
+  await Promise.all(refs.map((r) => r.get({})));
+  return TELLS / ((performance.now() - t0) / 1000);
+}
+async function rawPublishPerS(): Promise<number> {
+  await nc.request(`rgbench.${name}.count`, '0');
+  const t0 = performance.now();
+  for (let i = 0; i < TELLS; i++) nc.publish(`rgbench.${name}.sink`, raw);
+  await nc.request(`rgbench.${name}.count`, String(TELLS), { timeout: 60_000 });
+  return TELLS / ((performance.now() - t0) / 1000);
+}
+
+// Warm-up (JIT, connections, actor activations) outside the trials.
+await askP50();
+await rawP50();
+const askUs: number[] = [];
+const rawUs: number[] = [];
+const tellRate: number[] = [];
+const pubRate: number[] = [];
+for (let t = 0; t < TRIALS; t++) {
+  askUs.push(await askP50());
+  rawUs.push(await rawP50());
+  tellRate.push(await tellsPerS());
+  pubRate.push(await rawPublishPerS());
+  log(`trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`);
+}
+const m = client.cluster!.metrics();
+const result = {
+  bench: 'cluster',
+  commit: commitOf(),
+  machine: machineOf(),
+  cores: (await import('node:os')).cpus().length,
+  node: process.version,
+  natsServer: server.version,
+  date: new Date().toISOString(),
+  command: `node --import tsx bench/cluster.ts --asks ${ASKS} --tells ${TELLS} --trials ${TRIALS}`,
+  setup: 'one nats-server (127.0.0.1, JetStream, user/password), one silo process (CPU backend, 1 pool thread), this process as a client',
+  askP50Us: trials(askUs),
+  rawRequestP50Us: trials(rawUs),
+  askP50OverRaw: median(askUs) / median(rawUs),
+  tellsPerS: trials(tellRate),
+  rawPublishPerS: trials(pubRate),
+  tellsOverRawPublish: median(tellRate) / median(pubRate),
+  client: { framesOut: m['framesOut'], tellsOut: m['tellsOut'], asksOut: m['asksOut'], bytesOut: m['bytesOut'] },
+};
+console.log(JSON.stringify(result, null, 2));
+const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
+mkdirSync(dir, { recursive: true });
+writeFileSync(`${dir}cluster-latest.json`, `${JSON.stringify(result, null, 2)}\n`);
+await nc.close();
+await client.shutdown();
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
+await server.stop();
