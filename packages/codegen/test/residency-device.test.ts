@@ -2,9 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
-import { DIR_STATE, GatherHeader, StateMeta, generateKernel, gatherLayout } from '../src/index.ts';
+import { SlotHeader, layoutOf } from '@ringgrain/core';
+import { DIR_STATE, GatherHeader, OverflowHeader, OverflowNode, StateMeta, generateKernel, gatherLayout, overflowLayout } from '../src/index.ts';
 import { CTypes } from '../src/cuda/ctypes.ts';
-import { RES_OP, ResidencyGlobals, ResidencyHostBlock, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';
+import { LoadRequest, RES_OP, ResidencyGlobals, ResidencyHostBlock, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';
 import { HAVE_GXX, gxxBuild } from './toolchain.ts';
 
 /**
@@ -26,14 +27,33 @@ const from = src.indexOf('__device__ static __noinline__ void rg_slot_free(');
 const activateAt = src.search(/__device__ static (rg_Account_state|RG_G\(state\))\* (rg_Account_activate|RG_G\(activate\))\(/);
 const to = src.indexOf('\n}\n', activateAt) + 3;
 const cuh = readFileSync(new URL('../src/cuda/residency.cuh', import.meta.url), 'utf8');
+/** The text between `start` and the end of the function that starts at `last` (both in `text`). */
+function cut(text: string, start: string, last: string): string {
+  const a = text.indexOf(start);
+  const b = text.indexOf(last, a);
+  if (a < 0 || b < 0) throw new Error(`residency-device.test: ${start} / ${last} not found (the runtime moved?)`);
+  return text.slice(a, text.indexOf('\n}\n', b) + 3);
+}
+const runtime = (f: string) => readFileSync(new URL(`../src/cuda/runtime/${f}`, import.meta.url), 'utf8');
+// The overflow pool's node allocation and the key partition, as the device runs them.
+const pool = existsSync(new URL('../src/cuda/runtime/k2k.cuh', import.meta.url))
+  ? cut(runtime('k2k.cuh'), '__device__ static inline unsigned char* rg_ov_node(', 'rg_ov_node(') + cut(runtime('k2k.cuh'), '/* A taken node', 'static inline void rg_ov_free(')
+  : '';
+const partition = existsSync(new URL('../src/cuda/runtime/ring.cuh', import.meta.url)) ? cut(runtime('ring.cuh'), 'RG_HD static inline unsigned int rg_partition(', 'rg_partition(') : '';
+const NODES = 3 + 16;
 const MAX = 48;
 const PARTS = 3;
 const L = residencyLayout({ stateSize: 8, maxActors: MAX, partitions: PARTS });
 const types = new CTypes();
 types.named(ResidencyGlobals, 'rg_ResidencyGlobals');
 types.named(ResidencyHostBlock, 'rg_ResidencyHostBlock');
+types.named(LoadRequest, 'rg_LoadRequest');
 types.named(GatherHeader, 'rg_GatherHeader');
 types.named(StateMeta, 'rg_StateMeta');
+types.named(SlotHeader, 'rg_SlotHeader');
+types.named(OverflowHeader, 'rg_OverflowHeader');
+types.named(OverflowNode, 'rg_OverflowNode');
+const OV = overflowLayout({ partitions: PARTS, slotSize: 64, nodes: NODES });
 
 const harness = String.raw`#include <cstdio>
 #include <cstring>
@@ -53,6 +73,15 @@ const harness = String.raw`#include <cstdio>
 #define RG_C_ACTIVATIONS 0
 #define RG_C_K2K_SENT 1
 #define RG_C_HANDLER_ERRORS 2
+#define RG_C_RECEIVED 3
+#define RG_C_K2K_RECEIVED 4
+#define RG_C_REJECTED 5
+#define RG_C_PROCESSED 6
+#define RG_HD
+#define RG_HDR ${layoutOf(SlotHeader).size}u
+#define RG_OV_HDR ${OV.tails}u
+#define RG_OV_NODE_HDR 16u
+#define RG_RES_WAIT() ((void)0)
 #define RG_GATHER_KEYS_AT ${gatherLayout(0, 0).keysAt}ull
 #define RG_STATE_REGION_ALIGN 256ull
 #define RG_HAS_ON_DEACTIVATE 1
@@ -68,6 +97,10 @@ static unsigned int atomicExch(unsigned int* p, unsigned int v) { unsigned int o
 static unsigned int atomicCAS(unsigned int* p, unsigned int cmp, unsigned int v) { unsigned int o = *p; if (o == cmp) *p = v; return o; }
 static unsigned int atomicAdd(unsigned int* p, unsigned int v) { unsigned int o = *p; *p += v; return o; }
 static unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
+static void rg_st_vol(unsigned int* p, unsigned int v) { *p = v; }
+static unsigned int atomicSub(unsigned int* p, unsigned int v) { unsigned int o = *p; *p -= v; return o; }
+static unsigned int atomicMax(unsigned int* p, unsigned int v) { unsigned int o = *p; if (v > o) *p = v; return o; }
+static unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) { unsigned int o = *p; *p = v; return o; }
 static unsigned int rg_ld_acq_gpu(const unsigned int* p) { return *p; }
 static unsigned int rg_ld_acq_sys(const unsigned int* p) { return *p; }
 static void rg_st_rel_gpu(unsigned int* p, unsigned int v) { *p = v; }
@@ -83,8 +116,11 @@ struct rg_${G}_state { unsigned char b[8]; };
 struct rg_G { unsigned int stateNext, freeHead, freeTail; };
 struct rg_kernel {
   rg_G* g; rg_DirEntry* directory; unsigned char* states; unsigned int maxActors, dirCapacity, partitions;
-  rg_ResidencyGlobals* res; unsigned int resPublished, hooksOn, metaOn;
+  rg_ResidencyGlobals* res; unsigned int resPublished, hooksOn, metaOn, loadOn;
+  unsigned char* overflow; unsigned int overflowNodes, slotSize;
 };
+${pool}
+${partition}
 static unsigned int ring[64];
 static unsigned int rg_free_cap(unsigned int) { return 64u; }
 static unsigned int* rg_free_ring(const unsigned char*, unsigned int) { return ring; }
@@ -115,7 +151,35 @@ static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int) {
   unsigned int v; memcpy(&v, s->b, 4); v += 1000u; memcpy(s->b, &v, 4);
   return 0;
 }
-static void rg_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int, unsigned int, unsigned int, const char*) {}
+static void rg_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
+  printf("reply %u %u %u %s\n", method, flags, corr, text);
+}
+/* Activation at install: the declared timers, then onActivate (both stand-ins print what ran, with which clock). */
+#define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("timers %lld %g\n", (long long)(key), (double)(now)); } while (0)
+#define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("onActivate %lld %g\n", (long long)(key), (double)(now)); } while (0)
+/* The turn as turn-run.cuh runs it for a class that loads: an actor this worker does not hold, or holds
+   LOADING, has the message parked; else the handler (the state's first word += the payload's u32). */
+static rg_DirEntry* rg_${G}_res_lookup(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, bool* loading);
+static bool rg_${G}_res_park(rg_kernel* k, unsigned int slot, const unsigned char* msg);
+static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int, unsigned int part, unsigned char*, rg_coop*) {
+  const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
+  ctr[RG_C_RECEIVED]++;
+  const long long key = RG_KEY_OF(h->keyLo, h->keyHi);
+  bool loading = false;
+  rg_DirEntry* e = rg_${G}_res_lookup(k, ctr, key, part, &loading);
+  if (!e) { ctr[RG_C_REJECTED]++; printf("reject %lld full\n", key); return; }
+  if (loading) {
+    if (rg_${G}_res_park(k, e->slot, slot)) printf("park %lld %u\n", key, h->corr);
+    else { ctr[RG_C_REJECTED]++; printf("reject %lld pool\n", key); }
+    return;
+  }
+  rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_${G}_state));
+  unsigned int v, a;
+  memcpy(&v, s->b, 4); memcpy(&a, stage + RG_HDR, 4); v += a; memcpy(s->b, &v, 4);
+  metas[e->slot].lastActive = h->time; metas[e->slot].dirty = 1u;
+  ctr[RG_C_PROCESSED]++;
+  printf("run %lld %u %g %u\n", key, h->corr, h->time, v);
+}
 static const char* rg_turn_error(rg_turn*, int) { return ""; }
 #include "unit.cu"
 ${cuh}
@@ -125,8 +189,13 @@ int main() {
   std::vector<unsigned char> states(sizeof(rg_${G}_state) * ${MAX});
   std::vector<rg_StateMeta> meta(${MAX});
   std::vector<unsigned char> area(${L.bytes});
-  alignas(16) static rg_ResidencyHostBlock host;
-  memset(&host, 0, sizeof host);
+  /* the host block, then the load-request ring (residencyHostBytes) */
+  alignas(16) static unsigned char hostMem[sizeof(rg_ResidencyHostBlock) + 16 * 64];
+  memset(hostMem, 0, sizeof hostMem);
+  rg_ResidencyHostBlock& host = *(rg_ResidencyHostBlock*)hostMem;
+  rg_LoadRequest* loads = (rg_LoadRequest*)(hostMem + sizeof(rg_ResidencyHostBlock));
+  alignas(16) static unsigned char ov[${OV.bytes}];
+  memset(ov, 0, sizeof ov);
   metas = meta.data();
   statesBase = states.data();
   rg_G g = {0, 0xFFFFFFF8u, 0xFFFFFFF8u};
@@ -135,9 +204,26 @@ int main() {
   r->hostLo = (unsigned int)hp; r->hostHi = (unsigned int)(hp >> 32);
   r->acksLo = (unsigned int)(base + ${L.acksAt}); r->acksHi = (unsigned int)((base + ${L.acksAt}) >> 32);
   r->stagingLo = (unsigned int)(base + ${L.stagingAt}); r->stagingHi = (unsigned int)((base + ${L.stagingAt}) >> 32);
-  rg_kernel k = {&g, dir.data(), states.data(), ${MAX}, cap, ${PARTS}, r, 0u, 1u, 1u};
-  unsigned int ctr[3] = {0, 0, 0};
+  r->boardLo = (unsigned int)(base + ${L.boardAt}); r->boardHi = (unsigned int)((base + ${L.boardAt}) >> 32);
+  r->parksLo = (unsigned int)(base + ${L.parksAt}); r->parksHi = (unsigned int)((base + ${L.parksAt}) >> 32);
+  r->boardKindsAt = ${L.board.kindsAt}u; r->boardStatesAt = ${L.board.statesAt}u; r->boardErrorAt = ${L.board.errorAt}u;
+  r->installCapacity = ${L.installCapacity}u; r->loadCapacity = 64u;
+  rg_kernel k = {&g, dir.data(), states.data(), ${MAX}, cap, ${PARTS}, r, 0u, 1u, 1u, 1u, ov, ${NODES}u, 64u};
+  unsigned int loadTail = 0u;
+  unsigned int ctr[7] = {0, 0, 0, 0, 0, 0, 0};
   unsigned char stage[64];
+  /* one request through the control warp (relay), every worker, the control warp again (publish) */
+  auto request = [&](unsigned int op) -> int {
+    host.op = op;
+    host.seq++;
+    rg_res_control(&k);
+    for (unsigned int p = 0; p < ${PARTS}; p++) {
+      if (!rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 3;
+      if (rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 4;
+    }
+    rg_res_control(&k);
+    return host.doneSeq == host.seq ? 0 : 5;
+  };
   char cmd;
   while (scanf(" %c", &cmd) == 1) {
     if (cmd == 'A') { /* A part key time: a turn (activate, state = key's low word if new, marked dirty at time) */
@@ -155,6 +241,43 @@ int main() {
       int stray = 0;
       for (unsigned int i = 0; i < ${MAX}; i++) if (!held[i] && (meta[i].dirty != 0u || meta[i].busy != 0u || meta[i].lastActive != 0.0)) stray++;
       printf("stray %d\n", stray);
+    } else if (cmd == 'T') { /* T key corr time amount: a message, through the worker of its key's partition */
+      long long key; unsigned int corr, amount; double t;
+      if (scanf("%lld %u %lf %u", &key, &corr, &t, &amount) != 4) return 2;
+      alignas(16) unsigned char msg[64] = {};
+      static_assert(RG_HDR + 4u <= 64u, "a message fits the stage");
+      rg_SlotHeader* h = (rg_SlotHeader*)msg;
+      h->length = 4u; h->corr = corr; h->time = t; h->method = 0u; h->sender = RG_HOST_SENDER;
+      h->keyLo = (unsigned int)key; h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+      memcpy(msg + RG_HDR, &amount, 4);
+      memcpy(stage, msg, 64);
+      rg_${G}_turn(&k, ctr, msg, stage, sizeof stage, rg_partition(key, ${PARTS}), 0, 0);
+    } else if (cmd == 'L') { /* L: the keys posted on the load-request ring since the last L */
+      while (loads[loadTail & 63u].seq == loadTail + 1u) {
+        printf("load %lld\n", RG_KEY_OF(loads[loadTail & 63u].keyLo, loads[loadTail & 63u].keyHi));
+        loadTail++;
+      }
+      host.loadTail = loadTail;
+    } else if (cmd == 'I') { /* I mode rows error: then rows "key kind value" on the board; one install */
+      unsigned int mode, rows; char err[64];
+      if (scanf("%u %u %63s", &mode, &rows, err) != 3) return 2;
+      unsigned char* board = area.data() + ${L.boardAt};
+      for (unsigned int i = 0; i < rows; i++) {
+        long long key; unsigned int kind, v;
+        if (scanf("%lld %u %u", &key, &kind, &v) != 3) return 2;
+        memcpy(board + 8 * i, &key, 8);
+        board[${L.board.kindsAt} + i] = (unsigned char)kind;
+        memset(board + ${L.board.statesAt} + 8 * i, 0, 8);
+        memcpy(board + ${L.board.statesAt} + 8 * i, &v, 4);
+      }
+      const unsigned int n = strcmp(err, "-") == 0 ? 0u : (unsigned int)strlen(err);
+      memcpy(board + ${L.board.errorAt}, err, n);
+      host.rows = rows; host.mode = mode; host.errorLength = n;
+      const int rc = request(${RES_OP.INSTALL}u);
+      if (rc) return rc;
+      printf("I %u %u %u\n", host.doneSeq, host.installed, host.rejected);
+    } else if (cmd == 'Z') { /* Z: counters, pool */
+      printf("ctr %u %u %u %u parked %u inUse %u\n", ctr[RG_C_RECEIVED], ctr[RG_C_PROCESSED], ctr[RG_C_REJECTED], ctr[RG_C_ACTIVATIONS], r->parked, ((rg_OverflowHeader*)ov)->inUse);
     } else if (cmd == 'W') { /* W 0|1: whether onDeactivate stores into the state (it then marks it) */
       int w;
       if (scanf("%d", &w) != 1) return 2;
@@ -173,8 +296,8 @@ int main() {
       rg_res_control(&k); /* not yet: no worker has acknowledged */
       const unsigned int early = host.doneSeq;
       for (unsigned int p = 0; p < ${PARTS}; p++) {
-        if (!rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0)) return 3;
-        if (rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0)) return 4; /* once per request */
+        if (!rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 3;
+        if (rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 4; /* once per request */
       }
       rg_res_control(&k); /* publish */
       printf("D %u %u %u %u\n", relayed, early, host.doneSeq, host.evicted);
@@ -299,5 +422,85 @@ describe.skipIf(!HAVE_GXX)('deactivation on the device (residency.cuh, g++ on th
     // Key 5's state is its fresh one (5 + 1000), not the 1005 it was deactivated with (+1000 again).
     expect(last.slice(1, 5).sort()).toEqual(['5 1005 1', '7 1007 1', '8 1008 1', '9 1009 1']);
     expect(last[6]).toBe('stray 0');
+  });
+});
+
+/** rg_partition of the runtime (ring.cuh): the worker that owns a key. */
+const partOf = (key: number): number => Number(((BigInt.asUintN(64, BigInt(key)) * 0x9e3779b97f4a7c15n) & 0xffff_ffff_ffff_ffffn) >> 32n) % PARTS;
+
+describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and installs on the device (residency.cuh, g++ on the host)${pool && partition ? '' : ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)'}`, () => {
+  const run = (cmds: string[]) => {
+    const b = gxxBuild(src.slice(from, to), harness);
+    expect(b.log).toBe('');
+    const r = spawnSync(b.out, { input: cmds.join('\n') + '\n', encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    return r.stdout.trim().split('\n');
+  };
+  /** The lines an install prints: per partition in order, its rows in board order. */
+  const byPartition = (rows: Array<{ key: number; lines: string[] }>) => [0, 1, 2].flatMap((p) => rows.filter((r) => partOf(r.key) === p).flatMap((r) => r.lines));
+
+  it('parks a missing actor\'s messages in order, posts its key once, installs (load) then replays them; a failed load rejects exactly its parked messages', () => {
+    const out = run([
+      'T 5 1 10 1', 'T 5 2 11 2', 'T 6 3 12 7', 'T 5 0 13 3',
+      'L', 'Z',
+      'I 0 2 disk-on-fire', '5 1 100', '6 2 0',
+      'T 5 4 20 4', 'Z', 'L',
+    ]);
+    let at = 0;
+    const take = (n: number) => out.slice(at, (at += n));
+    expect(take(4)).toEqual(['park 5 1', 'park 5 2', 'park 6 3', 'park 5 0']);
+    expect(take(2)).toEqual(['load 5', 'load 6']); // one request per actor, in the order of their first messages
+    expect(take(1)).toEqual(['ctr 4 0 0 0 parked 4 inUse 4']); // received, not processed: system.idle() waits
+    expect(take(6)).toEqual(byPartition([
+      // its state, then timers and onActivate with the first parked message's clock, then the messages in order
+      { key: 5, lines: ['timers 5 10', 'onActivate 5 10', 'run 5 1 10 101', 'run 5 2 11 103', 'run 5 0 13 106'] },
+      // REPLY | ERROR with the store's text, to the parked ask (corr 3)
+      { key: 6, lines: ['reply 0 6 3 disk-on-fire'] },
+    ]));
+    expect(take(1)).toEqual(['I 1 1 1']);
+    expect(take(1)).toEqual(['run 5 4 20 110']); // READY now: runs at once
+    expect(take(1)).toEqual(['ctr 5 4 1 1 parked 0 inUse 0']); // received = processed + rejected; nodes back
+    expect(out.slice(at)).toEqual(['live 1 dead 1 next 2']); // no load posted again; 6's entry a tombstone
+  });
+
+  it('preload installs only keys not held (a held state is newer), with clock 0; a later miss loads again; deactivation with Infinity rejects what still waits', () => {
+    const out = run([
+      'T 5 1 10 1', 'L', 'I 0 1 -', '5 1 100',
+      'I 1 3 -', '5 1 999', '7 1 50', '8 0 0',
+      'T 7 5 30 1', 'T 8 6 31 2', 'T 5 9 32 1',
+      'T 6 7 40 9', 'L',
+      'D inf 50', 'Z',
+    ]);
+    let at = 0;
+    const take = (n: number) => out.slice(at, (at += n));
+    expect(take(2)).toEqual(['park 5 1', 'load 5']);
+    expect(take(4)).toEqual(['timers 5 10', 'onActivate 5 10', 'run 5 1 10 101', 'I 1 1 0']);
+    expect(take(4)).toEqual(byPartition([
+      { key: 7, lines: ['timers 7 0', 'onActivate 7 0'] },
+      { key: 8, lines: ['timers 8 0', 'onActivate 8 0'] },
+    ]));
+    expect(take(1)).toEqual(['I 2 2 0']); // key 5 was held: passed
+    expect(take(3)).toEqual(['run 7 5 30 51', 'run 8 6 31 2', 'run 5 9 32 102']);
+    expect(take(2)).toEqual(['park 6 7', 'load 6']);
+    // Infinity: the LOADING actor's parked ask is rejected, the three READY ones are deactivated.
+    expect(take(1)).toEqual(["reply 0 6 7 the kernel stopped before the actor's state was loaded"]);
+    expect(take(1)).toEqual(['D 3 2 3 3']);
+    expect(take(3).sort()).toEqual(['5 1102 1', '7 1051 1', '8 1002 1']); // onDeactivate (+1000) before the copy
+    take(1); // hooks line
+    expect(take(1)).toEqual(['ctr 5 4 1 3 parked 0 inUse 0']); // received = processed + rejected
+  });
+
+  it('a full pool rejects the message (typed, counted) and keeps the ones parked before it', () => {
+    const cmds = Array.from({ length: 20 }, (_, i) => `T 9 ${i + 1} ${i} 1`);
+    const out = run([...cmds, 'Z', 'L', 'I 0 1 -', '9 0 0', 'Z']);
+    const parked = out.filter((l) => l.startsWith('park 9'));
+    const refused = out.filter((l) => l === 'reject 9 pool');
+    expect(parked.length + refused.length).toBe(20);
+    expect(parked.length).toBe(NODES - PARTS); // every node of the ring (the partitions' stubs are not in it)
+    expect(parked).toEqual(Array.from({ length: parked.length }, (_, i) => `park 9 ${i + 1}`));
+    const runs = out.filter((l) => l.startsWith('run 9'));
+    expect(runs).toEqual(Array.from({ length: parked.length }, (_, i) => `run 9 ${i + 1} ${i} ${i + 1}`));
+    expect(out.at(-2)).toBe(`ctr 20 ${parked.length} ${refused.length} 1 parked 0 inUse 0`);
   });
 });

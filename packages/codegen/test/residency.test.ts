@@ -24,7 +24,8 @@ describe('residency layouts (residency.ts: the one definition the C and the host
     expect(offsetOf(ResidencyGlobals, 'before')).toBe(16);
     expect(offsetOf(ResidencyGlobals, 'loadReserve')).toBe(128);
     expect(offsetOf(ResidencyGlobals, 'hostLo')).toBe(256);
-    expect(offsetOf(ResidencyGlobals, 'loadCapacity')).toBe(256 + 4 * 12);
+    expect(offsetOf(ResidencyGlobals, 'parksLo')).toBe(256 + 4 * 8);
+    expect(offsetOf(ResidencyGlobals, 'loadCapacity')).toBe(256 + 4 * 14);
   });
 
   it('install board: keys, kinds, states and the failure text, each aligned', () => {
@@ -49,7 +50,8 @@ describe('residency layouts (residency.ts: the one definition the C and the host
   it('the device area: globals, acks, the staging batch (the gather layout) and the board', () => {
     const r = residencyLayout({ stateSize: 40, maxActors: 1000, partitions: 32 });
     expect(r.acksAt).toBe(512);
-    expect(r.stagingAt).toBe(768);
+    expect(r.parksAt).toBe(768);
+    expect(r.stagingAt).toBe(768 + 8 * 1024); // 8000 bytes of head/tail pairs, rounded up to 256
     expect(r.staging).toEqual(gatherLayout(40, 1000));
     expect(r.boardAt % STATE_REGION_ALIGN).toBe(0);
     expect(r.boardAt).toBeGreaterThanOrEqual(r.stagingAt + r.staging.bytes);
@@ -58,6 +60,6 @@ describe('residency layouts (residency.ts: the one definition the C and the host
     expect(r.bytes).toBe(r.boardAt + r.board.bytes);
     // Many partitions push the staging batch down, not into the acks.
     const many = residencyLayout({ stateSize: 40, maxActors: 1000, partitions: 100 });
-    expect(many.stagingAt).toBeGreaterThanOrEqual(many.acksAt + 400);
+    expect(many.parksAt).toBeGreaterThanOrEqual(many.acksAt + 400);
   });
 });

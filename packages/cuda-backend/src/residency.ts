@@ -64,6 +64,7 @@ export function residencyGlobalsImage(t: ResidencyTarget, hostDevPtr: bigint, ar
   ptr('acks', areaDevPtr + BigInt(r.acksAt));
   ptr('staging', areaDevPtr + BigInt(r.stagingAt));
   ptr('board', areaDevPtr + BigInt(r.boardAt));
+  ptr('parks', areaDevPtr + BigInt(r.parksAt));
   put('boardKindsAt', r.board.kindsAt);
   put('boardStatesAt', r.board.statesAt);
   put('boardErrorAt', r.board.errorAt);
@@ -139,6 +140,13 @@ export class ResidencyHost {
   private readonly layout: ReturnType<typeof residencyLayout>;
   private queue: Promise<unknown> = Promise.resolve();
   private seq = 0;
+  /**
+   * While a deactivation is in flight, keys drained from the load ring wait here: a key deactivated by
+   * it and then missed again must reach the host after its final state (evicted, then load: the order
+   * the CPU backend's one channel gives). The ring is still drained, so no worker waits on a full ring.
+   */
+  private holding = false;
+  private held: ActorKey[] = [];
 
   constructor(
     private readonly target: ResidencyTarget,
@@ -182,24 +190,39 @@ export class ResidencyHost {
       keys.push(decodeKeys(words, 1)[0]!);
       tail = (tail + 1) >>> 0;
     }
-    if (keys.length === 0) return 0;
-    Atomics.store(this.words, H.loadTail, tail | 0);
-    this.host.load(keys);
+    if (keys.length) Atomics.store(this.words, H.loadTail, tail | 0);
+    if (this.holding) {
+      for (const k of keys) this.held.push(k);
+      return keys.length;
+    }
+    this.release(keys);
     return keys.length;
+  }
+
+  /** Keys held during a deactivation, then `keys`, to the plan's load (one call). */
+  private release(keys: ActorKey[]): void {
+    const all = this.held.length ? [...this.held, ...keys] : keys;
+    this.held = [];
+    if (all.length) this.host.load(all);
   }
 
   /** Deactivates the actors idle since `before` (see core BackendKernel.deactivateIdle); resolves to how many. */
   deactivateIdle(before: number, now: number): Promise<number> {
     return this.serial(async () => {
-      await this.request(RES_OP.DEACTIVATE, () => {
-        this.f64[HF.before] = before;
-        this.f64[HF.now] = now;
-      });
-      const count = Atomics.load(this.words, H.evicted) >>> 0;
-      if (count > this.target.maxActors) throw new GpuStateError(this.target.grain, 'GPU_STATE_GATHER', `the kernel reported ${count} deactivated actors for ${this.target.maxActors} slots`);
-      if (count === 0) return 0;
-      this.host.evicted(this.readStaging(count));
-      return count;
+      this.holding = true;
+      try {
+        await this.request(RES_OP.DEACTIVATE, () => {
+          this.f64[HF.before] = before;
+          this.f64[HF.now] = now;
+        });
+        const count = Atomics.load(this.words, H.evicted) >>> 0;
+        if (count > this.target.maxActors) throw new GpuStateError(this.target.grain, 'GPU_STATE_GATHER', `the kernel reported ${count} deactivated actors for ${this.target.maxActors} slots`);
+        if (count > 0) this.host.evicted(this.readStaging(count));
+        return count;
+      } finally {
+        this.holding = false;
+        this.pollLoads();
+      }
     });
   }
 

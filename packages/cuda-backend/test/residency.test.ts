@@ -43,6 +43,8 @@ class Kernel implements ResidencyDevice {
   dead: Error | undefined;
   silent = false;
   pauses = 0;
+  /** Called while the kernel services a deactivation (a worker posting a load meanwhile). */
+  during: (() => void) | undefined;
 
   copyIn(src: Uint8Array, offset: number): void {
     this.area.set(src, offset);
@@ -62,6 +64,8 @@ class Kernel implements ResidencyDevice {
     if (seq === this.hv.getUint32(hoff('doneSeq'), true)) return;
     const op = this.hv.getUint32(hoff('op'), true);
     if (op === RES_OP.DEACTIVATE) {
+      this.during?.();
+      if (this.silent) return; // the kernel went away meanwhile
       const s = L.staging;
       this.stage.forEach((r, i) => {
         const [lo, hi] = keyWords(r.key);
@@ -129,6 +133,7 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     expect(u('acksLo') + u('acksHi') * 2 ** 32).toBe(0x7_0000_0000 + L.acksAt);
     expect(u('stagingLo') + u('stagingHi') * 2 ** 32).toBe(0x7_0000_0000 + L.stagingAt);
     expect(u('boardLo') + u('boardHi') * 2 ** 32).toBe(0x7_0000_0000 + L.boardAt);
+    expect(u('parksLo') + u('parksHi') * 2 ** 32).toBe(0x7_0000_0000 + L.parksAt);
     expect([u('boardKindsAt'), u('boardStatesAt'), u('boardErrorAt'), u('installCapacity'), u('loadCapacity')]).toEqual([L.board.kindsAt, L.board.statesAt, L.board.errorAt, L.installCapacity, LOAD_RING_CAPACITY]);
     // The request and counter lines start zero: the kernel sees no request before the host's first.
     expect(img.subarray(0, 256).every((b) => b === 0)).toBe(true);
@@ -197,6 +202,35 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     } catch (e) {
       expect((e as GpuStateError).code).toBe('GPU_STATE_BAD_UPLOAD');
     }
+  });
+
+  it('a key posted for loading while a deactivation runs reaches load only after that deactivation\'s evicted (its final state first)', async () => {
+    const { k, rec, r } = make();
+    const order: string[] = [];
+    const host = rec as Recorder;
+    const load0 = host.load.bind(host);
+    const ev0 = host.evicted.bind(host);
+    host.load = (keys) => { order.push(`load ${keys.join(',')}`); load0(keys); };
+    host.evicted = (b) => { order.push(`evicted ${b.keys.join(',')}`); ev0(b); };
+    k.post(0, 3); // posted before: goes out at once
+    expect(r.pollLoads()).toBe(1);
+    k.stage = [{ key: 7, fill: 1, dirty: true }];
+    k.during = () => {
+      k.post(1, 7); // 7 was deactivated and a message for it came in at once
+      expect(r.pollLoads()).toBe(1); // drained (no worker waits on the ring), not delivered
+    };
+    expect(await r.deactivateIdle(5, 5)).toBe(1);
+    expect(order).toEqual(['load 3', 'evicted 7', 'load 7']);
+    // A deactivation that failed still lets the held keys through.
+    k.during = () => {
+      k.post(2, 8);
+      r.pollLoads();
+      k.dead = new Error('gone');
+      k.silent = true;
+    };
+    const p = r.deactivateIdle(6, 6);
+    await expect(p).rejects.toThrow(GpuStateError);
+    expect(order.at(-1)).toBe('load 8');
   });
 
   it('requests run one at a time, in call order', async () => {

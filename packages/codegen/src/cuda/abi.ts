@@ -152,13 +152,14 @@ if (
 export const DirEntry = t.struct({ keyLo: t.u32, keyHi: t.u32, slot: t.u32, state: t.u32 });
 
 /**
- * DirEntry.state: empty, being written, dead (a tombstone: the state table was full; reused by a later
- * insert, device.ts insert), or ready. A ready entry also
+ * DirEntry.state: empty, being written, dead (a tombstone: the state table was full, or the actor was
+ * deactivated; reused by a later insert, device.ts insert), or ready (LOADING set: waiting for its state). A ready entry also
  * names its owner partition, `READY | (partition + 1) << OWNER_SHIFT`, so a worker decides an entry
  * with one load (device.ts activate). `isReady` is the host's test.
  */
-export const DIR_STATE = { EMPTY: 0, WRITING: 1, READY: 2, DEAD: 3, KIND_MASK: 3, OWNER_SHIFT: 2 } as const;
-export const isReadyDirState = (state: number): boolean => (state & DIR_STATE.KIND_MASK) === DIR_STATE.READY;
+export const DIR_STATE = { EMPTY: 0, WRITING: 1, READY: 2, DEAD: 3, KIND_MASK: 3, OWNER_SHIFT: 2, LOADING: 0x80000000 } as const;
+/** A READY entry whose actor waits for its stored state (residency.cuh): LOADING set on its READY word. */
+export const isReadyDirState = (state: number): boolean => (state & DIR_STATE.KIND_MASK) === DIR_STATE.READY && (state & DIR_STATE.LOADING) === 0;
 
 /** One row of per-warp counters, in core's COUNTERS order (one writer per row). */
 export const COUNTER_ROW_BYTES = 32;

@@ -14,6 +14,8 @@ __device__ static inline unsigned char* rg_res_ptr(unsigned int lo, unsigned int
   return (unsigned char*)(((unsigned long long)hi << 32) | lo);
 }
 __device__ static inline unsigned int* rg_res_acks(const rg_ResidencyGlobals* r) { return (unsigned int*)rg_res_ptr(r->acksLo, r->acksHi); }
+/* The parked-message FIFO of actor slot `slot`: [0] head, [1] tail (overflow-pool node refs, 0: none). */
+__device__ static inline unsigned int* rg_res_park(const rg_ResidencyGlobals* r, unsigned int slot) { return (unsigned int*)rg_res_ptr(r->parksLo, r->parksHi) + 2ull * slot; }
 __device__ static inline unsigned char* rg_res_staging(const rg_ResidencyGlobals* r) { return rg_res_ptr(r->stagingLo, r->stagingHi); }
 __device__ static inline rg_ResidencyHostBlock* rg_res_host(const rg_ResidencyGlobals* r) { return (rg_ResidencyHostBlock*)rg_res_ptr(r->hostLo, r->hostHi); }
 __device__ static inline double rg_res_ld_f64(const double* p) { return *(const volatile double*)p; }
@@ -122,13 +124,20 @@ __device__ static void RG_G(res_evict)(rg_kernel* k, unsigned int* ctr, rg_DirEn
  * in directory order. Lane 0 alone (the other lanes help the hooks through `co`): a deactivation walks
  * the whole directory once per worker; entries of other partitions are passed on one load.
  */
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned char* stage, unsigned int cap);
 __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* ctr, unsigned int part, double before, double now, unsigned char* stage, unsigned int cap, rg_coop* co) {
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   const rg_StateMeta* meta = rg_meta_of(k->states, k->maxActors);
   unsigned int n = 0u;
+  const bool all = before > 1.7976931348623157e308; /* Infinity: the kernel stops */
   for (unsigned int i = 0; i < k->dirCapacity; i++) {
     rg_DirEntry* e = &k->directory[i];
-    if (rg_ld_vol(&e->state) != ready) continue;
+    const unsigned int s = rg_ld_vol(&e->state);
+    if (all && s == (ready | RG_DIR_LOADING)) {
+      RG_G(res_drop)(k, ctr, e, "the kernel stopped before the actor's state was loaded", stage, cap);
+      continue;
+    }
+    if (s != ready) continue;
     if (!(meta[e->slot].lastActive < before)) continue;
     RG_G(res_evict)(k, ctr, e, part, now, stage, cap, co);
     n++;
@@ -136,18 +145,259 @@ __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* 
   return n;
 }
 
+/* ---- actor residency: loading on first message and installs (step 3) ---------------------------------- */
+/*
+ * With the class's storage (k->loadOn), a message for an actor this worker does not hold does not make a
+ * zeroed actor: the worker inserts a LOADING entry (RG_DIR_LOADING | its READY word: skipped by every
+ * other lookup and insert, so the key is held once), parks the message, and every later one it takes for
+ * that key, in the actor's FIFO of overflow-pool nodes (head/tail refs in the slot's StateMeta), and posts
+ * the key on the load-request ring. An install request (writeStates) then copies the stored state in, makes
+ * the entry READY, runs the declared timers and onActivate, and replays the parked messages in order as
+ * turns (already counted received). A failed load rejects exactly the parked messages and drops the entry.
+ */
+
+/* The node of overflow-pool ref `ref` (a parked message's copy follows its header). */
+__device__ static inline unsigned char* rg_res_node(rg_kernel* k, unsigned int ref) {
+  return rg_ov_node(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
+}
+
+/*
+ * Posts `lo, hi` on the load-request ring (pinned host memory after the host block): a reserved index,
+ * the key, then seq = index + 1 released at system scope. A producer that would lap the host's tail waits
+ * for it (the host drains the ring at every poll, also while a request of its own is in flight).
+ */
+__device__ static void rg_res_post_load(rg_kernel* k, unsigned int lo, unsigned int hi) {
+  rg_ResidencyGlobals* r = k->res;
+  rg_ResidencyHostBlock* h = rg_res_host(r);
+  rg_LoadRequest* ring = (rg_LoadRequest*)(h + 1);
+  const unsigned int cap = r->loadCapacity;
+  const unsigned int i = atomicAdd(&r->loadReserve, 1u);
+  while (i - rg_ld_vol(&r->loadTailSeen) >= cap) {
+    const unsigned int t = rg_ld_acq_sys(&h->loadTail);
+    rg_st_vol(&r->loadTailSeen, t);
+    if (i - t < cap) break;
+    RG_RES_WAIT();
+  }
+  rg_LoadRequest* q = ring + (i & (cap - 1u));
+  q->keyLo = lo;
+  q->keyHi = hi;
+  rg_st_rel_sys(&q->seq, i + 1u);
+}
+
+/*
+ * Parks the message in `msg` (header + payload, its device copy) on the actor of `slot`: a copy in a pool
+ * node appended to the actor's FIFO. false: every node is taken (the caller rejects the message).
+ */
+__device__ static bool RG_G(res_park)(rg_kernel* k, unsigned int slot, const unsigned char* msg) {
+  if (k->overflowNodes == 0u) return false;
+  const unsigned int ref = rg_ov_alloc(k->overflow, k->partitions, k->overflowNodes, RG_OV_NODE_HDR + k->slotSize);
+  if (ref == 0u) {
+    atomicAdd(&k->res->parkRefused, 1u);
+    return false;
+  }
+  unsigned char* node = rg_res_node(k, ref);
+  const unsigned int n = RG_HDR + ((const rg_SlotHeader*)msg)->length;
+  for (unsigned int at = 0; at < n; at += 4u) *(unsigned int*)(node + RG_OV_NODE_HDR + at) = *(const unsigned int*)(msg + at);
+  unsigned int* q = rg_res_park(k->res, slot);
+  if (q[1] == 0u) q[0] = ref;
+  else ((rg_OverflowNode*)rg_res_node(k, q[1]))->link = ref;
+  q[1] = ref;
+  atomicAdd(&k->res->parked, 1u);
+  return true;
+}
+
+/*
+ * The directory lookup of a class that loads (k->loadOn): as RG_G(activate), but an absent key gets a
+ * LOADING entry (its load posted) and a LOADING entry of ours is reported as such. Returns the entry (0:
+ * the table is full); *loading says whether the actor waits for its state.
+ */
+__device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, bool* loading) {
+  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
+  const unsigned long long u = (unsigned long long)key;
+  const unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
+  const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
+  const unsigned int mask = k->dirCapacity - 1u;
+  const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & mask;
+  unsigned int i = home;
+  for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
+    rg_DirEntry* e = &k->directory[i];
+    const unsigned int s = rg_ld_vol(&e->state);
+    if ((s == ready || s == (ready | RG_DIR_LOADING)) && e->keyLo == lo && e->keyHi == hi) {
+      *loading = s != ready;
+      return e;
+    }
+    if (s != RG_DIR_EMPTY) continue;
+    /* absent: a LOADING entry, taken from the key's home as every insert does (found again below) */
+    const unsigned int acts = ctr[RG_C_ACTIVATIONS];
+    if (!RG_G(insert)(k, ctr, home, lo, hi, ready | RG_DIR_LOADING)) return 0;
+    ctr[RG_C_ACTIVATIONS] = acts; /* counted when its state is installed, as the CPU backend counts */
+    rg_res_post_load(k, lo, hi);
+    *loading = true;
+    for (unsigned int j = home;; j = (j + 1u) & mask) {
+      rg_DirEntry* f = &k->directory[j];
+      if (f->state == (ready | RG_DIR_LOADING) && f->keyLo == lo && f->keyHi == hi) return f;
+    }
+  }
+  return 0;
+}
+
+/* The actor of a LOADING entry leaves without having run: its parked messages fail with `text`, the entry dies, the slot is freed. */
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned char* stage, unsigned int cap) {
+  const unsigned int slot = e->slot;
+  rg_StateMeta* m = rg_meta_of(k->states, k->maxActors) + slot;
+  unsigned int* q = rg_res_park(k->res, slot);
+  unsigned int n = 0u;
+  for (unsigned int ref = q[0]; ref != 0u;) {
+    const unsigned char* msg = rg_res_node(k, ref) + RG_OV_NODE_HDR;
+    const rg_SlotHeader* h = (const rg_SlotHeader*)msg;
+    ctr[RG_C_REJECTED]++;
+    rg_reply_text(k, stage, cap, h->method, RG_REPLY | RG_ERROR, h->corr, text);
+    const unsigned int next = ((const rg_OverflowNode*)rg_res_node(k, ref))->link;
+    rg_ov_free(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
+    atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+    ref = next;
+    n++;
+  }
+  q[0] = 0u;
+  q[1] = 0u;
+  m->dirty = 0u;
+  m->lastActive = 0.0;
+  atomicSub(&k->res->parked, n);
+  atomicAdd(&k->res->rejected, n);
+  __threadfence();
+  rg_st_rel_gpu(&e->state, RG_DIR_DEAD);
+  rg_slot_free(k, slot);
+  return n;
+}
+
+/*
+ * Runs the parked messages of the actor of `e` (now READY) in the order they came, as turns of this
+ * worker (each already counted received when it was parked), freeing each node after its turn.
+ */
+__device__ static void RG_G(res_replay)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, unsigned int part, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
+  unsigned int* q = rg_res_park(k->res, e->slot);
+  unsigned int ref = q[0];
+  q[0] = 0u;
+  q[1] = 0u;
+  unsigned int n = 0u;
+  while (ref != 0u) {
+    unsigned char* node = rg_res_node(k, ref);
+    unsigned char* msg = node + RG_OV_NODE_HDR;
+    const unsigned int len = RG_HDR + ((const rg_SlotHeader*)msg)->length;
+    const unsigned int span = len < cap ? len : cap;
+    for (unsigned int at = 0; at < span; at += 4u) *(unsigned int*)(stage + at) = *(const unsigned int*)(msg + at);
+    ctr[RG_C_RECEIVED]--;
+    if (((const rg_SlotHeader*)msg)->sender != RG_HOST_SENDER) ctr[RG_C_K2K_RECEIVED]--;
+    RG_G(turn)(k, ctr, msg, stage, cap, part, scratch, co);
+    const unsigned int next = ((const rg_OverflowNode*)node)->link;
+    rg_ov_free(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
+    atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
+    ref = next;
+    n++;
+  }
+  atomicSub(&k->res->parked, n);
+}
+
+/* A stored state into an actor's slot (both aligned to the state's alignment, at least 4 where its size allows). */
+__device__ static inline void rg_res_copy_in(unsigned char* d, const unsigned char* s) {
+  constexpr unsigned int n = (unsigned int)sizeof(RG_G(state));
+  if (n % 4u == 0u)
+    for (unsigned int i = 0; i < n / 4u; i++) ((unsigned int*)d)[i] = ((const unsigned int*)s)[i];
+  else
+    for (unsigned int i = 0; i < n; i++) d[i] = s[i];
+}
+
+/* The board's row i: key (int64 halves), kind (RG_RES_ROW_*), state bytes. */
+__device__ static inline const unsigned char* rg_res_board(const rg_ResidencyGlobals* r) { return rg_res_ptr(r->boardLo, r->boardHi); }
+
+/*
+ * Worker `part`, lane 0: the install board's rows whose keys this worker owns. 'load': a LOADING actor
+ * gets its state (FOUND; ABSENT keeps the zeroed one), turns READY, its declared timers and onActivate
+ * run with the clock of its first parked message, then the parked messages; FAILED rejects them with the
+ * board's text. A row for a key not LOADING here (answered twice, or collected meanwhile) is passed.
+ * 'preload': keys held in any way are passed (a held state is newer); others are inserted READY while
+ * slots are free, timers and onActivate with clock 0, as the CPU backend preloads.
+ */
+__device__ static void RG_G(res_install)(rg_kernel* k, unsigned int* ctr, unsigned int part, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
+  rg_ResidencyGlobals* r = k->res;
+  const unsigned char* board = rg_res_board(r);
+  const unsigned int rows = r->rows, mode = r->mode;
+  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
+  char text[RG_RES_INSTALL_ERROR_BYTES + 1u];
+  const unsigned int tn = r->errorLength < RG_RES_INSTALL_ERROR_BYTES ? r->errorLength : RG_RES_INSTALL_ERROR_BYTES;
+  for (unsigned int i = 0; i < tn; i++) text[i] = (char)board[r->boardErrorAt + i];
+  text[tn] = 0;
+  unsigned int installed = 0u;
+  for (unsigned int i = 0; i < rows; i++) {
+    const unsigned int lo = *(const unsigned int*)(board + 8ull * i), hi = *(const unsigned int*)(board + 8ull * i + 4u);
+    const long long key = RG_KEY_OF(lo, hi);
+    if (rg_partition(key, k->partitions) != part) continue;
+    const unsigned int kind = board[r->boardKindsAt + i];
+    const unsigned char* row = board + r->boardStatesAt + (unsigned long long)i * sizeof(RG_G(state));
+    bool loading = false;
+    rg_DirEntry* e = 0;
+    {
+      /* a lookup that inserts nothing: the entry of ours for this key, READY or LOADING */
+      const unsigned long long u = (unsigned long long)key;
+      const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
+      const unsigned int mask = k->dirCapacity - 1u;
+      unsigned int j = (unsigned int)(hsh ^ (hsh >> 29)) & mask;
+      for (unsigned int probe = 0; probe < k->dirCapacity; probe++, j = (j + 1u) & mask) {
+        rg_DirEntry* f = &k->directory[j];
+        const unsigned int s = f->state;
+        if (s == RG_DIR_EMPTY) break;
+        if ((s == ready || s == (ready | RG_DIR_LOADING)) && f->keyLo == lo && f->keyHi == hi) {
+          e = f;
+          loading = s != ready;
+          break;
+        }
+      }
+    }
+    if (mode == RG_RES_MODE_PRELOAD) {
+      if (e || kind == RG_RES_ROW_FAILED) continue;
+      const unsigned int acts = ctr[RG_C_ACTIVATIONS];
+      RG_G(state)* st = RG_G(activate)(k, ctr, key, part);
+      if (!st) continue; /* the table is full: the rest wait for their first messages */
+      if (kind == RG_RES_ROW_FOUND) rg_res_copy_in((unsigned char*)st, row);
+      RG_TM_ACTIVATED(k, ctr, acts, st, key, 0.0, part);
+      RG_ON_ACTIVATE(k, ctr, acts, st, key, 0.0, part, stage, cap, co);
+      installed++;
+      continue;
+    }
+    if (!e || !loading) continue;
+    if (kind == RG_RES_ROW_FAILED) {
+      RG_G(res_drop)(k, ctr, e, text, stage, cap);
+      continue;
+    }
+    RG_G(state)* st = (RG_G(state)*)(k->states + (unsigned long long)e->slot * sizeof(RG_G(state)));
+    if (kind == RG_RES_ROW_FOUND) rg_res_copy_in((unsigned char*)st, row);
+    const unsigned int head = rg_res_park(r, e->slot)[0];
+    const double now = head != 0u ? ((const rg_SlotHeader*)(rg_res_node(k, head) + RG_OV_NODE_HDR))->time : 0.0;
+    __threadfence();
+    rg_st_rel_gpu(&e->state, ready);
+    const unsigned int acts = ctr[RG_C_ACTIVATIONS]++;
+    RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part);
+    RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co);
+    RG_G(res_replay)(k, ctr, e, part, stage, cap, scratch, co);
+    installed++;
+  }
+  atomicAdd(&r->installed, installed);
+}
+
 /*
  * Worker p, lane 0: services the request the control warp relayed, if this worker has not yet, and
  * acknowledges it (after its counter row, so the host's idle check sees the hooks' counts with it).
  * Returns whether it did anything (the caller ends the lanes' help and moves on).
  */
-__device__ static bool RG_G(res_service)(rg_kernel* k, unsigned int* ctr, unsigned int p, unsigned char* stage, unsigned int cap, rg_coop* co) {
+__device__ static bool RG_G(res_service)(rg_kernel* k, unsigned int* ctr, unsigned int p, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
   rg_ResidencyGlobals* r = k->res;
   const unsigned int seq = rg_ld_acq_gpu(&r->seq);
   unsigned int* ack = rg_res_acks(r) + p;
   if (seq == rg_ld_vol(ack)) return false;
   if (r->op == RG_RES_OP_DEACTIVATE) RG_G(res_deactivate)(k, ctr, p, r->before, r->now, stage, cap, co);
+  else if (r->op == RG_RES_OP_INSTALL) RG_G(res_install)(k, ctr, p, stage, cap, scratch, co);
   __threadfence();
   rg_st_rel_gpu(ack, seq);
   return true;
 }
+

@@ -1,5 +1,6 @@
 import { layoutOf, offsetOf, t } from '@ringgrain/core';
 import { STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';
+import { DIR_STATE } from './abi.ts';
 
 /**
  * Actor residency on a CUDA kernel (codegen README "Persistent state on CUDA"): the host's requests
@@ -105,13 +106,16 @@ export const ResidencyGlobals = t.struct({
   stagingHi: t.u32,
   boardLo: t.u32,
   boardHi: t.u32,
+  /** Per actor slot, the parked-message FIFO's head and tail node refs (0: none): u32 pairs. */
+  parksLo: t.u32,
+  parksHi: t.u32,
   /** installLayout offsets inside the board (it is at most INSTALL_BOARD_MAX_BYTES), and its capacity in rows. */
   boardKindsAt: t.u32,
   boardStatesAt: t.u32,
   boardErrorAt: t.u32,
   installCapacity: t.u32,
   loadCapacity: t.u32,
-  _pad2: t.array(t.u32, LINE - 13),
+  _pad2: t.array(t.u32, LINE - 15),
 });
 
 const up = (n: number, a: number) => Math.ceil(n / a) * a;
@@ -149,11 +153,12 @@ export function installRows(stateSize: number, maxActors: number, wanted = INSTA
 
 /**
  * The device residency area: ResidencyGlobals, one ack word per worker (the last request it finished),
- * the staging batch of deactivated actors (gatherLayout: keys, states, a byte per row = the dirty mark),
+ * the parked-message FIFOs' head and tail per actor slot, the staging batch of deactivated actors (gatherLayout: keys, states, a byte per row = the dirty mark),
  * then the install board (installLayout). All parts STATE_REGION_ALIGN-aligned.
  */
 export function residencyLayout(o: ResidencyOptions): {
   readonly acksAt: number;
+  readonly parksAt: number;
   readonly stagingAt: number;
   readonly staging: ReturnType<typeof gatherLayout>;
   readonly boardAt: number;
@@ -162,12 +167,13 @@ export function residencyLayout(o: ResidencyOptions): {
   readonly bytes: number;
 } {
   const acksAt = up(layoutOf(ResidencyGlobals).size, STATE_REGION_ALIGN);
-  const stagingAt = up(acksAt + 4 * o.partitions, STATE_REGION_ALIGN);
+  const parksAt = up(acksAt + 4 * o.partitions, STATE_REGION_ALIGN);
+  const stagingAt = up(parksAt + 8 * o.maxActors, STATE_REGION_ALIGN);
   const staging = gatherLayout(o.stateSize, o.maxActors);
   const boardAt = up(stagingAt + staging.bytes, STATE_REGION_ALIGN);
   const installCapacity = installRows(o.stateSize, o.maxActors, o.installRows);
   const board = installLayout(o.stateSize, installCapacity);
-  return { acksAt, stagingAt, staging, boardAt, board, installCapacity, bytes: boardAt + board.bytes };
+  return { acksAt, parksAt, stagingAt, staging, boardAt, board, installCapacity, bytes: boardAt + board.bytes };
 }
 
 /** Bytes of the pinned host part: the host block, then LOAD_RING_CAPACITY load requests. */
@@ -194,6 +200,10 @@ export function residencyConstants(): string {
     ...Object.entries(RES_MODE).map(([k, v]) => `#define RG_RES_MODE_${k} ${v}u`),
     ...Object.entries(RES_ROW).map(([k, v]) => `#define RG_RES_ROW_${k} ${v}u`),
     `#define RG_RES_INSTALL_ERROR_BYTES ${INSTALL_ERROR_BYTES}u`,
+    `#define RG_DIR_LOADING ${DIR_STATE.LOADING >>> 0}u`,
+    '#ifndef RG_RES_WAIT',
+    '#define RG_RES_WAIT() __nanosleep(1000)',
+    '#endif',
     `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u, "residency structs: their sizes in residency.ts");`,
   ];
   return `/* ---- actor residency constants (residency.ts) ---- */\n${defs.join('\n')}`;
