@@ -320,7 +320,7 @@ int main() {
 /** The CPU backend's deactivation as a model: which keys leave, with which state and dirty mark. */
 interface Actor { part: number; slot: number; value: number; last: number; dirty: boolean }
 
-describe.skipIf(!HAVE_GXX)('deactivation on the device (residency.cuh, g++ on the host)', () => {
+describe.skipIf(!HAVE_GXX || !pool || !partition)(`deactivation on the device (residency.cuh, g++ on the host)${pool && partition ? '' : ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)'}`, () => {
   it('builds with the residency structs emitted from residency.ts (static_asserts)', () => {
     const b = gxxBuild(src.slice(from, to), harness);
     expect(b.log).toBe('');
