@@ -276,6 +276,11 @@ int main() {
       const int rc = request(${RES_OP.INSTALL}u);
       if (rc) return rc;
       printf("I %u %u %u\n", host.doneSeq, host.installed, host.rejected);
+    } else if (cmd == 'X') { /* X: the host lets a stopped kernel exit; the control warp sees it at once */
+      printf("stopped %d", rg_res_stopped(&k) ? 1 : 0);
+      host.op = ${RES_OP.EXIT}u;
+      host.seq++;
+      printf(" %d\n", rg_res_stopped(&k) ? 1 : 0);
     } else if (cmd == 'Z') { /* Z: counters, pool */
       printf("ctr %u %u %u %u parked %u inUse %u\n", ctr[RG_C_RECEIVED], ctr[RG_C_PROCESSED], ctr[RG_C_REJECTED], ctr[RG_C_ACTIVATIONS], r->parked, ((rg_OverflowHeader*)ov)->inUse);
     } else if (cmd == 'W') { /* W 0|1: whether onDeactivate stores into the state (it then marks it) */
@@ -470,7 +475,7 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and 
       'I 1 3 -', '5 1 999', '7 1 50', '8 0 0',
       'T 7 5 30 1', 'T 8 6 31 2', 'T 5 9 32 1',
       'T 6 7 40 9', 'L',
-      'D inf 50', 'Z',
+      'D inf 50', 'Z', 'X',
     ]);
     let at = 0;
     const take = (n: number) => out.slice(at, (at += n));
@@ -489,6 +494,7 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and 
     expect(take(3).sort()).toEqual(['5 1102 1', '7 1051 1', '8 1002 1']); // onDeactivate (+1000) before the copy
     take(1); // hooks line
     expect(take(1)).toEqual(['ctr 5 4 1 3 parked 0 inUse 0']); // received = processed + rejected
+    expect(take(1)).toEqual(['stopped 0 1']); // a stopped kernel serves requests until the host's EXIT
   });
 
   it('a full pool rejects the message (typed, counted) and keeps the ones parked before it', () => {

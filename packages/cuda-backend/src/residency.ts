@@ -82,6 +82,16 @@ export function clippedUtf8(text: string, max: number): Uint8Array {
   return b.subarray(0, n);
 }
 
+/**
+ * Lets a stopped kernel exit (RES_OP.EXIT: the request is not answered): the host block of a kernel at
+ * `offset` of `buffer`. Called by dispose, after every request of the kernel was answered or failed.
+ */
+export function residencyExit(buffer: ArrayBufferLike, offset: number): void {
+  const words = new Int32Array(buffer, offset, layoutOf(ResidencyHostBlock).size >> 2);
+  Atomics.store(words, H.op, RES_OP.EXIT);
+  Atomics.store(words, H.seq, (Atomics.load(words, H.seq) + 1) | 0);
+}
+
 /** One install request's board image: rows [from, to) of an upload, then its failed keys (as FAILED rows). */
 export interface InstallChunk {
   readonly rows: number;
@@ -139,7 +149,6 @@ export class ResidencyHost {
   private readonly ring: Int32Array;
   private readonly layout: ReturnType<typeof residencyLayout>;
   private queue: Promise<unknown> = Promise.resolve();
-  private seq = 0;
   /**
    * While a deactivation is in flight, keys drained from the load ring wait here: a key deactivated by
    * it and then missed again must reach the host after its final state (evicted, then load: the order
@@ -171,7 +180,6 @@ export class ResidencyHost {
   init(): void {
     this.words.fill(0);
     this.ring.fill(0);
-    this.seq = 0;
   }
 
   /**
@@ -257,11 +265,11 @@ export class ResidencyHost {
   private async request(op: number, fill: () => void): Promise<void> {
     Atomics.store(this.words, H.op, op);
     fill();
-    this.seq = (this.seq + 1) >>> 0;
-    Atomics.store(this.words, H.seq, this.seq | 0);
+    const seq = ((Atomics.load(this.words, H.seq) >>> 0) + 1) >>> 0;
+    Atomics.store(this.words, H.seq, seq | 0);
     const t0 = performance.now();
     for (;;) {
-      if ((Atomics.load(this.words, H.doneSeq) >>> 0) === this.seq) return;
+      if ((Atomics.load(this.words, H.doneSeq) >>> 0) === seq) return;
       const f = this.device.fault();
       if (f) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel faulted during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`, { cause: f });
       if (performance.now() - t0 > this.opts.timeoutMs) {

@@ -3,7 +3,7 @@ import {
   INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, residencyHostBytes, residencyLayout,
 } from '@ringgrain/codegen';
 import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
-import { ResidencyHost, clippedUtf8, installChunks, keyWords, residencyGlobalsImage, type ResidencyDevice, type ResidencyTarget } from '../src/residency.ts';
+import { ResidencyHost, clippedUtf8, installChunks, keyWords, residencyExit, residencyGlobalsImage, type ResidencyDevice, type ResidencyTarget } from '../src/residency.ts';
 import { GpuStateError } from '../src/errors.ts';
 
 /**
@@ -276,5 +276,16 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     k.post(start + 5, 98);
     expect(r.pollLoads()).toBe(2);
     expect(rec.loads[1]).toEqual([98, 99]);
+  });
+});
+
+describe('residency exit', () => {
+  it('an exit request is the next request number, op EXIT, on the same block', async () => {
+    const { k, r } = make();
+    k.stage = [];
+    await r.deactivateIdle(1, 1);
+    residencyExit(k.hostMem, k.hostAt);
+    expect(k.hv.getUint32(hoff('seq'), true)).toBe(2);
+    expect(k.hv.getUint32(hoff('op'), true)).toBe(RES_OP.EXIT);
   });
 });

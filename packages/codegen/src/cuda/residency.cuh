@@ -67,6 +67,16 @@ __device__ static void rg_res_control(rg_kernel* k) {
   rg_st_rel_gpu(&r->seq, want); /* release: the words above before the workers see the request */
 }
 
+/*
+ * Control warp, lane 0, once the kernel stopped (STOP acknowledged, mode RG_MODE_RESIDENT): requests go on
+ * being relayed and published, as core deactivates and flushes a stopped kernel's actors; true once the
+ * host asked it to exit (RG_RES_OP_EXIT, relayed, not answered).
+ */
+__device__ static bool rg_res_stopped(rg_kernel* k) {
+  rg_res_control(k);
+  return k->res->op == RG_RES_OP_EXIT && k->res->seq != k->resPublished;
+}
+
 #if RG_HAS_ON_DEACTIVATE
 /*
  * onDeactivate as a turn of the actor with the request's `now` (the CPU backend's order: before its

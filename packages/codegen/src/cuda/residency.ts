@@ -19,7 +19,16 @@ import { DIR_STATE } from './abi.ts';
 const LINE = 32;
 
 /** ResidencyHostBlock.op / ResidencyGlobals.op. */
-export const RES_OP = { NONE: 0, DEACTIVATE: 1, INSTALL: 2 } as const;
+export const RES_OP = {
+  NONE: 0,
+  DEACTIVATE: 1,
+  INSTALL: 2,
+  /**
+   * The kernel stopped (STOP acknowledged) keeps servicing residency requests, so core's final
+   * deactivation runs on the device; this request (not answered) lets it exit.
+   */
+  EXIT: 3,
+} as const;
 /** ResidencyHostBlock.mode of an install (core StateUpload.mode). */
 export const RES_MODE = { LOAD: 0, PRELOAD: 1 } as const;
 /** One byte per install-board row. */
@@ -201,6 +210,8 @@ export function residencyConstants(): string {
     ...Object.entries(RES_ROW).map(([k, v]) => `#define RG_RES_ROW_${k} ${v}u`),
     `#define RG_RES_INSTALL_ERROR_BYTES ${INSTALL_ERROR_BYTES}u`,
     `#define RG_DIR_LOADING ${DIR_STATE.LOADING >>> 0}u`,
+    '/* DeviceGlobals.mode after STOP was acknowledged in a kernel with residency: workers only service requests. */',
+    '#define RG_MODE_RESIDENT 102u',
     '#ifndef RG_RES_WAIT',
     '#define RG_RES_WAIT() __nanosleep(1000)',
     '#endif',
