@@ -104,7 +104,7 @@ export interface StateUpload extends StateBatch {
    */
   readonly mode: 'load' | 'preload';
   /** Keys whose load failed: their waiting messages are rejected with this text, the actor stays out. */
-  readonly failed?: { readonly keys: readonly ActorKey[]; readonly error: string };
+  readonly failed?: { readonly keys: readonly ActorKey[]; readonly error: string; /** StateLoadError.failureId */ readonly failure?: number };
 }
 
 /** Actors a kernel deactivated (idle, or to make room): final states after onDeactivate. */

@@ -137,6 +137,24 @@ export class QueueFullError extends RinggrainError {
   }
 }
 
+/** Sends waiting for a full ring reached their bound in bytes (SystemOptions.maxQueuedBytes): this one was not sent. */
+export class QueueLimitError extends RinggrainError {
+  readonly waiting: number;
+  constructor(grain: string, waiting: number, bytes: number, maxBytes: number) {
+    super('QUEUE_LIMIT', `grain "${grain}": ${waiting} sends (${bytes} bytes) already wait for its full ring, the limit is ${maxBytes} bytes; the message was not sent`, {
+      hint: 'the sender outruns the kernel: await sends or asks so the loop yields to the kernel\'s pace, or raise maxQueuedBytes in the system options; the waiting sends are kept and go in order',
+    });
+    this.waiting = waiting;
+  }
+}
+
+/** A GrainSystem option is out of range. */
+export class SystemOptionsError extends RinggrainError {
+  constructor(detail: string) {
+    super('SYSTEM_OPTIONS', `GrainSystem: ${detail}`, { hint: 'see SystemOptions for each option\'s range, or leave it out for its default' });
+  }
+}
+
 /** The handler threw; the message is the handler's own message. */
 export class HandlerError extends RinggrainError {
   readonly grain: string;
@@ -145,6 +163,17 @@ export class HandlerError extends RinggrainError {
     super('HANDLER', `${grain}.${method} failed: ${message}`);
     this.grain = grain;
     this.method = method;
+  }
+}
+
+/** An actor could not be activated: every slot of its kernel's actor table is taken (not the handler's fault). */
+export class StateTableFullError extends RinggrainError {
+  readonly maxActors: number;
+  constructor(grain: string, maxActors: number) {
+    super('STATE_TABLE_FULL', `grain "${grain}": all ${maxActors} actor slots are taken`, {
+      hint: 'raise maxActors in the grain\'s placement options, or let idle actors go (storage idleMs)',
+    });
+    this.maxActors = maxActors;
   }
 }
 

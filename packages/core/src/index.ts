@@ -5,6 +5,7 @@ export * from './protocol.ts';
 export * from './ring.ts';
 export type * from './backend.ts';
 export * from './slot.ts';
+export { TURN_ERROR, decodeTurnError, encodeTurnError, type TurnErrorData, type TurnErrorValue } from './turn-error.ts';
 export * from './lifecycle.ts';
 export * from './kernel.ts';
 export * from './system.ts';

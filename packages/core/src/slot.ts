@@ -2,6 +2,7 @@ import { DecodeError, PayloadTooLargeError, SchemaValidationError } from './erro
 import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import type { Ring } from './ring.ts';
 import type { SlotTarget } from './spill.ts';
+import { encodeTurnError, type TurnErrorValue } from './turn-error.ts';
 import { MISMATCH, OVERFLOW, Writer, compileEncoder, encodedSize } from './schema/msgpack-encode.ts';
 import { Reader, decodeExact, decodeIntoColumns, type Columns } from './schema/msgpack-decode.ts';
 import type { Schema, StructSchema } from './schema/types.ts';
@@ -90,6 +91,21 @@ export class SlotWriter {
     dv.setUint32(slot + SLOT.corr, h.corr, true);
     dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
     dv.setUint32(slot + SLOT.keyHi, keyHi, true);
+    dv.setUint32(slot + SLOT.sender, h.sender, true);
+    dv.setUint32(slot + SLOT.grain, h.grain, true);
+  }
+
+  /** A failed or refused turn's reply payload: its code and fields (turn-error.ts), string fields cut to fit. */
+  writeError(ring: Ring, slot: number, h: SlotFields, code: number, fields: readonly TurnErrorValue[]): void {
+    const start = slot + SLOT_HEADER_SIZE;
+    const length = encodeTurnError(ring.u8, ring.dv, start, ring.payloadCapacity, code, fields);
+    const dv = ring.dv;
+    dv.setUint32(slot + SLOT.length, length, true);
+    dv.setUint32(slot + SLOT.method, h.method, true);
+    dv.setUint32(slot + SLOT.flags, h.flags, true);
+    dv.setUint32(slot + SLOT.corr, h.corr, true);
+    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
+    dv.setUint32(slot + SLOT.keyHi, h.keyHi, true);
     dv.setUint32(slot + SLOT.sender, h.sender, true);
     dv.setUint32(slot + SLOT.grain, h.grain, true);
   }

@@ -7,6 +7,7 @@
  * still throws at the call, as on the direct path. tellMany's rows wait unencoded as one segment.
  */
 import { Deque } from './deque.ts';
+import { QueueLimitError } from './errors.ts';
 import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import type { RingProducer } from './ring.ts';
 
@@ -98,6 +99,8 @@ export interface SpilledMessage {
 }
 
 const CHUNK_BYTES = 1 << 20;
+/** SystemOptions.maxQueuedBytes by default: per kernel, what its waiting sends' chunks may take. */
+export const DEFAULT_MAX_QUEUED_BYTES = 256 << 20;
 /** Images up to this many bytes are copied into the ring word by word. */
 const WORD_COPY_UP_TO = 256;
 
@@ -107,8 +110,17 @@ export class Spill {
   size = 0;
   /** When the head last moved (or the first message arrived): the queue-full timeout runs from here. */
   since = 0;
+  /** Bytes of the chunks held (freed as they drain): at most maxBytes, so a sender that never yields cannot exhaust memory. */
+  bytes = 0;
+  private readonly chunkBytes: number;
 
-  constructor(readonly slotSize: number) {}
+  constructor(
+    readonly slotSize: number,
+    readonly grain = '?',
+    readonly maxBytes = DEFAULT_MAX_QUEUED_BYTES,
+  ) {
+    this.chunkBytes = Math.max(Math.min(CHUNK_BYTES, maxBytes), 2 * slotSize);
+  }
 
   get empty(): boolean {
     return this.size === 0;
@@ -118,7 +130,10 @@ export class Spill {
   target(): { chunk: Chunk; at: number } {
     let tail = this.segments.length ? this.segments.peekLast() : undefined;
     if (!(tail instanceof Chunk) || !tail.fits()) {
-      tail = new Chunk(Math.max(CHUNK_BYTES, 2 * this.slotSize), this.slotSize);
+      // Refused at the call, before anything is encoded: what already waits stays and is sent.
+      if (this.bytes + this.chunkBytes > this.maxBytes) throw new QueueLimitError(this.grain, this.size, this.bytes, this.maxBytes);
+      tail = new Chunk(this.chunkBytes, this.slotSize);
+      this.bytes += this.chunkBytes;
       this.segments.push(tail);
     }
     return { chunk: tail, at: tail.used };
@@ -175,6 +190,7 @@ export class Spill {
         for (const p of producers) p.flushHead();
         if (seg.next < seg.at.length) break;
         this.segments.shift();
+        this.bytes -= seg.buffer.byteLength;
         seg.done();
       } else {
         const consumed = writeRows(seg);
@@ -201,6 +217,7 @@ export class Spill {
           each({ method: seg.dv.getUint32(off + SLOT.method, true), corr: seg.dv.getUint32(off + SLOT.corr, true) });
           n++;
         }
+        this.bytes -= seg.buffer.byteLength;
         seg.done(error);
       } else {
         const count = seg.rows.end - seg.rows.next;

@@ -28,7 +28,7 @@ import { laneOfKey } from './lanes.ts';
 import { columnImageBytes, columnImageFields, packColumnImageRows, type ColumnField } from './column-image.ts';
 import { PendingAsks, type AskBatch, type PendingAsk } from './pending.ts';
 import type { RingProducer } from './ring.ts';
-import { Spill, type RowsSegment, type SlotTarget } from './spill.ts';
+import { DEFAULT_MAX_QUEUED_BYTES, Spill, type RowsSegment, type SlotTarget } from './spill.ts';
 import { validateColumns, type Columns, type ReplyColumns } from './bulk.ts';
 import { scaledDefault } from './timeouts.ts';
 import { installSignalShutdown } from './signals.ts';
@@ -41,6 +41,8 @@ import { isNumericScalar, type Schema } from './schema/types.ts';
 import { KINDS } from './schema/kinds.ts';
 import type { StateStore } from './store/types.ts';
 import { StateLoadError, StorageUnsupportedError } from './store/errors.ts';
+import { errorOfReply, type LoadFailures } from './reply-error.ts';
+import { SystemOptionsError } from './errors.ts';
 import { stateTableSpec } from './store/scan.ts';
 import { HOOK_METHOD, KERNEL_RECORD } from './grain.ts';
 import { ReminderService, type ReminderInfo, type ReminderMetrics } from './reminders/service.ts';
@@ -89,6 +91,11 @@ export interface SystemOptions {
   askTimeoutMs?: number;
   /** How long a send waits for space in a full ring before it fails with QueueFullError. */
   queueFullTimeoutMs?: number;
+  /**
+   * Per kernel, the most bytes that sends waiting for its full ring may take (default 256 MiB): past it a
+   * send fails at the call with QueueLimitError, so a loop that never yields cannot run out of memory.
+   */
+  maxQueuedBytes?: number;
   handshakeTimeoutMs?: number;
   /** A kernel whose heartbeat stands still this long while asks wait on it is declared faulted. */
   heartbeatTimeoutMs?: number;
@@ -323,6 +330,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   private readonly signalExitMs: number;
   readonly askTimeoutMs: number;
   readonly queueFullTimeoutMs: number;
+  readonly maxQueuedBytes: number;
   readonly handshakeTimeoutMs: number;
   readonly heartbeatTimeoutMs: number;
   private readonly replySpinMicros: number;
@@ -360,6 +368,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.userDefaults = opts.defaults ?? {};
     this.askTimeoutMs = opts.askTimeoutMs ?? scaledDefault(30_000);
     this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? scaledDefault(5_000);
+    this.maxQueuedBytes = opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    if (!(this.maxQueuedBytes > 0)) throw new SystemOptionsError(`maxQueuedBytes must be a number of bytes > 0, got ${opts.maxQueuedBytes}`);
     this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? scaledDefault(10_000);
     this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? scaledDefault(5_000);
     this.replySpinMicros = opts.replySpinMicros ?? 200;
@@ -761,7 +771,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
 
   private spillOf(kernel: RingKernel): Spill {
     let s = this.spills.get(kernel);
-    if (!s) this.spills.set(kernel, (s = new Spill(kernel.lanes[0]!.inbound.slotSize)));
+    if (!s) this.spills.set(kernel, (s = new Spill(kernel.lanes[0]!.inbound.slotSize, kernel.def.name, this.maxQueuedBytes)));
     return s;
   }
 
@@ -1077,8 +1087,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     if (corr === 0) {
       // A tell failed: nobody awaits it, so it becomes an event and a log line, never silence.
-      const text = this.reader.text(ring, slot);
-      const error = flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name}: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text));
+      const error = errorOfReply(ring, slot, flags, replier?.name ?? '?', method?.name ?? '?', this.loadLookups);
       // The application that listens for tellError handles it: a debug line then. Otherwise one warn line
       // with the message (a stack from the reply pump says nothing about the sender).
       if (this.listenerCount('tellError') > 0) this.logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
@@ -1093,8 +1102,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     this.pending.delete(corr);
     if (flags & (SlotFlag.ERROR | SlotFlag.REJECTED)) {
-      const text = this.reader.text(ring, slot);
-      rejectAsk(corr, p, flags & SlotFlag.REJECTED ? new DecodeError(`${replier?.name}.${method?.name} refused the message: ${text}`) : (this.loadFailure(text) ?? new HandlerError(replier?.name ?? '?', method?.name ?? '?', text)));
+      rejectAsk(corr, p, errorOfReply(ring, slot, flags, replier?.name ?? '?', method?.name ?? '?', this.loadLookups));
       return;
     }
     if (!method) {
@@ -1360,7 +1368,16 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     };
   }
 
-  /** The StateLoadError whose text a kernel sent back for a message that waited for a failed load. */
+  /** Failed loads a failed turn's reply names: by StateLoadError.failureId (CPU, inline) or by its text (CUDA). */
+  private readonly loadLookups: LoadFailures = {
+    byId: (id) => {
+      for (const e of this.loadFailures.values()) if (e.failureId === id) return e;
+      return undefined;
+    },
+    byText: (text) => this.loadFailure(text),
+  };
+
+  /** The StateLoadError whose text a CUDA kernel sent back for a message that waited for a failed load. */
   private loadFailure(text: string): StateLoadError | undefined {
     if (this.loadFailures.size === 0) return undefined;
     const exact = this.loadFailures.get(text);

@@ -33,6 +33,9 @@ import {
   nextDue,
   startArgs,
   type TimerStart,
+  StateTableFullError,
+  TURN_ERROR,
+  type TurnErrorValue,
 } from '@ringgrain/core';
 import { TimerClockLane, type TimerClockInit } from './timer-clock.ts';
 import { TimerTable } from './timer-table.ts';
@@ -782,6 +785,12 @@ export class Dispatcher {
         if (index >= 0 && persist?.load) this.noteChange(index);
       }
     } catch (e) {
+      if (e instanceof StateTableFullError) {
+        // The runtime refused the actor, not the handler: its own error (code, hint) goes back, counted rejected.
+        this.counts.rejected++;
+        this.replyError(this.curCorr, methodId, SlotFlag.ERROR, TURN_ERROR.STATE_TABLE_FULL, [e.maxActors]);
+        return;
+      }
       this.counts.processed++;
       this.counts.handlerErrors++;
       this.replyText(this.curCorr, methodId, SlotFlag.ERROR, e instanceof Error ? e.message : String(e));
@@ -1064,7 +1073,7 @@ export class Dispatcher {
         ran++;
       }
     }
-    if (op.failed) this.rejectParked(op.failed.keys, op.failed.error);
+    if (op.failed) this.rejectParked(op.failed.keys, op.failed.error, op.failed.failure);
     // Rows with no room: the host forgets them (they load on their first message).
     if (dropped.length) this.persist?.emit({ out: 'evicted', keys: dropped, bytes: new Uint8Array(dropped.length * size), dirty: new Uint8Array(dropped.length) });
     this.persist?.emit({ out: 'done', id: op.id, count: op.keys.length - dropped.length });
@@ -1076,7 +1085,7 @@ export class Dispatcher {
   }
 
   /** Fails the waiting messages of `keys` (received, now rejected): asks get the error, tells a tell error. */
-  private rejectParked(keys: ReadonlyArray<number | string>, text: string): void {
+  private rejectParked(keys: ReadonlyArray<number | string>, text: string, failure?: number): void {
     for (const key of keys) {
       const waiting = this.parked.get(key);
       if (!waiting) continue;
@@ -1084,7 +1093,7 @@ export class Dispatcher {
       for (const image of waiting) {
         const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
         this.counts.rejected++;
-        this.replyText(dv.getUint32(SLOT.corr, true), dv.getUint32(SLOT.method, true), SlotFlag.ERROR, text);
+        this.replyError(dv.getUint32(SLOT.corr, true), dv.getUint32(SLOT.method, true), SlotFlag.ERROR, TURN_ERROR.STATE_LOAD, [failure ?? -1, text]);
       }
     }
   }
@@ -1109,11 +1118,19 @@ export class Dispatcher {
     this.counts.replied++;
   }
 
-  /** Errors of asks go to the asker; errors of tells go to the host too (corr 0) so none is silent. */
+  /**
+   * Errors of asks go to the asker; errors of tells go to the host too (corr 0) so none is silent. A
+   * handler's throw (ERROR) or a refusal (REJECTED) with its message; the host builds the typed error.
+   */
   private replyText(corr: number, methodId: number, flag: number, text: string): void {
+    this.replyError(corr, methodId, flag, flag === SlotFlag.REJECTED ? TURN_ERROR.DECODE : TURN_ERROR.HANDLER, [text]);
+  }
+
+  /** A failed turn's reply as a code and its fields (core turn-error.ts). */
+  private replyError(corr: number, methodId: number, flag: number, code: number, fields: readonly TurnErrorValue[]): void {
     const ring = this.reply.ring;
     const slot = this.claimReply();
-    this.writer.writeText(ring, slot, { method: methodId, flags: SlotFlag.REPLY | flag, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, text);
+    this.writer.writeError(ring, slot, { method: methodId, flags: SlotFlag.REPLY | flag, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, code, fields);
     this.publishReply(slot);
   }
 

@@ -18,13 +18,8 @@ export class GrainModuleError extends RinggrainError {
   }
 }
 
-export class StateTableFullError extends RinggrainError {
-  constructor(grain: string, maxActors: number) {
-    super('STATE_TABLE_FULL', `grain "${grain}": all ${maxActors} actor slots are taken`, {
-      hint: 'raise maxActors in the grain\'s placement options',
-    });
-  }
-}
+// A kernel's full actor table: core's, so the host rebuilds it from a failed turn's reply (turn-error.ts).
+export { StateTableFullError } from '@ringgrain/core';
 
 export class K2KTargetError extends RinggrainError {
   constructor(target: string, detail: string) {

@@ -55,7 +55,7 @@ export type FromThread =
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =
-  | { readonly op: 'install'; readonly id: number; readonly mode: 'load' | 'preload'; readonly keys: ReadonlyArray<number | string>; readonly bytes: Uint8Array; readonly found: Uint8Array; readonly failed?: { readonly keys: ReadonlyArray<number | string>; readonly error: string } }
+  | { readonly op: 'install'; readonly id: number; readonly mode: 'load' | 'preload'; readonly keys: ReadonlyArray<number | string>; readonly bytes: Uint8Array; readonly found: Uint8Array; readonly failed?: { readonly keys: ReadonlyArray<number | string>; readonly error: string; readonly failure?: number } }
   | { readonly op: 'dirty'; readonly id: number }
   | { readonly op: 'collect'; readonly id: number; readonly before: number; readonly now: number };
 

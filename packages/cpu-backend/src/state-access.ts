@@ -99,7 +99,7 @@ export class StateAccess {
           found[i] = u.found[r]!;
         });
       }
-      const failedHere = lost.length && u.failed ? { failed: { keys: lost, error: u.failed.error } } : {};
+      const failedHere = lost.length && u.failed ? { failed: { ...u.failed, keys: lost } } : {};
       sends.push(this.request(lane, (id) => ({ op: 'install', id, mode: u.mode, keys, bytes, found, ...failedHere })));
     }
     await Promise.all(sends);

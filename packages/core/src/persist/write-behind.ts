@@ -163,7 +163,7 @@ export class WriteBehind {
         }
         const error = new StateLoadError(this.store.kind, this.def.name, read, e);
         this.fail('load', error, read);
-        this.upload({ keys: [], bytes: new Uint8Array(0), stride: this.stride, found: new Uint8Array(0), mode: 'load', failed: { keys: read, error: error.message } });
+        this.upload({ keys: [], bytes: new Uint8Array(0), stride: this.stride, found: new Uint8Array(0), mode: 'load', failed: { keys: read, error: error.message, failure: error.failureId } });
       },
     );
   }

@@ -104,9 +104,13 @@ export class StateBatchError extends StateStoreError {
  * not decode): the messages that waited for it were rejected with this error's message; the next message
  * tries again. `cause` is the store's error.
  */
+let loadFailureIds = 0;
+
 export class StateLoadError extends StateStoreError {
   readonly grain: string;
   readonly keys: readonly unknown[];
+  /** Names this failure in the replies of the messages it rejected (a kernel sends the id, the host finds the error). */
+  readonly failureId: number = ++loadFailureIds;
   constructor(store: string, grain: string, keys: readonly unknown[], cause: unknown) {
     const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(', ') + (keys.length > 5 ? `, … (${keys.length} keys)` : '');
     super('STATE_LOAD', store, `grain "${grain}": cannot load the state of ${shown}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}; their waiting messages were rejected`, {
