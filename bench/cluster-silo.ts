@@ -41,7 +41,7 @@ if (process.env['RG_BENCH_SILO'] === '1') {
   system.register(BenchCounter, { placement: 'cpu', ringCapacity: 16_384 });
   await system.start();
   const nc = await connect({ servers: url, ...auth });
-  nc.subscribe(`rgbench.${name}.echo`, { callback: (_e, m) => m.respond(m.data) });
+  nc.subscribe(`rgbench.${name}.echo`, { callback: (_e, m) => void m.respond(m.data) });
   let count = 0;
   let waiter: { n: number; respond: () => void } | undefined;
   nc.subscribe(`rgbench.${name}.sink`, {

@@ -38,7 +38,7 @@ describe.skipIf(natsSkip !== undefined)(`cluster security${natsSkip ? ` (skipped
     const malformed: string[] = [];
     const all = new Promise<void>((resolve) =>
       silo.cluster!.on('malformed', (e) => {
-        malformed.push((e.error as { code: string }).code);
+        malformed.push((e.error as unknown as { code: string }).code);
         if (malformed.length === 7) resolve();
       }),
     );

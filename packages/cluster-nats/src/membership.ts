@@ -133,7 +133,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
     if (this.timer) clearInterval(this.timer);
     if (!this.evicted) {
       try {
-        this.rev = await this.kv.update(this.self.id, this.encode(true), this.rev);
+        // A heartbeat may be in flight: wait for it, and retry the CAS from the record's revision.
+        while (this.beating) await new Promise((r) => setTimeout(r, 5));
+        for (let i = 0; ; i++) {
+          try {
+            this.rev = await this.kv.update(this.self.id, this.encode(true), this.rev);
+            break;
+          } catch (e) {
+            const cur = await this.kv.get(this.self.id);
+            if (i === 2 || !cur || cur.operation !== 'PUT') throw e;
+            this.rev = cur.revision;
+          }
+        }
         await this.kv.delete(this.self.id);
       } catch (e) {
         this.logger.warn({ err: e }, 'cluster: could not remove this silo from the membership table (the others will time it out)');
