@@ -72,6 +72,21 @@ describe.skipIf(natsSkip !== undefined)(`cluster messaging${natsSkip ? ` (skippe
     expect(g.last).toBeInstanceOf(Int32Array);
   });
 
+  it('a silo that cannot run a class (its placement backend is missing there) does not host it, and reaches it on the silos that do', async () => {
+    const noGpu = new GrainSystem({ backends: { inline: new InlineBackend() }, handleSignals: false, logLevel: 'silent', cluster: natsCluster(clusterOpts(server, 'msg')) }).register(Counter, { placement: 'cuda' });
+    await noGpu.start();
+    try {
+      expect(noGpu.metrics()['Counter']).toBeUndefined();
+      expect(noGpu.cluster!.live().find((s) => s.id === noGpu.cluster!.self)?.grains).toEqual({});
+      expect(client.cluster!.settled(3)).toBe(true);
+      const hosts = new Set(silos.map((s) => s.cluster!.self));
+      for (let k = 0; k < 50; k++) expect(hosts.has(noGpu.cluster!.ownerOf('Counter', k)!)).toBe(true);
+      expect((await noGpu.grain(Counter, 9001).add({ n: 4 })).total).toBe(4);
+    } finally {
+      await noGpu.shutdown();
+    }
+  });
+
   it('cluster metrics count frames (many messages per frame) and no refused entries', () => {
     const m = client.cluster!.metrics();
     expect(m['framesOut']).toBeGreaterThan(0);

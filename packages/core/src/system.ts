@@ -464,15 +464,27 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
           }
           passed.push(`${n}: ${p.reason ?? 'probe failed'}`);
         }
-        if (chosen === undefined) throw new BackendUnavailableError('auto', `no backend can run here (${passed.join('; ') || 'none was given'})`);
+        if (chosen === undefined) {
+          const error = new BackendUnavailableError('auto', `no backend can run here (${passed.join('; ') || 'none was given'})`);
+          if (!this.clusterOpt) throw error;
+          this.logger.warn({ grain: reg.def.name }, `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to silos that host it`);
+          continue;
+        }
         name = chosen;
         const dev = (await probe(name)).device;
         this.logger.info({ grain: reg.def.name, placement: name }, `placement auto: ${reg.def.name} on ${name}${dev ? ` (${dev})` : ''}${passed.length ? `; passed over ${passed.join('; ')}` : ''}`);
       } else name = reg.placement;
       const p = await probe(name);
-      if (!p.ok) throw new BackendUnavailableError(name, p.reason ?? 'probe failed');
+      if (!p.ok) {
+        const error = new BackendUnavailableError(name, p.reason ?? 'probe failed');
+        // In a cluster a class this silo cannot run is hosted by the silos that can (a cuda class on GPU silos).
+        if (!this.clusterOpt) throw error;
+        this.logger.warn({ grain: reg.def.name, placement: name }, `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to silos that host it`);
+        continue;
+      }
       resolved.set(reg, this.backends[name]!);
     }
+    if (resolved.size < this.regs.length) this.regs.splice(0, this.regs.length, ...this.regs.filter((r) => resolved.has(r)));
     for (const reg of this.regs) await this.openStorage(reg);
     for (const [i, reg] of this.regs.entries()) {
       const backend = resolved.get(reg)!;
