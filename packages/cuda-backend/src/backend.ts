@@ -15,6 +15,7 @@ import {
   type KernelMemory,
   type KernelPlan,
   type StateBatch,
+  type StateUpload,
   type OverflowStats,
   type ProbeResult,
   type TimerStats,
@@ -22,7 +23,7 @@ import {
 } from '@ringgrain/core';
 import { DeviceGlobals, MAX_HOST_LANES, TIMER_HOST_BYTES, generateKernel, isReadyDirState, overflowLayout, residencyHostBytes, residencyLayout, timerLayout, type Abi } from '@ringgrain/codegen';
 import { KernelResidency } from './residency-access.ts';
-import { residencyGlobalsImage } from './residency.ts';
+import { residencyExit, residencyGlobalsImage } from './residency.ts';
 import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, CudaBackendOptionsError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
@@ -579,6 +580,10 @@ export class CudaKernel implements BackendKernel {
   private residency: KernelResidency | undefined;
   /** core deactivateIdle: present when the plan has persistence and the unit services residency requests. */
   readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
+  /** core writeStates: the same (residency.ts install board). */
+  readonly writeStates: ((upload: StateUpload) => Promise<void>) | undefined;
+  /** Polls the load-request ring while the kernel runs (a class that loads: the plan's load). */
+  private loadPoll: NodeJS.Timeout | undefined;
   /** The timers' host block (timer-host.ts), where the class declares timers; its byte offset in the host region. */
   private readonly timerHost: TimerHost | undefined;
   private readonly timerHostAt: number;
@@ -620,6 +625,7 @@ export class CudaKernel implements BackendKernel {
     this.readDirty = plan.persistence ? async () => (await this.gatherDirty()).batch : undefined;
     const residency = plan.persistence !== undefined && abi.residency;
     this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
+    this.writeStates = residency ? (u) => this.residencyAccess().host.writeStates(u) : undefined;
     this.dirCapacity = abi.dirCapacity({ maxActors: o.maxActors });
     this.routeStride = sizes.routesPerGrain;
 
@@ -760,6 +766,11 @@ export class CudaKernel implements BackendKernel {
     });
     this.ctx.launch(this.fn, { grid: this.launchCfg.blocks, block: this.launchCfg.threadsPerBlock, sharedMemBytes: this.launchCfg.sharedBytes, stream: this.stream }, args);
     this.started = true;
+    // Keys the workers post for loading go to the plan's load within a millisecond (health() polls too).
+    if (this.writeStates && this.plan.persistence?.load) {
+      this.loadPoll = setInterval(() => this.pollLoads(), 1);
+      this.loadPoll.unref();
+    }
   }
 
   wake(): void {
@@ -795,7 +806,18 @@ export class CudaKernel implements BackendKernel {
     }
   }
 
+  /** Keys posted on the load-request ring, to the plan's load (residency.ts). */
+  private pollLoads(): void {
+    if (this.fault || this.freed || this.exited) return;
+    try {
+      this.residencyAccess().host.pollLoads();
+    } catch (e) {
+      this.plan.logger.warn({ err: e, grain: this.plan.grain.name }, `${this.plan.grain.name}: reading the load-request ring failed: ${(e as Error).message}`);
+    }
+  }
+
   health(): KernelHealth {
+    if (this.loadPoll) this.pollLoads();
     if (!this.fault) {
       const now = performance.now();
       if (now - this.lastQuery >= this.backend.options.healthIntervalMs) {
@@ -869,6 +891,10 @@ export class CudaKernel implements BackendKernel {
 
   async dispose(): Promise<void> {
     if (this.freed) return;
+    if (this.loadPoll) clearInterval(this.loadPoll);
+    this.loadPoll = undefined;
+    // A stopped kernel with residency serves requests until told to exit (residency.ts RES_OP.EXIT).
+    if (this.deactivateIdle && this.started && !this.exited) residencyExit(this.host.buffer, this.host.offset + this.residencyHostAt);
     this.routesOut();
     if (this.started && !this.exited && !this.fault && !this.backend.poisonedBy) {
       if (!this.stopRequested()) {
