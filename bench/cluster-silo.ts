@@ -65,5 +65,21 @@ if (process.env['RG_BENCH_SILO'] === '1') {
       else waiter = { n, respond: () => m.respond(String(count)) };
     },
   });
+  // The same asks run in this process (no NATS hop): the silo's own share of a cross-silo ask.
+  nc.subscribe(`rgbench.${name}.local`, {
+    callback: (_e, m) => {
+      void (async () => {
+        const n = Number(new TextDecoder().decode(m.data));
+        const lat: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const t0 = performance.now();
+          await system.grain(BenchCounter, i % 1000).add({ n: 1 });
+          lat.push(performance.now() - t0);
+        }
+        lat.sort((a, b) => a - b);
+        m.respond(String(lat[lat.length >> 1]! * 1000));
+      })();
+    },
+  });
   process.stdout.write(`READY ${system.cluster!.self}\n`);
 }

@@ -4,7 +4,8 @@
  * and this process as a client.
  *
  *   - cross-silo ask p50: --asks sequential asks (await each) to BenchCounter on the silo, beside raw NATS
- *     request/reply of the same payload to an echo responder in the silo's process (the floor);
+ *     request/reply of the same payload to an echo responder in the silo's process (the floor), and the
+ *     same asks made inside the silo's process (its own share: CPU kernel turn and reply);
  *   - cross-silo tells/s: --tells tells over 1,000 keys, timed until an ask behind them on every key
  *     returned (FIFO per sender → actor), beside --tells raw publishes counted by a subscriber in the
  *     silo's process.
@@ -78,6 +79,10 @@ async function rawP50(): Promise<number> {
   }
   return median(lat) * 1000;
 }
+async function localP50(): Promise<number> {
+  const r = await nc.request(`rgbench.${name}.local`, String(ASKS), { timeout: 120_000 });
+  return Number(new TextDecoder().decode(r.data));
+}
 async function tellsPerS(): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < TELLS; i++) refs[i % KEYS]!.tell.bump({ n: 1 });
@@ -92,19 +97,24 @@ async function rawPublishPerS(): Promise<number> {
   return TELLS / ((performance.now() - t0) / 1000);
 }
 
-// Warm-up (JIT, connections, actor activations) outside the trials.
+// Warm-up (JIT, connections, actor activations) outside the trials: one of each measurement.
 await askP50();
 await rawP50();
+await localP50();
+await tellsPerS();
+await rawPublishPerS();
 const askUs: number[] = [];
+const localUs: number[] = [];
 const rawUs: number[] = [];
 const tellRate: number[] = [];
 const pubRate: number[] = [];
 for (let t = 0; t < TRIALS; t++) {
   askUs.push(await askP50());
   rawUs.push(await rawP50());
+  localUs.push(await localP50());
   tellRate.push(await tellsPerS());
   pubRate.push(await rawPublishPerS());
-  log(`trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`);
+  log(`trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`);
 }
 const m = client.cluster!.metrics();
 const result = {
@@ -120,6 +130,7 @@ const result = {
   askP50Us: trials(askUs),
   rawRequestP50Us: trials(rawUs),
   askP50OverRaw: median(askUs) / median(rawUs),
+  inSiloAskP50Us: trials(localUs),
   tellsPerS: trials(tellRate),
   rawPublishPerS: trials(pubRate),
   tellsOverRawPublish: median(tellRate) / median(pubRate),

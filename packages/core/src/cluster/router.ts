@@ -80,7 +80,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     lateReplies: 0,
     localRejected: 0,
   };
-  private readonly routes = new Map<string, R | undefined>();
+  private readonly routes = new Map<string, Map<string, R | undefined>>();
   /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
   readonly parkMs: number;
 
@@ -150,7 +150,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         this.pending.set(corr, { resolve, reject, silo: owner ?? '', grain, method, deadline: performance.now() + this.host.askTimeoutMs, into });
       });
     } else this.counts.tellsOut++;
-    this.route(entry, undefined);
+    this.route(entry, undefined, owner);
     return p;
   }
 
@@ -160,16 +160,17 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   }
 
   private hosted(grain: string, method: string): R | undefined {
-    const k = `${grain}\0${method}`;
-    let r = this.routes.get(k);
-    if (r === undefined && !this.routes.has(k)) this.routes.set(k, (r = this.host.hostedRoute(grain, method)));
+    let byMethod = this.routes.get(grain);
+    if (!byMethod) this.routes.set(grain, (byMethod = new Map()));
+    let r = byMethod.get(method);
+    if (r === undefined && !byMethod.has(method)) byMethod.set(method, (r = this.host.hostedRoute(grain, method)));
     return r;
   }
 
   /** Sends an entry to its owner, runs it here, or parks it. `from`: the silo that handed it to us (acks). */
-  private route(entry: MessageEntry, from: string | undefined): void {
+  private route(entry: MessageEntry, from: string | undefined, known?: string): void {
     const grain = entry[1];
-    const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, entry[3]);
+    const owner = known ?? (this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, entry[3]));
     if (owner === this.self) {
       this.runHere(entry);
       return;
