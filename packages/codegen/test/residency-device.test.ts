@@ -61,6 +61,7 @@ const harness = String.raw`#include <cstdio>
 #include <vector>
 #define __device__
 #define __noinline__
+#define RG_RESIDENCY_HOST_TEST 1
 #define RG_OFFSET_ASSERT(T, f, off, msg) static_assert(offsetof(T, f) == (off), msg)
 #define RG_G(name) rg_${G}_##name
 #define RG_KEY_OF(lo, hi) ((long long)(((unsigned long long)(hi) << 32) | (lo)))
@@ -159,20 +160,25 @@ static void rg_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("onActivate %lld %g\n", (long long)(key), (double)(now)); } while (0)
 /* The turn as turn-run.cuh runs it for a class that loads: an actor this worker does not hold, or holds
    LOADING, has the message parked; else the handler (the state's first word += the payload's u32). */
-static rg_DirEntry* rg_${G}_res_lookup(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, bool* loading);
-static bool rg_${G}_res_park(rg_kernel* k, unsigned int slot, const unsigned char* msg);
+static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int, unsigned int part, unsigned char*, rg_coop*);
+static const char* rg_turn_error(rg_turn*, int) { return ""; }
+#include "unit.cu"
+${cuh}
+static rg_DirEntry* rg_${G}_res_find(rg_kernel* k, long long key, unsigned int part) {
+  const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
+  for (unsigned int i = 0; i < k->dirCapacity; i++)
+    if (k->directory[i].state == ready && RG_KEY_OF(k->directory[i].keyLo, k->directory[i].keyHi) == key) return &k->directory[i];
+  return 0;
+}
 static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int, unsigned int part, unsigned char*, rg_coop*) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   ctr[RG_C_RECEIVED]++;
   const long long key = RG_KEY_OF(h->keyLo, h->keyHi);
-  bool loading = false;
-  rg_DirEntry* e = rg_${G}_res_lookup(k, ctr, key, part, &loading);
-  if (!e) { ctr[RG_C_REJECTED]++; printf("reject %lld full\n", key); return; }
-  if (loading) {
-    if (rg_${G}_res_park(k, e->slot, slot)) printf("park %lld %u\n", key, h->corr);
-    else { ctr[RG_C_REJECTED]++; printf("reject %lld pool\n", key); }
-    return;
-  }
+  const char* why = rg_${G}_res_wait(k, ctr, key, part, slot);
+  if (why == rg_res_parked) { printf("park %lld %u\n", key, h->corr); return; }
+  if (why) { ctr[RG_C_REJECTED]++; printf("reject %lld %s\n", key, strstr(why, "pool") ? "pool" : "full"); return; }
+  rg_DirEntry* e = rg_${G}_res_find(k, key, part);
+  if (!e) { printf("lost %lld\n", key); return; }
   rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_${G}_state));
   unsigned int v, a;
   memcpy(&v, s->b, 4); memcpy(&a, stage + RG_HDR, 4); v += a; memcpy(s->b, &v, 4);
@@ -180,9 +186,6 @@ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, u
   ctr[RG_C_PROCESSED]++;
   printf("run %lld %u %g %u\n", key, h->corr, h->time, v);
 }
-static const char* rg_turn_error(rg_turn*, int) { return ""; }
-#include "unit.cu"
-${cuh}
 int main() {
   const unsigned int cap = 128;
   std::vector<rg_DirEntry> dir(cap);

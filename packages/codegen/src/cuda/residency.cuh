@@ -1,4 +1,5 @@
-/* ---- actor residency: deactivation (residency.ts; codegen README "Persistent state on CUDA") ------- */
+/* Ringgrain CUDA runtime: actor residency (residency.ts; codegen README "Persistent state on CUDA"): deactivation, loading on first message, installs. */
+#if defined(__CUDACC__) || defined(RG_RESIDENCY_HOST_TEST)
 /*
  * One host request at a time (ResidencyHostBlock.seq). The control warp relays it into
  * rg_ResidencyGlobals (rg_res_control), every worker services it for the actors it owns between its
@@ -251,6 +252,24 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
   return 0;
 }
 
+/* The text of a message rejected because every overflow-pool node holds a parked message. */
+#define RG_RES_POOL_FULL "state load: every overflow-pool node holds a waiting message (parked while actors' states load); raise the overflow pool or load fewer actors at once"
+/* A unique address: the message was parked (RG_G(res_wait)). */
+__device__ static const char rg_res_parked[] = "parked";
+
+/*
+ * The turn of a class that loads (k->loadOn), before decoding: rg_res_parked when the message was parked
+ * (the actor waits for its state; the turn ends here, counted received), a rejection text, or 0 when the
+ * actor is READY here (the turn goes on; its activation finds the entry).
+ */
+__device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot) {
+  bool loading = false;
+  rg_DirEntry* e = RG_G(res_lookup)(k, ctr, key, part, &loading);
+  if (!e) return "state table full (maxActors)";
+  if (!loading) return 0;
+  return RG_G(res_park)(k, e->slot, slot) ? rg_res_parked : RG_RES_POOL_FULL;
+}
+
 /* The actor of a LOADING entry leaves without having run: its parked messages fail with `text`, the entry dies, the slot is freed. */
 __device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned char* stage, unsigned int cap) {
   const unsigned int slot = e->slot;
@@ -410,4 +429,4 @@ __device__ static bool RG_G(res_service)(rg_kernel* k, unsigned int* ctr, unsign
   rg_st_rel_gpu(ack, seq);
   return true;
 }
-
+#endif
