@@ -99,6 +99,8 @@ export interface SpilledMessage {
 }
 
 const CHUNK_BYTES = 1 << 20;
+/** What a waiting image costs besides its bytes: its entries in Chunk.at and Chunk.lane (8 bytes each in V8). */
+const INDEX_BYTES = 16;
 /** SystemOptions.maxQueuedBytes by default: per kernel, what its waiting sends' chunks may take. */
 export const DEFAULT_MAX_QUEUED_BYTES = 256 << 20;
 /** Images up to this many bytes are copied into the ring word by word. */
@@ -110,7 +112,10 @@ export class Spill {
   size = 0;
   /** When the head last moved (or the first message arrived): the queue-full timeout runs from here. */
   since = 0;
-  /** Bytes of the chunks held (freed as they drain): at most maxBytes, so a sender that never yields cannot exhaust memory. */
+  /**
+   * Bytes of the chunks held and of their images' index entries (freed as they drain): at most maxBytes
+   * (give or take one chunk's index), so a sender that never yields cannot exhaust memory.
+   */
   bytes = 0;
   private readonly chunkBytes: number;
 
@@ -145,6 +150,7 @@ export class Spill {
     if (this.size === 0) this.since = performance.now();
     chunk.at.push(at);
     chunk.lane.push(lane);
+    this.bytes += INDEX_BYTES;
     chunk.used = at + ((chunk.imageBytes(at) + 15) & ~15);
     this.size++;
     return chunk.written();
@@ -190,7 +196,7 @@ export class Spill {
         for (const p of producers) p.flushHead();
         if (seg.next < seg.at.length) break;
         this.segments.shift();
-        this.bytes -= seg.buffer.byteLength;
+        this.bytes -= seg.buffer.byteLength + INDEX_BYTES * seg.at.length;
         seg.done();
       } else {
         const consumed = writeRows(seg);
@@ -217,7 +223,7 @@ export class Spill {
           each({ method: seg.dv.getUint32(off + SLOT.method, true), corr: seg.dv.getUint32(off + SLOT.corr, true) });
           n++;
         }
-        this.bytes -= seg.buffer.byteLength;
+        this.bytes -= seg.buffer.byteLength + INDEX_BYTES * seg.at.length;
         seg.done(error);
       } else {
         const count = seg.rows.end - seg.rows.next;
