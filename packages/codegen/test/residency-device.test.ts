@@ -175,7 +175,7 @@ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, u
   ctr[RG_C_RECEIVED]++;
   const long long key = RG_KEY_OF(h->keyLo, h->keyHi);
   const char* why = rg_${G}_res_wait(k, ctr, key, part, slot);
-  if (why == rg_res_parked) { printf("park %lld %u\n", key, h->corr); return; }
+  if (why == RG_RES_PARKED) { printf("park %lld %u\n", key, h->corr); return; }
   if (why) { ctr[RG_C_REJECTED]++; printf("reject %lld %s\n", key, strstr(why, "pool") ? "pool" : "full"); return; }
   rg_DirEntry* e = rg_${G}_res_find(k, key, part);
   if (!e) { printf("lost %lld\n", key); return; }
@@ -221,8 +221,11 @@ int main() {
     host.seq++;
     rg_res_control(&k);
     for (unsigned int p = 0; p < ${PARTS}; p++) {
-      if (!rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 3;
-      if (rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 4;
+      if (!rg_res_pending(&k, p)) return 6;
+      const unsigned int s = rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0);
+      if (s != host.seq) return 3;
+      rg_res_ack(&k, p, s);
+      if (rg_res_pending(&k, p) || rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 4;
     }
     rg_res_control(&k);
     return host.doneSeq == host.seq ? 0 : 5;
@@ -304,7 +307,9 @@ int main() {
       rg_res_control(&k); /* not yet: no worker has acknowledged */
       const unsigned int early = host.doneSeq;
       for (unsigned int p = 0; p < ${PARTS}; p++) {
-        if (!rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 3;
+        const unsigned int s = rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0);
+        if (s != host.seq) return 3;
+        rg_res_ack(&k, p, s);
         if (rg_${G}_res_service(&k, ctr, p, stage, sizeof stage, 0, 0)) return 4; /* once per request */
       }
       rg_res_control(&k); /* publish */

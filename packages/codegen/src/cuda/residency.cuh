@@ -254,11 +254,9 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
 
 /* The text of a message rejected because every overflow-pool node holds a parked message. */
 #define RG_RES_POOL_FULL "state load: every overflow-pool node holds a waiting message (parked while actors' states load); raise the overflow pool or load fewer actors at once"
-/* A unique address: the message was parked (RG_G(res_wait)). */
-__device__ static const char rg_res_parked[] = "parked";
 
 /*
- * The turn of a class that loads (k->loadOn), before decoding: rg_res_parked when the message was parked
+ * The turn of a class that loads (k->loadOn), before decoding: RG_RES_PARKED when the message was parked
  * (the actor waits for its state; the turn ends here, counted received), a rejection text, or 0 when the
  * actor is READY here (the turn goes on; its activation finds the entry).
  */
@@ -267,7 +265,7 @@ __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, lo
   rg_DirEntry* e = RG_G(res_lookup)(k, ctr, key, part, &loading);
   if (!e) return "state table full (maxActors)";
   if (!loading) return 0;
-  return RG_G(res_park)(k, e->slot, slot) ? rg_res_parked : RG_RES_POOL_FULL;
+  return RG_G(res_park)(k, e->slot, slot) ? RG_RES_PARKED : RG_RES_POOL_FULL;
 }
 
 /* The actor of a LOADING entry leaves without having run: its parked messages fail with `text`, the entry dies, the slot is freed. */
@@ -414,19 +412,25 @@ __device__ static void RG_G(res_install)(rg_kernel* k, unsigned int* ctr, unsign
 }
 
 /*
- * Worker p, lane 0: services the request the control warp relayed, if this worker has not yet, and
- * acknowledges it (after its counter row, so the host's idle check sees the hooks' counts with it).
- * Returns whether it did anything (the caller ends the lanes' help and moves on).
+ * Worker p, lane 0: services the request the control warp relayed, if this worker has not yet. Returns
+ * its number (0: nothing to do); the worker stores its counter row, then acknowledges (rg_res_ack), so
+ * the host sees the hooks' and replayed turns' counts no later than the answer.
  */
-__device__ static bool RG_G(res_service)(rg_kernel* k, unsigned int* ctr, unsigned int p, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
+__device__ static unsigned int RG_G(res_service)(rg_kernel* k, unsigned int* ctr, unsigned int p, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
   rg_ResidencyGlobals* r = k->res;
   const unsigned int seq = rg_ld_acq_gpu(&r->seq);
-  unsigned int* ack = rg_res_acks(r) + p;
-  if (seq == rg_ld_vol(ack)) return false;
+  if (seq == rg_ld_vol(rg_res_acks(r) + p)) return 0u;
   if (r->op == RG_RES_OP_DEACTIVATE) RG_G(res_deactivate)(k, ctr, p, r->before, r->now, stage, cap, co);
   else if (r->op == RG_RES_OP_INSTALL) RG_G(res_install)(k, ctr, p, stage, cap, scratch, co);
+  return seq;
+}
+/* Worker p has finished request `seq` (its stores before, release). */
+__device__ static inline void rg_res_ack(rg_kernel* k, unsigned int p, unsigned int seq) {
   __threadfence();
-  rg_st_rel_gpu(ack, seq);
-  return true;
+  rg_st_rel_gpu(rg_res_acks(k->res) + p, seq);
+}
+/* Whether a request waits for worker p (lane 0: one L2 load each). */
+__device__ static inline bool rg_res_pending(rg_kernel* k, unsigned int p) {
+  return rg_ld_vol(&k->res->seq) != rg_ld_vol(rg_res_acks(k->res) + p);
 }
 #endif

@@ -212,6 +212,8 @@ export function residencyConstants(): string {
     `#define RG_DIR_LOADING ${DIR_STATE.LOADING >>> 0}u`,
     '/* DeviceGlobals.mode after STOP was acknowledged in a kernel with residency: workers only service requests. */',
     '#define RG_MODE_RESIDENT 102u',
+    '/* RG_<G>_res_wait: the message was parked (no text: a turn compares the pointer). */',
+    '#define RG_RES_PARKED ((const char*)1)',
     '#ifndef RG_RES_WAIT',
     '#define RG_RES_WAIT() __nanosleep(1000)',
     '#endif',
