@@ -369,12 +369,17 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.askTimeoutMs = opts.askTimeoutMs ?? scaledDefault(30_000);
     this.queueFullTimeoutMs = opts.queueFullTimeoutMs ?? scaledDefault(5_000);
     this.maxQueuedBytes = opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
-    if (!(this.maxQueuedBytes > 0)) throw new SystemOptionsError(`maxQueuedBytes must be a number of bytes > 0, got ${opts.maxQueuedBytes}`);
+    if (typeof this.maxQueuedBytes !== 'number' || !(this.maxQueuedBytes > 0)) throw new SystemOptionsError(`maxQueuedBytes must be a number of bytes > 0, got ${opts.maxQueuedBytes}`);
     this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? scaledDefault(10_000);
     this.heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? scaledDefault(5_000);
     this.replySpinMicros = opts.replySpinMicros ?? 200;
     this.handleSignals = opts.handleSignals ?? true;
     this.signalExitMs = opts.signalExitMs ?? 5_000;
+    // Timeouts must be > 0 (NaN and negatives fired at once); replySpinMicros may be 0 (no spin).
+    for (const [name, v] of [['askTimeoutMs', this.askTimeoutMs], ['queueFullTimeoutMs', this.queueFullTimeoutMs], ['handshakeTimeoutMs', this.handshakeTimeoutMs], ['heartbeatTimeoutMs', this.heartbeatTimeoutMs], ['signalExitMs', this.signalExitMs]] as const) {
+      if (typeof v !== 'number' || !(v > 0)) throw new SystemOptionsError(`${name} must be a number of milliseconds > 0, got ${String(v)}`);
+    }
+    if (typeof this.replySpinMicros !== 'number' || !(this.replySpinMicros >= 0)) throw new SystemOptionsError(`replySpinMicros must be a number ≥ 0, got ${String(this.replySpinMicros)}`);
     this.clusterOpt = opts.cluster;
   }
 

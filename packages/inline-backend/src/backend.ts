@@ -8,7 +8,7 @@
  */
 import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
 import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
-import { InlineConsumerError, InlineNoClassError } from './errors.ts';
+import { InlineBackendOptionsError, InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
   /** Longest a kernel's consumer runs before the event loop gets a turn (default 2 ms). */
@@ -131,6 +131,7 @@ export class InlineBackend implements Backend {
 
   constructor(opts: InlineBackendOptions = {}) {
     this.sliceMs = opts.sliceMs ?? 2;
+    if (typeof this.sliceMs !== 'number' || !(this.sliceMs > 0)) throw new InlineBackendOptionsError(`sliceMs must be a number of milliseconds > 0, got ${String(opts.sliceMs)}`);
   }
 
   async probe(): Promise<ProbeResult> {

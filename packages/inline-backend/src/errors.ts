@@ -18,3 +18,10 @@ export class InlineConsumerError extends RinggrainError {
     });
   }
 }
+
+/** An InlineBackend option is out of range. */
+export class InlineBackendOptionsError extends RinggrainError {
+  constructor(detail: string) {
+    super('INLINE_BACKEND_OPTIONS', `InlineBackend: ${detail}`, { hint: 'pass new InlineBackend({ sliceMs }) with sliceMs > 0, or leave it out for 2 ms' });
+  }
+}

@@ -9,7 +9,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult, TimerPlan, TimerStats } from '@ringgrain/core';
 import { CudaBackend, type CudaBackendOptions, type LaunchInfo } from '../backend.ts';
-import { GpuFaultError, type GpuFaultCode } from '../errors.ts';
+import { CudaBackendOptionsError, GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';
 import { ARENA_FD, createShared, type SharedMapping } from './shm.ts';
 import { GpuHostError } from './errors.ts';
@@ -203,7 +203,11 @@ export class IsolatedCudaBackend implements Backend {
   /** Launch facts reported by the GPU hosts. */
   readonly launches: LaunchInfo[] = [];
 
-  constructor(readonly options: IsolatedCudaBackendOptions = {}) {}
+  constructor(readonly options: IsolatedCudaBackendOptions = {}) {
+    const { arenaBytes, hostTimeoutMs } = options;
+    if (arenaBytes !== undefined && !(Number.isSafeInteger(arenaBytes) && arenaBytes > 0)) throw new CudaBackendOptionsError(`IsolatedCudaBackend: arenaBytes must be a whole number of bytes > 0, got ${arenaBytes}`);
+    if (hostTimeoutMs !== undefined && !(hostTimeoutMs > 0)) throw new CudaBackendOptionsError(`IsolatedCudaBackend: hostTimeoutMs must be a number of milliseconds > 0, got ${hostTimeoutMs}`);
+  }
 
   async probe(): Promise<ProbeResult> {
     // CudaBackend's probe loads the driver and reads device attributes: no context in this process.
