@@ -7,8 +7,9 @@ import { KIND } from './errors.ts';
 /**
  * One process opens a store directory at a time: LMDB itself takes several processes, but each
  * process's write-behind holds versions of the rows it last read, so a second process loses every write
- * to version conflicts. The holder writes `ringgrain.lock` (pid and host) in the directory, created
- * exclusively; a lock whose process is gone (same host, no such pid) is taken over.
+ * to version conflicts. The holder writes `ringgrain.lock` (pid, host, and on Linux the process's start
+ * time) in the directory, created exclusively; a lock whose process is gone (same host: no such pid, or
+ * that pid now another process) is taken over.
  */
 export const LOCK_FILE = 'ringgrain.lock';
 
@@ -28,6 +29,8 @@ export class StateStoreLockedError extends StateStoreError {
 interface Holder {
   pid: number;
   host: string;
+  /** The process's start time (Linux /proc/<pid>/stat), so a reused pid is not taken for the holder. */
+  start?: string;
 }
 
 /**
@@ -36,19 +39,32 @@ interface Holder {
  */
 const heldHere = new Map<string, number>();
 
-function alive(pid: number): boolean {
+/** A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat); undefined off Linux. */
+function startOf(pid: number): string | undefined {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
   }
+}
+
+/** Is the holder running: its pid alive and, where both are known, started when the lock says. */
+function alive(h: Holder): boolean {
+  try {
+    process.kill(h.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const now = h.start === undefined ? undefined : startOf(h.pid);
+  return now === undefined || now === h.start;
 }
 
 function readHolder(file: string): Holder | undefined {
   try {
     const h = JSON.parse(readFileSync(file, 'utf8')) as Partial<Holder>;
-    return typeof h.pid === 'number' && typeof h.host === 'string' ? { pid: h.pid, host: h.host } : undefined;
+    if (typeof h.pid !== 'number' || typeof h.host !== 'string') return undefined;
+    return typeof h.start === 'string' ? { pid: h.pid, host: h.host, start: h.start } : { pid: h.pid, host: h.host };
   } catch {
     return undefined;
   }
@@ -62,7 +78,8 @@ export function lockStore(location: string): () => void {
     heldHere.set(location, users + 1);
     return once(() => release(location, file));
   }
-  const me = JSON.stringify({ pid: process.pid, host: os.hostname() });
+  const start = startOf(process.pid);
+  const me = JSON.stringify({ pid: process.pid, host: os.hostname(), ...(start === undefined ? {} : { start }) });
   for (let attempt = 0; ; attempt++) {
     let fd: number;
     try {
@@ -76,7 +93,7 @@ export function lockStore(location: string): () => void {
         h = readHolder(file);
       }
       if (h && h.host !== os.hostname()) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} on host ${h.host} (${file}; remove it if that process is gone)`);
-      if (h && h.pid !== process.pid && alive(h.pid)) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} (${file})`);
+      if (h && h.pid !== process.pid && alive(h)) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} (${file})`);
       // Gone (or unreadable: a holder that died while writing it): take it over.
       unlinkSync(file);
       continue;

@@ -4,7 +4,7 @@
  * again. A dataDir under /proc fails open() instead of hanging (recursive mkdir never returns there).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +51,6 @@ it('a second process is refused with StateStoreLockedError naming the holder; a 
   }
   // The holder died without closing: its lock file names a pid that is gone, and is taken over.
   expect(existsSync(path.join(data, LOCK_FILE))).toBe(true);
-  expect(openInChild(data)).toEqual({ ok: true });
   const store = new LmdbStore({ dataDir: data });
   await store.open();
   const t = await store.table({ name: 'Counter', keyKind: 'int', stateSize: 8 });
@@ -71,3 +70,21 @@ it('a dataDir under /proc fails open() with a typed error instead of hanging', (
   expect(r).toMatchObject({ ok: false, name: 'StateStoreUnavailableError', code: 'STATE_STORE_UNAVAILABLE' });
   expect(r.message).toContain('/proc/ringgrain-no-such-dir');
 }, 60_000);
+
+it.skipIf(process.platform !== 'linux')('a lock naming a live pid that another process now holds (start time differs) is taken over', async () => {
+  // The parent process is alive; a lock with its pid but another start time is a holder gone and its pid reused.
+  const data = path.join(dir, 'reused');
+  mkdirSync(data, { recursive: true });
+  const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
+  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+  const lock = (s: string) => writeFileSync(path.join(data, LOCK_FILE), JSON.stringify({ pid: process.ppid, host: os.hostname(), start: s }));
+  lock(start);
+  const held = new LmdbStore({ dataDir: data });
+  expect(await held.open().catch((e: unknown) => e)).toMatchObject({ code: 'STATE_STORE_LOCKED', holderPid: process.ppid });
+  await held.close();
+  lock(`${start}0`);
+  const store = new LmdbStore({ dataDir: data });
+  await store.open();
+  expect(JSON.parse(readFileSync(path.join(data, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+  await store.close();
+});
