@@ -81,6 +81,17 @@ describe('the packed packages, installed outside the workspace', () => {
     expect(r.stdout).toContain('README PROGRAM DONE');
   });
 
+  it('ship the CUDA runtime files: the installed code generator reads them from its dist/', () => {
+    const probe = [
+      "import { RUNTIME_DIR, RUNTIME_FILES, runtimeFile } from '@ringgrain/codegen';",
+      "for (const f of RUNTIME_FILES) if (!runtimeFile(f).includes('Ringgrain CUDA runtime')) throw new Error(f);",
+      'console.log(RUNTIME_DIR, RUNTIME_FILES.length);',
+    ].join('\n');
+    writeFileSync(path.join(tmp, 'runtime-probe.mjs'), probe);
+    const r = run(process.execPath, ['runtime-probe.mjs'], tmp, 60_000);
+    expect(r.stdout).toContain(path.join('node_modules', '@ringgrain', 'codegen', 'dist', 'cuda', 'runtime'));
+  });
+
   it('install the ringgrain command', () => {
     const r = run(path.join(tmp, 'node_modules', '.bin', 'ringgrain'), ['--help'], tmp, 60_000);
     expect(r.stdout + r.stderr).toMatch(/codegen/);

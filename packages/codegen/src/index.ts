@@ -1,4 +1,5 @@
 export { generateKernel, type GenerateOptions, type GeneratedKernel } from './cuda/kernel.ts';
+export { RUNTIME_DIR, RUNTIME_FILES, runtimeFile, inlineRuntime, type RuntimeFile } from './cuda/runtime.ts';
 export { CodegenError, type CodegenErrorCode, type SourceSite } from './front/errors.ts';
 export { AST_VERSION, type Expr, type Stmt, type FunctionAst, type Loc } from './front/ast.ts';
 export {

@@ -20,7 +20,10 @@ describe('ringgrain codegen CLI', () => {
     const r = await run(['codegen', BANK, '--grain', 'Account']);
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
-    expect(r.out).toContain('#define RG_MIN_BLOCKS_PER_SM 3\n#endif\nextern "C" __global__ void __launch_bounds__(128, RG_MIN_BLOCKS_PER_SM) rg_Account_main(');
+    // The whole unit (runtime files inlined): the grain's name and the kernel entry (runtime/entry.cuh).
+    expect(r.out).toContain('#define RG_GRAIN Account\n');
+    expect(r.out).toContain('#define RG_DEFAULT_MIN_BLOCKS_PER_SM 3\n');
+    expect(r.out).toContain('extern "C" __global__ void __launch_bounds__(RG_THREADS_PER_BLOCK, RG_MIN_BLOCKS_PER_SM) RG_G(main)(RG_KERNEL_PARAMS) {');
   });
 
   it('--explain prints each handler loop\'s verdict and reason instead of the code', async () => {

@@ -1,18 +1,17 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { Account } from '../../../examples/bank/grains.ts';
-import { DIR_STATE, generateKernel } from '../src/index.ts';
+import { DIR_STATE, runtimeFile } from '../src/index.ts';
 import { HAVE_GXX, gxxBuild } from './toolchain.ts';
 
 /**
- * The directory's lookup and insert (device.ts rg_<G>_activate / rg_<G>_insert) as generated, cut out of
- * the unit and built with g++ over single-threaded stand-ins for the device primitives: the probe
+ * The directory's lookup and insert (runtime/directory.cuh rg_<G>_activate / rg_<G>_insert), cut out of
+ * the runtime file and built with g++ over single-threaded stand-ins for the device primitives: the probe
  * invariant with tombstones (DEAD entries), which deactivation will make, checked on the host.
  */
 const G = 'Account';
-const src = generateKernel(Account.grain).source;
+const src = runtimeFile('directory.cuh');
 const from = src.indexOf('__device__ static __noinline__ void rg_slot_free(');
-const activateAt = src.indexOf(`__device__ static rg_${G}_state* rg_${G}_activate(`);
+const activateAt = src.indexOf('__device__ static RG_G(state)* RG_G(activate)(');
 const to = src.indexOf('\n}\n', activateAt) + 3;
 
 const harness = String.raw`#include <cstdio>
@@ -20,6 +19,7 @@ const harness = String.raw`#include <cstdio>
 #include <vector>
 #define __device__
 #define __noinline__
+#define RG_G(name) rg_${G}_##name
 #define RG_DIR_EMPTY ${DIR_STATE.EMPTY}u
 #define RG_DIR_WRITING ${DIR_STATE.WRITING}u
 #define RG_DIR_READY ${DIR_STATE.READY}u
@@ -81,7 +81,7 @@ describe.skipIf(!HAVE_GXX)('directory with tombstones and the free-slot ring (ge
     // The lookup stays lean: the claim (CAS, slot counter) lives only in the __noinline__ insert.
     const lookup = src.slice(activateAt, to);
     expect(lookup).not.toContain('atomicCAS');
-    expect(lookup).toContain(`return rg_${G}_insert(k, ctr, home, lo, hi, ready);`);
+    expect(lookup).toContain("return RG_G(insert)(k, ctr, home, lo, hi, ready);");
   });
 
   it('finds every live key past tombstones, reuses tombstones and freed slots (FIFO), never holds a key twice', () => {

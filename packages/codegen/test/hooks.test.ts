@@ -85,8 +85,10 @@ describe('activation hooks: translated like handlers, (state, ctx)', () => {
 
   it.skipIf(!HAVE_NVCC)('the kernels of classes with hooks compile with nvcc (the hook runs in the turn that activates the actor)', () => {
     for (const def of [Hooked.grain, Stored.grain]) {
-      const src = generateKernel(def).source;
-      expect(src).toContain(`rg_${def.name}_on_activate(`);
+      const k = generateKernel(def);
+      const src = k.source;
+      expect(k.grainSource).toContain(`#define RG_${def.name}_HAS_ON_ACTIVATE 1\n`);
+      expect(src).toContain('__device__ static __noinline__ void RG_G(on_activate)(');
       const r = nvccCompile(src, 'sm_90');
       expect({ grain: def.name, log: r.log }).toEqual({ grain: def.name, log: '' });
       expect(r.ok).toBe(true);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { AST_VERSION, generateKernel } from '../src/index.ts';
+import { inlineRuntime } from '../src/cuda/runtime.ts';
 import { Counter, Relay } from './fixtures/k2k.ts';
 import { Stats } from './fixtures/stats.ts';
 import { Guard } from './fixtures/throws.ts';
@@ -15,7 +16,8 @@ function handlers(source: string): string {
 }
 
 // Generated units, pinned. A change to the translator shows up line by line; review it, then `vitest -u`.
-// One full unit (Account, as a .cu file) pins the runtime every unit shares; the others pin their translated parts only.
+// One unit as generated (Account, as a .cu file: the grain's own C, with #include lines for the runtime files, which are
+// reviewed as the C files they are, src/cuda/runtime/); the others pin their translated parts only.
 describe('generated units (inline snapshots)', () => {
   it('parses handlers into the versioned tree', () => {
     const k = generateKernel(Account.grain);
@@ -31,8 +33,12 @@ describe('generated units (inline snapshots)', () => {
     });
   });
 
-  it('bank Account: the whole unit, in a file of its own (__snapshots__/Account.cu)', async () => {
-    await expect(generateKernel(Account.grain).source).toMatchFileSnapshot('./__snapshots__/Account.cu');
+  it('bank Account: the generated unit, in a file of its own (__snapshots__/Account.cu)', async () => {
+    const k = generateKernel(Account.grain);
+    await expect(k.grainSource).toMatchFileSnapshot('./__snapshots__/Account.cu');
+    // source is grainSource with the runtime files inlined, nothing else.
+    expect(k.source).toBe(inlineRuntime(k.grainSource));
+    expect(k.source).not.toMatch(/^#include "/m);
   });
 
   it('Beacon (timers: ctx.startTimer / stopTimer as writes of the timer row, string keys)', () => {

@@ -55,15 +55,19 @@ describe('actor meta layout (state-meta.ts: the one definition the C and the hos
   });
 
   it('the unit marks after the handler, keys at activation, and has the gather entry with the listed parameters', () => {
-    const src = generateKernel(Slab.grain).source;
-    const turn = src.slice(src.indexOf('rg_Slab_turn('), src.indexOf('rg_Slab_turn(') + 6000);
-    const handle = turn.indexOf('rg_Slab_handle(&t, st, req, rep)');
+    const k = generateKernel(Slab.grain);
+    const src = k.source;
+    const turn = src.slice(src.indexOf('RG_G(turn)('), src.indexOf('RG_G(turn)(') + 6000);
+    const handle = turn.indexOf('RG_G(handle)(&t, st, req, rep)');
     expect(turn.indexOf('if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);')).toBeGreaterThan(0);
     expect(turn.indexOf('if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);')).toBeLessThan(handle);
     expect(turn.indexOf('if (writes) rg_meta_touch(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
     expect(turn.indexOf('else rg_meta_seen(k->states, k->maxActors, st, now);')).toBeGreaterThan(handle);
     expect(src).toContain('rg_meta_activate(k->states, k->maxActors, slot, lo, hi);');
-    expect(src).toContain('extern "C" __global__ void __launch_bounds__(256) rg_Slab_gather_dirty(\n    unsigned char* states,\n    const unsigned char* globals,\n    unsigned int maxActors,\n    unsigned char* out)');
+    // The gather entry (runtime/state-meta.cuh: rg_<grain>_gather_dirty) takes the generated parameter list.
+    expect(k.grainSource).toContain('#define RG_GRAIN Slab\n');
+    expect(src).toContain('#define RG_GATHER_PARAMS \\\n    unsigned char* states, \\\n    const unsigned char* globals, \\\n    unsigned int maxActors, \\\n    unsigned char* out\n');
+    expect(src).toContain('extern "C" __global__ void __launch_bounds__(RG_GATHER_THREADS) RG_G(gather_dirty)(RG_GATHER_PARAMS) {');
   });
 });
 
