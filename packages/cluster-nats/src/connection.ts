@@ -147,6 +147,8 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
     // Serve (and forward) until no table names this silo, or drainMs.
     const start = performance.now();
     while (this.placement.names(this.self) && performance.now() - start < drainMs) await new Promise((r) => setTimeout(r, 20));
+    // Senders switch to the new owners as the same tables reach them: keep forwarding a little longer.
+    await new Promise((r) => setTimeout(r, Math.min(250, drainMs)));
     this.flush();
     await this.nc.flush().catch(() => {});
     this.closed = true;

@@ -46,6 +46,7 @@ interface Parked {
 }
 
 const MAX_HOPS = 4;
+const LEFT_GRACE_MS = 10_000;
 const SWEEP_MS = 100;
 
 /**
@@ -65,6 +66,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private parked: Parked[] = [];
   private readonly parkedGrains = new Map<string, number>();
   private readonly liveIds = new Set<string>();
+  private readonly leftAt = new Map<string, number>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
   private closed = false;
@@ -307,8 +309,27 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         this.emit('tellsLost', { silo: s.id, count: lost, reason: 'silo died' });
       }
     }
+    else this.leftAt.set(s.id, performance.now());
     this.recvTells.delete(s.id);
     this.emit('leave', s, reason);
+  }
+
+  /**
+   * A silo that left (shut down) drains before it closes; tells to it that stay unconfirmed LEFT_GRACE_MS
+   * after its leave were sent as it closed: counted as lost, never silent.
+   */
+  private settleLeft(now: number): void {
+    for (const [id, at] of this.leftAt) {
+      if (now - at < LEFT_GRACE_MS) continue;
+      this.leftAt.delete(id);
+      const lost = (this.sentTells.get(id) ?? 0) - (this.ackedTells.get(id) ?? 0);
+      this.sentTells.delete(id);
+      this.ackedTells.delete(id);
+      if (lost > 0) {
+        this.counts.lostTells += lost;
+        this.emit('tellsLost', { silo: id, count: lost, reason: 'silo left before it confirmed them' });
+      }
+    }
   }
 
   /** Parked entries retried in order; one that still has no owner keeps its place (and those behind it). */
@@ -337,6 +358,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private sweep(): void {
     const now = performance.now();
     this.expireParked(now);
+    if (this.leftAt.size) this.settleLeft(now);
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(corr);
@@ -375,7 +397,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
 
   /** Router and engine figures. */
   metrics(): Record<string, number | string> {
-    return { silo: this.self, members: this.liveIds.size, pendingAsks: this.pending.size, parkedNow: this.parked.length, ...this.counts, ...this.conn.metrics() };
+    let unconfirmed = 0;
+    for (const [id, n] of this.sentTells) unconfirmed += n - (this.ackedTells.get(id) ?? 0);
+    return { silo: this.self, members: this.liveIds.size, pendingAsks: this.pending.size, parkedNow: this.parked.length, unconfirmedTells: unconfirmed, ...this.counts, ...this.conn.metrics() };
   }
 
   /** Resolves once `pred` holds (checked now and on every membership or table change), or rejects after timeoutMs. */
