@@ -1,11 +1,17 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Build outputs are cached in a temp dir keyed by the hash of what was compiled. */
-export const CACHE = join(tmpdir(), 'ringgrain-codegen-test');
+/**
+ * Build outputs are cached in a temp dir keyed by the hash of what was compiled (tool, flags, source): a
+ * unit compiled once is not compiled again, by this run or a later one on the machine. RINGGRAIN_BUILD_CACHE
+ * moves it. Builds of one key are locked against each other across processes (the prebuild that the
+ * run's global setup starts, prebuild.ts, and the test files), and every output appears by rename, so a
+ * reader never sees half a file.
+ */
+export const CACHE = process.env.RINGGRAIN_BUILD_CACHE ?? join(tmpdir(), 'ringgrain-codegen-test');
 mkdirSync(CACHE, { recursive: true });
 
 function has(tool: string): boolean {
@@ -26,48 +32,156 @@ export interface BuildResult {
   readonly out: string;
 }
 
-/** nvcc device compile (cubin) of a unit for one arch; warnings are errors. */
-export function nvccCompile(source: string, arch: string): BuildResult {
-  const key = hash('nvcc', arch, source);
-  const dir = join(CACHE, key);
-  const out = join(dir, 'unit.cubin');
-  if (existsSync(out)) return { ok: true, log: '', out };
-  mkdirSync(dir, { recursive: true });
-  const src = join(dir, 'unit.cu');
-  writeFileSync(src, source);
-  const r = spawnSync('nvcc', ['-cubin', `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', out], { encoding: 'utf8' });
-  return { ok: r.status === 0, log: `${r.stdout}${r.stderr}`, out };
+/** One cached build: a directory named by its key holding the inputs, the output and result.json. */
+interface Job {
+  readonly dir: string;
+  readonly out: string;
+  /** Writes the inputs into `dir`; returns the command that writes `tmpOut`. */
+  readonly prepare: (tmpOut: string) => readonly [string, readonly string[]];
 }
 
-/** g++ build of the host harness around a unit (handlers + codecs, RG_HOST_HARNESS). */
-export function gxxBuild(unit: string, harness: string, flags: readonly string[] = []): BuildResult {
-  const key = hash('g++', unit, harness, ...flags);
-  const dir = join(CACHE, key);
-  const out = join(dir, 'harness');
-  if (existsSync(out)) return { ok: true, log: '', out };
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'unit.cu'), unit);
-  writeFileSync(join(dir, 'harness.cpp'), harness);
-  // -ffp-contract=off: no fused multiply-add, as in JS (the device side uses __dadd_rn & co.).
-  const r = spawnSync('g++', ['-std=c++17', '-O1', '-ffp-contract=off', '-Wall', '-Wno-unused-function', '-Werror', ...flags, join(dir, 'harness.cpp'), '-o', out, '-lm'], { encoding: 'utf8' });
-  return { ok: r.status === 0, log: `${r.stdout}${r.stderr}`, out };
+/** A finished build of this key (by any process), or undefined. */
+function cached(job: Job): BuildResult | undefined {
+  const res = join(job.dir, 'result.json');
+  if (existsSync(res)) {
+    try {
+      const r = JSON.parse(readFileSync(res, 'utf8')) as { ok: boolean; log: string };
+      if (!r.ok || existsSync(job.out)) return { ok: r.ok, log: r.log, out: job.out };
+    } catch {
+      // A result.json being replaced: read it again on the next look.
+    }
+  }
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Takes the key's lock (true), or finds it held by a live process (false); a dead holder's lock is taken over. */
+function lock(job: Job): boolean {
+  mkdirSync(job.dir, { recursive: true });
+  const path = join(job.dir, 'lock');
+  for (;;) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      let holder = 0;
+      try {
+        holder = Number(readFileSync(path, 'utf8'));
+      } catch {
+        continue; // released meanwhile
+      }
+      // An empty lock file is one being written: its holder is alive.
+      if (!holder || alive(holder)) return false;
+      rmSync(path, { force: true });
+    }
+  }
+}
+
+function finish(job: Job, tmpOut: string, code: number | null, log: string): BuildResult {
+  const ok = code === 0;
+  if (ok) renameSync(tmpOut, job.out);
+  else rmSync(tmpOut, { force: true });
+  // A build killed by a signal (code null) is not a result: the next one builds again.
+  if (code !== null) {
+    writeFileSync(join(job.dir, 'result.json.tmp'), JSON.stringify({ ok, log }));
+    renameSync(join(job.dir, 'result.json.tmp'), join(job.dir, 'result.json'));
+  }
+  rmSync(join(job.dir, 'lock'), { force: true });
+  return { ok, log, out: job.out };
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function buildSync(job: Job): BuildResult {
+  for (;;) {
+    const hit = cached(job);
+    if (hit) return hit;
+    if (lock(job)) {
+      const again = cached(job);
+      if (again) {
+        rmSync(join(job.dir, 'lock'), { force: true });
+        return again;
+      }
+      const tmpOut = `${job.out}.${process.pid}.tmp`;
+      const [cmd, args] = job.prepare(tmpOut);
+      const r = spawnSync(cmd, args, { encoding: 'utf8' });
+      return finish(job, tmpOut, r.status, `${r.stdout ?? ''}${r.stderr ?? ''}`);
+    }
+    Atomics.wait(sleeper, 0, 0, 100); // another process builds this key: wait for its result
+  }
+}
+
+async function buildAsync(job: Job): Promise<BuildResult> {
+  for (;;) {
+    const hit = cached(job);
+    if (hit) return hit;
+    if (lock(job)) {
+      const again = cached(job);
+      if (again) {
+        rmSync(join(job.dir, 'lock'), { force: true });
+        return again;
+      }
+      const tmpOut = `${job.out}.${process.pid}.tmp`;
+      const [cmd, args] = job.prepare(tmpOut);
+      return new Promise((resolve) => {
+        const p = spawn(cmd, args);
+        let log = '';
+        p.stdout.on('data', (d) => (log += d));
+        p.stderr.on('data', (d) => (log += d));
+        p.on('error', (e) => resolve(finish(job, tmpOut, 127, String(e))));
+        p.on('close', (code) => resolve(finish(job, tmpOut, code, log)));
+      });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function nvccJob(source: string, arch: string): Job {
+  const dir = join(CACHE, hash('nvcc', arch, source));
+  return {
+    dir,
+    out: join(dir, 'unit.cubin'),
+    prepare: (tmpOut) => {
+      const src = join(dir, 'unit.cu');
+      writeFileSync(src, source);
+      return ['nvcc', ['-cubin', `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', tmpOut]];
+    },
+  };
+}
+
+/** nvcc device compile (cubin) of a unit for one arch; warnings are errors. */
+export function nvccCompile(source: string, arch: string): BuildResult {
+  return buildSync(nvccJob(source, arch));
 }
 
 /** nvccCompile without blocking: the compile test builds every unit × arch two at a time. */
 export function nvccCompileAsync(source: string, arch: string): Promise<BuildResult> {
-  const key = hash('nvcc', arch, source);
-  const dir = join(CACHE, key);
-  const out = join(dir, 'unit.cubin');
-  if (existsSync(out)) return Promise.resolve({ ok: true, log: '', out });
-  mkdirSync(dir, { recursive: true });
-  const src = join(dir, 'unit.cu');
-  writeFileSync(src, source);
-  return new Promise((resolve) => {
-    const p = spawn('nvcc', ['-cubin', `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', out]);
-    let log = '';
-    p.stdout.on('data', (d) => (log += d));
-    p.stderr.on('data', (d) => (log += d));
-    p.on('close', (code) => resolve({ ok: code === 0, log, out }));
+  return buildAsync(nvccJob(source, arch));
+}
+
+/** g++ build of the host harness around a unit (handlers + codecs, RG_HOST_HARNESS). */
+export function gxxBuild(unit: string, harness: string, flags: readonly string[] = []): BuildResult {
+  const dir = join(CACHE, hash('g++', unit, harness, ...flags));
+  return buildSync({
+    dir,
+    out: join(dir, 'harness'),
+    prepare: (tmpOut) => {
+      writeFileSync(join(dir, 'unit.cu'), unit);
+      writeFileSync(join(dir, 'harness.cpp'), harness);
+      // -ffp-contract=off: no fused multiply-add, as in JS (the device side uses __dadd_rn & co.).
+      return ['g++', ['-std=c++17', '-O1', '-ffp-contract=off', '-Wall', '-Wno-unused-function', '-Werror', ...flags, join(dir, 'harness.cpp'), '-o', tmpOut, '-lm']];
+    },
   });
 }
 
