@@ -2,19 +2,22 @@
  * `pnpm bench:chains` — message chains across actors (Savina's ThreadRing), every backend side by side in
  * one run: a ring of N actors (bench/grains.ts Link) passing one token H hops with `ctx.send`, the same ring
  * with N/4 tokens at once (H hops in all), and ping/pong (N/2 pairs bouncing a token, H hops in all); on
- * the inline backend, the CPU pool (--threads), the CUDA backend where a driver and device are present, and
+ * the inline backend, the CPU pool (--threads; `cpu-park`: the pool with adaptive spinning off, maxSpinMs
+ * 0.05, as it was before, opt-in), the CUDA backend where a driver and device are present, and
  * xstate v5 actors in-process (the library a user would otherwise pick; each send queued as a microtask,
  * since a synchronous send inside a transition would recurse once per hop).
  *
  *   node --import tsx bench/chains.ts [--actors 10000,1000000] [--hops 100000] [--trials 5]
- *       [--threads N] [--backends inline,cpu,cuda,xstate] [--record] [--out NAME]
+ *       [--threads N] [--backends inline,cpu,cuda,xstate[,cpu-park]] [--xstate-max 100000] [--record] [--out NAME]
  *
  * Each figure is the median of --trials (after one warm-up trial), in hops/s, timed from the first send
  * until every turn is counted; every run checks the hop count (the kernel's K2K and turn counters, and
  * each actor's count of sample keys against a JS model). Writes bench/results/local/chains.json (--record:
  * bench/results/chains.json; --out NAME: bench/results/local/NAME.json): { commit, machine, cores, date,
  * threads, byBackend: { inline, cpu, cuda?, xstate } } with, per backend and actor count, hops/s of one
- * token, of N/4 tokens and of ping/pong, and the trials. `--hops` defaults to max(100000, N) per ring size.
+ * token, of N/4 tokens and of ping/pong, and the trials (on the pool also parks and wake-ups per hop);
+ * idleCpuPctAfter: the process's CPU over 1 s of idle right after each backend's chains (% of one core).
+ * `--hops` defaults to max(100000, N) per ring size.
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
@@ -22,7 +25,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { GrainSystem, type Backend } from '@ringgrain/core';
-import { CpuBackend } from '@ringgrain/cpu-backend';
+import { CpuBackend, type PoolStats } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '../packages/inline-backend/src/index.ts';
 import { Link } from './grains.ts';
 import { commitOf, machineOf } from './record.ts';
@@ -30,7 +33,7 @@ import { trials as stats } from './trials.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 18).join('\n'));
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 22).join('\n'));
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -41,12 +44,14 @@ const TRIALS = Math.max(1, Number(option('trials', '5')));
 const THREADS = Number(option('threads', String(Math.max(1, cores - 1))));
 const BACKENDS = option('backends', 'inline,cpu,cuda,xstate').split(',');
 const RECORD = argv.includes('--record');
+/** xstate rings above this many actors are skipped (recorded why): 1,000,000 xstate actors took minutes to create and 3.5 GB. */
+const XSTATE_MAX = Number(option('xstate-max', '100000'));
 const OUT = option('out', '');
 const log = (s: string) => process.stderr.write(`${s}\n`);
 for (const n of ACTORS) if (!Number.isInteger(n) || n < 2 || n > 4_000_000) throw new Error(`--actors takes integers 2..4000000, got ${option('actors', '')}`);
 if (!Number.isInteger(THREADS) || THREADS < 1) throw new Error(`--threads takes a positive integer, got ${option('threads', '')}`);
 if (HOPS && !(Number.isInteger(Number(HOPS)) && Number(HOPS) >= 1)) throw new Error(`--hops takes a positive integer, got ${HOPS}`);
-for (const b of BACKENDS) if (!['inline', 'cpu', 'cuda', 'xstate'].includes(b)) throw new Error(`--backends: unknown backend ${b} (inline, cpu, cuda, xstate)`);
+for (const b of BACKENDS) if (!['inline', 'cpu', 'cpu-park', 'cuda', 'xstate'].includes(b)) throw new Error(`--backends: unknown backend ${b} (inline, cpu, cpu-park, cuda, xstate)`);
 if (RECORD && OUT) throw new Error('--record and --out: pick one');
 if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name without a folder, got ${OUT}`);
 const hopsFor = (n: number) => (HOPS ? Number(HOPS) : Math.max(100_000, n));
@@ -74,6 +79,8 @@ function model(counts: Uint32Array, shape: Shape, n: number, starts: Float64Arra
 }
 
 interface Runner {
+  /** The pool's park figures (cpu), read around each trial. */
+  pool?: () => PoolStats | undefined;
   /** Runs `starts.length` tokens of `each` hops; resolves when every turn is done; returns the hops made (checked). */
   trial(shape: Shape, starts: Float64Array, each: number): Promise<number>;
   count(key: number): Promise<number>;
@@ -81,10 +88,12 @@ interface Runner {
 }
 
 /** A Ringgrain system on one backend. */
-async function grainRunner(name: 'inline' | 'cpu' | 'cuda', n: number): Promise<Runner> {
+async function grainRunner(label: 'inline' | 'cpu' | 'cpu-park' | 'cuda', n: number): Promise<Runner> {
   let backend: Backend;
+  const name = label === 'cpu-park' ? 'cpu' : label;
+  let cpu: CpuBackend | undefined;
   if (name === 'inline') backend = new InlineBackend();
-  else if (name === 'cpu') backend = new CpuBackend({ threads: THREADS });
+  else if (name === 'cpu') backend = cpu = new CpuBackend({ threads: THREADS, ...(label === 'cpu-park' ? { maxSpinMs: 0.05 } : {}) });
   else {
     const { CudaBackend } = await import('@ringgrain/cuda-backend');
     backend = new CudaBackend();
@@ -93,6 +102,7 @@ async function grainRunner(name: 'inline' | 'cpu' | 'cuda', n: number): Promise<
   sys.register(Link, { placement: name, maxActors: n, ringCapacity: 1 << 14 });
   await sys.start();
   return {
+    ...(cpu ? { pool: () => cpu.poolStats?.() } : {}),
     async trial(shape, starts, each) {
       const before = sys.counters(Link);
       const method = shape === 'pingpong' ? 'bounce' : 'pass';
@@ -191,10 +201,13 @@ async function cudaPresent(): Promise<string | undefined> {
   }
 }
 
-type Figures = Record<Shape, { hopsPerS: number; trials: number[]; tokens: number; hopsPerToken: number }>;
+type Figures = Record<Shape, { hopsPerS: number; trials: number[]; tokens: number; hopsPerToken: number; pool?: { parksPerHop: number; wokenPerHop: number; preempted: number; spinUs: number[] } }>;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const byBackend: Record<string, Record<string, Figures | { skipped: string }>> = {};
 const cudaMissing = BACKENDS.includes('cuda') ? await cudaPresent() : 'not asked for';
 const shapesLine: string[] = [];
+const IDLE_MS = 1000;
+const idle: Record<string, Record<string, number>> = {};
 
 for (const n of ACTORS) {
   const h = hopsFor(n);
@@ -204,21 +217,44 @@ for (const n of ACTORS) {
       at[String(n)] = { skipped: `no CUDA driver or device: ${cudaMissing}` };
       continue;
     }
-    const runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cuda', n);
+    if (name === 'xstate' && n > XSTATE_MAX) {
+      // Measured on the 2-core machine: the 250,000-token shape ran at 4.3 K hops/s and ping/pong over
+      // 500,000 pairs had not finished after 300 s (each first message creates and starts an actor), 3.5 GB.
+      at[String(n)] = { skipped: `more than --xstate-max ${XSTATE_MAX} actors: creating and starting ~1,000,000 xstate actors takes minutes and gigabytes` };
+      log(`xstate   ${String(n).padStart(8)} actors  skipped (--xstate-max ${XSTATE_MAX})`);
+      continue;
+    }
+    const runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cpu-park' | 'cuda', n);
     const counts = new Uint32Array(n);
     const figures = {} as Figures;
     try {
       for (const shape of SHAPES) {
         const { starts, each } = plan(shape, n, h);
         const xs: number[] = [];
+        let p0: PoolStats | undefined;
         for (let t = 0; t <= TRIALS; t++) {
+          if (t === 1) p0 = runner.pool?.();
           const r = await runner.trial(shape, starts, each);
           model(counts, shape, n, starts, each);
           if (t > 0) xs.push(r); // trial 0 warms up (JIT, activations)
         }
+        const p1 = runner.pool?.();
         const s = stats(xs);
-        figures[shape] = { hopsPerS: Math.round(s.median), trials: xs.map(Math.round), tokens: starts.length, hopsPerToken: each };
-        log(`${name.padEnd(6)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K)`);
+        const hops = TRIALS * starts.length * each;
+        const parks = p0 && p1 ? { parksPerHop: round3((p1.parks - p0.parks) / hops), wokenPerHop: round3((p1.woken - p0.woken) / hops), preempted: p1.preempted - p0.preempted, spinUs: p1.spinUs } : undefined;
+        figures[shape] = { hopsPerS: Math.round(s.median), trials: xs.map(Math.round), tokens: starts.length, hopsPerToken: each, ...(parks ? { pool: parks } : {}) };
+        const extra = parks ? `; parks/hop ${parks.parksPerHop}, wake-ups/hop ${parks.wokenPerHop}, preempted spins ${parks.preempted}, spin µs ${parks.spinUs.join('/')}` : '';
+        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K${extra})`);
+      }
+      // What the idle system costs right after the chains (spin windows at their widest): process CPU
+      // over IDLE_MS, as % of one core.
+      if (name !== 'xstate') {
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        await new Promise((r) => setTimeout(r, IDLE_MS));
+        const c1 = process.cpuUsage(c0);
+        idle[name] = { ...idle[name], [String(n)]: Math.round(((c1.user + c1.system) / 10 / (performance.now() - t0)) * 10) / 10 };
+        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  idle for ${IDLE_MS} ms after: ${idle[name]![String(n)]} % of one core (the whole process)`);
       }
       // Every actor's count against the model: a sample of keys (every one where few).
       const step = Math.max(1, Math.floor(n / 256));
@@ -243,6 +279,8 @@ const record = {
   command: `node --import tsx bench/chains.ts ${argv.join(' ')}`.trim(),
   what: 'hops/s (K2K sends received), median of trials after a warm-up; one: one token around a ring of N actors; many: N/4 tokens at once (H hops in all); pingpong: N/2 pairs bouncing (H hops in all); timed from the first send until every turn is counted; hop counts and sample actors checked against a JS model',
   byBackend,
+  shapes: shapesLine,
+  idleCpuPctAfter: idle,
 };
 const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
 mkdirSync(dir, { recursive: true });

@@ -1,4 +1,5 @@
 export { CpuBackend, type CpuBackendOptions } from './backend.ts';
+export type { PoolStats } from './pool.ts';
 export * from './errors.ts';
 // Building blocks for backends that reuse the CPU consumer (e.g. @ringgrain/inline-backend).
 export { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';

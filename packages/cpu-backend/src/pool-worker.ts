@@ -2,20 +2,25 @@ import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_
 import { loadGrainClasses, type GrainDef, type LaneReader, type LaneReaderSpec } from '@ringgrain/core';
 import { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
 import type { PeerInfo } from './memory.ts';
-import type { FromThread, LaneInit, StateOut, ThreadInit, ToThread } from './protocol.ts';
+import { SpinPolicy } from './spin-policy.ts';
+import { SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
 
 /**
  * A pool thread: consumes one lane of every CPU kernel (pool.ts), one Dispatcher per lane, round robin.
  * The loop never yields to the event loop while it runs, so control messages arrive on a port polled
  * with receiveMessageOnPort; adding a lane (an async module import) leaves the loop for a moment.
- * When every lane is idle it spins briefly, then parks on the thread's doorbell with each lane's rings
- * marked parked, so producers ring it.
+ * When every lane is idle it spins a while (adaptive: spin-policy.ts), then parks on the thread's doorbell
+ * with its parked flag set, so producers ring it.
  */
 const { init, port } = workerData as { init: ThreadInit; port: MessagePort };
 const doorbell = new Int32Array(init.doorbell.buffer);
 const bell = init.doorbell.index;
 const parkedFlag = init.doorbell.parked!;
-const SPIN_MS = 0.05;
+/** The idle spin window (adaptive: spin-policy.ts). */
+const spin = new SpinPolicy(Math.min(SPIN_MIN_MS, init.spinMaxMs), init.spinMaxMs);
+/** While spinning idle, the port is read this often (ms) rather than every pass (receiveMessageOnPort is not free). */
+const IDLE_POLL_MS = 0.02;
+const stats = { parks: 0, woken: 0, wokenSoon: 0 };
 const lanes = new Map<number, Dispatcher>();
 /** Lanes that acknowledged STOP: they take no messages but still answer state requests until removed (write-behind's final flush). */
 const stopped = new Map<number, Dispatcher>();
@@ -97,6 +102,7 @@ async function openLaneReader(spec: LaneReaderSpec): Promise<LaneReader> {
 /** Runs the lanes until an add needs the event loop. */
 function run(): void {
   let idleSince = 0;
+  let lastPass = 0;
   let lastPoll = 0;
   let heldBefore = 0;
   let holdWait = HOLD_WAIT_MIN_MS;
@@ -120,7 +126,7 @@ function run(): void {
     }
     for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
     const now = performance.now();
-    if (now - lastPoll > 1 || did === 0) {
+    if (now - lastPoll > (did === 0 ? IDLE_POLL_MS : 1)) {
       lastPoll = now;
       if (poll()) return;
     }
@@ -146,9 +152,12 @@ function run(): void {
     }
     stalledSince = 0;
     if (idleSince === 0) idleSince = now;
-    if (now - idleSince < SPIN_MS) continue;
+    else spin.pass(now - lastPass, now);
+    lastPass = now;
+    if (now - idleSince < spin.windowMs) continue;
     park();
     idleSince = 0;
+    lastPoll = 0;
   }
 }
 
@@ -174,9 +183,24 @@ function park(maxWaitMs?: number): void {
   // A lane with timers by its own clock wakes itself when the next tick is due.
   let waitMs = maxWaitMs ?? 1000;
   for (const d of lanes.values()) waitMs = Math.min(waitMs, d.timerWaitMs());
-  if (!ready && waitMs > 0 && !poll()) Atomics.wait(doorbell, bell, seen, waitMs);
+  if (!ready && waitMs > 0 && !poll()) {
+    const t0 = performance.now();
+    const r = Atomics.wait(doorbell, bell, seen, waitMs);
+    const slept = performance.now() - t0;
+    stats.parks++;
+    if (r !== 'timed-out') stats.woken++;
+    if (r !== 'timed-out' && slept < spin.maxMs) stats.wokenSoon++;
+    // The held-overflow retry park (maxWaitMs given) says nothing about how soon work comes.
+    if (maxWaitMs === undefined) spin.parked(r !== 'timed-out', slept, t0 + slept);
+    Atomics.store(doorbell, bell + THREAD_STAT.parks, stats.parks);
+    Atomics.store(doorbell, bell + THREAD_STAT.woken, stats.woken);
+    Atomics.store(doorbell, bell + THREAD_STAT.wokenSoon, stats.wokenSoon);
+    Atomics.store(doorbell, bell + THREAD_STAT.spinUs, Math.round(spin.windowMs * 1000));
+    Atomics.store(doorbell, bell + THREAD_STAT.preempted, spin.preempted);
+  }
   Atomics.store(doorbell, parkedFlag, 0);
 }
+
 
 async function main(): Promise<void> {
   post({ type: 'ready' });

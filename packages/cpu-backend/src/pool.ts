@@ -1,6 +1,7 @@
+import os from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
-import type { FromThread, LaneInit, StateOp, StateOut, ThreadInit, ToThread } from './protocol.ts';
+import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 /**
@@ -9,6 +10,17 @@ const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
  */
 const DOORBELL_STRIDE = 32;
 const PARKED_WORD = 1;
+
+/** Parks and wakes of the pool's threads, summed (protocol.ts THREAD_STAT): how often a hand-off paid a wake-up. */
+export interface PoolStats {
+  readonly parks: number;
+  readonly woken: number;
+  readonly wokenSoon: number;
+  /** Idle spins the OS cut into (the machine had more runnable threads than cores). */
+  readonly preempted: number;
+  /** Each thread's idle spin window now (µs). */
+  readonly spinUs: number[];
+}
 
 /** Inspector flags are not for workers; loader flags do not reach them on Node 20 (worker-entry.mjs). */
 function workerExecArgv(): string[] {
@@ -53,7 +65,7 @@ export class PoolThread {
   start(): Promise<void> {
     if (this.ready) return this.ready;
     const { port1, port2 } = new MessageChannel();
-    const init: ThreadInit = { index: this.index, doorbell: this.doorbell, replySignal: this.pool.replySignal };
+    const init: ThreadInit = { index: this.index, doorbell: this.doorbell, replySignal: this.pool.replySignal, spinMaxMs: this.pool.spinMaxMs };
     const worker = new Worker(WORKER_URL, {
       workerData: { init, port: port2 },
       transferList: [port2],
@@ -194,11 +206,15 @@ export class ThreadPool {
   /** Per kernel, where its lanes' state reports go (thread index = lane). */
   readonly stateOut = new Map<number, (lane: number, out: StateOut) => void>();
   private readonly words: Int32Array;
+  /** Adaptive spinning only where every pool thread can have a core of its own (ThreadInit.spinMaxMs). */
+  readonly spinMaxMs: number;
 
   constructor(
     readonly size: number,
     readonly replySignal: SharedArrayBuffer,
+    spinMaxMs?: number,
   ) {
+    this.spinMaxMs = spinMaxMs ?? (size <= os.availableParallelism() ? SPIN_MAX_MS : SPIN_MIN_MS);
     this.doorbells = new SharedArrayBuffer(size * DOORBELL_STRIDE * 4);
     this.words = new Int32Array(this.doorbells);
     this.threads = Array.from({ length: size }, (_, i) => new PoolThread(this, i));
@@ -213,6 +229,25 @@ export class ThreadPool {
   /** Wakes thread `i` only if it parked (after a message was published for it). */
   wake(i: number): void {
     wakeIfParked(this.words, i * DOORBELL_STRIDE, i * DOORBELL_STRIDE + PARKED_WORD);
+  }
+
+  /** The threads' park and wake counts since the pool started (a replaced thread's count on). */
+  stats(): PoolStats {
+    const w = this.words;
+    let parks = 0;
+    let woken = 0;
+    let wokenSoon = 0;
+    let preempted = 0;
+    const spinUs: number[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const at = i * DOORBELL_STRIDE;
+      parks += Atomics.load(w, at + THREAD_STAT.parks) >>> 0;
+      woken += Atomics.load(w, at + THREAD_STAT.woken) >>> 0;
+      wokenSoon += Atomics.load(w, at + THREAD_STAT.wokenSoon) >>> 0;
+      preempted += Atomics.load(w, at + THREAD_STAT.preempted) >>> 0;
+      spinUs.push(Atomics.load(w, at + THREAD_STAT.spinUs));
+    }
+    return { parks, woken, wokenSoon, preempted, spinUs };
   }
 
   async close(): Promise<void> {

@@ -35,7 +35,26 @@ export interface ThreadInit {
   /** The thread's doorbell: words[index] of this buffer (memory.ts Doorbell). */
   readonly doorbell: { readonly buffer: SharedArrayBuffer; readonly index: number; readonly parked?: number };
   readonly replySignal: SharedArrayBuffer;
+  /**
+   * The longest an idle thread spins before it parks (pool-worker.ts run: adaptive spinning). The pool
+   * gives SPIN_MIN_MS where its threads outnumber the cores: a spinning thread there takes a core from one
+   * with work.
+   */
+  readonly spinMaxMs: number;
 }
+
+/**
+ * A pool thread's own figures, Int32 words from its doorbell word (on the doorbell block's second cache
+ * line: producers read the first on every send). Written only by the thread, when it parks and wakes.
+ * parks: times it slept; woken: sleeps a producer's ring ended (the others timed out: a timer, a held-K2K
+ * retry, the 1 s check); wokenSoon: of those, ended within SPIN_MAX_MS (a wait the spin would have caught);
+ * spinUs: its idle spin window now (µs); preempted: idle spins the OS cut into (the window fell back).
+ */
+/** An idle pool thread spins at least this long (ms) before it parks, and at most SPIN_MAX_MS (pool-worker.ts run). */
+export const SPIN_MIN_MS = 0.05;
+export const SPIN_MAX_MS = 1;
+
+export const THREAD_STAT = { parks: 16, woken: 17, wokenSoon: 18, spinUs: 19, preempted: 20 } as const;
 
 /** Control-plane messages between the host and a pool thread (never per data message). */
 export type ToThread =

@@ -1,0 +1,45 @@
+/**
+ * How long an idle pool thread spins for work before it parks (pool-worker.ts run): adaptive.
+ *
+ * A ring that ends a sleep shorter than the longest window found a thread that parked too early: spinning
+ * that long would have caught the work without a wake-up (a futex wake and a reschedule, tens of µs; in a
+ * chain of sends across actors every hop to a parked thread paid one: issue 37). So the window grows to
+ * twice that sleep (at least doubling, at most `maxMs`). A sleep that timed out or lasted longer than
+ * `maxMs` means work comes seldom: the window falls back to `minMs`, so an idle thread costs what it did.
+ *
+ * A spin pass that took longer than PREEMPTED_MS means the OS gave the core to someone else mid-spin: the
+ * machine has more runnable threads than cores, and a thread spinning there delays the one with the work
+ * (on a loaded 2-core machine a hand-off to a spinning thread measured 81 µs, to a parked one 20 µs:
+ * scripts/wake-probe.ts). Then the window falls back to `minMs` and does not grow for BAR_MS.
+ */
+export class SpinPolicy {
+  /** The window now (ms). */
+  windowMs: number;
+  /** Spins the OS cut into. */
+  preempted = 0;
+  private barredUntil = Number.NEGATIVE_INFINITY;
+
+  static readonly PREEMPTED_MS = 0.2;
+  static readonly BAR_MS = 20;
+
+  constructor(
+    readonly minMs: number,
+    readonly maxMs: number,
+  ) {
+    this.windowMs = minMs;
+  }
+
+  /** A park ended: by a producer's ring (`rung`) or not, after `sleptMs`; `now` on the thread's clock. */
+  parked(rung: boolean, sleptMs: number, now: number): void {
+    const grow = rung && sleptMs < this.maxMs && now >= this.barredUntil;
+    this.windowMs = grow ? Math.min(this.maxMs, Math.max(this.windowMs * 2, sleptMs * 2)) : this.minMs;
+  }
+
+  /** An idle spin pass ended `gapMs` after the one before it. */
+  pass(gapMs: number, now: number): void {
+    if (gapMs <= SpinPolicy.PREEMPTED_MS) return;
+    this.preempted++;
+    this.windowMs = this.minMs;
+    this.barredUntil = now + SpinPolicy.BAR_MS;
+  }
+}
