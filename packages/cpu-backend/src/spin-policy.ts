@@ -7,7 +7,8 @@
  * twice that sleep (at least doubling, at most `maxMs`). A sleep that timed out or lasted longer than
  * `maxMs` means work comes seldom: the window falls back to `minMs`, so an idle thread costs what it did.
  *
- * A spin pass that took longer than PREEMPTED_MS means the OS gave the core to someone else mid-spin: the
+ * A spin pass that took longer than PREEMPTED_MS (more than a GC scavenge, less than a scheduler slice)
+ * means the OS gave the core to someone else mid-spin: the
  * machine has more runnable threads than cores, and a thread spinning there delays the one with the work
  * (on a loaded 2-core machine a hand-off to a spinning thread measured 81 µs, to a parked one 20 µs:
  * scripts/wake-probe.ts). Then the window falls back to `minMs` and does not grow for BAR_MS.
@@ -19,7 +20,7 @@ export class SpinPolicy {
   preempted = 0;
   private barredUntil = Number.NEGATIVE_INFINITY;
 
-  static readonly PREEMPTED_MS = 0.2;
+  static readonly PREEMPTED_MS = 0.5;
   static readonly BAR_MS = 20;
 
   constructor(
