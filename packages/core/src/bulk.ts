@@ -3,7 +3,7 @@
  * request field), each column checked once for kind, range and length before anything is sent, so a bad
  * column fails the whole call with a typed error naming the column and row, and nothing is half sent.
  */
-import { SchemaValidationError } from './errors.ts';
+import { SchemaValidationError, showValue } from './errors.ts';
 import type { MethodDef } from './grain.ts';
 import type { Schema } from './schema/index.ts';
 import { KINDS, NUMERIC_KINDS, isNumericKind, kindNoun, type NumericKind } from './schema/kinds.ts';
@@ -81,7 +81,7 @@ export function validateColumns(where: string, method: MethodDef, stringKeys: bo
     const k = key[i];
     // The same keys as a ref takes (system.ts checkKey): '' too, unless the class has storage.
     const ok = stringKeys ? typeof k === 'string' && (k.length > 0 || !stored) && k.isWellFormed() : typeof k === 'number' && Number.isSafeInteger(k);
-    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${JSON.stringify(k)} is not a ${stringKeys ? (stored ? 'non-empty well-formed string (the class has storage)' : 'well-formed string (no lone surrogate)') : 'safe integer'} key`);
+    if (!ok) throw new SchemaValidationError(where, ['key', i], `row ${i}: ${showValue(k)} is not a ${stringKeys ? (stored ? 'non-empty well-formed string (the class has storage)' : 'well-formed string (no lone surrogate)') : 'safe integer'} key`);
   }
   for (const name of req.fieldNames) {
     const col = columns[name] as ArrayLike<unknown> | undefined;

@@ -29,6 +29,8 @@ export class SchemaDefinitionError extends RinggrainError {
 /** A payload does not match its schema; `path` is the zod issue path. */
 export class SchemaValidationError extends RinggrainError {
   readonly path: ReadonlyArray<PropertyKey>;
+  /** What is wrong at `path`, without the where and the path (a handler's reply error words it itself). */
+  readonly detail: string;
   constructor(where: string, path: ReadonlyArray<PropertyKey>, detail: string, opts: ErrorOptions = {}) {
     const at = path.length ? path.map(String).join('.') : '(root)';
     super('SCHEMA_VALIDATION', `${where}: invalid payload at "${at}": ${detail}`, {
@@ -36,6 +38,7 @@ export class SchemaValidationError extends RinggrainError {
       ...opts,
     });
     this.path = path;
+    this.detail = detail;
   }
 }
 
@@ -88,8 +91,11 @@ export class UnknownMethodError extends RinggrainError {
 }
 
 /** A value a caller passed, for a message: JSON where it has one (a bigint or a cycle has none: no TypeError here). */
-function showValue(v: unknown): string {
+/** A value in a message: JSON, except what JSON shows as null (NaN, ±Infinity) or cannot show (bigint). */
+export function showValue(v: unknown): string {
   if (typeof v === 'bigint') return `${v}n`;
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (v === undefined) return 'undefined';
   try {
     return JSON.stringify(v) ?? String(v);
   } catch {
@@ -195,10 +201,8 @@ export class AskTimeoutError extends RinggrainError {
 }
 
 export class BackendUnavailableError extends RinggrainError {
-  constructor(backend: string, reason: string) {
-    super('BACKEND_UNAVAILABLE', `backend "${backend}" is unavailable: ${reason}`, {
-      hint: 'use placement "auto" to fall back to the CPU backend, or install the driver',
-    });
+  constructor(backend: string, reason: string, hint = 'use placement "auto" to fall back to the CPU backend, or install the driver') {
+    super('BACKEND_UNAVAILABLE', `backend "${backend}" is unavailable: ${reason}`, { hint });
   }
 }
 

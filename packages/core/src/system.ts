@@ -116,6 +116,18 @@ export interface SystemOptions {
   cluster?: Cluster;
 }
 
+/** Placement names a backend the system was not given: the first fix is to pass one, not a driver. */
+const BACKEND_CLASSES: Record<string, readonly [string, string]> = {
+  cuda: ['CudaBackend', '@ringgrain/cuda-backend'],
+  cpu: ['CpuBackend', '@ringgrain/cpu-backend'],
+  inline: ['InlineBackend', '@ringgrain/inline-backend'],
+};
+function missingBackendHint(name: string): string {
+  const c = BACKEND_CLASSES[name];
+  const pass = c ? `new GrainSystem({ backends: { ${name}: new ${c[0]}(), ... } }) (${c[0]} from ${c[1]})` : `new GrainSystem({ backends: { ${name}: <a backend>, ... } })`;
+  return `pass a "${name}" backend: ${pass}, or register the class with placement "auto"`;
+}
+
 /** The largest reply ring that follows a larger inbound ring by default (register says why). */
 const REPLY_RING_FOLLOWS_UP_TO = 16_384;
 
@@ -481,7 +493,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       } else name = reg.placement;
       const p = await probe(name);
       if (!p.ok) {
-        const error = new BackendUnavailableError(name, p.reason ?? 'probe failed');
+        const error = new BackendUnavailableError(name, p.reason ?? 'probe failed', Object.hasOwn(this.backends, name) ? undefined : missingBackendHint(name));
         // In a cluster a class this silo cannot run is hosted by the silos that can (a cuda class on GPU silos).
         if (!this.clusterOpt) throw error;
         this.logger.warn({ grain: reg.def.name, placement: name }, `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to silos that host it`);

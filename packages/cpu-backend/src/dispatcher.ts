@@ -42,6 +42,7 @@ import { TimerTable } from './timer-table.ts';
 import type { StateOp, StateOut } from './protocol.ts';
 import { IMAGE_AREA_EXTRA_WORD, IMAGE_AREA_HEADER, IMAGE_AREA_RUNNING_WORD, LANE_GUARD, readColumnImage, type ColumnImage, type LaneReader } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
+import { replyMismatchText } from './reply-mismatch.ts';
 import { IMAGE_BUFFERS, IMAGE_BUFFER_BYTES, OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 import { StateTable } from './state-table.ts';
 
@@ -807,7 +808,7 @@ export class Dispatcher {
       this.replyPayload(this.curCorr, method, result);
     } catch (e) {
       this.counts.handlerErrors++;
-      this.replyText(this.curCorr, methodId, SlotFlag.ERROR, `reply does not match its schema: ${(e as Error).message}`);
+      this.replyText(this.curCorr, methodId, SlotFlag.ERROR, replyMismatchText(result, e));
     }
   }
 

@@ -3,6 +3,7 @@
  * same batches: keys, versions and states are checked column by column before anything is written.
  */
 import { StateBatchError } from './errors.ts';
+import { showValue } from '../errors.ts';
 import type { DeleteBatch, FixedStates, KeyColumn, PackedStates, PutBatch, StateKey, StateRows, StateTableSpec } from './types.ts';
 
 /** Longest string key, in UTF-8 bytes (LMDB keys are at most 1978 bytes; this leaves room for its encoding). */
@@ -40,7 +41,7 @@ export function checkKeys(store: string, spec: StateTableSpec, keys: ArrayLike<u
   } else if (!(keys instanceof Int32Array || keys instanceof Uint32Array)) {
     for (let i = 0; i < n; i++) {
       const k = keys[i];
-      if (typeof k !== 'number' || !Number.isSafeInteger(k)) throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a safe integer key`, i);
+      if (typeof k !== 'number' || !Number.isSafeInteger(k)) throw new StateBatchError(store, spec.name, `${showValue(k)} is not a safe integer key`, i);
     }
   }
   return n;
