@@ -37,6 +37,25 @@ describe('SpinPolicy (adaptive idle spin of a pool thread)', () => {
     expect(p.windowMs).toBe(0.1);
   });
 
+  it('preemptions that keep coming bar growth longer (doubling to BAR_MAX_MS); one after a calm spell bars BAR_MS again', () => {
+    const p = new SpinPolicy(0.05, 1);
+    let t = 100;
+    p.pass(1, t); // bar 20 ms
+    t += 30;
+    p.pass(1, t); // 30 ms later: bar 40 ms
+    p.parked(true, 0.01, t + 2 * SpinPolicy.BAR_MS - 1);
+    expect(p.windowMs).toBe(0.05);
+    p.parked(true, 0.01, t + 2 * SpinPolicy.BAR_MS);
+    expect(p.windowMs).toBe(0.1);
+    for (let i = 0; i < 10; i++) p.pass(1, (t += 10)); // a machine that stays loaded
+    p.parked(true, 0.01, t + SpinPolicy.BAR_MAX_MS - 1);
+    expect(p.windowMs).toBe(0.05);
+    t += 5 * SpinPolicy.BAR_MAX_MS; // calm
+    p.pass(1, t);
+    p.parked(true, 0.01, t + SpinPolicy.BAR_MS);
+    expect(p.windowMs).toBe(0.1);
+  });
+
   it('a most of 0.05 ms (or less) never spins longer than that', () => {
     const p = new SpinPolicy(0.05, 0.05);
     p.parked(true, 0.001, 1);
