@@ -62,13 +62,22 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       });
       membership.on('evicted', (reason) => c.emit('evicted', { reason }));
       placement.on('table', (t) => c.emit('table', t));
-      await placement.start();
-      await membership.start();
-      placement.reconcile();
       return c;
     } catch (e) {
       await nc.close().catch(() => {});
       throw e instanceof NatsConnectError ? e : new NatsConnectError(o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  async start(): Promise<void> {
+    try {
+      // Tables first: none can name this member before its record exists, so the watch sees every move to it.
+      await this.placement.start();
+      await this.membership.start();
+      this.placement.reconcile();
+    } catch (e) {
+      await this.nc.close().catch(() => {});
+      throw new NatsConnectError(this.o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, { cause: e });
     }
   }
 

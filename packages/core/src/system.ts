@@ -568,8 +568,23 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         return reg?.def.methodByName.has(method) ? this.route(reg.def, method) : undefined;
       },
       sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => this.sendLocal(route, key, payload, ask),
+      handOff: (grain: string) => this.handOff(grain),
     };
     return joinCluster(cluster, host, grains, this.logger);
+  }
+
+  /**
+   * Cluster handoff of a class this silo lost partitions of: every actor not in a turn is deactivated (its
+   * state to the write-behind), then written, so the new owners load the newest state. Actors of the
+   * partitions kept here reload on their next message.
+   */
+  private async handOff(grain: string): Promise<void> {
+    const reg = this.regs.find((r) => r.def.name === grain);
+    const impl = reg?.kernel?.backendKernel;
+    if (!reg?.writeBehind || !impl?.deactivateIdle || reg.kernel!.state !== 'active') return;
+    while (reg.collecting) await reg.collecting;
+    await impl.deactivateIdle(Number.MAX_VALUE, this.clock());
+    await this.flush(reg.cls);
   }
 
   /** The kernel hosting a grain class (lifecycle control, counters). */

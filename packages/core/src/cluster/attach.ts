@@ -19,6 +19,7 @@ export async function joinCluster<R>(cluster: Cluster, host: RouterHost<R>, grai
   const client = Object.keys(grains).length === 0;
   const conn = await cluster.join({ grains, client, logger });
   const router = new ClusterRouter(host, conn);
+  await conn.start();
   const names = Object.keys(grains);
   try {
     await router.waitFor(() => names.every((g) => conn.table(g)?.owners.includes(conn.self)), 10_000);

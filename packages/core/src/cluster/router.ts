@@ -14,6 +14,8 @@ export interface RouterHost<R> {
   hostedRoute(grain: string, method: string): R | undefined;
   /** The single-process send path (no cluster routing). */
   sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+  /** This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them. */
+  handOff?(grain: string): Promise<void>;
 }
 
 export interface ClusterEvents {
@@ -47,6 +49,8 @@ interface Parked {
 
 const MAX_HOPS = 4;
 const LEFT_GRACE_MS = 10_000;
+/** The longest a gained partition's messages wait for the old owner's handoff (then they run: at-most-once, newest flushed state). */
+const HANDOFF_MS = 5_000;
 const SWEEP_MS = 100;
 
 /**
@@ -67,6 +71,14 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly parkedGrains = new Map<string, number>();
   private readonly liveIds = new Set<string>();
   private readonly leftAt = new Map<string, number>();
+  /** The owners each class's previous table named (what a new table moved). */
+  private readonly prevOwners = new Map<string, readonly string[]>();
+  /** Per class, partitions gained from a live old owner whose handoff has not come: p → old owner, since. */
+  private readonly awaiting = new Map<string, Map<number, { from: string; since: number }>>();
+  /** Per class, entries for awaited partitions, in arrival order (released in order). */
+  private readonly held = new Map<string, MessageEntry[]>();
+  /** Per class and old owner, the newest table version it said it handed off for. */
+  private readonly handedOff = new Map<string, Map<string, number>>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
   private closed = false;
@@ -81,6 +93,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     malformed: 0,
     lateReplies: 0,
     localRejected: 0,
+    heldForHandOff: 0,
+    handOffsSent: 0,
+    handOffsTimedOut: 0,
   };
   private readonly routes = new Map<string, Map<string, R | undefined>>();
   /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
@@ -101,6 +116,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     });
     conn.on('leave', (s, reason) => this.onLeave(s, reason));
     conn.on('table', (t) => {
+      this.onTable(t);
       this.emit('table', t);
       this.unpark();
     });
@@ -142,7 +158,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (this.evicted) throw this.evicted;
     const grain = def.name;
     const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, key);
-    if (owner === this.self && this.hosted(grain, method) !== undefined) return LOCAL;
+    if (owner === this.self && this.hosted(grain, method) !== undefined && !this.awaited(grain, key)) return LOCAL;
     const corr = ask ? this.nextCorr() : 0;
     const entry: MessageEntry = [EntryKind.Message, grain, method, key, payload, corr, this.self, 0];
     let p: Promise<unknown> | undefined;
@@ -174,7 +190,12 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     const grain = entry[1];
     const owner = known ?? (this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, entry[3]));
     if (owner === this.self) {
-      this.runHere(entry);
+      if (this.awaited(grain, entry[3])) {
+        let h = this.held.get(grain);
+        if (!h) this.held.set(grain, (h = []));
+        h.push(entry);
+        this.counts.heldForHandOff++;
+      } else this.runHere(entry);
       return;
     }
     if (owner === undefined || owner === '' || !this.liveIds.has(owner)) {
@@ -282,6 +303,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         case EntryKind.Ack:
           if (entry[1] > (this.ackedTells.get(from) ?? 0)) this.ackedTells.set(from, entry[1]);
           break;
+        case EntryKind.HandOff:
+          this.onHandOff(from, entry[1], entry[2]);
+          break;
       }
     }
     if (tells > 0) {
@@ -311,7 +335,78 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     else this.leftAt.set(s.id, performance.now());
     this.recvTells.delete(s.id);
+    // Nothing more will come from it: partitions waiting for its handoff run from the newest flushed state.
+    this.release((w) => w.from === s.id);
     this.emit('leave', s, reason);
+  }
+
+  /**
+   * A new table: partitions this silo lost are handed off (states written, then a HandOff entry to each new
+   * owner, after every entry forwarded so far); partitions it gained from a live owner wait for that entry.
+   */
+  private onTable(t: PartitionTable): void {
+    const prev = this.prevOwners.get(t.grain);
+    this.prevOwners.set(t.grain, t.owners);
+    if (!prev || prev.length !== t.owners.length) return;
+    const lostTo = new Set<string>();
+    const now = performance.now();
+    const done = this.handedOff.get(t.grain);
+    let waits = this.awaiting.get(t.grain);
+    for (let p = 0; p < prev.length; p++) {
+      const was = prev[p]!;
+      const is = t.owners[p]!;
+      if (was === this.self && is !== this.self) {
+        if (is !== '') lostTo.add(is);
+      } else if (is === this.self && was !== this.self && was !== '' && this.liveIds.has(was) && (done?.get(was) ?? -1) < t.version) {
+        if (!waits) this.awaiting.set(t.grain, (waits = new Map()));
+        waits.set(p, { from: was, since: now });
+      }
+    }
+    if (lostTo.size === 0) return;
+    const send = () => {
+      for (const to of lostTo) {
+        this.counts.handOffsSent++;
+        this.conn.send(to, [EntryKind.HandOff, t.grain, t.version]);
+      }
+    };
+    const h = this.host.handOff?.(t.grain);
+    if (!h) send();
+    else
+      h.then(send, (e: unknown) => {
+        this.host.logger.warn({ err: e, grain: t.grain }, 'cluster: handoff failed to write states; the new owners load the newest written');
+        send();
+      });
+  }
+
+  private onHandOff(from: string, grain: string, version: number): void {
+    let done = this.handedOff.get(grain);
+    if (!done) this.handedOff.set(grain, (done = new Map()));
+    if (version > (done.get(from) ?? -1)) done.set(from, version);
+    this.release((w) => w.from === from);
+  }
+
+  /** Whether `key`'s partition waits for a handoff here. */
+  private awaited(grain: string, key: number | string): boolean {
+    if (this.awaiting.size === 0) return false;
+    const w = this.awaiting.get(grain);
+    return w !== undefined && w.has(partitionOf(key, this.conn.table(grain)!.owners.length));
+  }
+
+  /** Stops waiting for the partitions `which` picks, then runs (in order) the held entries no longer waiting. */
+  private release(which: (w: { from: string; since: number }) => boolean): void {
+    for (const [grain, waits] of this.awaiting) {
+      for (const [p, w] of waits) if (which(w)) waits.delete(p);
+      if (waits.size === 0) this.awaiting.delete(grain);
+      const h = this.held.get(grain);
+      if (!h) continue;
+      const keep: MessageEntry[] = [];
+      this.held.delete(grain);
+      for (const e of h) {
+        if (this.awaited(grain, e[3])) keep.push(e);
+        else this.route(e, undefined);
+      }
+      if (keep.length) this.held.set(grain, keep.concat(this.held.get(grain) ?? []));
+    }
   }
 
   /**
@@ -358,6 +453,15 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private sweep(): void {
     const now = performance.now();
     this.expireParked(now);
+    if (this.awaiting.size) {
+      const before = this.counts.handOffsTimedOut;
+      this.release((w) => {
+        if (now - w.since < HANDOFF_MS) return false;
+        this.counts.handOffsTimedOut++;
+        return true;
+      });
+      if (this.counts.handOffsTimedOut > before) this.host.logger.warn({ partitions: this.counts.handOffsTimedOut - before }, `cluster: no handoff within ${HANDOFF_MS} ms; the partitions run from the newest flushed state`);
+    }
     if (this.leftAt.size) this.settleLeft(now);
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
@@ -486,6 +590,9 @@ function checkEntry(e: unknown): string | undefined {
       return undefined;
     case EntryKind.Ack:
       if (e.length !== 2 || !Number.isSafeInteger(e[1]) || e[1] < 0) return 'an ack is [2, count]';
+      return undefined;
+    case EntryKind.HandOff:
+      if (e.length !== 3 || typeof e[1] !== 'string' || !Number.isSafeInteger(e[2])) return 'a handoff is [3, grain, version]';
       return undefined;
     default:
       return `unknown entry kind ${JSON.stringify(e[0])}`;

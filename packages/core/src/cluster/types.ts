@@ -37,11 +37,14 @@ export const EntryKind = {
   Reply: 1,
   /** [2, tells accepted from the receiver of this ack, cumulative] */
   Ack: 2,
+  /** [3, grain, table version]: the sender lost partitions of `grain` to the receiver and wrote their states. */
+  HandOff: 3,
 } as const;
 export type MessageEntry = [0, string, string, number | string, unknown, number, string, number];
 export type ReplyEntry = [1, number, 0 | 1, unknown];
 export type AckEntry = [2, number];
-export type Entry = MessageEntry | ReplyEntry | AckEntry;
+export type HandOffEntry = [3, string, number];
+export type Entry = MessageEntry | ReplyEntry | AckEntry | HandOffEntry;
 
 export interface ClusterConnectionEvents {
   /** A silo (or client) appeared in the membership table. */
@@ -61,6 +64,11 @@ export interface ClusterConnectionEvents {
 /** A live connection of one silo (or client) to the cluster. */
 export interface ClusterConnection extends EventEmitter<ClusterConnectionEvents> {
   readonly self: string;
+  /**
+   * Joins: announces this member and starts following membership and placement. Called once the router
+   * listens, so no event or entry is missed (the member is unknown to the others until then).
+   */
+  start(): Promise<void>;
   /** Members alive now (self included). */
   live(): readonly SiloInfo[];
   /** The newest table of a class, or undefined while none was written. */
@@ -83,5 +91,6 @@ export interface JoinRequest {
 /** A cluster engine (e.g. `natsCluster({ servers, name })`): `SystemOptions.cluster`. */
 export interface Cluster {
   readonly engine: string;
+  /** Connects (not yet a member: `start()` joins). */
   join(req: JoinRequest): Promise<ClusterConnection>;
 }
