@@ -128,6 +128,9 @@ function missingBackendHint(name: string): string {
   return `pass a "${name}" backend: ${pass}, or register the class with placement "auto"`;
 }
 
+/** Resources that do not keep a finished program alive by themselves (stdio, message ports; checkForgottenShutdown). */
+const QUIET_RESOURCES = new Set(['TTYWrap', 'PipeWrap', 'MessagePort']);
+
 /** The largest reply ring that follows a larger inbound ring by default (register says why). */
 const REPLY_RING_FOLLOWS_UP_TO = 16_384;
 
@@ -1294,6 +1297,32 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** Timeouts, faults and stalled heartbeats: every 50 ms, off the hot path. */
+  /** Since when nothing but this system has kept the process alive (0: something else does), and whether it was said. */
+  private aloneSince = 0;
+  private aloneWarned = false;
+
+  /**
+   * A program that is done but never called shutdown() does not exit: the CPU backend's threads keep the
+   * process alive. Said once, as a warning, after 5 s in which no ask waited and nothing else kept the
+   * process alive (process.getActiveResourcesInfo() lists no timer, socket or file request, only stdio and
+   * message ports; the sweep's own interval is unref'd), unless a class has timers or reminders, which run
+   * on their own.
+   */
+  private checkForgottenShutdown(): void {
+    if (this.aloneWarned || this.stopping) return;
+    const alone = this.pending.size === 0 && this.waiting.size === 0 && !process.getActiveResourcesInfo().some((r) => !QUIET_RESOURCES.has(r)) && !this.regs.some((r) => r.def.timers.length || r.def.reminders.length);
+    if (!alone) {
+      this.aloneSince = 0;
+      return;
+    }
+    const now = performance.now();
+    if (this.aloneSince === 0) this.aloneSince = now;
+    else if (now - this.aloneSince >= 5_000) {
+      this.aloneWarned = true;
+      this.logger.warn("nothing but this GrainSystem has kept the process alive for 5 s (no ask waiting, nothing else scheduled): if the program is done, it must call `await system.shutdown()` (which also writes stored states); until then the system's worker threads keep the process running");
+    }
+  }
+
   private sweep(): void {
     // Tell errors arrive with nobody awaiting them: drain on every sweep so reply rings never fill.
     this.drainReplies();
@@ -1326,6 +1355,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     this.collectIdleAll();
     this.runTimers();
+    this.checkForgottenShutdown();
     for (const [corr, p] of this.pending.expired(now)) {
       this.pending.delete(corr);
       rejectAsk(corr, p, new AskTimeoutError(p.kernel.def.name, p.method.name, this.askTimeoutMs));
