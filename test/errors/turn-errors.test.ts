@@ -3,7 +3,9 @@
  * code and hint on the host, and is not counted as the handler failing. A full actor table: the ask
  * rejects with StateTableFullError (it was a HandlerError with no hint), a tell's tellError carries it.
  */
-import { HandlerError, StateTableFullError, type RinggrainError } from '@ringgrain/core';
+import { GrainSystem, HandlerError, StateTableFullError, type RinggrainError } from '@ringgrain/core';
+import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
+import { Account } from '../../examples/bank/grains.ts';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from '../readme-programs/backends.ts';
 import { Probe } from '../readme-programs/grains.ts';
@@ -36,4 +38,26 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       await system.shutdown();
     }
   });
+});
+
+// The CUDA runtime sends a full table as code and maxActors too (runtime/turn-run.cuh, reply.cuh rg_reply_code1).
+const probe = probeCuda();
+describe.skipIf(!probe.ok)(`cuda${probe.ok ? '' : ' (skipped: no CUDA driver/device on this machine)'}`, () => {
+  it('a full actor table is StateTableFullError with maxActors, counted rejected, not a handler error', async () => {
+    const system = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1 }) }, logLevel: 'silent', handleSignals: false });
+    system.register(Account, { placement: 'cuda', maxActors: 64, ringCapacity: 256, replyCapacity: 256 });
+    await system.start();
+    try {
+      for (let key = 0; key < 64; key++) await system.grain(Account, key).deposit({ amount: 1 });
+      const e = await system.grain(Account, 64).deposit({ amount: 1 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(StateTableFullError);
+      expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 64 });
+      await system.idle();
+      const m = system.metrics()['Account']!;
+      expect(m.handlerErrors).toBe(0);
+      expect(m.rejected).toBe(1);
+    } finally {
+      await system.shutdown();
+    }
+  }, 120_000);
 });

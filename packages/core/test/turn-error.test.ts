@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TURN_ERROR, decodeTurnError, encodeTurnError } from '../src/index.ts';
+import { DecodeError, Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, StateTableFullError, TURN_ERROR, decodeTurnError, encodeTurnError, ringBytes } from '../src/index.ts';
+import { errorOfReply } from '../src/reply-error.ts';
 
 function roundTrip(room: number, code: number, fields: Array<string | number>) {
   const u8 = new Uint8Array(room + 8);
@@ -31,5 +32,28 @@ describe('turn errors on the wire (code and fields)', () => {
       const b = new Uint8Array(bad);
       expect(decodeTurnError(b, new DataView(b.buffer), 0, b.length)).toBeUndefined();
     }
+  });
+});
+
+describe('the host builds the typed error from a reply slot', () => {
+  it('the CUDA runtime\'s bytes for a full table (reply.cuh rg_reply_code1: [3, [maxActors]]) are StateTableFullError', () => {
+    const sab = new SharedArrayBuffer(ringBytes(2, 64));
+    const ring = Ring.format(sab, 0, 2, 64);
+    const slot = ring.slotAt(0);
+    const bytes = [0x92, TURN_ERROR.STATE_TABLE_FULL, 0x91, 0xcb, ...new Uint8Array(new Float64Array([4096]).buffer).reverse()];
+    ring.u8.set(bytes, slot + SLOT_HEADER_SIZE);
+    ring.dv.setUint32(slot + SLOT.length, bytes.length, true);
+    ring.dv.setUint32(slot + SLOT.corr, 7, true);
+    const loads = { byId: () => undefined, byText: () => undefined };
+    const e = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
+    expect(e).toBeInstanceOf(StateTableFullError);
+    expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 4096 });
+    // The older text form still reads: a refusal is a DecodeError with the kernel's text.
+    const text = new TextEncoder().encode('bad method');
+    ring.u8.set([0xa0 | text.length, ...text], slot + SLOT_HEADER_SIZE);
+    ring.dv.setUint32(slot + SLOT.length, text.length + 1, true);
+    const d = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
+    expect(d).toBeInstanceOf(DecodeError);
+    expect(d.message).toContain('Account.deposit refused the message: bad method');
   });
 });

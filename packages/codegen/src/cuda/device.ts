@@ -1,4 +1,4 @@
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, layoutOf, offsetOf } from '@ringgrain/core';
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, TURN_ERROR, layoutOf, offsetOf } from '@ringgrain/core';
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
 import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK, TURN_ERRORS } from './abi.ts';
 import { GATHER_PARAMS, GATHER_THREADS, STATE_META_BYTES, STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';
@@ -46,6 +46,8 @@ export function constantsSection(): string {
     `#define RG_AT_CORR ${SLOT.corr}u`,
     `#define RG_AT_KEYLO ${SLOT.keyLo}u`,
     `#define RG_AT_KEYHI ${SLOT.keyHi}u`,
+    '/* Error replies as a code and fields (core turn-error.ts TURN_ERROR): the host builds the typed error. */',
+    `#define RG_TE_STATE_TABLE_FULL ${TURN_ERROR.STATE_TABLE_FULL}u`,
     '/* Turn errors (abi.ts TURN_ERRORS); RG_E_THROW: the text is in rg_turn.msg. */',
     ...Object.entries(TURN_ERRORS).map(([name, code]) => `#define RG_E_${name} ${code}`),
     '/* Profiling stamps (STAMPS below); runtime/ring.cuh makes RG_STAMP a no-op unless the including file defines it. */',

@@ -40,6 +40,8 @@
 #define RG_AT_CORR 16u
 #define RG_AT_KEYLO 20u
 #define RG_AT_KEYHI 24u
+/* Error replies as a code and fields (core turn-error.ts TURN_ERROR): the host builds the typed error. */
+#define RG_TE_STATE_TABLE_FULL 3u
 /* Turn errors (abi.ts TURN_ERRORS); RG_E_THROW: the text is in rg_turn.msg. */
 #define RG_E_TURN_BUDGET 2
 #define RG_E_INDEX_RANGE 3

@@ -57,6 +57,27 @@ __device__ static void rg_reply_out(rg_kernel* k, unsigned char* stage, unsigned
   RG_STAMP(RG_S_W_REPLIED);
 }
 
+/*
+ * A refused turn's reply as data (core turn-error.ts): msgpack [code, [field]], from which the host builds
+ * the typed error (code RG_TE_*). 12 bytes, so it fits the smallest slot. Staged or in place as rg_reply_text.
+ */
+__device__ static void rg_reply_code1(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, unsigned int code, double field) {
+  unsigned int idx = 0u;
+  unsigned char* out = stage ? stage : rg_reply_claim(k, &idx);
+  rg_wr w = {out + RG_HDR, 0u, (stage ? cap : k->slotSize) - RG_HDR};
+  rg_wr_arrhdr(&w, 2u);
+  rg_wr_int(&w, (long long)code);
+  rg_wr_arrhdr(&w, 1u);
+  rg_wr_float64(&w, field);
+  if (stage) {
+    rg_reply_out(k, stage, method, flags, corr, w.pos);
+    return;
+  }
+  rg_SlotHeader* h = (rg_SlotHeader*)out;
+  rg_reply_header(h, method, flags, corr, w.pos);
+  RG_REPLY_RELEASE(&h->seq, idx + 1u);
+}
+
 /* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
 __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
   if (!stage) cap = k->slotSize;

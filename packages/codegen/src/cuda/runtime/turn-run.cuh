@@ -71,10 +71,11 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   RG_STAMP(RG_S_W_DECODED);
   RG_WS_MARK(1);
   RG_G(state)* st = 0;
+  bool full = false;
   if (!why) {
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = RG_G(activate)(k, ctr, key, part);
-    if (!st) why = "state table full (maxActors)";
+    if (!st) full = true;
     else {
       RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */
       RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co); /* then the class's onActivate */
@@ -82,9 +83,11 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   }
   RG_STAMP(RG_S_W_ACTIVATED);
   RG_WS_MARK(2);
-  if (why) {
+  if (why || full) {
     ctr[RG_C_REJECTED]++;
-    rg_reply_text(k, stage, cap, method, RG_REPLY | RG_REJECTED, corr, why);
+    /* A full actor table is the runtime's own error: sent as its code and maxActors (host: StateTableFullError). */
+    if (full) rg_reply_code1(k, stage, cap, method, RG_REPLY | RG_REJECTED, corr, RG_TE_STATE_TABLE_FULL, (double)k->maxActors);
+    else rg_reply_text(k, stage, cap, method, RG_REPLY | RG_REJECTED, corr, why);
     return;
   }
   rg_turn t = {};
