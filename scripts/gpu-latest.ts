@@ -6,6 +6,7 @@
  *
  *   RG_COMMIT=<sha> node --import tsx scripts/gpu-latest.ts [--trials 5] [--skip vectorAdd,k2k,...]
  *       [--sanitizer $OUT/sanitizer.json] [--tests $OUT/vitest.json] [--sir $OUT/sir1M.json]
+ *       [--chains bench/results/chains.json]   (bench/chains.ts's record: cpuChainHopsPerS, cudaChainHopsPerS)
  *
  * Writes $OUT/gpu-latest.json; copy it to bench/results/ and commit it with the change it measures.
  */
@@ -391,6 +392,16 @@ function gpuStateFigures(j: unknown): Record<string, unknown> | null {
   };
 }
 
+/** bench/chains.ts's record (--chains): one-token chain hops/s by ring size for one backend (issue 37). */
+function chainFigures(j: unknown, backend: 'cpu' | 'cuda'): Record<string, number | string> | null {
+  const c = j as { byBackend?: Record<string, Record<string, { one?: { hopsPerS?: number }; skipped?: string }>>; commit?: string; threads?: number } | null;
+  const by = c?.byBackend?.[backend];
+  if (!c || !by) return j === null ? null : { unreadable: JSON.stringify(j).slice(0, 200) };
+  const out: Record<string, number | string> = { at: String(c.commit), ...(backend === 'cpu' ? { threads: Number(c.threads) } : {}) };
+  for (const [actors, f] of Object.entries(by)) out[actors] = f.one?.hopsPerS ?? `skipped: ${f.skipped}`;
+  return out;
+}
+
 const readJson = (flag: string): unknown => {
   const f = option(flag, '');
   if (!f) return null;
@@ -426,6 +437,8 @@ Object.assign(record, {
   sir1M: readJson('--sir'),
   timers: timersFigures(readJson('--timers')),
   gpuState: gpuStateFigures(readJson('--gpu-state')),
+  cpuChainHopsPerS: chainFigures(readJson('--chains'), 'cpu'),
+  cudaChainHopsPerS: chainFigures(readJson('--chains'), 'cuda'),
   trials: TRIALS,
   ok,
   details,
