@@ -8,15 +8,14 @@
  *   npx tsx scripts/ptx-identity.ts compare <a> <b>    byte comparison of a/*.ptx with b/*.ptx (exit 1 on a difference)
  *
  * The units are those of packages/codegen/test/compile.test.ts (the examples', benchmarks', fixtures' and
- * conformance suite's grains, with the NVRTC defines the GPU runs pass), each as the CUDA backend hands it to
- * NVRTC (backend.ts forNvrtc) and as the tests build it (offset static_asserts included).
+ * conformance suite's grains, with the NVRTC defines the GPU runs pass): the text the CUDA backend hands to NVRTC
+ * and the tests build (offset asserts are RG_OFFSET_ASSERT, a no-op under NVRTC).
  */
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { generateKernel } from '../packages/codegen/src/index.ts';
-import { forNvrtc } from '../packages/cuda-backend/src/backend.ts';
 import { RUNTIME_DIR } from '../packages/codegen/src/cuda/runtime.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { VectorAdd } from '../examples/vector-add/grains.ts';
@@ -35,8 +34,8 @@ import { Pulse, Ticker } from '../test/fixtures/timers.ts';
 type Unit = readonly [name: string, source: string, grainSource: string | undefined];
 
 /** A unit as the tests build it, and its #include form (the runtime files from RUNTIME_DIR) where the generator has one. */
-function unit(name: string, k: { source: string; grainSource?: string }, prefix = '', patch = (s: string) => s): Unit {
-  return [name, patch(prefix + k.source), k.grainSource === undefined ? undefined : patch(prefix + k.grainSource)];
+function unit(name: string, k: { source: string; grainSource?: string }, prefix = ''): Unit {
+  return [name, prefix + k.source, k.grainSource === undefined ? undefined : prefix + k.grainSource];
 }
 
 function units(): Unit[] {
@@ -67,9 +66,6 @@ function units(): Unit[] {
     unit('bench-Echo', generateKernel(Echo.grain)),
     unit('bench-Relay', generateKernel(BenchRelay.grain)),
     ...conformance.map((g) => unit(`conformance-${g.name}`, generateKernel(g, { grains: conformance }))),
-    // The backend's form of the SIR units (what NVRTC compiles on a `--backend cuda` run).
-    unit('nvrtc-sir-Person', generateKernel(Person.grain, { grains: sir }), '', forNvrtc),
-    unit('nvrtc-sir-Ward', generateKernel(Ward.grain, { grains: sir }), '', forNvrtc),
   ];
 }
 
@@ -79,6 +75,8 @@ function units(): Unit[] {
  * the PTX of two trees can be compared byte for byte.
  */
 const FIXED = join(tmpdir(), 'rg-ptx-identity');
+/** The runtime files the #include forms compile against: RUNTIME_DIR, or a copy of one commit's (RG_PTX_RUNTIME_DIR). */
+const INCLUDE_DIR = process.env['RG_PTX_RUNTIME_DIR'] ?? RUNTIME_DIR;
 
 function nvccPtx(cu: string, ptx: string): Promise<{ ok: boolean; log: string }> {
   const dir = join(FIXED, basename(cu, '.cu').replace(/\.grain$/, ''));
@@ -86,7 +84,7 @@ function nvccPtx(cu: string, ptx: string): Promise<{ ok: boolean; log: string }>
   const src = join(dir, 'unit.cu');
   copyFileSync(cu, src);
   return new Promise((resolve) => {
-    const p = spawn('nvcc', ['-ptx', '-arch=sm_90', '--std=c++17', `-I${RUNTIME_DIR}`, '-x', 'cu', src, '-o', ptx]);
+    const p = spawn('nvcc', ['-ptx', '-arch=sm_90', '--std=c++17', `-I${INCLUDE_DIR}`, '-x', 'cu', src, '-o', ptx]);
     let log = '';
     p.stdout.on('data', (d) => (log += d));
     p.stderr.on('data', (d) => (log += d));
@@ -116,6 +114,7 @@ async function main(): Promise<void> {
         while (next < files.length) {
           const main = files[next++] as string;
           for (const f of [main, ...(grains.has(main.replace(/\.cu$/, '.grain.cu')) ? [main.replace(/\.cu$/, '.grain.cu')] : [])]) {
+            if (existsSync(join(a, f.replace(/\.cu$/, '.ptx')))) continue; // done by an earlier run
             const t0 = Date.now();
             const r = await nvccPtx(join(a, f), join(a, f.replace(/\.cu$/, '.ptx')));
             console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${f} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.log ? `\n${r.log}` : ''}`);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
@@ -9,7 +9,9 @@ export const USAGE = `usage: ringgrain codegen <module.ts> [--grain Name] [--out
   Translates the grain classes exported by <module.ts> to CUDA C (one .cu per grain class).
   --grain Name   only this grain class (default: every grain class the module exports)
   --out dir      write <dir>/<Grain>.cu and <dir>/<Grain>.abi.json (default: print the .cu to stdout)
-  --explain      print, instead of the code, which handler loops run element-parallel on the warp and why the others do not`;
+  --explain      print, instead of the code, which handler loops run element-parallel on the warp and why the others do not
+usage: ringgrain build <module.ts> [--grains A,B] [--arch sm_90] [--cache dir]
+  Compiles the grain classes for the CUDA backend ahead of the first run (@ringgrain/cuda-backend; ringgrain build --help)`;
 
 export interface Io {
   out(text: string): void;
@@ -69,7 +71,39 @@ function makeDir(dir: string): void {
   }
 }
 
+/**
+ * @ringgrain/cuda-backend, which `ringgrain build` needs (this package does not depend on it): as this package
+ * resolves it, else the workspace's sibling (a clone of the repository), else the project's own node_modules.
+ */
+async function cudaBackend(): Promise<{ buildMain(argv: readonly string[], io: Io): Promise<number> } | undefined> {
+  const name = '@ringgrain/cuda-backend';
+  try {
+    return await import(name);
+  } catch {
+    /* not resolvable from here */
+  }
+  const sibling = new URL('../../cuda-backend/src/index.ts', import.meta.url);
+  if (existsSync(sibling)) return import(sibling.href);
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    const pkg = join(dir, 'node_modules', name, 'package.json');
+    if (existsSync(pkg)) {
+      const exp = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports?: Record<string, string | { import?: string }> }).exports?.['.'];
+      const entry = typeof exp === 'string' ? exp : exp?.import;
+      if (entry) return import(pathToFileURL(join(dirname(pkg), entry)).href);
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 export async function main(argv: readonly string[], io: Io): Promise<number> {
+  if (argv[0] === 'build') {
+    const backend = await cudaBackend();
+    if (!backend) {
+      io.err('ringgrain build compiles kernels for @ringgrain/cuda-backend, which is not installed here\n  hint: npm install @ringgrain/cuda-backend (it compiles with NVRTC; no GPU is needed)\n');
+      return 1;
+    }
+    return backend.buildMain(argv.slice(1), io);
+  }
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`${USAGE}\n`);
     return 0;

@@ -39,6 +39,8 @@ describe('generated units (inline snapshots)', () => {
     // source is grainSource with the runtime files inlined, nothing else.
     expect(k.source).toBe(inlineRuntime(k.grainSource));
     expect(k.source).not.toMatch(/^#include "/m);
+    // NVRTC has no __builtin_offsetof: offset asserts go through RG_OFFSET_ASSERT (a no-op there), never bare.
+    expect(k.source).not.toMatch(/^\s*static_assert\(__builtin_offsetof/m);
   });
 
   it('Beacon (timers: ctx.startTimer / stopTimer as writes of the timer row, string keys)', () => {

@@ -28,7 +28,8 @@ import { TimerHost } from './timer-host.ts';
 import { performance } from 'node:perf_hooks';
 import { CoResidencyError, CudaBackendOptionsError, GpuFaultError, KernelStuckError, ModuleLoadWhileRunningError, StackFrameTooLargeError } from './errors.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
-import { CuFunctionAttribute, CudaContext, CudaError, CudaUsageError, arg, compileCached, probeCuda, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, compileCachedAsync, probeCuda, type CompileCachedOptions, type CompileCachedResult, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import { unitCompileOptions } from './nvrtc-unit.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 import { INTERNALS } from './internals.ts';
 import { GpuStateError } from './errors.ts';
@@ -114,22 +115,6 @@ export interface LaunchInfo {
   readonly partitions: number;
 }
 
-/**
- * RINGGRAIN_NVRTC_DEFINES="RG_WORKER_SPIN=16,RG_INGRESS_SPIN=16": overrides of the generated kernel's
- * tuning macros (codegen device.ts BACKOFF), e.g. idle warps that sleep sooner under compute-sanitizer,
- * where every spinning poll is instrumented. Part of the compile-cache key like every NVRTC option.
- */
-function tuningDefines(): string[] {
-  const v = process.env['RINGGRAIN_NVRTC_DEFINES'];
-  if (!v) return [];
-  return v.split(',').map((d) => d.trim()).filter(Boolean).map((d) => {
-    if (!/^RG_[A-Z0-9_]+(=[0-9]+u?)?$/.test(d)) {
-      throw new CudaUsageError('RG_BAD_DEFINE', `RINGGRAIN_NVRTC_DEFINES: "${d}" is not NAME or NAME=number with NAME starting RG_`, { hint: "name the generated kernel's tuning macros (codegen device.ts BACKOFF), comma-separated" });
-    }
-    return `-D${d}`;
-  });
-}
-
 /*
  * Defaults of partitions and queue capacity. SIR at 1,000,000 people on the H100 (a step's burst is up to
  * 2.8 M K2K messages): 32 partitions of 256 slots, peak step 154 ms; 128 of 4,096, 41.7 ms; 512 of 1,024,
@@ -158,14 +143,6 @@ interface Generated {
   readonly generateMs: number;
 }
 
-/**
- * NVRTC has no `__builtin_offsetof` (nvcc and g++ do): the unit's field-offset static_asserts do not
- * compile there. They are checked where the unit is built with nvcc and g++ (codegen's tests, same EDG
- * front end and ABI); here they are dropped, the size asserts stay. See NEEDS-FROM-CODEGEN.md.
- */
-export function forNvrtc(source: string): string {
-  return source.replace(/^[ \t]*static_assert\(__builtin_offsetof\([^\n]*\);[ \t]*$/gm, '/* offset assert checked by nvcc/g++ builds */');
-}
 
 /*
  * Every backend in a process uses the device's one primary context, so a driver call that waits for
@@ -214,6 +191,10 @@ export class CudaBackend implements Backend {
    * and kept until the context goes (a relaunch reuses them).
    */
   private readonly modules = new Map<string, { mod: CudaModule; fn: CudaFunction; gather: CudaFunction; cached: boolean; compileMs: number; loadMs: number }>();
+  /** Images compiled (or read from the disk cache) ahead of their load, by generated source: compileAll. */
+  private readonly compiling = new Map<string, Promise<CompileCachedResult>>();
+  /** Images compileAll finished, by generated source (taken by loadGrain). */
+  private readonly compiled = new Map<string, CompileCachedResult>();
   /** Host-shared ring memory: pinned buffers (pooled while kernels run), or a shared mapping. */
   readonly hostMemory: HostMemorySource;
   /** Device buffers of terminated kernels, kept while other kernels run (cuMemFree would wait for them). */
@@ -312,9 +293,36 @@ export class CudaBackend implements Backend {
     if (hit && hit.key === key) return hit.gen;
     const t0 = performance.now();
     const g = generateKernel(def, { grains });
-    const gen = { source: forNvrtc(g.source), abi: g.abi, generateMs: performance.now() - t0 };
+    const gen = { source: g.source, abi: g.abi, generateMs: performance.now() - t0 };
     this.generated.set(def, { key, gen });
     return gen;
+  }
+
+  private compileOptions(ctx: CudaContext, def: GrainDef): CompileCachedOptions {
+    return unitCompileOptions(def, ctx.device.arch, this.options.cacheDir);
+  }
+
+  /**
+   * Compiles every grain class placed here whose module is not loaded yet, all at once: NVRTC runs on worker
+   * threads (compileCachedAsync), so a system's first launch waits for its slowest class, not for the sum
+   * of them (SIR's two classes were compiled one after the other: 17.5 s on the H100 host, where one took 6.3 s).
+   */
+  private async compileAll(ctx: CudaContext, grains: ReadonlyArray<GrainDef | undefined>): Promise<void> {
+    const jobs: Promise<unknown>[] = [];
+    for (const def of grains) {
+      if (!def) continue;
+      const gen = this.generate(def, grains);
+      if (this.modules.has(gen.source) || this.compiled.has(gen.source)) continue;
+      let job = this.compiling.get(gen.source);
+      if (!job) {
+        job = compileCachedAsync(gen.source, this.compileOptions(ctx, def));
+        this.compiling.set(gen.source, job);
+        const source = gen.source;
+        job.then((r) => this.compiled.set(source, r), () => this.compiling.delete(source));
+      }
+      jobs.push(job);
+    }
+    await Promise.all(jobs);
   }
 
   /** Generates, compiles (or takes from the disk cache) and loads one grain's module. */
@@ -324,7 +332,9 @@ export class CudaBackend implements Backend {
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
     const running = runningOn(this.options.device);
     if (running.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...running].map((k) => k.plan.grain.name));
-    const compiled = compileCached(gen.source, { arch: ctx.device.arch, name: `${def.name}.cu`, ...(this.options.cacheDir ? { cacheDir: this.options.cacheDir } : {}), extraOpts: ['--std=c++17', ...tuningDefines()] });
+    const compiled = this.compiled.get(gen.source) ?? compileCached(gen.source, this.compileOptions(ctx, def));
+    this.compiled.delete(gen.source);
+    this.compiling.delete(gen.source);
     const l0 = performance.now();
     const mod = ctx.loadModule(compiled.cubin);
     let fn: CudaFunction;
@@ -345,7 +355,8 @@ export class CudaBackend implements Backend {
     const t0 = performance.now();
     const ctx = this.context();
     const grain = plan.grain.name;
-    // Every grain placed here is loaded now, while nothing runs: later launches must not load.
+    // Every grain placed here is compiled at once, and loaded now, while nothing runs: later launches must not load.
+    await this.compileAll(ctx, runningOn(this.options.device).size === 0 ? plan.grains : [plan.grain]);
     const own = this.loadGrain(ctx, plan.grain, plan.grains);
     if (runningOn(this.options.device).size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
     const { gen, fn } = own;

@@ -1,7 +1,10 @@
 /**
  * compileCached: NVRTC with an on-disk cache, so that a kernel is compiled once per
- * (source, arch, options, NVRTC version, driver version) — NVRTC takes ~50 ms for a small kernel and a
- * driver JIT of PTX ~190 ms, both too slow to repeat at every launch.
+ * (source, arch, options, NVRTC version; and the driver version for PTX, which the driver JITs) — NVRTC takes
+ * ~50 ms for a small kernel (seconds for a grain class's unit) and a driver JIT of PTX ~190 ms, both too slow to
+ * repeat at every launch. A cubin's key has no driver version, so `ringgrain build` can fill the cache on a
+ * machine without a GPU (NVRTC alone) for the machines that have one.
+ * compileCachedAsync compiles on a worker thread: a system's classes compile side by side.
  *
  * Cache: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin, one file per key (sha256), written to a
  * temporary name and renamed, so concurrent processes never read half a file.
@@ -13,7 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadCudaDriver } from './driver.ts';
 import type { DiscoveryEnv } from './library.ts';
-import { loadNvrtc } from './nvrtc.ts';
+import { loadNvrtc, type Nvrtc, type NvrtcOutput } from './nvrtc.ts';
 
 export interface CompileCachedOptions {
   /** "sm_90" (cubin) or "compute_90" (PTX). Usually ctx.device.arch. */
@@ -63,43 +66,64 @@ function looksValid(image: Uint8Array, kind: 'cubin' | 'ptx'): boolean {
   return image[image.byteLength - 1] === 0; // PTX for cuModuleLoadData must be NUL-terminated
 }
 
-export function compileCached(source: string, opts: CompileCachedOptions): CompileCachedResult {
+interface Pending {
+  readonly t0: number;
+  readonly nvrtc: Nvrtc;
+  readonly kind: 'cubin' | 'ptx';
+  readonly key: string;
+  readonly file: string;
+  readonly dir: string;
+  readonly extraOpts: readonly string[];
+  readonly hit: CompileCachedResult | undefined;
+}
+
+/** The cache key and file, and the image if the cache has it. */
+function lookup(source: string, opts: CompileCachedOptions): Pending {
   const t0 = performance.now();
   const nvrtc = loadNvrtc(opts.env ? { env: opts.env } : {});
   const extraOpts = opts.extraOpts ?? [];
   const kind: 'cubin' | 'ptx' = opts.arch.startsWith('sm_') ? 'cubin' : 'ptx';
-  const key = createHash('sha256')
-    .update(
-      JSON.stringify({
-        source,
-        arch: opts.arch,
-        nvrtc: nvrtc.versionString,
-        driver: driverVersionOr0(opts.env),
-        options: extraOpts,
-        name: opts.name ?? '',
-      }),
-    )
-    .digest('hex');
+  const key = cacheKey(source, opts.arch, nvrtc.versionString, kind === 'ptx' ? driverVersionOr0(opts.env) : undefined, extraOpts, opts.name ?? '');
   const dir = opts.cacheDir ?? defaultCacheDir(opts.env ?? process.env);
   const file = path.join(dir, `${key}.${kind}`);
-
-  let hit: Uint8Array | undefined;
+  let image: Uint8Array | undefined;
   try {
-    hit = new Uint8Array(readFileSync(file));
+    image = new Uint8Array(readFileSync(file));
   } catch {
-    hit = undefined;
+    image = undefined;
   }
-  if (hit && looksValid(hit, kind)) {
-    return { cubin: hit, kind, cached: true, compileMs: 0, elapsedMs: performance.now() - t0, key, path: file, log: '' };
-  }
+  const hit = image && looksValid(image, kind) ? { cubin: image, kind, cached: true, compileMs: 0, elapsedMs: performance.now() - t0, key, path: file, log: '' } : undefined;
+  return { t0, nvrtc, kind, key, file, dir, extraOpts, hit };
+}
 
-  const c0 = performance.now();
-  const out = nvrtc.compile(source, { arch: opts.arch, extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
-  const compileMs = performance.now() - c0;
+/** The cache key: sha256 over what the image depends on. */
+export function cacheKey(source: string, arch: string, nvrtcVersion: string, driver: number | undefined, options: readonly string[], name: string): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ source, arch, nvrtc: nvrtcVersion, ...(driver === undefined ? {} : { driver }), options, name }))
+    .digest('hex');
+}
 
-  mkdirSync(dir, { recursive: true });
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+function store(p: Pending, out: NvrtcOutput, compileMs: number): CompileCachedResult {
+  mkdirSync(p.dir, { recursive: true });
+  const tmp = `${p.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   writeFileSync(tmp, out.image);
-  renameSync(tmp, file);
-  return { cubin: out.image, kind, cached: false, compileMs, elapsedMs: performance.now() - t0, key, path: file, log: out.log };
+  renameSync(tmp, p.file);
+  return { cubin: out.image, kind: p.kind, cached: false, compileMs, elapsedMs: performance.now() - p.t0, key: p.key, path: p.file, log: out.log };
+}
+
+export function compileCached(source: string, opts: CompileCachedOptions): CompileCachedResult {
+  const p = lookup(source, opts);
+  if (p.hit) return p.hit;
+  const c0 = performance.now();
+  const out = p.nvrtc.compile(source, { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
+  return store(p, out, performance.now() - c0);
+}
+
+/** compileCached with NVRTC on a worker thread: call it for every class at once and await them together. */
+export async function compileCachedAsync(source: string, opts: CompileCachedOptions): Promise<CompileCachedResult> {
+  const p = lookup(source, opts);
+  if (p.hit) return p.hit;
+  const c0 = performance.now();
+  const out = await p.nvrtc.compileAsync(source, { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
+  return store(p, out, performance.now() - c0);
 }

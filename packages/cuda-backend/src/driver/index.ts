@@ -35,5 +35,5 @@ export type {
   ModuleGlobal,
   StreamState,
 } from './context.ts';
-export { compileCached, defaultCacheDir } from './compile-cache.ts';
+export { cacheKey, compileCached, compileCachedAsync, defaultCacheDir } from './compile-cache.ts';
 export type { CompileCachedOptions, CompileCachedResult } from './compile-cache.ts';

@@ -24,9 +24,11 @@ export interface NvrtcApi {
   nvrtcGetPTX(prog: bigint, ptx: Uint8Array): number;
   /** Takes a pointer to the program handle (nvrtcProgram *) and clears it. */
   nvrtcDestroyProgram(prog: BigUint64Array): number;
+  /** nvrtcCompileProgram on one of koffi's worker threads (libuv's pool): NVRTC is thread-safe, so programs compile side by side. */
+  nvrtcCompileProgramAsync(prog: bigint, numOptions: number, options: readonly string[]): Promise<number>;
 }
 
-const PROTOTYPES: Readonly<Record<keyof NvrtcApi, string>> = {
+const PROTOTYPES: Readonly<Record<Exclude<keyof NvrtcApi, 'nvrtcCompileProgramAsync'>, string>> = {
   nvrtcVersion: 'int nvrtcVersion(void *major, void *minor)',
   nvrtcGetErrorString: 'const char *nvrtcGetErrorString(int result)',
   nvrtcCreateProgram:
@@ -44,5 +46,8 @@ const PROTOTYPES: Readonly<Record<keyof NvrtcApi, string>> = {
 export function bindNvrtcApi(lib: LibraryHandle): NvrtcApi {
   const api: Record<string, unknown> = {};
   for (const [name, proto] of Object.entries(PROTOTYPES)) api[name] = lib.func(proto);
+  const compile = api['nvrtcCompileProgram'] as { async(...args: unknown[]): void };
+  api['nvrtcCompileProgramAsync'] = (prog: bigint, n: number, options: readonly string[]): Promise<number> =>
+    new Promise((resolve, reject) => compile.async(prog, n, options, (err: unknown, rc: number) => (err ? reject(err) : resolve(rc))));
   return api as unknown as NvrtcApi;
 }

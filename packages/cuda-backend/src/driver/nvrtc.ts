@@ -77,6 +77,29 @@ export class Nvrtc {
 
   /** Compile `source`. A failed compilation throws NvrtcError whose `.log` is the full compiler log. */
   compile(source: string, opts: NvrtcCompileOptions): NvrtcOutput {
+    const p = this.program(source, opts);
+    try {
+      return this.finish(p, this.api.nvrtcCompileProgram(p.prog, p.options.length, p.options));
+    } finally {
+      // Destroy even after a failed compile; a destroy failure must not mask the compile error.
+      this.api.nvrtcDestroyProgram(p.handle);
+    }
+  }
+
+  /**
+   * compile on a worker thread, so that several programs (a system's grain classes) compile at once instead of one
+   * after the other; the calling thread stays free meanwhile.
+   */
+  async compileAsync(source: string, opts: NvrtcCompileOptions): Promise<NvrtcOutput> {
+    const p = this.program(source, opts);
+    try {
+      return this.finish(p, await this.api.nvrtcCompileProgramAsync(p.prog, p.options.length, p.options));
+    } finally {
+      this.api.nvrtcDestroyProgram(p.handle);
+    }
+  }
+
+  private program(source: string, opts: NvrtcCompileOptions): { prog: bigint; handle: BigUint64Array; options: string[]; kind: 'cubin' | 'ptx'; programName: string } {
     if (!ARCH_RE.test(opts.arch)) {
       throw new CudaUsageError('RG_NVRTC_BAD_ARCH', `arch "${opts.arch}" is not an NVRTC architecture`, {
         hint: 'pass the device arch, e.g. ctx.device.arch ("sm_90"), or "compute_90" for PTX',
@@ -89,19 +112,16 @@ export class Nvrtc {
     const kind: 'cubin' | 'ptx' = opts.arch.startsWith('sm_') ? 'cubin' : 'ptx';
     const options = [`-arch=${opts.arch}`, ...extra];
     const programName = opts.name ?? 'ringgrain.cu';
-    const progOut = new BigUint64Array(1);
-    this.check('nvrtcCreateProgram', this.api.nvrtcCreateProgram(progOut, source, programName, 0, null, null), { programName });
-    const prog = progOut[0] ?? 0n;
-    try {
-      const compileResult = this.api.nvrtcCompileProgram(prog, options.length, options);
-      const log = this.programLog(prog);
-      this.check('nvrtcCompileProgram', compileResult, { log, programName, options });
-      const image = kind === 'cubin' ? this.cubin(prog) : this.ptx(prog);
-      return { kind, image, log, options };
-    } finally {
-      // Destroy even after a failed compile; a destroy failure must not mask the compile error.
-      this.api.nvrtcDestroyProgram(progOut);
-    }
+    const handle = new BigUint64Array(1);
+    this.check('nvrtcCreateProgram', this.api.nvrtcCreateProgram(handle, source, programName, 0, null, null), { programName });
+    return { prog: handle[0] ?? 0n, handle, options, kind, programName };
+  }
+
+  private finish(p: { prog: bigint; options: string[]; kind: 'cubin' | 'ptx'; programName: string }, compileResult: number): NvrtcOutput {
+    const log = this.programLog(p.prog);
+    this.check('nvrtcCompileProgram', compileResult, { log, programName: p.programName, options: p.options });
+    const image = p.kind === 'cubin' ? this.cubin(p.prog) : this.ptx(p.prog);
+    return { kind: p.kind, image, log, options: p.options };
   }
 
   private programLog(prog: bigint): string {

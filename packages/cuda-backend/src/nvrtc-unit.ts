@@ -1,0 +1,29 @@
+/**
+ * How a grain class's unit is handed to NVRTC: the options every compile of it uses (and so the compile-cache
+ * key), shared by the backend's launches and `ringgrain build`, which fills the cache ahead of them.
+ * The unit is codegen's `source` as generated: its field-offset asserts are RG_OFFSET_ASSERT, a no-op under NVRTC
+ * (which has no __builtin_offsetof) and checked by the nvcc and g++ builds of the same unit.
+ */
+import type { GrainDef } from '@ringgrain/core';
+import { CudaUsageError, type CompileCachedOptions } from './driver/index.ts';
+
+/**
+ * RINGGRAIN_NVRTC_DEFINES="RG_WORKER_SPIN=16,RG_INGRESS_SPIN=16": overrides of the generated kernel's
+ * tuning macros (codegen device.ts BACKOFF), e.g. idle warps that sleep sooner under compute-sanitizer,
+ * where every spinning poll is instrumented. Part of the compile-cache key like every NVRTC option.
+ */
+export function tuningDefines(): string[] {
+  const v = process.env['RINGGRAIN_NVRTC_DEFINES'];
+  if (!v) return [];
+  return v.split(',').map((d) => d.trim()).filter(Boolean).map((d) => {
+    if (!/^RG_[A-Z0-9_]+(=[0-9]+u?)?$/.test(d)) {
+      throw new CudaUsageError('RG_BAD_DEFINE', `RINGGRAIN_NVRTC_DEFINES: "${d}" is not NAME or NAME=number with NAME starting RG_`, { hint: "name the generated kernel's tuning macros (codegen device.ts BACKOFF), comma-separated" });
+    }
+    return `-D${d}`;
+  });
+}
+
+/** The NVRTC options of a grain class's unit for one architecture ("sm_90": a cubin). */
+export function unitCompileOptions(def: GrainDef, arch: string, cacheDir?: string): CompileCachedOptions {
+  return { arch, name: `${def.name}.cu`, ...(cacheDir ? { cacheDir } : {}), extraOpts: ['--std=c++17', ...tuningDefines()] };
+}
