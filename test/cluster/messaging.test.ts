@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, RemoteGrainError, SiloUnavailableError } from '@ringgrain/core';
+import { GrainSystem, HandlerError, SchemaValidationError } from '@ringgrain/core';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Counter } from './grains.ts';
@@ -63,13 +63,17 @@ describe.skipIf(natsSkip !== undefined)(`cluster messaging${natsSkip ? ` (skippe
     expect(Array.from(r.total)).toEqual(new Array(500).fill(6));
   });
 
-  it("a handler's failure on another silo rejects the ask with its code; typed arrays come back whole", async () => {
+  it("a handler's failure on another silo rejects the ask with HandlerError; a bad payload fails at the call; typed arrays come back whole", async () => {
     const e = await client.grain(Counter, 7).fail({ code: 17 }).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(RemoteGrainError);
-    expect((e as RemoteGrainError).code).toBe('HANDLER');
+    expect(e).toBeInstanceOf(HandlerError);
+    expect((e as HandlerError).code).toBe('HANDLER');
     expect((e as Error).message).toContain('no such account 17');
     const g = await client.grain(Counter, 7).get({});
     expect(g.last).toBeInstanceOf(Int32Array);
+    const before = client.cluster!.metrics()['asksOut'];
+    await expect(client.grain(Counter, 7).add({ n: 'x' as unknown as number })).rejects.toBeInstanceOf(SchemaValidationError);
+    expect(() => client.grain(Counter, 7).tell.seq({ s: 0, n: 2 ** 40 })).toThrow(SchemaValidationError);
+    expect(client.cluster!.metrics()['asksOut']).toBe(before);
   });
 
   it('a silo that cannot run a class (its placement backend is missing there) does not host it, and reaches it on the silos that do', async () => {
@@ -93,6 +97,5 @@ describe.skipIf(natsSkip !== undefined)(`cluster messaging${natsSkip ? ` (skippe
     expect(Number(m['asksOut']) + Number(m['tellsOut'])).toBeGreaterThan(Number(m['framesOut']) * 5);
     expect(m['malformed']).toBe(0);
     expect(m['lostTells']).toBe(0);
-    void SiloUnavailableError;
   });
 });

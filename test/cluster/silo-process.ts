@@ -1,6 +1,6 @@
 /**
  * One silo as its own process (the cluster tests spawn it with tsx): a CPU backend with one pool thread
- * hosting Counter, joined to the cluster named by the environment. Prints `READY <silo id>` once it
+ * hosting Counter (or, with RG_GRAINS=fixtures, the conformance fixtures' classes), joined to the cluster named by the environment. Prints `READY <silo id>` once it
  * serves; SIGTERM leaves the cluster and exits (SIGKILL is the failover tests' death).
  */
 import { GrainSystem } from '@ringgrain/core';
@@ -20,6 +20,10 @@ const system = new GrainSystem({
   logLevel: 'warn',
   cluster: natsCluster({ servers: env('RG_NATS_URL'), name: env('RG_CLUSTER'), ...auth, ...extra }),
 });
-system.register(Counter, { placement: 'cpu' });
+if (process.env['RG_GRAINS'] === 'fixtures') {
+  // The conformance fixtures' shared classes (test/cluster/conformance.test.ts).
+  const f = await import('../fixtures/grains.ts');
+  for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small]) system.register(cls, { placement: 'cpu' });
+} else system.register(Counter, { placement: 'cpu' });
 await system.start();
 process.stdout.write(`READY ${system.cluster!.self}\n`);

@@ -568,7 +568,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       askTimeoutMs: this.askTimeoutMs,
       hostedRoute: (grain: string, method: string) => {
         const reg = this.regs.find((r) => r.def.name === grain);
-        return reg?.def.methodByName.has(method) ? this.route(reg.def, method) : undefined;
+        const m = reg?.def.methodByName.get(method);
+        return m ? { route: this.route(reg!.def, method), method: m } : undefined;
       },
       sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => this.sendLocal(route, key, payload, ask),
       handOff: (grain: string) => this.handOff(grain),
@@ -780,7 +781,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
     if (this.router !== undefined) {
-      const r = this.router.intercept(route.reg.def, route.method.name, key, payload, ask, into);
+      const r = this.router.intercept(route.reg.def, route.method, key, payload, ask, into);
       if (r !== LOCAL) return r;
     } else if (route.reg.kernel === undefined && this.clusterOpt) throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
     return this.sendLocal(route, key, payload, ask, into);

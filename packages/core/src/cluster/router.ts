@@ -1,7 +1,9 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
-import type { GrainDef } from '../grain.ts';
-import { RinggrainError } from '../errors.ts';
+import type { GrainDef, MethodDef } from '../grain.ts';
+import type { Schema } from '../schema/types.ts';
+import { HandlerError, RinggrainError } from '../errors.ts';
+import { decodeValue, encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
 import { EntryKind, type ClusterConnection, type Entry, type MessageEntry, type PartitionTable, type SiloInfo } from './types.ts';
 import { MalformedEntryError, NoSiloError, RemoteGrainError, SiloEvictedError, SiloUnavailableError } from './errors.ts';
@@ -10,8 +12,8 @@ import { MalformedEntryError, NoSiloError, RemoteGrainError, SiloEvictedError, S
 export interface RouterHost<R> {
   readonly logger: Logger;
   readonly askTimeoutMs: number;
-  /** The route of a class this silo hosts (undefined: not hosted here). */
-  hostedRoute(grain: string, method: string): R | undefined;
+  /** The route (and method) of a class this silo hosts (undefined: not hosted here). */
+  hostedRoute(grain: string, method: string): { readonly route: R; readonly method: MethodDef } | undefined;
   /** The single-process send path (no cluster routing). */
   sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
   /** This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them. */
@@ -40,6 +42,8 @@ interface RemoteAsk {
   method: string;
   deadline: number;
   into: Readonly<Record<string, unknown>> | undefined;
+  /** The reply's schema (replies travel as its bytes). */
+  reply: Schema | undefined;
 }
 
 interface Parked {
@@ -97,7 +101,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     handOffsSent: 0,
     handOffsTimedOut: 0,
   };
-  private readonly routes = new Map<string, Map<string, R | undefined>>();
+  private readonly routes = new Map<string, Map<string, { readonly route: R; readonly method: MethodDef } | undefined>>();
   /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
   readonly parkMs: number;
 
@@ -154,18 +158,21 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
    * LOCAL when this silo owns the key; otherwise the send goes to (or parks for) its owner: an ask's
    * Promise, or undefined for a tell.
    */
-  intercept(def: GrainDef, method: string, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): typeof LOCAL | Promise<unknown> | undefined {
+  intercept(def: GrainDef, m: MethodDef, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): typeof LOCAL | Promise<unknown> | undefined {
     if (this.evicted) throw this.evicted;
     const grain = def.name;
+    const method = m.name;
     const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, key);
     if (owner === this.self && this.hosted(grain, method) !== undefined && !this.awaited(grain, key)) return LOCAL;
+    // Encoded here: a bad payload fails at the call (SchemaValidationError), nothing sent, as locally.
+    const bytes = encodeValue(m.request, payload, `${grain}.${method}`);
     const corr = ask ? this.nextCorr() : 0;
-    const entry: MessageEntry = [EntryKind.Message, grain, method, key, payload, corr, this.self, 0];
+    const entry: MessageEntry = [EntryKind.Message, grain, method, key, bytes, corr, this.self, 0];
     let p: Promise<unknown> | undefined;
     if (ask) {
       this.counts.asksOut++;
       p = new Promise((resolve, reject) => {
-        this.pending.set(corr, { resolve, reject, silo: owner ?? '', grain, method, deadline: performance.now() + this.host.askTimeoutMs, into });
+        this.pending.set(corr, { resolve, reject, silo: owner ?? '', grain, method, deadline: performance.now() + this.host.askTimeoutMs, into, reply: m.reply });
       });
     } else this.counts.tellsOut++;
     this.route(entry, undefined, owner);
@@ -177,7 +184,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     return this.corr;
   }
 
-  private hosted(grain: string, method: string): R | undefined {
+  private hosted(grain: string, method: string): { readonly route: R; readonly method: MethodDef } | undefined {
     let byMethod = this.routes.get(grain);
     if (!byMethod) this.routes.set(grain, (byMethod = new Map()));
     let r = byMethod.get(method);
@@ -221,15 +228,16 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   }
 
   private runHere(entry: MessageEntry): void {
-    const [, grain, method, key, payload, corr, origin] = entry;
-    const route = this.hosted(grain, method);
-    if (route === undefined) {
+    const [, grain, method, key, bytes, corr, origin] = entry;
+    const hosted = this.hosted(grain, method);
+    if (hosted === undefined) {
       this.failEntry(entry, new RinggrainError('UNKNOWN_GRAIN', `grain "${grain}" method "${method}" is not hosted by silo ${this.self}, which owns its partition`, { hint: 'every silo that hosts a class must register the same class (same methods)' }));
       return;
     }
+    const where = `${grain}.${method}`;
     let r: Promise<unknown> | undefined;
     try {
-      r = this.host.sendLocal(route, key, payload, corr !== 0);
+      r = this.host.sendLocal(hosted.route, key, decodeValue(hosted.method.request, bytes, where), corr !== 0);
     } catch (e) {
       this.failEntry(entry, e as Error);
       return;
@@ -239,8 +247,18 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       r?.catch(() => {});
       return;
     }
+    const reply = hosted.method.reply;
     r!.then(
-      (v) => this.reply(origin, corr, 1, v),
+      (v) => {
+        let out: unknown = null;
+        try {
+          if (reply) out = encodeValue(reply, v, where);
+        } catch (e) {
+          this.reply(origin, corr, 0, e);
+          return;
+        }
+        this.reply(origin, corr, 1, out);
+      },
       (e: unknown) => this.reply(origin, corr, 0, e),
     );
   }
@@ -269,12 +287,17 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       return;
     }
     this.pending.delete(corr);
-    if (ok) p.resolve(p.into ? copyInto(v, p.into) : v);
-    else if (v instanceof Error) p.reject(v);
-    else {
-      const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown };
-      p.reject(new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), String(e.message ?? 'remote error')));
-    }
+    if (ok) {
+      let value: unknown;
+      try {
+        value = p.reply ? decodeValue(p.reply, v, `${p.grain}.${p.method} reply`) : undefined;
+      } catch (e) {
+        p.reject(e as Error);
+        return;
+      }
+      p.resolve(p.into ? copyInto(value, p.into) : value);
+    } else if (v instanceof Error) p.reject(v);
+    else p.reject(remoteError(from, v));
   }
 
   private onEntries(from: string, entries: unknown[]): void {
@@ -555,10 +578,22 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   }
 }
 
-/** An error as it travels in a reply. */
-function errorShape(e: unknown): { name: string; code: string; message: string } {
+/** An error as it travels in a reply (a handler's failure keeps its grain and method). */
+function errorShape(e: unknown): { name: string; code: string; message: string; grain?: string; method?: string } {
+  if (e instanceof HandlerError) return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method };
   if (e instanceof Error) return { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
   return { name: 'Error', code: 'ERROR', message: String(e) };
+}
+
+/** A reply's error back as a typed error: a handler's failure as HandlerError, anything else as RemoteGrainError with its code. */
+function remoteError(from: string, v: unknown): Error {
+  const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown; grain?: unknown; method?: unknown };
+  const message = String(e.message ?? 'remote error');
+  if (e.code === 'HANDLER' && typeof e.grain === 'string' && typeof e.method === 'string') {
+    const prefix = `${e.grain}.${e.method} failed: `;
+    return new HandlerError(e.grain, e.method, message.startsWith(prefix) ? message.slice(prefix.length) : message);
+  }
+  return new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), message);
 }
 
 function copyInto(v: unknown, into: Readonly<Record<string, unknown>>): unknown {
