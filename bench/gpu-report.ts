@@ -2,12 +2,12 @@
  * Turns the committed GPU record (bench/results/gpu/<file>.json, written on the H100 by
  * scripts/device-cuda-record.ts) into bench/results/gpu-latest.md and two SVG charts. Nothing here is
  * measured: every figure is read from the record.
- *   npx tsx bench/gpu-report.ts [bench/results/gpu/cuda-backend-2026-11-23-stop10.json]
+ *   npx tsx bench/gpu-report.ts [bench/results/gpu/2026-11-23-h100-cuda-backend-record-c4af2d0.json]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { barChart } from './svg.ts';
 
-const file = process.argv[2] ?? 'bench/results/gpu/cuda-backend-2026-11-23-stop10.json';
+const file = process.argv[2] ?? 'bench/results/gpu/2026-11-23-h100-cuda-backend-record-c4af2d0.json';
 interface Lat { p50Us: number; p90Us: number; p99Us: number; minUs: number }
 const rec = JSON.parse(readFileSync(file, 'utf8')) as {
   date: string;
