@@ -51,7 +51,8 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
   const Isolated = mod['IsolatedCudaBackend'] as BackendCtor | undefined;
   return [
     // One host lane in this process, the default (several) in the GPU host process: both ingress shapes run every case.
-    { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor({ hostLanes: 1 }) },
+    // Actor residency on (issue 30: load on first message, preload, idle collection): what the GPU run verifies.
+    { name: 'cuda', placement: 'cuda', skip: undefined, make: () => new Ctor({ hostLanes: 1, residency: true }) },
     typeof Isolated === 'function'
       ? { name: 'cuda-isolated', placement: 'cuda', skip: undefined, make: () => new Isolated() }
       : skippedLane('cuda-isolated', '@ringgrain/cuda-backend has no IsolatedCudaBackend export'),

@@ -7,15 +7,15 @@ function persistentSkips(reason: string): Record<string, string> {
   return Object.fromEntries(persistenceCases.map((p) => [`${p.name} [store]`, reason]));
 }
 /*
- * The CUDA kernel keeps dirty marks and reads them out (readDirty: codegen state-meta.ts, cuda-backend
- * state-gather.ts) and runs translated activation hooks (codegen kernel.ts), but the system refuses storage
- * on a backend without all three state methods.
+ * The CUDA kernel keeps actors resident on the device (codegen runtime/residency.cuh, cuda-backend
+ * residency.ts: load on first message, preload, deactivation), but the system refuses storage on a
+ * backend whose kernels lack any of the three state methods.
  */
-const NO_GPU_STATE =
-  'CUDA backend has readDirty (dirty marks + gather kernel) and runs the translated onActivate at activation, but not writeStates (parking an absent actor\'s messages on the device until its stored state is uploaded) nor deactivateIdle (running onDeactivate, freeing directory entries and slots): the system refuses storage and idleMs on CUDA (core system.ts, StorageUnsupportedError)';
+const NO_GPU_STATE_ISOLATED =
+  'the isolated CUDA backend does not yet forward its kernels\' state access (readDirty, writeStates, deactivateIdle) and the load/evicted reports over its GPU host channel: the system refuses storage and idleMs there (core system.ts, StorageUnsupportedError); the cuda lane runs these cases with the residency option';
 /** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
 function reminderSkips(): Record<string, string> {
-  return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE}`]));
+  return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE_ISOLATED}`]));
 }
 
 /**
@@ -28,11 +28,9 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   cpu: {},
   'cpu-pool': {},
   inline: {},
-  cuda: {
-    // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
-    // the whole CUDA lane is skipped by backends.ts when no device/driver.
-    ...persistentSkips(NO_GPU_STATE),
-    ...reminderSkips(),
-  },
-  'cuda-isolated': { ...persistentSkips(NO_GPU_STATE), ...reminderSkips() },
+  // The cuda lane runs with actor residency on (backends.ts): every persistence and reminder case runs.
+  // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
+  // the whole CUDA lane is skipped by backends.ts when no device/driver.
+  cuda: {},
+  'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },
 };

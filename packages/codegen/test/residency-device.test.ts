@@ -26,7 +26,7 @@ const src = existsSync(dirFile) ? readFileSync(dirFile, 'utf8') : generateKernel
 const from = src.indexOf('__device__ static __noinline__ void rg_slot_free(');
 const activateAt = src.search(/__device__ static (rg_Account_state|RG_G\(state\))\* (rg_Account_activate|RG_G\(activate\))\(/);
 const to = src.indexOf('\n}\n', activateAt) + 3;
-const cuh = readFileSync(new URL('../src/cuda/residency.cuh', import.meta.url), 'utf8');
+const cuh = readFileSync(new URL('../src/cuda/runtime/residency.cuh', import.meta.url), 'utf8');
 /** The text between `start` and the end of the function that starts at `last` (both in `text`). */
 function cut(text: string, start: string, last: string): string {
   const a = text.indexOf(start);
@@ -130,6 +130,7 @@ static rg_StateMeta* metas;
 static rg_StateMeta* rg_meta_of(const unsigned char*, unsigned int) { return metas; }
 static void rg_meta_activate(unsigned char*, unsigned int, unsigned int, unsigned int, unsigned int) {}
 static void rg_gather_copy(unsigned char* d, const unsigned char* s) { memcpy(d, s, sizeof(rg_${G}_state)); }
+template <unsigned int U> struct rg_gather_word { struct T { unsigned char b[U]; }; };
 /* Stand-ins of the turn machinery: the hook adds 1000 to the state's first word and counts. */
 struct rg_turn { long long key; double now; unsigned int sent; };
 static void rg_turn_init(rg_turn* t, const rg_kernel*, long long key, double now, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, rg_coop*) { t->key = key; t->now = now; t->sent = 0; }
@@ -176,7 +177,7 @@ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, u
   const long long key = RG_KEY_OF(h->keyLo, h->keyHi);
   const char* why = rg_${G}_res_wait(k, ctr, key, part, slot);
   if (why == RG_RES_PARKED) { printf("park %lld %u\n", key, h->corr); return; }
-  if (why) { ctr[RG_C_REJECTED]++; printf("reject %lld %s\n", key, strstr(why, "pool") ? "pool" : "full"); return; }
+  if (why) { ctr[RG_C_REJECTED]++; printf("reject %lld %s\n", key, why == RG_RES_FULL ? "full" : strstr(why, "pool") ? "pool" : "?"); return; }
   rg_DirEntry* e = rg_${G}_res_find(k, key, part);
   if (!e) { printf("lost %lld\n", key); return; }
   rg_${G}_state* s = (rg_${G}_state*)(k->states + (unsigned long long)e->slot * sizeof(rg_${G}_state));

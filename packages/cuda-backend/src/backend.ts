@@ -74,6 +74,14 @@ export interface CudaBackendOptions {
    * translated hooks on the GPU (test/hooks/activation-hooks.test.ts).
    */
   readonly activationHooks?: boolean;
+  /**
+   * Actor residency on the device (issue 30; codegen README "Persistent state on CUDA"): a class with
+   * storage or idleMs gets writeStates (load on first message, preload) and deactivateIdle (onDeactivate,
+   * idle collection) from its kernel, so the system no longer refuses it with StorageUnsupportedError.
+   * Default false until the CUDA conformance lanes have passed with it on a GPU (the host harness covers
+   * the device code: codegen test/residency-device.test.ts).
+   */
+  readonly residency?: boolean;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
   readonly stopTimeoutMs?: number;
   /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
@@ -222,6 +230,7 @@ export class CudaBackend implements Backend {
       healthIntervalMs: opts.healthIntervalMs ?? 50,
       stateMarks: opts.stateMarks ?? false,
       activationHooks: opts.activationHooks ?? false,
+      residency: opts.residency ?? false,
       reserveSMs: opts.reserveSMs,
       cacheDir: opts.cacheDir,
     };
@@ -634,7 +643,8 @@ export class CudaKernel implements BackendKernel {
     const sizes = abi.sizes({ maxActors: o.maxActors, ringCapacity: o.ringCapacity, replyCapacity: o.replyCapacity, slotSize: o.slotSize, partitions: this.partitions, queueCapacity: this.queueCapacity, lanes: this.hostLanes });
     this.inboundStride = sizes.inboundStride;
     this.readDirty = plan.persistence ? async () => (await this.gatherDirty()).batch : undefined;
-    const residency = plan.persistence !== undefined && abi.residency;
+    // String keys are interned ids on the device: their states could not be named to the store (the system then refuses the class).
+    const residency = plan.persistence !== undefined && abi.residency && backend.options.residency && plan.grain.keyKind !== 'string';
     this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
     this.writeStates = residency ? (u) => this.residencyAccess().host.writeStates(u) : undefined;
     this.dirCapacity = abi.dirCapacity({ maxActors: o.maxActors });
@@ -712,7 +722,7 @@ export class CudaKernel implements BackendKernel {
       // The residency area's addresses (ResidencyGlobals line 2), and the area's address in DeviceGlobals.
       const area = this.device.devPtr + BigInt(this.at.residency);
       ctx.copyToDeviceAsync(this.device, residencyGlobalsImage(this.residencyTarget(), this.host.devPtr + BigInt(this.residencyHostAt), area), this.stream, this.at.residency);
-      ctx.copyToDeviceAsync(this.device, Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n)), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'));
+      ctx.copyToDeviceAsync(this.device, Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n), plan.persistence?.load ? 1 : 0), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'));
     }
     ctx.synchronize(this.stream);
   }

@@ -123,7 +123,12 @@ export const DeviceGlobals = t.struct({
   /** Free-slot ring tickets (device.ts rg_slot_free / rg_slot_take): freed slots, reused before stateNext grows. */
   freeHead: t.u32,
   freeTail: t.u32,
-  _pad1: t.array(t.u32, LINE - 5),
+  /** Device address of the kernel's residency area (residency.ts ResidencyGlobals; 0: none), host-written before launch. */
+  residencyLo: t.u32,
+  residencyHi: t.u32,
+  /** 1 when the class loads its actors' stored states (written by the host before launch): a missing actor's messages wait for it. */
+  loadOn: t.u32,
+  _pad1: t.array(t.u32, LINE - 8),
   /** Dispatch mode, written only by the control thread (warp 0). */
   mode: t.u32,
   _pad2: t.array(t.u32, LINE - 1),
@@ -316,7 +321,7 @@ export interface ScratchLayout {
 }
 
 /** The units include residency.cuh (the worker and control warp service residency requests). */
-const RESIDENCY_IN_UNIT = false;
+const RESIDENCY_IN_UNIT = true;
 
 export function makeAbi(grain: string, grainId: number, state: StructSchema, scratch: ScratchLayout): Abi {
   const dirCapacity = (o: Pick<AbiOptions, 'maxActors'>): number => pow2AtLeast(Math.max(2, o.maxActors * 2));

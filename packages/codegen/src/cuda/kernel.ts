@@ -13,6 +13,7 @@ import type { LoopNote } from '../front/parallel.ts';
 import { hasMethod, loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
 import { GatherHeader, StateMeta } from './state-meta.ts';
+import { LoadRequest, ResidencyGlobals, ResidencyHostBlock, residencyConstants } from './residency.ts';
 import { mayWriteState } from '../front/state-writes.ts';
 import { TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader } from './abi.ts';
 import { timerDefine, timerDeviceSection, timerHandlerSection } from './timers.ts';
@@ -62,6 +63,9 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(OverflowNode, 'rg_OverflowNode');
   types.named(StateMeta, 'rg_StateMeta');
   types.named(GatherHeader, 'rg_GatherHeader');
+  types.named(ResidencyGlobals, 'rg_ResidencyGlobals');
+  types.named(ResidencyHostBlock, 'rg_ResidencyHostBlock');
+  types.named(LoadRequest, 'rg_LoadRequest');
   types.named(TimerEntry, 'rg_TimerEntry');
   types.named(TimerRowHeader, 'rg_TimerRowHeader');
   types.named(TimerGlobals, 'rg_TimerGlobals');
@@ -168,6 +172,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       `#define RG_${G}_HAS_ON_ACTIVATE ${hookDefs.some((m) => m.name === 'onActivate') ? 1 : 0}\n` +
       `#define RG_HAS_ON_ACTIVATE RG_${G}_HAS_ON_ACTIVATE\n` +
       `#define RG_${G}_HAS_ON_DEACTIVATE ${hookDefs.some((m) => m.name === 'onDeactivate') ? 1 : 0}\n` +
+      `#define RG_HAS_ON_DEACTIVATE RG_${G}_HAS_ON_DEACTIVATE\n` +
       `/* Runs activation hook 'which' (RG_HOOK_*) of the class; RG_OK where the class does not define it. */\n` +
       `RG_HD static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int which) {\n  (void)t; (void)s;\n  switch (which) {\n` +
       hookDefs.map((m) => `    case ${m.id}u: return rg_hk_${G}_${m.name}(t, s, 0);`).join('\n') +
@@ -204,6 +209,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     kindWritersC(),
     '/* ---- protocol structs (core protocol.ts schemas via layoutOf) ---------------------------------- */',
     protocol.join('\n'),
+    residencyConstants(),
     rt('ring.cuh'),
     rt('k2k.cuh'),
     rt('coop.cuh'),
@@ -232,6 +238,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     rt('directory.cuh'),
     `#if defined(__CUDACC__)\n${timerDeviceSection(G, selfId, def, stringKeys)}\n#endif`,
     rt('turn-run.cuh'),
+    rt('residency.cuh'),
     rt('worker.cuh'),
     rt('ingress.cuh'),
     rt('control.cuh'),

@@ -214,6 +214,8 @@ export function residencyConstants(): string {
     '#define RG_MODE_RESIDENT 102u',
     '/* RG_<G>_res_wait: the message was parked (no text: a turn compares the pointer). */',
     '#define RG_RES_PARKED ((const char*)1)',
+    '/* RG_<G>_res_wait: no slot for the actor (the turn replies RG_TE_STATE_TABLE_FULL). */',
+    '#define RG_RES_FULL ((const char*)2)',
     '#ifndef RG_RES_WAIT',
     '#define RG_RES_WAIT() __nanosleep(1000)',
     '#endif',

@@ -28,6 +28,7 @@ export const RUNTIME_FILES = [
   'reply.cuh',
   'directory.cuh',
   'turn-run.cuh',
+  'residency.cuh',
   'worker.cuh',
   'ingress.cuh',
   'control.cuh',

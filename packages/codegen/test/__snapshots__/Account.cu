@@ -444,7 +444,10 @@ struct rg_DeviceGlobals {
   unsigned int hooksOn;
   unsigned int freeHead;
   unsigned int freeTail;
-  unsigned int _pad1[27];
+  unsigned int residencyLo;
+  unsigned int residencyHi;
+  unsigned int loadOn;
+  unsigned int _pad1[24];
   unsigned int mode;
   unsigned int _pad2[31];
   unsigned int modeGen;
@@ -462,7 +465,10 @@ RG_OFFSET_ASSERT(rg_DeviceGlobals, metaOn, 132, "rg_DeviceGlobals.metaOn: offset
 RG_OFFSET_ASSERT(rg_DeviceGlobals, hooksOn, 136, "rg_DeviceGlobals.hooksOn: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, freeHead, 140, "rg_DeviceGlobals.freeHead: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, freeTail, 144, "rg_DeviceGlobals.freeTail: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 148, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, residencyLo, 148, "rg_DeviceGlobals.residencyLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, residencyHi, 152, "rg_DeviceGlobals.residencyHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, loadOn, 156, "rg_DeviceGlobals.loadOn: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad1, 160, "rg_DeviceGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, mode, 256, "rg_DeviceGlobals.mode: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, _pad2, 260, "rg_DeviceGlobals._pad2: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_DeviceGlobals, modeGen, 384, "rg_DeviceGlobals.modeGen: offset differs from layoutOf");
@@ -538,6 +544,116 @@ static_assert(alignof(rg_GatherHeader) == 4, "rg_GatherHeader: alignment differs
 RG_OFFSET_ASSERT(rg_GatherHeader, count, 0, "rg_GatherHeader.count: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_GatherHeader, dropped, 4, "rg_GatherHeader.dropped: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_GatherHeader, _pad, 8, "rg_GatherHeader._pad: offset differs from layoutOf");
+struct rg_ResidencyGlobals {
+  unsigned int seq;
+  unsigned int op;
+  unsigned int rows;
+  unsigned int mode;
+  double before;
+  double now;
+  unsigned int errorLength;
+  unsigned int _pad0[23];
+  unsigned int loadReserve;
+  unsigned int loadTailSeen;
+  unsigned int installed;
+  unsigned int rejected;
+  unsigned int parked;
+  unsigned int parkRefused;
+  unsigned int _pad1[26];
+  unsigned int hostLo;
+  unsigned int hostHi;
+  unsigned int acksLo;
+  unsigned int acksHi;
+  unsigned int stagingLo;
+  unsigned int stagingHi;
+  unsigned int boardLo;
+  unsigned int boardHi;
+  unsigned int parksLo;
+  unsigned int parksHi;
+  unsigned int boardKindsAt;
+  unsigned int boardStatesAt;
+  unsigned int boardErrorAt;
+  unsigned int installCapacity;
+  unsigned int loadCapacity;
+  unsigned int _pad2[17];
+};
+static_assert(sizeof(rg_ResidencyGlobals) == 384, "rg_ResidencyGlobals: size differs from layoutOf");
+static_assert(alignof(rg_ResidencyGlobals) == 8, "rg_ResidencyGlobals: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, seq, 0, "rg_ResidencyGlobals.seq: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, op, 4, "rg_ResidencyGlobals.op: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, rows, 8, "rg_ResidencyGlobals.rows: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, mode, 12, "rg_ResidencyGlobals.mode: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, before, 16, "rg_ResidencyGlobals.before: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, now, 24, "rg_ResidencyGlobals.now: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, errorLength, 32, "rg_ResidencyGlobals.errorLength: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad0, 36, "rg_ResidencyGlobals._pad0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadReserve, 128, "rg_ResidencyGlobals.loadReserve: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadTailSeen, 132, "rg_ResidencyGlobals.loadTailSeen: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, installed, 136, "rg_ResidencyGlobals.installed: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, rejected, 140, "rg_ResidencyGlobals.rejected: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, parked, 144, "rg_ResidencyGlobals.parked: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, parkRefused, 148, "rg_ResidencyGlobals.parkRefused: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad1, 152, "rg_ResidencyGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostLo, 256, "rg_ResidencyGlobals.hostLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostHi, 260, "rg_ResidencyGlobals.hostHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, acksLo, 264, "rg_ResidencyGlobals.acksLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, acksHi, 268, "rg_ResidencyGlobals.acksHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, stagingLo, 272, "rg_ResidencyGlobals.stagingLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, stagingHi, 276, "rg_ResidencyGlobals.stagingHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardLo, 280, "rg_ResidencyGlobals.boardLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardHi, 284, "rg_ResidencyGlobals.boardHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, parksLo, 288, "rg_ResidencyGlobals.parksLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, parksHi, 292, "rg_ResidencyGlobals.parksHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardKindsAt, 296, "rg_ResidencyGlobals.boardKindsAt: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardStatesAt, 300, "rg_ResidencyGlobals.boardStatesAt: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardErrorAt, 304, "rg_ResidencyGlobals.boardErrorAt: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, installCapacity, 308, "rg_ResidencyGlobals.installCapacity: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadCapacity, 312, "rg_ResidencyGlobals.loadCapacity: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad2, 316, "rg_ResidencyGlobals._pad2: offset differs from layoutOf");
+struct rg_ResidencyHostBlock {
+  unsigned int seq;
+  unsigned int op;
+  unsigned int rows;
+  unsigned int mode;
+  double before;
+  double now;
+  unsigned int errorLength;
+  unsigned int loadTail;
+  unsigned int _pad0[22];
+  unsigned int doneSeq;
+  unsigned int evicted;
+  unsigned int installed;
+  unsigned int rejected;
+  unsigned int _pad1[28];
+};
+static_assert(sizeof(rg_ResidencyHostBlock) == 256, "rg_ResidencyHostBlock: size differs from layoutOf");
+static_assert(alignof(rg_ResidencyHostBlock) == 8, "rg_ResidencyHostBlock: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, seq, 0, "rg_ResidencyHostBlock.seq: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, op, 4, "rg_ResidencyHostBlock.op: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, rows, 8, "rg_ResidencyHostBlock.rows: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, mode, 12, "rg_ResidencyHostBlock.mode: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, before, 16, "rg_ResidencyHostBlock.before: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, now, 24, "rg_ResidencyHostBlock.now: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, errorLength, 32, "rg_ResidencyHostBlock.errorLength: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, loadTail, 36, "rg_ResidencyHostBlock.loadTail: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad0, 40, "rg_ResidencyHostBlock._pad0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, doneSeq, 128, "rg_ResidencyHostBlock.doneSeq: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, evicted, 132, "rg_ResidencyHostBlock.evicted: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, installed, 136, "rg_ResidencyHostBlock.installed: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, rejected, 140, "rg_ResidencyHostBlock.rejected: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad1, 144, "rg_ResidencyHostBlock._pad1: offset differs from layoutOf");
+struct rg_LoadRequest {
+  unsigned int seq;
+  unsigned int keyLo;
+  unsigned int keyHi;
+  unsigned int _pad;
+};
+static_assert(sizeof(rg_LoadRequest) == 16, "rg_LoadRequest: size differs from layoutOf");
+static_assert(alignof(rg_LoadRequest) == 4, "rg_LoadRequest: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_LoadRequest, seq, 0, "rg_LoadRequest.seq: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_LoadRequest, keyLo, 4, "rg_LoadRequest.keyLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_LoadRequest, keyHi, 8, "rg_LoadRequest.keyHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_LoadRequest, _pad, 12, "rg_LoadRequest._pad: offset differs from layoutOf");
 struct rg_TimerEntry {
   double due;
   double period;
@@ -664,6 +780,28 @@ static_assert(sizeof(rg_ColumnDesc) == 8, "rg_ColumnDesc: size differs from layo
 static_assert(alignof(rg_ColumnDesc) == 4, "rg_ColumnDesc: alignment differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ColumnDesc, kind, 0, "rg_ColumnDesc.kind: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ColumnDesc, at, 4, "rg_ColumnDesc.at: offset differs from layoutOf");
+/* ---- actor residency constants (residency.ts) ---- */
+#define RG_RES_OP_NONE 0u
+#define RG_RES_OP_DEACTIVATE 1u
+#define RG_RES_OP_INSTALL 2u
+#define RG_RES_OP_EXIT 3u
+#define RG_RES_MODE_LOAD 0u
+#define RG_RES_MODE_PRELOAD 1u
+#define RG_RES_ROW_ABSENT 0u
+#define RG_RES_ROW_FOUND 1u
+#define RG_RES_ROW_FAILED 2u
+#define RG_RES_INSTALL_ERROR_BYTES 1024u
+#define RG_DIR_LOADING 2147483648u
+/* DeviceGlobals.mode after STOP was acknowledged in a kernel with residency: workers only service requests. */
+#define RG_MODE_RESIDENT 102u
+/* RG_<G>_res_wait: the message was parked (no text: a turn compares the pointer). */
+#define RG_RES_PARKED ((const char*)1)
+/* RG_<G>_res_wait: no slot for the actor (the turn replies RG_TE_STATE_TABLE_FULL). */
+#define RG_RES_FULL ((const char*)2)
+#ifndef RG_RES_WAIT
+#define RG_RES_WAIT() __nanosleep(1000)
+#endif
+static_assert(sizeof(rg_ResidencyHostBlock) == 256u && sizeof(rg_ResidencyGlobals) == 384u, "residency structs: their sizes in residency.ts");
 #include "ring.cuh"
 #include "k2k.cuh"
 #include "coop.cuh"
@@ -950,6 +1088,7 @@ RG_HD static inline bool rg_Account_writes_state(unsigned int method) {
 #define RG_Account_HAS_ON_ACTIVATE 0
 #define RG_HAS_ON_ACTIVATE RG_Account_HAS_ON_ACTIVATE
 #define RG_Account_HAS_ON_DEACTIVATE 0
+#define RG_HAS_ON_DEACTIVATE RG_Account_HAS_ON_DEACTIVATE
 /* Runs activation hook 'which' (RG_HOOK_*) of the class; RG_OK where the class does not define it. */
 RG_HD static int rg_Account_hook(rg_turn* t, rg_Account_state* s, unsigned int which) {
   (void)t; (void)s;
@@ -1221,6 +1360,7 @@ RG_HD static unsigned int rg_Account_image_slot(unsigned int method, const unsig
 #define RG_TM_PUBLISH(k, lane) ((void)0)
 #endif
 #include "turn-run.cuh"
+#include "residency.cuh"
 #include "worker.cuh"
 #include "ingress.cuh"
 #include "control.cuh"

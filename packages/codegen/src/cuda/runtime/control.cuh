@@ -150,6 +150,7 @@ __device__ static void RG_G(control)(rg_kernel* k, unsigned int lane) {
       e = __shfl_sync(RG_FULL, e, 0);
       req = __shfl_sync(RG_FULL, req, 0);
       RG_TM_CONTROL_CLOCK(k, lane);
+      if (lane == 0u && k->res) rg_res_control(k); /* residency requests (residency.cuh) */
       if (e != epoch && mode != RG_MODE_DRAIN) {
         epoch = e;
         if (req == RG_KS_ACTIVE || req == RG_KS_PAUSED) {
@@ -170,6 +171,20 @@ __device__ static void RG_G(control)(rg_kernel* k, unsigned int lane) {
     }
     if (mode == RG_MODE_DRAIN) {
       const bool done = __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)RG_G(drained)(k) : 0u, 0) != 0u;
+      if (done && k->res) {
+        /* Core deactivates and flushes a stopped kernel's actors: serve its requests until the host's EXIT. */
+        if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_RESIDENT);
+        RG_G(publish)(k, lane, &pubSeen);
+        RG_G(ack)(k, RG_KS_STOPPED, epoch, lane);
+        for (unsigned int n = 1u;; n++) {
+          if (__shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_stopped(k) : 0u, 0) != 0u) break;
+          if ((n & 255u) == 0u) RG_G(publish)(k, lane, &pubSeen);
+          __nanosleep(RG_INGRESS_IDLE_NS);
+        }
+        if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
+        RG_G(publish)(k, lane, &pubSeen);
+        return;
+      }
       if (done) {
         if (lane == 0u) rg_st_vol(&k->g->mode, RG_MODE_EXIT);
         RG_G(publish)(k, lane, &pubSeen);

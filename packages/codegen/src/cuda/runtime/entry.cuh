@@ -43,6 +43,9 @@ extern "C" __global__ void __launch_bounds__(RG_THREADS_PER_BLOCK, RG_MIN_BLOCKS
   k.timerHost = timerHost;
   k.metaOn = rg_ld_vol(&k.g->metaOn);
   k.hooksOn = rg_ld_vol(&k.g->hooksOn);
+  k.res = (rg_ResidencyGlobals*)(((unsigned long long)rg_ld_vol(&k.g->residencyHi) << 32) | rg_ld_vol(&k.g->residencyLo));
+  k.resPublished = 0u;
+  k.loadOn = k.res ? rg_ld_vol(&k.g->loadOn) : 0u;
   if (warp == 0u) RG_G(control)(&k, lane);
   else if (warp <= partitions) RG_G(worker)(&k, warp - 1u, lane);
   else RG_G(lane_ingress)(&k, warp - partitions, lane);

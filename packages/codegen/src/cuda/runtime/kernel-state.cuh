@@ -30,6 +30,11 @@ struct rg_kernel {
   unsigned int metaOn;
   /* DeviceGlobals.hooksOn, read once at launch: activations run the class's onActivate. */
   unsigned int hooksOn;
+  /* Actor residency (residency.cuh): the area (DeviceGlobals.residencyLo/Hi; 0: none), the request the
+     control warp published last, and DeviceGlobals.loadOn (a missing actor's messages wait for its state). */
+  rg_ResidencyGlobals* res;
+  unsigned int resPublished;
+  unsigned int loadOn;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }

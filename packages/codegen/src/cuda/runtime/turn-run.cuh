@@ -39,6 +39,8 @@ __device__ static __noinline__ void RG_G(on_activate)(rg_kernel* k, unsigned int
 /* __noinline__: it is called from three places (lane turns, the one-lane queue path, overflow); inlined at
    each, NVRTC took 14 s for the bank unit instead of 4 s (nvcc -cubin, sm_90), and the kernel 168 registers
    instead of 148. */
+/* residency.cuh: a class that loads parks the messages of an actor whose state is not here yet. */
+__device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot);
 __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co); /* a timer tick: not a message (timers.ts) */
@@ -59,6 +61,7 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   RG_G(req)* req = (RG_G(req)*)scratch;
   RG_G(rep)* rep = (RG_G(rep)*)(scratch + RG_SCRATCH_REPLY_AT);
   const char* why = 0;
+  bool full = false;
   if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
   else if (h->grain != RG_SELF_ID) why = "message for another grain class";
   else if (method >= RG_METHOD_COUNT) why = "unknown method id";
@@ -67,12 +70,19 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
 #else
   else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
 #endif
+  /* an actor waiting for its stored state: the message waits too, in order, before it is decoded (residency.cuh) */
+  else if (k->loadOn && (why = RG_G(res_wait)(k, ctr, key, part, slot)) != 0) {
+    if (why == RG_RES_PARKED) return;
+    if (why == RG_RES_FULL) {
+      why = 0;
+      full = true;
+    }
+  }
   else if (!RG_G(decode)(method, (RG_HDR + len <= cap ? stage : slot) + RG_HDR, len, req, co)) why = "malformed payload: it does not match the method's request schema";
   RG_STAMP(RG_S_W_DECODED);
   RG_WS_MARK(1);
   RG_G(state)* st = 0;
-  bool full = false;
-  if (!why) {
+  if (!why && !full) {
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = RG_G(activate)(k, ctr, key, part);
     if (!st) full = true;

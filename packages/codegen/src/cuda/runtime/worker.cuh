@@ -52,8 +52,25 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
   const unsigned int nodeBytes = RG_OV_NODE_HDR + k->slotSize;
   unsigned int ovHead = p + 1u;
   RG_TM_WORKER_STATE
+  unsigned int resTick = 0u;
   for (;;) {
     RG_TM_WORKER_POLL(k, p, lane, mode); /* due timer ticks into their owners' queues (timers.ts) */
+    /* A residency request (residency.cuh): looked at every 64th round, and at every idle one, so a worker
+       busy with messages serves it too. Lane 0 serves it; the others help its hooks' parallel loops. */
+    if (k->res && ((++resTick & 63u) == 0u || idle != 0u) && __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_pending(k, p) : 0u, 0) != 0u) {
+      if (lane == 0u) {
+        const unsigned int served = RG_G(res_service)(k, ctr, p, stage, RG_STAGE_BYTES, scratch, co);
+        RG_COOP_END(co);
+        rg_row_sent(row, ctr);
+        __threadfence();
+        rg_row_done(row, ctr);
+        rg_res_ack(k, p, served);
+      } else {
+        RG_COOP_HELP(co, lane);
+      }
+      __syncwarp();
+      continue;
+    }
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
 #if RG_TURN_LANES > 1

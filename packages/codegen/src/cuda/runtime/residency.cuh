@@ -257,13 +257,13 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
 
 /*
  * The turn of a class that loads (k->loadOn), before decoding: RG_RES_PARKED when the message was parked
- * (the actor waits for its state; the turn ends here, counted received), a rejection text, or 0 when the
- * actor is READY here (the turn goes on; its activation finds the entry).
+ * (the actor waits for its state; the turn ends here, counted received), RG_RES_FULL when no slot is left
+ * for it, a rejection text, or 0 when the actor is READY here (the turn goes on; its activation finds it).
  */
 __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot) {
   bool loading = false;
   rg_DirEntry* e = RG_G(res_lookup)(k, ctr, key, part, &loading);
-  if (!e) return "state table full (maxActors)";
+  if (!e) return RG_RES_FULL; /* the turn replies the typed error (RG_TE_STATE_TABLE_FULL) */
   if (!loading) return 0;
   return RG_G(res_park)(k, e->slot, slot) ? RG_RES_PARKED : RG_RES_POOL_FULL;
 }
@@ -325,13 +325,12 @@ __device__ static void RG_G(res_replay)(rg_kernel* k, unsigned int* ctr, rg_DirE
   atomicSub(&k->res->parked, n);
 }
 
-/* A stored state into an actor's slot (both aligned to the state's alignment, at least 4 where its size allows). */
+/* A stored state into an actor's slot (board rows and slots are a state's size apart from aligned bases). */
 __device__ static inline void rg_res_copy_in(unsigned char* d, const unsigned char* s) {
   constexpr unsigned int n = (unsigned int)sizeof(RG_G(state));
-  if (n % 4u == 0u)
-    for (unsigned int i = 0; i < n / 4u; i++) ((unsigned int*)d)[i] = ((const unsigned int*)s)[i];
-  else
-    for (unsigned int i = 0; i < n; i++) d[i] = s[i];
+  constexpr unsigned int U = n % 16u == 0u ? 16u : n % 8u == 0u ? 8u : n % 4u == 0u ? 4u : 1u;
+  typedef rg_gather_word<U>::T W; /* state-meta.cuh: the widest word the size allows */
+  for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = ((const W*)s)[i];
 }
 
 /* The board's row i: key (int64 halves), kind (RG_RES_ROW_*), state bytes. */
