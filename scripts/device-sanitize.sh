@@ -10,7 +10,7 @@ OUT="${OUT:-$PWD/.device/out}"
 LOGS=/tmp/rg-sanitizer
 mkdir -p "$OUT" "$LOGS"
 tools="memcheck,racecheck,synccheck,initcheck"
-workloads="vector-add,bank,sir,k2k-default,k2k-sir"
+workloads="vector-add,bank,sir,k2k-default,k2k-sir,residency"
 per_run="${SANITIZE_TIMEOUT:-240}"
 # Whole-script budget (s): a run that could not finish inside it is recorded as skipped, not started.
 budget="${SANITIZE_BUDGET:-100000}"
@@ -48,6 +48,9 @@ cmd_of() {
     timers) echo "node --import tsx bench/timers.ts --backend cuda --actors 10000 --trials 1 --seconds 2 --no-baseline" ;;
     # The dirty gather beside the persistent kernel (state-meta.ts), every row and the no-lost-update check.
     gpu-state) echo "node --import tsx bench/gpu-state.ts --rows 20000 --trials 1" ;;
+    # Actor residency (issue 30): idle collections racing tells for the same actors (deactivate, load on
+    # the next message with its messages parked, replay), every state checked against the model.
+    residency) echo "node --import tsx scripts/residency-workload.ts --backend cuda --keys 300 --rounds 6" ;;
     *) return 1 ;;
   esac
 }
