@@ -573,6 +573,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       },
       sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => this.sendLocal(route, key, payload, ask),
       handOff: (grain: string) => this.handOff(grain),
+      k2kSent: () => this.kernels().reduce((n, k) => n + k.counters().k2kSent, 0),
     };
     return joinCluster(cluster, host, grains, this.logger);
   }

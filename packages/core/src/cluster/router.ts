@@ -18,6 +18,8 @@ export interface RouterHost<R> {
   sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
   /** This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them. */
   handOff?(grain: string): Promise<void>;
+  /** K2K messages this silo's kernels sent so far (a warning: they do not cross silos yet). */
+  k2kSent?(): number;
 }
 
 export interface ClusterEvents {
@@ -85,6 +87,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly handedOff = new Map<string, Map<string, number>>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
+  private sweeps = 0;
+  private k2kWarned = false;
   private closed = false;
   private readonly counts = {
     asksOut: 0,
@@ -486,11 +490,24 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       if (this.counts.handOffsTimedOut > before) this.host.logger.warn({ partitions: this.counts.handOffsTimedOut - before }, `cluster: no handoff within ${HANDOFF_MS} ms; the partitions run from the newest flushed state`);
     }
     if (this.leftAt.size) this.settleLeft(now);
+    if (!this.k2kWarned && ++this.sweeps % 10 === 0) this.checkK2K();
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(corr);
       p.reject(new RinggrainError('ASK_TIMEOUT', `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${this.host.askTimeoutMs} ms`, { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' }));
     }
+  }
+
+  /**
+   * K2K sends stay inside the silo (docs/cluster.md, limits): with another silo hosting classes, a send to
+   * a key it owns activates that key here too. Said once, loudly, when this silo's kernels send K2K.
+   */
+  private checkK2K(): void {
+    const sent = this.host.k2kSent?.() ?? 0;
+    const others = this.conn.live().some((s) => s.id !== this.self && !s.client && Object.keys(s.grains).length > 0);
+    if (sent === 0 || !others) return;
+    this.k2kWarned = true;
+    this.host.logger.warn({ k2kSent: sent }, 'cluster: handlers here send K2K (ctx.send/forward); K2K does not cross silos yet, so a send to a key another silo owns activates that key here as well (two activations). Send between clustered actors with refs from application code until cross-silo K2K lands (docs/cluster.md)');
   }
 
   /** Parked entries older than parkMs fail: asks with NoSiloError, tells counted as lost (an event). */
