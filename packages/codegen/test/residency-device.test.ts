@@ -131,6 +131,7 @@ static rg_StateMeta* rg_meta_of(const unsigned char*, unsigned int) { return met
 static void rg_meta_activate(unsigned char*, unsigned int, unsigned int, unsigned int, unsigned int) {}
 static void rg_gather_copy(unsigned char* d, const unsigned char* s) { memcpy(d, s, sizeof(rg_${G}_state)); }
 template <unsigned int U> struct rg_gather_word { struct T { unsigned char b[U]; }; };
+template <class T> static T __ldcg(const T* p) { return *p; }
 /* Stand-ins of the turn machinery: the hook adds 1000 to the state's first word and counts. */
 struct rg_turn { long long key; double now; unsigned int sent; };
 static void rg_turn_init(rg_turn* t, const rg_kernel*, long long key, double now, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, rg_coop*) { t->key = key; t->now = now; t->sent = 0; }

@@ -741,7 +741,10 @@ export class CudaKernel implements BackendKernel {
       const stateHost = this.plan.persistence!.host;
       const pools = { device: this.backend.deviceMemory, host: this.backend.stagingHost, running: () => this.backend.anyRunning() };
       const place = { device: this.device, areaAt: this.at.residency, buffer: this.host.buffer, offset: this.host.offset + this.residencyHostAt };
-      this.residency = new KernelResidency(this.ctx, pools, this.residencyTarget(), place, stateHost, () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined), this.backend.options.stopTimeoutMs);
+      // A request waits for every worker's walk of the directory (a deactivation of a million actors, hooks
+      // included): bounded by a minute (times RINGGRAIN_TIMEOUT_SCALE via stopTimeoutMs's scale), or the stop timeout if longer.
+      const timeoutMs = Math.max(this.backend.options.stopTimeoutMs, scaledDefault(60_000));
+      this.residency = new KernelResidency(this.ctx, pools, this.residencyTarget(), place, stateHost, () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined), timeoutMs);
     }
     return this.residency;
   }

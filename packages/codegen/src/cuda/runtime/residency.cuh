@@ -71,11 +71,12 @@ __device__ static void rg_res_control(rg_kernel* k) {
 /*
  * Control warp, lane 0, once the kernel stopped (STOP acknowledged, mode RG_MODE_RESIDENT): requests go on
  * being relayed and published, as core deactivates and flushes a stopped kernel's actors; true once the
- * host asked it to exit (RG_RES_OP_EXIT, relayed, not answered).
+ * host asked it to exit (RG_RES_OP_EXIT, relayed at any time: dispose may send it before STOP is drained,
+ * and nothing follows it).
  */
 __device__ static bool rg_res_stopped(rg_kernel* k) {
   rg_res_control(k);
-  return k->res->op == RG_RES_OP_EXIT && k->res->seq != k->resPublished;
+  return k->res->op == RG_RES_OP_EXIT;
 }
 
 #if RG_HAS_ON_DEACTIVATE
@@ -325,12 +326,16 @@ __device__ static void RG_G(res_replay)(rg_kernel* k, unsigned int* ctr, rg_DirE
   atomicSub(&k->res->parked, n);
 }
 
-/* A stored state into an actor's slot (board rows and slots are a state's size apart from aligned bases). */
+/*
+ * A stored state from the board into an actor's slot (board rows and slots are a state's size apart from
+ * aligned bases). The board is written by host copies between requests: every read of it is an L2 load
+ * (ld.cg), never an L1 line kept from an earlier install.
+ */
 __device__ static inline void rg_res_copy_in(unsigned char* d, const unsigned char* s) {
   constexpr unsigned int n = (unsigned int)sizeof(RG_G(state));
   constexpr unsigned int U = n % 16u == 0u ? 16u : n % 8u == 0u ? 8u : n % 4u == 0u ? 4u : 1u;
   typedef rg_gather_word<U>::T W; /* state-meta.cuh: the widest word the size allows */
-  for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = ((const W*)s)[i];
+  for (unsigned int i = 0; i < n / U; i++) ((W*)d)[i] = __ldcg((const W*)s + i);
 }
 
 /* The board's row i: key (int64 halves), kind (RG_RES_ROW_*), state bytes. */
@@ -344,21 +349,22 @@ __device__ static inline const unsigned char* rg_res_board(const rg_ResidencyGlo
  * 'preload': keys held in any way are passed (a held state is newer); others are inserted READY while
  * slots are free, timers and onActivate with clock 0, as the CPU backend preloads.
  */
-__device__ static void RG_G(res_install)(rg_kernel* k, unsigned int* ctr, unsigned int part, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
+/* __noinline__: its text buffer and loop stay out of the worker's own frame. */
+__device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int* ctr, unsigned int part, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
   rg_ResidencyGlobals* r = k->res;
   const unsigned char* board = rg_res_board(r);
   const unsigned int rows = r->rows, mode = r->mode;
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   char text[RG_RES_INSTALL_ERROR_BYTES + 1u];
   const unsigned int tn = r->errorLength < RG_RES_INSTALL_ERROR_BYTES ? r->errorLength : RG_RES_INSTALL_ERROR_BYTES;
-  for (unsigned int i = 0; i < tn; i++) text[i] = (char)board[r->boardErrorAt + i];
+  for (unsigned int i = 0; i < tn; i++) text[i] = (char)__ldcg(board + r->boardErrorAt + i);
   text[tn] = 0;
   unsigned int installed = 0u;
   for (unsigned int i = 0; i < rows; i++) {
-    const unsigned int lo = *(const unsigned int*)(board + 8ull * i), hi = *(const unsigned int*)(board + 8ull * i + 4u);
+    const unsigned int lo = __ldcg((const unsigned int*)(board + 8ull * i)), hi = __ldcg((const unsigned int*)(board + 8ull * i + 4u));
     const long long key = RG_KEY_OF(lo, hi);
     if (rg_partition(key, k->partitions) != part) continue;
-    const unsigned int kind = board[r->boardKindsAt + i];
+    const unsigned int kind = __ldcg(board + r->boardKindsAt + i);
     const unsigned char* row = board + r->boardStatesAt + (unsigned long long)i * sizeof(RG_G(state));
     bool loading = false;
     rg_DirEntry* e = 0;
