@@ -26,7 +26,6 @@ import {
   type GrainDef,
   type KernelOptions,
   type MethodDef,
-  Deque,
   HOOK_METHOD,
   KERNEL_RECORD,
   byName,
@@ -43,20 +42,13 @@ import type { StateOp, StateOut } from './protocol.ts';
 import { IMAGE_AREA_EXTRA_WORD, IMAGE_AREA_HEADER, IMAGE_AREA_RUNNING_WORD, LANE_GUARD, readColumnImage, type ColumnImage, type LaneReader } from '@ringgrain/core';
 import { K2KTargetError } from './errors.ts';
 import { replyMismatchText } from './reply-mismatch.ts';
-import { IMAGE_BUFFERS, IMAGE_BUFFER_BYTES, OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
+import { IMAGE_BUFFERS, IMAGE_BUFFER_BYTES, OVERFLOW_WORD, overflowWords, type PeerInfo } from './memory.ts';
+import { K2KOut } from './k2k-outbox.ts';
 import { StateTable } from './state-table.ts';
 
 /** Messages taken from one ring before the loop looks at the other (host inbound, K2K): fairness, not protocol. */
 const DRAIN_BATCH = 64;
 
-/**
- * K2K messages for a lane of another thread gathered before they are written to its ring as one batch
- * (the step's end writes what is gathered, whatever the count). Each message written one by one cost a
- * CAS on the target ring's head and a load of its consumer's flag, both on lines the other core had just
- * written: on the 2-core machine a message cost twice the CPU with 2 threads (half the sends crossing)
- * as with 1. One CAS claims the batch; the slots are written in order, each published by its seq.
- */
-const OUTBOX_SLOTS = 32;
 
 
 type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;
@@ -104,45 +96,6 @@ export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Err
   return { def, handlers, instance, onActivate: hook('onActivate'), onDeactivate: hook('onDeactivate') };
 }
 
-/** One lane of a K2K target kernel, as this sender sees it. */
-interface PeerLaneEnd {
-  readonly ring: Ring;
-  readonly producer: RingProducer;
-  /** The word its consumer sleeps on, and the consumer's parked flag (-1: a consumer that never parks). */
-  readonly doorbell: Int32Array;
-  readonly doorbellIndex: number;
-  readonly parkedIndex: number;
-  /** Messages waiting for room in the lane's K2K ring: each the slot image as 32-bit words (seq first). */
-  readonly overflow: Deque<Int32Array>;
-  /** The peer's overflow figures (Peer.stats). */
-  readonly stats: Int32Array;
-  /** Messages gathered for a lane another thread consumes (undefined: this thread's own lane, written at once). */
-  readonly outbox: Outbox | undefined;
-  /** The ring's tail as last read (batch claims re-read it only when it says full). */
-  tailSeen: number;
-}
-
-/**
- * Slot images gathered for one target lane, `stride` words apart (seq first, not written). The images'
- * memory is taken on the first send to that lane: a dispatcher has a box for every other thread's lane of
- * every kernel, and most pairs of kernels never talk.
- */
-class Outbox {
-  words = new Int32Array(0);
-  readonly lengths = new Int32Array(OUTBOX_SLOTS);
-  count = 0;
-  constructor(readonly stride: number) {}
-}
-
-interface Peer {
-  readonly buffer: SharedArrayBuffer;
-  readonly lanes: readonly PeerLaneEnd[];
-  /** The peer's overflow figures (memory.ts OVERFLOW_WORD), shared by every sender to it. */
-  readonly stats: Int32Array;
-}
-
-// K2K copies a finished slot minus its seq word, which publishShared writes last.
-if (SLOT.seq !== 0) throw new Error('protocol: K2K copy expects seq to be the first slot word');
 
 const FORWARDED: Forwarded = Object.freeze({ __forwarded: true as const });
 
@@ -206,16 +159,14 @@ export class Dispatcher {
   private readonly reader = new SlotReader();
   private readonly scratch: Ring;
   private readonly scratchSlot: number;
-  private peers = new Map<number, Peer>();
   /** The lane this dispatcher consumes: in the pool, also the index of its thread (lane i of every kernel runs on thread i). */
   private readonly lane: number;
-  /** Target lanes whose outbox holds messages, in the order they got their first. */
-  private readonly boxed: PeerLaneEnd[] = [];
+  /** The K2K sending side: peers, outboxes, overflow queues (k2k-outbox.ts). */
+  private readonly out: K2KOut;
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
   private heartbeat = 0;
-  private pendingOverflow = 0;
   /** This kernel's overflow figures, and the word (heldBy + lane) where this thread counts what it holds for any kernel. */
   private readonly ownStats: Int32Array;
   private readonly heldWord: number;
@@ -306,6 +257,7 @@ export class Dispatcher {
     this.replayRing = Ring.format(new SharedArrayBuffer(2 * args.options.slotSize + 512), 0, 2, args.options.slotSize);
     this.replaySlot = this.replayRing.slotAt(0);
     this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
+    this.out = new K2KOut(args.lane, args.options.slotSize, this.heldWord, this.counts);
     this.setPeers(args.peers);
     const nTimers = args.self.def.timers.length;
     this.timers = args.timers && nTimers ? new TimerTable(nTimers) : undefined;
@@ -332,44 +284,7 @@ export class Dispatcher {
   }
 
   setPeers(peers: readonly PeerInfo[]): void {
-    // Gathered messages join their lanes' overflow queues first (in order): those follow the peer below.
-    this.spillOutboxes();
-    const next = new Map<number, Peer>();
-    for (const [id, old] of this.peers) {
-      const still = peers.find((p) => p.grainId === id);
-      if (still && still.lanes.length === old.lanes.length) continue;
-      // The target kernel went away with messages still waiting here: do not lose them quietly.
-      // (Relaunched with as many lanes, it gets them: a key's lane is the same.)
-      this.returnHeld(old);
-    }
-    for (const p of peers) {
-      const old = this.peers.get(p.grainId);
-      if (old && old.buffer === p.sab) {
-        next.set(p.grainId, old);
-        continue;
-      }
-      const stats = new Int32Array(p.sab, p.overflowOffset, overflowWords(p.lanes.length));
-      next.set(p.grainId, {
-        buffer: p.sab,
-        stats,
-        lanes: p.lanes.map((l, i) => {
-          const ring = new Ring(p.sab, l.k2kOffset);
-          return {
-            ring,
-            producer: new RingProducer(ring),
-            doorbell: new Int32Array(l.doorbell.buffer),
-            doorbellIndex: l.doorbell.index,
-            parkedIndex: l.doorbell.parked ?? -1,
-            overflow: old && old.lanes.length === p.lanes.length ? old.lanes[i]!.overflow : new Deque<Int32Array>(),
-            stats,
-            // Lane i of every kernel runs on pool thread i: only this dispatcher's own lane index is this thread.
-            outbox: i === this.lane ? undefined : new Outbox(Math.max(ring.slotSize, this.options.slotSize) >> 2),
-            tailSeen: Atomics.load(ring.words, RING.tail) >>> 0,
-          };
-        }),
-      });
-    }
-    this.peers = next;
+    this.out.setPeers(peers);
   }
 
   inspect(key: number | string): unknown {
@@ -406,7 +321,7 @@ export class Dispatcher {
 
   /** Whether a step would find something to do (a message, a host request, held K2K overflow). */
   hasWork(): boolean {
-    return this.pendingOverflow !== 0 || this.hasInput();
+    return this.out.pending !== 0 || this.hasInput();
   }
 
   /** Whether a step would find something to do besides retrying held K2K overflow. */
@@ -418,12 +333,12 @@ export class Dispatcher {
 
   /** K2K messages this lane holds for full target rings (the owner must not sleep long while any wait). */
   get holdsOverflow(): boolean {
-    return this.pendingOverflow !== 0;
+    return this.out.pending !== 0;
   }
 
   /** How many K2K messages this lane holds for full target rings. */
   get heldOverflow(): number {
-    return this.pendingOverflow;
+    return this.out.pending;
   }
 
   /**
@@ -444,13 +359,12 @@ export class Dispatcher {
       this.toLoad = [];
     }
     if (this.laneLoaded.length) this.reportLaneLoaded();
-    if (this.boxed.length) this.flushOutboxes();
-    if (this.pendingOverflow) this.flushOverflow();
+    this.out.flush();
     if (did > 0) this.heartbeat++;
     this.publishCounters();
     if (this.checkControl()) {
       // STOP: what still waits for room in a target's ring goes nowhere now (this lane's thread drops it).
-      if (this.pendingOverflow) for (const peer of this.peers.values()) this.returnHeld(peer);
+      this.out.returnAll();
       this.publishCounters();
       Atomics.store(this.control, CONTROL.observed, KernelState.STOPPED);
       Atomics.store(this.control, CONTROL.ackEpoch, this.epochSeen | 0);
@@ -468,7 +382,7 @@ export class Dispatcher {
     for (;;) {
       const did = this.step();
       if (did < 0) return 'stopped';
-      if (did === 0) return this.pendingOverflow ? 'busy' : 'idle';
+      if (did === 0) return this.out.pending ? 'busy' : 'idle';
       if (performance.now() - t0 > budgetMs) return 'busy';
     }
   }
@@ -947,7 +861,7 @@ export class Dispatcher {
         emit({ out: 'done', id: op.id, count });
       }
     }
-    if (this.boxed.length) this.flushOutboxes();
+    this.out.flushOutboxes();
     this.publishCounters();
     return n;
   }
@@ -1169,12 +1083,12 @@ export class Dispatcher {
         throw new K2KTargetError(target.name, `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.def.name}.${this.curMethod?.name}`);
       }
     }
-    let peer = this.peers.get(targetId);
+    let peer = this.out.peers.get(targetId);
     if (!peer) {
       // A relaunch posts the new peer list before it resolves, but the loop reads its port at most once
       // a millisecond: read it now, before failing a send that the host already made valid.
       this.pollControl();
-      peer = this.peers.get(targetId);
+      peer = this.out.peers.get(targetId);
     }
     if (!peer) throw new K2KTargetError(target.name, 'its kernel is not running');
     const lane = peer.lanes[laneOfKey(key, peer.lanes.length)]!;
@@ -1195,154 +1109,6 @@ export class Dispatcher {
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
-    const words = (len + 3) >> 2;
-    if (lane.overflow.length === 0) {
-      const box = lane.outbox;
-      if (box === undefined) {
-        if (this.enqueue(lane, s.i32, slot >> 2, words)) return;
-      } else {
-        // Another thread's lane: gathered, written with the rest at the step's end (or when the box is full).
-        if (box.count === 0) {
-          this.boxed.push(lane);
-          if (box.words.length === 0) box.words = new Int32Array(OUTBOX_SLOTS * box.stride);
-        }
-        const src = s.i32;
-        const at = slot >> 2;
-        const dst = box.words;
-        const d0 = box.count * box.stride;
-        for (let w = 1; w < words; w++) dst[d0 + w] = src[at + w]!;
-        box.lengths[box.count++] = words;
-        if (box.count === OUTBOX_SLOTS) this.flushOutbox(lane);
-        return;
-      }
-    }
-    this.hold(lane, s.i32.slice(slot >> 2, (slot >> 2) + words));
-  }
-
-  /** A message that waits in the lane's overflow queue (in order) until its ring has room; counted in the peer's figures. */
-  private hold(lane: PeerLaneEnd, image: Int32Array): void {
-    lane.overflow.push(image);
-    this.pendingOverflow++;
-    const stats = lane.stats;
-    const used = Atomics.add(stats, OVERFLOW_WORD.inUse, 1) + 1;
-    Atomics.add(stats, this.heldWord, 1);
-    Atomics.add(stats, OVERFLOW_WORD.overflowed, 1);
-    for (let hw = Atomics.load(stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(stats, OVERFLOW_WORD.highWater)) {
-      if (Atomics.compareExchange(stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
-    }
-  }
-
-  private flushOutboxes(): void {
-    const boxed = this.boxed;
-    // flushOutbox removes the lane from `boxed` only when it empties the box; it always does.
-    for (let i = 0; i < boxed.length; i++) this.flushOutbox(boxed[i]!, false);
-    boxed.length = 0;
-  }
-
-  /**
-   * Writes a lane's gathered messages into its K2K ring: one CAS claims as many slots as the ring has
-   * free (up to all of them), each slot is copied and published by its seq, and the consumer is woken
-   * once if it parked. What does not fit waits in the overflow queue, in order.
-   */
-  private flushOutbox(lane: PeerLaneEnd, unlist = true): void {
-    const box = lane.outbox!;
-    const n = box.count;
-    box.count = 0;
-    if (unlist) {
-      const at = this.boxed.indexOf(lane);
-      if (at >= 0) this.boxed.splice(at, 1);
-    }
-    if (n === 0) return;
-    const ring = lane.ring;
-    const hw = ring.words;
-    const cap = ring.capacity;
-    let head = 0;
-    let k = 0;
-    for (;;) {
-      head = Atomics.load(hw, RING.head) >>> 0;
-      let free = cap - ((head - lane.tailSeen) >>> 0);
-      if (free < n) {
-        // A cross-core read of the consumer's line: only when the cached tail says the batch does not fit.
-        lane.tailSeen = Atomics.load(hw, RING.tail) >>> 0;
-        free = cap - ((head - lane.tailSeen) >>> 0);
-      }
-      k = Math.min(n, free);
-      if (k <= 0) {
-        k = 0;
-        break;
-      }
-      if (Atomics.compareExchange(hw, RING.head, head | 0, (head + k) | 0) === (head | 0)) break;
-    }
-    const dst = ring.i32;
-    const src = box.words;
-    const stride = box.stride;
-    for (let j = 0; j < k; j++) {
-      const d0 = ring.slotAt(head + j) >> 2;
-      const s0 = j * stride;
-      const len = box.lengths[j]!;
-      for (let w = 1; w < len; w++) dst[d0 + w] = src[s0 + w]!;
-      Atomics.store(dst, d0 + (SLOT.seq >> 2), (head + j + 1) | 0);
-    }
-    if (k > 0 && lane.parkedIndex >= 0) wakeIfParked(lane.doorbell, lane.doorbellIndex, lane.parkedIndex);
-    for (let j = k; j < n; j++) this.hold(lane, src.slice(j * stride, j * stride + box.lengths[j]!));
-  }
-
-  /**
-   * K2K messages this lane holds for `peer` that will never reach it (the target kernel went away, or this
-   * kernel stops): counted here as received back and rejected, so this kernel balances and K2K sent =
-   * received in total (the target never counts them). The overflow queues are emptied.
-   */
-  private returnHeld(peer: Peer): void {
-    for (const l of peer.lanes) {
-      const n = l.overflow.length;
-      if (n === 0) continue;
-      this.counts.received += n;
-      this.counts.k2kReceived += n;
-      this.counts.rejected += n;
-      this.pendingOverflow -= n;
-      Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, n);
-      Atomics.sub(peer.stats, this.heldWord, n);
-      while (l.overflow.shift() !== undefined);
-    }
-  }
-
-  /** Every gathered message into its lane's overflow queue, in order (the peer list is about to change). */
-  private spillOutboxes(): void {
-    for (const lane of this.boxed) {
-      const box = lane.outbox!;
-      for (let j = 0; j < box.count; j++) this.hold(lane, box.words.slice(j * box.stride, j * box.stride + box.lengths[j]!));
-      box.count = 0;
-    }
-    this.boxed.length = 0;
-  }
-
-  /**
-   * A slot image (`n` words of `src` from word `at`, seq first) copied word by word into the lane's K2K
-   * ring: no view objects on the send path. Slots are 16-byte aligned; seq is written last, by publishShared.
-   */
-  private enqueue(lane: PeerLaneEnd, src: Int32Array, at: number, n: number): boolean {
-    const slot = lane.producer.claimShared();
-    if (slot < 0) return false;
-    const dst = lane.ring.i32;
-    const d0 = slot >> 2;
-    for (let w = 1; w < n; w++) dst[d0 + w] = src[at + w]!;
-    lane.producer.publishShared(slot);
-    if (lane.parkedIndex >= 0) wakeIfParked(lane.doorbell, lane.doorbellIndex, lane.parkedIndex);
-    return true;
-  }
-
-  private flushOverflow(): void {
-    for (const peer of this.peers.values()) {
-      for (const lane of peer.lanes) {
-        while (lane.overflow.length) {
-          const image = lane.overflow.peek()!;
-          if (!this.enqueue(lane, image, 0, image.length)) break;
-          lane.overflow.shift();
-          this.pendingOverflow--;
-          Atomics.sub(peer.stats, OVERFLOW_WORD.inUse, 1);
-          Atomics.sub(peer.stats, this.heldWord, 1);
-        }
-      }
-    }
+    this.out.send(lane, s.i32, slot >> 2, (len + 3) >> 2);
   }
 }
