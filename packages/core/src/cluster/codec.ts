@@ -10,26 +10,32 @@ import type { Schema } from '../schema/types.ts';
  */
 let scratch = new Writer(new Uint8Array(16 * 1024));
 
-export function encodeValue(schema: Schema, value: unknown, where: string): Uint8Array {
+/** `grain` and `method` name the value in errors (joined only then: no string is built per message). */
+export function encodeValue(schema: Schema, value: unknown, grain: string, method: string): Uint8Array {
   for (;;) {
     try {
       compileEncoder(schema)(value, scratch.reset(0, scratch.u8.length));
       return scratch.u8.slice(0, scratch.pos);
     } catch (e) {
-      if (e === MISMATCH) throw validationError(schema, value, where);
+      if (e === MISMATCH) throw validationError(schema, value, `${grain}.${method}`);
       if (e !== OVERFLOW) throw e;
-      if (!schema.zod.safeParse(value).success) throw validationError(schema, value, where);
+      if (!schema.zod.safeParse(value).success) throw validationError(schema, value, `${grain}.${method}`);
       scratch = new Writer(new Uint8Array(Math.max(scratch.u8.length * 2, encodedSize(schema, value) + 64)));
     }
   }
 }
 
-export function decodeValue(schema: Schema, bytes: unknown, where: string): unknown {
-  if (!(bytes instanceof Uint8Array)) throw new DecodeError(`${where}: the value is not bytes`);
+/** Readers by buffer: a frame's values are views of its one buffer, so one Reader serves them all. */
+const readers = new WeakMap<ArrayBufferLike, Reader>();
+
+export function decodeValue(schema: Schema, bytes: unknown, grain: string, method: string): unknown {
+  if (!(bytes instanceof Uint8Array)) throw new DecodeError(`${grain}.${method}: the value is not bytes`);
+  let r = readers.get(bytes.buffer);
+  if (!r) readers.set(bytes.buffer, (r = new Reader(new Uint8Array(bytes.buffer))));
   try {
-    return decodeExact(schema, new Reader(bytes).reset(0, bytes.length));
+    return decodeExact(schema, r.reset(bytes.byteOffset, bytes.byteOffset + bytes.length));
   } catch (e) {
-    throw e instanceof DecodeError ? e : new DecodeError(`${where}: ${(e as Error).message}`, { cause: e });
+    throw e instanceof DecodeError ? e : new DecodeError(`${grain}.${method}: ${(e as Error).message}`, { cause: e });
   }
 }
 

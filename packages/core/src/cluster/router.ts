@@ -169,7 +169,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     const owner = this.parkedGrains.has(grain) ? undefined : this.ownerOf(grain, key);
     if (owner === this.self && this.hosted(grain, method) !== undefined && !this.awaited(grain, key)) return LOCAL;
     // Encoded here: a bad payload fails at the call (SchemaValidationError), nothing sent, as locally.
-    const bytes = encodeValue(m.request, payload, `${grain}.${method}`);
+    const bytes = encodeValue(m.request, payload, grain, method);
     const corr = ask ? this.nextCorr() : 0;
     const entry: MessageEntry = [EntryKind.Message, grain, method, key, bytes, corr, this.self, 0];
     let p: Promise<unknown> | undefined;
@@ -238,10 +238,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       this.failEntry(entry, new RinggrainError('UNKNOWN_GRAIN', `grain "${grain}" method "${method}" is not hosted by silo ${this.self}, which owns its partition`, { hint: 'every silo that hosts a class must register the same class (same methods)' }));
       return;
     }
-    const where = `${grain}.${method}`;
     let r: Promise<unknown> | undefined;
     try {
-      r = this.host.sendLocal(hosted.route, key, decodeValue(hosted.method.request, bytes, where), corr !== 0);
+      r = this.host.sendLocal(hosted.route, key, decodeValue(hosted.method.request, bytes, grain, method), corr !== 0);
     } catch (e) {
       this.failEntry(entry, e as Error);
       return;
@@ -256,7 +255,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       (v) => {
         let out: unknown = null;
         try {
-          if (reply) out = encodeValue(reply, v, where);
+          if (reply) out = encodeValue(reply, v, grain, `${method} reply`);
         } catch (e) {
           this.reply(origin, corr, 0, e);
           return;
@@ -294,7 +293,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (ok) {
       let value: unknown;
       try {
-        value = p.reply ? decodeValue(p.reply, v, `${p.grain}.${p.method} reply`) : undefined;
+        value = p.reply ? decodeValue(p.reply, v, p.grain, `${p.method} reply`) : undefined;
       } catch (e) {
         p.reject(e as Error);
         return;
