@@ -8,7 +8,6 @@ import {
   IdleTimeoutError,
   BackendUnavailableError,
   DecodeError,
-  HandlerError,
   InvalidKeyError,
   InvalidTransitionError,
   KernelFaultError,
