@@ -7,6 +7,7 @@
  *   RG_COMMIT=<sha> node --import tsx scripts/gpu-latest.ts [--trials 5] [--skip vectorAdd,k2k,...]
  *       [--sanitizer $OUT/sanitizer.json] [--tests $OUT/vitest.json] [--sir $OUT/sir1M.json]
  *       [--chains bench/results/chains.json]   (bench/chains.ts's record: cpuChainHopsPerS, cudaChainHopsPerS)
+ *       [--persistence $OUT/persistence.json]   (bench/gpu-persistence.ts's record, under persistence)
  *
  * Writes $OUT/gpu-latest.json; copy it to bench/results/ and commit it with the change it measures.
  */
@@ -392,6 +393,22 @@ function gpuStateFigures(j: unknown): Record<string, unknown> | null {
   };
 }
 
+/** bench/gpu-persistence.ts's record (--persistence): each figure as { cuda, cpu } (issue 30's targets name the cuda one). */
+function persistenceFigures(r: unknown): unknown {
+  if (!r || typeof r !== 'object') return null;
+  const rec = r as Record<string, Record<string, number> | undefined>;
+  const pair = (f: string) => ({ cuda: rec['cuda']?.[f] ?? null, cpu: rec['cpu']?.[f] ?? null });
+  return {
+    keys: (r as { keys?: number }).keys ?? null,
+    firstMessageUs: { p50: pair('firstMessageUsP50'), p90: pair('firstMessageUsP90') },
+    coldActivationsPerS: pair('coldActivationsPerS'),
+    preloadPerS: pair('preloadPerS'),
+    flush1MS: pair('flushS'),
+    idle10M: (r as { idle10M?: unknown }).idle10M ?? null,
+    errors: { cuda: (rec['cuda'] as { error?: string } | undefined)?.error ?? null, cpu: (rec['cpu'] as { error?: string } | undefined)?.error ?? null },
+  };
+}
+
 /** bench/chains.ts's record (--chains): one-token chain hops/s by ring size for one backend (issue 37). */
 function chainFigures(j: unknown, backend: 'cpu' | 'cuda'): Record<string, number | string> | null {
   const c = j as { byBackend?: Record<string, Record<string, { one?: { hopsPerS?: number }; skipped?: string }>>; commit?: string; threads?: number } | null;
@@ -439,6 +456,8 @@ Object.assign(record, {
   gpuState: gpuStateFigures(readJson('--gpu-state')),
   cpuChainHopsPerS: chainFigures(readJson('--chains'), 'cpu'),
   cudaChainHopsPerS: chainFigures(readJson('--chains'), 'cuda'),
+  // bench/gpu-persistence.ts's record (issue 30): firstMessageUs (cuda beside cpu), coldActivationsPerS, preloadPerS, flushS; conformanceSkips from the tests.
+  persistence: persistenceFigures(readJson('--persistence')),
   trials: TRIALS,
   ok,
   details,
