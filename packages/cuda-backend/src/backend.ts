@@ -30,6 +30,8 @@ import { CoResidencyError, CudaBackendOptionsError, GpuFaultError, KernelStuckEr
 import { DeviceMemoryPool } from './device-memory.ts';
 import { CuFunctionAttribute, CudaContext, CudaError, arg, compileCached, compileCachedAsync, probeCuda, type CompileCachedOptions, type CompileCachedResult, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
 import { unitCompileOptions } from './nvrtc-unit.ts';
+import { DEFAULT_PARTITIONS, DEFAULT_QUEUE_CAPACITY, scaledPartitions, scaledQueueCapacity } from './sizing.ts';
+import { deferredByDevice, runningOn, stickyByDevice } from './device-registry.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
 import { INTERNALS } from './internals.ts';
 import { GpuStateError } from './errors.ts';
@@ -123,24 +125,6 @@ export interface LaunchInfo {
   readonly partitions: number;
 }
 
-/*
- * Defaults of partitions and queue capacity. SIR at 1,000,000 people on the H100 (a step's burst is up to
- * 2.8 M K2K messages): 32 partitions of 256 slots, peak step 154 ms; 128 of 4,096, 41.7 ms; 512 of 1,024,
- * 21.7 ms (epidemic 894 → 669 ms, the README's GPU section). Small classes keep 32 × 256: their warps and
- * queues cost memory and idle polling, and SIR's 10,000 wards at 512 partitions took their askMany 30-80%
- * longer a step. 512 partitions are 129 resident blocks: room is left for other classes' kernels.
- */
-const DEFAULT_PARTITIONS = 32;
-const DEFAULT_QUEUE_CAPACITY = 256;
-const BIG_CLASS_ACTORS = 1 << 18;
-const ACTORS_PER_AUTO_PARTITION = 2048;
-const MAX_AUTO_PARTITIONS = 512;
-const MAX_AUTO_QUEUE_CAPACITY = 1 << 14;
-/** Bytes of slots a default-sized partition queue may take, and the fewest slots it keeps. */
-const QUEUE_BYTES_BUDGET = 64 << 20;
-const MIN_AUTO_QUEUE_CAPACITY = 16;
-const pow2AtLeast = (n: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
-
 const ALIGN_DEVICE = 256;
 const ALIGN_HOST = 128;
 const up = (n: number, a: number) => Math.ceil(n / a) * a;
@@ -152,25 +136,6 @@ interface Generated {
 }
 
 
-/*
- * Every backend in a process uses the device's one primary context, so a driver call that waits for
- * running kernels waits for every backend's kernels: what may block is decided device-wide here.
- */
-const runningByDevice = new Map<number, Set<CudaKernel>>();
-/** Contexts released while kernels of other backends still ran: disposed when none runs. */
-const deferredByDevice = new Map<number, CudaContext[]>();
-/**
- * Devices whose primary context took a sticky fault in this process. Measured on the H100 (driver
- * 580): after the fault, resetting and releasing the primary context, cuDevicePrimaryCtxRetain still
- * returns CUDA_ERROR_ILLEGAL_ADDRESS — CUDA keeps such an error for the life of the process.
- */
-const stickyByDevice = new Map<number, Error>();
-
-function runningOn(device: number): Set<CudaKernel> {
-  let s = runningByDevice.get(device);
-  if (!s) runningByDevice.set(device, (s = new Set()));
-  return s;
-}
 
 /**
  * The CUDA backend: one persistent ring kernel per grain class, all in one CUDA context (the device's
@@ -245,19 +210,12 @@ export class CudaBackend implements Backend {
 
   /** Partitions of a kernel with this many actors: the `partitions` option, else the scaled default. */
   partitionsFor(maxActors: number): number {
-    if (this.fixedPartitions !== undefined) return this.fixedPartitions;
-    if (maxActors <= BIG_CLASS_ACTORS) return DEFAULT_PARTITIONS;
-    return Math.min(MAX_AUTO_PARTITIONS, pow2AtLeast(Math.ceil(maxActors / ACTORS_PER_AUTO_PARTITION)));
+    return this.fixedPartitions ?? scaledPartitions(maxActors);
   }
 
   /** Slots per partition queue of a kernel with this many actors: the `queueCapacity` option, else the scaled default. */
   queueCapacityFor(maxActors: number, partitions: number, slotSize: number): number {
-    if (this.fixedQueueCapacity !== undefined) return this.fixedQueueCapacity;
-    const scaled = maxActors <= BIG_CLASS_ACTORS ? DEFAULT_QUEUE_CAPACITY : Math.max(DEFAULT_QUEUE_CAPACITY, Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))));
-    // Large slots: a queue of 256 × 8 MB slots was 2 GiB a partition (64 GiB for 32), for messages a
-    // kernel takes a few at a time; what does not fit waits in the host ring or the overflow pool.
-    const bySize = Math.max(MIN_AUTO_QUEUE_CAPACITY, 2 ** Math.floor(Math.log2(Math.max(1, QUEUE_BYTES_BUDGET / slotSize))));
-    return Math.min(scaled, bySize);
+    return this.fixedQueueCapacity ?? scaledQueueCapacity(maxActors, partitions, slotSize);
   }
 
   async probe(): Promise<ProbeResult> {
