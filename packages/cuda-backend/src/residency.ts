@@ -111,29 +111,33 @@ export function installChunks(u: StateUpload, stateSize: number, capacity: numbe
     throw new GpuStateError(grain, 'GPU_STATE_BAD_UPLOAD', `${u.keys.length} keys with ${u.bytes.length} state bytes and ${u.found.length} found flags`);
   }
   const failed = u.failed?.keys ?? [];
-  const all = [...u.keys.map((k, i) => ({ k, i })), ...failed.map((k) => ({ k, i: -1 }))];
+  const rowsIn = u.keys.length;
+  const total = rowsIn + failed.length;
   const error = clippedUtf8(u.failed?.error ?? '', INSTALL_ERROR_BYTES);
   const out: InstallChunk[] = [];
-  for (let from = 0; from < all.length; from += capacity) {
-    const part = all.slice(from, from + capacity);
-    const keys = new Uint8Array(8 * part.length);
+  // Rows in index order, no per-row objects: a preload of a million states is one pass over its keys.
+  for (let from = 0; from < total; from += capacity) {
+    const to = Math.min(total, from + capacity);
+    const n = to - from;
+    const keys = new Uint8Array(8 * n);
     const kw = new DataView(keys.buffer);
-    const kinds = new Uint8Array(part.length);
-    const states = new Uint8Array(stateSize * part.length);
-    part.forEach(({ k, i }, r) => {
+    const kinds = new Uint8Array(n);
+    // The upload's rows of this part as one block (an ABSENT row's bytes are not read by the kernel).
+    const stateRows = Math.max(0, Math.min(to, rowsIn) - from);
+    const states = new Uint8Array(stateSize * n);
+    if (stateRows > 0) states.set(u.bytes.subarray(from * stateSize, (from + stateRows) * stateSize));
+    for (let r = 0; r < n; r++) {
+      const i = from + r;
+      const k = i < rowsIn ? u.keys[i] : failed[i - rowsIn];
       if (typeof k !== 'number' || !Number.isSafeInteger(k)) {
         throw new GpuStateError(grain, 'GPU_STATE_BAD_UPLOAD', `key ${JSON.stringify(k)} is not a safe integer (the kernel holds integer keys)`);
       }
-      const [lo, hi] = keyWords(k);
-      kw.setUint32(8 * r, lo, true);
-      kw.setInt32(8 * r + 4, hi, true);
-      if (i < 0) kinds[r] = RES_ROW.FAILED;
-      else if (u.found[i]) {
-        kinds[r] = RES_ROW.FOUND;
-        states.set(u.bytes.subarray(i * stateSize, (i + 1) * stateSize), r * stateSize);
-      } else kinds[r] = RES_ROW.ABSENT;
-    });
-    out.push({ rows: part.length, keys, kinds, states, error });
+      const hi = Math.floor(k / 4294967296);
+      kw.setUint32(8 * r, k - hi * 4294967296, true);
+      kw.setInt32(8 * r + 4, hi | 0, true);
+      kinds[r] = i >= rowsIn ? RES_ROW.FAILED : u.found[i] ? RES_ROW.FOUND : RES_ROW.ABSENT;
+    }
+    out.push({ rows: n, keys, kinds, states, error });
   }
   return out;
 }
