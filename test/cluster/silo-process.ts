@@ -26,4 +26,9 @@ if (process.env['RG_GRAINS'] === 'fixtures') {
   for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small]) system.register(cls, { placement: 'cpu' });
 } else system.register(Counter, { placement: 'cpu' });
 await system.start();
+// Declared dead by the others (its heartbeats stopped): it must not serve on; exit so a supervisor restarts it.
+system.cluster!.on('evicted', () => {
+  process.stdout.write('EVICTED\n');
+  process.exit(3);
+});
 process.stdout.write(`READY ${system.cluster!.self}\n`);
