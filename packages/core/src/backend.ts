@@ -58,6 +58,12 @@ export interface KernelPlan {
    * the plan (the system then fails the class with TimersUnsupportedError) rather than drop ticks.
    */
   readonly timers?: TimerPlan;
+  /**
+   * In a cluster: per K2K target class (by id, as `grains`), this silo's ownership of its partitions
+   * (cluster/ownership.ts, written by the router). A K2K send to a key not owned here must be refused
+   * (ClusterK2KUnsupportedError), never run here. Absent outside a cluster: every key is local.
+   */
+  readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
 }
 
 /**

@@ -54,6 +54,7 @@ import { storageOptions, type ResolvedStorageOptions, type StorageOptions } from
 import { LOCAL, type ClusterRouter } from './cluster/router.ts';
 import { joinCluster, remoteRegistration } from './cluster/attach.ts';
 import type { Cluster } from './cluster/types.ts';
+import { allocateOwnership } from './cluster/ownership.ts';
 
 /** A class whose instances have a method for each of its spec's methods (any class when its spec is not known). */
 export type WithHandlers<C extends AnyGrainClass> = string extends MethodName<SpecOf<C>> ? unknown : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
@@ -360,6 +361,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   lateReplies = 0;
   private readonly clusterOpt: Cluster | undefined;
   private router: ClusterRouter<Route> | undefined;
+  /** Per hosted class, its partition ownership shared with the kernels (cluster/ownership.ts); cluster only. */
+  private ownership: Map<string, SharedArrayBuffer> | undefined;
   /** The cluster this system joined (members, events, metrics), once started with `cluster`; undefined otherwise. */
   get cluster(): ClusterRouter<Route> | undefined {
     return this.router;
@@ -505,9 +508,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     if (resolved.size < this.regs.length) this.regs.splice(0, this.regs.length, ...this.regs.filter((r) => resolved.has(r)));
     for (const reg of this.regs) await this.openStorage(reg);
+    // In a cluster, each class's partition ownership, shared with the kernels (K2K to keys not owned here is refused).
+    const ownership = this.clusterOpt ? this.regs.map(() => allocateOwnership()) : undefined;
+    this.ownership = ownership ? new Map(this.regs.map((r, i) => [r.def.name, ownership[i]!])) : undefined;
     for (const [i, reg] of this.regs.entries()) {
       const backend = resolved.get(reg)!;
       const grains = this.regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
+      const owned = ownership && { ownership: this.regs.map((r, j) => (resolved.get(r) === backend ? ownership[j] : undefined)) };
       const persistence = this.persistencePlan(reg);
       const kernel = new RingKernel({
         grainId: i,
@@ -518,7 +525,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
         host: this,
         makeKernel: async () => {
           const timers = reg.def.timers.length ? { timers: { clock: this.timerClock } } : {};
-          const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger, ...(persistence ? { persistence } : {}), ...timers });
+          const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger: this.logger, ...(persistence ? { persistence } : {}), ...timers, ...owned });
           if (reg.def.timers.length && !(k.timerStats && k.publishTime && k.timersCaughtUp)) {
             await k.dispose();
             throw new TimersUnsupportedError(reg.def.name, backend.name);
@@ -572,7 +579,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       },
       sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => this.sendLocal(route, key, payload, ask),
       handOff: (grain: string) => this.handOff(grain),
-      k2kSent: () => this.kernels().reduce((n, k) => n + k.counters().k2kSent, 0),
+      ownership: (grain: string) => this.ownership?.get(grain),
     };
     return joinCluster(cluster, host, grains, this.logger);
   }

@@ -92,7 +92,7 @@ class CpuKernel implements BackendKernel {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
     const p = this.plan.persistence;
-    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), ...(this.plan.ownership ? { ownership: this.plan.ownership } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {

@@ -1,4 +1,6 @@
 import {
+  ClusterK2KUnsupportedError,
+  OwnershipView,
   CONTROL,
   CONTROL_BLOCK_SIZE,
   DecodeError,
@@ -163,6 +165,8 @@ export class Dispatcher {
   private readonly lane: number;
   /** The K2K sending side: peers, outboxes, overflow queues (k2k-outbox.ts). */
   private readonly out: K2KOut;
+  /** In a cluster: per K2K target class by id, which of its keys this silo owns (others are refused: k2kSend). */
+  private readonly ownership: ReadonlyArray<OwnershipView | undefined> | undefined;
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
@@ -228,6 +232,8 @@ export class Dispatcher {
     persistence?: LanePersistence | undefined;
     /** The kernel's timer clock words (memory shared with the host), when the class declares timers. */
     timers?: TimerClockInit | undefined;
+    /** In a cluster: per K2K target class by id, this silo's partition ownership (core cluster/ownership.ts). */
+    ownership?: ReadonlyArray<SharedArrayBuffer | undefined> | undefined;
   }) {
     this.self = args.self;
     this.fixedReads = args.self.def.methods.map((m) => fixedReader(m));
@@ -258,6 +264,7 @@ export class Dispatcher {
     this.replaySlot = this.replayRing.slotAt(0);
     this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
     this.out = new K2KOut(args.lane, args.options.slotSize, this.heldWord, this.counts);
+    this.ownership = args.ownership?.map((b) => (b ? new OwnershipView(b) : undefined));
     this.setPeers(args.peers);
     const nTimers = args.self.def.timers.length;
     this.timers = args.timers && nTimers ? new TimerTable(nTimers) : undefined;
@@ -1069,6 +1076,15 @@ export class Dispatcher {
     Atomics.notify(this.replySignal, 0);
   }
 
+  /**
+   * In a cluster, a K2K send runs here only when this silo owns the key's partition: anywhere else the key
+   * would be active on two silos. K2K does not cross silos yet, so such a send is refused (the turn fails).
+   */
+  private checkOwned(targetId: number, target: string, key: number | string, method: string): void {
+    const own = this.ownership?.[targetId];
+    if (own !== undefined && !own.owns(key)) throw new ClusterK2KUnsupportedError(target, key, method);
+  }
+
   /** K2K: encode once into scratch, then into the target's ring (or its overflow queue, in order). */
   private k2kSend(grain: AnyGrainClass, key: number | string, methodName: string, payload: unknown, corr: number): void {
     const targetName = grain?.grain?.name;
@@ -1099,9 +1115,11 @@ export class Dispatcher {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
       // A lone surrogate would arrive as U+FFFD: another key's actor, in the lane of this one (system.ts checkKey).
       if (!key.isWellFormed()) throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
+      this.checkOwned(targetId, target.name, key, methodName);
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
+      this.checkOwned(targetId, target.name, key, methodName);
       h.keyLo = splitKeyLo(key);
       h.keyHi = splitKeyHi(key);
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName);

@@ -27,6 +27,8 @@ export interface LaneInit {
   readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined; readonly laneLoad?: LaneLoadPlan };
   /** The kernel's timer clock words (core KernelPlan.timers), when its class declares timers. */
   readonly timers?: TimerClockInit;
+  /** In a cluster: per K2K target class by id, this silo's partition ownership (core KernelPlan.ownership). */
+  readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
 }
 
 /** Given once, when the thread starts. */

@@ -88,6 +88,7 @@ class InlineKernel implements BackendKernel {
       replySignal: this.backend.replySignalBuffer,
       peers: [...this.backend.peers(), this.peerInfo()],
       timers: this.timerInit,
+      ownership: this.plan.ownership,
       persistence: this.plan.persistence && this.states && { load: this.plan.persistence.load, idleMs: this.plan.persistence.idleMs, emit: (out) => this.states!.onOut(out) },
     });
     this.dispatcher.begin();

@@ -56,3 +56,23 @@ export class ClusterConfigError extends RinggrainError {
     super('CLUSTER_CONFIG', message, opts);
   }
 }
+
+/**
+ * A handler's K2K send (ctx.send / ctx.forward) to a key whose partition another silo owns (or no silo
+ * owns now, or one this silo waits to be handed). K2K does not cross silos yet: run here, the key would be
+ * active on two silos, so the send is refused and the turn fails (an ask's caller gets it as the reply; a
+ * tell's failure is a tellError event), counted with the kernel's handler errors. The message names the
+ * code: a handler's error reaches the caller as HandlerError text.
+ */
+export class ClusterK2KUnsupportedError extends RinggrainError {
+  readonly grain: string;
+  readonly key: number | string;
+  constructor(grain: string, key: number | string, method: string, opts: ErrorOptions = {}) {
+    super('CLUSTER_K2K_REMOTE', `K2K send to ${grain}.${method} key ${JSON.stringify(key)} refused (CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and K2K does not cross silos yet`, {
+      hint: 'send to keys other silos own from application code with refs (system.ref(...).tell/ask), which the cluster routes; or co-locate the keys a handler sends to (docs/cluster.md)',
+      ...opts,
+    });
+    this.grain = grain;
+    this.key = key;
+  }
+}

@@ -5,6 +5,7 @@ import type { Schema } from '../schema/types.ts';
 import { HandlerError, RinggrainError } from '../errors.ts';
 import { decodeValue, encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
+import { writeOwnership } from './ownership.ts';
 import { EntryKind, type ClusterConnection, type Entry, type MessageEntry, type PartitionTable, type SiloInfo } from './types.ts';
 import { MalformedEntryError, NoSiloError, RemoteGrainError, SiloEvictedError, SiloUnavailableError } from './errors.ts';
 
@@ -18,8 +19,8 @@ export interface RouterHost<R> {
   sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
   /** This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them. */
   handOff?(grain: string): Promise<void>;
-  /** K2K messages this silo's kernels sent so far (a warning: they do not cross silos yet). */
-  k2kSent?(): number;
+  /** A hosted class's ownership memory shared with its kernels (ownership.ts): K2K to a key not owned here is refused there. */
+  ownership?(grain: string): SharedArrayBuffer | undefined;
 }
 
 export interface ClusterEvents {
@@ -87,8 +88,6 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly handedOff = new Map<string, Map<string, number>>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
-  private sweeps = 0;
-  private k2kWarned = false;
   private closed = false;
   private readonly counts = {
     asksOut: 0,
@@ -125,6 +124,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     conn.on('leave', (s, reason) => this.onLeave(s, reason));
     conn.on('table', (t) => {
       this.onTable(t);
+      this.publishOwnership(t.grain);
       this.emit('table', t);
       this.unpark();
     });
@@ -411,6 +411,19 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     this.release((w) => w.from === from);
   }
 
+  /**
+   * The kernels' view of which partitions of `grain` run here (K2K sends check it): owned by the table
+   * and not waiting for a handoff, as `intercept` decides LOCAL. A partition lost is cleared here at
+   * once, before its actors are handed off.
+   */
+  private publishOwnership(grain: string): void {
+    const sab = this.host.ownership?.(grain);
+    const t = this.conn.table(grain);
+    if (!sab || !t) return;
+    const waits = this.awaiting.get(grain);
+    writeOwnership(sab, t.owners.length, (p) => t.owners[p] === this.self && !(waits?.has(p) ?? false));
+  }
+
   /** Whether `key`'s partition waits for a handoff here. */
   private awaited(grain: string, key: number | string): boolean {
     if (this.awaiting.size === 0) return false;
@@ -423,6 +436,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     for (const [grain, waits] of this.awaiting) {
       for (const [p, w] of waits) if (which(w)) waits.delete(p);
       if (waits.size === 0) this.awaiting.delete(grain);
+      this.publishOwnership(grain);
       const h = this.held.get(grain);
       if (!h) continue;
       const keep: MessageEntry[] = [];
@@ -489,24 +503,11 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       if (this.counts.handOffsTimedOut > before) this.host.logger.warn({ partitions: this.counts.handOffsTimedOut - before }, `cluster: no handoff within ${HANDOFF_MS} ms; the partitions run from the newest flushed state`);
     }
     if (this.leftAt.size) this.settleLeft(now);
-    if (!this.k2kWarned && ++this.sweeps % 10 === 0) this.checkK2K();
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(corr);
       p.reject(new RinggrainError('ASK_TIMEOUT', `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${this.host.askTimeoutMs} ms`, { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' }));
     }
-  }
-
-  /**
-   * K2K sends stay inside the silo (docs/cluster.md, limits): with another silo hosting classes, a send to
-   * a key it owns activates that key here too. Said once, loudly, when this silo's kernels send K2K.
-   */
-  private checkK2K(): void {
-    const sent = this.host.k2kSent?.() ?? 0;
-    const others = this.conn.live().some((s) => s.id !== this.self && !s.client && Object.keys(s.grains).length > 0);
-    if (sent === 0 || !others) return;
-    this.k2kWarned = true;
-    this.host.logger.warn({ k2kSent: sent }, 'cluster: handlers here send K2K (ctx.send/forward); K2K does not cross silos yet, so a send to a key another silo owns activates that key here as well (two activations). Send between clustered actors with refs from application code until cross-silo K2K lands (docs/cluster.md)');
   }
 
   /** Parked entries older than parkMs fail: asks with NoSiloError, tells counted as lost (an event). */

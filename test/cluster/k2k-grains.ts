@@ -1,0 +1,29 @@
+/** A K2K sender for the cross-silo K2K test (workers import this module by URL: no test code here). */
+import { Grain, t, type TypesOf } from '@ringgrain/core';
+import { Counter } from './grains.ts';
+
+export class Relay extends Grain({
+  name: 'Relay',
+  module: import.meta.url,
+  state: t.struct({ sent: t.u32 }),
+  methods: {
+    /** ctx.send of Counter.add to `key` (a tell). */
+    tell: { request: t.struct({ key: t.i32, n: t.f64 }) },
+    /** ctx.forward of this ask to Counter.add of `key` (the reply comes from Counter). */
+    fwd: { request: t.struct({ key: t.i32, n: t.f64 }), reply: t.struct({ total: t.f64 }) },
+    get: { request: t.struct({}), reply: t.struct({ sent: t.u32 }) },
+  },
+}) {
+  tell(s: R['state'], m: R['req']['tell'], ctx: R['ctx']): void {
+    s.sent += 1;
+    ctx.send(Counter, m.key, 'add', { n: m.n });
+  }
+  fwd(s: R['state'], m: R['req']['fwd'], ctx: R['ctx']): R['reply']['fwd'] {
+    s.sent += 1;
+    return ctx.forward(Counter, m.key, 'add', { n: m.n });
+  }
+  get(s: R['state']): R['reply']['get'] {
+    return { sent: s.sent };
+  }
+}
+type R = TypesOf<typeof Relay>;

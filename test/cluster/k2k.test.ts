@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GrainSystem, HandlerError } from '@ringgrain/core';
+import { InlineBackend } from '@ringgrain/inline-backend';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
+import { Counter } from './grains.ts';
+import { Relay } from './k2k-grains.ts';
+import { clusterOpts, natsSkip, startServer } from './nats.ts';
+
+/**
+ * K2K from a handler (ctx.send / ctx.forward) to a key another silo owns: K2K does not cross silos yet,
+ * so the send is refused typed (CLUSTER_K2K_REMOTE) and the key is never activated on the sending silo.
+ * A K2K send to a key the sending silo owns runs there as before. Two silos in this process, on the
+ * inline backend (K2K on the host thread) and on the cpu backend (K2K between worker threads).
+ */
+const backends = { inline: () => new InlineBackend(), cpu: () => new CpuBackend({ threads: 1 }) };
+describe.skipIf(natsSkip !== undefined).each(['inline', 'cpu'] as const)(`cluster K2K across silos, %s backend${natsSkip ? ` (skipped: ${natsSkip})` : ''}`, (backend) => {
+  let server: NatsServerHandle;
+  let a: GrainSystem;
+  let b: GrainSystem;
+  const silo = () =>
+    new GrainSystem({ backends: { [backend]: backends[backend]() }, handleSignals: false, logLevel: 'silent', cluster: natsCluster(clusterOpts(server, `k2k-${backend}`)) })
+      .register(Counter, { placement: backend })
+      .register(Relay, { placement: backend });
+  /** The first key from `from` whose partition of `grain` silo `sys` owns. */
+  const ownedBy = (sys: GrainSystem, grain: string, from: number) => {
+    for (let k = from; ; k++) if (a.cluster!.ownerOf(grain, k) === sys.cluster!.self) return k;
+  };
+
+  beforeAll(async () => {
+    server = await startServer();
+    a = silo();
+    b = silo();
+    await Promise.all([a.start(), b.start()]);
+    await Promise.all([a, b].map((s) => s.cluster!.waitFor(() => s.cluster!.settled(2), 10_000)));
+  });
+  afterAll(async () => {
+    await Promise.all([a, b].map((s) => s?.shutdown()));
+    await server?.stop();
+  });
+
+  it('a K2K tell to a key the other silo owns is refused typed (a tellError), never run on the sender', async () => {
+    const relay = ownedBy(a, 'Relay', 0);
+    const remote = ownedBy(b, 'Counter', 100);
+    const before = a.metrics()['Counter']!.processed;
+    const failed: Array<{ grain: string; method: string; error: Error }> = [];
+    // The turn's failure comes back as an event (after the kernel balances: idle() alone may precede it).
+    const reported = new Promise<void>((resolve) =>
+      a.on('tellError', (e) => {
+        failed.push(e);
+        resolve();
+      }),
+    );
+    // Sent on a, Relay's owner: its handler sends K2K to b's key.
+    a.grain(Relay, relay).tell.tell({ key: remote, n: 1 });
+    await Promise.all([a.idle(), reported]);
+    a.removeAllListeners('tellError');
+    expect(failed).toHaveLength(1);
+    const e = failed[0]!;
+    expect(e.grain).toBe('Relay');
+    expect(e.method).toBe('tell');
+    expect(e.error.message).toContain('CLUSTER_K2K_REMOTE');
+    expect(e.error.message).toContain(`Counter.add key ${remote}`);
+    // The turn ran on a (the handler counted its send), the target key ran nowhere.
+    expect((await b.grain(Relay, relay).get({})).sent).toBe(1);
+    expect(a.metrics()['Counter']!.processed).toBe(before);
+    expect((await a.grain(Counter, remote).get({})).count).toBe(0);
+    expect(a.metrics()['Counter']!.processed).toBe(before);
+  });
+
+  it('a forwarded ask to a key the other silo owns rejects typed; to a key this silo owns it is answered', async () => {
+    const relay = ownedBy(a, 'Relay', 1000);
+    const remote = ownedBy(b, 'Counter', 2000);
+    const local = ownedBy(a, 'Counter', 3000);
+    const aBefore = a.metrics()['Counter']!.processed;
+    const bBefore = b.metrics()['Counter']!.processed;
+    const e = await b.grain(Relay, relay).fwd({ key: remote, n: 2 }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(HandlerError);
+    expect((e as Error).message).toContain('CLUSTER_K2K_REMOTE');
+    expect(a.metrics()['Counter']!.processed).toBe(aBefore);
+    // K2K inside the owning silo still runs: forwarded there and answered by Counter.
+    expect((await b.grain(Relay, relay).fwd({ key: local, n: 2.5 })).total).toBe(2.5);
+    expect(a.metrics()['Counter']!.processed).toBe(aBefore + 1);
+    expect(b.metrics()['Counter']!.processed).toBe(bBefore);
+    // The refused key was activated by neither send: its owner holds nothing for it.
+    expect((await a.grain(Counter, remote).get({})).count).toBe(0);
+  });
+});
