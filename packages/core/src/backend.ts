@@ -229,6 +229,12 @@ export interface BackendKernel {
    * rejected, so K2K sent = received still holds after terminate.
    */
   k2kLeft?(): number;
+  /**
+   * True when the kernel's K2K sends honour `KernelPlan.ownership` (a send to a key this silo does not
+   * own is refused). A clustered system warns about a kernel without it: its K2K to another silo's key
+   * would activate that key here too.
+   */
+  readonly checksOwnership?: boolean;
   /** Plain copy of an actor's state, or undefined if the key was never activated (debugging, tests). */
   inspect?(key: number | string): Promise<unknown>;
   /**

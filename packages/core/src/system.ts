@@ -564,7 +564,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.sweeper = setInterval(() => this.sweep(), 50);
     this.sweeper.unref();
     this.installSignalHandlers();
-    if (this.clusterOpt) this.router = await this.joinCluster(this.clusterOpt, resolved);
+    if (this.clusterOpt) {
+      for (const reg of this.regs) {
+        const k = reg.kernel?.backendKernel;
+        if (k && !k.checksOwnership) this.logger.warn({ grain: reg.def.name, backend: resolved.get(reg)!.name }, `cluster: ${reg.def.name} runs on backend "${resolved.get(reg)!.name}", whose kernels do not check partition ownership on K2K sends: a ctx.send/forward from it to a key another silo owns activates that key here too (docs/cluster.md)`);
+      }
+      this.router = await this.joinCluster(this.clusterOpt, resolved);
+    }
   }
 
   private joinCluster(cluster: Cluster, resolved: Map<Registration, Backend>): Promise<ClusterRouter<Route>> {

@@ -37,6 +37,8 @@ let nextKernelId = 1;
 
 class CpuKernel implements BackendKernel {
   readonly memory;
+  /** The Dispatcher refuses K2K to keys this silo does not own (plan.ownership). */
+  readonly checksOwnership = true;
   readonly kernelId = nextKernelId++;
   private fault: Error | undefined;
   private readonly controls: Int32Array[];

@@ -18,6 +18,8 @@ export interface InlineBackendOptions {
 
 class InlineKernel implements BackendKernel {
   readonly memory;
+  /** The Dispatcher refuses K2K to keys this silo does not own (plan.ownership). */
+  readonly checksOwnership = true;
   dispatcher: Dispatcher | undefined;
   stopped = false;
   fault: Error | undefined;
