@@ -72,14 +72,18 @@ describe.skipIf(natsSkip !== undefined).each(['inline', 'cpu'] as const)(`cluste
     const relay = ownedBy(a, 'Relay', 1000);
     const remote = ownedBy(b, 'Counter', 2000);
     const local = ownedBy(a, 'Counter', 3000);
+    // Counters are read after idle(): a worker publishes them after its turns, not before their replies.
+    await Promise.all([a.idle(), b.idle()]);
     const aBefore = a.metrics()['Counter']!.processed;
     const bBefore = b.metrics()['Counter']!.processed;
     const e = await b.grain(Relay, relay).fwd({ key: remote, n: 2 }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(HandlerError);
     expect((e as Error).message).toContain('CLUSTER_K2K_REMOTE');
+    await a.idle();
     expect(a.metrics()['Counter']!.processed).toBe(aBefore);
     // K2K inside the owning silo still runs: forwarded there and answered by Counter.
     expect((await b.grain(Relay, relay).fwd({ key: local, n: 2.5 })).total).toBe(2.5);
+    await Promise.all([a.idle(), b.idle()]);
     expect(a.metrics()['Counter']!.processed).toBe(aBefore + 1);
     expect(b.metrics()['Counter']!.processed).toBe(bBefore);
     // The refused key was activated by neither send: its owner holds nothing for it.
