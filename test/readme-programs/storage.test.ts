@@ -33,8 +33,11 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     // and once either resolves every actor idle by then is deactivated.
     const [a, b] = await Promise.all([system.collectIdle(), system.collectIdle()]);
     const m = system.metrics();
-    // Each call counts only the actors it deactivated itself (the background sweep may take some first).
-    expect(a + b).toBeLessThanOrEqual(6);
+    // A call counts the actors it deactivated and those of a collection under way that it joined (the other
+    // call's, or the sweep's): the first call counts all 6; each actor is deactivated once.
+    expect(Math.max(a, b)).toBe(6);
+    expect(a + b).toBeGreaterThanOrEqual(6);
+    expect(a + b).toBeLessThanOrEqual(12);
     expect(m['Account']!.storage!.deactivated + m['NamedRP']!.storage!.deactivated).toBe(6);
     expect([m['Account']!.storage!.resident, m['NamedRP']!.storage!.resident]).toEqual([0, 0]);
     expect(await system.grain(Account, 42).get({})).toEqual({ balance: 5, ops: 1 });

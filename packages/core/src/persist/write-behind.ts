@@ -90,6 +90,14 @@ export class WriteBehind {
    */
   private unwritten: ActorRecord[] = [];
   private chain: Promise<FlushResult> = Promise.resolve({ written: 0, kept: 0 });
+  /**
+   * A flush's read of the dirty states is under way: each lane answers on its own, and the batch is absorbed
+   * once every lane has, so a lane's deactivations after its answer (sent after it, on the same port) reach
+   * `evicted` before the batch: their bytes are newer than the batch's. Records evicted meanwhile are kept
+   * (listed here) until the batch is absorbed, so that it finds their versions.
+   */
+  private reading = 0;
+  private evictedWhileReading: ActorRecord[] = [];
   private flushSoon = false;
   private readonly stride: number;
   readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, errors: 0, deactivated: 0 };
@@ -195,7 +203,8 @@ export class WriteBehind {
         dirty++;
       } else if (rec) {
         rec.resident = false;
-        if (!rec.pending) this.records.delete(key);
+        if (this.reading) this.evictedWhileReading.push(rec);
+        else if (!rec.pending) this.records.delete(key);
       }
     }
     this.counts.deactivated += batch.keys.length;
@@ -317,6 +326,9 @@ export class WriteBehind {
     for (const [i, key] of d.keys.entries()) {
       const bytes = d.bytes.subarray(i * d.stride, (i + 1) * d.stride);
       let rec = this.records.get(key);
+      // Deactivated after its lane answered the read (else the lane would not have held it, or a load would
+      // have made it resident again): the bytes the deactivation left are the newer ones.
+      if (rec && !rec.resident && rec.pending) continue;
       if (!rec) this.records.set(key, (rec = record(key, 0, true)));
       this.setPending(rec, bytes);
     }
@@ -335,6 +347,7 @@ export class WriteBehind {
   private async flushOnce(): Promise<FlushResult> {
     const k = this.kernel();
     if (k?.readDirty) {
+      this.reading++;
       try {
         this.absorb(await k.readDirty());
       } catch (e) {
@@ -343,6 +356,11 @@ export class WriteBehind {
         // failed to hand its dirty rows over is a storage failure the user must see.
         if (this.kernel() !== k || k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
         else this.fail('flush', e as Error, []);
+      } finally {
+        if (--this.reading === 0) {
+          for (const r of this.evictedWhileReading) if (!r.resident && !r.pending && this.records.get(r.key) === r) this.records.delete(r.key);
+          this.evictedWhileReading = [];
+        }
       }
     }
     // A record with unwritten bytes stays in `records` (only one without is ever deleted) and in
