@@ -11,6 +11,8 @@ export class Relay extends Grain({
     tell: { request: t.struct({ key: t.i32, n: t.f64 }) },
     /** ctx.forward of this ask to Counter.add of `key` (the reply comes from Counter). */
     fwd: { request: t.struct({ key: t.i32, n: t.f64 }), reply: t.struct({ total: t.f64 }) },
+    /** ctx.send of Counter.seq from sender `s`, numbered from..from+count-1, to `key` (FIFO check). */
+    burst: { request: t.struct({ key: t.i32, s: t.i32, from: t.i32, count: t.i32 }) },
     get: { request: t.struct({}), reply: t.struct({ sent: t.u32 }) },
   },
 }) {
@@ -21,6 +23,12 @@ export class Relay extends Grain({
   fwd(s: R['state'], m: R['req']['fwd'], ctx: R['ctx']): R['reply']['fwd'] {
     s.sent += 1;
     return ctx.forward(Counter, m.key, 'add', { n: m.n });
+  }
+  burst(s: R['state'], m: R['req']['burst'], ctx: R['ctx']): void {
+    for (let n = m.from; n < m.from + m.count; n++) {
+      s.sent += 1;
+      ctx.send(Counter, m.key, 'seq', { s: m.s, n });
+    }
   }
   get(s: R['state']): R['reply']['get'] {
     return { sent: s.sent };

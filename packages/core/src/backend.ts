@@ -64,7 +64,16 @@ export interface KernelPlan {
    * (ClusterK2KUnsupportedError), never run here. Absent outside a cluster: every key is local.
    */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
+  /**
+   * In a cluster: where a K2K **tell** (ctx.send) to a key not owned here goes instead of being refused:
+   * to the host, which routes it to the owner (the target class by id, method, key, request payload).
+   * Called in send order per lane (FIFO per sender → actor); a kernel without it refuses such sends.
+   */
+  readonly remoteTell?: RemoteTell;
 }
+
+/** A K2K tell for another silo, handed to the host (KernelPlan.remoteTell). */
+export type RemoteTell = (target: number, method: string, key: number | string, payload: unknown) => void;
 
 /**
  * Where a kernel's timers read the time. 'kernel': its own clock, in ms since the epoch (a worker reads

@@ -55,6 +55,7 @@ import { LOCAL, type ClusterRouter } from './cluster/router.ts';
 import { joinCluster, remoteRegistration } from './cluster/attach.ts';
 import type { Cluster } from './cluster/types.ts';
 import { allocateOwnership } from './cluster/ownership.ts';
+import { ClusterK2KUnsupportedError } from './cluster/errors.ts';
 
 /** A class whose instances have a method for each of its spec's methods (any class when its spec is not known). */
 export type WithHandlers<C extends AnyGrainClass> = string extends MethodName<SpecOf<C>> ? unknown : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
@@ -514,7 +515,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const [i, reg] of this.regs.entries()) {
       const backend = resolved.get(reg)!;
       const grains = this.regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
-      const owned = ownership && { ownership: this.regs.map((r, j) => (resolved.get(r) === backend ? ownership[j] : undefined)) };
+      const owned = ownership && { ownership: this.regs.map((r, j) => (resolved.get(r) === backend ? ownership[j] : undefined)), remoteTell: this.remoteTellFn };
       const persistence = this.persistencePlan(reg);
       const kernel = new RingKernel({
         grainId: i,
@@ -799,6 +800,23 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     } else if (route.reg.kernel === undefined && this.clusterOpt) throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
     return this.sendLocal(route, key, payload, ask, into);
   }
+
+  /**
+   * A kernel's K2K tell to a key this silo does not own (KernelPlan.remoteTell): routed to the owner as an
+   * application tell is, in the order the kernel hands them over (FIFO per sender → actor). A failure is
+   * a tellError event.
+   */
+  private readonly remoteTellFn = (target: number, method: string, key: number | string, payload: unknown): void => {
+    const reg = this.regs[target];
+    const grain = reg?.def.name ?? String(target);
+    try {
+      if (reg === undefined || this.router === undefined) throw new ClusterK2KUnsupportedError(grain, key, method);
+      // A full ring's wait (the table moved the key here meanwhile): its failure is already a tellError.
+      (this.sendRoute(this.route(reg.def, method), key, payload, false) as Promise<unknown> | undefined)?.catch(() => {});
+    } catch (e) {
+      this.emit('tellError', { grain, method, error: e as Error });
+    }
+  };
 
   /** sendRoute without cluster routing: the key is served by this process. */
   private sendLocal(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {

@@ -1,4 +1,5 @@
 import {
+  type RemoteTell,
   ClusterK2KUnsupportedError,
   OwnershipView,
   CONTROL,
@@ -167,6 +168,7 @@ export class Dispatcher {
   private readonly out: K2KOut;
   /** In a cluster: per K2K target class by id, which of its keys this silo owns (others are refused: k2kSend). */
   private readonly ownership: ReadonlyArray<OwnershipView | undefined> | undefined;
+  private readonly remoteTell: RemoteTell | undefined;
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
@@ -234,6 +236,8 @@ export class Dispatcher {
     timers?: TimerClockInit | undefined;
     /** In a cluster: per K2K target class by id, this silo's partition ownership (core cluster/ownership.ts). */
     ownership?: ReadonlyArray<SharedArrayBuffer | undefined> | undefined;
+    /** In a cluster: the host's taker of K2K tells to keys another silo owns (core KernelPlan.remoteTell). */
+    remoteTell?: RemoteTell | undefined;
   }) {
     this.self = args.self;
     this.fixedReads = args.self.def.methods.map((m) => fixedReader(m));
@@ -265,6 +269,7 @@ export class Dispatcher {
     this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
     this.out = new K2KOut(args.lane, args.options.slotSize, this.heldWord, this.counts);
     this.ownership = args.ownership?.map((b) => (b ? new OwnershipView(b) : undefined));
+    this.remoteTell = args.remoteTell;
     this.setPeers(args.peers);
     const nTimers = args.self.def.timers.length;
     this.timers = args.timers && nTimers ? new TimerTable(nTimers) : undefined;
@@ -1078,11 +1083,16 @@ export class Dispatcher {
 
   /**
    * In a cluster, a K2K send runs here only when this silo owns the key's partition: anywhere else the key
-   * would be active on two silos. K2K does not cross silos yet, so such a send is refused (the turn fails).
+   * would be active on two silos. A tell to a key not owned here goes to the host, which routes it to the
+   * owner (false: nothing more to do here); a forward (an ask's reply address) cannot cross silos yet and
+   * is refused (the turn fails), as is any such send where the host takes none.
    */
-  private checkOwned(targetId: number, target: string, key: number | string, method: string): void {
+  private owned(targetId: number, target: string, key: number | string, method: string, payload: unknown, corr: number): boolean {
     const own = this.ownership?.[targetId];
-    if (own !== undefined && !own.owns(key)) throw new ClusterK2KUnsupportedError(target, key, method);
+    if (own === undefined || own.owns(key)) return true;
+    if (corr !== 0 || this.remoteTell === undefined) throw new ClusterK2KUnsupportedError(target, key, method, corr !== 0);
+    this.remoteTell(targetId, method, key, payload);
+    return false;
   }
 
   /** K2K: encode once into scratch, then into the target's ring (or its overflow queue, in order). */
@@ -1115,16 +1125,16 @@ export class Dispatcher {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
       // A lone surrogate would arrive as U+FFFD: another key's actor, in the lane of this one (system.ts checkKey).
       if (!key.isWellFormed()) throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
-      this.checkOwned(targetId, target.name, key, methodName);
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
-      this.checkOwned(targetId, target.name, key, methodName);
       h.keyLo = splitKeyLo(key);
       h.keyHi = splitKeyHi(key);
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
     }
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
+    // Checked once encoded: a payload that does not fit its schema fails the turn here, wherever the key lives.
+    if (!this.owned(targetId, target.name, key, methodName, payload, corr)) return;
     const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
     this.out.send(lane, s.i32, slot >> 2, (len + 3) >> 2);

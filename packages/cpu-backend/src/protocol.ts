@@ -29,6 +29,8 @@ export interface LaneInit {
   readonly timers?: TimerClockInit;
   /** In a cluster: per K2K target class by id, this silo's partition ownership (core KernelPlan.ownership). */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
+  /** The host takes K2K tells to keys another silo owns (core KernelPlan.remoteTell): posted as 'remoteTell'. */
+  readonly remoteTells?: boolean;
 }
 
 /** Given once, when the thread starts. */
@@ -72,7 +74,9 @@ export type FromThread =
   | { type: 'removed'; kernelId: number }
   | { type: 'inspect'; id: number; value: unknown }
   | { type: 'fatal'; kernelId: number; message: string; code?: string }
-  | { type: 'state'; kernelId: number; out: StateOut };
+  | { type: 'state'; kernelId: number; out: StateOut }
+  /** A K2K tell to a key another silo owns (core KernelPlan.remoteTell), in send order per lane. */
+  | { type: 'remoteTell'; kernelId: number; target: number; method: string; key: number | string; payload: unknown };
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =
