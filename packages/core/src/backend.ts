@@ -60,8 +60,9 @@ export interface KernelPlan {
   readonly timers?: TimerPlan;
   /**
    * In a cluster: per K2K target class (by id, as `grains`), this silo's ownership of its partitions
-   * (cluster/ownership.ts, written by the router). A K2K send to a key not owned here must be refused
-   * (ClusterK2KUnsupportedError), never run here. Absent outside a cluster: every key is local.
+   * (cluster/ownership.ts, written by the router). A K2K send to a key not owned here must never run
+   * here: a tell goes to `remoteTell`, anything else is refused (ClusterK2KUnsupportedError). Absent
+   * outside a cluster: every key is local.
    */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
   /**
