@@ -61,20 +61,23 @@ export interface KernelPlan {
   /**
    * In a cluster: per K2K target class (by id, as `grains`), this silo's ownership of its partitions
    * (cluster/ownership.ts, written by the router). A K2K send to a key not owned here must never run
-   * here: a tell goes to `remoteTell`, anything else is refused (ClusterK2KUnsupportedError). Absent
-   * outside a cluster: every key is local.
+   * here: it goes to `remoteSend` (a kernel without one refuses it: ClusterK2KUnsupportedError).
+   * Absent outside a cluster: every key is local.
    */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
   /**
-   * In a cluster: where a K2K **tell** (ctx.send) to a key not owned here goes instead of being refused:
-   * to the host, which routes it to the owner (the target class by id, method, key, request payload).
-   * Called in send order per lane (FIFO per sender → actor); a kernel without it refuses such sends.
+   * In a cluster: where a K2K send (ctx.send, ctx.forward) to a key not owned here goes: to the host,
+   * which routes it to the owner (the target class by id, method, key, request payload, the forwarded
+   * ask's corr or 0). Called in send order per lane (FIFO per sender → actor).
    */
-  readonly remoteTell?: RemoteTell;
+  readonly remoteSend?: RemoteSend;
 }
 
-/** A K2K tell for another silo, handed to the host (KernelPlan.remoteTell). */
-export type RemoteTell = (target: number, method: string, key: number | string, payload: unknown) => void;
+/**
+ * A K2K send for another silo, handed to the host (KernelPlan.remoteSend): a tell (corr 0), or a forward
+ * of the host's ask `corr` (ctx.forward: the reply obligation moves with it, and the kernel never replies).
+ */
+export type RemoteSend = (target: number, method: string, key: number | string, payload: unknown, corr: number) => void;
 
 /**
  * Where a kernel's timers read the time. 'kernel': its own clock, in ms since the epoch (a worker reads

@@ -515,7 +515,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     for (const [i, reg] of this.regs.entries()) {
       const backend = resolved.get(reg)!;
       const grains = this.regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
-      const owned = ownership && { ownership: this.regs.map((r, j) => (resolved.get(r) === backend ? ownership[j] : undefined)), remoteTell: this.remoteTellFn };
+      const owned = ownership && { ownership: this.regs.map((r, j) => (resolved.get(r) === backend ? ownership[j] : undefined)), remoteSend: this.remoteSendFn };
       const persistence = this.persistencePlan(reg);
       const kernel = new RingKernel({
         grainId: i,
@@ -802,19 +802,27 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /**
-   * A kernel's K2K tell to a key this silo does not own (KernelPlan.remoteTell): routed to the owner as an
-   * application tell is, in the order the kernel hands them over (FIFO per sender → actor). A failure is
-   * a tellError event.
+   * A kernel's K2K send to a key this silo does not own (KernelPlan.remoteSend), in the order the kernel
+   * hands them over (FIFO per sender → actor). A tell is routed to the owner as an application tell is (a
+   * failure: a tellError event). A forward (corr: this host's ask that the forwarding turn owed) is routed
+   * as an ask, whose reply (or error) settles the original ask: the kernel never replies to it.
    */
-  private readonly remoteTellFn = (target: number, method: string, key: number | string, payload: unknown): void => {
+  private readonly remoteSendFn = (target: number, method: string, key: number | string, payload: unknown, corr: number): void => {
     const reg = this.regs[target];
     const grain = reg?.def.name ?? String(target);
+    const p = corr !== 0 ? this.pending.get(corr) : undefined;
+    // The forwarded ask already settled (timed out, its lane failed): nothing waits for a reply.
+    if (corr !== 0 && p === undefined) return;
+    if (p) this.pending.delete(corr);
     try {
-      if (reg === undefined || this.router === undefined) throw new ClusterK2KUnsupportedError(grain, key, method);
-      // A full ring's wait (the table moved the key here meanwhile): its failure is already a tellError.
-      (this.sendRoute(this.route(reg.def, method), key, payload, false) as Promise<unknown> | undefined)?.catch(() => {});
+      if (reg === undefined || this.router === undefined) throw new ClusterK2KUnsupportedError(grain, key, method, corr !== 0);
+      const r = this.sendRoute(this.route(reg.def, method), key, payload, p !== undefined, p?.into) as Promise<unknown> | undefined;
+      if (p) r!.then((v) => resolveAsk(corr, p, v), (e: unknown) => rejectAsk(corr, p, e as Error));
+      // A tell's wait for ring space (the key moved here meanwhile): its failure is already a tellError.
+      else r?.catch(() => {});
     } catch (e) {
-      this.emit('tellError', { grain, method, error: e as Error });
+      if (p) rejectAsk(corr, p, e as Error);
+      else this.emit('tellError', { grain, method, error: e as Error });
     }
   };
 

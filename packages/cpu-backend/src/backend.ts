@@ -76,7 +76,7 @@ class CpuKernel implements BackendKernel {
     this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply], ...(l.images ? { images: l.images } : {}) })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
-    if (plan.remoteTell) backend.pool.remoteTell.set(this.kernelId, plan.remoteTell);
+    if (plan.remoteSend) backend.pool.remoteSend.set(this.kernelId, plan.remoteSend);
     if (plan.persistence) {
       const states = new StateAccess(plan, threads.length, (lane, op) => this.threads[lane]!.state(this.kernelId, op));
       this.states = states;
@@ -95,7 +95,7 @@ class CpuKernel implements BackendKernel {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
     const p = this.plan.persistence;
-    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), ...(this.plan.ownership ? { ownership: this.plan.ownership } : {}), ...(this.plan.remoteTell ? { remoteTells: true } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), ...(this.plan.ownership ? { ownership: this.plan.ownership } : {}), ...(this.plan.remoteSend ? { remoteSends: true } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
   }
 
   peerInfo(): PeerInfo {
@@ -189,7 +189,7 @@ class CpuKernel implements BackendKernel {
   async dispose(): Promise<void> {
     this.backend.detach(this);
     this.backend.pool.stateOut.delete(this.kernelId);
-    this.backend.pool.remoteTell.delete(this.kernelId);
+    this.backend.pool.remoteSend.delete(this.kernelId);
     this.states?.fail(new WorkerDiedError(this.plan.grain.name, 'the kernel was disposed'));
     if (!this.generations) return;
     this.generations = undefined;

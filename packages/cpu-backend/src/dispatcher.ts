@@ -1,5 +1,5 @@
 import {
-  type RemoteTell,
+  type RemoteSend,
   ClusterK2KUnsupportedError,
   OwnershipView,
   CONTROL,
@@ -168,7 +168,7 @@ export class Dispatcher {
   private readonly out: K2KOut;
   /** In a cluster: per K2K target class by id, which of its keys this silo owns (others are refused: k2kSend). */
   private readonly ownership: ReadonlyArray<OwnershipView | undefined> | undefined;
-  private readonly remoteTell: RemoteTell | undefined;
+  private readonly remoteSend: RemoteSend | undefined;
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
   private readonly counts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
@@ -236,8 +236,8 @@ export class Dispatcher {
     timers?: TimerClockInit | undefined;
     /** In a cluster: per K2K target class by id, this silo's partition ownership (core cluster/ownership.ts). */
     ownership?: ReadonlyArray<SharedArrayBuffer | undefined> | undefined;
-    /** In a cluster: the host's taker of K2K tells to keys another silo owns (core KernelPlan.remoteTell). */
-    remoteTell?: RemoteTell | undefined;
+    /** In a cluster: the host's taker of K2K sends to keys another silo owns (core KernelPlan.remoteSend). */
+    remoteSend?: RemoteSend | undefined;
   }) {
     this.self = args.self;
     this.fixedReads = args.self.def.methods.map((m) => fixedReader(m));
@@ -269,7 +269,7 @@ export class Dispatcher {
     this.before = new Uint8Array(args.persistence?.load ? Math.min(this.states.size0, COMPARE_MAX) : 0);
     this.out = new K2KOut(args.lane, args.options.slotSize, this.heldWord, this.counts);
     this.ownership = args.ownership?.map((b) => (b ? new OwnershipView(b) : undefined));
-    this.remoteTell = args.remoteTell;
+    this.remoteSend = args.remoteSend;
     this.setPeers(args.peers);
     const nTimers = args.self.def.timers.length;
     this.timers = args.timers && nTimers ? new TimerTable(nTimers) : undefined;
@@ -1083,15 +1083,15 @@ export class Dispatcher {
 
   /**
    * In a cluster, a K2K send runs here only when this silo owns the key's partition: anywhere else the key
-   * would be active on two silos. A tell to a key not owned here goes to the host, which routes it to the
-   * owner (false: nothing more to do here); a forward (an ask's reply address) cannot cross silos yet and
-   * is refused (the turn fails), as is any such send where the host takes none.
+   * would be active on two silos. A send to a key not owned here goes to the host, which routes it to the
+   * owner (false: nothing more to do here): a tell, or a forward with the host ask's corr (the reply
+   * obligation moves with it). Refused (the turn fails) where the host takes none.
    */
   private owned(targetId: number, target: string, key: number | string, method: string, payload: unknown, corr: number): boolean {
     const own = this.ownership?.[targetId];
     if (own === undefined || own.owns(key)) return true;
-    if (corr !== 0 || this.remoteTell === undefined) throw new ClusterK2KUnsupportedError(target, key, method, corr !== 0);
-    this.remoteTell(targetId, method, key, payload);
+    if (this.remoteSend === undefined) throw new ClusterK2KUnsupportedError(target, key, method, corr !== 0);
+    this.remoteSend(targetId, method, key, payload, corr);
     return false;
   }
 

@@ -81,8 +81,8 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
   const reader = ll && (await openLaneReader(ll.reader).catch(() => undefined));
   const laneLoad = ll && reader && { reader, guard: ll.guard };
   const persistence = l.persistence && { ...l.persistence, laneLoad, emit: (out: StateOut) => post({ type: 'state', kernelId, out }) };
-  const remoteTell = l.remoteTells ? (target: number, method: string, key: number | string, payload: unknown) => post({ type: 'remoteTell', kernelId, target, method, key, payload }) : undefined;
-  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers, persistence, remoteTell });
+  const remoteSend = l.remoteSends ? (target: number, method: string, key: number | string, payload: unknown, corr: number) => post({ type: 'remoteSend', kernelId, target, method, key, payload, corr }) : undefined;
+  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers, persistence, remoteSend });
   d.pollControl = () => void poll();
   return d;
 }

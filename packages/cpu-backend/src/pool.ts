@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
-import type { RemoteTell } from '@ringgrain/core';
+import type { RemoteSend } from '@ringgrain/core';
 import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
@@ -83,7 +83,7 @@ export class PoolThread {
         else if (m.type === 'added') this.settle(this.adds, m.kernelId);
         else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
         else if (m.type === 'state') this.pool.stateOut.get(m.kernelId)?.(this.index, m.out);
-        else if (m.type === 'remoteTell') this.pool.remoteTell.get(m.kernelId)?.(m.target, m.method, m.key, m.payload);
+        else if (m.type === 'remoteSend') this.pool.remoteSend.get(m.kernelId)?.(m.target, m.method, m.key, m.payload, m.corr);
         else if (m.type === 'fatal') this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
         else if (m.type === 'inspect') {
           this.inspects.get(m.id)?.(m.value);
@@ -207,8 +207,8 @@ export class ThreadPool {
   readonly threads: readonly PoolThread[];
   /** Per kernel, where its lanes' state reports go (thread index = lane). */
   readonly stateOut = new Map<number, (lane: number, out: StateOut) => void>();
-  /** Per kernel id, the host's taker of K2K tells for other silos (core KernelPlan.remoteTell). */
-  readonly remoteTell = new Map<number, RemoteTell>();
+  /** Per kernel id, the host's taker of K2K sends for other silos (core KernelPlan.remoteSend). */
+  readonly remoteSend = new Map<number, RemoteSend>();
   private readonly words: Int32Array;
   /** Adaptive spinning only where every pool thread can have a core of its own (ThreadInit.spinMaxMs). */
   readonly spinMaxMs: number;

@@ -29,8 +29,8 @@ export interface LaneInit {
   readonly timers?: TimerClockInit;
   /** In a cluster: per K2K target class by id, this silo's partition ownership (core KernelPlan.ownership). */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
-  /** The host takes K2K tells to keys another silo owns (core KernelPlan.remoteTell): posted as 'remoteTell'. */
-  readonly remoteTells?: boolean;
+  /** The host takes K2K sends to keys another silo owns (core KernelPlan.remoteSend): posted as 'remoteSend'. */
+  readonly remoteSends?: boolean;
 }
 
 /** Given once, when the thread starts. */
@@ -75,8 +75,8 @@ export type FromThread =
   | { type: 'inspect'; id: number; value: unknown }
   | { type: 'fatal'; kernelId: number; message: string; code?: string }
   | { type: 'state'; kernelId: number; out: StateOut }
-  /** A K2K tell to a key another silo owns (core KernelPlan.remoteTell), in send order per lane. */
-  | { type: 'remoteTell'; kernelId: number; target: number; method: string; key: number | string; payload: unknown };
+  /** A K2K send to a key another silo owns (core KernelPlan.remoteSend), in send order per lane. */
+  | { type: 'remoteSend'; kernelId: number; target: number; method: string; key: number | string; payload: unknown; corr: number };
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =

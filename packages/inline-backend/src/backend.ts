@@ -91,7 +91,7 @@ class InlineKernel implements BackendKernel {
       peers: [...this.backend.peers(), this.peerInfo()],
       timers: this.timerInit,
       ownership: this.plan.ownership,
-      remoteTell: this.plan.remoteTell,
+      remoteSend: this.plan.remoteSend,
       persistence: this.plan.persistence && this.states && { load: this.plan.persistence.load, idleMs: this.plan.persistence.idleMs, emit: (out) => this.states!.onOut(out) },
     });
     this.dispatcher.begin();

@@ -58,29 +58,21 @@ export class ClusterConfigError extends RinggrainError {
 }
 
 /**
- * A handler's K2K send to a key whose partition this silo does not own (another silo owns it, none does
- * now, or this silo waits to be handed it) that cannot leave for the owner: a ctx.forward (an ask's reply
- * address does not cross silos yet), or a tell from a kernel whose backend hands none to the host. Run
- * here, the key would be active on two silos, so the send is refused and the turn fails (an ask's caller
- * gets it as the reply; a tell's failure is a tellError event), counted with the kernel's handler errors.
- * The message names the code: a handler's error reaches the caller as HandlerError text.
+ * A handler's K2K send (ctx.send / ctx.forward) to a key whose partition this silo does not own (another
+ * silo owns it, none does now, or this silo waits to be handed it), from a kernel that cannot hand it to
+ * the host for routing (a backend without KernelPlan.remoteSend, or a system not joined yet). Run here,
+ * the key would be active on two silos, so the send is refused and the turn fails (an ask's caller gets
+ * it as the reply; a tell's failure is a tellError event). The message names the code: a handler's error
+ * reaches the caller as HandlerError text.
  */
 export class ClusterK2KUnsupportedError extends RinggrainError {
   readonly grain: string;
   readonly key: number | string;
   constructor(grain: string, key: number | string, method: string, forward = false, opts: ErrorOptions = {}) {
-    super(
-      'CLUSTER_K2K_REMOTE',
-      forward
-        ? `K2K forward to ${grain}.${method} key ${JSON.stringify(key)} refused (CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and a forwarded ask does not cross silos yet`
-        : `K2K send to ${grain}.${method} key ${JSON.stringify(key)} refused (CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and this kernel hands no K2K to the host`,
-      {
-        hint: forward
-          ? 'reply from this handler and have the caller ask the other key itself (refs are routed across silos), or use ctx.send (tells cross silos); docs/cluster.md'
-          : 'run the class on a backend whose kernels route K2K tells through the host (cpu, inline), or send from application code with refs (docs/cluster.md)',
-        ...opts,
-      },
-    );
+    super('CLUSTER_K2K_REMOTE', `K2K ${forward ? 'forward' : 'send'} to ${grain}.${method} key ${JSON.stringify(key)} refused (CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and the send cannot leave for its owner from here`, {
+      hint: 'run the class on a backend whose kernels hand cross-silo K2K to the host (cpu, inline), and send after system.start() resolved; or send from application code with refs (docs/cluster.md)',
+      ...opts,
+    });
     this.grain = grain;
     this.key = key;
   }
