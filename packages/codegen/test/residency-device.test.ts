@@ -157,6 +157,9 @@ static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int) {
 static void rg_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
   printf("reply %u %u %u %s\n", method, flags, corr, text);
 }
+static void rg_res_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int corr, const char* text, unsigned int n) {
+  printf("reply %u %u %u %.*s\n", method, RG_REPLY | RG_ERROR, corr, (int)n, text);
+}
 /* Activation at install: the declared timers, then onActivate (both stand-ins print what ran, with which clock). */
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("timers %lld %g\n", (long long)(key), (double)(now)); } while (0)
 #define RG_ON_ACTIVATE(k, ctr, acts, st, key, now, part, stage, cap, co) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("onActivate %lld %g\n", (long long)(key), (double)(now)); } while (0)

@@ -274,9 +274,11 @@ export class CudaBackend implements Backend {
    * threads (compileCachedAsync), so a system's first launch waits for its slowest class, not for the sum
    * of them (SIR's two classes were compiled one after the other: 17.5 s on the H100 host, where one took 6.3 s).
    */
-  private async compileAll(ctx: CudaContext, grains: ReadonlyArray<GrainDef | undefined>): Promise<void> {
+  private async compileAll(ctx: CudaContext, which: ReadonlyArray<GrainDef | undefined>, grains: ReadonlyArray<GrainDef | undefined>): Promise<void> {
     const jobs: Promise<unknown>[] = [];
-    for (const def of grains) {
+    // `which` says what to compile; every unit is generated against the system's whole grain list (`grains`,
+    // the slot-header ids), or a class's K2K sends to another class would not translate.
+    for (const def of which) {
       if (!def) continue;
       const gen = this.generate(def, grains);
       if (this.modules.has(gen.source) || this.compiled.has(gen.source)) continue;
@@ -323,7 +325,7 @@ export class CudaBackend implements Backend {
     const ctx = this.context();
     const grain = plan.grain.name;
     // Every grain placed here is compiled at once, and loaded now, while nothing runs: later launches must not load.
-    await this.compileAll(ctx, runningOn(this.options.device).size === 0 ? plan.grains : [plan.grain]);
+    await this.compileAll(ctx, runningOn(this.options.device).size === 0 ? plan.grains : [plan.grain], plan.grains);
     const own = this.loadGrain(ctx, plan.grain, plan.grains);
     if (runningOn(this.options.device).size === 0) for (const def of plan.grains) if (def && def !== plan.grain) this.loadGrain(ctx, def, plan.grains);
     const { gen, fn } = own;

@@ -136,7 +136,8 @@ __device__ static void RG_G(res_evict)(rg_kernel* k, unsigned int* ctr, rg_DirEn
  * in directory order. Lane 0 alone (the other lanes help the hooks through `co`): a deactivation walks
  * the whole directory once per worker; entries of other partitions are passed on one load.
  */
-__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned char* stage, unsigned int cap);
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap);
+#define RG_RES_STOPPED_TEXT "the kernel stopped before the actor's state was loaded"
 __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* ctr, unsigned int part, double before, double now, unsigned char* stage, unsigned int cap, rg_coop* co) {
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   const rg_StateMeta* meta = rg_meta_of(k->states, k->maxActors);
@@ -146,7 +147,7 @@ __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* 
     rg_DirEntry* e = &k->directory[i];
     const unsigned int s = rg_ld_vol(&e->state);
     if (all && s == (ready | RG_DIR_LOADING)) {
-      RG_G(res_drop)(k, ctr, e, "the kernel stopped before the actor's state was loaded", stage, cap);
+      RG_G(res_drop)(k, ctr, e, RG_RES_STOPPED_TEXT, (unsigned int)sizeof(RG_RES_STOPPED_TEXT) - 1u, stage, cap);
       continue;
     }
     if (s != ready) continue;
@@ -270,7 +271,35 @@ __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, lo
 }
 
 /* The actor of a LOADING entry leaves without having run: its parked messages fail with `text`, the entry dies, the slot is freed. */
-__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned char* stage, unsigned int cap) {
+/*
+ * A rejection reply of tn bytes of text read through L2 (__ldcg): the install board's failure text, which
+ * the host rewrites between installs (an L1 line of an earlier install's text must not be read), or a
+ * literal. Written from the source, with no copy on the stack: a 1 KiB text buffer in res_install raised
+ * every unit's stack frame from 256 to 1,312 bytes a thread (VectorAdd, nvcc sm_90), classes without storage too.
+ */
+#ifndef RG_RESIDENCY_HOST_TEST /* the g++ harness records replies with a stand-in */
+__device__ static void rg_res_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int corr, const char* text, unsigned int n) {
+  if (!stage) cap = k->slotSize;
+  if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
+  unsigned int idx = 0u, at = 0u;
+  unsigned char* out = stage ? stage : rg_reply_claim(k, &idx);
+  rg_wr w = {out + RG_HDR, 0u, cap - RG_HDR};
+  if (n < 32u) rg_wr_byte(&w, 0xa0u | n);
+  else if (n < 0x100u) { rg_need(&w, 2u, &at); rg_put(&w, at, 0xd9u); rg_put(&w, at + 1u, n); }
+  else { rg_need(&w, 3u, &at); rg_put(&w, at, 0xdau); rg_put_be16(&w, at + 1u, n); }
+  rg_need(&w, n, &at);
+  for (unsigned int i = 0; i < n; i++) rg_put(&w, at + i, (unsigned char)__ldcg(text + i));
+  if (stage) {
+    rg_reply_out(k, stage, method, RG_REPLY | RG_ERROR, corr, w.pos);
+    return;
+  }
+  rg_SlotHeader* h = (rg_SlotHeader*)out;
+  rg_reply_header(h, method, RG_REPLY | RG_ERROR, corr, w.pos);
+  RG_REPLY_RELEASE(&h->seq, idx + 1u);
+}
+#endif
+
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap) {
   const unsigned int slot = e->slot;
   rg_StateMeta* m = rg_meta_of(k->states, k->maxActors) + slot;
   unsigned int* q = rg_res_park(k->res, slot);
@@ -279,7 +308,7 @@ __device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, r
     const unsigned char* msg = rg_res_node(k, ref) + RG_OV_NODE_HDR;
     const rg_SlotHeader* h = (const rg_SlotHeader*)msg;
     ctr[RG_C_REJECTED]++;
-    rg_reply_text(k, stage, cap, h->method, RG_REPLY | RG_ERROR, h->corr, text);
+    rg_res_reply_text(k, stage, cap, h->method, h->corr, text, tn);
     const unsigned int next = ((const rg_OverflowNode*)rg_res_node(k, ref))->link;
     rg_ov_free(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
     atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
@@ -349,16 +378,15 @@ __device__ static inline const unsigned char* rg_res_board(const rg_ResidencyGlo
  * 'preload': keys held in any way are passed (a held state is newer); others are inserted READY while
  * slots are free, timers and onActivate with clock 0, as the CPU backend preloads.
  */
-/* __noinline__: its text buffer and loop stay out of the worker's own frame. */
+/* __noinline__: its loop stays out of the worker's own frame. */
 __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int* ctr, unsigned int part, unsigned char* stage, unsigned int cap, unsigned char* scratch, rg_coop* co) {
   rg_ResidencyGlobals* r = k->res;
   const unsigned char* board = rg_res_board(r);
   const unsigned int rows = r->rows, mode = r->mode;
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
-  char text[RG_RES_INSTALL_ERROR_BYTES + 1u];
+  /* the failure text of FAILED rows, read where it lies (rg_res_reply_text) */
+  const char* text = (const char*)(board + r->boardErrorAt);
   const unsigned int tn = r->errorLength < RG_RES_INSTALL_ERROR_BYTES ? r->errorLength : RG_RES_INSTALL_ERROR_BYTES;
-  for (unsigned int i = 0; i < tn; i++) text[i] = (char)__ldcg(board + r->boardErrorAt + i);
-  text[tn] = 0;
   unsigned int installed = 0u;
   for (unsigned int i = 0; i < rows; i++) {
     const unsigned int lo = __ldcg((const unsigned int*)(board + 8ull * i)), hi = __ldcg((const unsigned int*)(board + 8ull * i + 4u));
@@ -398,7 +426,7 @@ __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int
     }
     if (!e || !loading) continue;
     if (kind == RG_RES_ROW_FAILED) {
-      RG_G(res_drop)(k, ctr, e, text, stage, cap);
+      RG_G(res_drop)(k, ctr, e, text, tn, stage, cap);
       continue;
     }
     RG_G(state)* st = (RG_G(state)*)(k->states + (unsigned long long)e->slot * sizeof(RG_G(state)));
