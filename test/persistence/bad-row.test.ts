@@ -67,8 +67,13 @@ for (const lane of lanes) {
         expect((err as StateLoadError).cause).toBeInstanceOf(StateDecodeError);
         expect(err!.message).toContain('grain "Stored", key 5: the stored row does not decode');
         await waitUntil(() => tellErrors.length === 1, 5000);
-        expect(tellErrors[0]).toBe(err); // the same typed error for the tell
-        expect(storageErrors.map((e) => [e.op, e.keys])).toEqual([['load', [5]]]);
+        // The tell fails with the same typed error: the ask's, when it was parked behind the ask's load, or a
+        // second load's, when the first failed before the worker took the tell (a busy 2-core CI machine).
+        const second = storageErrors.length === 2;
+        expect(tellErrors[0]).toBe(second ? storageErrors[1]!.error : err);
+        expect(tellErrors[0]).toBeInstanceOf(StateLoadError);
+        expect((tellErrors[0] as StateLoadError).keys).toEqual([5]);
+        expect(storageErrors.map((e) => [e.op, e.keys])).toEqual(second ? [['load', [5]], ['load', [5]]] : [['load', [5]]]);
         expect(storageErrors[0]!.error).toBe(err);
 
         // The other actor loads its stored state and runs.
@@ -80,7 +85,7 @@ for (const lane of lanes) {
         expect(m.sent).toBe(4);
         expect(m.rejected).toBe(3); // the ask, the tell and the retry: counted, none lost
         expect(m.processed).toBe(1);
-        expect(m.storage?.errors).toBe(2);
+        expect(m.storage?.errors).toBe(second ? 3 : 2);
       } finally {
         await b.shutdown();
         await again.close();
