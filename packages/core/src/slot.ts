@@ -99,15 +99,7 @@ export class SlotWriter {
   writeError(ring: Ring, slot: number, h: SlotFields, code: number, fields: readonly TurnErrorValue[]): void {
     const start = slot + SLOT_HEADER_SIZE;
     const length = encodeTurnError(ring.u8, ring.dv, start, ring.payloadCapacity, code, fields);
-    const dv = ring.dv;
-    dv.setUint32(slot + SLOT.length, length, true);
-    dv.setUint32(slot + SLOT.method, h.method, true);
-    dv.setUint32(slot + SLOT.flags, h.flags, true);
-    dv.setUint32(slot + SLOT.corr, h.corr, true);
-    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
-    dv.setUint32(slot + SLOT.keyHi, h.keyHi, true);
-    dv.setUint32(slot + SLOT.sender, h.sender, true);
-    dv.setUint32(slot + SLOT.grain, h.grain, true);
+    replyHeader(ring.dv, slot, h, length);
   }
 
   /** A msgpack str payload (error and rejection messages), cut with a marker if the slot is small. */
@@ -128,15 +120,7 @@ export class SlotWriter {
       p += 2;
     }
     u8.set(bytes, p);
-    const dv = ring.dv;
-    dv.setUint32(slot + SLOT.length, p + bytes.length - start, true);
-    dv.setUint32(slot + SLOT.method, h.method, true);
-    dv.setUint32(slot + SLOT.flags, h.flags, true);
-    dv.setUint32(slot + SLOT.corr, h.corr, true);
-    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
-    dv.setUint32(slot + SLOT.keyHi, h.keyHi, true);
-    dv.setUint32(slot + SLOT.sender, h.sender, true);
-    dv.setUint32(slot + SLOT.grain, h.grain, true);
+    replyHeader(ring.dv, slot, h, p + bytes.length - start);
   }
 }
 
@@ -216,4 +200,16 @@ export class SlotReader {
     if (length + klen > ring.payloadCapacity) throw new DecodeError(`string key of ${klen} bytes runs past the slot`);
     return textDecoder.decode(ring.u8.subarray(start, start + klen));
   }
+}
+
+/** The header of an error or rejection reply: the request's fields as given, and the payload's length. */
+function replyHeader(dv: DataView, slot: number, h: SlotFields, length: number): void {
+  dv.setUint32(slot + SLOT.length, length, true);
+  dv.setUint32(slot + SLOT.method, h.method, true);
+  dv.setUint32(slot + SLOT.flags, h.flags, true);
+  dv.setUint32(slot + SLOT.corr, h.corr, true);
+  dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
+  dv.setUint32(slot + SLOT.keyHi, h.keyHi, true);
+  dv.setUint32(slot + SLOT.sender, h.sender, true);
+  dv.setUint32(slot + SLOT.grain, h.grain, true);
 }
