@@ -32,8 +32,6 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
   // the whole CUDA lane is skipped by backends.ts when no device/driver.
   cuda: {
-    'idle collection: maxActors 1024 per lane serves 100,000 keys over time with bounded slots; every state written once deactivated [store]':
-      'a full CUDA actor table does not yet deactivate idle actors to make room (the CPU backend does, least recently used first): a new key past maxActors is StateTableFullError until the next idle collection (docs/gpu-residency.md, "Limits today"); measured on the H100 at bf18272: 476 keys of a batch refused',
     ...Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, 'ctx.setReminder / ctx.clearReminder in a handler do not translate to CUDA yet (codegen: a device → host reminder request is not built), and the case\'s Reminded grain sets one in a handler'])),
   },
   'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },

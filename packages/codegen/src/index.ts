@@ -12,6 +12,6 @@ export { CTypes, C_SCALAR } from './cuda/ctypes.ts';
 export { loadModule, parseHandler } from './front/source.ts';
 export { StateMeta, STATE_META_BYTES, STATE_REGION_ALIGN, GatherHeader, GATHER_PARAMS, gatherLaunch, gatherLayout, gatherEntry, stateRegion, freeRingCapacity, type GatherParam } from './cuda/state-meta.ts';
 export {
-  RES_OP, RES_MODE, RES_ROW, ResidencyHostBlock, ResidencyGlobals, LoadRequest, LOAD_RING_CAPACITY, INSTALL_ROWS, INSTALL_ERROR_BYTES, INSTALL_BOARD_MAX_BYTES,
+  RES_OP, RES_MODE, RES_ROW, ResidencyHostBlock, ResidencyGlobals, LoadRequest, LOAD_RING_CAPACITY, EvictRow, EVICT_RING_BYTES, EVICT_RING_MAX_ROWS, evictRing, INSTALL_ROWS, INSTALL_ERROR_BYTES, INSTALL_BOARD_MAX_BYTES,
   installLayout, installRows, residencyLayout, residencyHostBytes, type ResidencyOptions,
 } from './cuda/residency.ts';

@@ -5,7 +5,7 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { SlotHeader, layoutOf } from '@ringgrain/core';
 import { DIR_STATE, GatherHeader, OverflowHeader, OverflowNode, StateMeta, generateKernel, gatherLayout, overflowLayout } from '../src/index.ts';
 import { CTypes } from '../src/cuda/ctypes.ts';
-import { LoadRequest, RES_OP, ResidencyGlobals, ResidencyHostBlock, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';
+import { EvictRow, LoadRequest, RES_OP, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';
 import { HAVE_GXX, gxxBuild } from './toolchain.ts';
 
 /**
@@ -44,10 +44,12 @@ const NODES = 3 + 16;
 const MAX = 48;
 const PARTS = 3;
 const L = residencyLayout({ stateSize: 8, maxActors: MAX, partitions: PARTS });
+const ER = evictRing(8);
 const types = new CTypes();
 types.named(ResidencyGlobals, 'rg_ResidencyGlobals');
 types.named(ResidencyHostBlock, 'rg_ResidencyHostBlock');
 types.named(LoadRequest, 'rg_LoadRequest');
+types.named(EvictRow, 'rg_EvictRow');
 types.named(GatherHeader, 'rg_GatherHeader');
 types.named(StateMeta, 'rg_StateMeta');
 types.named(SlotHeader, 'rg_SlotHeader');
@@ -83,6 +85,10 @@ const harness = String.raw`#include <cstdio>
 #define RG_OV_HDR ${OV.tails}u
 #define RG_OV_NODE_HDR 16u
 #define RG_RES_WAIT() ((void)0)
+/* A worker waiting for room: the other workers reach their loop's residency check meanwhile (each answers the room request). */
+struct rg_kernel;
+static void rg_test_others(rg_kernel* k, unsigned int part);
+#define RG_RES_ROOM_WAIT(k, ctr, part, co, alone) rg_test_others((k), (part))
 #define RG_GATHER_KEYS_AT ${gatherLayout(0, 0).keysAt}ull
 #define RG_STATE_REGION_ALIGN 256ull
 #define RG_HAS_ON_DEACTIVATE 1
@@ -101,6 +107,8 @@ static unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile u
 static void rg_st_vol(unsigned int* p, unsigned int v) { *p = v; }
 static unsigned int atomicSub(unsigned int* p, unsigned int v) { unsigned int o = *p; *p -= v; return o; }
 static unsigned int atomicMax(unsigned int* p, unsigned int v) { unsigned int o = *p; if (v > o) *p = v; return o; }
+static unsigned long long atomicMax(unsigned long long* p, unsigned long long v) { unsigned long long o = *p; if (v > o) *p = v; return o; }
+static long long __double_as_longlong(double d) { long long v; memcpy(&v, &d, 8); return v; }
 static unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) { unsigned int o = *p; *p = v; return o; }
 static unsigned int rg_ld_acq_gpu(const unsigned int* p) { return *p; }
 static unsigned int rg_ld_acq_sys(const unsigned int* p) { return *p; }
@@ -169,6 +177,13 @@ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, u
 static const char* rg_turn_error(rg_turn*, int) { return ""; }
 #include "unit.cu"
 ${cuh}
+static unsigned int otherCtr[7];
+static int waits = 0;
+static void rg_test_others(rg_kernel* k, unsigned int part) {
+  waits++;
+  for (unsigned int q = 0; q < ${PARTS}; q++)
+    if (q != part && rg_res_room_pending(k, q)) rg_${G}_res_room_service(k, otherCtr, q, 0, true);
+}
 static rg_DirEntry* rg_${G}_res_find(rg_kernel* k, long long key, unsigned int part) {
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   for (unsigned int i = 0; i < k->dirCapacity; i++)
@@ -179,7 +194,7 @@ static void rg_${G}_turn(rg_kernel* k, unsigned int* ctr, unsigned char* slot, u
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   ctr[RG_C_RECEIVED]++;
   const long long key = RG_KEY_OF(h->keyLo, h->keyHi);
-  const char* why = rg_${G}_res_wait(k, ctr, key, part, slot);
+  const char* why = rg_${G}_res_wait(k, ctr, key, part, slot, h->time, true, 0);
   if (why == RG_RES_PARKED) { printf("park %lld %u\n", key, h->corr); return; }
   if (why) { ctr[RG_C_REJECTED]++; printf("reject %lld %s\n", key, why == RG_RES_FULL ? "full" : strstr(why, "pool") ? "pool" : "?"); return; }
   rg_DirEntry* e = rg_${G}_res_find(k, key, part);
@@ -198,7 +213,7 @@ int main() {
   std::vector<rg_StateMeta> meta(${MAX});
   std::vector<unsigned char> area(${L.bytes});
   /* the host block, then the load-request ring (residencyHostBytes) */
-  alignas(16) static unsigned char hostMem[sizeof(rg_ResidencyHostBlock) + 16 * 64];
+  alignas(16) static unsigned char hostMem[sizeof(rg_ResidencyHostBlock) + 16 * 64 + ${ER.stride} * 64];
   memset(hostMem, 0, sizeof hostMem);
   rg_ResidencyHostBlock& host = *(rg_ResidencyHostBlock*)hostMem;
   rg_LoadRequest* loads = (rg_LoadRequest*)(hostMem + sizeof(rg_ResidencyHostBlock));
@@ -216,6 +231,11 @@ int main() {
   r->parksLo = (unsigned int)(base + ${L.parksAt}); r->parksHi = (unsigned int)((base + ${L.parksAt}) >> 32);
   r->boardKindsAt = ${L.board.kindsAt}u; r->boardStatesAt = ${L.board.statesAt}u; r->boardErrorAt = ${L.board.errorAt}u;
   r->installCapacity = ${L.installCapacity}u; r->loadCapacity = 64u;
+  r->roomsLo = (unsigned int)(base + ${L.roomsAt}); r->roomsHi = (unsigned int)((base + ${L.roomsAt}) >> 32);
+  r->evictCapacity = 64u; r->evictStride = ${ER.stride}u;
+  r->idleMs = 1.0 / 0.0; /* no idleMs: a full table makes no room */
+  unsigned char* evicts = hostMem + sizeof(rg_ResidencyHostBlock) + 16 * 64;
+  unsigned int evictTail = 0u;
   rg_kernel k = {&g, dir.data(), states.data(), ${MAX}, cap, ${PARTS}, r, 0u, 1u, 1u, 1u, ov, ${NODES}u, 64u};
   unsigned int loadTail = 0u;
   unsigned int ctr[7] = {0, 0, 0, 0, 0, 0, 0};
@@ -242,6 +262,7 @@ int main() {
       if (scanf("%u %lld %lf", &part, &key, &t) != 3) return 2;
       const unsigned int before = ctr[RG_C_ACTIVATIONS];
       rg_${G}_state* s = rg_${G}_activate(&k, ctr, key, part);
+      if (!s) s = rg_${G}_res_room_activate(&k, ctr, key, part, t, true, 0); /* a class without storage makes room the same way */
       if (!s) { printf("full\n"); continue; }
       if (ctr[RG_C_ACTIVATIONS] != before) { unsigned int v = (unsigned int)key; memcpy(s->b, &v, 4); }
       rg_meta_touch(states.data(), ${MAX}, s, t);
@@ -292,6 +313,24 @@ int main() {
       host.op = ${RES_OP.EXIT}u;
       host.seq++;
       printf(" %d\n", rg_res_stopped(&k) ? 1 : 0);
+    } else if (cmd == 'R') { /* R idleMs: the class's idleMs (inf: none) */
+      double ms;
+      if (scanf("%lf", &ms) != 1) return 2;
+      r->idleMs = ms;
+    } else if (cmd == 'E') { /* E: the rows on the evict ring since the last E (key, state's first word, dirty), then room words */
+      while (((rg_EvictRow*)(evicts + ${ER.stride} * (evictTail & 63u)))->seq == evictTail + 1u) {
+        const rg_EvictRow* row = (const rg_EvictRow*)(evicts + ${ER.stride} * (evictTail & 63u));
+        unsigned int v;
+        memcpy(&v, (const unsigned char*)row + sizeof(rg_EvictRow), 4);
+        printf("evict %lld %u %u\n", RG_KEY_OF(row->keyLo, row->keyHi), v, row->dirty);
+        evictTail++;
+      }
+      host.evictTail = evictTail;
+      printf("room %u", r->roomEpoch);
+      for (unsigned int p = 0; p < ${PARTS}; p++) printf(" %u", rg_res_rooms(r)[p]);
+      printf(" made %u waits %d hooks %d\n", r->madeRoom, waits, hooks);
+    } else if (cmd == 'P') { /* P: every worker's loop reaches its residency check (a pending room request is answered) */
+      for (unsigned int p = 0; p < ${PARTS}; p++) if (rg_res_room_pending(&k, p)) rg_${G}_res_room_service(&k, ctr, p, 0, true);
     } else if (cmd == 'Z') { /* Z: counters, pool */
       printf("ctr %u %u %u %u parked %u inUse %u\n", ctr[RG_C_RECEIVED], ctr[RG_C_PROCESSED], ctr[RG_C_REJECTED], ctr[RG_C_ACTIVATIONS], r->parked, ((rg_OverflowHeader*)ov)->inUse);
     } else if (cmd == 'W') { /* W 0|1: whether onDeactivate stores into the state (it then marks it) */
@@ -521,5 +560,86 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and 
     const runs = out.filter((l) => l.startsWith('run 9'));
     expect(runs).toEqual(Array.from({ length: parked.length }, (_, i) => `run 9 ${i + 1} ${i} ${i + 1}`));
     expect(out.at(-2)).toBe(`ctr 20 ${parked.length} ${refused.length} 1 parked 0 inUse 0`);
+  });
+});
+
+describe.skipIf(!HAVE_GXX || !pool || !partition)(`a full table makes room on the device (residency.cuh, g++ on the host)${pool && partition ? '' : ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)'}`, () => {
+  const run = (cmds: string[]) => {
+    const b = gxxBuild(src.slice(from, to), harness);
+    expect(b.log).toBe('');
+    const r = spawnSync(b.out, { input: cmds.join('\n') + '\n', encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    return r.stdout.trim().split('\n');
+  };
+  /** `n` keys from `start` up whose partition passes `keep`. */
+  const keysWhere = (n: number, start: number, keep: (p: number) => boolean) => {
+    const out: number[] = [];
+    for (let k = start; out.length < n; k++) if (keep(partOf(k))) out.push(k);
+    return out;
+  };
+  /** A turns at times t0 + i (the state's first word is the key: the harness's fresh actor). */
+  const fill = (keys: number[], t0: number) => keys.map((k, i) => `A ${partOf(k)} ${k} ${t0 + i}`);
+  /** The evict-ring rows the model expects: the actors of `parts` whose last turn is before `before`, onDeactivate's +1000 in the state, dirty. */
+  const rows = (keys: number[], t0: number, before: number, parts: number[]) =>
+    keys.flatMap((k, i) => (t0 + i < before && parts.includes(partOf(k)) ? [`evict ${k} ${k + 1000} 1`] : [])).sort();
+
+  it('a new key meeting a full table deactivates its own worker\'s idle actors (onDeactivate, final state and mark on the evict ring), takes a freed slot; the other workers deactivate theirs when they answer the room request', () => {
+    const keys = Array.from({ length: MAX }, (_, i) => 100 + i);
+    const key = keysWhere(1, 500, (p) => p === 0)[0]!;
+    const out = run(['R 1000', ...fill(keys, 0), 'W 1', `T ${key} 1 1030 5`, 'E', 'M', 'P', 'E', 'M', 'L', 'Z']);
+    let at = MAX;
+    expect(out.slice(0, MAX).every((l) => l.endsWith(' 1'))).toBe(true); // 48 fresh activations
+    expect(out[at++]).toBe(`park ${key} 1`); // a slot was found at once: LOADING, parked
+    const own = rows(keys, 0, 30, [0]);
+    expect(own.length).toBeGreaterThan(0);
+    expect(out.slice(at, at + own.length).sort()).toEqual(own);
+    at += own.length;
+    // Room request 1: worker 0 answered it (no wait for the others: it found a slot), the others not yet.
+    expect(out[at++]).toBe(`room 1 1 0 0 made ${own.length} waits 0 hooks ${own.length}`);
+    expect(out[at++]).toBe('stray 0');
+    const others = rows(keys, 0, 30, [1, 2]);
+    expect(out.slice(at, at + others.length).sort()).toEqual(others);
+    at += others.length;
+    const all = own.length + others.length;
+    expect(all).toBe(30); // every actor idle for idleMs at 1030 (last turns 0..29), as the CPU backend deactivates them
+    expect(out[at++]).toBe(`room 1 1 1 1 made ${all} waits 0 hooks ${all}`);
+    expect(out[at++]).toBe('stray 0');
+    expect(out[at++]).toBe(`load ${key}`);
+    expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1'); // the new actor is counted at its install
+    expect(out[at]).toBe(`live 19 dead 30 next 48`); // 18 READY, 1 LOADING
+  });
+
+  it('a worker with no idle actor of its own waits until the other workers deactivated theirs; with nothing idle anywhere, the message is rejected as a full table (typed, counted); without idleMs no room is asked for', () => {
+    // Every actor in partitions 1 and 2; the new key's worker (0) holds none.
+    const keys = keysWhere(MAX, 1, (p) => p !== 0);
+    const [k0, k1, k2] = keysWhere(3, 5000, (p) => p === 0);
+    const out = run(['R 1000', ...fill(keys, 0), 'W 0', `T ${k0} 1 1010 5`, 'E', 'Z']);
+    let at = MAX;
+    expect(out[at++]).toBe(`park ${k0} 1`);
+    const gone = keys.flatMap((k, i) => (i < 10 ? [`evict ${k} ${k} 1`] : [])).sort(); // the hook stores nothing (W 0)
+    expect(out.slice(at, at + 10).sort()).toEqual(gone);
+    at += 10;
+    expect(out[at++]).toBe('room 1 1 1 1 made 10 waits 1 hooks 10'); // one wait: the others answered in it
+    expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1');
+    // Every actor's last turn within idleMs: nothing can be deactivated, the message is a full table.
+    const busy = run(['R 1000', ...fill(keys, 5000), `T ${k1} 2 5100 5`, 'E', 'R inf', `T ${k2} 3 99999 5`, 'E', 'Z']);
+    at = MAX;
+    expect(busy[at++]).toBe(`reject ${k1} full`);
+    expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0'); // every worker answered, nothing deactivated
+    expect(busy[at++]).toBe(`reject ${k2} full`); // no idleMs: no room request
+    expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0');
+    expect(busy[at++]).toBe('ctr 2 0 2 48 parked 0 inUse 0');
+  });
+
+  it('a class without storage (activation in the turn) makes room the same way', () => {
+    const keys = Array.from({ length: MAX }, (_, i) => 200 + i);
+    const [k0] = keysWhere(1, 7000, (p) => p === 1);
+    const out = run(['R 100', ...fill(keys, 0), 'W 1', `A 1 ${k0} 5000`, 'P', 'E', 'M']);
+    expect(out[MAX]).toMatch(/^\d+ 1$/); // a fresh activation on a freed slot
+    const all = keys.map((k) => `evict ${k} ${k + 1000} 1`).sort();
+    expect(out.slice(MAX + 1, MAX + 1 + MAX).sort()).toEqual(all); // every actor idle at 5000: all deactivated
+    expect(out[MAX + 1 + MAX]).toBe(`room 1 1 1 1 made ${MAX} waits 0 hooks ${MAX}`);
+    expect(out[MAX + 2 + MAX]).toBe('stray 0');
   });
 });

@@ -116,7 +116,14 @@ export class CudaKernel implements BackendKernel {
     this.queueCapacity = owner.queueCapacityFor(o.maxActors, this.partitions, o.slotSize);
     this.blocks = launchCfg.blocks;
     this.hostLanes = opts.hostLanes;
-    this.readDirty = plan.persistence ? async () => (await this.gatherDirty()).batch : undefined;
+    // After the gather, the actors deactivated to make room before it (evict ring): a flush then holds them too.
+    this.readDirty = plan.persistence
+      ? async () => {
+          const { batch } = await this.gatherDirty();
+          if (this.residency && !this.freed && !this.fault) this.residency.host.drainEvicted();
+          return batch;
+        }
+      : undefined;
     // String keys are interned ids on the device: their states could not be named to the store (the system then refuses the class).
     const residency = plan.persistence !== undefined && abi.residency && opts.residency && plan.grain.keyKind !== 'string';
     this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
@@ -197,8 +204,8 @@ export class CudaKernel implements BackendKernel {
     ctx.synchronize(this.stream);
   }
 
-  private residencyTarget(): { grain: string; stateSize: number; maxActors: number; partitions: number } {
-    return { grain: this.plan.grain.name, stateSize: this.abi.stateSize, maxActors: this.plan.options.maxActors, partitions: this.partitions };
+  private residencyTarget(): { grain: string; stateSize: number; maxActors: number; partitions: number; idleMs: number | undefined } {
+    return { grain: this.plan.grain.name, stateSize: this.abi.stateSize, maxActors: this.plan.options.maxActors, partitions: this.partitions, idleMs: this.plan.persistence?.idleMs };
   }
 
   /** The residency access, made on first use (its stream and staging mirror). */
@@ -260,8 +267,9 @@ export class CudaKernel implements BackendKernel {
     });
     this.ctx.launch(this.fn, { grid: this.launchCfg.blocks, block: this.launchCfg.threadsPerBlock, sharedMemBytes: this.launchCfg.sharedBytes, stream: this.stream }, args);
     this.started = true;
-    // Keys the workers post for loading go to the plan's load within a millisecond (health() polls too).
-    if (this.writeStates && this.plan.persistence?.load) {
+    // Keys the workers post for loading go to the plan's load within a millisecond (health() polls too),
+    // and so do actors they deactivate to make room (a class with idleMs: the evict ring, residency.ts).
+    if (this.writeStates && (this.plan.persistence?.load || this.plan.persistence?.idleMs !== undefined)) {
       this.loadPoll = setInterval(() => this.pollLoads(), 1);
       this.loadPoll.unref();
     }

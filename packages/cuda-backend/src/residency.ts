@@ -1,5 +1,5 @@
 import {
-  INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, LoadRequest, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, residencyHostBytes, residencyLayout,
+  EvictRow, INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, LoadRequest, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyHostBytes, residencyLayout,
 } from '@ringgrain/codegen';
 import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
 import { decodeKeys } from './state-gather.ts';
@@ -9,7 +9,8 @@ import { GpuStateError } from './errors.ts';
  * The host's end of actor residency on a CUDA kernel (codegen residency.ts is the layout, the kernel's
  * control warp and workers the other end): deactivateIdle and writeStates become requests in the pinned
  * ResidencyHostBlock, answered by `doneSeq`; deactivated actors are read from the device staging batch
- * and handed to the plan's `evicted`; keys the kernel posts on the load-request ring go to `load`.
+ * and handed to the plan's `evicted`; keys the kernel posts on the load-request ring go to `load`, actors
+ * a worker deactivated to make room (a full table) come on the evict ring and go to `evicted` too.
  * One request at a time (a queue), as the state stream and staging buffers are shared.
  */
 
@@ -19,6 +20,8 @@ export interface ResidencyTarget {
   readonly stateSize: number;
   readonly maxActors: number;
   readonly partitions: number;
+  /** The class's idleMs (absent: none; a full table then makes no room). */
+  readonly idleMs?: number | undefined;
 }
 
 /**
@@ -39,8 +42,9 @@ export interface ResidencyDevice {
 const hw = (f: string): number => offsetOf(ResidencyHostBlock, f) >> 2;
 const H = {
   seq: hw('seq'), op: hw('op'), rows: hw('rows'), mode: hw('mode'), errorLength: hw('errorLength'), loadTail: hw('loadTail'),
-  doneSeq: hw('doneSeq'), evicted: hw('evicted'), installed: hw('installed'), rejected: hw('rejected'),
+  doneSeq: hw('doneSeq'), evicted: hw('evicted'), installed: hw('installed'), rejected: hw('rejected'), evictTail: hw('evictTail'),
 } as const;
+const EVICT_HDR = layoutOf(EvictRow).size;
 const HF = { before: offsetOf(ResidencyHostBlock, 'before') >> 3, now: offsetOf(ResidencyHostBlock, 'now') >> 3 } as const;
 const REQ = layoutOf(LoadRequest).size >> 2;
 
@@ -56,6 +60,7 @@ export function residencyGlobalsImage(t: ResidencyTarget, hostDevPtr: bigint, ar
   const img = new Uint8Array(layoutOf(ResidencyGlobals).size);
   const dv = new DataView(img.buffer);
   const put = (f: string, v: number) => dv.setUint32(offsetOf(ResidencyGlobals, f), v >>> 0, true);
+  const ring = evictRing(t.stateSize);
   const ptr = (f: string, p: bigint) => {
     put(`${f}Lo`, Number(p & 0xffffffffn));
     put(`${f}Hi`, Number(p >> 32n));
@@ -65,6 +70,10 @@ export function residencyGlobalsImage(t: ResidencyTarget, hostDevPtr: bigint, ar
   ptr('staging', areaDevPtr + BigInt(r.stagingAt));
   ptr('board', areaDevPtr + BigInt(r.boardAt));
   ptr('parks', areaDevPtr + BigInt(r.parksAt));
+  ptr('rooms', areaDevPtr + BigInt(r.roomsAt));
+  put('evictCapacity', ring.capacity);
+  put('evictStride', ring.stride);
+  dv.setFloat64(offsetOf(ResidencyGlobals, 'idleMs'), t.idleMs ?? Number.POSITIVE_INFINITY, true);
   put('boardKindsAt', r.board.kindsAt);
   put('boardStatesAt', r.board.statesAt);
   put('boardErrorAt', r.board.errorAt);
@@ -151,6 +160,10 @@ export class ResidencyHost {
   private readonly words: Int32Array;
   private readonly f64: Float64Array;
   private readonly ring: Int32Array;
+  /** The evict ring (pinned host memory): bytes, and its seq words. */
+  private readonly evicts: Uint8Array;
+  private readonly evictWords: Int32Array;
+  private readonly evictShape: ReturnType<typeof evictRing>;
   private readonly layout: ReturnType<typeof residencyLayout>;
   private queue: Promise<unknown> = Promise.resolve();
   /**
@@ -175,7 +188,10 @@ export class ResidencyHost {
     const hb = residencyHostBytes();
     this.words = new Int32Array(buffer, offset, layoutOf(ResidencyHostBlock).size >> 2);
     this.f64 = new Float64Array(buffer, offset, layoutOf(ResidencyHostBlock).size >> 3);
-    this.ring = new Int32Array(buffer, offset + hb.ringAt, (hb.bytes - hb.ringAt) >> 2);
+    this.ring = new Int32Array(buffer, offset + hb.ringAt, (hb.evictAt - hb.ringAt) >> 2);
+    this.evicts = new Uint8Array(buffer, offset + hb.evictAt, hb.bytes - hb.evictAt);
+    this.evictWords = new Int32Array(buffer, offset + hb.evictAt, (hb.bytes - hb.evictAt) >> 2);
+    this.evictShape = evictRing(target.stateSize);
     this.layout = residencyLayout(target);
     if (staging.byteLength < this.layout.staging.bytes) throw new RangeError(`residency: staging of ${staging.byteLength} bytes, ${this.layout.staging.bytes} needed`);
   }
@@ -184,6 +200,7 @@ export class ResidencyHost {
   init(): void {
     this.words.fill(0);
     this.ring.fill(0);
+    this.evicts.fill(0);
   }
 
   /**
@@ -202,6 +219,9 @@ export class ResidencyHost {
       keys.push(decodeKeys(words, 1)[0]!);
       tail = (tail + 1) >>> 0;
     }
+    // The loads seen, then the evict ring: a key deactivated to make room and missed again had its row
+    // published before its load, so the row is seen now and reaches `evicted` before the key reaches `load`.
+    this.drainEvicted();
     if (keys.length) Atomics.store(this.words, H.loadTail, tail | 0);
     if (this.holding) {
       for (const k of keys) this.held.push(k);
@@ -209,6 +229,36 @@ export class ResidencyHost {
     }
     this.release(keys);
     return keys.length;
+  }
+
+  /**
+   * The actors workers deactivated to make room (the evict ring's published rows, in order) to the plan's
+   * `evicted`, as one batch; returns how many. Called at every poll, before a deactivation's staging batch
+   * is read, and by readDirty after its gather (a flush then holds every state evicted before it).
+   */
+  drainEvicted(): number {
+    const { capacity, stride } = this.evictShape;
+    const size = this.target.stateSize;
+    let tail = Atomics.load(this.words, H.evictTail) >>> 0;
+    const start = tail;
+    while ((Atomics.load(this.evictWords, ((tail & (capacity - 1)) * stride) >> 2) >>> 0) === ((tail + 1) >>> 0) && tail - start < capacity) tail = (tail + 1) >>> 0;
+    const n = (tail - start) >>> 0;
+    if (n === 0) return 0;
+    const keyWords = new Uint32Array(2 * n);
+    const bytes = new Uint8Array(n * size);
+    const dirty = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const at = (((start + i) >>> 0) & (capacity - 1)) * stride;
+      const w = at >> 2;
+      keyWords[2 * i] = this.evictWords[w + 1]!;
+      keyWords[2 * i + 1] = this.evictWords[w + 2]!;
+      dirty[i] = this.evictWords[w + 3]! !== 0 ? 1 : 0;
+      if (size > 0) bytes.set(this.evicts.subarray(at + EVICT_HDR, at + EVICT_HDR + size), i * size);
+    }
+    // Copied out: the rows are the kernel's again.
+    Atomics.store(this.words, H.evictTail, tail | 0);
+    this.host.evicted({ keys: decodeKeys(keyWords, n), bytes, stride: size, dirty });
+    return n;
   }
 
   /** Keys held during a deactivation, then `keys`, to the plan's load (one call). */
@@ -227,6 +277,8 @@ export class ResidencyHost {
           this.f64[HF.before] = before;
           this.f64[HF.now] = now;
         });
+        // Rows deactivated to make room meanwhile first (none of them is in this batch: its keys were not held then).
+        this.drainEvicted();
         const count = Atomics.load(this.words, H.evicted) >>> 0;
         if (count > this.target.maxActors) throw new GpuStateError(this.target.grain, 'GPU_STATE_GATHER', `the kernel reported ${count} deactivated actors for ${this.target.maxActors} slots`);
         if (count > 0) this.host.evicted(this.readStaging(count));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, residencyHostBytes, residencyLayout,
+  INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyHostBytes, residencyLayout,
 } from '@ringgrain/codegen';
 import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
 import { ResidencyHost, clippedUtf8, installChunks, keyWords, residencyExit, residencyGlobalsImage, type ResidencyDevice, type ResidencyTarget } from '../src/residency.ts';
@@ -89,6 +89,18 @@ class Kernel implements ResidencyDevice {
     }
     this.hv.setUint32(hoff('doneSeq'), seq, true);
   }
+  /** A worker posts an actor it deactivated to make room (reserve index i: key, mark, state, then seq = i + 1). */
+  evict(i: number, key: number, fill: number, dirty: boolean): void {
+    const ring = evictRing(T.stateSize);
+    const at = this.hostAt + HB.evictAt + ring.stride * (i % ring.capacity);
+    const dv = new DataView(this.hostMem, at);
+    const [lo, hi] = keyWords(key);
+    dv.setUint32(4, lo, true);
+    dv.setInt32(8, hi, true);
+    dv.setUint32(12, dirty ? 1 : 0, true);
+    new Uint8Array(this.hostMem, at + 16, T.stateSize).fill(fill);
+    dv.setUint32(0, (i + 1) >>> 0, true);
+  }
   /** A worker posts a load request (reserve index i: key words, then seq = i + 1). */
   post(i: number, key: number): void {
     const at = this.hostAt + HB.ringAt + 16 * (i % LOAD_RING_CAPACITY);
@@ -135,6 +147,11 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     expect(u('boardLo') + u('boardHi') * 2 ** 32).toBe(0x7_0000_0000 + L.boardAt);
     expect(u('parksLo') + u('parksHi') * 2 ** 32).toBe(0x7_0000_0000 + L.parksAt);
     expect([u('boardKindsAt'), u('boardStatesAt'), u('boardErrorAt'), u('installCapacity'), u('loadCapacity')]).toEqual([L.board.kindsAt, L.board.statesAt, L.board.errorAt, L.installCapacity, LOAD_RING_CAPACITY]);
+    expect(u('roomsLo') + u('roomsHi') * 2 ** 32).toBe(0x7_0000_0000 + L.roomsAt);
+    expect([u('evictCapacity'), u('evictStride')]).toEqual([evictRing(T.stateSize).capacity, evictRing(T.stateSize).stride]);
+    // No idleMs: Infinity (a full table makes no room); the class's idleMs when it has one.
+    expect(dv.getFloat64(offsetOf(ResidencyGlobals, 'idleMs'), true)).toBe(Number.POSITIVE_INFINITY);
+    expect(new DataView(residencyGlobalsImage({ ...T, idleMs: 1500 }, 0n, 0n).buffer).getFloat64(offsetOf(ResidencyGlobals, 'idleMs'), true)).toBe(1500);
     // The request and counter lines start zero: the kernel sees no request before the host's first.
     expect(img.subarray(0, 256).every((b) => b === 0)).toBe(true);
   });
@@ -276,6 +293,54 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     k.post(start + 5, 98);
     expect(r.pollLoads()).toBe(2);
     expect(rec.loads[1]).toEqual([98, 99]);
+  });
+});
+
+describe('the evict ring (actors deactivated to make room for a new key)', () => {
+  it('published rows go to evicted in order, one batch per poll (keys, final states, marks), the tail moves past them; an unpublished row waits', () => {
+    const { k, rec, r } = make();
+    const cap = evictRing(T.stateSize).capacity;
+    expect(r.pollLoads()).toBe(0);
+    expect(rec.evictions).toEqual([]);
+    k.evict(0, 5, 0x11, true);
+    k.evict(1, -3, 0x22, false);
+    k.evict(3, 9, 0x33, true); // index 2 not yet published: 3 waits behind it
+    r.pollLoads();
+    expect(rec.evictions).toHaveLength(1);
+    const b = rec.evictions[0]!;
+    expect([...b.keys]).toEqual([5, -3]);
+    expect([...b.dirty]).toEqual([1, 0]);
+    expect(b.stride).toBe(T.stateSize);
+    expect([...b.bytes]).toEqual([...new Array(8).fill(0x11), ...new Array(8).fill(0x22)]);
+    expect(k.hv.getUint32(hoff('evictTail'), true)).toBe(2);
+    k.evict(2, 7, 0x44, true);
+    expect(r.drainEvicted()).toBe(2);
+    expect([...rec.evictions[1]!.keys]).toEqual([7, 9]);
+    // Across the wrap: the ring's capacity rows further on, the same slots.
+    for (let i = 4; i < 4 + cap; i++) k.evict(i, 1000 + i, i & 0xff, i % 2 === 0);
+    expect(r.drainEvicted()).toBe(cap);
+    expect(rec.evictions[2]!.keys.length).toBe(cap);
+    expect(rec.evictions[2]!.keys[cap - 1]).toBe(1000 + 3 + cap);
+    expect(r.drainEvicted()).toBe(0);
+  });
+
+  it('a key deactivated to make room and missed again reaches evicted before load (its final state first)', () => {
+    const { k, rec, r } = make();
+    const order: string[] = [];
+    rec.evicted = (b) => void order.push(`evicted ${b.keys.join(',')}`);
+    rec.load = (keys) => void order.push(`load ${keys.join(',')}`);
+    k.evict(0, 42, 1, true);
+    k.post(0, 42);
+    r.pollLoads();
+    expect(order).toEqual(['evicted 42', 'load 42']);
+  });
+
+  it('a deactivation request hands rows deactivated to make room meanwhile before its own staged batch', async () => {
+    const { k, rec, r } = make();
+    k.stage = [{ key: 8, fill: 3, dirty: true }];
+    k.during = () => k.evict(0, 6, 9, true);
+    expect(await r.deactivateIdle(10, 20)).toBe(1);
+    expect(rec.evictions.map((b) => [...b.keys])).toEqual([[6], [8]]);
   });
 });
 

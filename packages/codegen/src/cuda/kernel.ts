@@ -13,7 +13,7 @@ import type { LoopNote } from '../front/parallel.ts';
 import { hasMethod, loadModule, parseHandler, siteFor } from '../front/source.ts';
 import { Unit } from './unit.ts';
 import { GatherHeader, StateMeta } from './state-meta.ts';
-import { LoadRequest, ResidencyGlobals, ResidencyHostBlock, residencyConstants } from './residency.ts';
+import { EvictRow, LoadRequest, ResidencyGlobals, ResidencyHostBlock, residencyConstants } from './residency.ts';
 import { mayWriteState } from '../front/state-writes.ts';
 import { TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader } from './abi.ts';
 import { timerDefine, timerDeviceSection, timerHandlerSection } from './timers.ts';
@@ -66,6 +66,7 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   types.named(ResidencyGlobals, 'rg_ResidencyGlobals');
   types.named(ResidencyHostBlock, 'rg_ResidencyHostBlock');
   types.named(LoadRequest, 'rg_LoadRequest');
+  types.named(EvictRow, 'rg_EvictRow');
   types.named(TimerEntry, 'rg_TimerEntry');
   types.named(TimerRowHeader, 'rg_TimerRowHeader');
   types.named(TimerGlobals, 'rg_TimerGlobals');

@@ -58,7 +58,9 @@ export const ResidencyHostBlock = t.struct({
   errorLength: t.u32,
   /** The load-request ring's consumer: entries the host has read (the kernel's producers wait on it when full). */
   loadTail: t.u32,
-  _pad0: t.array(t.u32, LINE - 10),
+  /** The evict ring's consumer: rows the host has taken (a worker making room waits on it when the ring is full). */
+  evictTail: t.u32,
+  _pad0: t.array(t.u32, LINE - 11),
   /** Line 1, kernel-written (the control warp). The last request every worker finished (written last, release). */
   doneSeq: t.u32,
   /** Rows the finished deactivation staged (also the staging header's count). */
@@ -75,6 +77,26 @@ export const LoadRequest = t.struct({ seq: t.u32, keyLo: t.u32, keyHi: t.u32, _p
 
 /** Entries of the load-request ring (a power of two): a producer whose index laps the host's tail waits. */
 export const LOAD_RING_CAPACITY = 4096;
+
+/**
+ * One device → host evict-ring row's header (pinned mapped host memory, after the load-request ring): an
+ * actor a worker deactivated to make room for a new key (a full table), its final state following the
+ * header (evictRing: the row stride). Published by seq = index + 1 last, after the key, mark and state.
+ */
+export const EvictRow = t.struct({ seq: t.u32, keyLo: t.u32, keyHi: t.u32, dirty: t.u32 });
+
+/** Bytes of the evict ring (pinned host memory per kernel with residency); its rows are a state apart. */
+export const EVICT_RING_BYTES = 1024 * 1024;
+/** Rows of the evict ring at most (a power of two). */
+export const EVICT_RING_MAX_ROWS = 4096;
+
+/** The evict ring for a state size: its row stride (header + state, 16-aligned) and rows (a power of two, ≥ 1, within EVICT_RING_BYTES). */
+export function evictRing(stateSize: number): { readonly stride: number; readonly capacity: number } {
+  const stride = Math.ceil((layoutOf(EvictRow).size + stateSize) / 16) * 16;
+  let capacity = 1;
+  while (capacity < EVICT_RING_MAX_ROWS && capacity * 2 * stride <= EVICT_RING_BYTES) capacity *= 2;
+  return { stride, capacity };
+}
 
 /** Rows of the install board (a power of two): the host splits a larger upload into several installs. */
 export const INSTALL_ROWS = 65536;
@@ -104,7 +126,19 @@ export const ResidencyGlobals = t.struct({
   /** Messages parked now in per-actor FIFOs (received, not yet run), and parks refused (overflow pool full). */
   parked: t.u32,
   parkRefused: t.u32,
-  _pad1: t.array(t.u32, LINE - 6),
+  /**
+   * Making room (a full table, the class has idleMs): the room request's number (atomicAdd by a worker that
+   * found no slot; every worker answers in its room word), and the clock of the newest such request (the
+   * f64's bits raised with atomicMax: idle means a last turn before roomNow - idleMs).
+   */
+  roomEpoch: t.u32,
+  /** Evict-ring reservations (atomicAdd by workers), and the host tail as a worker last read it. */
+  evictReserve: t.u32,
+  roomNow: t.f64,
+  evictTailSeen: t.u32,
+  /** Actors deactivated to make room (all time). */
+  madeRoom: t.u32,
+  _pad1: t.array(t.u32, LINE - 12),
   /** Device address of the host block (mapped pinned memory; the load-request ring follows it). */
   hostLo: t.u32,
   hostHi: t.u32,
@@ -124,7 +158,16 @@ export const ResidencyGlobals = t.struct({
   boardErrorAt: t.u32,
   installCapacity: t.u32,
   loadCapacity: t.u32,
-  _pad2: t.array(t.u32, LINE - 15),
+  /** The evict ring (after the load-request ring in the host part): rows (a power of two) and their stride. */
+  evictCapacity: t.u32,
+  evictStride: t.u32,
+  /** Device address of the room words: one per worker, the last room request it answered. */
+  roomsLo: t.u32,
+  roomsHi: t.u32,
+  _pad2a: t.u32,
+  /** The class's idleMs (Infinity: none, a full table makes no room): a new key with no slot deactivates actors idle longer. */
+  idleMs: t.f64,
+  _pad2: t.array(t.u32, LINE - 22),
 });
 
 const up = (n: number, a: number) => Math.ceil(n / a) * a;
@@ -167,6 +210,7 @@ export function installRows(stateSize: number, maxActors: number, wanted = INSTA
  */
 export function residencyLayout(o: ResidencyOptions): {
   readonly acksAt: number;
+  readonly roomsAt: number;
   readonly parksAt: number;
   readonly stagingAt: number;
   readonly staging: ReturnType<typeof gatherLayout>;
@@ -176,19 +220,21 @@ export function residencyLayout(o: ResidencyOptions): {
   readonly bytes: number;
 } {
   const acksAt = up(layoutOf(ResidencyGlobals).size, STATE_REGION_ALIGN);
-  const parksAt = up(acksAt + 4 * o.partitions, STATE_REGION_ALIGN);
+  const roomsAt = up(acksAt + 4 * o.partitions, STATE_REGION_ALIGN);
+  const parksAt = up(roomsAt + 4 * o.partitions, STATE_REGION_ALIGN);
   const stagingAt = up(parksAt + 8 * o.maxActors, STATE_REGION_ALIGN);
   const staging = gatherLayout(o.stateSize, o.maxActors);
   const boardAt = up(stagingAt + staging.bytes, STATE_REGION_ALIGN);
   const installCapacity = installRows(o.stateSize, o.maxActors, o.installRows);
   const board = installLayout(o.stateSize, installCapacity);
-  return { acksAt, parksAt, stagingAt, staging, boardAt, board, installCapacity, bytes: boardAt + board.bytes };
+  return { acksAt, roomsAt, parksAt, stagingAt, staging, boardAt, board, installCapacity, bytes: boardAt + board.bytes };
 }
 
-/** Bytes of the pinned host part: the host block, then LOAD_RING_CAPACITY load requests. */
-export function residencyHostBytes(): { readonly ringAt: number; readonly bytes: number } {
+/** Bytes of the pinned host part: the host block, then LOAD_RING_CAPACITY load requests, then the evict ring (EVICT_RING_BYTES). */
+export function residencyHostBytes(): { readonly ringAt: number; readonly evictAt: number; readonly bytes: number } {
   const ringAt = layoutOf(ResidencyHostBlock).size;
-  return { ringAt, bytes: ringAt + layoutOf(LoadRequest).size * LOAD_RING_CAPACITY };
+  const evictAt = ringAt + layoutOf(LoadRequest).size * LOAD_RING_CAPACITY;
+  return { ringAt, evictAt, bytes: evictAt + EVICT_RING_BYTES };
 }
 
 if (
@@ -197,6 +243,9 @@ if (
   offsetOf(ResidencyHostBlock, 'before') % 8 !== 0 ||
   layoutOf(ResidencyGlobals).size !== 384 ||
   layoutOf(LoadRequest).size !== 16 ||
+  layoutOf(EvictRow).size !== 16 ||
+  offsetOf(ResidencyGlobals, 'roomNow') % 8 !== 0 ||
+  offsetOf(ResidencyGlobals, 'idleMs') % 8 !== 0 ||
   (LOAD_RING_CAPACITY & (LOAD_RING_CAPACITY - 1)) !== 0
 ) {
   throw new Error('codegen: residency layouts must keep one writer per 128-byte line and 16-byte load requests');
@@ -219,7 +268,10 @@ export function residencyConstants(): string {
     '#ifndef RG_RES_WAIT',
     '#define RG_RES_WAIT() __nanosleep(1000)',
     '#endif',
-    `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u, "residency structs: their sizes in residency.ts");`,
+    '#ifndef RG_RES_ROOM_WAIT',
+    '#define RG_RES_ROOM_WAIT(k, ctr, part, co, alone) __nanosleep(1000)',
+    '#endif',
+    `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u && sizeof(rg_EvictRow) == ${layoutOf(EvictRow).size}u, "residency structs: their sizes in residency.ts");`,
   ];
   return `/* ---- actor residency constants (residency.ts) ---- */\n${defs.join('\n')}`;
 }

@@ -560,7 +560,12 @@ struct rg_ResidencyGlobals {
   unsigned int rejected;
   unsigned int parked;
   unsigned int parkRefused;
-  unsigned int _pad1[26];
+  unsigned int roomEpoch;
+  unsigned int evictReserve;
+  double roomNow;
+  unsigned int evictTailSeen;
+  unsigned int madeRoom;
+  unsigned int _pad1[20];
   unsigned int hostLo;
   unsigned int hostHi;
   unsigned int acksLo;
@@ -576,7 +581,13 @@ struct rg_ResidencyGlobals {
   unsigned int boardErrorAt;
   unsigned int installCapacity;
   unsigned int loadCapacity;
-  unsigned int _pad2[17];
+  unsigned int evictCapacity;
+  unsigned int evictStride;
+  unsigned int roomsLo;
+  unsigned int roomsHi;
+  unsigned int _pad2a;
+  double idleMs;
+  unsigned int _pad2[10];
 };
 static_assert(sizeof(rg_ResidencyGlobals) == 384, "rg_ResidencyGlobals: size differs from layoutOf");
 static_assert(alignof(rg_ResidencyGlobals) == 8, "rg_ResidencyGlobals: alignment differs from layoutOf");
@@ -594,7 +605,12 @@ RG_OFFSET_ASSERT(rg_ResidencyGlobals, installed, 136, "rg_ResidencyGlobals.insta
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, rejected, 140, "rg_ResidencyGlobals.rejected: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, parked, 144, "rg_ResidencyGlobals.parked: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, parkRefused, 148, "rg_ResidencyGlobals.parkRefused: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad1, 152, "rg_ResidencyGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, roomEpoch, 152, "rg_ResidencyGlobals.roomEpoch: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictReserve, 156, "rg_ResidencyGlobals.evictReserve: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, roomNow, 160, "rg_ResidencyGlobals.roomNow: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictTailSeen, 168, "rg_ResidencyGlobals.evictTailSeen: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, madeRoom, 172, "rg_ResidencyGlobals.madeRoom: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad1, 176, "rg_ResidencyGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostLo, 256, "rg_ResidencyGlobals.hostLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostHi, 260, "rg_ResidencyGlobals.hostHi: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, acksLo, 264, "rg_ResidencyGlobals.acksLo: offset differs from layoutOf");
@@ -610,7 +626,13 @@ RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardStatesAt, 300, "rg_ResidencyGlobals.b
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, boardErrorAt, 304, "rg_ResidencyGlobals.boardErrorAt: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, installCapacity, 308, "rg_ResidencyGlobals.installCapacity: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadCapacity, 312, "rg_ResidencyGlobals.loadCapacity: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad2, 316, "rg_ResidencyGlobals._pad2: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictCapacity, 316, "rg_ResidencyGlobals.evictCapacity: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictStride, 320, "rg_ResidencyGlobals.evictStride: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, roomsLo, 324, "rg_ResidencyGlobals.roomsLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, roomsHi, 328, "rg_ResidencyGlobals.roomsHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad2a, 332, "rg_ResidencyGlobals._pad2a: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, idleMs, 336, "rg_ResidencyGlobals.idleMs: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad2, 344, "rg_ResidencyGlobals._pad2: offset differs from layoutOf");
 struct rg_ResidencyHostBlock {
   unsigned int seq;
   unsigned int op;
@@ -620,7 +642,8 @@ struct rg_ResidencyHostBlock {
   double now;
   unsigned int errorLength;
   unsigned int loadTail;
-  unsigned int _pad0[22];
+  unsigned int evictTail;
+  unsigned int _pad0[21];
   unsigned int doneSeq;
   unsigned int evicted;
   unsigned int installed;
@@ -637,7 +660,8 @@ RG_OFFSET_ASSERT(rg_ResidencyHostBlock, before, 16, "rg_ResidencyHostBlock.befor
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, now, 24, "rg_ResidencyHostBlock.now: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, errorLength, 32, "rg_ResidencyHostBlock.errorLength: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, loadTail, 36, "rg_ResidencyHostBlock.loadTail: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad0, 40, "rg_ResidencyHostBlock._pad0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, evictTail, 40, "rg_ResidencyHostBlock.evictTail: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad0, 44, "rg_ResidencyHostBlock._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, doneSeq, 128, "rg_ResidencyHostBlock.doneSeq: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, evicted, 132, "rg_ResidencyHostBlock.evicted: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, installed, 136, "rg_ResidencyHostBlock.installed: offset differs from layoutOf");
@@ -655,6 +679,18 @@ RG_OFFSET_ASSERT(rg_LoadRequest, seq, 0, "rg_LoadRequest.seq: offset differs fro
 RG_OFFSET_ASSERT(rg_LoadRequest, keyLo, 4, "rg_LoadRequest.keyLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_LoadRequest, keyHi, 8, "rg_LoadRequest.keyHi: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_LoadRequest, _pad, 12, "rg_LoadRequest._pad: offset differs from layoutOf");
+struct rg_EvictRow {
+  unsigned int seq;
+  unsigned int keyLo;
+  unsigned int keyHi;
+  unsigned int dirty;
+};
+static_assert(sizeof(rg_EvictRow) == 16, "rg_EvictRow: size differs from layoutOf");
+static_assert(alignof(rg_EvictRow) == 4, "rg_EvictRow: alignment differs from layoutOf");
+RG_OFFSET_ASSERT(rg_EvictRow, seq, 0, "rg_EvictRow.seq: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_EvictRow, keyLo, 4, "rg_EvictRow.keyLo: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_EvictRow, keyHi, 8, "rg_EvictRow.keyHi: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_EvictRow, dirty, 12, "rg_EvictRow.dirty: offset differs from layoutOf");
 struct rg_TimerEntry {
   double due;
   double period;
@@ -802,7 +838,10 @@ RG_OFFSET_ASSERT(rg_ColumnDesc, at, 4, "rg_ColumnDesc.at: offset differs from la
 #ifndef RG_RES_WAIT
 #define RG_RES_WAIT() __nanosleep(1000)
 #endif
-static_assert(sizeof(rg_ResidencyHostBlock) == 256u && sizeof(rg_ResidencyGlobals) == 384u, "residency structs: their sizes in residency.ts");
+#ifndef RG_RES_ROOM_WAIT
+#define RG_RES_ROOM_WAIT(k, ctr, part, co, alone) __nanosleep(1000)
+#endif
+static_assert(sizeof(rg_ResidencyHostBlock) == 256u && sizeof(rg_ResidencyGlobals) == 384u && sizeof(rg_EvictRow) == 16u, "residency structs: their sizes in residency.ts");
 #include "ring.cuh"
 #include "k2k.cuh"
 #include "coop.cuh"

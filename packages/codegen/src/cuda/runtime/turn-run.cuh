@@ -40,7 +40,9 @@ __device__ static __noinline__ void RG_G(on_activate)(rg_kernel* k, unsigned int
    each, NVRTC took 14 s for the bank unit instead of 4 s (nvcc -cubin, sm_90), and the kernel 168 registers
    instead of 148. */
 /* residency.cuh: a class that loads parks the messages of an actor whose state is not here yet. */
-__device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot);
+__device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot, double now, bool alone, rg_coop* co);
+/* residency.cuh: a full table in a class with idleMs deactivates idle actors to make room. */
+__device__ static RG_G(state)* RG_G(res_room_activate)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, double now, bool alone, rg_coop* co);
 __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;
   RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co); /* a timer tick: not a message (timers.ts) */
@@ -62,6 +64,8 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   RG_G(rep)* rep = (RG_G(rep)*)(scratch + RG_SCRATCH_REPLY_AT);
   const char* why = 0;
   bool full = false;
+  /* A one-lane turn (lane turns pass their queue slot as the stage): it may deactivate its worker's idle actors to make room. */
+  const bool alone = stage != slot;
   if (len > k->slotSize - RG_HDR) why = "message length exceeds the slot";
   else if (h->grain != RG_SELF_ID) why = "message for another grain class";
   else if (method >= RG_METHOD_COUNT) why = "unknown method id";
@@ -71,7 +75,7 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   else if ((flags & RG_STRING_KEY)) why = "grain has integer keys but got a string key";
 #endif
   /* an actor waiting for its stored state: the message waits too, in order, before it is decoded (residency.cuh) */
-  else if (k->loadOn && (why = RG_G(res_wait)(k, ctr, key, part, slot)) != 0) {
+  else if (k->loadOn && (why = RG_G(res_wait)(k, ctr, key, part, slot, now, alone, co)) != 0) {
     if (why == RG_RES_PARKED) return;
     if (why == RG_RES_FULL) {
       why = 0;
@@ -85,6 +89,7 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   if (!why && !full) {
     const unsigned int acts = ctr[RG_C_ACTIVATIONS];
     st = RG_G(activate)(k, ctr, key, part);
+    if (!st && k->res) st = RG_G(res_room_activate)(k, ctr, key, part, now, alone, co);
     if (!st) full = true;
     else {
       RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part); /* declared timers start (timers.ts) */

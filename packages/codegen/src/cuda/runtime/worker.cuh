@@ -57,14 +57,16 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
     RG_TM_WORKER_POLL(k, p, lane, mode); /* due timer ticks into their owners' queues (timers.ts) */
     /* A residency request (residency.cuh): looked at every 64th round, and at every idle one, so a worker
        busy with messages serves it too. Lane 0 serves it; the others help its hooks' parallel loops. */
-    if (k->res && ((++resTick & 63u) == 0u || idle != 0u) && __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_pending(k, p) : 0u, 0) != 0u) {
+    /* A room request (a full table: residency.cuh) the same way: this worker's idle actors deactivated, answered. */
+    if (k->res && ((++resTick & 63u) == 0u || idle != 0u) && __shfl_sync(RG_FULL, lane == 0u ? (rg_res_pending(k, p) ? 1u : 0u) | (rg_res_room_pending(k, p) ? 2u : 0u) : 0u, 0) != 0u) {
       if (lane == 0u) {
-        const unsigned int served = RG_G(res_service)(k, ctr, p, stage, RG_STAGE_BYTES, scratch, co);
+        if (rg_res_room_pending(k, p)) RG_G(res_room_service)(k, ctr, p, co, true);
+        const unsigned int served = rg_res_pending(k, p) ? RG_G(res_service)(k, ctr, p, stage, RG_STAGE_BYTES, scratch, co) : 0u;
         RG_COOP_END(co);
         rg_row_sent(row, ctr);
         __threadfence();
         rg_row_done(row, ctr);
-        rg_res_ack(k, p, served);
+        if (served) rg_res_ack(k, p, served);
       } else {
         RG_COOP_HELP(co, lane);
       }
@@ -81,7 +83,8 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
       __syncwarp();
       if (ready & 1u) {
         const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
-        if (n > 1u) {
+        /* Nearly full while the class makes room: one turn at a time (residency.cuh rg_res_tight). */
+        if (n > 1u && !(k->res && __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_tight(k) : 0u, 0) != 0u)) {
           /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
 #ifdef RG_WAVE_STATS
           const long long b0 = clock64();
@@ -177,7 +180,7 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
           }
           n = __shfl_sync(RG_FULL, n, 0);
           __syncwarp();
-          if (n > 1u) {
+          if (n > 1u && !(k->res && __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_tight(k) : 0u, 0) != 0u)) {
             const unsigned int mineRef = refs[lane < n ? lane : 0u];
             const unsigned int last = refs[n - 1u];
             unsigned char* mine = rg_ov_node(k->overflow, k->partitions, nodeBytes, mineRef) + RG_OV_NODE_HDR;
