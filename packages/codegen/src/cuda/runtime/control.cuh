@@ -17,6 +17,7 @@ __device__ static bool RG_G(drained)(rg_kernel* k) {
   return RG_G(completed)(k) == before;
 }
 
+#if !RG_LATENCY
 /* Lane c of warp 0: column c of the counter rows (each row has one writer), summed; 0 past the columns. */
 __device__ static unsigned int RG_G(column)(rg_kernel* k, unsigned int lane) {
   if (lane >= RG_NCOUNTERS) return 0u;
@@ -32,6 +33,46 @@ __device__ static unsigned int RG_G(column)(rg_kernel* k, unsigned int lane) {
   for (; r <= k->partitions; r++) s0 += c[r * RG_NCOUNTERS];
   return s0 + s1 + s2 + s3;
 }
+#endif
+
+#if RG_LATENCY
+__device__ static inline bool rg_done_column(unsigned int c) { return c == RG_C_PROCESSED || c == RG_C_REJECTED; }
+/*
+ * The columns that are (done) or are not (!done) the finished ones, summed with the whole warp: lane i adds
+ * rows i, i + 32, ... two rows' loads in flight at once, then the lanes' sums are added across the warp;
+ * lane c returns column c (0 for a column of the other kind). About P/64 dependent L2 round trips, where a
+ * lane per column (RG_G(column)) waited for P/4: at 32 partitions that was ~18 round trips a publication, at
+ * 1,024 ~500, while a message in the host ring waited for this warp.
+ */
+__device__ static __noinline__ unsigned int RG_G(columns)(rg_kernel* k, unsigned int lane, bool done) {
+  unsigned int acc[RG_NCOUNTERS];
+#pragma unroll
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) acc[c] = 0u;
+  const unsigned int rows = k->partitions + 1u;
+  for (unsigned int r = lane; r < rows; r += 64u) {
+    const bool two = r + 32u < rows;
+    const volatile unsigned int* a = k->counters + r * RG_NCOUNTERS;
+    const volatile unsigned int* b = k->counters + (two ? r + 32u : r) * RG_NCOUNTERS;
+    unsigned int va[RG_NCOUNTERS], vb[RG_NCOUNTERS];
+#pragma unroll
+    for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+      va[c] = rg_done_column(c) == done ? a[c] : 0u;
+      vb[c] = rg_done_column(c) == done && two ? b[c] : 0u;
+    }
+#pragma unroll
+    for (unsigned int c = 0; c < RG_NCOUNTERS; c++) acc[c] += va[c] + vb[c];
+  }
+  unsigned int mine = 0u;
+#pragma unroll
+  for (unsigned int c = 0; c < RG_NCOUNTERS; c++) {
+    if (rg_done_column(c) != done) continue;
+    unsigned int v = acc[c];
+    for (unsigned int o = 16u; o != 0u; o >>= 1) v += __shfl_xor_sync(RG_FULL, v, o);
+    if (lane == c) mine = v;
+  }
+  return mine;
+}
+#endif
 
 /*
  * Messages claimed into the partition queues and overflow lists and not yet finished: a queue's tail
@@ -66,15 +107,29 @@ __device__ static void RG_G(publish)(rg_kernel* k, unsigned int lane, unsigned i
   const unsigned int req = __shfl_sync(RG_FULL, lane == 0u ? rg_ld_acq_sys(&k->control->publishRequest) : 0u, 0);
   const bool answer = req != *pubSeen;
   const bool done = lane == RG_C_PROCESSED || lane == RG_C_REJECTED;
+#if RG_LATENCY
+  unsigned int v = RG_G(columns)(k, lane, true);
+  /* Every lane read finished columns: they come before its own and the others' reads of the rest. */
+  __syncwarp();
+  __threadfence();
+#else
   unsigned int v = done ? RG_G(column)(k, lane) : 0u;
   __syncwarp();
+#endif
   unsigned int queued = 0u;
   if (answer) {
     queued = RG_G(queued)(k, lane);
     /* The queue reads come before the sent columns' reads (with the workers' release of their tails). */
     __threadfence();
   }
+#if RG_LATENCY
+  {
+    const unsigned int sent = RG_G(columns)(k, lane, false);
+    if (!done) v = sent;
+  }
+#else
   if (!done) v = RG_G(column)(k, lane);
+#endif
   if (lane < RG_NCOUNTERS) rg_st_vol(&k->control->received + lane, v);
   RG_TM_PUBLISH(k, lane);
   if (answer) {

@@ -10,9 +10,10 @@
  *      (= host ring) order, so FIFO per sender → actor holds;
  *   4. the warp copies payloads (loaded in step 2 in one round trip, RG_INGRESS_CHUNKS a lane), then lane i
  *      releases its queue slot's seq.
- * If a group's queue is full, the batch ends before that group's first message: later messages that
- * were already claimed elsewhere get SKIP slots (passed over by the worker) and are moved again in a
- * later round, so the host ring is consumed strictly in order and nothing is moved twice.
+ * The batch ends at the first message whose queue has no room left for it; groups claim only messages
+ * before that. If a claim loses its room to another producer meanwhile, the batch ends before that group:
+ * later messages already claimed elsewhere get SKIP slots (passed over by the worker) and are moved again
+ * in a later round, so the host ring is consumed strictly in order and nothing is moved twice.
  */
 /* 16-byte chunks a lane has in flight while moving the part of a large message past its first 512 bytes. */
 #ifndef RG_INGRESS_BIG_UNROLL
@@ -158,24 +159,45 @@ __device__ static unsigned int RG_G(ingress)(rg_kernel* k, unsigned char* ring, 
   /* A lone message (the latency case) skips the match: every lane would find lane 0's group anyway. */
   const unsigned int peers = n == 1u ? 1u : __match_any_sync(RG_FULL, part);
   const unsigned int leader = (unsigned int)(__ffs(peers) - 1);
-  unsigned int base = 0u, ok = 0u;
+  /*
+   * The batch ends at the first message (lane order) whose queue has no free slot left for it: a lane's rank
+   * in its group against the room its leader read. Each group then claims only its messages before that
+   * lane, so a batch claims no slot it will not fill. (Groups claimed whole before, and a group past a full
+   * one took SKIP slots: with one-lane turns (RG_TURN_LANES=1) and four partitions, four lanes' ingress warps
+   * kept every queue full of each other's SKIPs, each waiting for room for its first group, and bulk rows
+   * stopped with thousands left in the host rings.) A claim can still lose its room to another producer
+   * between the read and the CAS: the batch then ends before that group, and its claimed slots past the
+   * end become SKIP slots, as before.
+   */
+  const unsigned int rank = (unsigned int)__popc(peers & ((1u << lane) - 1u));
   rg_RingHeader* q = claimer ? rg_queue_of(k, part) : (rg_RingHeader*)0;
+  unsigned int hd = 0u, room = 0u;
   if (claimer && lane == leader) {
-    const unsigned int cnt = (unsigned int)__popc(peers);
+    hd = rg_ld_vol(&q->head);
+    const unsigned int used = hd - rg_ld_acq_gpu(&q->tail);
+    room = used < k->queueCapacity ? k->queueCapacity - used : 0u;
+  }
+  room = __shfl_sync(RG_FULL, room, leader);
+  const unsigned int noRoom = __ballot_sync(RG_FULL, claimer && rank >= room);
+  const unsigned int pre = noRoom ? (unsigned int)(__ffs(noRoom) - 1) : n;
+  unsigned int base = 0u, ok = 0u;
+  if (claimer && lane == leader && lane < pre) {
+    const unsigned int want = (unsigned int)__popc(peers & (pre >= 32u ? RG_FULL : (1u << pre) - 1u));
     for (;;) {
-      const unsigned int hd = rg_ld_vol(&q->head);
-      if (hd - rg_ld_acq_gpu(&q->tail) + cnt > k->queueCapacity) break; /* full: the batch ends before this group */
-      if (atomicCAS(&q->head, hd, hd + cnt) == hd) { base = hd; ok = 1u; break; }
-      /* lost the race to a K2K producer: claim again */
+      if (atomicCAS(&q->head, hd, hd + want) == hd) { base = hd; ok = 1u; break; }
+      /* lost the race to another producer: claim again while the room lasts */
+      hd = rg_ld_vol(&q->head);
+      if (hd - rg_ld_acq_gpu(&q->tail) + want > k->queueCapacity) break;
     }
   }
-  base = __shfl_sync(RG_FULL, base, leader) + (unsigned int)__popc(peers & ((1u << lane) - 1u));
+  base = __shfl_sync(RG_FULL, base, leader) + rank;
   ok = __shfl_sync(RG_FULL, ok, leader);
-  const unsigned int failed = __ballot_sync(RG_FULL, claimer && !ok);
-  const unsigned int cutoff = failed ? (unsigned int)(__ffs(failed) - 1) : n;
+  const bool claimed = claimer && ok != 0u && lane < pre;
+  const unsigned int failed = __ballot_sync(RG_FULL, claimer && lane < pre && ok == 0u);
+  const unsigned int cutoff = failed ? (unsigned int)(__ffs(failed) - 1) : pre;
   if (lane == 0u && cutoff != 0u) RG_STAMP(RG_S_IN_CLAIMED);
-  unsigned char* d = (claimer && ok) ? rg_queue_slot(q, k->queueCapacity, k->slotSize, base) : (unsigned char*)0;
-  if (claimer && ok && lane >= cutoff) {
+  unsigned char* d = claimed ? rg_queue_slot(q, k->queueCapacity, k->slotSize, base) : (unsigned char*)0;
+  if (claimed && lane >= cutoff) {
     /* Claimed past the batch's end: a SKIP slot now, the message again in a later round. */
     rg_SlotHeader* sh = (rg_SlotHeader*)d;
     sh->length = 0u;
@@ -190,7 +212,7 @@ __device__ static unsigned int RG_G(ingress)(rg_kernel* k, unsigned char* ring, 
   /* 4. payloads: chunk f goes to its message's queue slot if that message moves and f lies within its
      length. Chunks past RG_INGRESS_CHUNKS a lane (512-byte spans, more than 16 messages) are loaded in
      further passes. A chunk 0 holds seq, which stays unwritten until the release below. */
-  const unsigned int moving = __ballot_sync(RG_FULL, claimer && ok && lane < cutoff);
+  const unsigned int moving = __ballot_sync(RG_FULL, claimed && lane < cutoff);
   const unsigned int wanted = cutoff * per;
   for (unsigned int pass = 0; pass * RG_INGRESS_CHUNKS * 32u < wanted; pass++) {
     if (pass != 0u) {

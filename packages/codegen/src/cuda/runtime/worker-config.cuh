@@ -88,6 +88,17 @@ __device__ static void rg_ws_flush(unsigned long long* ws, unsigned int* since) 
 #define RG_COOP_END(co) ((void)0)
 #define RG_COOP_HELP(co, lane) ((void)0)
 #endif
+/*
+ * RG_LATENCY=0 (an NVRTC define): the idle polling and counter publication from before the latency work
+ * (docs/gpu-latency.md), a diagnostic and the baseline scripts/latency-probe.ts measures beside the default.
+ * 1: an idle worker peeks at its overflow list in the same memory round trip as its queue poll (it paid two
+ * more a poll: the link's acquire, then the queue head), and the control warp sums the counter rows with
+ * every lane of the warp (it walked one column a lane, P/4 dependent L2 round trips a column, while a lone
+ * message waited in the host ring).
+ */
+#ifndef RG_LATENCY
+#define RG_LATENCY 1
+#endif
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES
 #define RG_STAGE_BYTES 512u

@@ -75,6 +75,12 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
     }
     if (mode == RG_KS_ACTIVE || mode == RG_MODE_DRAIN) {
       unsigned char* slot = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail);
+#if RG_LATENCY
+      /* The overflow link, peeked (volatile) before the queue poll's acquire, so both loads take one round
+         trip: an idle poll paid three (the seq's acquire, then the link's, then the head). A node seen here
+         is taken below exactly as before (the link's acquire, then the head); one not seen yet, at a later poll. */
+      const unsigned int ovPeek = lane == 0u && k->overflowNodes != 0u ? rg_ld_vol((const unsigned int*)rg_ov_node(k->overflow, k->partitions, nodeBytes, ovHead)) : 0u;
+#endif
 #if RG_TURN_LANES > 1
       /* One poll sees how many are waiting: lane i acquires slot tail + i's seq (one L2 round trip for all). */
       unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
@@ -147,7 +153,11 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
         __syncwarp();
         continue;
       }
+#if RG_LATENCY
+      if (k->overflowNodes != 0u && __shfl_sync(RG_FULL, ovPeek, 0) != 0u) {
+#else
       if (k->overflowNodes != 0u) {
+#endif
         /* Overflow only when the queue is empty; its link (acquire) is read before the queue head (FIFO). */
         unsigned int nx = 0u, hd = 0u;
         if (lane == 0u) {
