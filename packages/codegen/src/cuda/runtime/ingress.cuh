@@ -169,6 +169,24 @@ __device__ static unsigned int RG_G(ingress)(rg_kernel* k, unsigned char* ring, 
    * between the read and the CAS: the batch then ends before that group, and its claimed slots past the
    * end become SKIP slots, as before.
    */
+#ifdef RG_INGRESS_WHOLE_GROUPS
+  /* The claim before the fix above (a diagnostic, to reproduce the stall: scripts/liveness-probe.ts). */
+  unsigned int base = 0u, ok = 0u;
+  rg_RingHeader* q = claimer ? rg_queue_of(k, part) : (rg_RingHeader*)0;
+  if (claimer && lane == leader) {
+    const unsigned int cnt = (unsigned int)__popc(peers);
+    for (;;) {
+      const unsigned int hd = rg_ld_vol(&q->head);
+      if (hd - rg_ld_acq_gpu(&q->tail) + cnt > k->queueCapacity) break;
+      if (atomicCAS(&q->head, hd, hd + cnt) == hd) { base = hd; ok = 1u; break; }
+    }
+  }
+  base = __shfl_sync(RG_FULL, base, leader) + (unsigned int)__popc(peers & ((1u << lane) - 1u));
+  ok = __shfl_sync(RG_FULL, ok, leader);
+  const bool claimed = claimer && ok != 0u;
+  const unsigned int failed = __ballot_sync(RG_FULL, claimer && !ok);
+  const unsigned int cutoff = failed ? (unsigned int)(__ffs(failed) - 1) : n;
+#else
   const unsigned int rank = (unsigned int)__popc(peers & ((1u << lane) - 1u));
   rg_RingHeader* q = claimer ? rg_queue_of(k, part) : (rg_RingHeader*)0;
   unsigned int hd = 0u, room = 0u;
@@ -195,6 +213,7 @@ __device__ static unsigned int RG_G(ingress)(rg_kernel* k, unsigned char* ring, 
   const bool claimed = claimer && ok != 0u && lane < pre;
   const unsigned int failed = __ballot_sync(RG_FULL, claimer && lane < pre && ok == 0u);
   const unsigned int cutoff = failed ? (unsigned int)(__ffs(failed) - 1) : pre;
+#endif
   if (lane == 0u && cutoff != 0u) RG_STAMP(RG_S_IN_CLAIMED);
   unsigned char* d = claimed ? rg_queue_slot(q, k->queueCapacity, k->slotSize, base) : (unsigned char*)0;
   if (claimed && lane >= cutoff) {
