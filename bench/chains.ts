@@ -16,12 +16,13 @@
  * bench/results/chains.json; --out NAME: bench/results/local/NAME.json): { commit, machine, cores, date,
  * threads, byBackend: { inline, cpu, cuda?, xstate } } with, per backend and actor count, hops/s of one
  * token, of N/4 tokens and of ping/pong, and the trials (on the pool also parks and wake-ups per hop);
- * idleCpuPctAfter: the process's CPU over 1 s of idle right after each backend's chains (% of one core).
+ * idleCpuPctAfter: the process's CPU over 1 s of idle right after each backend's chains (% of one core);
+ * idleCpuPctLater: over the second after; idleThreadPct: per thread over the first (Linux, thread-id order).
  * `--hops` defaults to max(100000, N) per ring size.
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { GrainSystem, type Backend } from '@ringgrain/core';
@@ -33,7 +34,7 @@ import { trials as stats } from './trials.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 22).join('\n'));
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split("\n").slice(1, 24).join('\n'));
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -208,6 +209,25 @@ const cudaMissing = BACKENDS.includes('cuda') ? await cudaPresent() : 'not asked
 const shapesLine: string[] = [];
 const IDLE_MS = 1000;
 const idle: Record<string, Record<string, number>> = {};
+const idleLater: Record<string, Record<string, number>> = {};
+const idleThreads: Record<string, Record<string, number[]>> = {};
+
+/** Per thread of this process (by thread id): ns it ran on a CPU (Linux schedstat), or undefined elsewhere. */
+function threadCpuNs(): Map<number, number> | undefined {
+  try {
+    const out = new Map<number, number>();
+    for (const t of readdirSync('/proc/self/task')) {
+      try {
+        out.set(Number(t), Number(readFileSync(`/proc/self/task/${t}/schedstat`, 'utf8').split(' ')[0]));
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
 
 for (const n of ACTORS) {
   const h = hopsFor(n);
@@ -247,14 +267,27 @@ for (const n of ACTORS) {
         log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K${extra})`);
       }
       // What the idle system costs right after the chains (spin windows at their widest): process CPU
-      // over IDLE_MS, as % of one core.
+      // over IDLE_MS, as % of one core, twice (a cost that lasts, or one that passes); on Linux also each
+      // thread's share (schedstat: ns on a CPU), in thread-id order (the pool's threads are the newest).
       if (name !== 'xstate') {
-        const c0 = process.cpuUsage();
-        const t0 = performance.now();
-        await new Promise((r) => setTimeout(r, IDLE_MS));
-        const c1 = process.cpuUsage(c0);
-        idle[name] = { ...idle[name], [String(n)]: Math.round(((c1.user + c1.system) / 10 / (performance.now() - t0)) * 10) / 10 };
-        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  idle for ${IDLE_MS} ms after: ${idle[name]![String(n)]} % of one core (the whole process)`);
+        const windows: number[] = [];
+        let threads: number[] | undefined;
+        for (let w = 0; w < 2; w++) {
+          const c0 = process.cpuUsage();
+          const s0 = threadCpuNs();
+          const t0 = performance.now();
+          await new Promise((r) => setTimeout(r, IDLE_MS));
+          const c1 = process.cpuUsage(c0);
+          const ms = performance.now() - t0;
+          const s1 = threadCpuNs();
+          windows.push(Math.round(((c1.user + c1.system) / 10 / ms) * 10) / 10);
+          if (w === 0 && s0 && s1) threads = [...s1].filter(([tid]) => s0.has(tid)).sort((a, b) => a[0] - b[0]).map(([tid, ns]) => Math.round(((ns - s0.get(tid)!) / 1e4 / ms) * 10) / 10);
+        }
+        idle[name] = { ...idle[name], [String(n)]: windows[0]! };
+        idleLater[name] = { ...idleLater[name], [String(n)]: windows[1]! };
+        if (threads) idleThreads[name] = { ...idleThreads[name], [String(n)]: threads };
+        const busy = threads ? `; threads above 0.5 %: ${threads.filter((x) => x > 0.5).join(', ') || 'none'} (of ${threads.length})` : '';
+        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  idle for ${IDLE_MS} ms after: ${windows[0]} % of one core (the whole process), the next ${IDLE_MS} ms ${windows[1]} %${busy}`);
       }
       // Every actor's count against the model: a sample of keys (every one where few).
       const step = Math.max(1, Math.floor(n / 256));
@@ -281,6 +314,8 @@ const record = {
   byBackend,
   shapes: shapesLine,
   idleCpuPctAfter: idle,
+  idleCpuPctLater: idleLater,
+  idleThreadPct: idleThreads,
 };
 const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
 mkdirSync(dir, { recursive: true });

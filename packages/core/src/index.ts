@@ -25,6 +25,7 @@ export * from './timers/errors.ts';
 export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';
 export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';
 export { fixedReader, type FixedRead } from './image-decode.ts';
+export { fixedWriter, type FixedWrite } from './tell-image.ts';
 export * from './column-image.ts';
 export { rowTemplate, compileRowWriter, type Template as RowTemplate, type RowWrite } from './row-writer.ts';
 export * from './cluster/index.ts';

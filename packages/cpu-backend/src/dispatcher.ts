@@ -14,7 +14,9 @@ import {
   SLOT,
   SLOT_HEADER_SIZE,
   fixedReader,
+  fixedWriter,
   type FixedRead,
+  type FixedWrite,
   SlotFlag,
   SlotReader,
   SlotWriter,
@@ -419,6 +421,11 @@ export class Dispatcher {
     // A publication requested by the host's quiet barrier (system.idle) is one that starts after the
     // request was read: this lane publishes between turns, so every turn begun before then is counted.
     const asked = Atomics.load(c, CONTROL.publishRequest) >>> 0;
+    // Every counter only grows: an unchanged sum is unchanged counters, and a pass that found nothing
+    // writes nothing to the control block (a line the host reads).
+    const sum = n.received + n.processed + n.replied + n.k2kSent + n.k2kReceived + n.handlerErrors + n.rejected + n.activations + this.heartbeat;
+    if (sum === this.publishedSum && asked === this.publishSeen) return;
+    this.publishedSum = sum;
     // What was received and sent first, what was finished last (an Atomics store orders the plain ones
     // before it): a reader that sees a turn finished sees the K2K messages it sent counted, so the host's
     // quiet barrier (system.idle) never balances while one is in flight.
@@ -439,6 +446,8 @@ export class Dispatcher {
 
   /** The last publication request answered (publishCounters). */
   private publishSeen = 0;
+  /** The counters' sum at the last publication (-1: none yet). */
+  private publishedSum = -1;
 
   private drain(consumer: RingConsumer, max: number): number {
     // A lane that loads states parks messages of actors it does not hold at take time: one by one.
@@ -1095,6 +1104,16 @@ export class Dispatcher {
     return false;
   }
 
+  /** Per K2K target class id, per method id: its fixed-image writer (null: none; undefined: not looked up). */
+  private readonly fixedWriters: Array<Array<FixedWrite | null | undefined> | undefined> = [];
+
+  private fixedWriterOf(targetId: number, method: MethodDef, payloadCapacity: number): FixedWrite | null {
+    const byMethod = (this.fixedWriters[targetId] ??= []);
+    let w = byMethod[method.id];
+    if (w === undefined) byMethod[method.id] = w = fixedWriter(method, targetId, payloadCapacity);
+    return w;
+  }
+
   /** K2K: encode once into scratch, then into the target's ring (or its overflow queue, in order). */
   private k2kSend(grain: AnyGrainClass, key: number | string, methodName: string, payload: unknown, corr: number): void {
     const targetName = grain?.grain?.name;
@@ -1128,9 +1147,16 @@ export class Dispatcher {
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
-      h.keyLo = splitKeyLo(key);
-      h.keyHi = splitKeyHi(key);
-      this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
+      // An all-scalar request as the host's fixed image (core tell-image.ts; the target reads it at fixed
+      // offsets); anything else, or a payload the fixed writer refuses, through the general encoder.
+      const fixed = this.fixedWriterOf(targetId, method, s.payloadCapacity);
+      if (fixed !== null && fixed(s.i32, s.dv, s.u8, slot, payload, key, corr, this.curTime)) {
+        s.dv.setUint32(slot + SLOT.sender, this.grainId, true);
+      } else {
+        h.keyLo = splitKeyLo(key);
+        h.keyHi = splitKeyHi(key);
+        this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
+      }
     }
     s.dv.setFloat64(slot + SLOT.time, this.curTime, true);
     // Checked once encoded: a payload that does not fit its schema fails the turn here, wherever the key lives.

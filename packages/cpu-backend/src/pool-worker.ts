@@ -48,6 +48,7 @@ function poll(): boolean {
       for (const d of lanes.values()) d.setPeers(peers);
     } else if (msg.type === 'remove') {
       lanes.delete(msg.kernelId);
+      relist();
       stopped.delete(msg.kernelId);
       post({ type: 'removed', kernelId: msg.kernelId });
     } else if (msg.type === 'inspect') {
@@ -100,10 +101,26 @@ async function openLaneReader(spec: LaneReaderSpec): Promise<LaneReader> {
   return r;
 }
 
+/** The running lanes as an array (the loop's passes iterate it: no iterator objects per pass); rebuilt when `lanes` changes. */
+let active: Dispatcher[] = [];
+let activeIds: number[] = [];
+function relist(): void {
+  active = [...lanes.values()];
+  activeIds = [...lanes.keys()];
+}
+
+/** Whether a lane (or a stopped lane's state request) has something a pass would take: loads only, no stores. */
+function anyInput(): boolean {
+  for (let i = 0; i < active.length; i++) if (active[i]!.hasInput()) return true;
+  if (stopped.size) for (const d of stopped.values()) if (d.hasOps()) return true;
+  return false;
+}
+
+/** Idle spin checks between two clock reads (a check is a few loads; the clock read costs more). */
+const CHECKS_PER_CLOCK = 16;
+
 /** Runs the lanes until an add needs the event loop. */
 function run(): void {
-  let idleSince = 0;
-  let lastPass = 0;
   let lastPoll = 0;
   let heldBefore = 0;
   let holdWait = HOLD_WAIT_MIN_MS;
@@ -112,22 +129,26 @@ function run(): void {
     let did = 0;
     let holding = false;
     let held = 0;
-    for (const [id, d] of lanes) {
+    let gone = false;
+    for (let i = 0; i < active.length; i++) {
+      const d = active[i]!;
       const n = d.step();
       if (n < 0) {
         // STOP acknowledged: the lane takes no more messages (the host removes it; until then it only
         // answers state requests).
-        lanes.delete(id);
-        stopped.set(id, d);
+        lanes.delete(activeIds[i]!);
+        stopped.set(activeIds[i]!, d);
+        gone = true;
         continue;
       }
       did += n;
       holding ||= d.holdsOverflow;
       held += d.heldOverflow;
     }
-    for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
-    const now = performance.now();
-    if (now - lastPoll > (did === 0 ? IDLE_POLL_MS : 1)) {
+    if (gone) relist();
+    if (stopped.size) for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
+    let now = performance.now();
+    if (now - lastPoll > 1) {
       lastPoll = now;
       if (poll()) return;
     }
@@ -139,7 +160,6 @@ function run(): void {
     const moved = held < heldBefore;
     heldBefore = held;
     if (did > 0 || moved) {
-      idleSince = 0;
       stalledSince = 0;
       holdWait = HOLD_WAIT_MIN_MS;
       continue;
@@ -152,12 +172,26 @@ function run(): void {
       continue;
     }
     stalledSince = 0;
-    if (idleSince === 0) idleSince = now;
-    else spin.pass(now - lastPass, now);
-    lastPass = now;
-    if (now - idleSince < spin.windowMs) continue;
+    // Idle: spin on the lanes' input words (loads only: no counter stores, no ring writes, so a spinning
+    // thread leaves the lines producers and the host use alone) until input shows up or the window
+    // (adaptive: spin-policy.ts) runs out, then park. The port is read every IDLE_POLL_MS meanwhile.
+    const idleSince = now;
+    let lastPass = now;
+    let found = false;
+    for (;;) {
+      for (let k = 0; k < CHECKS_PER_CLOCK && !found; k++) found = anyInput();
+      if (found) break;
+      now = performance.now();
+      spin.pass(now - lastPass, now);
+      lastPass = now;
+      if (now - lastPoll > IDLE_POLL_MS) {
+        lastPoll = now;
+        if (poll()) return;
+      }
+      if (now - idleSince >= spin.windowMs) break;
+    }
+    if (found) continue;
     park();
-    idleSince = 0;
     lastPoll = 0;
   }
 }
@@ -214,6 +248,7 @@ async function main(): Promise<void> {
         const d = await loadLane(lane, peers);
         d.begin(lane.resume === true);
         lanes.set(lane.kernelId, d);
+        relist();
         for (const other of lanes.values()) other.setPeers(peers);
         post({ type: 'added', kernelId: lane.kernelId });
       } catch (e) {

@@ -21,28 +21,42 @@ describe('SpinPolicy (adaptive idle spin of a pool thread)', () => {
     expect(p.windowMs).toBe(0.05);
   });
 
-  it('a spin the OS cut into (more runnable threads than cores) falls back and bars growth for a while', () => {
+  it('one spin the OS cut into is a hiccup: the window stays', () => {
     const p = new SpinPolicy(0.05, 1);
     p.parked(true, 0.4, 1);
     expect(p.windowMs).toBeCloseTo(0.8);
     p.pass(0.001, 2); // an ordinary pass
-    expect(p.windowMs).toBeCloseTo(0.8);
     expect(p.preempted).toBe(0);
-    p.pass(3, 5); // 3 ms between two passes: descheduled mid-spin
+    p.pass(3, 5); // 3 ms between two passes: descheduled mid-spin, once
     expect(p.preempted).toBe(1);
+    expect(p.windowMs).toBeCloseTo(0.8);
+    p.pass(3, 5 + SpinPolicy.CROWDED_MS); // the next one no sooner than CROWDED_MS later: another hiccup
+    expect(p.preempted).toBe(2);
+    expect(p.windowMs).toBeCloseTo(0.8);
+    p.parked(true, 0.6, 200);
+    expect(p.windowMs).toBe(1);
+  });
+
+  it('two within CROWDED_MS (more runnable threads than cores) fall back and bar growth for a while', () => {
+    const p = new SpinPolicy(0.05, 1);
+    p.parked(true, 0.4, 1);
+    p.pass(3, 5);
+    p.pass(3, 10); // 5 ms later: crowded
+    expect(p.preempted).toBe(2);
     expect(p.windowMs).toBe(0.05);
-    p.parked(true, 0.01, 5 + SpinPolicy.BAR_MS - 1); // barred
+    p.parked(true, 0.01, 10 + SpinPolicy.BAR_MS - 1); // barred
     expect(p.windowMs).toBe(0.05);
-    p.parked(true, 0.01, 5 + SpinPolicy.BAR_MS); // the bar is over
+    p.parked(true, 0.01, 10 + SpinPolicy.BAR_MS); // the bar is over
     expect(p.windowMs).toBe(0.1);
   });
 
-  it('preemptions that keep coming bar growth longer (doubling to BAR_MAX_MS); one after a calm spell bars BAR_MS again', () => {
+  it('crowding that keeps coming bars growth longer (doubling to BAR_MAX_MS); after a calm spell BAR_MS again', () => {
     const p = new SpinPolicy(0.05, 1);
     let t = 100;
-    p.pass(1, t); // bar 20 ms
+    p.pass(1, t);
+    p.pass(1, (t += 1)); // bar 20 ms
     t += 30;
-    p.pass(1, t); // 30 ms later: bar 40 ms
+    p.pass(1, t); // 30 ms later: crowded again, bar 40 ms
     p.parked(true, 0.01, t + 2 * SpinPolicy.BAR_MS - 1);
     expect(p.windowMs).toBe(0.05);
     p.parked(true, 0.01, t + 2 * SpinPolicy.BAR_MS);
@@ -51,7 +65,12 @@ describe('SpinPolicy (adaptive idle spin of a pool thread)', () => {
     p.parked(true, 0.01, t + SpinPolicy.BAR_MAX_MS - 1);
     expect(p.windowMs).toBe(0.05);
     t += 5 * SpinPolicy.BAR_MAX_MS; // calm
-    p.pass(1, t);
+    p.pass(1, t); // a hiccup: no bar
+    p.parked(true, 0.01, t + 1);
+    expect(p.windowMs).toBe(0.1);
+    p.pass(1, (t += 2)); // crowded after the calm: BAR_MS again
+    p.parked(true, 0.01, t + SpinPolicy.BAR_MS - 1);
+    expect(p.windowMs).toBe(0.05);
     p.parked(true, 0.01, t + SpinPolicy.BAR_MS);
     expect(p.windowMs).toBe(0.1);
   });
