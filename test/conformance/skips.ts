@@ -32,7 +32,6 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
   // the whole CUDA lane is skipped by backends.ts when no device/driver.
   cuda: {
-    ...Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, 'ctx.setReminder / ctx.clearReminder in a handler do not translate to CUDA yet (codegen: a device → host reminder request is not built), and the case\'s Reminded grain sets one in a handler'])),
   },
   'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },
 };

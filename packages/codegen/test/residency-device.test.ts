@@ -85,6 +85,10 @@ const harness = String.raw`#include <cstdio>
 #define RG_OV_HDR ${OV.tails}u
 #define RG_OV_NODE_HDR 16u
 #define RG_RES_WAIT() ((void)0)
+/* k2k.cuh's pool code may name its atomics through RG_QATOMIC (the device's own scope choice): plain ones here */
+#ifndef RG_QATOMIC
+#define RG_QATOMIC(f) f
+#endif
 /* A worker waiting for room: the other workers reach their loop's residency check meanwhile (each answers the room request). */
 struct rg_kernel;
 static void rg_test_others(rg_kernel* k, unsigned int part);
@@ -144,6 +148,7 @@ template <class T> static T __ldcg(const T* p) { return *p; }
 struct rg_turn { long long key; double now; unsigned int sent; };
 static void rg_turn_init(rg_turn* t, const rg_kernel*, long long key, double now, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, rg_coop*) { t->key = key; t->now = now; t->sent = 0; }
 #define RG_TM_TURN(k, t, st, part) ((void)0)
+#define RG_REM_TURN(k, t) ((void)0)
 static int timersStopped = 0;
 #define RG_TM_DEACTIVATE(k, st, part) (timersStopped++)
 static bool hookWrites = true;

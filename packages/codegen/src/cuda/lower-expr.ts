@@ -304,10 +304,10 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
       if (callee.name === 'send' || callee.name === 'forward') {
         return unsupported(site, e.loc, `ctx.${callee.name} inside an expression`, callee.name === 'send' ? 'call ctx.send(...) as its own statement' : 'write `return ctx.forward(...)`');
       }
-      if (callee.name === 'startTimer' || callee.name === 'stopTimer') {
+      if (callee.name === 'startTimer' || callee.name === 'stopTimer' || callee.name === 'setReminder' || callee.name === 'clearReminder') {
         throw new CodegenError('CODEGEN_TIMER', `ctx.${callee.name}`, `ctx.${callee.name} inside an expression (it returns nothing)`, siteAt(site, e.loc), `call ctx.${callee.name}(...) as its own statement`);
       }
-      return unsupported(site, e.loc, `ctx.${callee.name}(...)`, 'ctx offers key, now(), send(...), forward(...), startTimer(...) and stopTimer(...)');
+      return unsupported(site, e.loc, `ctx.${callee.name}(...)`, 'ctx offers key, now(), send(...), forward(...), startTimer(...), stopTimer(...), setReminder(...) and clearReminder(...)');
     }
     return unsupported(site, e.loc, `method call .${callee.name}(...)`, 'only Math functions, ctx.send/forward/now and module-level helper functions can be called');
   }

@@ -1,4 +1,5 @@
 import { lowerTimerCall } from './timers.ts';
+import { lowerReminderCall } from './reminders.ts';
 import { HOOK_METHOD, HOOK_NAMES, describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
 import type { BinaryOp, Expr, Loc, Stmt } from '../front/ast.ts';
 import { indent } from './codecs.ts';
@@ -129,6 +130,7 @@ const STMT: StmtTable = {
     if (e.kind === 'call' && e.callee.kind === 'member' && e.callee.object.kind === 'ident' && fn.roles.get(e.callee.object.name) === 'ctx') {
       if (e.callee.name === 'send') return k2k(fn, e, false);
       if (e.callee.name === 'startTimer' || e.callee.name === 'stopTimer') return lowerTimerCall(fn, e, e.callee.name);
+      if (e.callee.name === 'setReminder' || e.callee.name === 'clearReminder') return lowerReminderCall(fn, e, e.callee.name);
       if (e.callee.name === 'forward') unsupported(fn.site, e.loc, 'ctx.forward without return', 'write `return ctx.forward(...)`: the reply obligation moves on');
     }
     if (e.kind === 'call') {

@@ -297,6 +297,7 @@ __device__ static inline double rg_ld_vol_f64(const double* p) { return *(const 
 __device__ static void rg_${G}_tm_activated(rg_kernel* k, rg_${G}_state* st, long long key, double now, unsigned int part) {
   rg_turn t = {};
   RG_TM_TURN(k, &t, st, part);
+  RG_REM_TURN(k, &t);
   t.now = now;
   rg_TimerRowHeader* row = (rg_TimerRowHeader*)t.tmRow;
   row->keyLo = (unsigned int)(unsigned long long)key;
@@ -317,6 +318,7 @@ ${def.timers.filter((tm) => tm.autoStart).map((tm) => `  rg_tm_write(&t, ${tm.id
 __device__ static void rg_${G}_tm_deactivated(rg_kernel* k, rg_${G}_state* st, unsigned int part) {
   rg_turn t = {};
   RG_TM_TURN(k, &t, st, part);
+  RG_REM_TURN(k, &t);
   rg_st_rel_gpu(&((rg_TimerRowHeader*)t.tmRow)->live, 0u);
   for (unsigned int id = 0; id < RG_TM_COUNT; id++) rg_tm_stop(&t, id);
 }
@@ -350,6 +352,7 @@ __device__ static void rg_${G}_tick(rg_kernel* k, unsigned int* ctr, const rg_Sl
     rg_turn t = {};
     rg_turn_init(&t, k, key, now, method, h->flags, 0u, ${selfId}u, ${selfId}u, co);
     RG_TM_TURN(k, &t, st, part);
+    RG_REM_TURN(k, &t);
     /* A tick is a turn of the actor: the same last-turn clock and dirty mark as a message's (state-meta.ts). */
     const bool writes = rg_${G}_writes_state(method);
     if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);

@@ -91,6 +91,7 @@ __device__ static __noinline__ void RG_G(on_deactivate)(rg_kernel* k, unsigned i
   rg_turn t = {};
   rg_turn_init(&t, k, key, now, RG_HOOK_ON_DEACTIVATE, 0u, 0u, RG_HOST_SENDER, RG_SELF_ID, co);
   RG_TM_TURN(k, &t, st, part);
+  RG_REM_TURN(k, &t);
   const bool writes = RG_G(hook_writes)(RG_HOOK_ON_DEACTIVATE);
   if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
   const int rc = RG_G(hook)(&t, st, RG_HOOK_ON_DEACTIVATE);

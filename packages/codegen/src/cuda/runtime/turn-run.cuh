@@ -14,6 +14,7 @@ __device__ static __noinline__ void RG_G(on_activate)(rg_kernel* k, unsigned int
   rg_turn t = {};
   rg_turn_init(&t, k, key, now, RG_HOOK_ON_ACTIVATE, 0u, 0u, RG_HOST_SENDER, RG_SELF_ID, co);
   RG_TM_TURN(k, &t, st, part);
+  RG_REM_TURN(k, &t);
   const bool writes = RG_G(hook_writes)(RG_HOOK_ON_ACTIVATE);
   if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st);
   const int rc = RG_G(hook)(&t, st, RG_HOOK_ON_ACTIVATE);
@@ -108,6 +109,7 @@ __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, 
   rg_turn t = {};
   rg_turn_init(&t, k, key, now, method, flags, corr, sender, RG_SELF_ID, co);
   RG_TM_TURN(k, &t, st, part);
+  RG_REM_TURN(k, &t);
   const bool writes = RG_G(writes_state)(method);
   /* Only a class with persistent state keeps marks: the fences cost every K2K hop (metaOn, abi.ts). */
   if (writes && k->metaOn) rg_meta_enter(k->states, k->maxActors, st); /* a gather now leaves this actor to the next one (state-meta.ts) */

@@ -53,6 +53,11 @@ struct rg_turn {
   unsigned int* tmGen;
   char* tmText;
 #endif
+#if defined(RG_REMINDERS) && RG_REMINDERS
+  /* reminders.ts: the turn's reminder text (its record, or an error text; 0 in a host build) and its kernel (the reply ring) */
+  char* remText;
+  const void* remKernel;
+#endif
 };
 RG_HD static inline const char* rg_err_text(int e) {
   switch (e) {
