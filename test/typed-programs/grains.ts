@@ -1,6 +1,6 @@
 /**
  * Grain classes of the typed programs: written as README.md shows, compiled by the repo's strict
- * tsconfig (tsc -p tsconfig.json) and by vitest's typecheck of the *.test-d.ts files beside this one.
+ * tsconfig (tsc -p tsconfig.json, test/typecheck/tsc.test.ts in the suite), with the *.test-d.ts files beside this one.
  */
 import { Grain, t, type TypesOf } from '@ringgrain/core';
 

@@ -2,22 +2,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Echo } from '../../../bench/grains.ts';
 import { generateKernel } from '../src/index.ts';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HAVE_NVCC, nvccCompile, nvccCompileAsync, pool, type BuildResult } from './toolchain.ts';
-import { UNITS, unitJobs } from './units.ts';
+import { HAVE_NVCC, NVCC_DEPTH, nvccCompile, nvccCompileAsync, nvccDriverBuild, pool, type BuildResult } from './toolchain.ts';
+import { CUBIN_ALWAYS, UNITS, unitJobs } from './units.ts';
 
-describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings as errors (static_asserts included)', () => {
+describe.skipIf(!HAVE_NVCC)(`every generated unit compiles with nvcc (${NVCC_DEPTH}), warnings as errors (static_asserts included)`, () => {
   const results = new Map<string, BuildResult>();
   beforeAll(async () => {
     const jobs = unitJobs();
     // The run's global setup started prebuild.ts on these same jobs: what it built is read from the cache,
-    // what it is building is waited for, and the rest is built here, two at a time. A cold cache (any runtime
-    // change rebuilds every unit) is ~50 nvcc builds of 5–15 s each on the 2-core development machine.
-    const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch));
+    // what it is building is waited for, and the rest is built here, two at a time. At the main suite's
+    // depth ('front', toolchain.ts) a cold cache is ~1 s of CPU a unit; at 'cubin' (pnpm test:long) ~25 s.
+    const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch, j.depth));
     jobs.forEach((j, i) => results.set(j.id, built[i] as BuildResult));
   }, 1_200_000);
   for (const [name, , archs] of UNITS) {
@@ -29,6 +25,14 @@ describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings a
       });
     }
   }
+  // In every run, whatever the depth: these units through NVVM's optimiser and ptxas to a cubin.
+  for (const [name, arch] of CUBIN_ALWAYS) {
+    it(`${name} for ${arch}, to a cubin (ptxas)`, () => {
+      const r = results.get(NVCC_DEPTH === 'cubin' ? `${name}/${arch}` : `${name}/${arch}/cubin`) as BuildResult;
+      expect(r.log).toBe('');
+      expect(r.ok).toBe(true);
+    });
+  }
 
   it('a layout drift is caught by the emitted static_asserts', () => {
     const src = generateKernel(Account.grain).source.replace('struct rg_Account_state {\n  double balance;\n  unsigned int ops;', 'struct rg_Account_state {\n  float balance;\n  unsigned int ops;');
@@ -39,16 +43,9 @@ describe.skipIf(!HAVE_NVCC)('every generated unit compiles with nvcc, warnings a
   });
 });
 
-/** nvcc (device and host code, no link) of a hand-written C++ driver that includes a generated unit. */
-function compileDriver(driver: string, unitName: string, unit: string, defines: string[]): { ok: boolean; log: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'ringgrain-driver-'));
-  try {
-    writeFileSync(join(dir, unitName), unit);
-    const r = spawnSync('nvcc', ['-arch=sm_90', '-std=c++17', '-c', `-I${dir}`, ...defines, fileURLToPath(new URL(driver, import.meta.url)), '-o', join(dir, 'driver.o')], { encoding: 'utf8', timeout: 240_000 });
-    return { ok: r.status === 0, log: `${r.stdout}${r.stderr}` };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** nvcc (device and host code, no link) of a hand-written C++ driver that includes a generated unit (cached). */
+function compileDriver(driver: string, unitName: string, unit: string, defines: string[]): BuildResult {
+  return nvccDriverBuild(fileURLToPath(new URL(driver, import.meta.url)), unitName, unit, defines);
 }
 
 // The C++ drivers that launch a generated kernel by hand compile against the current unit: a parameter

@@ -10,7 +10,7 @@ import { unitJobs } from './units.ts';
 if (HAVE_NVCC) {
   const t0 = performance.now();
   const jobs = unitJobs();
-  const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch));
+  const built = await pool(jobs, 2, (j) => nvccCompileAsync(j.source, j.arch, j.depth));
   const failed = built.filter((b) => !b.ok).length;
   console.log(`prebuild: ${jobs.length} units (${failed} failed) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }

@@ -147,27 +147,59 @@ async function buildAsync(job: Job): Promise<BuildResult> {
   }
 }
 
-function nvccJob(source: string, arch: string): Job {
-  const dir = join(CACHE, hash('nvcc', arch, source));
+/**
+ * How deep nvcc goes. 'front' (the main suite): the C++ front end and NVVM without its optimiser, to PTX —
+ * every error, warning (as an error) and static_assert a unit can raise, ~1 s of CPU a unit. 'cubin' adds
+ * NVVM's optimiser and ptxas (register allocation, stack, ptxas's own warnings), ~25 s of CPU a unit on the
+ * 2-core machine: the compile test builds two units so in every run, and `pnpm test:long`
+ * (RINGGRAIN_LONG=1, which CI runs after the main suite) builds every unit so. RINGGRAIN_NVCC=cubin forces it.
+ */
+export type NvccDepth = 'front' | 'cubin';
+export const NVCC_DEPTH: NvccDepth = process.env.RINGGRAIN_LONG === '1' || process.env.RINGGRAIN_NVCC === 'cubin' ? 'cubin' : 'front';
+
+function nvccJob(source: string, arch: string, depth: NvccDepth): Job {
+  // The cubin key is the one used before depths existed, so caches built then stay valid.
+  const dir = join(CACHE, depth === 'cubin' ? hash('nvcc', arch, source) : hash('nvcc', depth, arch, source));
   return {
     dir,
-    out: join(dir, 'unit.cubin'),
+    out: join(dir, depth === 'cubin' ? 'unit.cubin' : 'unit.ptx'),
     prepare: (tmpOut) => {
       const src = join(dir, 'unit.cu');
       writeFileSync(src, source);
-      return ['nvcc', ['-cubin', `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', tmpOut]];
+      const mode = depth === 'cubin' ? ['-cubin'] : ['-ptx', '-Xcicc', '-O0'];
+      return ['nvcc', [...mode, `-arch=${arch}`, '-Werror', 'all-warnings', '-x', 'cu', src, '-o', tmpOut]];
     },
   };
 }
 
-/** nvcc device compile (cubin) of a unit for one arch; warnings are errors. */
-export function nvccCompile(source: string, arch: string): BuildResult {
-  return buildSync(nvccJob(source, arch));
+/** nvcc device compile of a unit for one arch (to NVCC_DEPTH unless `depth` is given); warnings are errors. */
+export function nvccCompile(source: string, arch: string, depth: NvccDepth = NVCC_DEPTH): BuildResult {
+  return buildSync(nvccJob(source, arch, depth));
 }
 
 /** nvccCompile without blocking: the compile test builds every unit × arch two at a time. */
-export function nvccCompileAsync(source: string, arch: string): Promise<BuildResult> {
-  return buildAsync(nvccJob(source, arch));
+export function nvccCompileAsync(source: string, arch: string, depth: NvccDepth = NVCC_DEPTH): Promise<BuildResult> {
+  return buildAsync(nvccJob(source, arch, depth));
+}
+
+/**
+ * nvcc -c (host and device code, no link) of a hand-written C++ driver that includes a generated unit as
+ * `unitName` (found through -I on the build's directory), cached by the driver's text, the unit and the flags.
+ */
+export function nvccDriverBuild(driverPath: string, unitName: string, unit: string, defines: readonly string[], depth: NvccDepth = NVCC_DEPTH): BuildResult {
+  const driver = readFileSync(driverPath, 'utf8');
+  // At 'front' the device code is not optimised (NVVM and ptxas at -O0): the host code's calls into the unit
+  // are what these builds check.
+  const opt = depth === 'cubin' ? [] : ['-Xcicc', '-O0', '-Xptxas', '-O0'];
+  const dir = join(CACHE, hash('nvcc-driver', depth, driverPath.replace(/^.*\//, ''), driver, unitName, unit, ...defines));
+  return buildSync({
+    dir,
+    out: join(dir, 'driver.o'),
+    prepare: (tmpOut) => {
+      writeFileSync(join(dir, unitName), unit);
+      return ['nvcc', ['-arch=sm_90', '-std=c++17', '-c', ...opt, `-I${dir}`, ...defines, driverPath, '-o', tmpOut]];
+    },
+  });
 }
 
 /** g++ build of the host harness around a unit (handlers + codecs, RG_HOST_HARNESS). */

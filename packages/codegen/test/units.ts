@@ -3,6 +3,7 @@
  * prebuild.ts, which builds them in the background from the start of a run, so the test finds them built.
  */
 import { generateKernel } from '../src/index.ts';
+import { NVCC_DEPTH, type NvccDepth } from './toolchain.ts';
 import { Account } from '../../../examples/bank/grains.ts';
 import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 import { Person, Ward } from '../../../examples/sir/grains.ts';
@@ -55,10 +56,33 @@ export const UNITS: readonly (readonly [string, () => string, readonly string[]]
   ...conformance.map((g) => [`conformance ${g.name}`, () => generateKernel(g, { grains: conformance }).source, H100] as const),
 ];
 
-/** Every (unit, arch) build of UNITS, in the order the compile test asks for them. */
-export function unitJobs(): { id: string; source: string; arch: string }[] {
-  return UNITS.flatMap(([name, gen, archs]) => {
+/**
+ * Units built to a cubin (NVVM's optimiser and ptxas) in every run, whatever NVCC_DEPTH says: the README's
+ * unit on the H100's architecture and on the oldest one. `pnpm test:long` builds every unit so.
+ */
+export const CUBIN_ALWAYS: readonly (readonly [string, string])[] = [
+  ['Account', 'sm_90'],
+  ['Account', 'sm_75'],
+];
+
+export interface UnitJob {
+  readonly id: string;
+  readonly source: string;
+  readonly arch: string;
+  readonly depth: NvccDepth;
+}
+
+/** Every (unit, arch) build of UNITS at NVCC_DEPTH, then the CUBIN_ALWAYS builds, in the order the compile test asks for them. */
+export function unitJobs(): UnitJob[] {
+  const sources = new Map<string, string>();
+  const jobs: UnitJob[] = UNITS.flatMap(([name, gen, archs]) => {
     const source = gen();
-    return archs.map((arch) => ({ id: `${name}/${arch}`, source, arch }));
+    sources.set(name, source);
+    return archs.map((arch) => ({ id: `${name}/${arch}`, source, arch, depth: NVCC_DEPTH }));
   });
+  for (const [name, arch] of CUBIN_ALWAYS) {
+    if (NVCC_DEPTH === 'cubin') continue; // already in the list above
+    jobs.push({ id: `${name}/${arch}/cubin`, source: sources.get(name)!, arch, depth: 'cubin' });
+  }
+  return jobs;
 }

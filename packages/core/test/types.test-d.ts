@@ -1,5 +1,5 @@
 /**
- * Type tests: run by vitest's typecheck (this file is never executed) and by `tsc -p tsconfig.json`.
+ * Type tests: checked by `tsc -p tsconfig.json` (test/typecheck/tsc.test.ts in the suite; never executed).
  * Each `@ts-expect-error` line must fail to compile; if it ever compiles, the check itself errors.
  */
 import { describe, expectTypeOf, it } from 'vitest';
