@@ -68,6 +68,17 @@ __device__ static __noinline__ RG_G(state)* RG_G(insert)(rg_kernel* k, unsigned 
   return 0;
 }
 
+/* What activate returns, kept as the thread's last actor where actors are never deactivated (RG_LATENCY). */
+__device__ static inline RG_G(state)* RG_G(found)(rg_kernel* k, long long key, RG_G(state)* s) {
+#if RG_LATENCY
+  if (s != 0 && k->res == 0) {
+    k->lastKey = key;
+    k->lastState = (unsigned char*)s;
+  }
+#endif
+  return s;
+}
+
 /*
  * Directory: open addressing. A key is only ever looked up and inserted by its own partition's worker,
  * and a ready entry names that partition (RG_DIR_READY | (owner + 1) << RG_DIR_OWNER_SHIFT). So one
@@ -76,6 +87,14 @@ __device__ static __noinline__ RG_G(state)* RG_G(insert)(rg_kernel* k, unsigned 
  * DEAD entries are passed like another owner's: the key may lie beyond a tombstone.
  */
 __device__ static RG_G(state)* RG_G(activate)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part) {
+#if RG_LATENCY
+  /*
+   * The actor this thread found last, without the directory's round trip (a lone ask to one actor, a chain
+   * that comes back): where no actor is ever deactivated (no residency area), a READY entry never changes,
+   * so the key's slot stays where it was found. Only this partition's keys reach this thread.
+   */
+  if (k->lastState != 0 && k->lastKey == key) return (RG_G(state)*)k->lastState;
+#endif
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
   unsigned long long u = (unsigned long long)key;
   unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32);
@@ -88,11 +107,11 @@ __device__ static RG_G(state)* RG_G(activate)(rg_kernel* k, unsigned int* ctr, l
     const uint4 v = rg_ld_rlx_gpu_v4(e);
     static_assert(sizeof(rg_DirEntry) == 16 && RG_AT_DIR_STATE == 12, "DirEntry: one 16-byte load, state last");
     if (v.w == ready) {
-      if (v.x == lo && v.y == hi) return (RG_G(state)*)(k->states + (unsigned long long)v.z * sizeof(RG_G(state)));
+      if (v.x == lo && v.y == hi) return RG_G(found)(k, key, (RG_G(state)*)(k->states + (unsigned long long)v.z * sizeof(RG_G(state))));
       continue;
     }
     if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
-    return RG_G(insert)(k, ctr, home, lo, hi, ready);
+    return RG_G(found)(k, key, RG_G(insert)(k, ctr, home, lo, hi, ready));
   }
   return 0;
 }

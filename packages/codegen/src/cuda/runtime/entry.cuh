@@ -46,6 +46,12 @@ extern "C" __global__ void __launch_bounds__(RG_THREADS_PER_BLOCK, RG_MIN_BLOCKS
   k.res = (rg_ResidencyGlobals*)(((unsigned long long)rg_ld_vol(&k.g->residencyHi) << 32) | rg_ld_vol(&k.g->residencyLo));
   k.resPublished = 0u;
   k.loadOn = k.res ? rg_ld_vol(&k.g->loadOn) : 0u;
+  k.lastKey = 0;
+  k.lastState = 0;
+  k.claimPart = ~0u;
+  k.claimHead = 0u;
+  k.claimTail = 0u;
+  k.claimAt = 0;
   if (warp == 0u) RG_G(control)(&k, lane);
   else if (warp <= partitions) RG_G(worker)(&k, warp - 1u, lane);
   else RG_G(lane_ingress)(&k, warp - partitions, lane);

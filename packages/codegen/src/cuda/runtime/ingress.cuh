@@ -34,7 +34,7 @@ __device__ static inline unsigned int rg_hdr_word(uint4 a, uint4 b, unsigned int
  * over every stage it touches (its unrolled loops are several times this code's size).
  * Every lane has acquired this slot's seq.
  */
-__device__ static unsigned int RG_G(ingress_one)(rg_kernel* k, unsigned char* ring, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
+__device__ static __noinline__ unsigned int RG_G(ingress_one)(rg_kernel* k, unsigned char* ring, unsigned int* hostTail, volatile unsigned int* ctr, unsigned int lane) {
   rg_RingHeader* in = (rg_RingHeader*)ring;
   const unsigned int span = k->slotSize < 512u ? k->slotSize : 512u;
   const unsigned char* s = rg_in_slot(k, ring, *hostTail);
@@ -56,18 +56,45 @@ __device__ static unsigned int RG_G(ingress_one)(rg_kernel* k, unsigned char* ri
     __syncwarp();
   } else {
     const long long key = RG_KEY_OF(keyLo, keyHi);
-    rg_RingHeader* q = rg_queue_of(k, rg_partition(key, k->partitions));
+    const unsigned int part = rg_partition(key, k->partitions);
+    rg_RingHeader* q = rg_queue_of(k, part);
     unsigned int hd = 0u, got = 0u;
-    for (;;) {
+#if RG_LATENCY
+    /*
+     * One round trip where this warp's last claim in this queue proves room: a CAS at the head that claim
+     * left (claimHead). If it wins, nobody claimed since, so the queue holds at most what it held then, and
+     * the tail this warp acquired then (claimTail) already orders our slot writes after the consumer's
+     * reads of that slot. If it loses (another producer claimed meanwhile), the claim below runs as before.
+     * Only within ~1 ms of this warp's last claim there (SM clocks): the head cannot come round 2^32 claims to the same value.
+     */
+    if (lane == 0u && k->claimPart == part && k->claimHead - k->claimTail < k->queueCapacity && clock64() - k->claimAt < (1ll << 21) &&
+        atomicCAS(&q->head, k->claimHead, k->claimHead + 1u) == k->claimHead) {
+      hd = k->claimHead;
+      got = 1u;
+      k->claimAt = clock64();
+    }
+    got = __shfl_sync(RG_FULL, got, 0);
+#endif
+    while (got == 0u) {
       if (lane == 0u) {
         hd = rg_ld_vol(&q->head);
-        if (hd - rg_ld_acq_gpu(&q->tail) >= k->queueCapacity) got = 2u;
-        else if (atomicCAS(&q->head, hd, hd + 1u) == hd) got = 1u;
+        const unsigned int tl = rg_ld_acq_gpu(&q->tail);
+        if (hd - tl >= k->queueCapacity) got = 2u;
+        else if (atomicCAS(&q->head, hd, hd + 1u) == hd) {
+          got = 1u;
+#if RG_LATENCY
+          k->claimPart = part;
+          k->claimTail = tl;
+          k->claimAt = clock64();
+#endif
+        }
       }
-      got = __shfl_sync(RG_FULL, got, 0);
-      if (got != 0u) break; /* 0: lost the slot to a K2K producer: claim again */
+      got = __shfl_sync(RG_FULL, got, 0); /* 0: lost the slot to another producer: claim again */
     }
     if (got == 2u) return 0u; /* queue full: the message waits in the host ring */
+#if RG_LATENCY
+    if (lane == 0u) k->claimHead = hd + 1u;
+#endif
     if (lane == 0u) RG_STAMP(RG_S_IN_CLAIMED);
     hd = __shfl_sync(RG_FULL, hd, 0);
     unsigned char* d = rg_queue_slot(q, k->queueCapacity, k->slotSize, hd);

@@ -35,6 +35,12 @@ struct rg_kernel {
   rg_ResidencyGlobals* res;
   unsigned int resPublished;
   unsigned int loadOn;
+  /* The last actor this thread's lookups found (RG_LATENCY, directory.cuh): its key and state; 0: none. */
+  long long lastKey;
+  unsigned char* lastState;
+  /* An ingress warp's last lone claim (RG_LATENCY, ingress.cuh): its queue (~0u: none), the head it left, the tail it acquired. */
+  unsigned int claimPart, claimHead, claimTail;
+  long long claimAt;
 };
 
 __device__ static inline rg_ControlBlock* rg_cb(rg_kernel* k, unsigned int l) { return (rg_ControlBlock*)((unsigned char*)k->control + (unsigned long long)l * RG_CONTROL_STRIDE); }
