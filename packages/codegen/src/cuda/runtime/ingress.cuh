@@ -65,9 +65,10 @@ __device__ static __noinline__ unsigned int RG_G(ingress_one)(rg_kernel* k, unsi
      * left (claimHead). If it wins, nobody claimed since, so the queue holds at most what it held then, and
      * the tail this warp acquired then (claimTail) already orders our slot writes after the consumer's
      * reads of that slot. If it loses (another producer claimed meanwhile), the claim below runs as before.
-     * Only within ~1 ms of this warp's last claim there (SM clocks): the head cannot come round 2^32 claims to the same value.
+     * Only within 2^30 SM clocks (~0.5 s) of this warp's last claim there: CASes on one word serialize in the L2
+     * (well under 10^9 a second), so the head cannot come round 2^32 claims to the same value meanwhile.
      */
-    if (lane == 0u && k->claimPart == part && k->claimHead - k->claimTail < k->queueCapacity && clock64() - k->claimAt < (1ll << 21) &&
+    if (lane == 0u && k->claimPart == part && k->claimHead - k->claimTail < k->queueCapacity && clock64() - k->claimAt < (1ll << 30) &&
         atomicCAS(&q->head, k->claimHead, k->claimHead + 1u) == k->claimHead) {
       hd = k->claimHead;
       got = 1u;
