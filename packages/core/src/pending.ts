@@ -146,3 +146,17 @@ export class PendingAsks {
     return undefined;
   }
 }
+
+/** Settles one pending ask (a row of a batch, or a single ask). */
+export function resolveAsk(corr: number, p: PendingAsk, v: unknown): void {
+  if (p.batch) p.batch.ok(corr - p.batch.corrBase, v);
+  else p.resolve(v);
+}
+export function rejectAsk(corr: number, p: PendingAsk, e: Error): void {
+  if (p.batch) p.batch.fail(corr - p.batch.corrBase, e);
+  else p.reject(e);
+}
+/** The kernel lane that owes an ask's reply (a batch row's from its key). */
+export function laneOfAsk(corr: number, p: PendingAsk): number {
+  return p.batch ? laneOfKey(p.batch.key[corr - p.batch.corrBase]!, p.batch.lanes) : p.lane;
+}
