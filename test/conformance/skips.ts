@@ -9,10 +9,12 @@ function persistentSkips(reason: string): Record<string, string> {
 /*
  * The CUDA kernel keeps actors resident on the device (codegen runtime/residency.cuh, cuda-backend
  * residency.ts: load on first message, preload, deactivation), but the system refuses storage on a
- * backend whose kernels lack any of the three state methods.
+ * backend whose kernels lack any of the three state methods: the isolated backend's kernels live in its
+ * GPU host process, and its channel to them (isolated/gpu-host.ts, host-channel.ts) carries messages,
+ * control and counters, not state access.
  */
 const NO_GPU_STATE_ISOLATED =
-  'the isolated CUDA backend does not yet forward its kernels\' state access (readDirty, writeStates, deactivateIdle) and the load/evicted reports over its GPU host channel: the system refuses storage and idleMs there (core system.ts, StorageUnsupportedError); the cuda lane runs these cases with the residency option';
+  'the isolated CUDA backend\'s kernels run in its GPU host process, and its channel to them (isolated/gpu-host.ts) does not carry their state access (readDirty, writeStates, deactivateIdle) nor the load/evicted reports: its kernels lack the three state methods, so the system refuses storage and idleMs there (core system/start.ts, StorageUnsupportedError); the cuda lane runs these cases with residency (the CudaBackend default)';
 /** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
 function reminderSkips(): Record<string, string> {
   return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE_ISOLATED}`]));
@@ -34,4 +36,7 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   cuda: {
   },
   'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },
+  // Lane groups (CudaBackend devices) run the cuda lane's cases, with residency on.
+  'cuda-groups': {},
+  'cuda-2gpu': {},
 };

@@ -11,8 +11,10 @@ export type GpuFaultCode = 'GPU_FAULT' | 'GPU_KERNEL_EXITED' | 'GPU_CONTEXT_POIS
 export class GpuFaultError extends KernelFaultError {
   /** CUresult of the fault when the driver reported one (e.g. 700 = CUDA_ERROR_ILLEGAL_ADDRESS). */
   readonly cudaResult: number | undefined;
+  /** The device ordinal of the GPU that faulted, where a class runs on several (CudaBackend `devices`). */
+  readonly device: number | undefined;
 
-  constructor(grain: string, code: GpuFaultCode, detail: string, opts: ErrorOptions & { cudaResult?: number } = {}) {
+  constructor(grain: string, code: GpuFaultCode, detail: string, opts: ErrorOptions & { cudaResult?: number; device?: number } = {}) {
     super(grain, detail, {
       hint:
         code === 'GPU_KERNEL_EXITED'
@@ -22,6 +24,7 @@ export class GpuFaultError extends KernelFaultError {
     });
     (this as { code: string }).code = code;
     this.cudaResult = opts.cudaResult;
+    this.device = opts.device;
   }
 }
 
@@ -105,5 +108,24 @@ export class CudaBackendOptionsError extends RinggrainError {
     super('CUDA_BACKEND_OPTIONS', `CudaBackend: ${detail}`, {
       hint: 'see CudaBackendOptions for each option\'s range, or leave it out for its default',
     });
+  }
+}
+
+/**
+ * A grain class cannot be spread over this backend's lane groups (`devices`): GPU_NO_PEER_ACCESS, two of the
+ * listed GPUs cannot map each other's memory, so a K2K send from one to a key of the other would have to cross
+ * the host (not built: the class is refused at launch).
+ */
+export type LaneGroupCode = 'GPU_NO_PEER_ACCESS';
+
+export class LaneGroupError extends RinggrainError {
+  /** The device ordinals concerned (from, to). */
+  readonly devices: readonly number[];
+
+  constructor(grain: string, code: LaneGroupCode, detail: string, devices: readonly number[]) {
+    super(code, `grain "${grain}": ${detail}`, {
+      hint: 'list only GPUs that reach each other peer to peer (NVLink, or PCIe P2P: `nvidia-smi topo -m`), or give the class a CudaBackend of one device',
+    });
+    this.devices = devices;
   }
 }

@@ -17,15 +17,21 @@ export async function corruptRoute(backend: CudaBackend | IsolatedCudaBackend, g
   if (backend instanceof IsolatedCudaBackend) return backend[INTERNALS]().request({ op: 'corruptRoute', grainId });
   const { ctx, setup, live } = backend[INTERNALS]();
   if (!ctx || !setup) throw new Error('corruptRoute: the backend has no CUDA context yet (launch a kernel first)');
+  const slots = new Set<CudaKernel['slot']>();
   for (const k of live) {
     const table = new Uint8Array(k.routeTable);
-    const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + grainId * k.routeStride) as Record<string, number>;
-    v['queuesLo'] = 0x10;
-    v['queuesHi'] = 0;
-    v['partitions'] = 1;
-    ctx.copyToDeviceAsync(k.device, table, setup, k.routesAt);
+    // Every lane group's entry of the grain (routeCount entries per group).
+    for (let g = 0; g < k.groupCount; g++) {
+      const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + (g * k.plan.grains.length + grainId) * k.routeStride) as Record<string, number>;
+      v['queuesLo'] = 0x10;
+      v['queuesHi'] = 0;
+      v['partitions'] = 1;
+      v['groups'] = 1;
+    }
+    k.slot.current!.copyToDeviceAsync(k.device, table, k.slot.setup!, k.routesAt);
+    slots.add(k.slot);
   }
-  ctx.synchronize(setup);
+  for (const s of slots) s.current!.synchronize(s.setup!);
 }
 
 /** The pid of an IsolatedCudaBackend's current GPU host process (tests check that a fault replaced it). */

@@ -15,7 +15,6 @@ import {
   scaledDefault,
   snapshot,
   viewAt,
-  type BackendKernel,
   type KernelHealth,
   type KernelMemory,
   type KernelPlan,
@@ -26,6 +25,7 @@ import {
 } from '@ringgrain/core';
 import { DeviceGlobals, isReadyDirState, type Abi } from '@ringgrain/codegen';
 import type { DeviceSlot } from './device-slot.ts';
+import type { GroupKernel } from './lane-groups.ts';
 import { GpuFaultError, GpuStateError, KernelStuckError } from './errors.ts';
 import type { HostRegion } from './host-memory.ts';
 import { kernelLayout, type DeviceAt } from './kernel-layout.ts';
@@ -48,7 +48,7 @@ export interface KernelOwner {
 }
 
 /** One grain class's persistent ring kernel on the GPU. */
-export class CudaKernel implements BackendKernel {
+export class CudaKernel implements GroupKernel {
   readonly memory: KernelMemory;
   readonly blocks: number;
   readonly partitions: number;
@@ -89,6 +89,14 @@ export class CudaKernel implements BackendKernel {
   }
   /** Nodes of this kernel's K2K overflow pool (0: none). */
   readonly overflowNodes: number;
+  /** The GPU (device ordinal) this kernel runs on. */
+  get ordinal(): number {
+    return this.slot.ordinal;
+  }
+  /** Bytes of this kernel's device allocation. */
+  get deviceBytes(): number {
+    return this.device.bytes;
+  }
   private readonly dirCapacity: number;
   private fault: Error | undefined;
   /** Write-behind access (made on the first gather). */
@@ -109,6 +117,11 @@ export class CudaKernel implements BackendKernel {
     private readonly fn: CudaFunction,
     private readonly launchCfg: { blocks: number; threadsPerBlock: number; sharedBytes: number },
     partitions: number,
+    /** The class's lane group this kernel is (0 of 1 on one GPU), and how many the class has. */
+    readonly group = 0,
+    readonly groupCount = 1,
+    /** Lane groups of the backend: the route table holds a block of entries per group (routes.ts). */
+    readonly routeBlocks = groupCount,
   ) {
     const o = plan.options;
     const opts = owner.options;
@@ -137,7 +150,7 @@ export class CudaKernel implements BackendKernel {
       partitions: this.partitions,
       queueCapacity: this.queueCapacity,
       lanes: this.hostLanes,
-      routeEntries: plan.grains.length,
+      routeEntries: plan.grains.length * routeBlocks,
       timers: timerCount,
       residency,
       stateSize: abi.stateSize,

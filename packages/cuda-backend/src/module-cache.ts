@@ -19,6 +19,9 @@ export interface Generated {
   readonly generateMs: number;
 }
 
+/** A loaded module's key on its device: the generated source, and whether it was built for peer access (RG_PEER). */
+const moduleKey = (source: string, peer: boolean): string => (peer ? `RG_PEER\u0000${source}` : source);
+
 export class ModuleCache {
   private readonly generated = new Map<GrainDef, { key: string; gen: Generated }>();
   /** Images compiled (or read from the disk cache) ahead of their load, by architecture and generated source: compileAll. */
@@ -40,23 +43,24 @@ export class ModuleCache {
   }
 
   /**
-   * Compiles every grain class in `which` whose module is not loaded on `slot` yet, all at once: NVRTC runs on worker
+   * Compiles every grain class in `which` whose module is not loaded on `slot` yet (`peer`: built with RG_PEER for lane
+   * groups on several GPUs, runtime/ring.cuh), all at once: NVRTC runs on worker
    * threads (compileCachedAsync), so a system's first launch waits for its slowest class, not for the sum
    * of them (SIR's two classes were compiled one after the other: 17.5 s on the H100 host, where one took 6.3 s).
    * `which` says what to compile; every unit is generated against the system's whole grain list (`grains`,
    * the slot-header ids), or a class's K2K sends to another class would not translate.
    */
-  async compileAll(slot: DeviceSlot, ctx: CudaContext, which: ReadonlyArray<GrainDef | undefined>, grains: ReadonlyArray<GrainDef | undefined>): Promise<void> {
+  async compileAll(slot: DeviceSlot, ctx: CudaContext, which: ReadonlyArray<GrainDef | undefined>, grains: ReadonlyArray<GrainDef | undefined>, peer = false): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     const arch = ctx.device.arch;
     for (const def of which) {
       if (!def) continue;
       const gen = this.generate(def, grains);
-      const key = `${arch}\u0000${gen.source}`;
-      if (slot.modules.has(gen.source) || this.compiled.has(key)) continue;
+      const key = `${arch}\u0000${moduleKey(gen.source, peer)}`;
+      if (slot.modules.has(moduleKey(gen.source, peer)) || this.compiled.has(key)) continue;
       let job = this.compiling.get(key);
       if (!job) {
-        job = compileCachedAsync(gen.source, unitCompileOptions(def, arch, this.cacheDir));
+        job = compileCachedAsync(gen.source, unitCompileOptions(def, arch, this.cacheDir, peer));
         this.compiling.set(key, job);
         job.then((r) => this.compiled.set(key, r), () => this.compiling.delete(key));
       }
@@ -66,14 +70,15 @@ export class ModuleCache {
   }
 
   /** Generates, compiles (or takes from the disk cache) and loads one grain's module on `slot`. */
-  load(slot: DeviceSlot, ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): LoadedModule & { gen: Generated } {
+  load(slot: DeviceSlot, ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>, peer = false): LoadedModule & { gen: Generated } {
     const gen = this.generate(def, grains);
-    const hit = slot.modules.get(gen.source);
+    const mk = moduleKey(gen.source, peer);
+    const hit = slot.modules.get(mk);
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
     const running = runningOn(slot.ordinal);
     if (running.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...running].map((k) => k.plan.grain.name));
-    const key = `${ctx.device.arch}\u0000${gen.source}`;
-    const compiled = this.compiled.get(key) ?? compileCached(gen.source, unitCompileOptions(def, ctx.device.arch, this.cacheDir));
+    const key = `${ctx.device.arch}\u0000${mk}`;
+    const compiled = this.compiled.get(key) ?? compileCached(gen.source, unitCompileOptions(def, ctx.device.arch, this.cacheDir, peer));
     // Another device of this architecture (or a relaunch in a new context) reads it from the disk cache.
     this.compiled.delete(key);
     this.compiling.delete(key);
@@ -89,7 +94,7 @@ export class ModuleCache {
       throw e;
     }
     const entry: LoadedModule = { mod, fn, gather, cached: compiled.cached, compileMs: compiled.compileMs, loadMs: performance.now() - l0 };
-    slot.modules.set(gen.source, entry);
+    slot.modules.set(mk, entry);
     return { gen, ...entry };
   }
 }

@@ -23,7 +23,10 @@ export function tuningDefines(): string[] {
   });
 }
 
-/** The NVRTC options of a grain class's unit for one architecture ("sm_90": a cubin). */
-export function unitCompileOptions(def: GrainDef, arch: string, cacheDir?: string): CompileCachedOptions {
-  return { arch, name: `${def.name}.cu`, ...(cacheDir ? { cacheDir } : {}), extraOpts: ['--std=c++17', ...tuningDefines()] };
+/**
+ * The NVRTC options of a grain class's unit for one architecture ("sm_90": a cubin). `peer`: the class has lane
+ * groups on several GPUs, so its queues and pools synchronize at system scope (RG_PEER, runtime/ring.cuh).
+ */
+export function unitCompileOptions(def: GrainDef, arch: string, cacheDir?: string, peer = false): CompileCachedOptions {
+  return { arch, name: `${def.name}.cu`, ...(cacheDir ? { cacheDir } : {}), extraOpts: ['--std=c++17', ...tuningDefines(), ...(peer ? ['-DRG_PEER=1'] : [])] };
 }

@@ -9,7 +9,7 @@ import { ColumnDesc, ColumnImageHeader, COUNTERS, ControlBlock, MAX_TIMERS, Slot
  */
 const LINE = 32;
 
-/** Routing table entry, one per grain id (device memory, host-written): where K2K messages go. */
+/** Routing table entry, one per grain id and lane group (device memory, host-written): where K2K messages go. */
 export const RouteEntry = t.struct({
   /** Device address of the grain's partition queues (0: not on this device). */
   queuesLo: t.u32,
@@ -23,6 +23,14 @@ export const RouteEntry = t.struct({
   poolHi: t.u32,
   /** Nodes in that pool (0: no pool; a full queue then fails the send after sendBudget retries). */
   poolNodes: t.u32,
+  /**
+   * Lane groups of the grain (cuda-backend `devices`; 0 or 1: one). With several, the table holds one
+   * block of routeCount entries per group, group g's at g × routeCount, and a send takes the block of its
+   * key's group (runtime/lanes.cuh rg_group_of_key, the host's laneOfKey over every group's lanes).
+   */
+  groups: t.u32,
+  /** Host lanes per group (the groups' lanes are laid end to end in core's lane numbering). */
+  groupLanes: t.u32,
 });
 
 /**

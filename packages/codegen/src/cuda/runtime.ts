@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 /** The runtime files' directory (src/cuda/runtime under tsx, dist/cuda/runtime in a built package). */
 export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
 
-/** Every runtime file, in the order a unit includes them. */
+/** Every runtime file, in the order a unit includes them (lanes.cuh through k2k.cuh). */
 export const RUNTIME_FILES = [
   'prelude.cuh',
   'numbers.cuh',
@@ -19,6 +19,7 @@ export const RUNTIME_FILES = [
   'msgpack-read.cuh',
   'msgpack-write.cuh',
   'ring.cuh',
+  'lanes.cuh',
   'k2k.cuh',
   'coop.cuh',
   'host-coop.cuh',
@@ -53,9 +54,9 @@ export const includeRuntime = (name: RuntimeFile): string => `#include "${name}"
 
 const INCLUDE = /^#include "([a-z0-9-]+\.cuh)"$/gm;
 
-/** A unit with its runtime `#include` lines replaced by the files' text (one self-contained translation unit). */
+/** A unit with its runtime `#include` lines replaced by the files' text, a runtime file's own includes too (one self-contained translation unit). */
 export function inlineRuntime(unit: string): string {
   return unit.replace(INCLUDE, (line, name: string) =>
-    (RUNTIME_FILES as readonly string[]).includes(name) ? `/* ---- runtime/${name} ---- */\n${runtimeFile(name as RuntimeFile).replace(/\n$/, '')}` : line,
+    (RUNTIME_FILES as readonly string[]).includes(name) ? `/* ---- runtime/${name} ---- */\n${inlineRuntime(runtimeFile(name as RuntimeFile).replace(/\n$/, ''))}` : line,
   );
 }

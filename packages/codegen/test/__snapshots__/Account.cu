@@ -407,8 +407,10 @@ struct rg_RouteEntry {
   unsigned int poolLo;
   unsigned int poolHi;
   unsigned int poolNodes;
+  unsigned int groups;
+  unsigned int groupLanes;
 };
-static_assert(sizeof(rg_RouteEntry) == 32, "rg_RouteEntry: size differs from layoutOf");
+static_assert(sizeof(rg_RouteEntry) == 40, "rg_RouteEntry: size differs from layoutOf");
 static_assert(alignof(rg_RouteEntry) == 4, "rg_RouteEntry: alignment differs from layoutOf");
 RG_OFFSET_ASSERT(rg_RouteEntry, queuesLo, 0, "rg_RouteEntry.queuesLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_RouteEntry, queuesHi, 4, "rg_RouteEntry.queuesHi: offset differs from layoutOf");
@@ -418,6 +420,8 @@ RG_OFFSET_ASSERT(rg_RouteEntry, slotSize, 16, "rg_RouteEntry.slotSize: offset di
 RG_OFFSET_ASSERT(rg_RouteEntry, poolLo, 20, "rg_RouteEntry.poolLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_RouteEntry, poolHi, 24, "rg_RouteEntry.poolHi: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_RouteEntry, poolNodes, 28, "rg_RouteEntry.poolNodes: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_RouteEntry, groups, 32, "rg_RouteEntry.groups: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_RouteEntry, groupLanes, 36, "rg_RouteEntry.groupLanes: offset differs from layoutOf");
 struct rg_BulkBoard {
   unsigned int nextLo;
   unsigned int nextHi;

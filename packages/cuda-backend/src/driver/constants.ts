@@ -8,6 +8,8 @@ export const CUDA_SUCCESS = 0;
 export const CUDA_ERROR_NOT_READY = 600;
 export const CUDA_ERROR_NO_DEVICE = 100;
 export const CUDA_ERROR_STUB_LIBRARY = 34;
+/** cuCtxEnablePeerAccess: this context already maps the peer's memory. Not an error. */
+export const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
 /** CUstream_flags */
 export const CU_STREAM_NON_BLOCKING = 0x1;

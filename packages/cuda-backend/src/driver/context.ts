@@ -19,6 +19,7 @@ import {
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
   CU_STREAM_NON_BLOCKING,
   CUDA_ERROR_NOT_READY,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED,
   CUDA_SUCCESS,
   CuFunctionAttribute,
 } from './constants.ts';
@@ -372,6 +373,25 @@ export class CudaContext {
     inRange(srcOffset, dst.byteLength, src.bytes, 'copyFromDeviceAsync');
     this.makeCurrent();
     this.check('cuMemcpyDtoHAsync_v2', this.driver.api.cuMemcpyDtoHAsync_v2(dst, src.devPtr + BigInt(srcOffset), dst.byteLength, stream.handle));
+  }
+
+  // ---- peers ---------------------------------------------------------------------------------
+
+  /** Whether this context's device can read and write `peer`'s device memory (cuDeviceCanAccessPeer). */
+  canAccessPeer(peer: CudaContext): boolean {
+    this.makeCurrent();
+    this.check('cuDeviceCanAccessPeer', this.driver.api.cuDeviceCanAccessPeer(this.out32, this.cuDevice, peer.cuDevice));
+    return this.out32[0] === 1;
+  }
+
+  /**
+   * Maps `peer`'s device memory into this context (cuCtxEnablePeerAccess): kernels here may then load, store
+   * and run atomics on the peer's allocations. Idempotent; the mapping lasts as long as both contexts.
+   */
+  enablePeerAccess(peer: CudaContext): void {
+    this.makeCurrent();
+    const r = this.driver.api.cuCtxEnablePeerAccess(peer.handle, 0);
+    if (r !== CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) this.check('cuCtxEnablePeerAccess', r);
   }
 
   memInfo(): MemInfo {

@@ -28,6 +28,8 @@ export interface CudaApi {
   cuDevicePrimaryCtxRelease_v2(dev: number): number;
   cuDevicePrimaryCtxReset_v2(dev: number): number;
   cuCtxSetCurrent(ctx: Ptr): number;
+  cuDeviceCanAccessPeer(canAccessPeer: Out32, dev: number, peerDev: number): number;
+  cuCtxEnablePeerAccess(peerContext: bigint, flags: number): number;
   cuGetErrorName(error: number, str: Out64): number;
   cuGetErrorString(error: number, str: Out64): number;
   cuModuleLoadData(module: Out64, image: Uint8Array): number;
@@ -86,6 +88,8 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuDevicePrimaryCtxRelease_v2: 'int cuDevicePrimaryCtxRelease_v2(int dev)',
   cuDevicePrimaryCtxReset_v2: 'int cuDevicePrimaryCtxReset_v2(int dev)',
   cuCtxSetCurrent: 'int cuCtxSetCurrent(void *ctx)',
+  cuDeviceCanAccessPeer: 'int cuDeviceCanAccessPeer(void *canAccessPeer, int dev, int peerDev)',
+  cuCtxEnablePeerAccess: 'int cuCtxEnablePeerAccess(void *peerContext, unsigned int flags)',
   cuGetErrorName: 'int cuGetErrorName(int error, void *str)',
   cuGetErrorString: 'int cuGetErrorString(int error, void *str)',
   cuModuleLoadData: 'int cuModuleLoadData(void *module, const void *image)',

@@ -6,7 +6,7 @@
  */
 import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core';
 import pino from 'pino';
-import { CudaBackend, type CudaBackendOptions } from '../backend.ts';
+import { CudaBackend, CudaKernel, type CudaBackendOptions } from '../backend.ts';
 import { SharedHostMemory } from './shared-host-memory.ts';
 import { Arena } from './arena.ts';
 import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost } from './protocol.ts';
@@ -53,6 +53,11 @@ async function handle(m: ToHost): Promise<unknown> {
       const grains = await Promise.all(m.plan.grains.map((g) => (g ? resolve(g) : Promise.resolve(undefined))));
       const plan: KernelPlan = { grainId: m.plan.grainId, grain: await resolve(m.plan.grain), grains, options: m.plan.options, logger, ...(m.plan.timers ? { timers: m.plan.timers } : {}) };
       const k = await backend.createKernel(plan);
+      if (!(k instanceof CudaKernel)) {
+        // The application side reads one timer block and one set of rings per kernel (isolated-backend.ts).
+        await k.dispose();
+        throw new Error(`gpu-host: ${plan.grain.name} got ${k.groups.length} lane groups; an isolated GPU host runs a class on one device (give IsolatedCudaBackend one device)`);
+      }
       kernels.set(m.id, k);
       const created: CreatedKernel = {
         // One entry per host lane (each an ingress warp consuming its inbound ring).

@@ -207,6 +207,9 @@ export class IsolatedCudaBackend implements Backend {
     const { arenaBytes, hostTimeoutMs } = options;
     if (arenaBytes !== undefined && !(Number.isSafeInteger(arenaBytes) && arenaBytes > 0)) throw new CudaBackendOptionsError(`IsolatedCudaBackend: arenaBytes must be a whole number of bytes > 0, got ${arenaBytes}`);
     if (hostTimeoutMs !== undefined && !(hostTimeoutMs > 0)) throw new CudaBackendOptionsError(`IsolatedCudaBackend: hostTimeoutMs must be a number of milliseconds > 0, got ${hostTimeoutMs}`);
+    // The application side maps one kernel's rings and timer block per class (KernelProxy): lane groups are CudaBackend's only.
+    const { devices } = options;
+    if (devices !== undefined && (devices === 'all' || devices.length !== 1)) throw new CudaBackendOptionsError(`IsolatedCudaBackend: runs a class on one GPU (give device, or devices of one entry), got devices ${JSON.stringify(devices)}`);
   }
 
   async probe(): Promise<ProbeResult> {

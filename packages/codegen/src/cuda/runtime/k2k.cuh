@@ -3,6 +3,7 @@
  * handlers' generated senders call. The pair is RG_HD: on the device it uses the partition queues, in the
  * host harness (RG_HOST_HARNESS) it calls hooks the harness defines, elsewhere on the host it fails NO_ROUTE.
  */
+#include "lanes.cuh"
 static_assert(sizeof(rg_OverflowHeader) == RG_OV_HDR && sizeof(rg_OverflowNode) == RG_OV_NODE_HDR, "rg_OverflowHeader, rg_OverflowNode: RG_OV_HDR, RG_OV_NODE_HDR (abi.ts)");
 
 struct rg_k2k_ticket { unsigned char* slot; unsigned int index; unsigned int ovRef; unsigned int ovPart; unsigned char* pool; unsigned int poolParts; unsigned int nodeBytes; };
@@ -45,7 +46,7 @@ __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned
  */
 __device__ static inline unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) {
   unsigned int old;
-  asm volatile("atom.acquire.gpu.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.acquire." RG_QSCOPE ".exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
 /* A taken node (its link cleared), or 0 when the pool is full. */
@@ -54,15 +55,15 @@ __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int par
   const unsigned int ring = nodes - parts;
   unsigned int ref;
   for (;;) {
-    ref = parts + 1u + atomicAdd(&oh->bump, 1u) % ring;
+    ref = parts + 1u + RG_QATOMIC(atomicAdd)(&oh->bump, 1u) % ring;
     rg_OverflowNode* nd = (rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref);
     /* Acquire: the consumer's reads of this node's last message come before our writes to it. */
     if (rg_xchg_acq_gpu(&nd->taken, 1u) == 0u) break;
     if (rg_ld_vol(&oh->inUse) + parts >= ring) return 0u;
   }
   *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
-  const unsigned int used = atomicAdd(&oh->inUse, 1u) + 1u;
-  atomicMax(&oh->highWater, used);
+  const unsigned int used = RG_QATOMIC(atomicAdd)(&oh->inUse, 1u) + 1u;
+  RG_QATOMIC(atomicMax)(&oh->highWater, used);
   return ref;
 }
 /* Given back by the consumer once the node's turn is done and it is no list's head any more (release:
@@ -82,6 +83,8 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
 #if defined(__CUDA_ARCH__)
   if (grain >= t->nroutes) { t->err = RG_E_NO_ROUTE; return 0; }
   const rg_RouteEntry* rt = &((const rg_RouteEntry*)t->routes)[grain];
+  /* A class on several lane groups (GPUs): the key's group's entry, routeCount entries per group further. */
+  if (rt->groups > 1u) rt += (unsigned long long)t->nroutes * rg_group_of_key(key, rt->groups, rt->groupLanes);
   unsigned long long base = ((unsigned long long)rt->queuesHi << 32) | rt->queuesLo;
   if (base == 0 || rt->partitions == 0) { t->err = RG_E_NO_ROUTE; return 0; }
   if (len > rt->slotSize - RG_HDR) { t->err = RG_E_PAYLOAD_TOO_LARGE; return 0; }
@@ -106,7 +109,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
     const unsigned int pending = rg_ld_vol(count);
     const unsigned int h0 = rg_ld_vol(&q->head);
     const unsigned int t0 = rg_ld_acq_gpu(&q->tail);
-    if (pending == 0u && ((h0 - t0 < rt->queueCapacity && atomicCAS(&q->head, h0, h0 + 1u) == h0 && ((idx = h0), true)) ||
+    if (pending == 0u && ((h0 - t0 < rt->queueCapacity && RG_QATOMIC(atomicCAS)(&q->head, h0, h0 + 1u) == h0 && ((idx = h0), true)) ||
                           rg_queue_claim(q, rt->queueCapacity, 0u, &idx))) {
       RG_STAMP(RG_S_K2K_CLAIMED);
       RG_WS_MARK(5);
@@ -117,11 +120,11 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
     const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
     const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
     if (ref == 0u) {
-      atomicAdd(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+      RG_QATOMIC(atomicAdd)(&((rg_OverflowHeader*)pool)->exhausted, 1u);
       t->err = RG_E_POOL_EXHAUSTED;
       return 0;
     }
-    atomicAdd(count, 1u); /* before the link: a consumer decrements only after it took the node */
+    RG_QATOMIC(atomicAdd)(count, 1u); /* before the link: a consumer decrements only after it took the node */
     tk->ovRef = ref;
     tk->ovPart = part;
     tk->pool = pool;
@@ -178,7 +181,7 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
      * it: Vyukov's queue needs exactly this exchange (scripts/ov-model.ts checks the interleavings).
      */
     h->seq = 0u;
-    atomicAdd(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+    RG_QATOMIC(atomicAdd)(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
 #ifdef RG_OV_RELAXED_SWAP
     /* The old relaxed swap, for an A/B on the GPU only (scripts/ov-stress.ts): never in production. */
     unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);

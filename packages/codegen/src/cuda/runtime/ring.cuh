@@ -29,6 +29,21 @@ RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts)
   return (unsigned int)((h >> 32) % parts);
 }
 
+/*
+ * Scope of the queues' and overflow pools' loads, stores and atomics. A class whose lane groups span
+ * several GPUs (cuda-backend `devices`) writes K2K messages into a peer GPU's queues through peer access:
+ * its units are built with RG_PEER=1, which makes the rg_*_gpu accessors below and the K2K atomics
+ * system-scope (a gpu-scope release on the sending GPU orders nothing for the receiving one). On one GPU
+ * (the default) they are gpu-scope, and the text the compiler sees is the same as before the macro.
+ */
+#if defined(RG_PEER) && RG_PEER
+#define RG_QSCOPE "sys"
+#define RG_QATOMIC(op) op##_system
+#else
+#define RG_QSCOPE "gpu"
+#define RG_QATOMIC(op) op
+#endif
+
 #if defined(__CUDACC__)
 __device__ static inline unsigned int rg_ld_acq_sys(const unsigned int* p) {
   unsigned int v;
@@ -37,14 +52,14 @@ __device__ static inline unsigned int rg_ld_acq_sys(const unsigned int* p) {
 }
 __device__ static inline unsigned int rg_ld_acq_gpu(const unsigned int* p) {
   unsigned int v;
-  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  asm volatile("ld.acquire." RG_QSCOPE ".u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
 __device__ static inline void rg_st_rel_sys(unsigned int* p, unsigned int v) {
   asm volatile("st.release.sys.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 __device__ static inline void rg_st_rel_gpu(unsigned int* p, unsigned int v) {
-  asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+  asm volatile("st.release." RG_QSCOPE ".u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 __device__ static inline unsigned int rg_ld_vol(const unsigned int* p) { return *(const volatile unsigned int*)p; }
 __device__ static inline unsigned long long rg_ld_acq_gpu_u64(const unsigned long long* p) {
@@ -55,7 +70,7 @@ __device__ static inline unsigned long long rg_ld_acq_gpu_u64(const unsigned lon
 /* atomicExch is relaxed; the overflow lists' tail needs acquire and release (rg_k2k_publish says why). */
 __device__ static inline unsigned int rg_exch_acq_rel_gpu(unsigned int* p, unsigned int v) {
   unsigned int old;
-  asm volatile("atom.acq_rel.gpu.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.acq_rel." RG_QSCOPE ".exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
 /* 16 bytes in one relaxed load (gpu scope, so never a stale L1 copy). */
@@ -80,7 +95,7 @@ __device__ static bool rg_queue_claim(rg_RingHeader* q, unsigned int cap, unsign
     unsigned int h = rg_ld_vol(&q->head);
     unsigned int tl = rg_ld_acq_gpu(&q->tail);
     if (h - tl < cap) {
-      if (atomicCAS(&q->head, h, h + 1u) == h) { *idx = h; return true; }
+      if (RG_QATOMIC(atomicCAS)(&q->head, h, h + 1u) == h) { *idx = h; return true; }
     } else {
       if (waits++ >= budget) return false;
       __nanosleep(256);
