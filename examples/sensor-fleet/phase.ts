@@ -64,8 +64,8 @@ export class PhaseRefused extends Error {
 export async function runPhase(c: PhaseConfig): Promise<PhaseResult> {
   const clock = { now: roundTime(c.first - 1) };
   const t0 = performance.now();
-  // On CUDA the fleet's state lives on the device: actor residency (load on first message, deactivation) is opt-in there.
-  const { system, placement, describe } = await buildSystem(c.backend, { clock: () => clock.now }, { residency: true }, c.cpuOptions);
+  // On CUDA the fleet's state lives on the device (actor residency, the CUDA backend's default: load on first message, deactivation).
+  const { system, placement, describe } = await buildSystem(c.backend, { clock: () => clock.now }, {}, c.cpuOptions);
   const regions = Math.ceil(c.devices / RULES.regionSize);
   system.register(Device, { placement, maxActors: Math.max(c.devices, 1024), storage: c.store, flushIntervalMs: c.flushIntervalMs });
   // A check round sends up to one K2K message per device to the regions: room for bursts.

@@ -30,11 +30,10 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   cpu: {},
   'cpu-pool': {},
   inline: {},
-  // The cuda lane runs with actor residency on (backends.ts): every other persistence case runs.
+  // The cuda lane runs with actor residency (the CudaBackend default): every persistence and reminder case runs.
   // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
   // the whole CUDA lane is skipped by backends.ts when no device/driver.
-  cuda: {
-  },
+  cuda: {},
   'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },
   // Lane groups (CudaBackend devices) run the cuda lane's cases, with residency on.
   'cuda-groups': {},

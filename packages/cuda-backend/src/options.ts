@@ -57,11 +57,13 @@ export interface CudaBackendOptions {
    */
   readonly activationHooks?: boolean;
   /**
-   * Actor residency on the device (issue 30; codegen README "Persistent state on CUDA"): a class with
-   * storage or idleMs gets writeStates (load on first message, preload) and deactivateIdle (onDeactivate,
-   * idle collection) from its kernel, so the system no longer refuses it with StorageUnsupportedError.
-   * Default false until the CUDA conformance lanes have passed with it on a GPU (the host harness covers
-   * the device code: codegen test/residency-device.test.ts).
+   * Actor residency on the device (issue 30; docs/gpu-residency.md): a class with storage or idleMs gets
+   * writeStates (load on first message, preload) and deactivateIdle (onDeactivate, idle collection, a full
+   * table making room) from its kernel. Default true. It costs nothing for a class without storage or
+   * idleMs (no residency area is made for it); for one with them it costs its residency area (device
+   * memory: the install board, staging batch and parking FIFOs, sized by maxActors and the state) and 1.1 MB
+   * of pinned host memory per kernel. false: such a class is refused at start with
+   * StorageUnsupportedError, as before residency existed.
    */
   readonly residency?: boolean;
   /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
@@ -116,7 +118,7 @@ export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
     healthIntervalMs: opts.healthIntervalMs ?? 50,
     stateMarks: opts.stateMarks ?? false,
     activationHooks: opts.activationHooks ?? false,
-    residency: opts.residency ?? false,
+    residency: opts.residency ?? true,
     reserveSMs: opts.reserveSMs,
     cacheDir: opts.cacheDir,
   };
