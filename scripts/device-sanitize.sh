@@ -10,7 +10,7 @@ OUT="${OUT:-$PWD/.device/out}"
 LOGS=/tmp/rg-sanitizer
 mkdir -p "$OUT" "$LOGS"
 tools="memcheck,racecheck,synccheck,initcheck"
-workloads="vector-add,bank,sir,k2k-default,k2k-sir,residency"
+workloads="vector-add,bank,sir,k2k-default,k2k-sir,residency,residency-room"
 per_run="${SANITIZE_TIMEOUT:-240}"
 # Whole-script budget (s): a run that could not finish inside it is recorded as skipped, not started.
 budget="${SANITIZE_BUDGET:-100000}"
@@ -51,6 +51,9 @@ cmd_of() {
     # Actor residency (issue 30): idle collections racing tells for the same actors (deactivate, load on
     # the next message with its messages parked, replay), every state checked against the model.
     residency) echo "node --import tsx scripts/residency-workload.ts --backend cuda --keys 300 --rounds 6" ;;
+    # A full table making room (issue 30 item 6): 400 keys through 128 slots, new keys deactivating the
+    # actors of earlier batches (evict ring) while messages for those actors keep arriving (parked, reloaded).
+    residency-room) echo "node --import tsx scripts/residency-workload.ts --backend cuda --keys 400 --rounds 3 --max-actors 128" ;;
     *) return 1 ;;
   esac
 }
