@@ -1,5 +1,5 @@
 /**
- * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18] [--partitions P] [--queue-log2 Q] [--threads T]`).
+ * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18] [--partitions P] [--queue-log2 Q] [--threads T] [--devices 0,1|all]`).
  *
  * A seeded random contact graph of N people (default 100,000). Two grain classes: Person (state, contacts,
  * infection decisions) and Ward (100 people each: mirrors who is infected, ticks its infectious members,
@@ -15,7 +15,7 @@ import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.t
 import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
-rejectUnknown(args, ['people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'partitions', 'queue-log2', 'threads', 'inject-mismatch']);
+rejectUnknown(args, ['people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'partitions', 'queue-log2', 'threads', 'devices', 'inject-mismatch']);
 const N = intFlag(args, 'people', 100_000);
 const halfDegree = Math.max(1, Math.round(intFlag(args, 'degree', 8) / 2));
 const DAYS = intFlag(args, 'days', 4);
@@ -100,6 +100,9 @@ const t0 = performance.now();
 const cudaOptions: Record<string, unknown> = {};
 if (args.flags.has('partitions')) cudaOptions['partitions'] = intFlag(args, 'partitions', 32);
 if (args.flags.has('queue-log2')) cudaOptions['queueCapacity'] = 1 << intFlag(args, 'queue-log2', 8, 1, 30);
+// --devices 0,1 (or all): every class over those GPUs, one lane group each (CudaBackend devices).
+const devicesFlag = args.flags.get('devices');
+if (typeof devicesFlag === 'string') cudaOptions['devices'] = devicesFlag === 'all' ? 'all' : devicesFlag.split(',').map(Number);
 const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions, args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1, 1, 1024) } : {});
 // Big rings (2^18 slots, ~200 MB of SharedArrayBuffer): a step sends up to infected × degree (~250K) K2K
 // messages at once; with 4096 slots (default) most of
