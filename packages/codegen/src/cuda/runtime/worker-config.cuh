@@ -92,12 +92,18 @@ __device__ static void rg_ws_flush(unsigned long long* ws, unsigned int* since) 
  * RG_LATENCY=0 (an NVRTC define): the idle polling and counter publication from before the latency work
  * (docs/gpu-latency.md), a diagnostic and the baseline scripts/latency-probe.ts measures beside the default.
  * 1: an idle worker peeks at its overflow list in the same memory round trip as its queue poll (it paid two
- * more a poll: the link's acquire, then the queue head), and the control warp sums the counter rows with
- * every lane of the warp (it walked one column a lane, P/4 dependent L2 round trips a column, while a lone
- * message waited in the host ring).
+ * more a poll: the link's acquire, then the queue head) and, idle for RG_NARROW_AFTER polls, polls one slot
+ * instead of 32; the control warp sums the counter rows with every lane of the warp (it walked one column a
+ * lane, P/4 dependent L2 round trips a column, while a lone message waited in the host ring); a lone
+ * message's queue claim is one CAS where the ingress warp's last claim proves room (ingress.cuh); a thread
+ * reuses its last directory hit where actors are never deactivated (directory.cuh).
  */
 #ifndef RG_LATENCY
 #define RG_LATENCY 1
+#endif
+/* Idle polls after which a worker polls only its queue's next slot (RG_LATENCY, worker.cuh). */
+#ifndef RG_NARROW_AFTER
+#define RG_NARROW_AFTER 64u
 #endif
 /* Bytes of a slot each worker warp stages in shared memory (a multiple of 16). */
 #ifndef RG_STAGE_BYTES

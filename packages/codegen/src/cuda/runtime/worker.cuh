@@ -83,8 +83,18 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
 #endif
 #if RG_TURN_LANES > 1
       /* One poll sees how many are waiting: lane i acquires slot tail + i's seq (one L2 round trip for all). */
+#if RG_LATENCY
+      /* Idle for a while: every lane acquires slot tail's seq (one L2 request a poll instead of 32, so hundreds
+         of idle workers do not load the L2 that a hop's round trips go through); a message seen by every
+         lane is taken as a lone one, and the next poll is wide again. */
+      const bool narrow = idle >= RG_NARROW_AFTER;
+      unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + (narrow ? 0u : lane));
+      unsigned int ready = __ballot_sync(RG_FULL, lane < k->queueCapacity && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + (narrow ? 0u : lane) + 1u);
+      if (narrow) ready = ready == RG_FULL ? 1u : 0u;
+#else
       unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
       const unsigned int ready = __ballot_sync(RG_FULL, lane < k->queueCapacity && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + lane + 1u);
+#endif
       /* __syncwarp: lane 0's acquire is ordered before every lane's loads of slot tail (the stage copy). */
       __syncwarp();
       if (ready & 1u) {
