@@ -6,14 +6,16 @@ import type { NatsServerHandle } from '@ringgrain/cluster-nats';
 export interface SiloProcess {
   readonly id: string;
   readonly child: ChildProcess;
+  /** Its stdout after READY (EVICTED lines and the like). */
+  output(): string;
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
 const script = fileURLToPath(new URL('./silo-process.ts', import.meta.url));
 
-export function spawnSilo(server: NatsServerHandle, cluster: string, opts: Record<string, number> = {}, grains: 'counter' | 'fixtures' = 'counter'): Promise<SiloProcess> {
+export function spawnSilo(server: NatsServerHandle, cluster: string, opts: Record<string, number> = {}, grains: 'counter' | 'fixtures' = 'counter', env: Record<string, string> = {}): Promise<SiloProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, RG_NATS_URL: server.url, RG_NATS_AUTH: JSON.stringify(server.auth), RG_CLUSTER: cluster, RG_CLUSTER_OPTS: JSON.stringify(opts), RG_GRAINS: grains },
+    env: { ...process.env, RG_NATS_URL: server.url, RG_NATS_AUTH: JSON.stringify(server.auth), RG_CLUSTER: cluster, RG_CLUSTER_OPTS: JSON.stringify(opts), RG_GRAINS: grains, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -37,6 +39,7 @@ export function spawnSilo(server: NatsServerHandle, cluster: string, opts: Recor
       resolve({
         id: m[1]!,
         child,
+        output: () => out.slice(out.indexOf(m[0]) + m[0].length),
         kill: (signal) =>
           new Promise<void>((done) => {
             if (child.exitCode !== null || child.signalCode !== null) return done();

@@ -3,15 +3,15 @@
  * calls `storeContract(fixture)` with a fixture that makes its stores (a fresh, empty location each
  * time) and can damage a row with the database's own client, never through the store.
  */
+import { StateVersionConflictError, type StateStore } from '@ringgrain/core';
 import {
   StateBatchError,
   StateDecodeError,
+  StateFencedError,
   StateStoreClosedError,
   StateStoreUnavailableError,
-  StateVersionConflictError,
   scanPages,
   type StateKey,
-  type StateStore,
   type StateTable,
 } from '@ringgrain/core';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -377,6 +377,46 @@ export function storeContract(fx: StoreFixture): void {
       expect(r.versions.every((x) => x === 2)).toBe(true);
       // Buffer.equals: a deep toEqual of 3.2 MB compares element by element for seconds.
       expect(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.length).equals(fixedStates(keys, 2).bytes)).toBe(true);
+    });
+
+    it('cluster fencing: a claim raises a partition above every earlier claim; a write under an older epoch is refused typed, nothing of its batch written; the epoch is stored with the row', async () => {
+      const t = await ints();
+      expect(t.claim).toBeTypeOf('function');
+      // Keys 1..4 in partitions 0 and 1 (the caller names each row's partition).
+      const parts = [0, 0, 1, 1];
+      expect([...(await t.claim!([0, 1], [1, 1]))]).toEqual([1, 1]);
+      await t.putMany({ keys: [1, 2, 3, 4], expected: [0, 0, 0, 0], states: fixedStates([1, 2, 3, 4], 1), fence: { partitions: parts, epochs: [1, 1, 1, 1] } });
+      expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
+      // A new owner claims partition 1 (table epoch 1 again, e.g. a new cluster): it gets 2, above the stored 1.
+      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+      // The old owner's write (epoch 1) to both partitions: refused at the row of partition 1, nothing written.
+      const e = await rejection(t.putMany({ keys: [1, 3], expected: [1, 1], states: fixedStates([1, 3], 2), fence: { partitions: [0, 1], epochs: [1, 1] } }));
+      expect(e).toBeInstanceOf(StateFencedError);
+      expect(e).toMatchObject({ code: 'STATE_FENCED', grain: 'Account', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
+      expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
+      expect(await t.get(3)).toEqual({ version: 1, state: stateOf(3, 1), epoch: 1 });
+      // The new owner writes under its epoch; the row keeps it (its activation epoch), neighbours keep theirs.
+      await t.putMany({ keys: [3], expected: [1], states: fixedStates([3], 3), fence: { partitions: [1], epochs: [2] } });
+      expect(await t.get(3)).toEqual({ version: 2, state: stateOf(3, 3), epoch: 2 });
+      expect((await t.get(4))?.epoch).toBe(1);
+      // A higher table epoch than stored is taken as is.
+      expect([...(await t.claim!([0], [7]))]).toEqual([7]);
+      // An unfenced write still works on a fenced table; a fence of the wrong shape is a batch error.
+      await t.put(9, stateOf(9, 1), 0);
+      expect((await t.get(9))?.version).toBe(1);
+      const bad = await rejection(t.putMany({ keys: [9], expected: [1], states: fixedStates([9], 2), fence: { partitions: [0, 1], epochs: [7] } }));
+      expect(bad).toBeInstanceOf(StateBatchError);
+    });
+
+    it('cluster fencing of a string-keyed table: stale writes refused the same way', async () => {
+      const t = await (await fresh()).table({ name: 'Named', keyKind: 'string', stateSize: SIZE });
+      expect(t.claim).toBeTypeOf('function');
+      await t.claim!([5], [3]);
+      await t.putMany({ keys: ['a'], expected: [0], states: [stateOf(1, 1)], fence: { partitions: [5], epochs: [3] } });
+      await t.claim!([5], [3]);
+      const e = await rejection(t.putMany({ keys: ['a'], expected: [1], states: [stateOf(1, 2)], fence: { partitions: [5], epochs: [3] } }));
+      expect(e).toMatchObject({ code: 'STATE_FENCED', key: 'a', partition: 5, epoch: 3, fence: 4 });
+      expect((await t.get('a'))?.state).toEqual(stateOf(1, 1));
     });
   });
 }

@@ -2,7 +2,14 @@ import { EventEmitter } from 'eventemitter3';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import type { ClusterConnection, ClusterConnectionEvents, Entry, JoinRequest, PartitionTable, SiloInfo } from '@ringgrain/core';
+import type {
+  ClusterConnection,
+  ClusterConnectionEvents,
+  Entry,
+  JoinRequest,
+  PartitionTable,
+  SiloInfo,
+} from '@ringgrain/core';
 import { decodeFrame, encodeFrame } from './frame.ts';
 import { MalformedFrameError, NatsConnectError } from './errors.ts';
 import { Membership } from './membership.ts';
@@ -48,7 +55,7 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       const tables = await kvm.create(`rg_${o.name}_placement`, { history: 1 });
       const self: SiloInfo = { id: o.id, grains: req.grains, ...(req.client ? { client: true } : {}) };
       const membership = new Membership(members, self, o.heartbeatMs, o.deadMs, logger);
-      const placement = new Placement(tables, o.id, o.partitions, () => membership.live(), logger);
+      const placement = new Placement(tables, o.id, o.partitions, () => membership.live(), logger, () => membership.current());
       const c = new NatsConnection_(nc, o, membership, placement, logger);
       c.sub = nc.subscribe(c.subject(o.id), { callback: (err, msg) => (err ? logger.warn({ err }, 'cluster: subscription error') : c.onFrame(msg.data)) });
       membership.on('join', (s) => {
@@ -61,6 +68,7 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
         placement.reconcile();
       });
       membership.on('evicted', (reason) => c.emit('evicted', { reason }));
+      membership.on('current', () => placement.reconcile());
       placement.on('table', (t) => c.emit('table', t));
       return c;
     } catch (e) {

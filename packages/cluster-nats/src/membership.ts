@@ -12,6 +12,8 @@ export interface MembershipEvents {
   join: (s: SiloInfo) => void;
   leave: (s: SiloInfo, reason: 'left' | 'dead') => void;
   evicted: (reason: string) => void;
+  /** A heartbeat landed after this member's view had gone stale (current() was false): it may lead again. */
+  current: () => void;
 }
 
 /**
@@ -44,6 +46,18 @@ export class Membership extends EventEmitter<MembershipEvents> {
     super();
   }
 
+  /** When the last heartbeat of this member landed (performance.now()). */
+  private lastOk = Number.NEGATIVE_INFINITY;
+
+  /**
+   * Whether this member's own record is known alive: its last heartbeat landed within deadMs and it was not
+   * evicted. A process paused longer than that (a GC pause, a stopped VM) may have been declared dead by
+   * the others while it slept: until a heartbeat lands again, it must not write placement.
+   */
+  current(): boolean {
+    return !this.evicted && !this.stopping && performance.now() - this.lastOk < this.deadMs;
+  }
+
   live(): SiloInfo[] {
     return [...this.members.values()].map((m) => m.info);
   }
@@ -57,6 +71,7 @@ export class Membership extends EventEmitter<MembershipEvents> {
       if (!this.stopping) this.logger.error({ err: e }, 'cluster: membership watch ended');
     });
     this.rev = await this.kv.create(this.self.id, this.encode());
+    this.lastOk = performance.now();
     // The watch is ordered: once our own record arrived, every record written before it has too.
     await this.sync;
     this.timer = setInterval(() => void this.tick(), Math.min(this.heartbeatMs, this.deadMs / 4));
@@ -76,6 +91,9 @@ export class Membership extends EventEmitter<MembershipEvents> {
       this.beating = true;
       try {
         this.rev = await this.kv.update(this.self.id, this.encode(), this.rev);
+        const stale = !this.current();
+        this.lastOk = performance.now();
+        if (stale && this.current()) this.emit('current');
       } catch (e) {
         // A CAS that failed: evicted only if our record is gone (a delete by the survivors).
         const cur = await this.kv.get(this.self.id).catch(() => null);

@@ -27,6 +27,8 @@ export class Placement extends EventEmitter<{ table: (t: PartitionTable) => void
     private readonly partitions: number,
     private readonly live: () => readonly SiloInfo[],
     private readonly logger: Logger,
+    /** Whether this member's membership is current (Membership.current): a stale or evicted member never leads. */
+    private readonly canLead: () => boolean = () => true,
   ) {
     super();
   }
@@ -69,6 +71,7 @@ export class Placement extends EventEmitter<{ table: (t: PartitionTable) => void
   }
 
   private leads(): boolean {
+    if (!this.canLead()) return false;
     const hosts = this.live().filter((s) => !s.client && Object.keys(s.grains).length > 0).map((s) => s.id).sort();
     return hosts[0] === this.self;
   }

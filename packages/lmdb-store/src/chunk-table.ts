@@ -14,6 +14,7 @@ import {
   stateEnd,
   stateStart,
   versionAt,
+  epochAt,
   type Chunk,
   type ChunkConflict,
   StateReadBuilder,
@@ -32,6 +33,7 @@ import {
   type StateTable,
   type StateTableSpec,
 } from '@ringgrain/core';
+import type { LmdbFences } from './fences.ts';
 import { KIND, writeError } from './errors.ts';
 
 /** The chunk holding `key` (null: none). The view is valid until the next read of `db`. */
@@ -63,7 +65,8 @@ export function readRow(db: Database<Buffer, number>, spec: StateTableSpec, key:
   // A plain Uint8Array copy (the chunk is lmdb-js's reused read buffer, a Buffer).
   const state = new Uint8Array(e - s);
   state.set(c!.buf.subarray(s, e));
-  return { version, state };
+  const epoch = c!.epochsAt === 0 ? undefined : epochAt(c!, r);
+  return epoch === undefined ? { version, state } : { version, state, epoch };
 }
 
 interface Owner {
@@ -82,7 +85,13 @@ export class ChunkTable implements StateTable<number> {
     private readonly owner: Owner,
     private readonly db: Database<Buffer, number>,
     readonly spec: StateTableSpec,
+    private readonly fences: () => LmdbFences,
   ) {}
+
+  async claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.root('claim');
+    return this.fences().claim(this.spec, partitions, epochs);
+  }
 
   /**
    * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
@@ -163,11 +172,16 @@ export class ChunkTable implements StateTable<number> {
     const rowAt = order === null ? (j: number) => j : (j: number) => order[j]!;
     const check = this.check;
     let conflict: ChunkConflict | undefined;
+    // Opened outside the write transaction.
+    const fences = batch.fence ? this.fences() : undefined;
     try {
       // transactionSync commits and flushes to disk before it returns (lmdb-js's default flags).
       this.db.transactionSync(() => {
+        // Fenced (a cluster's write): checked in this transaction, so no claim lands between the check and the commit.
+        fences?.check(this.spec, keys, batch.fence, n);
+        const epochs = batch.fence?.epochs;
         forEachChunk(keys, n, rowAt, (cid, from, to) => {
-          const merged = mergePut(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to }, sp, versions, check);
+          const merged = mergePut(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to, epochs }, sp, versions, check);
           if (!(merged instanceof Uint8Array)) throw (conflict = merged);
           this.db.putSync(cid, merged as Buffer);
         });

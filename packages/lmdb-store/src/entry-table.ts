@@ -19,6 +19,7 @@ import {
   type StateTable,
   type StateTableSpec,
 } from '@ringgrain/core';
+import type { LmdbFences } from './fences.ts';
 import { KIND, writeError } from './errors.ts';
 
 /** What a table needs of its store: the open environment, or a typed error once closed. */
@@ -48,7 +49,14 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     private readonly owner: Owner,
     private readonly db: Database<Buffer, number | string>,
     readonly spec: StateTableSpec,
+    private readonly fences: () => LmdbFences,
   ) {}
+
+  /** Cluster fencing: string-keyed rows are fenced too, but keep no row epoch (StateEntry.epoch stays undefined). */
+  async claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.root('claim');
+    return this.fences().claim(this.spec, partitions, epochs);
+  }
 
   /**
    * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
@@ -130,9 +138,11 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     let bad = -1;
     const db = this.db;
     const w = db as unknown as ConditionalWrites;
+    const fences = batch.fence ? this.fences() : undefined;
     try {
       // transactionSync commits and flushes to disk before it returns (lmdb-js's default flags).
       db.transactionSync(() => {
+        fences?.check(this.spec, keys, batch.fence, n);
         for (let j = 0; j < n; j++) {
           const i = order === null ? j : order[j]!;
           const e = expected[i]!;

@@ -1,12 +1,24 @@
 import path from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
-import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type LaneReaderSpec, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import {
+  StateStoreClosedError,
+  StateStoreError,
+  StateStoreUnavailableError,
+  type LaneReaderSpec,
+  type ReminderTable,
+  type StateKey,
+  type StateStore,
+  type StateTableSpec,
+  type TableOf,
+  FENCE_TABLE,
+} from '@ringgrain/core';
 import type { LaneReaderOptions } from './lane-reader.ts';
 import { KIND, writeError } from './errors.ts';
 import { lockStore, makeDir, StateStoreLockedError } from './lock.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
 import { LmdbReminderTable } from './reminder-table.ts';
+import { LmdbFences } from './fences.ts';
 
 export interface LmdbStoreOptions {
   /** The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working directory. */
@@ -31,6 +43,7 @@ const MAX_NAME = 511 - REMINDERS_SUFFIX.length;
 function checkTableName(name: string): void {
   if (!NAME.test(name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, { hint: 'use the grain class name' });
   if (name.length > MAX_NAME) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name.slice(0, 40)}…" is ${name.length} bytes; LMDB database names hold ${MAX_NAME}`, { hint: 'use a shorter grain class name' });
+  if (name === FENCE_TABLE) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name}" is the store's partition-fence database`, { hint: 'rename the grain class' });
   if (name.endsWith(REMINDERS_SUFFIX)) {
     throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders database of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`, {
       hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
@@ -50,6 +63,7 @@ export class LmdbStore implements StateStore {
   private closed = false;
   private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
   private readonly reminderTables = new Map<string, LmdbReminderTable<StateKey>>();
+  private fenceDb: LmdbFences | undefined;
 
   constructor(private readonly options: LmdbStoreOptions = {}) {
     this.location = path.resolve(options.dataDir ?? path.join('.ringgrain', 'state'));
@@ -90,6 +104,18 @@ export class LmdbStore implements StateStore {
     return this.env;
   }
 
+  /** The partition fences (cluster claims), opened on first use. */
+  private readonly fences = (): LmdbFences => {
+    if (!this.fenceDb) {
+      try {
+        this.fenceDb = new LmdbFences(this.root('claim').openDB<number, [string, number]>({ name: FENCE_TABLE, compression: false }));
+      } catch (e) {
+        throw writeError(e, 'open the partition fences');
+      }
+    }
+    return this.fenceDb;
+  };
+
   async table<const S extends StateTableSpec>(spec: S): Promise<TableOf<S>> {
     const env = this.root('table');
     checkTableName(spec.name);
@@ -106,8 +132,8 @@ export class LmdbStore implements StateStore {
       // Int keys: 64 consecutive keys to an entry (chunk.ts); string keys: an entry each, with lmdb-js versions.
       table =
         spec.keyKind === 'string'
-          ? new EntryTable<never>(this, env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false }), { ...spec })
-          : new ChunkTable(this, env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }), { ...spec });
+          ? new EntryTable<never>(this, env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false }), { ...spec }, this.fences)
+          : new ChunkTable(this, env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }), { ...spec }, this.fences);
     } catch (e) {
       throw writeError(e, `open table "${spec.name}"`);
     }
@@ -138,6 +164,7 @@ export class LmdbStore implements StateStore {
     this.env = undefined;
     this.tables.clear();
     this.reminderTables.clear();
+    this.fenceDb = undefined;
     try {
       if (env) await env.close();
     } finally {

@@ -21,6 +21,7 @@ import {
   stateEnd,
   stateStart,
   versionAt,
+  epochAt,
   versionIn,
   type Chunk,
   type DeleteBatch,
@@ -35,6 +36,7 @@ import {
 } from '@ringgrain/core';
 import { readCopy } from './copy.ts';
 import { KIND } from './errors.ts';
+import type { PgFences } from './fences.ts';
 import { copyIn, copyOut, inTransaction, withClient, type Owner } from './session.ts';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -74,8 +76,14 @@ export class ChunkTable implements StateTable<number> {
   constructor(
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
+    private readonly fences: PgFences,
   ) {
     this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(stateIdent(spec.name))}`;
+  }
+
+  async claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.check('claim');
+    return this.fences.claim(this.spec, partitions, epochs);
   }
 
   /** Chunk records stay inline up to 8 KB (no TOAST compression of a 3 KB record on every write). */
@@ -148,7 +156,8 @@ export class ChunkTable implements StateTable<number> {
     const s = stateStart(ch, row);
     const e = stateEnd(ch, row);
     this.check(key, versionAt(ch, row), e - s);
-    return { version: versionAt(ch, row), state: new Uint8Array(buf.subarray(s, e)) };
+    const entry = { version: versionAt(ch, row), state: new Uint8Array(buf.subarray(s, e)) };
+    return ch.epochsAt === 0 ? entry : { ...entry, epoch: epochAt(ch, row) };
   }
 
   async put(key: number, state: Uint8Array, expected: number): Promise<number> {
@@ -197,11 +206,14 @@ export class ChunkTable implements StateTable<number> {
     const rowAt = order === null ? (j: number) => j : (j: number) => order[j]!;
     const runs: Array<readonly [number, number, number]> = [];
     forEachChunk(keys, n, rowAt, (cid, from, to) => runs.push([cid, from, to]));
+    const epochs = batch.fence?.epochs;
     await inTransaction(this.owner, `putMany on "${this.spec.name}"`, async (c) => {
+      // Fenced (a cluster's write): the partitions' claims held (FOR SHARE) until this commits.
+      await this.fences.check(c, this.spec, keys, batch.fence, n);
       const stored = await this.chunks(c, runs.map((r) => r[0]), true);
       const changed: Array<readonly [number, Buffer]> = [];
       for (const [cid, from, to] of runs) {
-        const merged = mergePut(this.writer, stored.get(cid) ?? null, { cid, keys, expected, rowAt, from, to }, sp, versions, this.check);
+        const merged = mergePut(this.writer, stored.get(cid) ?? null, { cid, keys, expected, rowAt, from, to, epochs }, sp, versions, this.check);
         if (!(merged instanceof Uint8Array)) throw new StateVersionConflictError(KIND, this.spec.name, keys[merged.row], merged.row, expected[merged.row]!, merged.found);
         changed.push([cid, Buffer.from(merged)]);
       }

@@ -22,6 +22,7 @@ import {
   type StateTableSpec,
 } from '@ringgrain/core';
 import { copyChunks, readCopy, type StageRows } from './copy.ts';
+import type { PgFences } from './fences.ts';
 import { KIND, pgError } from './errors.ts';
 import { copyIn, copyOut, inTransaction, type Owner } from './session.ts';
 
@@ -49,6 +50,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   constructor(
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
+    private readonly fences: PgFences,
   ) {
     this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(stateIdent(spec.name))}`;
     this.stringKeys = spec.keyKind === 'string';
@@ -152,6 +154,12 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
    * writes the rows whose stored version is the expected one, one INSERT the rows expected absent. Fewer
    * rows written than the batch holds means a conflict: back to the savepoint, find it, roll back.
    */
+  /** Cluster fencing: string-keyed rows are fenced too, but keep no row epoch (StateEntry.epoch stays undefined). */
+  async claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.check('claim');
+    return this.fences.claim(this.spec, partitions, epochs);
+  }
+
   async putMany(batch: PutBatch<K>): Promise<Float64Array> {
     this.owner.check('putMany');
     const n = textKeys(this.spec, batch.keys, checkPut(KIND, this.spec, batch));
@@ -161,6 +169,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     for (let i = 0; i < n; i++) versions[i] = batch.expected[i]! + 1;
     if (n === 0) return versions;
     await this.tx('putMany', async (c) => {
+      await this.fences.check(c, this.spec, keys, batch.fence, n);
       await this.stageRows(c, 'rg_stage', { n, keys, stringKeys: this.stringKeys, expected: batch.expected, states: batch.states, order });
       await c.query('SAVEPOINT rg_write');
       const updated = await c.query(`UPDATE ${this.t} AS t SET version = s.expected + 1, state = s.state FROM rg_stage s WHERE s.expected > 0 AND t.key = s.key AND t.version = s.expected`);

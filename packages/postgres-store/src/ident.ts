@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { StateStoreError } from '@ringgrain/core';
+import { FENCE_TABLE, StateStoreError } from '@ringgrain/core';
 import { KIND } from './errors.ts';
 
 /**
@@ -34,6 +34,7 @@ export function remindersIdent(name: string): string {
 /** Refuses a table name that is not an identifier, or that a class's reminders table could be confused with. */
 export function checkTableName(name: string): void {
   if (!NAME.test(name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, { hint: 'use the grain class name' });
+  if (name === FENCE_TABLE) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name}" is the store's partition-fence table`, { hint: 'rename the grain class' });
   if (name.endsWith(REMINDERS_SUFFIX)) {
     throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders table of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`, {
       hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,

@@ -1,9 +1,19 @@
 import pg from 'pg';
-import { StateStoreClosedError, StateStoreError, StateStoreUnavailableError, type ReminderTable, type StateKey, type StateStore, type StateTableSpec, type TableOf } from '@ringgrain/core';
+import {
+  StateStoreClosedError,
+  StateStoreError,
+  StateStoreUnavailableError,
+  type ReminderTable,
+  type StateKey,
+  type StateStore,
+  type StateTableSpec,
+  type TableOf,
+} from '@ringgrain/core';
 import { KIND, pgError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
 import { PgReminderTable } from './reminder-table.ts';
+import { PgFences } from './fences.ts';
 import { checkSchemaName, checkTableName, stateIdent } from './ident.ts';
 
 export interface PostgresStoreOptions {
@@ -42,11 +52,13 @@ export class PostgresStore implements StateStore {
   private closed = false;
   private readonly tables = new Map<string, EntryTable<never> | ChunkTable>();
   private readonly reminderTables = new Map<string, PgReminderTable<StateKey>>();
+  private readonly fences: PgFences;
 
   constructor(private readonly options: PostgresStoreOptions) {
     this.schema = options.schema ?? 'public';
     this.location = describe(options.connection);
     checkSchemaName(this.schema);
+    this.fences = new PgFences(this);
   }
 
   async open(): Promise<void> {
@@ -98,7 +110,7 @@ export class PostgresStore implements StateStore {
       return known as unknown as TableOf<S>;
     }
     // Int keys: 64 consecutive keys to a record (core's chunk format); string keys: a row each.
-    const table = spec.keyKind === 'string' ? new EntryTable<never>(this, { ...spec }) : new ChunkTable(this, { ...spec });
+    const table = spec.keyKind === 'string' ? new EntryTable<never>(this, { ...spec }, this.fences) : new ChunkTable(this, { ...spec }, this.fences);
     const c = await this.client('table');
     try {
       await c.query(table.createSql());

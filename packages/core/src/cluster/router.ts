@@ -6,6 +6,7 @@ import { HandlerError, RinggrainError } from '../errors.ts';
 import { decodeValue, encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
 import { writeOwnership } from './ownership.ts';
+import type { WriteFence } from '../persist/write-behind.ts';
 import { EntryKind, type ClusterConnection, type Entry, type MessageEntry, type PartitionTable, type SiloInfo } from './types.ts';
 import { MalformedEntryError, NoSiloError, RemoteGrainError, SiloEvictedError, SiloUnavailableError } from './errors.ts';
 
@@ -21,6 +22,16 @@ export interface RouterHost<R> {
   handOff?(grain: string): Promise<void>;
   /** A hosted class's ownership memory shared with its kernels (ownership.ts): K2K to a key not owned here is refused there. */
   ownership?(grain: string): SharedArrayBuffer | undefined;
+  /** A hosted class's write-behind (undefined: no storage): partitions are claimed in its store, its writes fenced. */
+  fenced?(grain: string): FencedWrites | undefined;
+}
+
+/** What the router needs of a class's write-behind to fence it (persist/write-behind.ts). */
+export interface FencedWrites {
+  /** Whether its store can fence (StateTable.claim). */
+  readonly canFence: boolean;
+  claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> | undefined;
+  fence: WriteFence | undefined;
 }
 
 export interface ClusterEvents {
@@ -32,6 +43,8 @@ export interface ClusterEvents {
   malformed: (e: { from: string | undefined; error: Error }) => void;
   table: (t: PartitionTable) => void;
   evicted: (e: { error: Error }) => void;
+  /** Partitions of `grain` this silo claimed in the store (fenced storage): served from now on, under `epochs`. */
+  claimed: (e: { grain: string; partitions: readonly number[]; epochs: readonly number[] }) => void;
 }
 
 /** Returned by `intercept` when the key lives on this silo: the caller takes the local path. */
@@ -56,6 +69,8 @@ interface Parked {
 
 const MAX_HOPS = 4;
 const LEFT_GRACE_MS = 10_000;
+/** A failed claim is tried again after this long (the partition's messages wait meanwhile). */
+const CLAIM_RETRY_MS = 500;
 /** The longest a gained partition's messages wait for the old owner's handoff (then they run: at-most-once, newest flushed state). */
 const HANDOFF_MS = 5_000;
 const SWEEP_MS = 100;
@@ -80,7 +95,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly leftAt = new Map<string, number>();
   /** The owners each class's previous table named (what a new table moved). */
   private readonly prevOwners = new Map<string, readonly string[]>();
-  /** Per class, partitions gained from a live old owner whose handoff has not come: p → old owner, since. */
+  /**
+   * Per class, partitions gained and not served yet: from a live old owner whose handoff has not come
+   * (p → old owner, since), or being claimed in the store (from: '').
+   */
   private readonly awaiting = new Map<string, Map<number, { from: string; since: number }>>();
   /** Per class, entries for awaited partitions, in arrival order (released in order). */
   private readonly held = new Map<string, MessageEntry[]>();
@@ -103,7 +121,11 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     heldForHandOff: 0,
     handOffsSent: 0,
     handOffsTimedOut: 0,
+    claims: 0,
+    partitionsClaimed: 0,
+    claimFailures: 0,
   };
+  private warnedNoFence = new Set<string>();
   private readonly routes = new Map<string, Map<string, { readonly route: R; readonly method: MethodDef } | undefined>>();
   /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
   readonly parkMs: number;
@@ -361,8 +383,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     else this.leftAt.set(s.id, performance.now());
     this.recvTells.delete(s.id);
-    // Nothing more will come from it: partitions waiting for its handoff run from the newest flushed state.
-    this.release((w) => w.from === s.id);
+    // A dead silo sends nothing more: partitions waiting for its handoff are claimed and run from the newest
+    // flushed state. One that left still drains: it hands its partitions off as the new table reaches it.
+    if (reason === 'dead') this.release((w) => w.from === s.id);
     this.emit('leave', s, reason);
   }
 
@@ -373,21 +396,35 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private onTable(t: PartitionTable): void {
     const prev = this.prevOwners.get(t.grain);
     this.prevOwners.set(t.grain, t.owners);
-    if (!prev || prev.length !== t.owners.length) return;
-    const lostTo = new Set<string>();
-    const now = performance.now();
-    const done = this.handedOff.get(t.grain);
+    const fencing = this.fencing(t.grain, t.owners.length);
     let waits = this.awaiting.get(t.grain);
-    for (let p = 0; p < prev.length; p++) {
-      const was = prev[p]!;
-      const is = t.owners[p]!;
-      if (was === this.self && is !== this.self) {
-        if (is !== '') lostTo.add(is);
-      } else if (is === this.self && was !== this.self && was !== '' && this.liveIds.has(was) && (done?.get(was) ?? -1) < t.version) {
-        if (!waits) this.awaiting.set(t.grain, (waits = new Map()));
-        waits.set(p, { from: was, since: now });
+    // Waits for partitions this table gives to another silo end: their held entries go to it.
+    let dropped = false;
+    if (waits) for (const p of [...waits.keys()]) if (t.owners[p] !== this.self) dropped = waits.delete(p) || dropped;
+    const claims: number[] = [];
+    const lostTo = new Set<string>();
+    if (!prev || prev.length !== t.owners.length) {
+      // The first table seen: every partition it gives this silo is claimed before it is served.
+      if (fencing) for (let p = 0; p < t.owners.length; p++) if (t.owners[p] === this.self) claims.push(p);
+    } else {
+      const now = performance.now();
+      const done = this.handedOff.get(t.grain);
+      for (let p = 0; p < prev.length; p++) {
+        const was = prev[p]!;
+        const is = t.owners[p]!;
+        if (was === this.self && is !== this.self) {
+          if (is !== '') lostTo.add(is);
+        } else if (is === this.self && was !== this.self) {
+          // A live old owner, or one that left and is draining, writes the states and says so (HandOff).
+          if (was !== '' && (this.liveIds.has(was) || this.leftAt.has(was)) && (done?.get(was) ?? -1) < t.version) {
+            if (!waits) this.awaiting.set(t.grain, (waits = new Map()));
+            waits.set(p, { from: was, since: now });
+          } else if (fencing) claims.push(p);
+        }
       }
     }
+    if (claims.length) this.claim(t.grain, claims);
+    if (dropped) this.drain(t.grain);
     if (lostTo.size === 0) return;
     const send = () => {
       for (const to of lostTo) {
@@ -431,22 +468,114 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     return w !== undefined && w.has(partitionOf(key, this.conn.table(grain)!.owners.length));
   }
 
-  /** Stops waiting for the partitions `which` picks, then runs (in order) the held entries no longer waiting. */
+  /**
+   * Stops waiting for the handoffs `which` picks: those partitions are claimed in the store (a class with
+   * fenced storage), then served; held entries no longer waiting run, in order.
+   */
   private release(which: (w: { from: string; since: number }) => boolean): void {
     for (const [grain, waits] of this.awaiting) {
-      for (const [p, w] of waits) if (which(w)) waits.delete(p);
-      if (waits.size === 0) this.awaiting.delete(grain);
-      this.publishOwnership(grain);
-      const h = this.held.get(grain);
-      if (!h) continue;
-      const keep: MessageEntry[] = [];
-      this.held.delete(grain);
-      for (const e of h) {
-        if (this.awaited(grain, e[3])) keep.push(e);
-        else this.route(e, undefined);
+      const claims: number[] = [];
+      for (const [p, w] of waits) {
+        if (w.from === '' || !which(w)) continue;
+        waits.delete(p);
+        claims.push(p);
       }
-      if (keep.length) this.held.set(grain, keep.concat(this.held.get(grain) ?? []));
+      if (claims.length && this.fencing(grain, this.conn.table(grain)!.owners.length)) this.claim(grain, claims);
+      this.drain(grain);
     }
+  }
+
+  /** Publishes the class's ownership and runs (in order) its held entries that no longer wait. */
+  private drain(grain: string): void {
+    if (this.awaiting.get(grain)?.size === 0) this.awaiting.delete(grain);
+    this.publishOwnership(grain);
+    const h = this.held.get(grain);
+    if (!h) return;
+    const keep: MessageEntry[] = [];
+    this.held.delete(grain);
+    for (const e of h) {
+      if (this.awaited(grain, e[3])) keep.push(e);
+      else this.route(e, undefined);
+    }
+    if (keep.length) this.held.set(grain, keep.concat(this.held.get(grain) ?? []));
+  }
+
+  /**
+   * Whether `grain`'s writes are fenced here: it has storage whose store can claim partitions. Sets up the
+   * write-behind's fence (per partition, the epoch this silo claimed it under) for `partitions` partitions.
+   */
+  private fencing(grain: string, partitions: number): boolean {
+    const f = this.host.fenced?.(grain);
+    if (!f) return false;
+    if (!f.canFence) {
+      if (!this.warnedNoFence.has(grain)) {
+        this.warnedNoFence.add(grain);
+        this.host.logger.warn({ grain }, `cluster: ${grain}'s store cannot claim partitions (no StateTable.claim): its writes are not fenced, so a stale owner's writes are not refused (docs/cluster.md)`);
+      }
+      return false;
+    }
+    if (f.fence?.partitions !== partitions) f.fence = { partitions, epochs: new Float64Array(partitions) };
+    return true;
+  }
+
+  /**
+   * Claims partitions in the store before serving them: the store raises each one's epoch above every
+   * earlier claim, and this silo's writes carry the epoch it got, so an earlier owner's writes are refused
+   * from now on. Their messages wait (held) until the claim commits; a failed claim is retried.
+   */
+  private claim(grain: string, parts: number[]): void {
+    const f = this.host.fenced?.(grain)!;
+    let waits = this.awaiting.get(grain);
+    if (!waits) this.awaiting.set(grain, (waits = new Map()));
+    const now = performance.now();
+    for (const p of parts) waits.set(p, { from: '', since: now });
+    const t = this.conn.table(grain)!;
+    const pr = f.claim(parts, parts.map((p) => t.epochs[p] ?? 0));
+    this.counts.claims++;
+    const settle = () => {
+      const w = this.awaiting.get(grain);
+      if (w) this.drain(grain);
+      this.unpark();
+    };
+    if (!pr) {
+      for (const p of parts) waits.delete(p);
+      settle();
+      return;
+    }
+    pr.then(
+      (epochs) => {
+        const w = this.awaiting.get(grain);
+        const fence = f.fence;
+        const got: number[] = [];
+        parts.forEach((p, i) => {
+          // Still ours and still waiting for this claim (a newer table may have moved it meanwhile).
+          if (w?.get(p)?.from !== '' || !fence) return;
+          fence.epochs[p] = epochs[i]!;
+          w.delete(p);
+          got.push(p);
+          this.counts.partitionsClaimed++;
+        });
+        settle();
+        if (got.length) this.emit('claimed', { grain, partitions: got, epochs: got.map((p) => fence!.epochs[p]!) });
+      },
+      (e: unknown) => {
+        this.counts.claimFailures++;
+        this.host.logger.warn({ err: e, grain, partitions: parts.length }, `cluster: claiming ${parts.length} partitions of ${grain} in the store failed; their messages wait, retrying in ${CLAIM_RETRY_MS} ms`);
+        const retry = setTimeout(() => {
+          if (this.closed) return;
+          const w = this.awaiting.get(grain);
+          const again = parts.filter((p) => w?.get(p)?.from === '');
+          if (again.length) this.claim(grain, again);
+        }, CLAIM_RETRY_MS);
+        retry.unref();
+      },
+    );
+  }
+
+  /** The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here). */
+  claimedEpoch(grain: string, key: number | string): number | undefined {
+    const f = this.host.fenced?.(grain)?.fence;
+    return f && f.epochs[partitionOf(key, f.partitions)];
   }
 
   /**
@@ -561,9 +690,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
-        this.off('join', check).off('leave', check).off('table', check);
+        this.off('join', check).off('leave', check).off('table', check).off('claimed', check);
       };
-      this.on('join', check).on('leave', check).on('table', check);
+      this.on('join', check).on('leave', check).on('table', check).on('claimed', check);
     });
   }
 

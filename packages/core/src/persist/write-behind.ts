@@ -15,7 +15,8 @@
 import type { Logger } from 'pino';
 import type { ActorKey, BackendKernel, EvictedStates, LaneLoadPlan, StateBatch } from '../backend.ts';
 import type { GrainDef } from '../grain.ts';
-import { StateLoadError, StateVersionConflictError } from '../store/errors.ts';
+import { StateFencedError, StateLoadError, StateVersionConflictError } from '../store/errors.ts';
+import { partitionOf } from '../cluster/partition.ts';
 import { scanPages } from '../store/scan.ts';
 import type { StateRead, StateStore, StateTable } from '../store/types.ts';
 
@@ -59,6 +60,8 @@ export interface StorageMetrics {
   laneLoads: number;
   preloaded: number;
   conflicts: number;
+  /** Rows a fenced store refused (cluster: this silo was a stale owner of their partitions; their bytes are dropped). */
+  fenced: number;
   /** Store failures (unreachable, full, decode) of any operation. */
   errors: number;
   deactivated: number;
@@ -81,6 +84,16 @@ export interface FlushResult {
  */
 export const LANE_GUARD = { pending: 0, emitted: 1, absorbed: 2, loads: 3, found: 4, words: 8 } as const;
 
+/**
+ * Cluster fencing of this class's writes (set by the cluster router): its keys fall in `partitions`
+ * partitions, and `epochs[p]` is the epoch this silo claimed partition p under (0: never claimed here).
+ * Every flushed row carries its partition's epoch; the store refuses rows below the newest claim.
+ */
+export interface WriteFence {
+  readonly partitions: number;
+  readonly epochs: Float64Array;
+}
+
 export class WriteBehind {
   private readonly records = new Map<ActorKey, ActorRecord>();
   /**
@@ -100,7 +113,9 @@ export class WriteBehind {
   private evictedWhileReading: ActorRecord[] = [];
   private flushSoon = false;
   private readonly stride: number;
-  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, errors: 0, deactivated: 0 };
+  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, fenced: 0, errors: 0, deactivated: 0 };
+  /** Cluster fencing of the writes (undefined: not in a cluster, or the store cannot fence). */
+  fence: WriteFence | undefined;
 
   constructor(
     private readonly def: GrainDef,
@@ -135,6 +150,16 @@ export class WriteBehind {
     const lane = g ? Atomics.load(g, LANE_GUARD.loads) : 0;
     const found = g ? Atomics.load(g, LANE_GUARD.found) : 0;
     return { resident, unwritten: this.unwritten.length, ...this.counts, loads: this.counts.loads + lane, loadedFound: this.counts.loadedFound + found, laneLoads: lane };
+  }
+
+  /** Whether the store can claim partitions (fence a cluster's writes). */
+  get canFence(): boolean {
+    return typeof this.table.claim === 'function';
+  }
+
+  /** Cluster: takes partitions in the store (StateTable.claim); undefined when the store cannot fence. */
+  claim(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> | undefined {
+    return this.table.claim?.(partitions, epochs);
   }
 
   // ---- from the kernel ----------------------------------------------------------------------------
@@ -380,8 +405,9 @@ export class WriteBehind {
         bytes.set(rec.pending!, i * this.stride);
         expected[i] = rec.version;
       }
+      const fence = this.fence && fenceOf(this.fence, rows);
       try {
-        const versions = await this.table.putMany({ keys: this.keyColumn(rows) as never, expected, states: { bytes, stride: this.stride } });
+        const versions = await this.table.putMany({ keys: this.keyColumn(rows) as never, expected, states: { bytes, stride: this.stride }, ...(fence ? { fence } : {}) });
         for (let i = 0; i < recs.length; i++) {
           const rec = recs[i]!;
           rec.version = versions[i]!;
@@ -402,6 +428,22 @@ export class WriteBehind {
           recs = recs.filter((_, i) => i !== e.row);
           continue;
         }
+        if (e instanceof StateFencedError && fence && rows[e.row] !== undefined) {
+          // A stale owner: another silo claimed the partition and loaded its actors from the store. This
+          // silo's bytes for every row of that partition are not the newest: dropped, counted, reported.
+          const drop = recs.filter((_, i) => fence.partitions[i] === e.partition);
+          this.counts.fenced += drop.length;
+          for (const r of drop) {
+            r.pending = undefined;
+            r.queued = false;
+            if (!r.resident) this.records.delete(r.key);
+          }
+          this.unwritten = this.unwritten.filter((r) => r.queued);
+          this.guardPending();
+          this.fail('flush', e, drop.map((r) => r.key));
+          recs = recs.filter((_, i) => fence.partitions[i] !== e.partition);
+          continue;
+        }
         this.fail('flush', e as Error, rows);
         return { written: 0, kept: total };
       }
@@ -410,9 +452,21 @@ export class WriteBehind {
   }
 
   private fail(op: StorageOp, error: Error, keys: readonly ActorKey[]): void {
-    if (!(error instanceof StateVersionConflictError)) this.counts.errors++;
+    if (!(error instanceof StateVersionConflictError) && !(error instanceof StateFencedError)) this.counts.errors++;
     this.report({ grain: this.def.name, op, error, keys });
   }
+}
+
+/** Each row's partition and the epoch this silo claimed it under. */
+function fenceOf(f: WriteFence, keys: readonly ActorKey[]): { partitions: Uint32Array; epochs: Float64Array } {
+  const partitions = new Uint32Array(keys.length);
+  const epochs = new Float64Array(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const p = partitionOf(keys[i]!, f.partitions);
+    partitions[i] = p;
+    epochs[i] = f.epochs[p]!;
+  }
+  return { partitions, epochs };
 }
 
 interface LoadedRows {

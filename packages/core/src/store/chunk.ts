@@ -9,11 +9,14 @@ import type { PackedStates, StateRows } from './types.ts';
  *   byte 0: format (1)   byte 1: rows n (1..64)   bytes 2..7: 0
  *   n slot numbers (key − 64c, ascending), padded to a multiple of 8
  *   n versions (float64, little-endian)
+ *   format 2 only: n epochs (float64, little-endian): the partition epoch each row was written under
  *   n + 1 offsets (uint32, little-endian) into the data that follows
  *   the states, back to back
  */
 export const CHUNK = 64;
 const FORMAT = 1;
+/** Format 1 with a row epoch each (cluster-fenced writes); written only when a row has one, so unfenced tables stay format 1. */
+const FORMAT_EPOCHS = 2;
 
 // `+ 0` turns -0 into 0: key -0 is key 0 (a safe integer, equal to 0), but LMDB's key encoding writes a
 // chunk id of -0 as another entry than 0 (one that does not even read back as a number).
@@ -24,25 +27,27 @@ export interface Chunk {
   readonly buf: Uint8Array;
   readonly dv: DataView;
   readonly n: number;
-  /** Byte offsets of the versions, the offsets table and the data. */
+  /** Byte offsets of the versions, the epochs (0: format 1, none), the offsets table and the data. */
   readonly versionsAt: number;
+  readonly epochsAt: number;
   readonly offsetsAt: number;
   readonly dataAt: number;
 }
 
-function layout(n: number): { versionsAt: number; offsetsAt: number; dataAt: number } {
+function layout(n: number, epochs: boolean): { versionsAt: number; epochsAt: number; offsetsAt: number; dataAt: number } {
   const versionsAt = 8 + ((n + 7) & ~7);
-  const offsetsAt = versionsAt + 8 * n;
-  return { versionsAt, offsetsAt, dataAt: offsetsAt + 4 * (n + 1) };
+  const epochsAt = epochs ? versionsAt + 8 * n : 0;
+  const offsetsAt = versionsAt + 8 * n * (epochs ? 2 : 1);
+  return { versionsAt, epochsAt, offsetsAt, dataAt: offsetsAt + 4 * (n + 1) };
 }
 
 /** Parses and checks a chunk; a string says why it is malformed. */
 export function parseChunk(buf: Uint8Array): Chunk | string {
   if (buf.length < 8) return `a chunk of ${buf.length} bytes is shorter than its header`;
-  if (buf[0] !== FORMAT) return `unknown chunk format ${buf[0]}`;
+  if (buf[0] !== FORMAT && buf[0] !== FORMAT_EPOCHS) return `unknown chunk format ${buf[0]}`;
   const n = buf[1]!;
   if (n < 1 || n > CHUNK) return `a chunk of ${n} rows`;
-  const { versionsAt, offsetsAt, dataAt } = layout(n);
+  const { versionsAt, epochsAt, offsetsAt, dataAt } = layout(n, buf[0] === FORMAT_EPOCHS);
   if (buf.length < dataAt) return `a chunk of ${n} rows needs ${dataAt} header bytes, has ${buf.length}`;
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
   for (let r = 0; r < n; r++) {
@@ -54,11 +59,13 @@ export function parseChunk(buf: Uint8Array): Chunk | string {
     if (o < prev || dataAt + o > buf.length || (r === 0 && o !== 0)) return `state offsets out of range at row ${r}`;
     prev = o;
   }
-  return { buf, dv, n, versionsAt, offsetsAt, dataAt };
+  return { buf, dv, n, versionsAt, epochsAt, offsetsAt, dataAt };
 }
 
 export const slotAt = (c: Chunk, r: number): number => c.buf[8 + r]!;
 export const versionAt = (c: Chunk, r: number): number => c.dv.getFloat64(c.versionsAt + 8 * r, true);
+/** The partition epoch row r was written under (0: none, a format-1 chunk). */
+export const epochAt = (c: Chunk, r: number): number => (c.epochsAt === 0 ? 0 : c.dv.getFloat64(c.epochsAt + 8 * r, true));
 export const stateStart = (c: Chunk, r: number): number => c.dataAt + c.dv.getUint32(c.offsetsAt + 4 * r, true);
 export const stateEnd = (c: Chunk, r: number): number => c.dataAt + c.dv.getUint32(c.offsetsAt + 4 * r + 4, true);
 
@@ -79,13 +86,13 @@ export class ChunkWriter {
   private n = 0;
   private r = 0;
   private dataEnd = 0;
-  private at = { versionsAt: 0, offsetsAt: 0, dataAt: 0 };
+  private at = { versionsAt: 0, epochsAt: 0, offsetsAt: 0, dataAt: 0 };
 
-  /** Starts a chunk of `n` rows holding `dataBytes` bytes of states. */
-  begin(n: number, dataBytes: number): void {
+  /** Starts a chunk of `n` rows holding `dataBytes` bytes of states (`epochs`: format 2, a row epoch each). */
+  begin(n: number, dataBytes: number, epochs = false): void {
     this.n = n;
     this.r = 0;
-    this.at = layout(n);
+    this.at = layout(n, epochs);
     this.dataEnd = this.at.dataAt;
     const size = this.at.dataAt + dataBytes;
     if (size > this.buf.length) {
@@ -93,15 +100,16 @@ export class ChunkWriter {
       this.dv = new DataView(this.buf.buffer);
     }
     this.buf.fill(0, 0, this.at.versionsAt);
-    this.buf[0] = FORMAT;
+    this.buf[0] = epochs ? FORMAT_EPOCHS : FORMAT;
     this.buf[1] = n;
   }
 
-  /** Appends a row: its slot, version and the state `src[start, end)`. */
-  row(slot: number, version: number, src: Uint8Array, start: number, end: number): void {
+  /** Appends a row: its slot, version and the state `src[start, end)` (and its epoch, in a format-2 chunk). */
+  row(slot: number, version: number, src: Uint8Array, start: number, end: number, epoch = 0): void {
     const r = this.r++;
     this.buf[8 + r] = slot;
     this.dv.setFloat64(this.at.versionsAt + 8 * r, version, true);
+    if (this.at.epochsAt !== 0) this.dv.setFloat64(this.at.epochsAt + 8 * r, epoch, true);
     this.dv.setUint32(this.at.offsetsAt + 4 * r, this.dataEnd - this.at.dataAt, true);
     this.buf.set(src.subarray(start, end), this.dataEnd);
     this.dataEnd += end - start;
@@ -142,6 +150,8 @@ export interface ChunkRows {
   readonly rowAt: (j: number) => number;
   readonly from: number;
   readonly to: number;
+  /** Per batch row, the partition epoch it is written under (a fenced write); the chunk becomes format 2. */
+  readonly epochs?: ArrayLike<number> | undefined;
 }
 
 /** A batch row whose stored version is not the expected one. */
@@ -190,20 +200,21 @@ export function mergePut(w: ChunkWriter, c: Chunk | null, b: ChunkRows, sp: Span
       e++;
     }
   }
-  // Pass 2: write it.
-  w.begin(m, bytes);
+  // Pass 2: write it (with row epochs once any row has one).
+  const withEpochs = b.epochs !== undefined || (c !== null && c.epochsAt !== 0);
+  w.begin(m, bytes, withEpochs);
   for (let e = 0, j = from; e < en || j < to; ) {
     const es = e < en ? slotAt(c!, e) : CHUNK;
     const i = j < to ? rowAt(j) : -1;
     const bs = i >= 0 ? keys[i]! - cid * CHUNK : CHUNK;
     if (bs <= es) {
       const v = expected[i]! + 1;
-      w.row(bs, v, sp.src(i), sp.start(i), sp.end(i));
+      w.row(bs, v, sp.src(i), sp.start(i), sp.end(i), b.epochs?.[i] ?? 0);
       versions[i] = v;
       j++;
       if (bs === es) e++;
     } else {
-      w.row(es, versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e));
+      w.row(es, versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e), epochAt(c!, e));
       e++;
     }
   }
@@ -233,8 +244,8 @@ export function mergeDelete(w: ChunkWriter, c: Chunk | null, b: ChunkRows, check
   if (left === 0) return { chunk: null, deleted };
   let bytes = 0;
   for (let e = 0; e < c!.n; e++) if (!drop[slotAt(c!, e)]) bytes += stateEnd(c!, e) - stateStart(c!, e);
-  w.begin(left, bytes);
-  for (let e = 0; e < c!.n; e++) if (!drop[slotAt(c!, e)]) w.row(slotAt(c!, e), versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e));
+  w.begin(left, bytes, c!.epochsAt !== 0);
+  for (let e = 0; e < c!.n; e++) if (!drop[slotAt(c!, e)]) w.row(slotAt(c!, e), versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e), epochAt(c!, e));
   return { chunk: w.finish(), deleted };
 }
 

@@ -85,6 +85,34 @@ export class StateVersionConflictError extends StateStoreError {
   }
 }
 
+/**
+ * A write carried a partition epoch older than the one the store holds for that partition (cluster
+ * fencing): another silo claimed the partition since this writer became its owner, so this writer is a
+ * stale owner and its states are not the newest. Nothing of the batch was written.
+ */
+export class StateFencedError extends StateStoreError {
+  readonly grain: string;
+  readonly key: unknown;
+  /** The row of the batch (index into its keys). */
+  readonly row: number;
+  readonly partition: number;
+  /** The epoch the writer owns the partition under. */
+  readonly epoch: number;
+  /** The epoch the store holds for the partition (claimed by its newer owner). */
+  readonly fence: number;
+  constructor(store: string, grain: string, key: unknown, row: number, partition: number, epoch: number, fence: number) {
+    super('STATE_FENCED', store, `grain "${grain}", key ${JSON.stringify(key)} (row ${row}): partition ${partition} is fenced at epoch ${fence}, the write carried epoch ${epoch} (a stale owner); nothing of the batch was written`, {
+      hint: 'another silo owns this partition now and loaded its actors from the store: this silo\'s copy is stale and is dropped (docs/cluster.md, fencing)',
+    });
+    this.grain = grain;
+    this.key = key;
+    this.row = row;
+    this.partition = partition;
+    this.epoch = epoch;
+    this.fence = fence;
+  }
+}
+
 /** A batch is malformed: a bad key, a repeated key, columns of different lengths, a state of the wrong size. */
 export class StateBatchError extends StateStoreError {
   readonly grain: string;

@@ -52,6 +52,18 @@ export interface PutBatch<K extends StateKey> {
    */
   readonly expected: ArrayLike<number>;
   readonly states: StateRows;
+  /**
+   * Cluster fencing (a store with `claim`): per row, the partition of its key and the epoch under which
+   * the writer owns it. A row whose epoch is below the partition's claimed epoch fails the batch with
+   * StateFencedError; the epoch is stored with the row (StateEntry.epoch: its activation epoch).
+   */
+  readonly fence?: PartitionFence;
+}
+
+/** Per row of a put batch: its key's partition and the writer's ownership epoch of that partition. */
+export interface PartitionFence {
+  readonly partitions: ArrayLike<number>;
+  readonly epochs: ArrayLike<number>;
 }
 
 export interface DeleteBatch<K extends StateKey> {
@@ -65,6 +77,8 @@ export interface StateEntry {
   /** ≥ 1; it grows by one with every write. */
   readonly version: number;
   readonly state: Uint8Array;
+  /** The partition epoch the row was written under (fenced writes of int-keyed tables); undefined: none stored. */
+  readonly epoch?: number;
 }
 
 /** getMany's answer, row for row with the keys asked: states packed into one buffer. */
@@ -115,6 +129,14 @@ export interface StateTable<K extends StateKey = StateKey> {
   scan(opts: ScanOptions<K>): Promise<StatePage<K>>;
   /** Stored rows. */
   count(): Promise<number>;
+  /**
+   * Cluster fencing: a new owner takes partitions. Each partition's stored epoch becomes max(stored + 1,
+   * the epoch given) in one atomic write (a fencing token: it outlives the cluster's placement tables), and
+   * the call resolves to those epochs: the ones the claimer writes under. A write whose fence carries an
+   * older epoch than the stored one is refused from then on (StateFencedError). Partitions are distinct.
+   * A store without it cannot fence a cluster's writes (the router warns once).
+   */
+  claim?(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array>;
 }
 
 /** The table type for a spec: number keys unless `keyKind` is 'string'. */
