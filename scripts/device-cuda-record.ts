@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, type RingKernel } from '../packages/core/src/index.ts';
+import { GrainSystem } from '../packages/core/src/index.ts';
 import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
 import { relayHop, relayWalks, tellsWithFlowControl } from './gpu-measure.ts';
 import { Account } from '../examples/bank/grains.ts';

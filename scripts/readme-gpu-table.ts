@@ -161,7 +161,7 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
     // Short: commit, date, device. The record's `provenance` (which run gave which figure, what changed since)
     // stays in bench/results/gpu-latest.json; how the figures moved is docs/performance.md.
     `Recorded ${String(latest['date'] ?? '').slice(0, 10)} on ${String(latest['device'])}, figures at commit ${String(latest['commit'])}` +
-      (tests && tests['commit'] && tests['commit'] !== latest['commit'] ? `, tests at ${String(tests['commit'])}` : '') +
+      (tests?.['commit'] && tests['commit'] !== latest['commit'] ? `, tests at ${String(tests['commit'])}` : '') +
       `. Every figure's run and command: [\`bench/results/gpu-latest.json\`](bench/results/gpu-latest.json)` + (prov ? ' (`provenance`)' : '') + '.',
     '',
     '| | cuda | cpu backend, same machine and run | floor / baseline, same run | target |',

@@ -51,7 +51,7 @@ const str = (name: string): string | undefined => {
 const cpuOptions = args.flags.has('threads') ? { threads: Math.max(1, intFlag(args, 'threads', 1, 0, 1024)) } : {};
 
 // --- The model: the same rounds and the same restart, sequentially.
-let t = performance.now();
+const t = performance.now();
 const model = new FleetModel(N);
 for (let r = 1; r <= ROUNDS; r++) model.round(r);
 const modelStored = model.restart(roundTime(ROUNDS));

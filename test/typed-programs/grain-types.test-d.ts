@@ -4,7 +4,7 @@
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import { Grain, t, type Forwarded, type GrainContext, type Infer, type Input, type StateView, type TypesOf } from '@ringgrain/core';
-import { Account, Body, Directory, Heart, Sensor } from './grains.ts';
+import { Account, Body, Directory, Heart, type Sensor } from './grains.ts';
 
 type A = TypesOf<typeof Account>;
 type B = TypesOf<typeof Body>;

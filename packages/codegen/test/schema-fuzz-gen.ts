@@ -39,7 +39,6 @@ const pick = <T>(r: R, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] a
 const int = (r: R, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
 const hasVec = (s: Spec): boolean => (s.k === 'vec' ? true : s.k === 'array' ? hasVec(s.el) : s.k === 'struct' ? s.fields.some(([, f]) => hasVec(f)) : false);
-const isBool = (s: Spec) => s.k === 'scalar' && s.kind === 'bool';
 /** Leaves (scalars) a value of `s` holds at most: keeps generated handlers and literals small. */
 const leaves = (s: Spec): number => (s.k === 'scalar' ? 1 : s.k === 'array' ? s.n * leaves(s.el) : s.k === 'vec' ? s.max * leaves(s.el) : s.fields.reduce((a, [, f]) => a + leaves(f), 0));
 
