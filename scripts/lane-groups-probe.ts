@@ -143,6 +143,7 @@ for (const devices of lists) {
         k2kSent: m.k2kSent,
         k2kReceived: m.k2kReceived,
         overflow: m.overflow,
+        classMemory: m.devices,
         memoryByDevice: backend.memoryByDevice().map((d) => ({ device: d.device, deviceUsedBytes: d.mem.totalBytes - d.mem.freeBytes })),
       }),
     );

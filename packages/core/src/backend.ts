@@ -274,6 +274,18 @@ export interface BackendKernel {
   publishTime?: ((now: number) => void) | undefined;
   /** Whether every lane has run the ticks due by the time last published (true when none was). */
   timersCaughtUp?: (() => boolean) | undefined;
+  /** Device memory the kernel holds, per device (a GPU backend; a class over several GPUs has one entry per lane group). */
+  deviceMemory?(): readonly DeviceMemoryStats[];
+}
+
+/** A kernel's memory on one device (ClassMetrics.devices). */
+export interface DeviceMemoryStats {
+  /** The device (a CUDA ordinal). */
+  readonly device: number;
+  /** The class's lane group there (0 where the class has one). */
+  readonly group: number;
+  /** Bytes of the kernel's allocation on the device (queues, states, directory, overflow pool, ...). */
+  readonly deviceBytes: number;
 }
 
 export interface ProbeResult {

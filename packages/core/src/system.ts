@@ -333,7 +333,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const storage = reg.writeBehind?.metrics();
       const timers = k.backendKernel?.timerStats?.();
       const reminders = reg.reminders?.metrics();
-      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}), ...(timers ? { timers } : {}), ...(reminders ? { reminders } : {}) };
+      const devices = k.backendKernel?.deviceMemory?.();
+      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}), ...(timers ? { timers } : {}), ...(reminders ? { reminders } : {}), ...(devices ? { devices } : {}) };
     }
     return out;
   }

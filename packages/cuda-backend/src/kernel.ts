@@ -17,6 +17,7 @@ import {
   viewAt,
   type KernelHealth,
   type KernelMemory,
+  type DeviceMemoryStats,
   type KernelPlan,
   type OverflowStats,
   type StateBatch,
@@ -96,6 +97,10 @@ export class CudaKernel implements GroupKernel {
   /** Bytes of this kernel's device allocation. */
   get deviceBytes(): number {
     return this.device.bytes;
+  }
+  /** ClassMetrics.devices: this kernel's allocation on its GPU. */
+  deviceMemory(): DeviceMemoryStats[] {
+    return [{ device: this.slot.ordinal, group: this.group, deviceBytes: this.device.bytes }];
   }
   private readonly dirCapacity: number;
   private fault: Error | undefined;

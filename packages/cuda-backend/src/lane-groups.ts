@@ -6,7 +6,7 @@
  * same group (runtime/lanes.cuh). Counters add up through the lanes (each group's lane 0 publishes its
  * own); the rest (health, overflow, state access, timers, memory) is gathered here.
  */
-import { laneOfKey, type ActorKey, type BackendKernel, type KernelHealth, type KernelMemory, type OverflowStats, type StateBatch, type StateUpload, type TimerStats } from '@ringgrain/core';
+import { laneOfKey, type ActorKey, type BackendKernel, type DeviceMemoryStats, type KernelHealth, type KernelMemory, type OverflowStats, type StateBatch, type StateUpload, type TimerStats } from '@ringgrain/core';
 import { GpuFaultError } from './errors.ts';
 
 /** What the facade needs of a group's kernel (CudaKernel; tests give fakes). */
@@ -17,12 +17,8 @@ export interface GroupKernel extends BackendKernel {
   readonly deviceBytes: number;
 }
 
-/** Device memory a class holds on one GPU (ClassMetrics-style figures for `devices`). */
-export interface GroupMemory {
-  readonly group: number;
-  readonly device: number;
-  readonly deviceBytes: number;
-}
+/** Device memory a class holds on one GPU (core DeviceMemoryStats: ClassMetrics.devices). */
+export type GroupMemory = DeviceMemoryStats;
 
 /** The lane group that holds `key`: its lane over every group's lanes, divided by the lanes a group has (runtime/lanes.cuh). */
 export function groupOfKey(key: ActorKey, groups: number, lanesPerGroup: number): number {
@@ -137,8 +133,8 @@ export class LaneGroupKernel implements BackendKernel {
     return this.groups[this.groupOf(key)]!.inspect?.(key);
   }
 
-  /** Device memory per group (and so per GPU). */
-  memoryByGroup(): GroupMemory[] {
+  /** Device memory per group (and so per GPU): ClassMetrics.devices. */
+  deviceMemory(): GroupMemory[] {
     return this.groups.map((g, group) => ({ group, device: g.ordinal, deviceBytes: g.deviceBytes }));
   }
 

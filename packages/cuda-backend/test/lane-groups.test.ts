@@ -144,7 +144,7 @@ describe('LaneGroupKernel (no GPU needed)', () => {
     k.publishTime!(42);
     expect([a.published, b.published]).toEqual([[42], [42]]);
     expect(k.timersCaughtUp!()).toBe(true);
-    expect(k.memoryByGroup()).toEqual([
+    expect(k.deviceMemory()).toEqual([
       { group: 0, device: 0, deviceBytes: 1000 },
       { group: 1, device: 1, deviceBytes: 2000 },
     ]);

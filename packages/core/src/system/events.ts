@@ -1,4 +1,4 @@
-import type { OverflowStats, TimerStats } from '../backend.ts';
+import type { DeviceMemoryStats, OverflowStats, TimerStats } from '../backend.ts';
 import type { KernelCounters, TransitionEvent } from '../kernel.ts';
 import type { StorageErrorEvent, StorageMetrics } from '../persist/write-behind.ts';
 import type { ReminderMetrics } from '../reminders/service.ts';
@@ -30,4 +30,6 @@ export type ClassMetrics = KernelCounters & {
   /** Timer ticks the kernel ran (not messages: they are outside sent/processed), when the class has timers. */
   timers?: TimerStats;
   reminders?: ReminderMetrics;
+  /** Device memory per GPU (and lane group), where the backend reports it (CUDA). */
+  devices?: readonly DeviceMemoryStats[];
 };
