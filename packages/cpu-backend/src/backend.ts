@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, KernelState, Ring, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
-import { countLostOfDeadLane } from './dispatcher.ts';
+import { countLostOfDeadLane } from './dead-lane.ts';
 import { OVERFLOW_WORD, allocateKernelBuffers, k2kLeft, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
 import { ThreadPool, type PoolStats, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
@@ -165,7 +165,7 @@ class CpuKernel implements BackendKernel {
 
   /**
    * A lane that dies for good (its kernel faults; nothing resumes it): what its thread took and never
-   * counted is counted received and rejected on its control block, as a resumed lane does (dispatcher.ts
+   * counted is counted received and rejected on its control block, as a resumed lane does (dead-lane.ts
    * countLostOfDeadLane), so metrics() still balances and system.idle() passes after terminate + launch.
    */
   private settleDeadLane(i: number): void {

@@ -1,6 +1,7 @@
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { loadGrainClasses, type GrainDef, type LaneReader, type LaneReaderSpec } from '@ringgrain/core';
-import { Dispatcher, loadedGrain, type LoadedGrain } from './dispatcher.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { loadedGrain, type LoadedGrain } from './grain-load.ts';
 import type { PeerInfo } from './memory.ts';
 import { SpinPolicy } from './spin-policy.ts';
 import { SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
