@@ -81,11 +81,11 @@ export class K2KSender {
     const lane = peer.lanes[laneOfKey(key, peer.lanes.length)]!;
     const s = this.scratch;
     const slot = this.scratchSlot;
-    const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
     if (typeof key === 'string') {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
       // A lone surrogate would arrive as U+FFFD: another key's actor, in the lane of this one (system.ts checkKey).
       if (!key.isWellFormed()) throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
+      const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
       if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
@@ -95,8 +95,7 @@ export class K2KSender {
       if (fixed !== null && fixed(s.i32, s.dv, s.u8, slot, payload, key, corr, time)) {
         s.dv.setUint32(slot + SLOT.sender, this.grainId, true);
       } else {
-        h.keyLo = splitKeyLo(key);
-        h.keyHi = splitKeyHi(key);
+        const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: this.grainId, grain: targetId };
         this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
       }
     }
