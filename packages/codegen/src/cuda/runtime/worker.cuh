@@ -89,7 +89,7 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
          lane is taken as a lone one, and the next poll is wide again. */
       const bool narrow = idle >= RG_NARROW_AFTER;
       unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + (narrow ? 0u : lane));
-      unsigned int ready = __ballot_sync(RG_FULL, lane < k->queueCapacity && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + (narrow ? 0u : lane) + 1u);
+      unsigned int ready = __ballot_sync(RG_FULL, (narrow || lane < k->queueCapacity) && rg_ld_acq_gpu(&((rg_SlotHeader*)mine)->seq) == tail + (narrow ? 0u : lane) + 1u);
       if (narrow) ready = ready == RG_FULL ? 1u : 0u;
 #else
       unsigned char* mine = rg_queue_slot(q, k->queueCapacity, k->slotSize, tail + lane);
