@@ -8,7 +8,8 @@
  * since a synchronous send inside a transition would recurse once per hop).
  *
  *   node --import tsx bench/chains.ts [--actors 10000,1000000] [--hops 100000] [--trials 5]
- *       [--threads N] [--backends inline,cpu,cuda,xstate[,cpu-park]] [--xstate-max 100000] [--record] [--out NAME]
+ *       [--threads N] [--backends inline,cpu,cuda,xstate[,cpu-park]] [--shapes one,many,pingpong]
+ *       [--xstate-max 100000] [--record] [--out NAME]
  *
  * Each figure is the median of --trials (after one warm-up trial), in hops/s, timed from the first send
  * until every turn is counted; every run checks the hop count (the kernel's K2K and turn counters, and
@@ -34,7 +35,7 @@ import { trials as stats } from './trials.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split("\n").slice(1, 24).join('\n'));
+  console.log(readFileSync(new URL(import.meta.url), 'utf8').split("\n").slice(1, 25).join('\n'));
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -58,7 +59,8 @@ if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name with
 const hopsFor = (n: number) => (HOPS ? Number(HOPS) : Math.max(100_000, n));
 
 type Shape = 'one' | 'many' | 'pingpong';
-const SHAPES: Shape[] = ['one', 'many', 'pingpong'];
+const SHAPES = option('shapes', 'one,many,pingpong').split(',') as Shape[];
+for (const sh of SHAPES) if (!['one', 'many', 'pingpong'].includes(sh)) throw new Error(`--shapes: unknown shape ${sh} (one, many, pingpong)`);
 
 /** A shape's tokens over a ring of n actors with h hops in all: start keys and hops per token. */
 function plan(shape: Shape, n: number, h: number): { starts: Float64Array; each: number } {
