@@ -68,7 +68,7 @@ __device__ static __noinline__ RG_G(state)* RG_G(insert)(rg_kernel* k, unsigned 
   return 0;
 }
 
-/* What activate returns, kept as the thread's last actor where actors are never deactivated (RG_LATENCY). */
+/* An actor activate found, kept as the thread's last where actors are never deactivated (RG_LATENCY). */
 __device__ static inline RG_G(state)* RG_G(found)(rg_kernel* k, long long key, RG_G(state)* s) {
 #if RG_LATENCY
   if (s != 0 && k->res == 0) {
@@ -111,7 +111,7 @@ __device__ static RG_G(state)* RG_G(activate)(rg_kernel* k, unsigned int* ctr, l
       continue;
     }
     if (v.w != RG_DIR_EMPTY) continue; /* another partition's key, being written, or a dead entry */
-    return RG_G(found)(k, key, RG_G(insert)(k, ctr, home, lo, hi, ready));
+    return RG_G(insert)(k, ctr, home, lo, hi, ready);
   }
   return 0;
 }
