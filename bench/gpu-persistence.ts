@@ -15,7 +15,7 @@
  *   node --import tsx bench/gpu-persistence.ts [--keys 1000000] [--first 2000] [--trials 3] [--backends cpu,cuda]
  *       [--idle-keys 10000000] [--idle-max 1048576] [--idle-batch 131072] [--idle-budget-s 60] [--idle-backends cuda] [--out file]
  *
- * scripts/gpu-latest.ts --persistence <file> records it under `persistence`.
+ * bench/gpu-latest.ts --persistence <file> records it under `persistence`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * Turns the committed GPU record (bench/results/gpu/<file>.json, written on the H100 by
- * scripts/device-cuda-record.ts) into bench/results/gpu-latest.md and two SVG charts. Nothing here is
+ * scripts/device/cuda-record.ts) into bench/results/gpu-latest.md and two SVG charts. Nothing here is
  * measured: every figure is read from the record.
  *   npx tsx bench/gpu-report.ts [bench/results/gpu/2026-11-23-h100-cuda-backend-record-c4af2d0.json]
  */
@@ -71,7 +71,7 @@ const md = [
   '',
   'Throughput rows without a walk count run 1,024 walks: each walk is one message at a time, so at most 1,024 turns run at once whatever the partitions.',
   '',
-  `## Where an ask's time goes (C++ host, no Node: \`scripts/ask-probe.sh\`, Echo, medians)`,
+  `## Where an ask's time goes (C++ host, no Node: \`bench/probes/ask.sh\`, Echo, medians)`,
   '',
   `Round trip ${b.cHostRoundTripP50Us.toFixed(1)} µs p50, of which ${(b.deviceSpanP50Ns / 1000).toFixed(2)} µs on the device from seeing the host's seq to releasing the reply's seq. The rest is the host → GPU poll (each poll a PCIe read) and the reply reaching the host: a one-word ping-pong in the same run takes ${b.pingPongOneWordP50Us.toFixed(1)} µs.`,
   '',

@@ -7,7 +7,7 @@
 #
 # There is no npx/pnpm there, only node: invoke tools through node, e.g.
 #   bash scripts/device-run.sh node node_modules/vitest/vitest.mjs run packages/cuda-backend/test/driver.test.ts
-#   bash scripts/device-run.sh node --import tsx scripts/device-driver-record.ts
+#   bash scripts/device-run.sh node --import tsx scripts/device/driver-record.ts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

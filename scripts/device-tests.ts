@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { emptyCounts, runVitestPath } from './vitest-run.ts';
+import { emptyCounts, runVitestPath } from './device/vitest-run.ts';
 
 const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });

@@ -16,7 +16,7 @@ import { runPingPong } from '../packages/cuda-backend/test/selftest.ts';
 import { Account } from '../examples/bank/grains.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 import { relayHop } from './gpu-measure.ts';
-import { hopFloor } from './gpu-floors.ts';
+import { hopFloor } from '../bench/probes/gpu-floors.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);

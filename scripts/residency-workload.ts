@@ -5,7 +5,7 @@
  * actors are deactivated (onDeactivate, state written), reactivated from what was just written (loaded
  * on their next message, parked meanwhile) and deactivated again, many times. At the end every actor's
  * count, sum, and activation/deactivation counts are checked against the model; exit 1 on any mismatch.
- * A compute-sanitizer workload (scripts/device-sanitize.sh `residency`) and a differential check: run it
+ * A compute-sanitizer workload (scripts/device/sanitize.sh `residency`) and a differential check: run it
  * with --backend cpu and --backend cuda and compare the printed figures.
  *
  * With --max-actors below --keys (workload `residency-room`), the table is full most of the time: each

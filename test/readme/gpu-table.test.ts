@@ -3,10 +3,10 @@
  * generator renders now, so a new record cannot land with a stale table (or a table edited by hand).
  */
 import { describe, expect, it } from 'vitest';
-import { currentTable, renderTable } from '../../scripts/readme-gpu-table.ts';
+import { currentTable, renderTable } from '../../bench/readme-gpu-table.ts';
 
 describe('README GPU table', () => {
-  it('matches bench/results/gpu-latest.json (run scripts/readme-gpu-table.ts after a GPU run)', () => {
+  it('matches bench/results/gpu-latest.json (run bench/readme-gpu-table.ts after a GPU run)', () => {
     const { readme, next } = currentTable();
     expect(readme).toBe(next);
   });

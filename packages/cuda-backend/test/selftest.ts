@@ -1,6 +1,6 @@
 /**
  * Driver self-tests that run real kernels: an empty launch and the host ↔ persistent-kernel ping-pong
- * over pinned mapped memory. Used by the GPU test lane and by scripts/device-driver-record.ts, and a
+ * over pinned mapped memory. Used by the GPU test lane and by scripts/device/driver-record.ts, and a
  * quick way to check that a machine's driver, NVRTC and PCIe mapping all work.
  *
  * The ping-pong obeys the ring rules of core protocol.ts: single-writer words on separate 128-byte

@@ -5,7 +5,7 @@
  *   - pingpong: one word host → kernel → host (the floor of any host ↔ GPU protocol, same run);
  *   - echo: ask round trip measured by this host, and the median of every stage on the device;
  *   - chain: a K2K chain of H forwards, per-hop stages and the queue hop between two workers.
- * Build (scripts/ask-probe.sh build; CI compiles it too, codegen test/compile.test.ts): nvcc -arch=sm_90 -O3 -std=c++17 -DRG_UNIT='"Echo.cu"'
+ * Build (bench/probes/ask.sh build; CI compiles it too, codegen test/compile.test.ts): nvcc -arch=sm_90 -O3 -std=c++17 -DRG_UNIT='"Echo.cu"'
  *   -DRG_ENTRY=rg_Echo_main -DRG_SELF_ID=0 [-DRG_PROFILE] [tuning -D...] ask-probe.cu
  * Run: ask-probe <label> echo <asks> <partitions> | chain <chains> <partitions> <hops> | pingpong <n>
  * All warps of a run stay in one block (partitions ≤ 3), so clock64 stamps share one SM's clock.

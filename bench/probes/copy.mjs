@@ -1,5 +1,5 @@
 // Host memory probe (no GPU): what copying a large reply costs into reused memory and into a fresh typed array
-// (first touch of newly mapped pages). `node scripts/copy-probe.mjs`
+// (first touch of newly mapped pages). `node bench/probes/copy.mjs`
 const N = 1 << 20;
 const src = new Float32Array(N).fill(1.5);
 const reuse = new Float32Array(N).fill(0);

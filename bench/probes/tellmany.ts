@@ -7,13 +7,13 @@
  * `--compare` alternates the row path and the column-image path (system.tellManyImages) trial by trial
  * in the same system and prints each path's median and spread, with the load average before and after.
  *
- *   node --import tsx scripts/tellmany-probe.ts [--rows 1000000] [--trials 5] [--tells | --compare]
+ *   node --import tsx bench/probes/tellmany.ts [--rows 1000000] [--trials 5] [--tells | --compare]
  */
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../packages/core/src/index.ts';
-import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
-import { Account } from '../examples/bank/grains.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
+import { Account } from '../../examples/bank/grains.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);

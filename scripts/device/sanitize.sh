@@ -3,9 +3,9 @@
 # below, each under its own timeout; writes $OUT/sanitizer.json ({ tool: errors, workloads, runs: [...] })
 # and one log per run (in $OUT/sanitizer-logs.tgz). A run whose workload fails (wrong answer, non-zero exit) is counted in failedRuns.
 #
-#   bash scripts/device-run.sh bash scripts/device-sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
+#   bash scripts/device-run.sh bash scripts/device/sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"
 LOGS=/tmp/rg-sanitizer
 mkdir -p "$OUT" "$LOGS"
@@ -42,8 +42,8 @@ cmd_of() {
     sir) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2" ;;
     # SIR with 4 partitions of 16 slots: most K2K messages go through the overflow pool (rg_ov_alloc / free).
     sir-overflow) echo "node --import tsx examples/sir/main.ts --backend cuda --people 2000 --days 2 --partitions 4 --queue-log2 4" ;;
-    k2k-default) echo "node --import tsx scripts/sanitize-workload.ts k2k" ;;
-    k2k-sir) echo "node --import tsx scripts/sanitize-workload.ts k2k --partitions 64 --queue 16384" ;;
+    k2k-default) echo "node --import tsx scripts/device/sanitize-workload.ts k2k" ;;
+    k2k-sir) echo "node --import tsx scripts/device/sanitize-workload.ts k2k --partitions 64 --queue 16384" ;;
     # Device-generated timer ticks (timers.ts): 10,000 actors' timers scanned, sent and run as turns.
     timers) echo "node --import tsx bench/timers.ts --backend cuda --actors 10000 --trials 1 --seconds 2 --no-baseline" ;;
     # The dirty gather beside the persistent kernel (state-meta.ts), every row and the no-lost-update check.

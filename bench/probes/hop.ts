@@ -4,12 +4,12 @@
  * RG_WORKER_SPIN=4294967295 keeps idle workers polling instead of sleeping). One line per partition
  * count; run it once per define set and compare.
  *
- *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/hop-probe.ts [--partitions 1024,128] [--hops 1000]
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/hop.ts [--partitions 1024,128] [--hops 1000]
  */
-import { GrainSystem } from '../packages/core/src/index.ts';
-import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { relayHop } from './gpu-measure.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
+import { RELAY_ACTORS, Relay } from '../grains.ts';
+import { relayHop } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Where an ask's time goes, without Node in the loop (packages/cuda-backend/test/gpu/ask-probe.cu).
-#   bash scripts/ask-probe.sh build   # here: generate Echo/Relay units, nvcc every variant into .device/probe/
-#   bash scripts/ask-probe.sh run     # on the GPU machine (carry .device): JSON lines to $OUT/ask-probe.jsonl
+#   bash bench/probes/ask.sh build   # here: generate Echo/Relay units, nvcc every variant into .device/probe/
+#   bash bench/probes/ask.sh run     # on the GPU machine (carry .device): JSON lines to $OUT/ask-probe.jsonl
 # A variant is the generated unit compiled with other back-off/polling macros (codegen device.ts BACKOFF);
 # "prof" variants take clock64 stamps at every RG_STAMP point (a few ns each), "plain" ones take none.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DIR=.device/probe
 SRC=packages/cuda-backend/test/gpu/ask-probe.cu
 

@@ -1,6 +1,6 @@
 /**
  * A small model check of the K2K overflow list's append (device.ts rg_ov_alloc + rg_k2k_publish), no GPU
- * needed: `node --import tsx scripts/ov-model.ts`. Every interleaving of N producers appending one node
+ * needed: `node --import tsx bench/probes/ov-model.ts`. Every interleaving of N producers appending one node
  * each to one partition's list, under a weak store model: a thread's plain stores wait in a buffer and
  * reach memory in any order (in order per address); an atomic acts on memory at once; a release store
  * or an acq_rel atomic first waits until the thread's earlier stores are in memory. (This is what PTX

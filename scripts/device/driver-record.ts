@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA driver layer, and its record.
  *
- *   bash scripts/device-run.sh node --import tsx scripts/device-driver-record.ts [--pings 10000] [--sanitize]
+ *   bash scripts/device-run.sh node --import tsx scripts/device/driver-record.ts [--pings 10000] [--sanitize]
  *
  * 1. runs packages/cuda-backend/test/driver.test.ts with vitest (child process, JSON report);
  * 2. measures, in this process: NVRTC compile cold vs cached, module load, 10,000 host ↔ persistent
@@ -18,8 +18,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { compileCached, CudaContext, probeCuda } from '../packages/cuda-backend/src/driver/index.ts';
-import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selftest.ts';
+import { compileCached, CudaContext, probeCuda } from '../../packages/cuda-backend/src/driver/index.ts';
+import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runLaunchSync, runPingPong } from '../../packages/cuda-backend/test/selftest.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string): boolean => argv.includes(name);
@@ -52,7 +52,7 @@ function runSanitizer(): Record<string, unknown> {
   const t0 = performance.now();
   const r = spawnSync(
     tool,
-    ['--tool', 'memcheck', '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device-driver-record.ts', '--selftest-only', '--pings', '200'],
+    ['--tool', 'memcheck', '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device/driver-record.ts', '--selftest-only', '--pings', '200'],
     { encoding: 'utf8', timeout: 120_000 },
   );
   const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;

@@ -2,10 +2,10 @@
  * CPU a pool thread spends while it holds K2K messages for a kernel that is deactivated (its ring full):
  * the whole process's CPU time over 1 s, as % of one core, then every message delivered after activate.
  *
- *   node --import tsx scripts/held-overflow-probe.ts
+ *   node --import tsx bench/probes/held-overflow.ts
  */
-import { GrainSystem, Grain, t, type TypesOf } from '../packages/core/src/index.ts';
-import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
+import { GrainSystem, Grain, t, type TypesOf } from '../../packages/core/src/index.ts';
+import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
 
 export class Sink extends Grain({
   name: 'Sink',

@@ -4,17 +4,17 @@
  * sizes and CUDA host lanes, so a ring-bound run (rises with the rings) is told apart from a
  * consumer-bound one. Every row's balance is checked.
  *
- *   node --import tsx scripts/askmany-probe.ts [--rows 10000,100000] [--rings 1024,16384] [--trials 7] [--backends cuda,cpu]
+ *   node --import tsx bench/probes/askmany.ts [--rows 10000,100000] [--rings 1024,16384] [--trials 7] [--backends cuda,cpu]
  * Writes $OUT/askmany-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
-import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
-import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { Account } from '../examples/bank/grains.ts';
-import { median } from './gpu-measure.ts';
+import { GrainSystem, type Backend } from '../../packages/core/src/index.ts';
+import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
+import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
+import { Account } from '../../examples/bank/grains.ts';
+import { median } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -63,4 +63,4 @@ for (const name of backends) {
     }
   }
 }
-writeFileSync(path.join(outDir, 'askmany-probe.json'), `${JSON.stringify({ date: new Date().toISOString(), command: `node --import tsx scripts/askmany-probe.ts ${argv.join(' ')}`, results: out }, null, 1)}\n`);
+writeFileSync(path.join(outDir, 'askmany-probe.json'), `${JSON.stringify({ date: new Date().toISOString(), command: `node --import tsx bench/probes/askmany.ts ${argv.join(' ')}`, results: out }, null, 1)}\n`);

@@ -8,13 +8,13 @@
  * Each is the median of --trials runs, with its spread and the load average before and after: on a
  * 2-vCPU VM the figures move a lot with the neighbours, so compare builds back to back.
  *
- *   node --import tsx scripts/send-probe.ts [--trials 5]
+ *   node --import tsx bench/probes/send.ts [--trials 5]
  */
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../packages/core/src/index.ts';
-import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
-import { Echo } from '../bench/grains.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
+import { Echo } from '../grains.ts';
 
 const argv = process.argv.slice(2);
 const TRIALS = Number(argv.includes('--trials') ? argv[argv.indexOf('--trials') + 1] : 5);

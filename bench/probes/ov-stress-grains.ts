@@ -1,10 +1,10 @@
-import { Grain, t, type TypesOf } from '../packages/core/src/index.ts';
+import { Grain, t, type TypesOf } from '../../packages/core/src/index.ts';
 
 /** Senders whose per-target order the targets check (keys 0..TRACKED-1; the handler uses the literal 32). */
 export const TRACKED = 32;
 
 /**
- * The K2K overflow stress of scripts/ov-stress.ts. A `fire` turn sends `fan` `hit`s to targets taken
+ * The K2K overflow stress of bench/probes/ov-stress.ts. A `fire` turn sends `fan` `hit`s to targets taken
  * round-robin from the request's list; a target counts what it got, sums a value that names the message,
  * and checks per-sender order (seq strictly increasing) for the first 32 senders. With small partition
  * queues almost every hit goes through the target kernel's overflow lists, appended to by every worker

@@ -9,13 +9,13 @@
  * walks (device.ts RG_WS_*): messages per batch of lane turns, waves per batch, cycles per batch, per
  * lane turn and per phase of a turn, and the cycles between batches.
  *
- *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx scripts/k2k-probe.ts [--partitions 1024,2048] [--queue 1024,256] [--walks 16384] [--trials 3]
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/k2k.ts [--partitions 1024,2048] [--queue 1024,256] [--walks 16384] [--trials 3]
  */
-import { GrainSystem } from '../packages/core/src/index.ts';
-import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { readWaveStats } from '../packages/cuda-backend/src/fault-injection.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { relayHop, relayWalks } from './gpu-measure.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
+import { readWaveStats } from '../../packages/cuda-backend/src/fault-injection.ts';
+import { RELAY_ACTORS, Relay } from '../grains.ts';
+import { relayHop, relayWalks } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);

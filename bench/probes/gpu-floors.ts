@@ -2,8 +2,8 @@
  * The device-side floor of a K2K hop: two blocks bounce a word through device memory (st.release.gpu /
  * ld.acquire.gpu spin), timed with %globaltimer. Run before any persistent kernel is launched in the context.
  */
-import { type CudaContext, arg, compileCached } from '../packages/cuda-backend/src/index.ts';
-import { median } from '../bench/trials.ts';
+import { type CudaContext, arg, compileCached } from '../../packages/cuda-backend/src/index.ts';
+import { median } from '../trials.ts';
 
 export const HOP_FLOOR_SOURCE = `
 extern "C" __global__ void rg_hop_floor(unsigned int* w, unsigned int hops, unsigned long long* out) {

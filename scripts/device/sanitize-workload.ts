@@ -1,9 +1,9 @@
 /**
- * Workloads that compute-sanitizer wraps on the GPU machine (scripts/device-sanitize.sh). Each runs on
+ * Workloads that compute-sanitizer wraps on the GPU machine (scripts/device/sanitize.sh). Each runs on
  * the CUDA backend through the public API, checks every answer against a JS computation, and exits
  * non-zero on a wrong answer, so a sanitizer run that "passes" with wrong results is still a failure.
  *
- *   node --import tsx scripts/sanitize-workload.ts k2k [--partitions 4] [--queue 1024] [--ask-timeout-s 600]
+ *   node --import tsx scripts/device/sanitize-workload.ts k2k [--partitions 4] [--queue 1024] [--ask-timeout-s 600]
  *
  * Each phase prints a line when it is done, so a run cut off by a timeout shows how far it got; with a
  * short --ask-timeout-s a stuck phase fails, and the shutdown that follows ends the kernels, which makes
@@ -13,9 +13,9 @@
  * kernels, a forward chain over three kernels, asks and tells; the kernels read each other's partition
  * queues, which is what memcheck once flagged.
  */
-import { GrainSystem } from '../packages/core/src/index.ts';
-import { CudaBackend } from '../packages/cuda-backend/src/index.ts';
-import { Coordinator, Hop1, Hop2, Hop3, Leaf } from '../test/fixtures/grains.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import { CudaBackend } from '../../packages/cuda-backend/src/index.ts';
+import { Coordinator, Hop1, Hop2, Hop3, Leaf } from '../../test/fixtures/grains.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: number) => (argv.includes(n) ? Number(argv[argv.indexOf(n) + 1]) : d);

@@ -3,9 +3,9 @@
 # process, then the conformance suite's CUDA lane under a watchdog. If the suite still runs after
 # WATCH seconds, its processes get a Node diagnostic report (SIGUSR2: JS stack, if the main thread
 # reaches JS) and cuda-gdb prints every thread's native stack (a thread blocked in the driver).
-#   bash scripts/device-diagnose.sh      (writes $OUT/{backend.log,conf.log,diag.txt,*.json})
+#   bash scripts/device/diagnose.sh      (writes $OUT/{backend.log,conf.log,diag.txt,*.json})
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 WATCH=${WATCH:-75}
 bash scripts/device-run.sh true >/dev/null 2>&1
 export PATH=/tmp/rg-node/bin:$PATH

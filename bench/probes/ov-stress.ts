@@ -1,5 +1,5 @@
 /**
- * K2K overflow stress (`node --import tsx scripts/ov-stress.ts --backend cpu|cuda [--senders 8192] [--fan 32]
+ * K2K overflow stress (`node --import tsx bench/probes/ov-stress.ts --backend cpu|cuda [--senders 8192] [--fan 32]
  * [--targets 4096] [--hot 0] [--rounds 400] [--seconds 120] [--stall-s 20] [--partitions 64] [--queue-log2 4] [--threads T] [--inject-loss]`).
  *
  * Rounds of one burst each: the host tells every sender `fire`, each sends `fan` K2K `hit`s (fan-out over
@@ -16,7 +16,7 @@
  * makes the first round a stall (the stall report must then print).
  */
 import { Blast, TRACKED, blastValue } from './ov-stress-grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, parseArgs, whereItStands } from '../examples/shared/backend.ts';
+import { buildSystem, fail, intFlag, mulberry32, parseArgs, whereItStands } from '../../examples/shared/backend.ts';
 
 const args = parseArgs();
 const S = intFlag(args, 'senders', 8192);

@@ -4,7 +4,7 @@
  * grains on the same machine and against the floors a GPU path cannot beat. Every figure is checked
  * (answers, counters, a JS model); a step that fails is recorded with its error and fails the run.
  *
- *   RG_COMMIT=<sha> node --import tsx scripts/gpu-latest.ts [--trials 5] [--skip vectorAdd,k2k,...]
+ *   RG_COMMIT=<sha> node --import tsx bench/gpu-latest.ts [--trials 5] [--skip vectorAdd,k2k,...]
  *       [--sanitizer $OUT/sanitizer.json] [--tests $OUT/vitest.json] [--sir $OUT/sir1M.json]
  *       [--chains bench/results/chains.json]   (bench/chains.ts's record: cpuChainHopsPerS, cudaChainHopsPerS)
  *       [--persistence $OUT/persistence.json]   (bench/gpu-persistence.ts's record, under persistence)
@@ -20,9 +20,9 @@ import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
 import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selftest.ts';
 import { Account } from '../examples/bank/grains.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { median, relayHop, relayWalks, trials, until } from './gpu-measure.ts';
-import { lineChart } from '../bench/svg.ts';
+import { RELAY_ACTORS, Relay } from './grains.ts';
+import { median, relayHop, relayWalks, trials, until } from '../scripts/gpu-measure.ts';
+import { lineChart } from './svg.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -38,7 +38,7 @@ mkdirSync(outDir, { recursive: true });
 const record: Record<string, unknown> = {
   commit: process.env['RG_COMMIT'] ?? (spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown'),
   date: new Date().toISOString(),
-  command: `node --import tsx scripts/gpu-latest.ts ${argv.join(' ')}`.trim(),
+  command: `node --import tsx bench/gpu-latest.ts ${argv.join(' ')}`.trim(),
 };
 const details: Record<string, unknown> = {};
 let ok = true;

@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device-cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
+ *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device/cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
@@ -17,13 +17,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../packages/core/src/index.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
 import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
-import { relayHop, relayWalks, tellsWithFlowControl } from './gpu-measure.ts';
-import { Account } from '../examples/bank/grains.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { runLaunchSync, summarize } from '../packages/cuda-backend/test/selftest.ts';
+import { relayHop, relayWalks, tellsWithFlowControl } from '../gpu-measure.ts';
+import { Account } from '../../examples/bank/grains.ts';
+import { RELAY_ACTORS, Relay } from '../../bench/grains.ts';
+import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
+import { runLaunchSync, summarize } from '../../packages/cuda-backend/test/selftest.ts';
 
 const argv = process.argv.slice(2);
 const flag = (n: string) => argv.includes(n);
@@ -87,7 +87,7 @@ function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
   const bin = ['compute-sanitizer', '/usr/local/cuda/bin/compute-sanitizer'].find((c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0);
   if (!bin) return { ran: false, reason: 'compute-sanitizer not found' };
   const t0 = performance.now();
-  const r = spawnSync(bin, ['--tool', tool, '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device-cuda-record.ts', '--sanitize-target'], {
+  const r = spawnSync(bin, ['--tool', tool, '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device/cuda-record.ts', '--sanitize-target'], {
     encoding: 'utf8',
     timeout: 200_000,
     env: { ...process.env, RINGGRAIN_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), `rg-san-${tool}-`)) },

@@ -6,22 +6,22 @@
  * warps) and the actor count, so a worker-bound drain (scales with partitions) is told apart from an
  * ingress-bound one (does not).
  *
- *   node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096] [--host-lanes 4]
+ *   node --import tsx bench/probes/tell.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096] [--host-lanes 4]
  * Writes $OUT/tell-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
-import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
-import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { Account } from '../examples/bank/grains.ts';
-import { median } from './gpu-measure.ts';
+import { GrainSystem, type Backend } from '../../packages/core/src/index.ts';
+import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
+import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
+import { Account } from '../../examples/bank/grains.ts';
+import { median } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
 if (argv.includes('--help')) {
-  console.log('usage: node --import tsx scripts/tell-probe.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3]');
+  console.log('usage: node --import tsx bench/probes/tell.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3]');
   process.exit(0);
 }
 const M = Number(option('--rows', '1000000'));

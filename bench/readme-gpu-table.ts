@@ -3,8 +3,8 @@
  * K2K column), so the README never carries figures by hand. Every target verdict is computed here from
  * the figures, with the margin.
  *
- *   node --import tsx scripts/readme-gpu-table.ts          # rewrites README.md between the markers
- *   node --import tsx scripts/readme-gpu-table.ts --check  # exits 1 if README.md is out of date
+ *   node --import tsx bench/readme-gpu-table.ts          # rewrites README.md between the markers
+ *   node --import tsx bench/readme-gpu-table.ts --check  # exits 1 if README.md is out of date
  *
  * test/readme/gpu-table.test.ts runs the check.
  */
@@ -194,7 +194,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const { readme, next } = currentTable();
   if (process.argv.includes('--check')) {
     if (readme !== next) {
-      console.error('README.md GPU table is out of date: run node --import tsx scripts/readme-gpu-table.ts');
+      console.error('README.md GPU table is out of date: run node --import tsx bench/readme-gpu-table.ts');
       process.exit(1);
     }
     console.log('README.md GPU table matches bench/results/gpu-latest.json');
