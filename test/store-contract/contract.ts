@@ -399,8 +399,9 @@ export function storeContract(fx: StoreFixture): void {
       await t.putMany({ keys: [3], expected: [1], states: fixedStates([3], 3), fence: { partitions: [1], epochs: [2] } });
       expect(await t.get(3)).toEqual({ version: 2, state: stateOf(3, 3), epoch: 2 });
       expect((await t.get(4))?.epoch).toBe(1);
-      // A higher table epoch than stored is taken as is.
+      // A higher table epoch than stored is taken as is; claimed() reads the claims (0: none).
       expect([...(await t.claim!([0], [7]))]).toEqual([7]);
+      expect([...(await t.claimed!([0, 1, 2]))]).toEqual([7, 2, 0]);
       // An unfenced write still works on a fenced table; a fence of the wrong shape is a batch error.
       await t.put(9, stateOf(9, 1), 0);
       expect((await t.get(9))?.version).toBe(1);

@@ -93,6 +93,11 @@ export class ChunkTable implements StateTable<number> {
     return this.fences().claim(this.spec, partitions, epochs);
   }
 
+  async claimed(partitions: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.root('claimed');
+    return this.fences().read(this.spec, partitions);
+  }
+
   /**
    * Reads see the latest commit: lmdb-js keeps a read snapshot until a timer tick, so without this a read
    * right after another handle's or process's commit (same turn of the event loop) could miss it.

@@ -29,6 +29,12 @@ export class LmdbFences {
     checkFence(KIND, spec, keys, fence, (p) => claimed.get(p)!);
   }
 
+  /** The claimed epochs of partitions (0: none), from the latest commit. */
+  read(spec: StateTableSpec, partitions: ArrayLike<number>): Float64Array {
+    this.db.resetReadTxn();
+    return Float64Array.from(Array.from(partitions), (p) => this.claimed(spec.name, p));
+  }
+
   claim(spec: StateTableSpec, partitions: ArrayLike<number>, epochs: ArrayLike<number>): Float64Array {
     fenceColumns(KIND, spec, { partitions, epochs }, partitions.length);
     const out = new Float64Array(partitions.length);

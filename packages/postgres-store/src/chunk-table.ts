@@ -86,6 +86,11 @@ export class ChunkTable implements StateTable<number> {
     return this.fences.claim(this.spec, partitions, epochs);
   }
 
+  async claimed(partitions: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.check('claimed');
+    return this.fences.read(this.spec, partitions);
+  }
+
   /** Chunk records stay inline up to 8 KB (no TOAST compression of a 3 KB record on every write). */
   createSql(): string {
     return `CREATE TABLE IF NOT EXISTS ${this.t} (chunk bigint PRIMARY KEY, rows bytea NOT NULL) WITH (toast_tuple_target = 8160)`;

@@ -160,6 +160,11 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     return this.fences.claim(this.spec, partitions, epochs);
   }
 
+  async claimed(partitions: ArrayLike<number>): Promise<Float64Array> {
+    this.owner.check('claimed');
+    return this.fences.read(this.spec, partitions);
+  }
+
   async putMany(batch: PutBatch<K>): Promise<Float64Array> {
     this.owner.check('putMany');
     const n = textKeys(this.spec, batch.keys, checkPut(KIND, this.spec, batch));

@@ -8,7 +8,7 @@ import {
   type StateTableSpec,
 } from '@ringgrain/core';
 import { KIND } from './errors.ts';
-import { inTransaction, type Owner } from './session.ts';
+import { inTransaction, withClient, type Owner } from './session.ts';
 
 /**
  * Cluster fencing (core store/fence.ts) in one table of the schema: (grain, part) → the newest epoch
@@ -42,6 +42,14 @@ export class PgFences {
     const r = await c.query<{ part: number; epoch: string }>(`SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[]) FOR SHARE`, [spec.name, parts]);
     const claimed = new Map(r.rows.map((row) => [row.part, Number(row.epoch)]));
     checkFence(KIND, spec, keys, fence, (p) => claimed.get(p) ?? 0);
+  }
+
+  async read(spec: StateTableSpec, partitions: ArrayLike<number>): Promise<Float64Array> {
+    await this.create();
+    const parts = Array.from(partitions);
+    const r = await withClient(this.owner, `read the partition claims of "${spec.name}"`, (c) => c.query<{ part: number; epoch: string }>(`SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[])`, [spec.name, parts]));
+    const got = new Map(r.rows.map((row) => [row.part, Number(row.epoch)]));
+    return Float64Array.from(parts, (p) => got.get(p) ?? 0);
   }
 
   async claim(spec: StateTableSpec, partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array> {

@@ -110,6 +110,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly counts = {
     asksOut: 0,
     tellsOut: 0,
+    /** Tells the silos they went to confirmed (acks): with lostTells and unconfirmedTells, every tellsOut (and forward) is accounted for. */
+    tellsConfirmed: 0,
     messagesIn: 0,
     forwarded: 0,
     parked: 0,
@@ -348,9 +350,14 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         case EntryKind.Reply:
           this.settle(from, entry[1], entry[2], entry[3]);
           break;
-        case EntryKind.Ack:
-          if (entry[1] > (this.ackedTells.get(from) ?? 0)) this.ackedTells.set(from, entry[1]);
+        case EntryKind.Ack: {
+          const had = this.ackedTells.get(from) ?? 0;
+          if (entry[1] > had) {
+            this.ackedTells.set(from, entry[1]);
+            this.counts.tellsConfirmed += entry[1] - had;
+          }
           break;
+        }
         case EntryKind.HandOff:
           this.onHandOff(from, entry[1], entry[2]);
           break;

@@ -137,6 +137,8 @@ export interface StateTable<K extends StateKey = StateKey> {
    * A store without it cannot fence a cluster's writes (the router warns once).
    */
   claim?(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array>;
+  /** The epochs claimed now for these partitions (0: never claimed), read only: what a fenced write must carry at least. */
+  claimed?(partitions: ArrayLike<number>): Promise<Float64Array>;
 }
 
 /** The table type for a spec: number keys unless `keyKind` is 'string'. */
