@@ -4,7 +4,8 @@
  * once per devices list given, in one process; with two GPUs, the one-word peer ping-pong floor first (a word
  * bounced between a block on each GPU through peer memory, st.release.sys / ld.acquire.sys).
  *
- *   node --import tsx scripts/lane-groups-probe.ts --devices 0 --devices 0,0 [--walks 16384] [--trials 3] [--peer-floor]
+ *   node --import tsx scripts/lane-groups-probe.ts --devices 0 --devices 0,0 \
+ *     [--walks 16384] [--trials 3] [--peer-floor]
  *
  * One JSON line per devices list: launches (blocks, partitions per group), hop, K2K/s of each trial and their
  * median, actors checked, device memory per GPU; the last line compares each list's rate to the first's.
@@ -30,12 +31,18 @@ if (!probe.ok) {
 }
 const need = Math.max(...lists.flat()) + 1;
 if (probe.deviceCount < need) {
-  console.log(JSON.stringify({ skipped: `devices ${JSON.stringify(lists)} need ${need} GPUs; this machine has ${probe.deviceCount}` }));
+  console.log(
+    JSON.stringify({
+      skipped: `devices ${JSON.stringify(lists)} need ${need} GPUs; this machine has ${probe.deviceCount}`,
+    }),
+  );
   process.exit(0);
 }
 
 const PEER_FLOOR_SOURCE = `
-extern "C" __global__ void rg_peer_floor(unsigned int* mine, unsigned int* theirs, unsigned int hops, unsigned int first, unsigned long long* out) {
+extern "C" __global__ void rg_peer_floor(unsigned int* mine, unsigned int* theirs, unsigned int hops,
+                                         unsigned int first,
+                                         unsigned long long* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   unsigned long long t0 = 0, t1 = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -58,12 +65,22 @@ extern "C" __global__ void rg_peer_floor(unsigned int* mine, unsigned int* their
 async function peerFloor(a: number, b: number, n = 3): Promise<{ hopNs: number; runs: number[] }> {
   const ca = CudaContext.create({ device: a });
   const cb = CudaContext.create({ device: b });
-  if (!ca.canAccessPeer(cb) || !cb.canAccessPeer(ca)) throw new Error(`GPU ${a} and GPU ${b} cannot access each other's memory`);
+  if (!ca.canAccessPeer(cb) || !cb.canAccessPeer(ca))
+    throw new Error(`GPU ${a} and GPU ${b} cannot access each other's memory`);
   ca.enablePeerAccess(cb);
   cb.enablePeerAccess(ca);
   const side = (ctx: CudaContext) => {
-    const mod = ctx.loadModule(compileCached(PEER_FLOOR_SOURCE, { arch: ctx.device.arch, name: 'rg_peer_floor.cu' }).cubin);
-    return { ctx, mod, fn: ctx.getFunction(mod, 'rg_peer_floor'), word: ctx.allocDevice(256), out: ctx.allocDevice(8), stream: ctx.createStream() };
+    const mod = ctx.loadModule(
+      compileCached(PEER_FLOOR_SOURCE, { arch: ctx.device.arch, name: 'rg_peer_floor.cu' }).cubin,
+    );
+    return {
+      ctx,
+      mod,
+      fn: ctx.getFunction(mod, 'rg_peer_floor'),
+      word: ctx.allocDevice(256),
+      out: ctx.allocDevice(8),
+      stream: ctx.createStream(),
+    };
   };
   const x = side(ca);
   const y = side(cb);
@@ -73,9 +90,23 @@ async function peerFloor(a: number, b: number, n = 3): Promise<{ hopNs: number; 
     for (let t = 0; t < n; t++) {
       x.ctx.memsetDevice(x.word, 0);
       y.ctx.memsetDevice(y.word, 0);
-      y.ctx.launch(y.fn, { grid: 1, block: 32, stream: y.stream }, [arg.ptr(y.word.devPtr), arg.ptr(x.word.devPtr), arg.u32(hops), arg.u32(0), arg.ptr(y.out.devPtr)]);
-      x.ctx.launch(x.fn, { grid: 1, block: 32, stream: x.stream }, [arg.ptr(x.word.devPtr), arg.ptr(y.word.devPtr), arg.u32(hops), arg.u32(1), arg.ptr(x.out.devPtr)]);
-      for (const s of [x, y]) if (!(await s.ctx.waitForStream(s.stream, { timeoutMs: 20_000 }))) throw new Error('peer floor kernel did not finish in 20 s');
+      y.ctx.launch(y.fn, { grid: 1, block: 32, stream: y.stream }, [
+        arg.ptr(y.word.devPtr),
+        arg.ptr(x.word.devPtr),
+        arg.u32(hops),
+        arg.u32(0),
+        arg.ptr(y.out.devPtr),
+      ]);
+      x.ctx.launch(x.fn, { grid: 1, block: 32, stream: x.stream }, [
+        arg.ptr(x.word.devPtr),
+        arg.ptr(y.word.devPtr),
+        arg.u32(hops),
+        arg.u32(1),
+        arg.ptr(x.out.devPtr),
+      ]);
+      for (const s of [x, y])
+        if (!(await s.ctx.waitForStream(s.stream, { timeoutMs: 20_000 })))
+          throw new Error('peer floor kernel did not finish in 20 s');
       const ns = new BigUint64Array(1);
       x.ctx.copyFromDevice(ns, x.out);
       runs.push(Number(ns[0]) / (2 * hops));
@@ -95,14 +126,21 @@ async function peerFloor(a: number, b: number, n = 3): Promise<{ hopNs: number; 
 
 if (argv.includes('--peer-floor')) {
   const two = lists.find((l) => new Set(l).size >= 2);
-  if (two) console.log(JSON.stringify({ peerFloor: { devices: [two[0], two[1]], ...(await peerFloor(two[0]!, two[1]!)) } }));
+  if (two)
+    console.log(JSON.stringify({ peerFloor: { devices: [two[0], two[1]], ...(await peerFloor(two[0]!, two[1]!)) } }));
 }
 
 let bad = 0;
 const rates: Record<string, number> = {};
 for (const devices of lists) {
   const backend = new CudaBackend({ devices });
-  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+  const sys = new GrainSystem({
+    backends: { cuda: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+    askTimeoutMs: 120_000,
+  }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
     ringCapacity: 1024,
@@ -134,7 +172,12 @@ for (const devices of lists) {
         devices,
         exact: true,
         startMs,
-        launches: backend.launches.map((l) => ({ blocks: l.blocks, partitions: l.partitions, group: l.group, device: l.device })),
+        launches: backend.launches.map((l) => ({
+          blocks: l.blocks,
+          partitions: l.partitions,
+          group: l.group,
+          device: l.device,
+        })),
         hopNs: Math.round(hop.hopNs),
         walks,
         k2kPerS: runs,
@@ -144,7 +187,9 @@ for (const devices of lists) {
         k2kReceived: m.k2kReceived,
         overflow: m.overflow,
         classMemory: m.devices,
-        memoryByDevice: backend.memoryByDevice().map((d) => ({ device: d.device, deviceUsedBytes: d.mem.totalBytes - d.mem.freeBytes })),
+        memoryByDevice: backend
+          .memoryByDevice()
+          .map((d) => ({ device: d.device, deviceUsedBytes: d.mem.totalBytes - d.mem.freeBytes })),
       }),
     );
   } catch (e) {
@@ -155,5 +200,10 @@ for (const devices of lists) {
   }
 }
 const base = rates[lists[0]!.join(',')];
-if (base) console.log(JSON.stringify({ rateVsFirst: Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, +(v / base).toFixed(3)])) }));
+if (base)
+  console.log(
+    JSON.stringify({
+      rateVsFirst: Object.fromEntries(Object.entries(rates).map(([k, v]) => [k, +(v / base).toFixed(3)])),
+    }),
+  );
 process.exit(bad ? 1 : 0);

@@ -3,7 +3,8 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 
 /**
- * The backends the conformance suite runs against. CPU and inline (handlers on this thread) always; CUDA when `@ringgrain/cuda-backend`
+ * The backends the conformance suite runs against. CPU and inline (handlers on this thread) always; CUDA when
+ * `@ringgrain/cuda-backend`
  * exports a `CudaBackend` and its probe says a driver and device are present: in this process (`cuda`), in a GPU
  * host process (`cuda-isolated`, IsolatedCudaBackend), with lane groups (CudaBackend `devices`) on one GPU
  * (`cuda-groups`, opt-in) and over two GPUs (`cuda-2gpu`, where there are two). Anything else is a skip whose
@@ -23,7 +24,10 @@ export interface BackendFixture {
 type BackendCtor = new (opts?: Record<string, unknown>) => Backend;
 
 async function cudaFixtures(): Promise<BackendFixture[]> {
-  const skippedLane = (name: 'cuda' | 'cuda-isolated' | 'cuda-groups' | 'cuda-2gpu', reason: string): BackendFixture => ({
+  const skippedLane = (
+    name: 'cuda' | 'cuda-isolated' | 'cuda-groups' | 'cuda-2gpu',
+    reason: string,
+  ): BackendFixture => ({
     name,
     placement: 'cuda',
     skip: reason,
@@ -31,7 +35,8 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
       throw new Error(`${name} backend skipped: ${reason}`);
     },
   });
-  const skipped = (reason: string): BackendFixture[] => (['cuda', 'cuda-isolated', 'cuda-groups', 'cuda-2gpu'] as const).map((n) => skippedLane(n, reason));
+  const skipped = (reason: string): BackendFixture[] =>
+    (['cuda', 'cuda-isolated', 'cuda-groups', 'cuda-2gpu'] as const).map((n) => skippedLane(n, reason));
   if (process.env['RINGGRAIN_CONFORMANCE_CUDA'] === '0') return skipped('disabled by RINGGRAIN_CONFORMANCE_CUDA=0');
   let mod: Record<string, unknown>;
   try {
@@ -47,7 +52,9 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
   try {
     const probe = await new Ctor().probe();
     if (!probe.ok) return skipped(`no CUDA driver/device: ${probe.reason ?? 'probe failed'}`);
-    const count = mod['probeCuda'] as ((o?: Record<string, unknown>) => { ok: boolean; deviceCount?: number }) | undefined;
+    const count = mod['probeCuda'] as
+      | ((o?: Record<string, unknown>) => { ok: boolean; deviceCount?: number })
+      | undefined;
     gpus = count?.({ requireNvrtc: false }).deviceCount ?? 1;
   } catch (e) {
     return skipped(`CudaBackend probe threw: ${firstLine(e)}`);
@@ -64,17 +71,32 @@ async function cudaFixtures(): Promise<BackendFixture[]> {
     // Lane groups (devices): two groups on device 0, apart in memory, run every path of a class on several
     // GPUs but peer access. Opt-in (it runs every case again on the one GPU): RINGGRAIN_CONFORMANCE_CUDA_GROUPS=1.
     process.env['RINGGRAIN_CONFORMANCE_CUDA_GROUPS'] === '1'
-      ? { name: 'cuda-groups', placement: 'cuda', skip: undefined, make: () => new Ctor({ devices: [0, 0], hostLanes: 2, residency: true }) }
-      : skippedLane('cuda-groups', 'two lane groups on one GPU run only with RINGGRAIN_CONFORMANCE_CUDA_GROUPS=1 (every case again on device 0)'),
+      ? {
+          name: 'cuda-groups',
+          placement: 'cuda',
+          skip: undefined,
+          make: () => new Ctor({ devices: [0, 0], hostLanes: 2, residency: true }),
+        }
+      : skippedLane(
+          'cuda-groups',
+          'two lane groups on one GPU run only with RINGGRAIN_CONFORMANCE_CUDA_GROUPS=1 (every case again on device 0)',
+        ),
     // Every class over two GPUs, K2K between them through peer access.
     gpus >= 2
-      ? { name: 'cuda-2gpu', placement: 'cuda', skip: undefined, make: () => new Ctor({ devices: [0, 1], hostLanes: 2, residency: true }) }
+      ? {
+          name: 'cuda-2gpu',
+          placement: 'cuda',
+          skip: undefined,
+          make: () => new Ctor({ devices: [0, 1], hostLanes: 2, residency: true }),
+        }
       : skippedLane('cuda-2gpu', `a class over two GPUs needs two; this machine has ${gpus}`),
   ];
 }
 
 function firstLine(e: unknown): string {
-  return String((e as Error)?.message ?? e).split('\n')[0]!.slice(0, 160);
+  return String((e as Error)?.message ?? e)
+    .split('\n')[0]!
+    .slice(0, 160);
 }
 
 export async function backendFixtures(): Promise<BackendFixture[]> {
