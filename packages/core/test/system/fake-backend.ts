@@ -47,6 +47,8 @@ export class FakeKernel implements BackendKernel {
   fault: Error | undefined;
   /** While true, steps answer control requests and publications but take no message and beat no heart. */
   stalled = false;
+  /** While true, control requests go unanswered (a kernel that never acknowledges). */
+  deaf = false;
   disposed = false;
   started = false;
   private stepQueued = false;
@@ -134,6 +136,7 @@ export class FakeKernel implements BackendKernel {
 
   /** Every lane's control request acknowledged (lifecycle handshake) and publication request answered. */
   private answerControl(): void {
+    if (this.deaf) return;
     for (const l of this.lanes) {
       const c = l.control;
       const epoch = Atomics.load(c, CONTROL.requestEpoch);
