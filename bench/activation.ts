@@ -42,7 +42,11 @@ if (BACKEND === 'cuda') {
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-activation-'));
 function system(store: LmdbStore): GrainSystem {
-  const s = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: THREADS }) }, logLevel: 'warn', handleSignals: false });
+  const s = new GrainSystem({
+    backends: { cpu: new CpuBackend({ threads: THREADS }) },
+    logLevel: 'warn',
+    handleSignals: false,
+  });
   s.register(Stored, { placement: 'cpu', storage: store, flushIntervalMs: 3_600_000 });
   return s;
 }
@@ -88,10 +92,13 @@ const runs = { lane: [] as Array<{ first: number; held: number }>, host: [] as A
 for (let t = 0; t < TRIALS; t++) {
   for (const mode of ['lane', 'host'] as const) {
     const p = await trial(mode === 'lane');
-    if (mode === 'lane' && p.laneLoads < ACTORS) throw new Error(`lane loads: ${p.laneLoads} of ${ACTORS} first messages were loaded by the lane`);
+    if (mode === 'lane' && p.laneLoads < ACTORS)
+      throw new Error(`lane loads: ${p.laneLoads} of ${ACTORS} first messages were loaded by the lane`);
     if (mode === 'host' && p.laneLoads !== 0) throw new Error(`host loads: the lane loaded ${p.laneLoads}`);
     runs[mode].push(p);
-    console.log(`trial ${t} ${mode} loads: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs (${(p.first / p.held).toFixed(2)}×)`);
+    console.log(
+      `trial ${t} ${mode} loads: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs (${(p.first / p.held).toFixed(2)}×)`,
+    );
   }
 }
 rmSync(dir, { recursive: true, force: true });
@@ -99,12 +106,22 @@ console.log(`${commitOf()} ${machineOf()}`);
 const f = median(runs.lane.map((r) => r.first));
 const h = median(runs.lane.map((r) => r.held));
 const fh = median(runs.host.map((r) => r.first));
-console.log(`activation of a stored actor on its first message (LMDB, ${THREADS} thread(s), ${ACTORS} actors, median of ${TRIALS} trials' p50):`);
-console.log(`| loads by | first message p50 | held actor ask p50 |\n|---|---:|---:|\n| the consumer thread (laneReads, default) | ${f.toFixed(1)} µs | ${h.toFixed(1)} µs |\n| the host (laneReads: false) | ${fh.toFixed(1)} µs | ${median(runs.host.map((r) => r.held)).toFixed(1)} µs |`);
-console.log(`host path / lane path: ${(fh / f).toFixed(2)}×; target first message ≤ 50 µs: ${f <= 50 ? 'met' : 'not met'} (${f.toFixed(1)} µs)`);
+console.log(
+  `activation of a stored actor on its first message (LMDB, ${THREADS} thread(s), ${ACTORS} actors, median of ${TRIALS} trials' p50):`,
+);
+console.log(
+  `| loads by | first message p50 | held actor ask p50 |\n|---|---:|---:|\n| the consumer thread (laneReads, default) | ${f.toFixed(1)} µs | ${h.toFixed(1)} µs |\n| the host (laneReads: false) | ${fh.toFixed(1)} µs | ${median(runs.host.map((r) => r.held)).toFixed(1)} µs |`,
+);
+console.log(
+  `host path / lane path: ${(fh / f).toFixed(2)}×; target first message ≤ 50 µs: ${f <= 50 ? 'met' : 'not met'} (${f.toFixed(1)} µs)`,
+);
 
 /** Asks every key once (first message, checked by `check`) and again (held); p50s in µs. */
-async function firstAndHeld(s: GrainSystem, keys: number, check: (k: number, r: { count: number; activations: number; logLen: number; log: ArrayLike<number> }) => void): Promise<{ first: number; held: number }> {
+async function firstAndHeld(
+  s: GrainSystem,
+  keys: number,
+  check: (k: number, r: { count: number; activations: number; logLen: number; log: ArrayLike<number> }) => void,
+): Promise<{ first: number; held: number }> {
   for (let i = 0; i < 200; i++) await s.grain(Stored, keys + i).get({});
   const first: number[] = [];
   const held: number[] = [];
@@ -130,18 +147,30 @@ async function cudaBench(): Promise<void> {
   {
     const s = system(seed);
     await s.start();
-    await s.askMany(Stored, 'add', { key: Float64Array.from({ length: ACTORS }, (_, i) => i), n: new Float64Array(ACTORS).fill(1) });
+    await s.askMany(Stored, 'add', {
+      key: Float64Array.from({ length: ACTORS }, (_, i) => i),
+      n: new Float64Array(ACTORS).fill(1),
+    });
     await s.shutdown();
   }
   await seed.close();
-  const opts = { placement: 'cuda', maxActors: Math.max(16384, 2 * (ACTORS + 200)), ringCapacity: 1024, replyCapacity: 1024 } as const;
+  const opts = {
+    placement: 'cuda',
+    maxActors: Math.max(16384, 2 * (ACTORS + 200)),
+    ringCapacity: 1024,
+    replyCapacity: 1024,
+  } as const;
   const rows: string[] = [];
   // Stored states loaded on the first message, where the CUDA backend accepts storage.
   const loads: Array<{ first: number; held: number }> = [];
   let refused: string | undefined;
   for (let t = 0; t < TRIALS && refused === undefined; t++) {
     const st = new LmdbStore({ dataDir: cdir, laneReads: false });
-    const s = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1 }) }, logLevel: 'warn', handleSignals: false });
+    const s = new GrainSystem({
+      backends: { cuda: new CudaBackend({ hostLanes: 1 }) },
+      logLevel: 'warn',
+      handleSignals: false,
+    });
     s.register(Stored, { ...opts, storage: st, flushIntervalMs: 3_600_000 });
     try {
       await s.start();
@@ -157,24 +186,40 @@ async function cudaBench(): Promise<void> {
     await s.shutdown();
     await st.close();
     loads.push(p);
-    console.log(`trial ${t} cuda, stored state loaded through the host: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`);
+    console.log(
+      `trial ${t} cuda, stored state loaded through the host: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`,
+    );
   }
   if (refused !== undefined) console.log(`storage on CUDA: refused (${refused})`);
-  else rows.push(`| stored actor, loaded through the host | ${median(loads.map((r) => r.first)).toFixed(1)} µs | ${median(loads.map((r) => r.held)).toFixed(1)} µs |`);
+  else
+    rows.push(
+      `| stored actor, loaded through the host | ${median(loads.map((r) => r.first)).toFixed(1)} µs | ${median(loads.map((r) => r.held)).toFixed(1)} µs |`,
+    );
   // No load: an actor the kernel never held is activated, runs the translated onActivate, then the turn.
   const fresh: Array<{ first: number; held: number }> = [];
   for (let t = 0; t < TRIALS; t++) {
-    const s = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1, activationHooks: true }) }, logLevel: 'warn', handleSignals: false });
+    const s = new GrainSystem({
+      backends: { cuda: new CudaBackend({ hostLanes: 1, activationHooks: true }) },
+      logLevel: 'warn',
+      handleSignals: false,
+    });
     s.register(Stored, opts);
     await s.start();
     const p = await firstAndHeld(s, ACTORS, (k, r) => {
-      if (r.activations !== 1 || r.logLen !== 2 || r.log[0] !== 1 || r.log[1] !== 3) throw new Error(`actor ${k}: onActivate then get expected, got activations ${r.activations}, log ${Array.from(r.log).slice(0, r.logLen).join(',')}`);
+      if (r.activations !== 1 || r.logLen !== 2 || r.log[0] !== 1 || r.log[1] !== 3)
+        throw new Error(
+          `actor ${k}: onActivate then get expected, got activations ${r.activations}, log ${Array.from(r.log).slice(0, r.logLen).join(',')}`,
+        );
     });
     await s.shutdown();
     fresh.push(p);
-    console.log(`trial ${t} cuda, new actor with onActivate (no load): first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`);
+    console.log(
+      `trial ${t} cuda, new actor with onActivate (no load): first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`,
+    );
   }
-  rows.push(`| new actor: activation + onActivate on the GPU, no load | ${median(fresh.map((r) => r.first)).toFixed(1)} µs | ${median(fresh.map((r) => r.held)).toFixed(1)} µs |`);
+  rows.push(
+    `| new actor: activation + onActivate on the GPU, no load | ${median(fresh.map((r) => r.first)).toFixed(1)} µs | ${median(fresh.map((r) => r.held)).toFixed(1)} µs |`,
+  );
   rmSync(cdir, { recursive: true, force: true });
   console.log(`${commitOf()} ${machineOf()} ${probe.device.name}`);
   console.log(`first message on CUDA (${ACTORS} actors, median of ${TRIALS} trials' p50):`);

@@ -35,7 +35,12 @@ import { trials as stats } from './trials.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split("\n").slice(1, 25).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 25)
+      .join('\n'),
+  );
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -50,17 +55,24 @@ const RECORD = argv.includes('--record');
 const XSTATE_MAX = Number(option('xstate-max', '100000'));
 const OUT = option('out', '');
 const log = (s: string) => process.stderr.write(`${s}\n`);
-for (const n of ACTORS) if (!Number.isInteger(n) || n < 2 || n > 4_000_000) throw new Error(`--actors takes integers 2..4000000, got ${option('actors', '')}`);
-if (!Number.isInteger(THREADS) || THREADS < 1) throw new Error(`--threads takes a positive integer, got ${option('threads', '')}`);
-if (HOPS && !(Number.isInteger(Number(HOPS)) && Number(HOPS) >= 1)) throw new Error(`--hops takes a positive integer, got ${HOPS}`);
-for (const b of BACKENDS) if (!['inline', 'cpu', 'cpu-park', 'cuda', 'xstate'].includes(b)) throw new Error(`--backends: unknown backend ${b} (inline, cpu, cpu-park, cuda, xstate)`);
+for (const n of ACTORS)
+  if (!Number.isInteger(n) || n < 2 || n > 4_000_000)
+    throw new Error(`--actors takes integers 2..4000000, got ${option('actors', '')}`);
+if (!Number.isInteger(THREADS) || THREADS < 1)
+  throw new Error(`--threads takes a positive integer, got ${option('threads', '')}`);
+if (HOPS && !(Number.isInteger(Number(HOPS)) && Number(HOPS) >= 1))
+  throw new Error(`--hops takes a positive integer, got ${HOPS}`);
+for (const b of BACKENDS)
+  if (!['inline', 'cpu', 'cpu-park', 'cuda', 'xstate'].includes(b))
+    throw new Error(`--backends: unknown backend ${b} (inline, cpu, cpu-park, cuda, xstate)`);
 if (RECORD && OUT) throw new Error('--record and --out: pick one');
 if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name without a folder, got ${OUT}`);
 const hopsFor = (n: number) => (HOPS ? Number(HOPS) : Math.max(100_000, n));
 
 type Shape = 'one' | 'many' | 'pingpong';
 const SHAPES = option('shapes', 'one,many,pingpong').split(',') as Shape[];
-for (const sh of SHAPES) if (!['one', 'many', 'pingpong'].includes(sh)) throw new Error(`--shapes: unknown shape ${sh} (one, many, pingpong)`);
+for (const sh of SHAPES)
+  if (!['one', 'many', 'pingpong'].includes(sh)) throw new Error(`--shapes: unknown shape ${sh} (one, many, pingpong)`);
 
 /** A shape's tokens over a ring of n actors with h hops in all: start keys and hops per token. */
 function plan(shape: Shape, n: number, h: number): { starts: Float64Array; each: number } {
@@ -96,12 +108,19 @@ async function grainRunner(label: 'inline' | 'cpu' | 'cpu-park' | 'cuda', n: num
   const name = label === 'cpu-park' ? 'cpu' : label;
   let cpu: CpuBackend | undefined;
   if (name === 'inline') backend = new InlineBackend();
-  else if (name === 'cpu') backend = cpu = new CpuBackend({ threads: THREADS, ...(label === 'cpu-park' ? { maxSpinMs: 0.05 } : {}) });
+  else if (name === 'cpu')
+    backend = cpu = new CpuBackend({ threads: THREADS, ...(label === 'cpu-park' ? { maxSpinMs: 0.05 } : {}) });
   else {
     const { CudaBackend } = await import('@ringgrain/cuda-backend');
     backend = new CudaBackend();
   }
-  const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 120_000, askTimeoutMs: 120_000 });
+  const sys = new GrainSystem({
+    backends: { [name]: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 120_000,
+    askTimeoutMs: 120_000,
+  });
   sys.register(Link, { placement: name, maxActors: n, ringCapacity: 1 << 14 });
   await sys.start();
   return {
@@ -116,20 +135,31 @@ async function grainRunner(label: 'inline' | 'cpu' | 'cpu-park' | 'cuda', n: num
       } else if (method === 'bounce') {
         sys.tellMany(Link, 'bounce', { key: starts, left: new Float64Array(starts.length).fill(each) });
       } else {
-        sys.tellMany(Link, 'pass', { key: starts, n: new Float64Array(starts.length).fill(n), left: new Float64Array(starts.length).fill(each) });
+        sys.tellMany(Link, 'pass', {
+          key: starts,
+          n: new Float64Array(starts.length).fill(n),
+          left: new Float64Array(starts.length).fill(each),
+        });
       }
       const turns = starts.length * (each + 1);
       for (;;) {
         const c = sys.counters(Link);
         if (c.processed - before.processed >= turns) break;
-        if (performance.now() - t0 > 600_000) throw new Error(`${name} ${shape}: ${c.processed - before.processed} of ${turns} turns after 600 s`);
+        if (performance.now() - t0 > 600_000)
+          throw new Error(`${name} ${shape}: ${c.processed - before.processed} of ${turns} turns after 600 s`);
         await new Promise((r) => setTimeout(r, 1));
       }
       const ms = performance.now() - t0;
       const c = sys.counters(Link);
       const hops = c.k2kReceived - before.k2kReceived;
-      if (hops !== starts.length * each || c.processed - before.processed !== turns || c.handlerErrors !== before.handlerErrors) {
-        throw new Error(`${name} ${shape}: ${hops} hops and ${c.processed - before.processed} turns (${c.handlerErrors - before.handlerErrors} failed), expected ${starts.length * each} and ${turns}`);
+      if (
+        hops !== starts.length * each ||
+        c.processed - before.processed !== turns ||
+        c.handlerErrors !== before.handlerErrors
+      ) {
+        throw new Error(
+          `${name} ${shape}: ${hops} hops and ${c.processed - before.processed} turns (${c.handlerErrors - before.handlerErrors} failed), expected ${starts.length * each} and ${turns}`,
+        );
       }
       return (hops / ms) * 1000;
     },
@@ -183,7 +213,8 @@ async function xstateRunner(n: number): Promise<Runner> {
       for (const s of starts) actorOf(s).send({ type, left: each });
       await finished;
       const ms = performance.now() - t0;
-      if (hops !== starts.length * each) throw new Error(`xstate ${shape}: ${hops} hops, expected ${starts.length * each}`);
+      if (hops !== starts.length * each)
+        throw new Error(`xstate ${shape}: ${hops} hops, expected ${starts.length * each}`);
       return (hops / ms) * 1000;
     },
     count: async (key) => actors.get(key)?.getSnapshot().context.n ?? 0,
@@ -204,7 +235,16 @@ async function cudaPresent(): Promise<string | undefined> {
   }
 }
 
-type Figures = Record<Shape, { hopsPerS: number; trials: number[]; tokens: number; hopsPerToken: number; pool?: { parksPerHop: number; wokenPerHop: number; preempted: number; spinUs: number[] } }>;
+type Figures = Record<
+  Shape,
+  {
+    hopsPerS: number;
+    trials: number[];
+    tokens: number;
+    hopsPerToken: number;
+    pool?: { parksPerHop: number; wokenPerHop: number; preempted: number; spinUs: number[] };
+  }
+>;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const byBackend: Record<string, Record<string, Figures | { skipped: string }>> = {};
 const cudaMissing = BACKENDS.includes('cuda') ? await cudaPresent() : 'not asked for';
@@ -242,11 +282,14 @@ for (const n of ACTORS) {
     if (name === 'xstate' && n > XSTATE_MAX) {
       // Measured on the 2-core machine: the 250,000-token shape ran at 4.3 K hops/s and ping/pong over
       // 500,000 pairs had not finished after 300 s (each first message creates and starts an actor), 3.5 GB.
-      at[String(n)] = { skipped: `more than --xstate-max ${XSTATE_MAX} actors: creating and starting ~1,000,000 xstate actors takes minutes and gigabytes` };
+      at[String(n)] = {
+        skipped: `more than --xstate-max ${XSTATE_MAX} actors: creating and starting ~1,000,000 xstate actors takes minutes and gigabytes`,
+      };
       log(`xstate   ${String(n).padStart(8)} actors  skipped (--xstate-max ${XSTATE_MAX})`);
       continue;
     }
-    const runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cpu-park' | 'cuda', n);
+    const runner =
+      name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cpu-park' | 'cuda', n);
     const counts = new Uint32Array(n);
     const figures = {} as Figures;
     try {
@@ -263,10 +306,28 @@ for (const n of ACTORS) {
         const p1 = runner.pool?.();
         const s = stats(xs);
         const hops = TRIALS * starts.length * each;
-        const parks = p0 && p1 ? { parksPerHop: round3((p1.parks - p0.parks) / hops), wokenPerHop: round3((p1.woken - p0.woken) / hops), preempted: p1.preempted - p0.preempted, spinUs: p1.spinUs } : undefined;
-        figures[shape] = { hopsPerS: Math.round(s.median), trials: xs.map(Math.round), tokens: starts.length, hopsPerToken: each, ...(parks ? { pool: parks } : {}) };
-        const extra = parks ? `; parks/hop ${parks.parksPerHop}, wake-ups/hop ${parks.wokenPerHop}, preempted spins ${parks.preempted}, spin µs ${parks.spinUs.join('/')}` : '';
-        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K${extra})`);
+        const parks =
+          p0 && p1
+            ? {
+                parksPerHop: round3((p1.parks - p0.parks) / hops),
+                wokenPerHop: round3((p1.woken - p0.woken) / hops),
+                preempted: p1.preempted - p0.preempted,
+                spinUs: p1.spinUs,
+              }
+            : undefined;
+        figures[shape] = {
+          hopsPerS: Math.round(s.median),
+          trials: xs.map(Math.round),
+          tokens: starts.length,
+          hopsPerToken: each,
+          ...(parks ? { pool: parks } : {}),
+        };
+        const extra = parks
+          ? `; parks/hop ${parks.parksPerHop}, wake-ups/hop ${parks.wokenPerHop}, preempted spins ${parks.preempted}, spin µs ${parks.spinUs.join('/')}`
+          : '';
+        log(
+          `${name.padEnd(8)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K${extra})`,
+        );
       }
       // What the idle system costs right after the chains (spin windows at their widest): process CPU
       // over IDLE_MS, as % of one core, twice (a cost that lasts, or one that passes); on Linux also each
@@ -283,19 +344,28 @@ for (const n of ACTORS) {
           const ms = performance.now() - t0;
           const s1 = threadCpuNs();
           windows.push(Math.round(((c1.user + c1.system) / 10 / ms) * 10) / 10);
-          if (w === 0 && s0 && s1) threads = [...s1].filter(([tid]) => s0.has(tid)).sort((a, b) => a[0] - b[0]).map(([tid, ns]) => Math.round(((ns - s0.get(tid)!) / 1e4 / ms) * 10) / 10);
+          if (w === 0 && s0 && s1)
+            threads = [...s1]
+              .filter(([tid]) => s0.has(tid))
+              .sort((a, b) => a[0] - b[0])
+              .map(([tid, ns]) => Math.round(((ns - s0.get(tid)!) / 1e4 / ms) * 10) / 10);
         }
         idle[name] = { ...idle[name], [String(n)]: windows[0]! };
         idleLater[name] = { ...idleLater[name], [String(n)]: windows[1]! };
         if (threads) idleThreads[name] = { ...idleThreads[name], [String(n)]: threads };
-        const busy = threads ? `; threads above 0.5 %: ${threads.filter((x) => x > 0.5).join(', ') || 'none'} (of ${threads.length})` : '';
-        log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  idle for ${IDLE_MS} ms after: ${windows[0]} % of one core (the whole process), the next ${IDLE_MS} ms ${windows[1]} %${busy}`);
+        const busy = threads
+          ? `; threads above 0.5 %: ${threads.filter((x) => x > 0.5).join(', ') || 'none'} (of ${threads.length})`
+          : '';
+        log(
+          `${name.padEnd(8)} ${String(n).padStart(8)} actors  idle for ${IDLE_MS} ms after: ${windows[0]} % of one core (the whole process), the next ${IDLE_MS} ms ${windows[1]} %${busy}`,
+        );
       }
       // Every actor's count against the model: a sample of keys (every one where few).
       const step = Math.max(1, Math.floor(n / 256));
       for (let k = 0; k < n; k += step) {
         const got = await runner.count(k);
-        if (got !== counts[k]) throw new Error(`${name} ${n} actors: actor ${k} counted ${got} turns, the model ${counts[k]}`);
+        if (got !== counts[k])
+          throw new Error(`${name} ${n} actors: actor ${k} counted ${got} turns, the model ${counts[k]}`);
       }
     } finally {
       await runner.close();
@@ -328,5 +398,8 @@ log(`wrote ${file}`);
 for (const n of ACTORS) {
   const one = (b: string) => (byBackend[b]?.[String(n)] as Figures | undefined)?.one?.hopsPerS;
   const cpu = one('cpu');
-  if (cpu) log(`${n} actors, one token: cpu/inline ${(cpu / (one('inline') ?? NaN)).toFixed(2)}×, cpu/xstate ${(cpu / (one('xstate') ?? NaN)).toFixed(2)}×`);
+  if (cpu)
+    log(
+      `${n} actors, one token: cpu/inline ${(cpu / (one('inline') ?? NaN)).toFixed(2)}×, cpu/xstate ${(cpu / (one('xstate') ?? NaN)).toFixed(2)}×`,
+    );
 }

@@ -37,7 +37,11 @@ if (process.env['RG_BENCH_SILO'] === '1') {
   const url = process.env['RG_NATS_URL']!;
   const auth = JSON.parse(process.env['RG_NATS_AUTH']!) as Record<string, string>;
   const name = process.env['RG_CLUSTER']!;
-  const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'warn', cluster: natsCluster({ servers: url, name, ...auth }) });
+  const system = new GrainSystem({
+    backends: { cpu: new CpuBackend({ threads: 1 }) },
+    logLevel: 'warn',
+    cluster: natsCluster({ servers: url, name, ...auth }),
+  });
   system.register(BenchCounter, { placement: 'cpu', ringCapacity: 16_384 });
   await system.start();
   const nc = await connect({ servers: url, ...auth });

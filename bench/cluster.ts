@@ -28,7 +28,12 @@ import { commitOf, machineOf } from './record.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 16).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 16)
+      .join('\n'),
+  );
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -41,10 +46,20 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 
 const server = await startNatsServer();
 const name = 'bench';
-const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))], {
-  env: { ...process.env, RG_BENCH_SILO: '1', RG_NATS_URL: server.url, RG_NATS_AUTH: JSON.stringify(server.auth), RG_CLUSTER: name },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))],
+  {
+    env: {
+      ...process.env,
+      RG_BENCH_SILO: '1',
+      RG_NATS_URL: server.url,
+      RG_NATS_AUTH: JSON.stringify(server.auth),
+      RG_CLUSTER: name,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   let out = '';
   child.on('exit', (c) => reject(new Error(`silo exited (${c})`)));
@@ -53,7 +68,12 @@ await new Promise<void>((resolve, reject) => {
     if (out.includes('READY')) resolve();
   });
 });
-const client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'warn', cluster: natsCluster({ servers: server.url, name, ...server.auth }) });
+const client = new GrainSystem({
+  backends: {},
+  handleSignals: false,
+  logLevel: 'warn',
+  cluster: natsCluster({ servers: server.url, name, ...server.auth }),
+});
 await client.start();
 await client.cluster!.waitFor(() => client.cluster!.settled(1), 15_000);
 const nc = await connect({ servers: server.url, ...server.auth });
@@ -114,7 +134,9 @@ for (let t = 0; t < TRIALS; t++) {
   localUs.push(await localP50());
   tellRate.push(await tellsPerS());
   pubRate.push(await rawPublishPerS());
-  log(`trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`);
+  log(
+    `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`,
+  );
 }
 const m = client.cluster!.metrics();
 const result = {
@@ -126,7 +148,8 @@ const result = {
   natsServer: server.version,
   date: new Date().toISOString(),
   command: `node --import tsx bench/cluster.ts --asks ${ASKS} --tells ${TELLS} --trials ${TRIALS}`,
-  setup: 'one nats-server (127.0.0.1, JetStream, user/password), one silo process (CPU backend, 1 pool thread), this process as a client',
+  setup:
+    'one nats-server (127.0.0.1, JetStream, user/password), one silo process (CPU backend, 1 pool thread), this process as a client',
   askP50Us: trials(askUs),
   rawRequestP50Us: trials(rawUs),
   askP50OverRaw: median(askUs) / median(rawUs),

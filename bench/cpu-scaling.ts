@@ -29,12 +29,19 @@ import { baseline, section, type CpuShare } from './proc-cpu.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 15).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 15)
+      .join('\n'),
+  );
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
 const cores = os.availableParallelism();
-const defaultThreads = [...new Set([1, 2, 4, 8, 16, cores - 1].filter((t) => t >= 1 && t <= Math.max(1, cores - 1)))].sort((a, b) => a - b);
+const defaultThreads = [
+  ...new Set([1, 2, 4, 8, 16, cores - 1].filter((t) => t >= 1 && t <= Math.max(1, cores - 1))),
+].sort((a, b) => a - b);
 const THREADS = option('threads', defaultThreads.join(',')).split(',').map(Number);
 const WALKS = Number(option('walks', '4096'));
 const STEPS = Number(option('steps', '200'));
@@ -45,13 +52,19 @@ const OUT = option('out', '');
 if (RECORD && OUT) throw new Error('--record and --out: pick one');
 if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name without a folder, got ${OUT}`);
 const log = (s: string) => process.stderr.write(`${s}\n`);
-if (THREADS.some((t) => !Number.isInteger(t) || t < 1)) throw new Error(`--threads takes positive integers, got ${option('threads', '')}`);
+if (THREADS.some((t) => !Number.isInteger(t) || t < 1))
+  throw new Error(`--threads takes positive integers, got ${option('threads', '')}`);
 
 const next = (k: number) => (k * 7919 + 13) % RELAY_ACTORS;
 const seed = (i: number) => (1 + i * 255) % RELAY_ACTORS;
 
 /** One trial: WALKS walks of STEPS K2K hops each, timed from the first tell until every turn is counted. */
-async function walkTrial(sys: GrainSystem, model: Uint32Array, pool: Set<number>, cpu?: Array<CpuShare & { k2kPerPoolCpuS: number }>): Promise<number> {
+async function walkTrial(
+  sys: GrainSystem,
+  model: Uint32Array,
+  pool: Set<number>,
+  cpu?: Array<CpuShare & { k2kPerPoolCpuS: number }>,
+): Promise<number> {
   const before = sys.counters(Relay);
   const end = section(pool);
   const t0 = performance.now();
@@ -63,7 +76,8 @@ async function walkTrial(sys: GrainSystem, model: Uint32Array, pool: Set<number>
   for (;;) {
     const c = sys.counters(Relay);
     if (c.processed - before.processed >= want) break;
-    if (performance.now() - t0 > 300_000) throw new Error(`walks: ${c.processed - before.processed} of ${want} turns after 300 s`);
+    if (performance.now() - t0 > 300_000)
+      throw new Error(`walks: ${c.processed - before.processed} of ${want} turns after 300 s`);
     await new Promise((r) => setTimeout(r, 1));
   }
   const seconds = (performance.now() - t0) / 1000;
@@ -71,7 +85,9 @@ async function walkTrial(sys: GrainSystem, model: Uint32Array, pool: Set<number>
   const k2k = sys.counters(Relay).k2kReceived - before.k2kReceived;
   if (share && cpu) {
     cpu.push({ ...share, k2kPerPoolCpuS: Math.round(k2k / seconds / Math.max(0.01, share.pool)) });
-    log(`   trial ${cpu.length}: ${(k2k / seconds / 1e6).toFixed(2)} M/s; cores busy: pool ${share.pool}, main ${share.main}, other threads ${share.other}, other work on the machine ${share.foreign}`);
+    log(
+      `   trial ${cpu.length}: ${(k2k / seconds / 1e6).toFixed(2)} M/s; cores busy: pool ${share.pool}, main ${share.main}, other threads ${share.other}, other work on the machine ${share.foreign}`,
+    );
   }
   if (k2k !== WALKS * STEPS) throw new Error(`walks: ${k2k} K2K messages received, expected ${WALKS * STEPS}`);
   for (let i = 0; i < WALKS; i++) {
@@ -80,7 +96,9 @@ async function walkTrial(sys: GrainSystem, model: Uint32Array, pool: Set<number>
   return k2k / seconds;
 }
 
-async function atThreads(threads: number): Promise<{ k2kPerS: ReturnType<typeof trials>; cpu: Array<CpuShare & { k2kPerPoolCpuS: number }> }> {
+async function atThreads(
+  threads: number,
+): Promise<{ k2kPerS: ReturnType<typeof trials>; cpu: Array<CpuShare & { k2kPerPoolCpuS: number }> }> {
   const pool = baseline();
   const cpu: Array<CpuShare & { k2kPerPoolCpuS: number }> = [];
   const sys = new GrainSystem({ backends: { cpu: new CpuBackend({ threads }) }, handleSignals: false });
@@ -94,7 +112,8 @@ async function atThreads(threads: number): Promise<{ k2kPerS: ReturnType<typeof 
     // Every 4099th actor's count against the model (all trials and the warm-up together).
     for (let k = 4099; k < RELAY_ACTORS; k += 4099) {
       const got = (await sys.grain(Relay, k).count({})).n;
-      if (got !== model[k]) throw new Error(`threads ${threads}: actor ${k} counted ${got}, the JS walks say ${model[k]}`);
+      if (got !== model[k])
+        throw new Error(`threads ${threads}: actor ${k} counted ${got}, the JS walks say ${model[k]}`);
     }
     return { k2kPerS: trials(xs), cpu };
   } finally {
@@ -102,12 +121,20 @@ async function atThreads(threads: number): Promise<{ k2kPerS: ReturnType<typeof 
   }
 }
 
-const rows: Array<{ threads: number; k2kPerS: ReturnType<typeof trials>; cpu: Array<CpuShare & { k2kPerPoolCpuS: number }> }> = [];
+const rows: Array<{
+  threads: number;
+  k2kPerS: ReturnType<typeof trials>;
+  cpu: Array<CpuShare & { k2kPerPoolCpuS: number }>;
+}> = [];
 for (const threads of THREADS) {
-  log(`== K2K walks, ${threads} thread${threads === 1 ? '' : 's'}: ${WALKS} walks × ${STEPS} hops over ${RELAY_ACTORS.toLocaleString('en-US')} actors, ${TRIALS} trials`);
+  log(
+    `== K2K walks, ${threads} thread${threads === 1 ? '' : 's'}: ${WALKS} walks × ${STEPS} hops over ${RELAY_ACTORS.toLocaleString('en-US')} actors, ${TRIALS} trials`,
+  );
   const { k2kPerS: r, cpu } = await atThreads(threads);
   rows.push({ threads, k2kPerS: r, cpu });
-  log(`   median ${(r.median / 1e6).toFixed(2)} M K2K msgs/s (min ${(r.min / 1e6).toFixed(2)}, max ${(r.max / 1e6).toFixed(2)})`);
+  log(
+    `   median ${(r.median / 1e6).toFixed(2)} M K2K msgs/s (min ${(r.min / 1e6).toFixed(2)}, max ${(r.max / 1e6).toFixed(2)})`,
+  );
 }
 const base = rows.find((r) => r.threads === 1)?.k2kPerS.median;
 
@@ -117,11 +144,22 @@ if (SIR > 0) {
   log(`== SIR ${SIR.toLocaleString('en-US')} people on cpu (default pool: ${Math.max(1, cores - 1)} threads)`);
   const example = fileURLToPath(new URL('../examples/sir/main.ts', import.meta.url));
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', example, '--backend', 'cpu', '--people', String(SIR)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', example, '--backend', 'cpu', '--people', String(SIR)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 600_000,
+  });
   const out = r.stdout ?? '';
   const epidemic = /epidemic ([\d.]+) (ms|s)\b/.exec(out);
   const seconds = epidemic ? Number(epidemic[1]) / (epidemic[2] === 'ms' ? 1000 : 1) : null;
-  sir = { people: SIR, exit: r.status, exact: r.status === 0 && /\bOK\b/.test(out), epidemicS: seconds, wallS: (performance.now() - t0) / 1000, tail: out.split('\n').slice(-8).join('\n') };
+  sir = {
+    people: SIR,
+    exit: r.status,
+    exact: r.status === 0 && /\bOK\b/.test(out),
+    epidemicS: seconds,
+    wallS: (performance.now() - t0) / 1000,
+    tail: out.split('\n').slice(-8).join('\n'),
+  };
   if (SIR === 1_000_000 && r.status === 0) sir1MEpidemicS = seconds;
   log(`   exit ${r.status}, epidemic ${seconds ?? '?'} s`);
 }
@@ -149,9 +187,14 @@ const record = {
 };
 console.log('\n threads | K2K msgs/s (median) | × 1 thread | efficiency');
 for (const [i, r] of rows.entries()) {
-  console.log(` ${String(r.threads).padStart(7)} | ${(r.k2kPerS.median / 1e6).toFixed(2).padStart(15)} M | ${String(record.speedup?.[i] ?? '-').padStart(10)} | ${record.efficiency?.[i] ?? '-'}`);
+  console.log(
+    ` ${String(r.threads).padStart(7)} | ${(r.k2kPerS.median / 1e6).toFixed(2).padStart(15)} M | ${String(record.speedup?.[i] ?? '-').padStart(10)} | ${record.efficiency?.[i] ?? '-'}`,
+  );
 }
-if (sir) console.log(`\n SIR ${SIR.toLocaleString('en-US')} on cpu: epidemic ${sir['epidemicS'] ?? '?'} s, exact ${sir['exact']}`);
+if (sir)
+  console.log(
+    `\n SIR ${SIR.toLocaleString('en-US')} on cpu: epidemic ${sir['epidemicS'] ?? '?'} s, exact ${sir['exact']}`,
+  );
 const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
 const name = OUT || 'cpu-scaling';
 mkdirSync(dir, { recursive: true });
@@ -164,7 +207,9 @@ writeFileSync(
     yLabel: 'M K2K msgs/s',
     series: [
       { name: 'measured (median)', points: rows.map((r) => [r.threads, r.k2kPerS.median / 1e6] as const) },
-      ...(base ? [{ name: 'linear from 1 thread', points: rows.map((r) => [r.threads, (r.threads * base) / 1e6] as const) }] : []),
+      ...(base
+        ? [{ name: 'linear from 1 thread', points: rows.map((r) => [r.threads, (r.threads * base) / 1e6] as const) }]
+        : []),
     ],
   }),
 );

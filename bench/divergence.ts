@@ -24,7 +24,9 @@ import { trials } from './trials.ts';
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
 if (argv.includes('--help')) {
-  console.log('usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]');
+  console.log(
+    'usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]',
+  );
   process.exit(0);
 }
 const ACTORS = 4096;
@@ -45,11 +47,23 @@ const MIXES: Mix[] = [
   { name: 'mixed 2', path: (k: number) => k % 2, iters: () => ITERS },
   { name: 'mixed 4', path: (k: number) => k % 4, iters: () => ITERS },
   // A fixed pseudo-random spread with mean ITERS (the same rows every trial and backend).
-  { name: 'imbalance', path: () => 0, iters: (r: number) => Math.floor(((Math.imul(r + 1, 2654435761) >>> 0) / 2 ** 32) * 2 * ITERS) },
+  {
+    name: 'imbalance',
+    path: () => 0,
+    iters: (r: number) => Math.floor(((Math.imul(r + 1, 2654435761) >>> 0) / 2 ** 32) * 2 * ITERS),
+  },
 ];
 
-async function run(name: 'cpu' | 'cuda', backend: Backend): Promise<Record<string, { turnsPerS: number; all: number[] }>> {
-  const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 120_000 });
+async function run(
+  name: 'cpu' | 'cuda',
+  backend: Backend,
+): Promise<Record<string, { turnsPerS: number; all: number[] }>> {
+  const sys = new GrainSystem({
+    backends: { [name]: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    askTimeoutMs: 120_000,
+  });
   sys.register(Branchy, { placement: name, maxActors: ACTORS * 2, ringCapacity: 65536 });
   await sys.start();
   const out: Record<string, { turnsPerS: number; all: number[] }> = {};
@@ -57,7 +71,11 @@ async function run(name: 'cpu' | 'cuda', backend: Backend): Promise<Record<strin
   try {
     const key = new Int32Array(ROWS).map((_, i) => i % ACTORS);
     // Warm-up, not timed (JIT on the CPU, activation of every actor): every path once.
-    sys.tellMany(Branchy, 'work', { key, path: new Int32Array(ROWS).map((_, i) => i % 4), iters: new Int32Array(ROWS).fill(ITERS) });
+    sys.tellMany(Branchy, 'work', {
+      key,
+      path: new Int32Array(ROWS).map((_, i) => i % 4),
+      iters: new Int32Array(ROWS).fill(ITERS),
+    });
     await sys.idle();
     expected += ROWS / ACTORS;
     for (const mix of MIXES) {
@@ -74,11 +92,14 @@ async function run(name: 'cpu' | 'cuda', backend: Backend): Promise<Record<strin
       // Every turn ran: each actor counted its share.
       for (const k of [0, 1, 2, 3, ACTORS - 1]) {
         const got = (await sys.grain(Branchy, k).turns({})).turns;
-        if (got !== expected) throw new Error(`${name} ${mix.name}: actor ${k} counted ${got} turns, expected ${expected}`);
+        if (got !== expected)
+          throw new Error(`${name} ${mix.name}: actor ${k} counted ${got} turns, expected ${expected}`);
       }
       const st = trials(rates);
       out[mix.name] = { turnsPerS: st.median, all: st.all };
-      console.log(`${name.padEnd(4)} ${mix.name.padEnd(10)} ${(st.median / 1e6).toFixed(3)} M turns/s (trials ${st.all.map((x) => (x / 1e6).toFixed(3)).join(', ')})`);
+      console.log(
+        `${name.padEnd(4)} ${mix.name.padEnd(10)} ${(st.median / 1e6).toFixed(3)} M turns/s (trials ${st.all.map((x) => (x / 1e6).toFixed(3)).join(', ')})`,
+      );
     }
   } finally {
     await sys.shutdown();
@@ -86,7 +107,14 @@ async function run(name: 'cpu' | 'cuda', backend: Backend): Promise<Record<strin
   return out;
 }
 
-const results: Record<string, unknown> = { rows: ROWS, iters: ITERS, trials: TRIALS, partitions: PARTITIONS, actors: ACTORS, date: new Date().toISOString() };
+const results: Record<string, unknown> = {
+  rows: ROWS,
+  iters: ITERS,
+  trials: TRIALS,
+  partitions: PARTITIONS,
+  actors: ACTORS,
+  date: new Date().toISOString(),
+};
 const probe = probeCuda();
 const backends: ['cpu' | 'cuda', () => Backend][] = [];
 if (which !== 'cpu') {

@@ -27,7 +27,12 @@ import { lineChart } from './svg.ts';
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 11).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 11)
+      .join('\n'),
+  );
   process.exit(0);
 }
 const TRIALS = Number(option('--trials', '5'));
@@ -36,7 +41,9 @@ const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 
 const record: Record<string, unknown> = {
-  commit: process.env['RG_COMMIT'] ?? (spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown'),
+  commit:
+    process.env['RG_COMMIT'] ??
+    (spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown'),
   date: new Date().toISOString(),
   command: `node --import tsx bench/gpu-latest.ts ${argv.join(' ')}`.trim(),
 };
@@ -51,7 +58,9 @@ async function step(name: string, f: () => Promise<unknown> | unknown): Promise<
   const t0 = performance.now();
   try {
     details[name] = await f();
-    console.log(`   ${JSON.stringify(details[name]).slice(0, 400)} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    console.log(
+      `   ${JSON.stringify(details[name]).slice(0, 400)} (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+    );
   } catch (e) {
     ok = false;
     details[name] = { error: String((e as Error)?.stack ?? e).slice(0, 2000) };
@@ -102,12 +111,17 @@ async function hopFloor(ctx: CudaContext): Promise<Record<string, unknown>> {
     for (let t = 0; t < TRIALS; t++) {
       ctx.memsetDevice(words, 0);
       ctx.launch(fn, { grid: 2, block: 32, stream }, [arg.ptr(words.devPtr), arg.u32(hops), arg.ptr(out.devPtr)]);
-      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 }))) throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
+      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 })))
+        throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
       const ns = new BigUint64Array(1);
       ctx.copyFromDevice(ns, out);
       runs.push(Number(ns[0]) / (2 * hops));
     }
-    return { what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer', hops, hopNs: trials(runs) };
+    return {
+      what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer',
+      hops,
+      hopNs: trials(runs),
+    };
   } finally {
     ctx.freeDevice(words);
     ctx.freeDevice(out);
@@ -117,7 +131,13 @@ async function hopFloor(ctx: CudaContext): Promise<Record<string, unknown>> {
 }
 
 function newSystem(backend: Backend, name: 'cpu' | 'cuda'): GrainSystem {
-  return new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Account, {
+  return new GrainSystem({
+    backends: { [name]: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+    askTimeoutMs: 120_000,
+  }).register(Account, {
     placement: name,
     maxActors: 4096,
   });
@@ -160,7 +180,8 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
             .deposit({ amount: 1 })
             .then((r) => {
               perActor[k]! += 1;
-              if (r.balance > perActor[k]! + 256 || r.balance < 1) throw new Error(`pipelined: actor ${1000 + k} balance ${r.balance}`);
+              if (r.balance > perActor[k]! + 256 || r.balance < 1)
+                throw new Error(`pipelined: actor ${1000 + k} balance ${r.balance}`);
               if (++done === total) resolve();
               else next();
             })
@@ -183,21 +204,29 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
       const c0 = sys.counters(Account).processed;
       const t0 = performance.now();
       for (let i = 0; i < M; i++) refs[i & 1023]!.tell.deposit({ amount: 1 });
-      await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${sys.counters(Account).processed - c0} of ${M} tells processed`);
+      await until(
+        () => sys.counters(Account).processed - c0 >= M,
+        60_000,
+        () => `${sys.counters(Account).processed - c0} of ${M} tells processed`,
+      );
       tells.push(M / ((performance.now() - t0) / 1000));
     }
     // Row i went to key (i & 1023): keys below M % 1024 got one more than the others.
     const share = (M: number, k: number) => Math.floor(M / 1024) + (k < M % 1024 ? 1 : 0);
     for (let k = 0; k < 1024; k += 101) {
       const b = (await refs[k]!.balance({})).balance;
-      if (b !== TRIALS * share(1_000_000, k)) throw new Error(`tells: actor ${10_000 + k} balance ${b}, want ${TRIALS * share(1_000_000, k)}`);
+      if (b !== TRIALS * share(1_000_000, k))
+        throw new Error(`tells: actor ${10_000 + k} balance ${b}, want ${TRIALS * share(1_000_000, k)}`);
     }
 
     // Bulk tells (columns), where the system offers them.
     let bulk: Record<string, unknown> = { skipped: 'GrainSystem has no tellMany at this commit' };
     const tellMany = (sys as unknown as Record<string, unknown>)['tellMany'];
     if (typeof tellMany === 'function') {
-      bulk = { what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed', perSecond: trials(await tellManyTrials(sys, 'tellMany')) };
+      bulk = {
+        what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed',
+        perSecond: trials(await tellManyTrials(sys, 'tellMany')),
+      };
     }
     // Bulk asks (columns, replies as columns): 100,000 rows over 1,024 actors, every balance checked.
     const bulkAsks: number[] = [];
@@ -218,9 +247,19 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
       }
     }
     return {
-      askManyPerS: { what: 'await system.askMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 100,000 rows to 1,024 actors, replies as columns (sampled rows checked)', perSecond: trials(bulkAsks) },
+      askManyPerS: {
+        what: 'await system.askMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 100,000 rows to 1,024 actors, replies as columns (sampled rows checked)',
+        perSecond: trials(bulkAsks),
+      },
       bulkAsks: median(bulkAsks),
-      askUs: { p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), min: sorted[0], n: N, what: 'await ref.deposit({amount:1}), one in flight, each balance checked' },
+      askUs: {
+        p50: pct(0.5),
+        p90: pct(0.9),
+        p99: pct(0.99),
+        min: sorted[0],
+        n: N,
+        what: 'await ref.deposit({amount:1}), one in flight, each balance checked',
+      },
       pipelinedAsksPerS: trials(pipelined),
       hostTellsPerS: trials(tells),
       bulkTells: bulk,
@@ -239,7 +278,13 @@ async function k2k(): Promise<Record<string, unknown>> {
   // 1024: with the batched ingress the kernel takes 122 registers a thread, so 3 blocks fit an SM and
   // 2048 partitions (513 blocks) no longer fit beside the SMs left free (CoResidencyError, measured).
   const partitions = 1024;
-  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+  const sys = new GrainSystem({
+    backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+    askTimeoutMs: 120_000,
+  }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
     ringCapacity: 1024,
@@ -260,7 +305,17 @@ async function k2k(): Promise<Record<string, unknown>> {
       curve.push({ walks, perSecond: median(pts), trials: trials(pts) });
       console.log(`k2k curve: ${walks} walks: ${(median(pts) / 1e6).toFixed(0)} M msgs/s`);
     }
-    return { partitions, hop, hopNs: hop.hopNs, walks: 16_384, steps: 1000, actors: RELAY_ACTORS, k2kPerS: trials(runs), perSecond: median(runs), curve };
+    return {
+      partitions,
+      hop,
+      hopNs: hop.hopNs,
+      walks: 16_384,
+      steps: 1000,
+      actors: RELAY_ACTORS,
+      k2kPerS: trials(runs),
+      perSecond: median(runs),
+      curve,
+    };
   } finally {
     await sys.shutdown();
   }
@@ -283,7 +338,10 @@ async function bulkLanes(): Promise<Record<string, unknown>> {
       await sys.shutdown();
     }
   }
-  return { what: 'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until processed, balances checked', points };
+  return {
+    what: 'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until processed, balances checked',
+    points,
+  };
 }
 
 /**
@@ -301,7 +359,11 @@ async function tellManyTrials(sys: GrainSystem, what: string): Promise<number[]>
     const c0 = sys.counters(Account).processed;
     const t0 = performance.now();
     await sys.tellMany(Account, 'deposit', { key, amount });
-    await until(() => sys.counters(Account).processed - c0 >= M, 60_000, () => `${what}: ${sys.counters(Account).processed - c0} of ${M} bulk tells processed`);
+    await until(
+      () => sys.counters(Account).processed - c0 >= M,
+      60_000,
+      () => `${what}: ${sys.counters(Account).processed - c0} of ${M} bulk tells processed`,
+    );
     runs.push(M / ((performance.now() - t0) / 1000));
   }
   for (let k = 0; k < 1024; k += 101) {
@@ -313,8 +375,16 @@ async function tellManyTrials(sys: GrainSystem, what: string): Promise<number[]>
 }
 
 function vectorAdd(): Record<string, unknown> {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'examples/vector-add/main.ts', '--backend', 'cuda', '--sizes', '10,1000000'], { encoding: 'utf8', timeout: 300_000 });
-  const rows = [...(r.stdout ?? '').matchAll(/^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$/gm)].map((m) => ({
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'examples/vector-add/main.ts', '--backend', 'cuda', '--sizes', '10,1000000'],
+    { encoding: 'utf8', timeout: 300_000 },
+  );
+  const rows = [
+    ...(r.stdout ?? '').matchAll(
+      /^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$/gm,
+    ),
+  ].map((m) => ({
     elements: Number(m[1]!.replace(/,/g, '')),
     asks: Number(m[2]),
     perAskUs: Number(m[3]),
@@ -326,7 +396,10 @@ function vectorAdd(): Record<string, unknown> {
     intoSerialMElementsPerS: Number(m[9]),
     mismatches: Number(m[10]),
   }));
-  if (r.status !== 0 || rows.length !== 2) throw new Error(`vector-add example: exit ${r.status}, ${rows.length} rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`);
+  if (r.status !== 0 || rows.length !== 2)
+    throw new Error(
+      `vector-add example: exit ${r.status}, ${rows.length} rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`,
+    );
   return {
     command: 'node --import tsx examples/vector-add/main.ts --backend cuda --sizes 10,1000000',
     rows,
@@ -343,12 +416,17 @@ if (!probe.ok) {
   record['error'] = `CUDA unavailable: ${probe.reason}`;
   ok = false;
 } else {
-  record['device'] = `${probe.device.name} (${probe.device.arch}, ${probe.device.multiprocessorCount} SMs), driver ${probe.driverVersionString}`;
+  record['device'] =
+    `${probe.device.name} (${probe.device.arch}, ${probe.device.multiprocessorCount} SMs), driver ${probe.driverVersionString}`;
   // Floors first: they load modules, which must not meet a running persistent kernel.
   const ctx = CudaContext.create();
   await step('pingPong', async () => {
     const r = await runPingPong(ctx, { count: 20_000, warmup: 2000 });
-    return { what: 'one 32-bit word host → persistent kernel → host through pinned mapped memory', ...r.latency, p50Us: r.latency.p50Us };
+    return {
+      what: 'one 32-bit word host → persistent kernel → host through pinned mapped memory',
+      ...r.latency,
+      p50Us: r.latency.p50Us,
+    };
   });
   await step('launchSync', () => {
     const r = runLaunchSync(ctx, { count: 10_000 });
@@ -371,7 +449,13 @@ if (probe.ok) {
 
 /** bench/timers.ts's record (--backend cuda) as the figures the README table reads. */
 function timersFigures(j: unknown): Record<string, unknown> | null {
-  const t = j as { actors?: number; hz?: number; commit?: string; kernelGenerated?: { median?: { ticksPerS?: number; processCpuPct?: number } }; hostSent?: { median?: { ticksPerS?: number } } } | null;
+  const t = j as {
+    actors?: number;
+    hz?: number;
+    commit?: string;
+    kernelGenerated?: { median?: { ticksPerS?: number; processCpuPct?: number } };
+    hostSent?: { median?: { ticksPerS?: number } };
+  } | null;
   const m = t?.kernelGenerated?.median;
   if (!t || !m || typeof m.ticksPerS !== 'number' || !t.actors || !t.hz) return j === null ? null : { unreadable: j };
   return {
@@ -385,7 +469,12 @@ function timersFigures(j: unknown): Record<string, unknown> | null {
 
 /** bench/gpu-state.ts's record as the figures the README table reads. */
 function gpuStateFigures(j: unknown): Record<string, unknown> | null {
-  const g = j as { rows?: number; commit?: string; copyMs?: { median?: number }; readDirtyMs?: { median?: number } } | null;
+  const g = j as {
+    rows?: number;
+    commit?: string;
+    copyMs?: { median?: number };
+    readDirtyMs?: { median?: number };
+  } | null;
   if (!g || typeof g.copyMs?.median !== 'number') return j === null ? null : { unreadable: j };
   return {
     what: `device → host copy of ${(g.rows ?? 0).toLocaleString('en-US')} dirty 32-byte states (\`bench/gpu-state.ts\`, at ${String(g.commit)}; whole readDirty ${g.readDirtyMs?.median?.toFixed(2)} ms)`,
@@ -405,16 +494,26 @@ function persistenceFigures(r: unknown): unknown {
     preloadPerS: pair('preloadPerS'),
     flush1MS: pair('flushS'),
     idle10M: (r as { idle10M?: unknown }).idle10M ?? null,
-    errors: { cuda: (rec['cuda'] as { error?: string } | undefined)?.error ?? null, cpu: (rec['cpu'] as { error?: string } | undefined)?.error ?? null },
+    errors: {
+      cuda: (rec['cuda'] as { error?: string } | undefined)?.error ?? null,
+      cpu: (rec['cpu'] as { error?: string } | undefined)?.error ?? null,
+    },
   };
 }
 
 /** bench/chains.ts's record (--chains): one-token chain hops/s by ring size for one backend (issue 37). */
 function chainFigures(j: unknown, backend: 'cpu' | 'cuda'): Record<string, number | string> | null {
-  const c = j as { byBackend?: Record<string, Record<string, { one?: { hopsPerS?: number }; skipped?: string }>>; commit?: string; threads?: number } | null;
+  const c = j as {
+    byBackend?: Record<string, Record<string, { one?: { hopsPerS?: number }; skipped?: string }>>;
+    commit?: string;
+    threads?: number;
+  } | null;
   const by = c?.byBackend?.[backend];
   if (!c || !by) return j === null ? null : { unreadable: JSON.stringify(j).slice(0, 200) };
-  const out: Record<string, number | string> = { at: String(c.commit), ...(backend === 'cpu' ? { threads: Number(c.threads) } : {}) };
+  const out: Record<string, number | string> = {
+    at: String(c.commit),
+    ...(backend === 'cpu' ? { threads: Number(c.threads) } : {}),
+  };
   for (const [actors, f] of Object.entries(by)) out[actors] = f.one?.hopsPerS ?? `skipped: ${f.skipped}`;
   return out;
 }
@@ -442,8 +541,14 @@ Object.assign(record, {
   k2kHopNs: num('k2k', 'hopNs'),
   k2kHopFloorNs: num('hopFloor', 'hopNs'),
   k2kPerS: num('k2k', 'perSecond'),
-  bulkTellsPerSByHostLanes: ((details['bulkLanes'] as { points?: Array<{ hostLanes: number; perSecond: number }> } | undefined)?.points ?? null)?.map((p) => ({ hostLanes: p.hostLanes, perSecond: p.perSecond })) ?? null,
-  k2kCurve: ((details['k2k'] as { curve?: Array<{ walks: number; perSecond: number }> } | undefined)?.curve ?? null)?.map((c) => ({ walks: c.walks, perSecond: c.perSecond })) ?? null,
+  bulkTellsPerSByHostLanes:
+    (
+      (details['bulkLanes'] as { points?: Array<{ hostLanes: number; perSecond: number }> } | undefined)?.points ?? null
+    )?.map((p) => ({ hostLanes: p.hostLanes, perSecond: p.perSecond })) ?? null,
+  k2kCurve:
+    ((details['k2k'] as { curve?: Array<{ walks: number; perSecond: number }> } | undefined)?.curve ?? null)?.map(
+      (c) => ({ walks: c.walks, perSecond: c.perSecond }),
+    ) ?? null,
   vectorAdd1MElementsPerS: num('vectorAdd', 'vectorAdd1MElementsPerS'),
   vectorAdd1MOneAtATimeElementsPerS: num('vectorAdd', 'vectorAdd1MOneAtATimeElementsPerS'),
   vectorAdd1MIntoElementsPerS: num('vectorAdd', 'vectorAdd1MIntoElementsPerS'),
@@ -465,7 +570,16 @@ Object.assign(record, {
 writeFileSync(path.join(outDir, 'gpu-latest.json'), `${JSON.stringify(record, null, 2)}\n`);
 const curve = record['k2kCurve'] as Array<{ walks: number; perSecond: number }> | null;
 if (curve?.length) {
-  writeFileSync(path.join(outDir, 'k2k-curve.svg'), lineChart({ title: `K2K throughput over ${RELAY_ACTORS.toLocaleString('en-US')} actors (cuda, ${String(record['commit'])})`, xLabel: 'walks in flight', yLabel: 'M msgs/s', logX: true, series: [{ name: 'cuda', points: curve.map((c) => [c.walks, c.perSecond / 1e6] as const) }] }));
+  writeFileSync(
+    path.join(outDir, 'k2k-curve.svg'),
+    lineChart({
+      title: `K2K throughput over ${RELAY_ACTORS.toLocaleString('en-US')} actors (cuda, ${String(record['commit'])})`,
+      xLabel: 'walks in flight',
+      yLabel: 'M msgs/s',
+      logX: true,
+      series: [{ name: 'cuda', points: curve.map((c) => [c.walks, c.perSecond / 1e6] as const) }],
+    }),
+  );
 }
 const { details: _d, ...head } = record;
 console.log(JSON.stringify(head, null, 1).slice(0, 5000));

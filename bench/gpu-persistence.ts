@@ -37,7 +37,9 @@ const IDLE_KEYS = Number(option('--idle-keys', '10000000'));
 const IDLE_MAX = Number(option('--idle-max', '1048576'));
 const IDLE_BATCH = Number(option('--idle-batch', '131072'));
 const IDLE_BUDGET_S = Number(option('--idle-budget-s', '60'));
-const idleBackends = option('--idle-backends', 'cuda').split(',').filter((b) => b && backends.includes(b));
+const idleBackends = option('--idle-backends', 'cuda')
+  .split(',')
+  .filter((b) => b && backends.includes(b));
 const IDLE_SAMPLE = 10_000;
 
 async function make(name: string): Promise<Backend> {
@@ -46,11 +48,22 @@ async function make(name: string): Promise<Backend> {
   return new CudaBackend({});
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
 
 async function system(name: string, dir: string, keys: number): Promise<GrainSystem> {
-  const s = new GrainSystem({ backends: { [name]: await make(name) }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 600_000 });
-  s.register(Stored, { placement: name, storage: new LmdbStore({ dataDir: dir }), flushIntervalMs: 3_600_000, maxActors: Math.max(1024, keys) });
+  const s = new GrainSystem({
+    backends: { [name]: await make(name) },
+    logLevel: 'warn',
+    handleSignals: false,
+    askTimeoutMs: 600_000,
+  });
+  s.register(Stored, {
+    placement: name,
+    storage: new LmdbStore({ dataDir: dir }),
+    flushIntervalMs: 3_600_000,
+    maxActors: Math.max(1024, keys),
+  });
   await s.start();
   return s;
 }
@@ -100,7 +113,13 @@ async function trial(name: string): Promise<Record<string, number>> {
     if (n !== KEYS) throw new Error(`${name}: preloaded ${n} of ${KEYS}`);
     await check(s, KEYS >> 1, 2);
     await s.shutdown({ mode: 'drain', timeoutMs: 600_000 });
-    return { firstMessageUsP50: pct(lat, 0.5), firstMessageUsP90: pct(lat, 0.9), coldActivationsPerS: KEYS / coldS, preloadPerS: KEYS / preloadS, flushS };
+    return {
+      firstMessageUsP50: pct(lat, 0.5),
+      firstMessageUsP90: pct(lat, 0.9),
+      coldActivationsPerS: KEYS / coldS,
+      preloadPerS: KEYS / preloadS,
+      flushS,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -114,8 +133,20 @@ async function idleRun(name: string): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'rg-idle-'));
   const clock = { now: 1_000_000 };
   try {
-    const s = new GrainSystem({ backends: { [name]: await make(name) }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 600_000, clock: () => clock.now });
-    s.register(Stored, { placement: name, storage: new LmdbStore({ dataDir: dir }), idleMs: 1, flushIntervalMs: 3_600_000, maxActors: IDLE_MAX });
+    const s = new GrainSystem({
+      backends: { [name]: await make(name) },
+      logLevel: 'warn',
+      handleSignals: false,
+      askTimeoutMs: 600_000,
+      clock: () => clock.now,
+    });
+    s.register(Stored, {
+      placement: name,
+      storage: new LmdbStore({ dataDir: dir }),
+      idleMs: 1,
+      flushIntervalMs: 3_600_000,
+      maxActors: IDLE_MAX,
+    });
     await s.start();
     let done = 0;
     let high = 0;
@@ -131,7 +162,8 @@ async function idleRun(name: string): Promise<Record<string, unknown>> {
         done = from + n;
         const m = s.metrics()['Stored']!;
         high = Math.max(high, m.storage!.resident);
-        if (m.rejected + m.handlerErrors !== 0) throw new Error(`${name}: ${m.rejected} rejected, ${m.handlerErrors} handler errors after ${done} keys`);
+        if (m.rejected + m.handlerErrors !== 0)
+          throw new Error(`${name}: ${m.rejected} rejected, ${m.handlerErrors} handler errors after ${done} keys`);
       }
       clock.now += 2;
       await s.collectIdle(Stored);
@@ -150,8 +182,12 @@ async function idleRun(name: string): Promise<Record<string, unknown>> {
       for (let i = 0; i < Math.min(IDLE_SAMPLE, done); i++) {
         const k = Math.floor((i * done) / Math.min(IDLE_SAMPLE, done));
         const e = await table.get(k);
-        const st = e && (snapshot(Stored.grain.state, e.state.slice().buffer, 0) as { count: number; deactivations: number });
-        if (!st || st.count !== 1 || st.deactivations !== 1) throw new Error(`${name}: key ${k} stored ${JSON.stringify(st && { count: st.count, deactivations: st.deactivations })}, want count 1 after one deactivation`);
+        const st =
+          e && (snapshot(Stored.grain.state, e.state.slice().buffer, 0) as { count: number; deactivations: number });
+        if (!st || st.count !== 1 || st.deactivations !== 1)
+          throw new Error(
+            `${name}: key ${k} stored ${JSON.stringify(st && { count: st.count, deactivations: st.deactivations })}, want count 1 after one deactivation`,
+          );
       }
     } finally {
       await store.close();
@@ -171,7 +207,13 @@ async function idleRun(name: string): Promise<Record<string, unknown>> {
   }
 }
 
-const record: Record<string, unknown> = { keys: KEYS, first: FIRST, trials: TRIALS, date: new Date().toISOString(), command: `node --import tsx bench/gpu-persistence.ts ${argv.join(' ')}`.trim() };
+const record: Record<string, unknown> = {
+  keys: KEYS,
+  first: FIRST,
+  trials: TRIALS,
+  date: new Date().toISOString(),
+  command: `node --import tsx bench/gpu-persistence.ts ${argv.join(' ')}`.trim(),
+};
 let failed = false;
 for (const name of backends) {
   try {
@@ -197,7 +239,8 @@ for (const name of idleBackends) {
   console.log(`idle ${name}`, JSON.stringify(idle[name]));
 }
 // gpu-latest.ts reads idle10M as is: the cuda run (the issue's figure), or why there is none.
-record['idle10M'] = idle['cuda'] ?? (idleBackends.length ? idle : { skipped: 'no backend in --idle-backends among --backends' });
+record['idle10M'] =
+  idle['cuda'] ?? (idleBackends.length ? idle : { skipped: 'no backend in --idle-backends among --backends' });
 const fig = (b: string, f: string): number | null => {
   const r = record[b] as Record<string, number> | undefined;
   return typeof r?.[f] === 'number' ? r[f]! : null;
@@ -209,7 +252,11 @@ record['persistence'] = {
   firstMessageUs: { p50: pair('firstMessageUsP50'), p90: pair('firstMessageUsP90'), target: 'cuda p50 <= 50' },
   coldActivationsPerS: { ...pair('coldActivationsPerS'), target: 'cuda >= 2000000' },
   preloadStatesPerS: { ...pair('preloadPerS'), target: 'cuda >= 5000000 (of 1,000,000 states)' },
-  [KEYS === 1_000_000 ? 'flush1MS' : 'flushS']: { ...pair('flushS'), target: 'cuda <= 1 s for 1,000,000 dirty states', ...(KEYS === 1_000_000 ? {} : { note: `a flush of --keys ${KEYS} dirty states, not 1,000,000` }) },
+  [KEYS === 1_000_000 ? 'flush1MS' : 'flushS']: {
+    ...pair('flushS'),
+    target: 'cuda <= 1 s for 1,000,000 dirty states',
+    ...(KEYS === 1_000_000 ? {} : { note: `a flush of --keys ${KEYS} dirty states, not 1,000,000` }),
+  },
   idle10M: record['idle10M'],
 };
 console.log(JSON.stringify(record['persistence']));

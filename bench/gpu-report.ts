@@ -8,12 +8,23 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { barChart } from './svg.ts';
 
 const file = process.argv[2] ?? 'bench/results/gpu/2026-11-23-h100-cuda-backend-record-c4af2d0.json';
-interface Lat { p50Us: number; p90Us: number; p99Us: number; minUs: number }
+interface Lat {
+  p50Us: number;
+  p90Us: number;
+  p99Us: number;
+  minUs: number;
+}
 const rec = JSON.parse(readFileSync(file, 'utf8')) as {
   date: string;
   device: { name: string; arch: string };
   driver: { versionString: string; nvrtc: string };
-  runs: { figures: { commit: string }; k2kSaturated?: { commit: string; figures: Record<string, { partitions: number; throughput: { k2kPerSecond: number } }> } };
+  runs: {
+    figures: { commit: string };
+    k2kSaturated?: {
+      commit: string;
+      figures: Record<string, { partitions: number; throughput: { k2kPerSecond: number } }>;
+    };
+  };
   figures: {
     launch: { coldStartMs: number; cachedLaunchMs: { p50: number } };
     asksPartitions4: { asks: Lat; tells: { perSecond: number } };
@@ -24,7 +35,16 @@ const rec = JSON.parse(readFileSync(file, 'utf8')) as {
     k2kPartitions1024: { hop: { hopNs: number }; throughput: { k2kPerSecond: number } };
     launchPerMessage: { latency: Lat };
   };
-  bounds: { cHostRoundTripP50Us: number; cHostRoundTripP50UsNoStamps: number; nodeOverheadUs: number; deviceSpanP50Ns: number; stagesNs: Record<string, number>; pingPongOneWordP50Us: number; replyReleaseSysNs: number; replyNoFenceRoundTripP50Us: number };
+  bounds: {
+    cHostRoundTripP50Us: number;
+    cHostRoundTripP50UsNoStamps: number;
+    nodeOverheadUs: number;
+    deviceSpanP50Ns: number;
+    stagesNs: Record<string, number>;
+    pingPongOneWordP50Us: number;
+    replyReleaseSysNs: number;
+    replyNoFenceRoundTripP50Us: number;
+  };
 };
 const b = rec.bounds;
 
@@ -44,7 +64,12 @@ const STAGE_TEXT: Record<string, string> = {
 };
 const f = rec.figures;
 const sat = rec.runs.k2kSaturated ? Object.values(rec.runs.k2kSaturated.figures) : [];
-const bestK2K = Math.max(f.k2kPartitions32.throughput.k2kPerSecond, f.k2kPartitions256.throughput.k2kPerSecond, f.k2kPartitions1024.throughput.k2kPerSecond, ...sat.map((s) => s.throughput.k2kPerSecond));
+const bestK2K = Math.max(
+  f.k2kPartitions32.throughput.k2kPerSecond,
+  f.k2kPartitions256.throughput.k2kPerSecond,
+  f.k2kPartitions1024.throughput.k2kPerSecond,
+  ...sat.map((s) => s.throughput.k2kPerSecond),
+);
 const lpm = f.launchPerMessage.latency;
 const us = (v: number) => `${v.toFixed(2)} µs`;
 const ratio = (base: number, ours: number) => `${(base / ours).toFixed(2)}×`;
@@ -58,7 +83,9 @@ const md = [
   `| ring kernel, 4 partitions | ${us(f.asksPartitions4.asks.p50Us)} | ${us(f.asksPartitions4.asks.p90Us)} | ${us(f.asksPartitions4.asks.p99Us)} | ${us(f.asksPartitions4.asks.minUs)} | ${ratio(lpm.p50Us, f.asksPartitions4.asks.p50Us)} |`,
   `| ring kernel, 32 partitions | ${us(f.asksPartitions32.asks.p50Us)} | ${us(f.asksPartitions32.asks.p90Us)} | ${us(f.asksPartitions32.asks.p99Us)} | ${us(f.asksPartitions32.asks.minUs)} | ${ratio(lpm.p50Us, f.asksPartitions32.asks.p50Us)} |`,
   ...(f.asksPartitions4Isolated
-    ? [`| IsolatedCudaBackend (GPU host process), 4 partitions — ${f.asksPartitions4Isolated.note} | ${us(f.asksPartitions4Isolated.asks.p50Us)} | ${us(f.asksPartitions4Isolated.asks.p90Us)} | ${us(f.asksPartitions4Isolated.asks.p99Us)} | ${us(f.asksPartitions4Isolated.asks.minUs)} | ${ratio(f.asksPartitions4Isolated.launchPerMessageP50Us, f.asksPartitions4Isolated.asks.p50Us)} (same run) |`]
+    ? [
+        `| IsolatedCudaBackend (GPU host process), 4 partitions — ${f.asksPartitions4Isolated.note} | ${us(f.asksPartitions4Isolated.asks.p50Us)} | ${us(f.asksPartitions4Isolated.asks.p90Us)} | ${us(f.asksPartitions4Isolated.asks.p99Us)} | ${us(f.asksPartitions4Isolated.asks.minUs)} | ${ratio(f.asksPartitions4Isolated.launchPerMessageP50Us, f.asksPartitions4Isolated.asks.p50Us)} (same run) |`,
+      ]
     : []),
   `| baseline: cuLaunchKernel + cuStreamSynchronize (empty kernel, no msgpack, no actor) | ${us(lpm.p50Us)} | ${us(lpm.p90Us)} | ${us(lpm.p99Us)} | ${us(lpm.minUs)} | 1.00× |`,
   '',
@@ -67,7 +94,10 @@ const md = [
   `| 32 partitions (worker warps) | ${f.k2kPartitions32.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions32.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s |`,
   `| 256 partitions | ${f.k2kPartitions256.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions256.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s (${ratio(f.k2kPartitions256.throughput.k2kPerSecond, f.k2kPartitions32.throughput.k2kPerSecond)} the 32-partition figure) |`,
   `| 1024 partitions | ${f.k2kPartitions1024.hop.hopNs.toFixed(0)} ns | ${(f.k2kPartitions1024.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s (${ratio(f.k2kPartitions1024.throughput.k2kPerSecond, f.k2kPartitions32.throughput.k2kPerSecond)} the 32-partition figure) |`,
-  ...sat.map((s) => `| ${s.partitions} partitions, 16,384 walks in flight (commit ${rec.runs.k2kSaturated!.commit}) | | ${(s.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s |`),
+  ...sat.map(
+    (s) =>
+      `| ${s.partitions} partitions, 16,384 walks in flight (commit ${rec.runs.k2kSaturated!.commit}) | | ${(s.throughput.k2kPerSecond / 1e6).toFixed(2)} M msgs/s |`,
+  ),
   '',
   'Throughput rows without a walk count run 1,024 walks: each walk is one message at a time, so at most 1,024 turns run at once whatever the partitions.',
   '',

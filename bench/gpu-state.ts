@@ -57,21 +57,43 @@ function check(batch: StateBatch, v: (key: number) => number, n: number, want: n
     seen[key] = 1;
     const o = i * STRIDE;
     const x = v(key);
-    const ok = dv.getFloat64(o + AT.a, true) === x && dv.getFloat64(o + AT.b, true) === x * 2 && dv.getFloat64(o + AT.c, true) === x * 3 && dv.getUint32(o + AT.n, true) === n && dv.getInt32(o + AT.k, true) === key;
-    if (!ok) throw new Error(`${what}: key ${key} has a state its tells did not leave (n=${dv.getUint32(o + AT.n, true)}, expected ${n})`);
+    const ok =
+      dv.getFloat64(o + AT.a, true) === x &&
+      dv.getFloat64(o + AT.b, true) === x * 2 &&
+      dv.getFloat64(o + AT.c, true) === x * 3 &&
+      dv.getUint32(o + AT.n, true) === n &&
+      dv.getInt32(o + AT.k, true) === key;
+    if (!ok)
+      throw new Error(
+        `${what}: key ${key} has a state its tells did not leave (n=${dv.getUint32(o + AT.n, true)}, expected ${n})`,
+      );
   });
 }
 
 const backend = new CudaBackend({ stateMarks: true }); // Slab has no storage here: keep its marks anyway
-const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, askTimeoutMs: 120_000 });
+const sys = new GrainSystem({
+  backends: { cuda: backend },
+  logLevel: 'warn',
+  handleSignals: false,
+  askTimeoutMs: 120_000,
+});
 sys.register(Slab, { placement: 'cuda', maxActors: ROWS, ringCapacity: 65536 });
 await sys.start();
-const out: Record<string, unknown> = { bench: 'gpu-state', rows: ROWS, stateBytes: STRIDE, commit: commitOf(), machine: machineOf(), device: probe.device.name, targetCopyMs: TARGET_COPY_MS };
+const out: Record<string, unknown> = {
+  bench: 'gpu-state',
+  rows: ROWS,
+  stateBytes: STRIDE,
+  commit: commitOf(),
+  machine: machineOf(),
+  device: probe.device.name,
+  targetCopyMs: TARGET_COPY_MS,
+};
 try {
   const kernel = liveKernel(backend, Slab.grain);
   if (!kernel) throw new Error('gpu-state: no live Slab kernel');
   const key = new Int32Array(ROWS).map((_, i) => i);
-  const put = (v: (k: number) => number) => sys.tellMany(Slab, 'put', { key, v: new Float64Array(ROWS).map((_, i) => v(i)), k: key });
+  const put = (v: (k: number) => number) =>
+    sys.tellMany(Slab, 'put', { key, v: new Float64Array(ROWS).map((_, i) => v(i)), k: key });
   const gather: number[] = [];
   const copy: number[] = [];
   const decode: number[] = [];
@@ -85,18 +107,22 @@ try {
     total.push(performance.now() - t0);
     check(g.batch, v, t + 1, ROWS, `trial ${t}`);
     const again = await kernel.gatherDirty();
-    if (again.rows !== 0) throw new Error(`trial ${t}: ${again.rows} rows still dirty right after a gather (marks not cleared)`);
+    if (again.rows !== 0)
+      throw new Error(`trial ${t}: ${again.rows} rows still dirty right after a gather (marks not cleared)`);
     gather.push(g.gatherMs);
     copy.push(g.copyMs);
     decode.push(g.decodeMs);
     if (g.dropped !== 0) throw new Error(`trial ${t}: ${g.dropped} rows dropped with no turn running (idle kernel)`);
-    console.log(`trial ${t}: ${g.rows} rows, gather ${g.gatherMs.toFixed(2)} ms, device→host copy ${g.copyMs.toFixed(2)} ms (${((g.rows * (STRIDE + 8)) / g.copyMs / 1e6).toFixed(2)} GB/s), decode ${g.decodeMs.toFixed(2)} ms, readDirty ${total.at(-1)!.toFixed(2)} ms`);
+    console.log(
+      `trial ${t}: ${g.rows} rows, gather ${g.gatherMs.toFixed(2)} ms, device→host copy ${g.copyMs.toFixed(2)} ms (${((g.rows * (STRIDE + 8)) / g.copyMs / 1e6).toFixed(2)} GB/s), decode ${g.decodeMs.toFixed(2)} ms, readDirty ${total.at(-1)!.toFixed(2)} ms`,
+    );
   }
   // Race: gather while this round's tells land; whatever a gather missed is dirty again for the last one.
   const n = TRIALS + 1;
   const last = new Map<number, number>();
   const dvOf = (b: StateBatch) => new DataView(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength);
-  const keep = (b: StateBatch) => b.keys.forEach((k, i) => last.set(k as number, dvOf(b).getUint32(i * STRIDE + AT.n, true)));
+  const keep = (b: StateBatch) =>
+    b.keys.forEach((k, i) => last.set(k as number, dvOf(b).getUint32(i * STRIDE + AT.n, true)));
   put((k) => k);
   let during = 0;
   let dropped = 0;
@@ -111,10 +137,22 @@ try {
   let lost = 0;
   for (let k = 0; k < ROWS; k++) if (last.get(k) !== n) lost++;
   if (lost) throw new Error(`race check: ${lost} actors' last update is in no gather`);
-  console.log(`race check: ${during} rows gathered while tells landed (${dropped} dropped for a turn overlapping their copy), every actor's last state read out (none lost)`);
+  console.log(
+    `race check: ${during} rows gathered while tells landed (${dropped} dropped for a turn overlapping their copy), every actor's last state read out (none lost)`,
+  );
   const c = trials(copy);
-  Object.assign(out, { gatherMs: trials(gather), copyMs: c, decodeMs: trials(decode), readDirtyMs: trials(total), raceRowsDuring: during, raceRowsDropped: dropped, copyMeetsTarget: c.median <= TARGET_COPY_MS });
-  console.log(`median device→host copy of ${ROWS.toLocaleString('en')} dirty ${STRIDE}-byte states: ${c.median.toFixed(2)} ms (target ≤ ${TARGET_COPY_MS} ms: ${c.median <= TARGET_COPY_MS ? 'met' : 'NOT met'})`);
+  Object.assign(out, {
+    gatherMs: trials(gather),
+    copyMs: c,
+    decodeMs: trials(decode),
+    readDirtyMs: trials(total),
+    raceRowsDuring: during,
+    raceRowsDropped: dropped,
+    copyMeetsTarget: c.median <= TARGET_COPY_MS,
+  });
+  console.log(
+    `median device→host copy of ${ROWS.toLocaleString('en')} dirty ${STRIDE}-byte states: ${c.median.toFixed(2)} ms (target ≤ ${TARGET_COPY_MS} ms: ${c.median <= TARGET_COPY_MS ? 'met' : 'NOT met'})`,
+  );
 } finally {
   await sys.shutdown();
 }

@@ -82,6 +82,11 @@ export function section(before: Set<number>): () => CpuShare | null {
     const cores = (b.total - a.total) / Math.max(1e-9, wall) / HZ;
     const busy = (b.busy - a.busy) / HZ / wall;
     const round = (x: number) => Number(x.toFixed(2));
-    return { main: round(main / wall), pool: round(pool / wall), other: round(other / wall), foreign: round(Math.max(0, Math.min(cores, busy - (main + pool + other) / wall))) };
+    return {
+      main: round(main / wall),
+      pool: round(pool / wall),
+      other: round(other / wall),
+      foreign: round(Math.max(0, Math.min(cores, busy - (main + pool + other) / wall))),
+    };
   };
 }

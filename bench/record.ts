@@ -5,7 +5,12 @@ import os from 'node:os';
 /** The commit measured: RG_COMMIT when set (the GPU machine has no .git), else HEAD, else 'unknown'. */
 export function commitOf(): string {
   try {
-    return process.env['RG_COMMIT'] ?? execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return (
+      process.env['RG_COMMIT'] ??
+      execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim()
+    );
   } catch {
     return 'unknown';
   }

@@ -27,13 +27,29 @@ let asks = 0;
 let tells = 0;
 let transfers = 0;
 /** A backend that can say what it holds outside the JS heap (the CUDA backend: pinned and device memory). */
-type MemoryReporting = { memoryReport?: () => { stats: { pinnedBytes: number; deviceBytes: number }; mem: { freeBytes: number } } | undefined };
-const memory: Array<{ messages: number; heapMB: number; rssMB: number; pinnedBytes?: number; deviceBytes?: number; deviceFreeBytes?: number }> = [];
+type MemoryReporting = {
+  memoryReport?: () => { stats: { pinnedBytes: number; deviceBytes: number }; mem: { freeBytes: number } } | undefined;
+};
+const memory: Array<{
+  messages: number;
+  heapMB: number;
+  rssMB: number;
+  pinnedBytes?: number;
+  deviceBytes?: number;
+  deviceFreeBytes?: number;
+}> = [];
 const sample = (messages: number) => {
   gc?.();
   const m = process.memoryUsage();
   const r = (kernel.backend as MemoryReporting).memoryReport?.();
-  memory.push({ messages, heapMB: m.heapUsed / 2 ** 20, rssMB: m.rss / 2 ** 20, ...(r ? { pinnedBytes: r.stats.pinnedBytes, deviceBytes: r.stats.deviceBytes, deviceFreeBytes: r.mem.freeBytes } : {}) });
+  memory.push({
+    messages,
+    heapMB: m.heapUsed / 2 ** 20,
+    rssMB: m.rss / 2 ** 20,
+    ...(r
+      ? { pinnedBytes: r.stats.pinnedBytes, deviceBytes: r.stats.deviceBytes, deviceFreeBytes: r.mem.freeBytes }
+      : {}),
+  });
 };
 
 const bar = progress('soak', total);
@@ -62,7 +78,9 @@ while (messages() < total) {
       if (p) await p;
     } else {
       transfers++;
-      const p = system.grain(Account, key).tell.transfer({ to: Math.floor(rand() * accounts), amount: 1 + Math.floor(rand() * 20) });
+      const p = system
+        .grain(Account, key)
+        .tell.transfer({ to: Math.floor(rand() * accounts), amount: 1 + Math.floor(rand() * 20) });
       if (p) await p;
     }
   }
@@ -105,15 +123,28 @@ const record = {
   heapGrowthMB: last.heapMB - first.heapMB,
   rssGrowthMB: last.rssMB - first.rssMB,
   ...(last.deviceFreeBytes !== undefined && first.deviceFreeBytes !== undefined
-    ? { pinnedGrowthBytes: (last.pinnedBytes ?? 0) - (first.pinnedBytes ?? 0), deviceAllocGrowthBytes: (last.deviceBytes ?? 0) - (first.deviceBytes ?? 0), deviceFreeDropBytes: first.deviceFreeBytes - last.deviceFreeBytes }
+    ? {
+        pinnedGrowthBytes: (last.pinnedBytes ?? 0) - (first.pinnedBytes ?? 0),
+        deviceAllocGrowthBytes: (last.deviceBytes ?? 0) - (first.deviceBytes ?? 0),
+        deviceFreeDropBytes: first.deviceFreeBytes - last.deviceFreeBytes,
+      }
     : {}),
   gcForced: gc !== undefined,
 };
 mkdirSync(new URL('./results/local/', import.meta.url), { recursive: true });
 writeFileSync(new URL(`./results/local/soak-${args.backend}.json`, import.meta.url), JSON.stringify(record, null, 2));
-console.log(`soak on ${describe}: ${record.messages.toLocaleString()} messages (${asks} asks, ${tells} tells, ${transfers} transfers + ${c.k2kSent} K2K) in ${seconds.toFixed(1)} s = ${record.messagesPerSecond.toLocaleString()} msg/s`);
-console.log(`counters: sent ${c.sent} + k2kReceived ${c.k2kReceived} = ${c.sent + c.k2kReceived}; processed ${c.processed} + rejected ${c.rejected} = ${c.processed + c.rejected} → ${balanced ? 'balanced' : 'NOT BALANCED'}`);
+console.log(
+  `soak on ${describe}: ${record.messages.toLocaleString()} messages (${asks} asks, ${tells} tells, ${transfers} transfers + ${c.k2kSent} K2K) in ${seconds.toFixed(1)} s = ${record.messagesPerSecond.toLocaleString()} msg/s`,
+);
+console.log(
+  `counters: sent ${c.sent} + k2kReceived ${c.k2kReceived} = ${c.sent + c.k2kReceived}; processed ${c.processed} + rejected ${c.rejected} = ${c.processed + c.rejected} → ${balanced ? 'balanced' : 'NOT BALANCED'}`,
+);
 console.log(`money: deposited ${deposited}, found ${money} → ${money === deposited ? 'conserved' : 'MISMATCH'}`);
-if (record.deviceFreeDropBytes !== undefined) console.log(`GPU memory from ${first.messages.toLocaleString()} msgs to the end: pinned ${record.pinnedGrowthBytes} B, device allocations ${record.deviceAllocGrowthBytes} B, device free memory dropped ${record.deviceFreeDropBytes} B`);
-console.log(`memory after ${first.messages.toLocaleString()} msgs: heap ${first.heapMB.toFixed(1)} MB rss ${first.rssMB.toFixed(1)} MB; at the end: heap ${last.heapMB.toFixed(1)} MB rss ${last.rssMB.toFixed(1)} MB (growth heap ${record.heapGrowthMB.toFixed(1)} MB, rss ${record.rssGrowthMB.toFixed(1)} MB)`);
+if (record.deviceFreeDropBytes !== undefined)
+  console.log(
+    `GPU memory from ${first.messages.toLocaleString()} msgs to the end: pinned ${record.pinnedGrowthBytes} B, device allocations ${record.deviceAllocGrowthBytes} B, device free memory dropped ${record.deviceFreeDropBytes} B`,
+  );
+console.log(
+  `memory after ${first.messages.toLocaleString()} msgs: heap ${first.heapMB.toFixed(1)} MB rss ${first.rssMB.toFixed(1)} MB; at the end: heap ${last.heapMB.toFixed(1)} MB rss ${last.rssMB.toFixed(1)} MB (growth heap ${record.heapGrowthMB.toFixed(1)} MB, rss ${record.rssGrowthMB.toFixed(1)} MB)`,
+);
 if (!balanced || money !== deposited) process.exit(1);

@@ -4,7 +4,8 @@ const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd'];
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 /** Width of a label at font-size 12 (sans-serif runs about 7 px a character): margins grow to fit, never clip. */
 const textWidth = (s: string) => Math.ceil(s.length * 7);
-const fmt = (v: number) => (v >= 1000 ? v.toLocaleString('en-US', { maximumFractionDigits: 0 }) : Number(v.toPrecision(3)).toString());
+const fmt = (v: number) =>
+  v >= 1000 ? v.toLocaleString('en-US', { maximumFractionDigits: 0 }) : Number(v.toPrecision(3)).toString();
 
 export interface Series {
   name: string;
@@ -29,7 +30,14 @@ function frame(title: string, f: Frame): string[] {
 }
 
 /** Lines over a log10 x axis (latency in µs) and a linear y axis (0..1 for a CDF). */
-export function lineChart(opts: { title: string; xLabel: string; yLabel: string; series: Series[]; logX?: boolean; marks?: Array<{ x: number; label: string }> }): string {
+export function lineChart(opts: {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: Series[];
+  logX?: boolean;
+  marks?: Array<{ x: number; label: string }>;
+}): string {
   const right = Math.max(180, 34 + Math.max(0, ...opts.series.map((s) => textWidth(s.name))) + 12);
   const f: Frame = { w: 580 + right, h: 440, left: 70, right, top: 40, bottom: 60 };
   const pw = f.w - f.left - f.right;
@@ -68,14 +76,23 @@ export function lineChart(opts: { title: string; xLabel: string; yLabel: string;
     out.push(`<rect x="${f.left + pw + 14}" y="${ly - 9}" width="14" height="4" fill="${COLORS[i % COLORS.length]}"/>`);
     out.push(`<text x="${f.left + pw + 34}" y="${ly - 3}">${esc(s.name)}</text>`);
   });
-  out.push(`<text x="${f.left + pw / 2}" y="${f.h - 18}" text-anchor="middle">${esc(opts.xLabel)}${logX ? ' (log scale)' : ''}</text>`);
-  out.push(`<text transform="translate(18 ${f.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`);
+  out.push(
+    `<text x="${f.left + pw / 2}" y="${f.h - 18}" text-anchor="middle">${esc(opts.xLabel)}${logX ? ' (log scale)' : ''}</text>`,
+  );
+  out.push(
+    `<text transform="translate(18 ${f.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`,
+  );
   out.push('</svg>');
   return out.join('\n') + '\n';
 }
 
 /** Horizontal bars with their values; an optional dashed target line. */
-export function barChart(opts: { title: string; unit: string; bars: Array<{ name: string; value: number }>; target?: { value: number; label: string } }): string {
+export function barChart(opts: {
+  title: string;
+  unit: string;
+  bars: Array<{ name: string; value: number }>;
+  target?: { value: number; label: string };
+}): string {
   const rowH = 34;
   const left = Math.max(230, Math.max(0, ...opts.bars.map((b) => textWidth(b.name))) + 16);
   const f: Frame = { w: 530 + left, h: 80 + opts.bars.length * rowH + 30, left, right: 120, top: 40, bottom: 40 };
@@ -86,7 +103,9 @@ export function barChart(opts: { title: string; unit: string; bars: Array<{ name
   opts.bars.forEach((b, i) => {
     const y = f.top + 10 + i * rowH;
     out.push(`<text x="${f.left - 8}" y="${y + 17}" text-anchor="end">${esc(b.name)}</text>`);
-    out.push(`<rect x="${f.left}" y="${y}" width="${Math.max(1, px(b.value) - f.left).toFixed(1)}" height="24" fill="${COLORS[i % COLORS.length]}"/>`);
+    out.push(
+      `<rect x="${f.left}" y="${y}" width="${Math.max(1, px(b.value) - f.left).toFixed(1)}" height="24" fill="${COLORS[i % COLORS.length]}"/>`,
+    );
     out.push(`<text x="${px(b.value) + 6}" y="${y + 17}">${fmt(b.value)} ${esc(opts.unit)}</text>`);
   });
   const bottom = f.top + 10 + opts.bars.length * rowH;
@@ -101,14 +120,20 @@ export function barChart(opts: { title: string; unit: string; bars: Array<{ name
 }
 
 /** Histogram as bars over log-spaced bins (counts normalised per series), drawn as step lines. */
-export function histogramChart(opts: { title: string; xLabel: string; series: Array<{ name: string; samples: Float64Array }>; bins?: number }): string {
+export function histogramChart(opts: {
+  title: string;
+  xLabel: string;
+  series: Array<{ name: string; samples: Float64Array }>;
+  bins?: number;
+}): string {
   const bins = opts.bins ?? 60;
   const all = opts.series.flatMap((s) => [s.samples[0]!, s.samples[s.samples.length - 1]!]).filter((x) => x > 0);
   const lo = Math.log10(Math.min(...all));
   const hi = Math.log10(Math.max(...all)) + 1e-9;
   const series: Series[] = opts.series.map((s) => {
     const counts = new Float64Array(bins);
-    for (const v of s.samples) counts[Math.min(bins - 1, Math.max(0, Math.floor(((Math.log10(Math.max(v, 1e-9)) - lo) / (hi - lo)) * bins)))]!++;
+    for (const v of s.samples)
+      counts[Math.min(bins - 1, Math.max(0, Math.floor(((Math.log10(Math.max(v, 1e-9)) - lo) / (hi - lo)) * bins)))]!++;
     const peak = Math.max(...counts) || 1;
     const pts: Array<[number, number]> = [];
     for (let b = 0; b < bins; b++) {

@@ -25,9 +25,16 @@ const backends = option('--backends', 'cuda,cpu').split(',');
 const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 
-interface Row { backend: string; rows: number; ring: number; rowsPerS: number; msPerCall: number; trials: number[] }
+interface Row {
+  backend: string;
+  rows: number;
+  ring: number;
+  rowsPerS: number;
+  msPerCall: number;
+  trials: number[];
+}
 const out: Row[] = [];
-const cuda = backends.includes("cuda") && probeCuda().ok;
+const cuda = backends.includes('cuda') && probeCuda().ok;
 for (const name of backends) {
   if (name === 'cuda' && !cuda) {
     console.log('askmany-probe: no CUDA device, cuda skipped');
@@ -36,7 +43,12 @@ for (const name of backends) {
   for (const ring of rings) {
     for (const R of rowsList) {
       const backend: Backend = name === 'cuda' ? new CudaBackend() : new CpuBackend({ threads: 1 });
-      const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Account, {
+      const sys = new GrainSystem({
+        backends: { [name]: backend },
+        logLevel: 'warn',
+        handleSignals: false,
+        handshakeTimeoutMs: 60_000,
+      }).register(Account, {
         placement: name,
         maxActors: Math.max(4096, R),
         ringCapacity: ring,
@@ -51,16 +63,22 @@ for (const name of backends) {
           const t0 = performance.now();
           const r = await sys.askMany(Account, 'deposit', { key, amount });
           const dt = performance.now() - t0;
-          for (let i = 0; i < R; i++) if (r.balance[i] !== t + 1) throw new Error(`${name}: row ${i} balance ${r.balance[i]}, want ${t + 1}`);
+          for (let i = 0; i < R; i++)
+            if (r.balance[i] !== t + 1) throw new Error(`${name}: row ${i} balance ${r.balance[i]}, want ${t + 1}`);
           if (t > 0) rates.push(R / (dt / 1000)); // the first call warms up (activations, JIT)
         }
         const m = median(rates);
         out.push({ backend: name, rows: R, ring, rowsPerS: m, msPerCall: (R / m) * 1000, trials: rates });
-        console.log(`${name.padEnd(4)} ring ${String(ring).padStart(5)}  rows ${String(R).padStart(7)}: ${(m / 1e6).toFixed(2)} M rows/s, ${((R / m) * 1000).toFixed(2)} ms a call`);
+        console.log(
+          `${name.padEnd(4)} ring ${String(ring).padStart(5)}  rows ${String(R).padStart(7)}: ${(m / 1e6).toFixed(2)} M rows/s, ${((R / m) * 1000).toFixed(2)} ms a call`,
+        );
       } finally {
         await sys.shutdown();
       }
     }
   }
 }
-writeFileSync(path.join(outDir, 'askmany-probe.json'), `${JSON.stringify({ date: new Date().toISOString(), command: `node --import tsx bench/probes/askmany.ts ${argv.join(' ')}`, results: out }, null, 1)}\n`);
+writeFileSync(
+  path.join(outDir, 'askmany-probe.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), command: `node --import tsx bench/probes/askmany.ts ${argv.join(' ')}`, results: out }, null, 1)}\n`,
+);

@@ -43,7 +43,8 @@ export async function hopFloor(ctx: CudaContext, trials = 3): Promise<number> {
     for (let t = 0; t < trials; t++) {
       ctx.memsetDevice(words, 0);
       ctx.launch(fn, { grid: 2, block: 32, stream }, [arg.ptr(words.devPtr), arg.u32(hops), arg.ptr(out.devPtr)]);
-      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 }))) throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
+      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 })))
+        throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
       const ns = new BigUint64Array(1);
       ctx.copyFromDevice(ns, out);
       runs.push(Number(ns[0]) / (2 * hops));

@@ -35,7 +35,11 @@ export class Pump extends Grain({
 }
 type P = TypesOf<typeof Pump>;
 
-const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'warn', handleSignals: false });
+const system = new GrainSystem({
+  backends: { cpu: new CpuBackend({ threads: 1 }) },
+  logLevel: 'warn',
+  handleSignals: false,
+});
 system.register(Sink, { placement: 'cpu', ringCapacity: 16 }).register(Pump, { placement: 'cpu' });
 await system.start();
 const sink = system.kernel(Sink);

@@ -21,7 +21,12 @@ if (!probeCuda().ok) {
 }
 const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
 for (const partitions of partitionsList) {
-  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Relay, {
+  const sys = new GrainSystem({
+    backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+  }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
     ringCapacity: 1024,
@@ -30,7 +35,9 @@ for (const partitions of partitionsList) {
   await sys.start();
   try {
     const h = await relayHop(sys, hops);
-    console.log(`hop-probe ${defines} partitions ${partitions}: hop ${h.hopNs.toFixed(0)} ns (chain of 0: ${h.chain0P50Us.toFixed(1)} µs, of ${hops}: ${h.chainHP50Us.toFixed(0)} µs)`);
+    console.log(
+      `hop-probe ${defines} partitions ${partitions}: hop ${h.hopNs.toFixed(0)} ns (chain of 0: ${h.chain0P50Us.toFixed(1)} µs, of ${hops}: ${h.chainHP50Us.toFixed(0)} µs)`,
+    );
   } finally {
     await sys.shutdown();
   }

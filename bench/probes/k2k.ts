@@ -29,46 +29,84 @@ if (!probeCuda().ok) {
 }
 const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const partitions of partitionsList) for (const queueCapacity of queues) {
-  const backend = new CudaBackend({ partitions, queueCapacity });
-  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
-  try {
-    await sys.start();
-  } catch (e) {
-    console.log(JSON.stringify({ defines, partitions, queueCapacity, error: String(e) }));
-    continue;
-  }
-  try {
-    const launch = backend.launches.at(-1)!;
-    const hop = await relayHop(sys);
-    const model = new Uint32Array(RELAY_ACTORS);
-    const byWalks: Record<string, number> = {};
-    const waves: Record<string, unknown> = {};
-    for (const walks of walksList) {
-      const runs: number[] = [];
-      const before = readWaveStats(backend);
-      for (let t = 0; t < trials; t++) runs.push((await relayWalks(sys, walks, 1000, model)).perSecond);
-      byWalks[walks] = Math.round(median(runs));
-      // Idle warps add what they summed after 256 empty polls: give them a moment.
-      await new Promise((r) => setTimeout(r, 50));
-      const after = readWaveStats(backend);
-      if (before && after) waves[walks] = waveSummary(after.map((v, i) => v - before[i]!));
+for (const partitions of partitionsList)
+  for (const queueCapacity of queues) {
+    const backend = new CudaBackend({ partitions, queueCapacity });
+    const sys = new GrainSystem({
+      backends: { cuda: backend },
+      logLevel: 'warn',
+      handleSignals: false,
+      handshakeTimeoutMs: 60_000,
+      askTimeoutMs: 120_000,
+    }).register(Relay, {
+      placement: 'cuda',
+      maxActors: RELAY_ACTORS,
+      ringCapacity: 1024,
+      replyCapacity: 1024,
+    });
+    try {
+      await sys.start();
+    } catch (e) {
+      console.log(JSON.stringify({ defines, partitions, queueCapacity, error: String(e) }));
+      continue;
     }
-    console.log(JSON.stringify({ defines, partitions, queueCapacity, registers: launch.registersPerThread, stackBytes: launch.stackBytesPerThread, blocksPerSM: launch.blocksPerSM, blocks: launch.blocks, hopNs: Math.round(hop.hopNs), k2kPerSByWalks: byWalks, ...(Object.keys(waves).length ? { waves } : {}) }));
-  } finally {
-    await sys.shutdown();
+    try {
+      const launch = backend.launches.at(-1)!;
+      const hop = await relayHop(sys);
+      const model = new Uint32Array(RELAY_ACTORS);
+      const byWalks: Record<string, number> = {};
+      const waves: Record<string, unknown> = {};
+      for (const walks of walksList) {
+        const runs: number[] = [];
+        const before = readWaveStats(backend);
+        for (let t = 0; t < trials; t++) runs.push((await relayWalks(sys, walks, 1000, model)).perSecond);
+        byWalks[walks] = Math.round(median(runs));
+        // Idle warps add what they summed after 256 empty polls: give them a moment.
+        await new Promise((r) => setTimeout(r, 50));
+        const after = readWaveStats(backend);
+        if (before && after) waves[walks] = waveSummary(after.map((v, i) => v - before[i]!));
+      }
+      console.log(
+        JSON.stringify({
+          defines,
+          partitions,
+          queueCapacity,
+          registers: launch.registersPerThread,
+          stackBytes: launch.stackBytesPerThread,
+          blocksPerSM: launch.blocksPerSM,
+          blocks: launch.blocks,
+          hopNs: Math.round(hop.hopNs),
+          k2kPerSByWalks: byWalks,
+          ...(Object.keys(waves).length ? { waves } : {}),
+        }),
+      );
+    } finally {
+      await sys.shutdown();
+    }
   }
-}
 
 /** device.ts RG_WS_* sums → per batch and per turn figures (SM clock cycles). */
 function waveSummary(w: BigUint64Array): Record<string, number> {
   const n = (i: number) => Number(w[i] ?? 0n);
-  const [batches, messages, batchCycles, wavesN, turns, turnCycles, dec, act, handle, after, maxTurn, singles, singleCycles, preSend, claim, publish, postSend] = Array.from({ length: 17 }, (_, i) => n(i));
+  const [
+    batches,
+    messages,
+    batchCycles,
+    wavesN,
+    turns,
+    turnCycles,
+    dec,
+    act,
+    handle,
+    after,
+    maxTurn,
+    singles,
+    singleCycles,
+    preSend,
+    claim,
+    publish,
+    postSend,
+  ] = Array.from({ length: 17 }, (_, i) => n(i));
   const per = (a: number, b: number) => (b ? Math.round((a / b) * 10) / 10 : 0);
   return {
     batches: batches!,

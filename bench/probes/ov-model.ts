@@ -25,10 +25,18 @@ const STUB = 1;
 const nodeOf = (i: number) => i + 2;
 
 function clone(s: State): State {
-  return { mem: new Map(s.mem), th: s.th.map((t) => ({ pc: t.pc, prev: t.prev, buf: t.buf.slice() })), trace: s.trace.slice() };
+  return {
+    mem: new Map(s.mem),
+    th: s.th.map((t) => ({ pc: t.pc, prev: t.prev, buf: t.buf.slice() })),
+    trace: s.trace.slice(),
+  };
 }
 
-function check(n: number, swapReleases: boolean, freshLinks: number): { finals: number; stranded: number; example: string[] | undefined } {
+function check(
+  n: number,
+  swapReleases: boolean,
+  freshLinks: number,
+): { finals: number; stranded: number; example: string[] | undefined } {
   const mem = new Map<string, number>([['tail', 0]]);
   mem.set(`link${STUB}`, 0);
   // A reused node still holds its old link (freshLinks != 0: a free-stack node's next-free link before a8b0ac9,

@@ -48,18 +48,27 @@ for (let k = S; targets.length < T; k++) if (HOT === 0 || devicePartition(k, PAR
 // Each sender fans out over 32 targets, a list chosen per (sender, round) from 64 seeded lists.
 const rnd = mulberry32(7);
 const LISTS = 64;
-const lists: number[][] = Array.from({ length: LISTS }, () => Array.from({ length: 32 }, () => targets[Math.floor(rnd() * T)]!));
+const lists: number[][] = Array.from({ length: LISTS }, () =>
+  Array.from({ length: 32 }, () => targets[Math.floor(rnd() * T)]!),
+);
 const listOf = (sender: number, round: number) => lists[(sender * 7 + round) % LISTS]!;
 
 const cudaOptions: Record<string, unknown> = { partitions: PARTITIONS, queueCapacity: QUEUE };
-const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions, args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1) } : {});
+const { system, placement, describe } = await buildSystem(
+  args.backend,
+  {},
+  cudaOptions,
+  args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1) } : {},
+);
 system.register(Blast, { placement, maxActors: Math.max(1024, S + T), ringCapacity: 1 << 16 });
 let tellErrors = 0;
 system.on('tellError', (e) => {
   if (tellErrors++ < 5) console.error(`tell failed: ${e.grain}.${e.method}: ${e.error.message}`);
 });
 await system.start();
-console.log(`ov-stress: ${describe}; ${S} senders × ${FAN} hits a round over ${T} targets${HOT ? ` (all in partitions 0..${HOT - 1})` : ''}; ${PARTITIONS} partitions × ${QUEUE} slots`);
+console.log(
+  `ov-stress: ${describe}; ${S} senders × ${FAN} hits a round over ${T} targets${HOT ? ` (all in partitions 0..${HOT - 1})` : ''}; ${PARTITIONS} partitions × ${QUEUE} slots`,
+);
 
 const where = () => whereItStands(system);
 
@@ -100,14 +109,18 @@ for (let round = 0; round < ROUNDS && performance.now() - t0 < SECONDS * 1000; r
   for (const c of Object.values(system.metrics())) maxInUse = Math.max(maxInUse, c.overflow?.highWater ?? 0);
   rounds++;
   if (!ok) {
-    console.error(`STALL in round ${round} (${rounds} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s): not quiet within ${STALL_S} s\n  ${where()}`);
+    console.error(
+      `STALL in round ${round} (${rounds} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s): not quiet within ${STALL_S} s\n  ${where()}`,
+    );
     await finish(1);
   }
   if (round % 20 === 0) console.log(`round ${round}: ${(performance.now() - tr).toFixed(0)} ms; ${where()}`);
 }
 const secs = (performance.now() - t0) / 1000;
 const k2k = Object.values(system.metrics()).reduce((a, c) => a + c.k2kSent, 0);
-console.log(`${rounds} rounds, ${k2k.toLocaleString('en-US')} K2K messages in ${secs.toFixed(1)} s (${(k2k / secs / 1e6).toFixed(2)} M/s), overflow high-water ${maxInUse}`);
+console.log(
+  `${rounds} rounds, ${k2k.toLocaleString('en-US')} K2K messages in ${secs.toFixed(1)} s (${(k2k / secs / 1e6).toFixed(2)} M/s), overflow high-water ${maxInUse}`,
+);
 
 // Every target: count, sum and order.
 if (INJECT) got.get(targets[0]!)!.n++;
@@ -119,14 +132,16 @@ for (let j = 0; j < T; j += 512) {
     const a = answers[x]!;
     const e = got.get(k)!;
     if (a.got !== e.n || a.sum !== e.sum || a.bad !== 0) {
-      if (problems.length < 10) problems.push(`target ${k}: got ${a.got} (want ${e.n}), sum ${a.sum} (want ${e.sum}), out of order ${a.bad}`);
+      if (problems.length < 10)
+        problems.push(`target ${k}: got ${a.got} (want ${e.n}), sum ${a.sum} (want ${e.sum}), out of order ${a.bad}`);
       else if (problems.length === 10) problems.push('…');
     }
   });
 }
 const m = system.metrics();
 for (const [name, c] of Object.entries(m)) {
-  if (c.handlerErrors || c.rejected) problems.push(`${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
+  if (c.handlerErrors || c.rejected)
+    problems.push(`${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
   if (c.k2kSent !== c.k2kReceived) problems.push(`${name}: K2K sent ${c.k2kSent}, received ${c.k2kReceived}`);
 }
 if (tellErrors) problems.push(`${tellErrors} tells failed`);

@@ -20,10 +20,16 @@ const argv = process.argv.slice(2);
 const TRIALS = Number(argv.includes('--trials') ? argv[argv.indexOf('--trials') + 1] : 5);
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const show = (name: string, xs: number[], unit: string, digits = 2) =>
-  console.log(`${name}: ${med(xs).toFixed(digits)} ${unit} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, ${xs.length} trials)`);
+  console.log(
+    `${name}: ${med(xs).toFixed(digits)} ${unit} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, ${xs.length} trials)`,
+  );
 
 const load0 = loadavg()[0]!;
-const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'warn', handleSignals: false });
+const system = new GrainSystem({
+  backends: { cpu: new CpuBackend({ threads: 1 }) },
+  logLevel: 'warn',
+  handleSignals: false,
+});
 system.register(Echo, { placement: 'cpu', ringCapacity: 1 << 19, maxActors: 4096 });
 await system.start();
 const k = system.kernel(Echo);

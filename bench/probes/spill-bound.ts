@@ -9,7 +9,12 @@ import { InlineBackend } from '../../packages/inline-backend/src/index.ts';
 import { Probe } from '../../test/readme-programs/grains.ts';
 
 const unbounded = process.argv[2] === 'unbounded';
-const s = new GrainSystem({ backends: { inline: new InlineBackend() }, logLevel: 'silent', handleSignals: false, ...(unbounded ? { maxQueuedBytes: Number.MAX_SAFE_INTEGER } : {}) });
+const s = new GrainSystem({
+  backends: { inline: new InlineBackend() },
+  logLevel: 'silent',
+  handleSignals: false,
+  ...(unbounded ? { maxQueuedBytes: Number.MAX_SAFE_INTEGER } : {}),
+});
 s.register(Probe, { placement: 'inline', ringCapacity: 1024 });
 await s.start();
 await s.kernel(Probe).deactivate();
@@ -26,5 +31,12 @@ for (; n < 5_000_000; n++) {
   }
 }
 const grown = Math.round((process.memoryUsage().rss - rss0) / 2 ** 20);
-console.log(JSON.stringify({ maxQueuedBytes: unbounded ? 'unbounded' : 'default (256 MiB)', accepted: n, error, rssGrowthMiB: grown }));
+console.log(
+  JSON.stringify({
+    maxQueuedBytes: unbounded ? 'unbounded' : 'default (256 MiB)',
+    accepted: n,
+    error,
+    rssGrowthMiB: grown,
+  }),
+);
 process.exit(0);

@@ -44,8 +44,18 @@ interface Row {
   pausedTellNsPerCall: number;
 }
 
-async function measure(name: 'cpu' | 'cuda', backend: Backend, partitions: number | null, actors: number): Promise<Row> {
-  const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Account, {
+async function measure(
+  name: 'cpu' | 'cuda',
+  backend: Backend,
+  partitions: number | null,
+  actors: number,
+): Promise<Row> {
+  const sys = new GrainSystem({
+    backends: { [name]: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+  }).register(Account, {
     placement: name,
     maxActors: Math.max(4096, actors * 2),
     ringCapacity: RING,
@@ -97,14 +107,26 @@ async function measure(name: 'cpu' | 'cuda', backend: Backend, partitions: numbe
       const b = (await refs[k]!.balance({})).balance;
       if (b !== want(k)) throw new Error(`${name} p${partitions}: actor ${k} balance ${b}, want ${want(k)}`);
     }
-    return { backend: name, partitions, actors, bulkPerS: Math.round(median(bulk)), tellsPerS: Math.round(median(tells)), tellLoopNsPerCall: Math.round(median(loops)), pausedBulkNsPerRow: Math.round(median(pausedBulk.slice(1))), pausedTellNsPerCall: Math.round(median(pausedTell.slice(1))) };
+    return {
+      backend: name,
+      partitions,
+      actors,
+      bulkPerS: Math.round(median(bulk)),
+      tellsPerS: Math.round(median(tells)),
+      tellLoopNsPerCall: Math.round(median(loops)),
+      pausedBulkNsPerRow: Math.round(median(pausedBulk.slice(1))),
+      pausedTellNsPerCall: Math.round(median(pausedTell.slice(1))),
+    };
   } finally {
     await sys.shutdown();
   }
 }
 
 const rows: Row[] = [];
-const show = (r: Row) => console.log(`${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call; paused: tellMany ${r.pausedBulkNsPerRow} ns/row, tell ${r.pausedTellNsPerCall} ns/call)`);
+const show = (r: Row) =>
+  console.log(
+    `${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call; paused: tellMany ${r.pausedBulkNsPerRow} ns/row, tell ${r.pausedTellNsPerCall} ns/call)`,
+  );
 for (const actors of [1024, 65536]) {
   rows.push(await measure('cpu', new CpuBackend(), null, actors));
   show(rows.at(-1)!);
@@ -115,4 +137,7 @@ for (const actors of [1024, 65536]) {
     }
   }
 }
-writeFileSync(path.join(outDir, 'tell-probe.json'), `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, hostLanes: HOST_LANES, date: new Date().toISOString(), results: rows }, null, 2)}\n`);
+writeFileSync(
+  path.join(outDir, 'tell-probe.json'),
+  `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, hostLanes: HOST_LANES, date: new Date().toISOString(), results: rows }, null, 2)}\n`,
+);

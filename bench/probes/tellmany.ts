@@ -23,7 +23,10 @@ const TELLS = argv.includes('--tells');
 const COMPARE = argv.includes('--compare');
 const load0 = loadavg();
 
-const sys = new GrainSystem({ backends: { cpu: new CpuBackend() }, logLevel: 'warn', handleSignals: false }).register(Account, { placement: 'cpu', maxActors: 4096 });
+const sys = new GrainSystem({ backends: { cpu: new CpuBackend() }, logLevel: 'warn', handleSignals: false }).register(
+  Account,
+  { placement: 'cpu', maxActors: 4096 },
+);
 await sys.start();
 const key = new Int32Array(M);
 for (let i = 0; i < M; i++) key[i] = 20_000 + (i & 1023);
@@ -52,12 +55,20 @@ for (let k = 0; k < 1024; k += 101) {
 }
 await sys.shutdown();
 const sorted = [...runs].sort((a, b) => a - b);
-console.log(`${TELLS ? 'tells' : 'tellMany'} ${M} rows: median ${(sorted[sorted.length >> 1]! / 1e6).toFixed(2)} M/s (${runs.map((r) => (r / 1e6).toFixed(2)).join(', ')}); host call ${sendNs.map((n) => n.toFixed(0)).join(', ')} ns/row`);
+console.log(
+  `${TELLS ? 'tells' : 'tellMany'} ${M} rows: median ${(sorted[sorted.length >> 1]! / 1e6).toFixed(2)} M/s (${runs.map((r) => (r / 1e6).toFixed(2)).join(', ')}); host call ${sendNs.map((n) => n.toFixed(0)).join(', ')} ns/row`,
+);
 if (COMPARE) {
   const m = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   for (const p of ['rows', 'images'] as const) {
     const xs = byPath[p];
-    console.log(`${p}: median ${(m(xs) / 1e6).toFixed(2)} M rows/s, min ${(Math.min(...xs) / 1e6).toFixed(2)}, max ${(Math.max(...xs) / 1e6).toFixed(2)} (${xs.map((r) => (r / 1e6).toFixed(2)).join(', ')})`);
+    console.log(
+      `${p}: median ${(m(xs) / 1e6).toFixed(2)} M rows/s, min ${(Math.min(...xs) / 1e6).toFixed(2)}, max ${(Math.max(...xs) / 1e6).toFixed(2)} (${xs.map((r) => (r / 1e6).toFixed(2)).join(', ')})`,
+    );
   }
-  console.log(`images / rows (medians): ${(m(byPath.images) / m(byPath.rows)).toFixed(2)}x; load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `images / rows (medians): ${(m(byPath.images) / m(byPath.rows)).toFixed(2)}x; load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }

@@ -33,7 +33,14 @@ mkdirSync(outDir, { recursive: true });
 const ASKS = Number(option('--asks', '10000'));
 
 function newSystem(backend: CudaBackend | IsolatedCudaBackend, extra: Record<string, unknown> = {}): GrainSystem {
-  return new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000, ...extra }).register(Account, {
+  return new GrainSystem({
+    backends: { cuda: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+    askTimeoutMs: 120_000,
+    ...extra,
+  }).register(Account, {
     placement: 'cuda',
     maxActors: 4096,
     ringCapacity: 1024,
@@ -53,7 +60,8 @@ async function sanitizeTarget(): Promise<void> {
   }
   for (let k = 0; k < 5; k++) sys.grain(Account, k).tell.transfer({ to: (k + 1) % 5, amount: 1 });
   const t0 = performance.now();
-  while (sys.counters(Account).k2kReceived < 5 && performance.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 5));
+  while (sys.counters(Account).k2kReceived < 5 && performance.now() - t0 < 60_000)
+    await new Promise((r) => setTimeout(r, 5));
   let total = 0;
   for (let k = 0; k < 5; k++) total += (await sys.grain(Account, k).balance({})).balance;
   ok &&= total === 40;
@@ -74,7 +82,13 @@ function runVitest(paths: string[]): TestCounts {
   const counts = emptyCounts();
   for (const [i, p] of paths.entries()) {
     console.log(`== vitest ${p}`);
-    runVitestPath(p, path.join(outDir, `vitest-${i}.json`), Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000), ['--no-file-parallelism'], counts);
+    runVitestPath(
+      p,
+      path.join(outDir, `vitest-${i}.json`),
+      Number(process.env['RG_VITEST_TIMEOUT_MS'] ?? 300_000),
+      ['--no-file-parallelism'],
+      counts,
+    );
     // A killed vitest leaves its fork alive, and with it a persistent kernel in another CUDA context
     // that time-slices the GPU with everything after it: kill every leftover vitest process.
     spawnSync('pkill', ['-9', '-f', 'node_modules/vitest'], { stdio: 'ignore' });
@@ -82,16 +96,31 @@ function runVitest(paths: string[]): TestCounts {
   return counts;
 }
 
-
 function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
-  const bin = ['compute-sanitizer', '/usr/local/cuda/bin/compute-sanitizer'].find((c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0);
+  const bin = ['compute-sanitizer', '/usr/local/cuda/bin/compute-sanitizer'].find(
+    (c) => spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0,
+  );
   if (!bin) return { ran: false, reason: 'compute-sanitizer not found' };
   const t0 = performance.now();
-  const r = spawnSync(bin, ['--tool', tool, '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device/cuda-record.ts', '--sanitize-target'], {
-    encoding: 'utf8',
-    timeout: 200_000,
-    env: { ...process.env, RINGGRAIN_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), `rg-san-${tool}-`)) },
-  });
+  const r = spawnSync(
+    bin,
+    [
+      '--tool',
+      tool,
+      '--error-exitcode',
+      '99',
+      process.execPath,
+      '--import',
+      'tsx',
+      'scripts/device/cuda-record.ts',
+      '--sanitize-target',
+    ],
+    {
+      encoding: 'utf8',
+      timeout: 200_000,
+      env: { ...process.env, RINGGRAIN_CACHE_DIR: mkdtempSync(path.join(os.tmpdir(), `rg-san-${tool}-`)) },
+    },
+  );
   const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   writeFileSync(path.join(outDir, `sanitizer-${tool}.log`), text);
   const summary = /ERROR SUMMARY: (\d+) error/.exec(text);
@@ -109,7 +138,8 @@ function runSanitizer(tool: 'memcheck' | 'racecheck'): Record<string, unknown> {
   };
 }
 
-const round = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
+const round = (o: Record<string, number>) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Math.round(v * 1000) / 1000]));
 
 async function measureLaunches(): Promise<Record<string, unknown>> {
   const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'rg-cuda-cache-'));
@@ -130,12 +160,16 @@ async function measureLaunches(): Promise<Record<string, unknown>> {
   }
   await sys.shutdown();
   cachedMs.sort((a, b) => a - b);
-  console.log(`launch: cold ${coldMs.toFixed(1)} ms, cached p50 ${cachedMs[10]?.toFixed(1)} ms, max ${cachedMs[cachedMs.length - 1]?.toFixed(1)} ms`);
+  console.log(
+    `launch: cold ${coldMs.toFixed(1)} ms, cached p50 ${cachedMs[10]?.toFixed(1)} ms, max ${cachedMs[cachedMs.length - 1]?.toFixed(1)} ms`,
+  );
   const [first, ...rest] = backend.launches;
   return {
     what: 'GrainSystem.start / launch(Account) = createKernel (generate, compile or cache, load, allocate) + kernel launch + IDLE and ACTIVE handshakes',
     coldStartMs: coldMs,
-    coldCompile: first ? { cached: first.cached, compileMs: first.compileMs, generateMs: first.generateMs, loadMs: first.loadMs } : null,
+    coldCompile: first
+      ? { cached: first.cached, compileMs: first.compileMs, generateMs: first.generateMs, loadMs: first.loadMs }
+      : null,
     cachedLaunchMs: { p50: cachedMs[10], max: cachedMs[cachedMs.length - 1], min: cachedMs[0], n: cachedMs.length },
     cachedAllHit: rest.every((l) => l.cached),
     cachedCreateKernelMsP50: rest.map((l) => l.createMs).sort((a, b) => a - b)[10],
@@ -158,7 +192,9 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
     if (r.balance !== expected) throw new Error(`ask ${i}: balance ${r.balance}, expected ${expected}`);
     if (i >= warm) samples[i - warm] = dt;
   }
-  console.log(`asks (partitions ${partitions}${isolated ? ', GPU host process' : ''}): ${JSON.stringify(round(summarize(samples) as unknown as Record<string, number>))}`);
+  console.log(
+    `asks (partitions ${partitions}${isolated ? ', GPU host process' : ''}): ${JSON.stringify(round(summarize(samples) as unknown as Record<string, number>))}`,
+  );
   // Tells: pipelined to 1,000 actors with flow control on the inbound ring (a producer that never
   // overfills it), then a balance ask to check them.
   const tells = 200_000;
@@ -169,7 +205,8 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
   await tellsWithFlowControl(kernel, tells, (i) => refs[i % 1000]!.tell.deposit({ amount: 1 }), 60_000);
   while (sys.counters(Account).processed - c0 < tells) {
     await new Promise((r) => setImmediate(r));
-    if (performance.now() - t0 > 90_000) throw new Error(`tells: ${sys.counters(Account).processed - c0} of ${tells} processed in 90 s`);
+    if (performance.now() - t0 > 90_000)
+      throw new Error(`tells: ${sys.counters(Account).processed - c0} of ${tells} processed in 90 s`);
   }
   const tellS = (performance.now() - t0) / 1000;
   for (let k = 1000; k < 2000; k += 97) {
@@ -182,8 +219,19 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
     partitions,
     ...(isolated ? { backend: 'IsolatedCudaBackend (GPU host process, rings in a shared mapping)' } : {}),
     blocks: launch.blocks,
-    asks: { what: 'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → worker warp runs the translated handler → reply ring → core resolves the promise', count: ASKS, warmup: warm, allAnswersChecked: true, ...round(summarize(samples) as unknown as Record<string, number>) },
-    tells: { count: tells, seconds: tellS, perSecond: Math.round(tells / tellS), checked: 'balance of every 97th actor equals tells/1000' },
+    asks: {
+      what: 'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → worker warp runs the translated handler → reply ring → core resolves the promise',
+      count: ASKS,
+      warmup: warm,
+      allAnswersChecked: true,
+      ...round(summarize(samples) as unknown as Record<string, number>),
+    },
+    tells: {
+      count: tells,
+      seconds: tellS,
+      perSecond: Math.round(tells / tellS),
+      checked: 'balance of every 97th actor equals tells/1000',
+    },
   };
 }
 
@@ -195,7 +243,13 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
  */
 async function measureK2K(partitions: number): Promise<Record<string, unknown>> {
   const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
-  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 120_000 }).register(Relay, {
+  const sys = new GrainSystem({
+    backends: { cuda: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 60_000,
+    askTimeoutMs: 120_000,
+  }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
     ringCapacity: 1024,
@@ -203,7 +257,9 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   });
   await sys.start();
   const hop = await relayHop(sys);
-  console.log(`k2k hop (partitions ${partitions}): chain(0) p50 ${hop.chain0P50Us.toFixed(2)} µs, chain(${hop.hops}) p50 ${hop.chainHP50Us.toFixed(1)} µs → ${hop.hopNs.toFixed(0)} ns/hop`);
+  console.log(
+    `k2k hop (partitions ${partitions}): chain(0) p50 ${hop.chain0P50Us.toFixed(2)} µs, chain(${hop.hops}) p50 ${hop.chainHP50Us.toFixed(1)} µs → ${hop.hopNs.toFixed(0)} ns/hop`,
+  );
   // Walks in flight bound the parallelism: each walk is one message at a time.
   const S = Number(option('--k2k-walks', '16384'));
   const T = Number(option('--k2k-steps', '1000'));
@@ -211,11 +267,21 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   const model = new Uint32Array(RELAY_ACTORS);
   const w = await relayWalks(sys, S, T, model);
   await sys.shutdown();
-  console.log(`k2k throughput (partitions ${partitions}): ${w.k2kMessages} K2K messages in ${w.seconds.toFixed(3)} s = ${(w.perSecond / 1e6).toFixed(2)} M/s`);
+  console.log(
+    `k2k throughput (partitions ${partitions}): ${w.k2kMessages} K2K messages in ${w.seconds.toFixed(3)} s = ${(w.perSecond / 1e6).toFixed(2)} M/s`,
+  );
   return {
     partitions,
-    hop: { what: `(p50 of ask chain(${hop.hops}) − p50 of ask chain(0)) / ${hop.hops}: one K2K forward between actors, on the device`, ...hop },
-    throughput: { what: `${S} walks of ${T} K2K sends over ${RELAY_ACTORS} actors, timed until every turn was counted; sampled actors checked against the JS walks`, walks: S, steps: T, ...w },
+    hop: {
+      what: `(p50 of ask chain(${hop.hops}) − p50 of ask chain(0)) / ${hop.hops}: one K2K forward between actors, on the device`,
+      ...hop,
+    },
+    throughput: {
+      what: `${S} walks of ${T} K2K sends over ${RELAY_ACTORS} actors, timed until every turn was counted; sampled actors checked against the JS walks`,
+      walks: S,
+      steps: T,
+      ...w,
+    },
   };
 }
 
@@ -225,13 +291,26 @@ const record: Record<string, unknown> = {
   kind: 'ringgrain-cuda-backend-run',
   date: started.toISOString(),
   commit: process.env['RG_COMMIT'] ?? null,
-  host: { node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}`, cpus: os.cpus()[0]?.model ?? null },
+  host: {
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    cpus: os.cpus()[0]?.model ?? null,
+  },
 };
 let ok = probe.ok;
 if (!probe.ok) record['error'] = `CUDA unavailable: ${probe.reason}`;
 else {
-  record['device'] = { name: probe.device.name, arch: probe.device.arch, sms: probe.device.multiprocessorCount, pciBusId: probe.device.pciBusId };
-  record['driver'] = { version: probe.driverVersion, versionString: probe.driverVersionString, nvrtc: probe.nvrtc?.version ?? null };
+  record['device'] = {
+    name: probe.device.name,
+    arch: probe.device.arch,
+    sms: probe.device.multiprocessorCount,
+    pciBusId: probe.device.pciBusId,
+  };
+  record['driver'] = {
+    version: probe.driverVersion,
+    versionString: probe.driverVersionString,
+    nvrtc: probe.nvrtc?.version ?? null,
+  };
   const steps: Record<string, unknown> = {};
   const tryStep = async (name: string, f: () => Promise<unknown> | unknown) => {
     console.log(`== ${name}`);
@@ -243,8 +322,13 @@ else {
       console.error(e);
     }
   };
-  const others = spawnSync('nvidia-smi', ['--query-compute-apps=pid,process_name', '--format=csv,noheader'], { encoding: 'utf8' });
-  record['otherGpuProcessesBeforeBench'] = (others.stdout ?? '').trim().split('\n').filter((l) => l && !l.startsWith(String(process.pid)));
+  const others = spawnSync('nvidia-smi', ['--query-compute-apps=pid,process_name', '--format=csv,noheader'], {
+    encoding: 'utf8',
+  });
+  record['otherGpuProcessesBeforeBench'] = (others.stdout ?? '')
+    .trim()
+    .split('\n')
+    .filter((l) => l && !l.startsWith(String(process.pid)));
   const onlyK2K = option('--only-k2k', '');
   if (onlyK2K) {
     // Just the on-device K2K benchmark at these partition counts (comma-separated).
@@ -252,7 +336,8 @@ else {
   } else if (!flag('--no-bench')) {
     // --steps a,b: only these steps (names as below).
     const only = option('--steps', '').split(',').filter(Boolean);
-    const step = (name: string, f: () => Promise<unknown> | unknown) => (only.length === 0 || only.includes(name) ? tryStep(name, f) : Promise.resolve());
+    const step = (name: string, f: () => Promise<unknown> | unknown) =>
+      only.length === 0 || only.includes(name) ? tryStep(name, f) : Promise.resolve();
     await step('launch', measureLaunches);
     await step('asksPartitions32', () => measureAsks(32));
     await step('asksPartitions4', () => measureAsks(4));
@@ -278,7 +363,9 @@ else {
     await tryStep('racecheck', () => runSanitizer('racecheck'));
   }
   // Tests after the benchmarks: a test process that hangs and is killed cannot slow the figures.
-  const testsArg = argv.includes('--tests') ? argv.slice(argv.indexOf('--tests') + 1).filter((a) => !a.startsWith('--')) : [];
+  const testsArg = argv.includes('--tests')
+    ? argv.slice(argv.indexOf('--tests') + 1).filter((a) => !a.startsWith('--'))
+    : [];
   if (testsArg.length) {
     console.log(`== vitest ${testsArg.join(' ')}`);
     const tests = runVitest(testsArg);

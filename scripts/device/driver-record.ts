@@ -19,7 +19,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { compileCached, CudaContext, probeCuda } from '../../packages/cuda-backend/src/driver/index.ts';
-import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runLaunchSync, runPingPong } from '../../packages/cuda-backend/test/selftest.ts';
+import {
+  EMPTY_KERNEL_SOURCE,
+  PINGPONG_EXIT,
+  runLaunchSync,
+  runPingPong,
+} from '../../packages/cuda-backend/test/selftest.ts';
 
 const argv = process.argv.slice(2);
 const flag = (name: string): boolean => argv.includes(name);
@@ -42,7 +47,13 @@ if (flag('--selftest-only')) {
 }
 
 function runVitest(): TestCounts {
-  return runVitestPath('packages/cuda-backend/test/driver.test.ts', path.join(outDir, 'vitest-driver.json'), 240_000, [], emptyCounts());
+  return runVitestPath(
+    'packages/cuda-backend/test/driver.test.ts',
+    path.join(outDir, 'vitest-driver.json'),
+    240_000,
+    [],
+    emptyCounts(),
+  );
 }
 
 function runSanitizer(): Record<string, unknown> {
@@ -52,7 +63,19 @@ function runSanitizer(): Record<string, unknown> {
   const t0 = performance.now();
   const r = spawnSync(
     tool,
-    ['--tool', 'memcheck', '--error-exitcode', '99', process.execPath, '--import', 'tsx', 'scripts/device/driver-record.ts', '--selftest-only', '--pings', '200'],
+    [
+      '--tool',
+      'memcheck',
+      '--error-exitcode',
+      '99',
+      process.execPath,
+      '--import',
+      'tsx',
+      'scripts/device/driver-record.ts',
+      '--selftest-only',
+      '--pings',
+      '200',
+    ],
     { encoding: 'utf8', timeout: 120_000 },
   );
   const text = `${r.stdout ?? ''}${r.stderr ?? ''}`;
@@ -70,7 +93,11 @@ function runSanitizer(): Record<string, unknown> {
 }
 
 function nvidiaSmi(): string | null {
-  const r = spawnSync('nvidia-smi', ['--query-gpu=name,driver_version,memory.total,pci.bus_id', '--format=csv,noheader'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'nvidia-smi',
+    ['--query-gpu=name,driver_version,memory.total,pci.bus_id', '--format=csv,noheader'],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
@@ -80,7 +107,12 @@ const record: Record<string, unknown> = {
   kind: 'ringgrain-driver-run',
   date: started.toISOString(),
   commit: process.env['RG_COMMIT'] ?? null,
-  host: { node: process.version, platform: `${os.type()} ${os.release()} ${os.arch()}`, cpus: os.cpus()[0]?.model ?? null, nvidiaSmi: nvidiaSmi() },
+  host: {
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    cpus: os.cpus()[0]?.model ?? null,
+    nvidiaSmi: nvidiaSmi(),
+  },
 };
 let ok = probe.ok;
 
@@ -88,7 +120,11 @@ if (!probe.ok) {
   record['error'] = `CUDA unavailable: ${probe.reason}`;
 } else {
   record['device'] = probe.device;
-  record['driver'] = { version: probe.driverVersion, versionString: probe.driverVersionString, libcuda: probe.libcudaPath };
+  record['driver'] = {
+    version: probe.driverVersion,
+    versionString: probe.driverVersionString,
+    libcuda: probe.libcudaPath,
+  };
   record['nvrtc'] = probe.nvrtc;
 
   console.log('== vitest: packages/cuda-backend/test/driver.test.ts');

@@ -43,7 +43,13 @@ async function until(f: () => Promise<boolean>, ms: number): Promise<boolean> {
 }
 
 const small = { maxActors: 4096, ringCapacity: 256, replyCapacity: 256 };
-const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity }) }, logLevel: (process.env['RINGGRAIN_LOG'] as 'info' | undefined) ?? 'warn', handleSignals: false, askTimeoutMs, handshakeTimeoutMs: 600_000 })
+const sys = new GrainSystem({
+  backends: { cuda: new CudaBackend({ partitions, queueCapacity }) },
+  logLevel: (process.env['RINGGRAIN_LOG'] as 'info' | undefined) ?? 'warn',
+  handleSignals: false,
+  askTimeoutMs,
+  handshakeTimeoutMs: 600_000,
+})
   .register(Coordinator, { placement: 'cuda', ...small })
   .register(Leaf, { placement: 'cuda', ...small })
   .register(Hop1, { placement: 'cuda', ...small })
@@ -51,7 +57,8 @@ const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, qu
   .register(Hop3, { placement: 'cuda', ...small });
 const wrong: string[] = [];
 const expect = (what: string, got: unknown, want: unknown) => {
-  if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  if (JSON.stringify(got) !== JSON.stringify(want))
+    wrong.push(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 };
 await sys.start();
 phase('started');
@@ -78,7 +85,9 @@ try {
 await sys.shutdown();
 phase('shut down');
 if (wrong.length) {
-  console.error(`sanitize-workload k2k (partitions ${partitions}, queue ${queueCapacity}): WRONG ANSWERS\n  ${wrong.join('\n  ')}`);
+  console.error(
+    `sanitize-workload k2k (partitions ${partitions}, queue ${queueCapacity}): WRONG ANSWERS\n  ${wrong.join('\n  ')}`,
+  );
   process.exit(1);
 }
 console.log(`sanitize-workload k2k (partitions ${partitions}, queue ${queueCapacity}): all answers correct`);

@@ -20,15 +20,35 @@ export function emptyCounts(): TestCounts {
 }
 
 /** Runs `vitest run <path> ...args`, adds its results to `into`; a run past timeoutMs is recorded, not thrown. */
-export function runVitestPath(path: string, report: string, timeoutMs: number, args: readonly string[], into: TestCounts): TestCounts {
-  const r = spawnSync(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', path, ...args, '--reporter=verbose', '--reporter=json', `--outputFile.json=${report}`], {
-    stdio: 'inherit',
-    timeout: timeoutMs,
-  });
+export function runVitestPath(
+  path: string,
+  report: string,
+  timeoutMs: number,
+  args: readonly string[],
+  into: TestCounts,
+): TestCounts {
+  const r = spawnSync(
+    process.execPath,
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      path,
+      ...args,
+      '--reporter=verbose',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+    ],
+    {
+      stdio: 'inherit',
+      timeout: timeoutMs,
+    },
+  );
   if (r.status !== 0) into.exitCode = r.status ?? -1;
   if (r.error) into.failures.push(`${path}: vitest did not finish (${String(r.error)})`);
   try {
-    const json = JSON.parse(readFileSync(report, 'utf8')) as { testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[] };
+    const json = JSON.parse(readFileSync(report, 'utf8')) as {
+      testResults: { assertionResults: { status: string; fullName: string; failureMessages?: string[] }[] }[];
+    };
     for (const file of json.testResults) {
       for (const t of file.assertionResults) {
         into.total++;
