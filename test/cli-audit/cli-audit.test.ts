@@ -15,7 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const FIX = join(import.meta.dirname, 'fixtures');
-const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const SCRIPTS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 const tmp = mkdtempSync(join(tmpdir(), 'rg-cli-audit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -40,7 +41,11 @@ function pnpm(script: string, words: string[], timeout = 60_000): Ran {
     cwd: ROOT,
     encoding: 'utf8',
     timeout,
-    env: { ...process.env, PATH: `${join(ROOT, 'node_modules/.bin')}${delimiter}${process.env['PATH'] ?? ''}`, RINGGRAIN_LOG: 'warn' },
+    env: {
+      ...process.env,
+      PATH: `${join(ROOT, 'node_modules/.bin')}${delimiter}${process.env['PATH'] ?? ''}`,
+      RINGGRAIN_LOG: 'warn',
+    },
   });
   return done(p);
 }
@@ -70,7 +75,12 @@ const BANK = 'examples/bank/grains.ts';
 
 describe('pnpm codegen / pnpm exec ringgrain codegen', () => {
   it('--help and -h print the usage on stdout and exit 0 (both entries)', () => {
-    for (const r of [pnpm('codegen', ['--help']), pnpm('codegen', ['-h']), ringgrain(['--help']), ringgrain(['codegen', '--help'])]) {
+    for (const r of [
+      pnpm('codegen', ['--help']),
+      pnpm('codegen', ['-h']),
+      ringgrain(['--help']),
+      ringgrain(['codegen', '--help']),
+    ]) {
       expect(r.code, r.all).toBe(0);
       expect(r.out).toContain('usage: ringgrain codegen <module.ts> [--grain Name] [--out dir] [--explain]');
       expect(r.err).toBe('');
@@ -79,7 +89,12 @@ describe('pnpm codegen / pnpm exec ringgrain codegen', () => {
 
   it('a module path that does not exist: exit 1, says which path and what to give instead', () => {
     for (const r of [pnpm('codegen', ['examples/bank/grain.ts']), ringgrain(['codegen', 'nope/missing.ts'])]) {
-      expectRefused(r, 1, /cannot import (examples\/bank\/grain|nope\/missing)\.ts: no such file \(\/.+\)/, 'hint: name the .ts module that exports the grain classes');
+      expectRefused(
+        r,
+        1,
+        /cannot import (examples\/bank\/grain|nope\/missing)\.ts: no such file \(\/.+\)/,
+        'hint: name the .ts module that exports the grain classes',
+      );
       expect(r.out).toBe('');
     }
   });
@@ -90,8 +105,16 @@ describe('pnpm codegen / pnpm exec ringgrain codegen', () => {
   });
 
   it('a handler outside the subset: the CodegenError with grain.method, file:line:col and hint; exit 1', () => {
-    for (const r of [pnpm('codegen', [join(FIX, 'outside-subset.ts')]), ringgrain(['codegen', join(FIX, 'outside-subset.ts'), '--out', join(tmp, 'never')])]) {
-      expectRefused(r, 1, /^Dice\.roll \(outside-subset\.ts:11:\d+\): arrow function is not supported in code translated to CUDA$/m, /^ {2}hint: /m);
+    for (const r of [
+      pnpm('codegen', [join(FIX, 'outside-subset.ts')]),
+      ringgrain(['codegen', join(FIX, 'outside-subset.ts'), '--out', join(tmp, 'never')]),
+    ]) {
+      expectRefused(
+        r,
+        1,
+        /^Dice\.roll \(outside-subset\.ts:11:\d+\): arrow function is not supported in code translated to CUDA$/m,
+        /^ {2}hint: /m,
+      );
       expect(r.out).toBe('');
     }
     // Nothing half-written for the class that failed.
@@ -99,7 +122,11 @@ describe('pnpm codegen / pnpm exec ringgrain codegen', () => {
   });
 
   it('--explain on a rejected grain also fails with the CodegenError (never a verdict for untranslatable code)', () => {
-    expectRefused(pnpm('codegen', [join(FIX, 'outside-subset.ts'), '--explain']), 1, 'Dice.roll (outside-subset.ts:11:');
+    expectRefused(
+      pnpm('codegen', [join(FIX, 'outside-subset.ts'), '--explain']),
+      1,
+      'Dice.roll (outside-subset.ts:11:',
+    );
   });
 
   it('--grain naming a class that is not there: exit 2, lists the classes it has, and the usage', () => {
@@ -154,28 +181,47 @@ describe('pnpm example:<name> -- …: flags every example shares', () => {
   // (on one example, in turn) and each example once per behaviour, not every spelling on every example
   // (12 child processes each way before, ~1.5 s of CPU apiece on the 2-core machine).
   const HELP = [['--', '--help'], ['--help'], ['--', '-h'], ['--', '--help']];
-  const BAD_BACKEND = [['--', '--backend', 'gpu'], ['--', '--backend=GPU'], ['--', '--backend'], ['--backend', 'gpu']];
+  const BAD_BACKEND = [
+    ['--', '--backend', 'gpu'],
+    ['--', '--backend=GPU'],
+    ['--', '--backend'],
+    ['--backend', 'gpu'],
+  ];
 
-  it.each(EXAMPLES.map(([script, title], i) => [script, title, HELP[i]!] as const))('%s %s: %j prints its flags and exits 0', (script, title, words) => {
-    const r = pnpm(script, [...words]);
-    expect(r.code, r.all).toBe(0);
-    expect(r.out.startsWith(title), r.out).toBe(true);
-    expect(r.out).toContain('--backend');
-  });
+  it.each(EXAMPLES.map(([script, title], i) => [script, title, HELP[i]!] as const))(
+    '%s %s: %j prints its flags and exits 0',
+    (script, title, words) => {
+      const r = pnpm(script, [...words]);
+      expect(r.code, r.all).toBe(0);
+      expect(r.out.startsWith(title), r.out).toBe(true);
+      expect(r.out).toContain('--backend');
+    },
+  );
 
-  it.each(EXAMPLES.map(([script], i) => [script, BAD_BACKEND[i]!] as const))('%s %j: exit 2 naming the allowed backends', (script, words) => {
-    expectRefused(pnpm(script, [...words]), 2, 'error: --backend must be cpu, cuda, auto or inline');
-  });
+  it.each(EXAMPLES.map(([script], i) => [script, BAD_BACKEND[i]!] as const))(
+    '%s %j: exit 2 naming the allowed backends',
+    (script, words) => {
+      expectRefused(pnpm(script, [...words]), 2, 'error: --backend must be cpu, cuda, auto or inline');
+    },
+  );
 
   it.each([
     ['example:bank', ['--accounts', '10', '--transfers', '10']],
     ['example:vector-add', ['--sizes', '10']],
     ['example:sir', ['--people', '200', '--days', '1']],
     ['example:fleet', ['--devices', '10', '--rounds', '1']],
-  ] as const)('%s -- --backend cuda without a driver: the typed refusal, exit 2, a hint to use cpu or auto', (script, small) => {
-    const r = pnpm(script, ['--', '--backend', 'cuda', ...small]);
-    expectRefused(r, 2, /^error: --backend cuda is not available: /m, 'hint: run with --backend cpu or --backend auto');
-  });
+  ] as const)(
+    '%s -- --backend cuda without a driver: the typed refusal, exit 2, a hint to use cpu or auto',
+    (script, small) => {
+      const r = pnpm(script, ['--', '--backend', 'cuda', ...small]);
+      expectRefused(
+        r,
+        2,
+        /^error: --backend cuda is not available: /m,
+        'hint: run with --backend cpu or --backend auto',
+      );
+    },
+  );
 });
 
 describe('pnpm example:<name>: misspelt flags and stray words are refused, never run on defaults', () => {
@@ -187,7 +233,12 @@ describe('pnpm example:<name>: misspelt flags and stray words are refused, never
     ['example:sir', ['--people', '200', '--ring-log', '4'], 'unknown option --ring-log'],
     ['example:fleet', ['--devices', '10', '--round', '1'], 'unknown option --round'],
   ] as const)('%s %j', (script, words, why) => {
-    expectRefused(pnpm(script, ['--', '--backend', 'inline', ...words], 30_000), 2, `error: ${why}`, '(--help lists them)');
+    expectRefused(
+      pnpm(script, ['--', '--backend', 'inline', ...words], 30_000),
+      2,
+      `error: ${why}`,
+      '(--help lists them)',
+    );
   });
 });
 
@@ -197,7 +248,11 @@ describe('pnpm example:<name>: numeric options out of range or not numbers', () 
     ['example:bank', ['--accounts', '-5'], '--accounts must be a non-negative integer (got -5)'],
     ['example:bank', ['--accounts'], '--accounts must be a non-negative integer (got true)'],
     ['example:bank', ['--accounts', '1'], '--accounts must be at least 2'],
-    ['example:bank', ['--accounts', '10', '--transfers', '1.5'], '--transfers must be a non-negative integer (got 1.5)'],
+    [
+      'example:bank',
+      ['--accounts', '10', '--transfers', '1.5'],
+      '--transfers must be a non-negative integer (got 1.5)',
+    ],
     ['example:bank', ['--accounts', '10', '--seed', '1e99'], '--seed must be a non-negative integer'],
     ['example:vector-add', ['--sizes', '10,abc'], '--sizes: each size must be an integer in 1..'],
     ['example:vector-add', ['--sizes', '0'], '--sizes: each size must be an integer in 1..'],
@@ -206,14 +261,38 @@ describe('pnpm example:<name>: numeric options out of range or not numbers', () 
     ['example:sir', ['--people', '5'], '--people must be in 100..10000000'],
     ['example:sir', ['--people', '10000001'], '--people must be in 100..10000000'],
     ['example:sir', ['--beta', '2000'], '--beta is per mille (0..1000)'],
-    ['example:sir', ['--people', '200', '--days', '1', '--threads', '0'], '--threads must be an integer in 1..1024 (got 0)'],
-    ['example:sir', ['--people', '200', '--days', '1', '--ring-log2', '0'], '--ring-log2 must be an integer in 1..20 (got 0)'],
-    ['example:sir', ['--people', '200', '--days', '1', '--ring-log2', '40'], '--ring-log2 must be an integer in 1..20 (got 40)'],
-    ['example:sir', ['--people', '200', '--days', '1', '--queue-log2', '40'], '--queue-log2 must be an integer in 1..30 (got 40)'],
+    [
+      'example:sir',
+      ['--people', '200', '--days', '1', '--threads', '0'],
+      '--threads must be an integer in 1..1024 (got 0)',
+    ],
+    [
+      'example:sir',
+      ['--people', '200', '--days', '1', '--ring-log2', '0'],
+      '--ring-log2 must be an integer in 1..20 (got 0)',
+    ],
+    [
+      'example:sir',
+      ['--people', '200', '--days', '1', '--ring-log2', '40'],
+      '--ring-log2 must be an integer in 1..20 (got 40)',
+    ],
+    [
+      'example:sir',
+      ['--people', '200', '--days', '1', '--queue-log2', '40'],
+      '--queue-log2 must be an integer in 1..30 (got 40)',
+    ],
     ['example:fleet', ['--devices', '0'], '--devices must be in 1..2147483647'],
     ['example:fleet', ['--devices', '10', '--rounds', '0'], '--rounds must be at least 1'],
-    ['example:fleet', ['--devices', '10', '--rounds', '1', '--threads', '5000'], '--threads must be an integer in 0..1024 (got 5000)'],
-    ['example:fleet', ['--devices', '10', '--rounds', '1', '--store', 'redis'], '--store must be lmdb or postgres (got "redis")'],
+    [
+      'example:fleet',
+      ['--devices', '10', '--rounds', '1', '--threads', '5000'],
+      '--threads must be an integer in 0..1024 (got 5000)',
+    ],
+    [
+      'example:fleet',
+      ['--devices', '10', '--rounds', '1', '--store', 'redis'],
+      '--store must be lmdb or postgres (got "redis")',
+    ],
     ['example:fleet', ['--devices', '10', '--rounds', '1', '--data-dir'], '--data-dir needs a value'],
   ] as const)('%s %j: exit 2 with the rule', (script, words, why) => {
     expectRefused(pnpm(script, ['--', '--backend', 'cpu', ...words], 30_000), 2, `error: ${why}`);
