@@ -1,8 +1,8 @@
 /**
  * vitest globalSetup: where nvcc is on PATH and the run includes the codegen tests, starts prebuild.ts at
- * low priority (nice 10) beside the run, so the compile test's ~50 nvcc builds overlap the other files
- * (the run executes one file at a time on a 2-core machine) instead of running after them. Stopped at the
- * end of the run if still going; what it finished stays in the build cache.
+ * low priority (nice 10) beside the run, so the compile test's ~45 nvcc builds use the CPU the test files
+ * leave idle instead of running after them. Stopped at the end of the run if still going; what it finished
+ * stays in the build cache.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
