@@ -184,3 +184,6 @@ export const CONTROL = Object.fromEntries(
 export function ringBytes(capacity: number, slotSize: number): number {
   return RING_HEADER_SIZE + capacity * slotSize;
 }
+
+/** The CUDA runtime's device-side layouts, defined beside these (cuda-layouts.ts imports nothing from this file). */
+export * from './cuda-layouts.ts';

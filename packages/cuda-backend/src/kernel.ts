@@ -7,9 +7,11 @@ import { performance } from 'node:perf_hooks';
 import {
   CONTROL,
   CONTROL_BLOCK_SIZE,
+  DeviceGlobals,
   KernelState,
   Ring,
   RingConsumer,
+  isReadyDirState,
   layoutOf,
   offsetOf,
   scaledDefault,
@@ -24,7 +26,7 @@ import {
   type StateUpload,
   type TimerStats,
 } from '@ringgrain/core';
-import { DeviceGlobals, isReadyDirState, type Abi } from '@ringgrain/codegen';
+import type { Abi } from '@ringgrain/codegen';
 import type { DeviceSlot } from './device-slot.ts';
 import type { GroupKernel } from './lane-groups.ts';
 import { GpuFaultError, GpuStateError, KernelStuckError } from './errors.ts';
