@@ -34,26 +34,37 @@ function keys(): number[] {
   return out;
 }
 
-describe.skipIf(!HAVE_GXX)(`runtime/lanes.cuh against core laneOfKey${HAVE_GXX ? '' : ' (skipped: no g++ here)'}`, () => {
-  it('lane and lane group of integer keys agree with the host for 1..32 lanes and 1..8 groups', () => {
-    const build = gxxBuild(`#define RG_HD\n${runtimeFile('lanes.cuh')}`, harness);
-    expect(build.ok, build.log).toBe(true);
-    const shapes: Array<[lanes: number, groups: number, groupLanes: number]> = [];
-    for (const groupLanes of [1, 2, 4, 5, 32]) for (const groups of [1, 2, 3, 4, 8]) shapes.push([groups * groupLanes, groups, groupLanes]);
-    const rows: string[] = [];
-    const want: string[] = [];
-    for (const k of keys()) {
-      for (const [lanes, groups, groupLanes] of shapes) {
-        rows.push(`${k} ${lanes} ${groups} ${groupLanes}`);
-        want.push(`${laneOfKey(k, lanes)} ${Math.floor(laneOfKey(k, groups * groupLanes) / groupLanes)}`);
+describe.skipIf(!HAVE_GXX)(
+  `runtime/lanes.cuh against core laneOfKey${HAVE_GXX ? '' : ' (skipped: no g++ here)'}`,
+  () => {
+    it('lane and lane group of integer keys agree with the host for 1..32 lanes and 1..8 groups', () => {
+      const build = gxxBuild(`#define RG_HD\n${runtimeFile('lanes.cuh')}`, harness);
+      expect(build.ok, build.log).toBe(true);
+      const shapes: Array<[lanes: number, groups: number, groupLanes: number]> = [];
+      for (const groupLanes of [1, 2, 4, 5, 32])
+        for (const groups of [1, 2, 3, 4, 8]) shapes.push([groups * groupLanes, groups, groupLanes]);
+      const rows: string[] = [];
+      const want: string[] = [];
+      for (const k of keys()) {
+        for (const [lanes, groups, groupLanes] of shapes) {
+          rows.push(`${k} ${lanes} ${groups} ${groupLanes}`);
+          want.push(`${laneOfKey(k, lanes)} ${Math.floor(laneOfKey(k, groups * groupLanes) / groupLanes)}`);
+        }
       }
-    }
-    const got = execFileSync(build.out, { input: rows.join('\n') + '\n', maxBuffer: 64 << 20 }).toString().trim().split('\n');
-    expect(got.length).toBe(want.length);
-    const bad = got.flatMap((g, i) => (g === want[i] ? [] : [`${rows[i]}: device ${g}, host ${want[i]}`]));
-    expect(bad.slice(0, 5)).toEqual([]);
-    // The groups are used: with 4 groups every group holds some of the first 3,000 keys.
-    const seen = new Set(keys().slice(0, 3300).map((k) => Math.floor(laneOfKey(k, 16) / 4)));
-    expect([...seen].sort()).toEqual([0, 1, 2, 3]);
-  });
-});
+      const got = execFileSync(build.out, { input: rows.join('\n') + '\n', maxBuffer: 64 << 20 })
+        .toString()
+        .trim()
+        .split('\n');
+      expect(got.length).toBe(want.length);
+      const bad = got.flatMap((g, i) => (g === want[i] ? [] : [`${rows[i]}: device ${g}, host ${want[i]}`]));
+      expect(bad.slice(0, 5)).toEqual([]);
+      // The groups are used: with 4 groups every group holds some of the first 3,000 keys.
+      const seen = new Set(
+        keys()
+          .slice(0, 3300)
+          .map((k) => Math.floor(laneOfKey(k, 16) / 4)),
+      );
+      expect([...seen].sort()).toEqual([0, 1, 2, 3]);
+    });
+  },
+);

@@ -118,7 +118,9 @@ export class CudaBackend implements Backend, KernelOwner {
     return this.fixedPartitions ?? scaledPartitions(maxActors);
   }
 
-  /** Slots per partition queue of a kernel with this many actors: the `queueCapacity` option, else the scaled default. */
+  /**
+   * Slots per partition queue of a kernel with this many actors: the `queueCapacity` option, else the scaled default.
+   */
   queueCapacityFor(maxActors: number, partitions: number, slotSize: number): number {
     return this.fixedQueueCapacity ?? scaledQueueCapacity(maxActors, partitions, slotSize);
   }
@@ -129,10 +131,22 @@ export class CudaBackend implements Backend, KernelOwner {
     const devices = this.options.devices;
     if (devices !== 'all') {
       const missing = devices.filter((d) => d >= p.deviceCount);
-      if (missing.length) return { ok: false, reason: `CUDA device ${missing.join(', ')} does not exist (this machine has ${p.deviceCount})` };
+      if (missing.length)
+        return {
+          ok: false,
+          reason: `CUDA device ${missing.join(', ')} does not exist (this machine has ${p.deviceCount})`,
+        };
     }
-    const groups = devices === 'all' ? `, ${p.deviceCount} GPUs` : devices.length > 1 ? `, lane groups on GPUs ${devices.join(', ')}` : '';
-    return { ok: true, device: `${p.device.name} (${p.device.arch}, driver ${p.driverVersionString}, NVRTC ${p.nvrtc?.version ?? '?'})${groups}` };
+    const groups =
+      devices === 'all'
+        ? `, ${p.deviceCount} GPUs`
+        : devices.length > 1
+          ? `, lane groups on GPUs ${devices.join(', ')}`
+          : '';
+    return {
+      ok: true,
+      device: `${p.device.name} (${p.device.arch}, driver ${p.driverVersionString}, NVRTC ${p.nvrtc?.version ?? '?'})${groups}`,
+    };
   }
 
   /** The first device's live context (created on first use, and again after a poisoned one was released). */
@@ -158,7 +172,10 @@ export class CudaBackend implements Backend, KernelOwner {
     // id): a string-keyed class runs as one lane group, on the first listed GPU.
     const devices = plan.grain.keyKind === 'string' ? all.slice(0, 1) : all;
     if (devices.length < all.length) {
-      plan.logger.warn({ grain, devices: all }, `cuda: ${grain} has string keys: it runs as one lane group on GPU ${devices[0]} of the ${all.length} listed (a GPU-side K2K sender cannot hash a string key's text)`);
+      plan.logger.warn(
+        { grain, devices: all },
+        `cuda: ${grain} has string keys: it runs as one lane group on GPU ${devices[0]} of the ${all.length} listed (a GPU-side K2K sender cannot hash a string key's text)`,
+      );
     }
     const ctxs = new Map<number, CudaContext>();
     for (const d of new Set(all)) ctxs.set(d, this.slot(d).context());
@@ -174,7 +191,9 @@ export class CudaBackend implements Backend, KernelOwner {
       const idle = runningOn(d).size === 0;
       await this.cache.compileAll(slot, ctx, idle ? plan.grains : [plan.grain], plan.grains, peer);
       loaded.set(d, this.cache.load(slot, ctx, plan.grain, plan.grains, peer));
-      if (idle) for (const def of plan.grains) if (def && def !== plan.grain) this.cache.load(slot, ctx, def, plan.grains, peer);
+      if (idle)
+        for (const def of plan.grains)
+          if (def && def !== plan.grain) this.cache.load(slot, ctx, def, plan.grains, peer);
       slot.gathers.set(plan.grain, loaded.get(d)!.gather);
     }
     const made: CudaKernel[] = [];
@@ -196,7 +215,19 @@ export class CudaBackend implements Backend, KernelOwner {
           resident: slot.residentBlocks(),
         });
         const { launch } = fit;
-        const kernel = new CudaKernel(this, slot, ctx, plan, gen.abi, fn, launch, fit.partitions, g, devices.length, all.length);
+        const kernel = new CudaKernel(
+          this,
+          slot,
+          ctx,
+          plan,
+          gen.abi,
+          fn,
+          launch,
+          fit.partitions,
+          g,
+          devices.length,
+          all.length,
+        );
         made.push(kernel);
         this.live.add(kernel);
         slot.attach(kernel);
@@ -218,7 +249,18 @@ export class CudaBackend implements Backend, KernelOwner {
         this.launches.push(info);
         const where = devices.length > 1 ? ` (lane group ${g} on GPU ${d})` : '';
         plan.logger.info(
-          { grain, cached: own.cached, compileMs: Math.round(own.compileMs), loadMs: +own.loadMs.toFixed(2), createMs: +info.createMs.toFixed(1), blocks: launch.blocks, perSM: fit.perSM, resident: fit.resident, capacity: fit.capacity, ...(where ? { group: g, device: d } : {}) },
+          {
+            grain,
+            cached: own.cached,
+            compileMs: Math.round(own.compileMs),
+            loadMs: +own.loadMs.toFixed(2),
+            createMs: +info.createMs.toFixed(1),
+            blocks: launch.blocks,
+            perSM: fit.perSM,
+            resident: fit.resident,
+            capacity: fit.capacity,
+            ...(where ? { group: g, device: d } : {}),
+          },
           `cuda: ${grain} kernel${where} ${own.cached ? 'from the compile cache' : `compiled in ${Math.round(own.compileMs)} ms`}, ${launch.blocks} blocks (${fit.resident} resident of ${fit.capacity})`,
         );
       }
@@ -240,7 +282,12 @@ export class CudaBackend implements Backend, KernelOwner {
       for (const [b, cb] of ctxs) {
         if (a === b) continue;
         if (!ca.canAccessPeer(cb)) {
-          throw new LaneGroupError(grain, 'GPU_NO_PEER_ACCESS', `GPU ${a} cannot access GPU ${b}'s memory (cuDeviceCanAccessPeer: 0), so K2K sends between their lane groups would have to cross the host`, [a, b]);
+          throw new LaneGroupError(
+            grain,
+            'GPU_NO_PEER_ACCESS',
+            `GPU ${a} cannot access GPU ${b}'s memory (cuDeviceCanAccessPeer: 0), so K2K sends between their lane groups would have to cross the host`,
+            [a, b],
+          );
         }
         ca.enablePeerAccess(cb);
       }
@@ -254,7 +301,13 @@ export class CudaBackend implements Backend, KernelOwner {
       const slot = k.slot;
       const ctx = slot.current;
       if (!ctx || slot.poisonedBy || !slot.setup) continue;
-      fillRouteTable(k.routeTable, k.abi.schemas.RouteEntry, k.routeStride, k.plan.grains.length, routeTargets(k, this.live));
+      fillRouteTable(
+        k.routeTable,
+        k.abi.schemas.RouteEntry,
+        k.routeStride,
+        k.plan.grains.length,
+        routeTargets(k, this.live),
+      );
       ctx.copyToDeviceAsync(k.device, k.routeTable, slot.setup, k.routesAt);
       touched.add(slot);
     }
@@ -298,7 +351,12 @@ export class CudaBackend implements Backend, KernelOwner {
   }
 
   /** The package's own tools (fault injection) reach the first device's context and every live kernel through this. */
-  [INTERNALS](): { ctx: CudaContext | undefined; setup: CudaStream | undefined; live: ReadonlySet<CudaKernel>; modules: ReadonlyMap<string, { mod: CudaModule }> } {
+  [INTERNALS](): {
+    ctx: CudaContext | undefined;
+    setup: CudaStream | undefined;
+    live: ReadonlySet<CudaKernel>;
+    modules: ReadonlyMap<string, { mod: CudaModule }>;
+  } {
     const main = this.main;
     return { ctx: main.current, setup: main.setup, live: this.live, modules: main.modules };
   }

@@ -9,7 +9,14 @@ import { DeviceMemoryPool } from './device-memory.ts';
 import { deferredByDevice, runningOn, stickyByDevice } from './device-registry.ts';
 import { GpuFaultError } from './errors.ts';
 import { PinnedHostMemory, type HostMemorySource, type HostRegion } from './host-memory.ts';
-import { CudaContext, CudaError, type CudaFunction, type CudaModule, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import {
+  CudaContext,
+  CudaError,
+  type CudaFunction,
+  type CudaModule,
+  type CudaStream,
+  type DeviceBuffer,
+} from './driver/index.ts';
 
 export interface LoadedModule {
   readonly mod: CudaModule;
@@ -38,7 +45,10 @@ export class DeviceSlot {
   readonly gathers = new Map<GrainDef, CudaFunction>();
   /** Device buffers of terminated kernels, kept while other kernels run (cuMemFree would wait for them). */
   readonly deviceMemory = new DeviceMemoryPool();
-  /** Pinned staging of the kernels' dirty gathers (apart from hostMemory: an isolated backend's shared mapping holds rings only). */
+  /**
+   * Pinned staging of the kernels' dirty gathers (apart from hostMemory: an isolated backend's shared mapping holds
+   * rings only).
+   */
   readonly stagingHost = new PinnedHostMemory();
   /** Contexts created so far (1 + recoveries). */
   contextsCreated = 0;
@@ -54,16 +64,26 @@ export class DeviceSlot {
   context(): CudaContext {
     if (this.poison) {
       if (this.live.size > 0) {
-        throw new GpuFaultError('*', 'GPU_CONTEXT_POISONED', `the CUDA context of device ${this.ordinal} is poisoned (${this.poison.message.split('\n')[0]}); terminate every grain on this backend first`, { cause: this.poison });
+        throw new GpuFaultError(
+          '*',
+          'GPU_CONTEXT_POISONED',
+          `the CUDA context of device ${this.ordinal} is poisoned (${this.poison.message.split('\n')[0]}); terminate every grain on this backend first`,
+          { cause: this.poison },
+        );
       }
       this.releaseContext();
     }
     const sticky = stickyByDevice.get(this.ordinal);
     if (sticky) {
-      throw new GpuFaultError('*', 'GPU_CONTEXT_POISONED', `CUDA device ${this.ordinal} took a sticky fault in this process (${sticky.message.split('\n')[0]}); CUDA keeps that error until the process exits`, {
-        cause: sticky,
-        hint: 'restart the process to use the GPU again (run GPU grains in a supervised child process to recover without restarting the host application); other backends (cpu) keep working',
-      });
+      throw new GpuFaultError(
+        '*',
+        'GPU_CONTEXT_POISONED',
+        `CUDA device ${this.ordinal} took a sticky fault in this process (${sticky.message.split('\n')[0]}); CUDA keeps that error until the process exits`,
+        {
+          cause: sticky,
+          hint: 'restart the process to use the GPU again (run GPU grains in a supervised child process to recover without restarting the host application); other backends (cpu) keep working',
+        },
+      );
     }
     if (!this.ctx) {
       this.ctx = CudaContext.create({ device: this.ordinal });
@@ -89,7 +109,10 @@ export class DeviceSlot {
     return n;
   }
 
-  /** Bytes of each kernel's K2K overflow pool: the option, or a default fixed at the first launch (so relaunches reuse pooled buffers). */
+  /**
+   * Bytes of each kernel's K2K overflow pool: the option, or a default fixed at the first launch (so relaunches reuse
+   * pooled buffers).
+   */
   overflowBytes(option: number): number {
     if (option >= 0) return option;
     this.overflowDefault ??= Math.min(1 << 30, Math.floor(this.context().memInfo().freeBytes / 16));

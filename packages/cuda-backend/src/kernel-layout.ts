@@ -72,7 +72,15 @@ export interface KernelLayout {
 
 /** The host region and device allocation of one kernel of this shape. */
 export function kernelLayout(abi: Abi, s: KernelShape): KernelLayout {
-  const sizes = abi.sizes({ maxActors: s.maxActors, ringCapacity: s.ringCapacity, replyCapacity: s.replyCapacity, slotSize: s.slotSize, partitions: s.partitions, queueCapacity: s.queueCapacity, lanes: s.lanes });
+  const sizes = abi.sizes({
+    maxActors: s.maxActors,
+    ringCapacity: s.ringCapacity,
+    replyCapacity: s.replyCapacity,
+    slotSize: s.slotSize,
+    partitions: s.partitions,
+    queueCapacity: s.queueCapacity,
+    lanes: s.lanes,
+  });
   // Pinned, mapped host memory: a control block per host lane, an inbound ring per host lane, the reply
   // ring (each 128-byte aligned; the strides are the ABI's, which the kernel uses too).
   const inboundAt = up(sizes.controlStride * s.lanes, ALIGN_HOST);
@@ -102,7 +110,9 @@ export function kernelLayout(abi: Abi, s: KernelShape): KernelLayout {
   const overflowNodes = fit > s.partitions ? Math.min(fit, 0xffffffff - 1) : 0;
   const pool = overflowLayout({ partitions: s.partitions, slotSize: s.slotSize, nodes: Math.max(overflowNodes, 1) });
   const routeBytes = sizes.routesPerGrain * s.routeEntries;
-  const residencyBytes = s.residency ? residencyLayout({ stateSize: s.stateSize, maxActors: s.maxActors, partitions: s.partitions }).bytes : 0;
+  const residencyBytes = s.residency
+    ? residencyLayout({ stateSize: s.stateSize, maxActors: s.maxActors, partitions: s.partitions }).bytes
+    : 0;
   const at: DeviceAt = {
     queues: take(sizes.queues),
     states: take(sizes.states),
@@ -114,5 +124,9 @@ export function kernelLayout(abi: Abi, s: KernelShape): KernelLayout {
     timers: take(timerLayout({ partitions: s.partitions, maxActors: s.maxActors, timers: s.timers }).bytes),
     residency: take(residencyBytes),
   };
-  return { host, device: { at, bytes: off, overflowNodes, routeStride: sizes.routesPerGrain, routeBytes }, dirCapacity: abi.dirCapacity({ maxActors: s.maxActors }) };
+  return {
+    host,
+    device: { at, bytes: off, overflowNodes, routeStride: sizes.routesPerGrain, routeBytes },
+    dirCapacity: abi.dirCapacity({ maxActors: s.maxActors }),
+  };
 }

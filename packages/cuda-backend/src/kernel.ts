@@ -38,7 +38,14 @@ import { KernelResidency } from './residency-access.ts';
 import { residencyExit, residencyGlobalsImage } from './residency.ts';
 import type { Gathered } from './state-gather.ts';
 import { TimerHost } from './timer-host.ts';
-import { CudaError, arg, type CudaContext, type CudaFunction, type CudaStream, type DeviceBuffer } from './driver/index.ts';
+import {
+  CudaError,
+  arg,
+  type CudaContext,
+  type CudaFunction,
+  type CudaStream,
+  type DeviceBuffer,
+} from './driver/index.ts';
 
 /** What a kernel needs of the backend that made it. */
 export interface KernelOwner {
@@ -86,7 +93,10 @@ export class CudaKernel implements GroupKernel {
   timerStats?: (() => TimerStats) | undefined;
   publishTime?: ((now: number) => void) | undefined;
   timersCaughtUp?: (() => boolean) | undefined;
-  /** Byte offset of the timers' host block in the host region's buffer (the isolated backend's application side reads it there). */
+  /**
+   * Byte offset of the timers' host block in the host region's buffer (the isolated backend's application side reads it
+   * there).
+   */
   get timerHostOffset(): number | undefined {
     return this.timerHost ? this.host.offset + this.timerHostAt : undefined;
   }
@@ -144,8 +154,10 @@ export class CudaKernel implements GroupKernel {
           return batch;
         }
       : undefined;
-    // String keys are interned ids on the device: their states could not be named to the store (the system then refuses the class).
-    const residency = plan.persistence !== undefined && abi.residency && opts.residency && plan.grain.keyKind !== 'string';
+    // String keys are interned ids on the device: their states could not be named to the store (the system then refuses
+    // the class).
+    const residency =
+      plan.persistence !== undefined && abi.residency && opts.residency && plan.grain.keyKind !== 'string';
     this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
     this.writeStates = residency ? (u) => this.residencyAccess().host.writeStates(u) : undefined;
     const timerCount = plan.timers ? plan.grain.timers.length : 0;
@@ -191,7 +203,8 @@ export class CudaKernel implements GroupKernel {
     new Uint8Array(buf, base, hl.inboundAt).fill(0);
     // The residency host block starts zeroed too: request 0, nothing posted (the kernel reads it from its first loop).
     if (residency) new Uint8Array(buf, base + this.residencyHostAt, hl.bytes - this.residencyHostAt).fill(0);
-    for (let l = 0; l < lanes; l++) Ring.format(buf, base + hl.inboundAt + l * hl.inboundStride, o.ringCapacity, o.slotSize);
+    for (let l = 0; l < lanes; l++)
+      Ring.format(buf, base + hl.inboundAt + l * hl.inboundStride, o.ringCapacity, o.slotSize);
     this.reply = Ring.format(buf, base + hl.replyAt, o.replyCapacity, o.slotSize);
     this.control = new Int32Array(buf, base, CONTROL_BLOCK_SIZE >> 2);
     // Lane 0 carries the reply ring and the counters; every lane has its control block and inbound ring.
@@ -212,36 +225,93 @@ export class CudaKernel implements GroupKernel {
     // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
     ctx.memsetDeviceAsync(this.device, 0, this.stream);
     // A class with persistent state keeps dirty marks in its turns (DeviceGlobals.metaOn, state-meta.ts).
-    if (plan.persistence || opts.stateMarks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'metaOn'));
+    if (plan.persistence || opts.stateMarks === true)
+      ctx.copyToDeviceAsync(
+        this.device,
+        Uint32Array.of(1),
+        this.stream,
+        this.at.globals + offsetOf(DeviceGlobals, 'metaOn'),
+      );
     // Activation hooks run where the CPU backend runs them: in a class with persistence (DeviceGlobals.hooksOn).
-    if (plan.persistence || opts.activationHooks === true) ctx.copyToDeviceAsync(this.device, Uint32Array.of(1), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'hooksOn'));
+    if (plan.persistence || opts.activationHooks === true)
+      ctx.copyToDeviceAsync(
+        this.device,
+        Uint32Array.of(1),
+        this.stream,
+        this.at.globals + offsetOf(DeviceGlobals, 'hooksOn'),
+      );
     if (residency) {
       // The residency area's addresses (ResidencyGlobals line 2), and the area's address in DeviceGlobals.
       const area = this.device.devPtr + BigInt(this.at.residency);
-      ctx.copyToDeviceAsync(this.device, residencyGlobalsImage(this.residencyTarget(), this.host.devPtr + BigInt(this.residencyHostAt), area), this.stream, this.at.residency);
-      ctx.copyToDeviceAsync(this.device, Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n), plan.persistence?.load ? 1 : 0), this.stream, this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'));
+      ctx.copyToDeviceAsync(
+        this.device,
+        residencyGlobalsImage(this.residencyTarget(), this.host.devPtr + BigInt(this.residencyHostAt), area),
+        this.stream,
+        this.at.residency,
+      );
+      ctx.copyToDeviceAsync(
+        this.device,
+        Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n), plan.persistence?.load ? 1 : 0),
+        this.stream,
+        this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'),
+      );
     }
     ctx.synchronize(this.stream);
   }
 
-  private residencyTarget(): { grain: string; stateSize: number; maxActors: number; partitions: number; idleMs: number | undefined } {
-    return { grain: this.plan.grain.name, stateSize: this.abi.stateSize, maxActors: this.plan.options.maxActors, partitions: this.partitions, idleMs: this.plan.persistence?.idleMs };
+  private residencyTarget(): {
+    grain: string;
+    stateSize: number;
+    maxActors: number;
+    partitions: number;
+    idleMs: number | undefined;
+  } {
+    return {
+      grain: this.plan.grain.name,
+      stateSize: this.abi.stateSize,
+      maxActors: this.plan.options.maxActors,
+      partitions: this.partitions,
+      idleMs: this.plan.persistence?.idleMs,
+    };
   }
 
   /** The residency access, made on first use (its stream and staging mirror). */
   private residencyAccess(): KernelResidency {
     const grain = this.plan.grain.name;
     if (this.fault || this.freed || this.slot.poisonedBy) {
-      throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', this.freed ? 'the kernel was disposed' : 'the kernel faulted', { cause: this.fault ?? this.slot.poisonedBy });
+      throw new GpuStateError(
+        grain,
+        'GPU_STATE_UNAVAILABLE',
+        this.freed ? 'the kernel was disposed' : 'the kernel faulted',
+        { cause: this.fault ?? this.slot.poisonedBy },
+      );
     }
     if (!this.residency) {
       const stateHost = this.plan.persistence!.host;
-      const pools = { device: this.slot.deviceMemory, host: this.slot.stagingHost, running: () => this.slot.anyRunning() };
-      const place = { device: this.device, areaAt: this.at.residency, buffer: this.host.buffer, offset: this.host.offset + this.residencyHostAt };
+      const pools = {
+        device: this.slot.deviceMemory,
+        host: this.slot.stagingHost,
+        running: () => this.slot.anyRunning(),
+      };
+      const place = {
+        device: this.device,
+        areaAt: this.at.residency,
+        buffer: this.host.buffer,
+        offset: this.host.offset + this.residencyHostAt,
+      };
       // A request waits for every worker's walk of the directory (a deactivation of a million actors, hooks
-      // included): bounded by a minute (times RINGGRAIN_TIMEOUT_SCALE via stopTimeoutMs's scale), or the stop timeout if longer.
+      // included): bounded by a minute (times RINGGRAIN_TIMEOUT_SCALE via stopTimeoutMs's scale), or the stop timeout
+      // if longer.
       const timeoutMs = Math.max(this.owner.options.stopTimeoutMs, scaledDefault(60_000));
-      this.residency = new KernelResidency(this.ctx, pools, this.residencyTarget(), place, stateHost, () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined), timeoutMs);
+      this.residency = new KernelResidency(
+        this.ctx,
+        pools,
+        this.residencyTarget(),
+        place,
+        stateHost,
+        () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined),
+        timeoutMs,
+      );
     }
     return this.residency;
   }
@@ -282,10 +352,20 @@ export class CudaKernel implements GroupKernel {
     // The argument list follows the ABI's one parameter list, in order.
     const args = this.abi.params.map((p) => {
       const v = values[p.name];
-      if (v === undefined) throw new Error(`cuda-backend: no value for kernel parameter ${p.name} (codegen ABI changed?)`);
+      if (v === undefined)
+        throw new Error(`cuda-backend: no value for kernel parameter ${p.name} (codegen ABI changed?)`);
       return p.kind === 'ptr' ? arg.ptr(BigInt(v)) : p.kind === 'u64' ? arg.u64(v) : arg.u32(Number(v));
     });
-    this.ctx.launch(this.fn, { grid: this.launchCfg.blocks, block: this.launchCfg.threadsPerBlock, sharedMemBytes: this.launchCfg.sharedBytes, stream: this.stream }, args);
+    this.ctx.launch(
+      this.fn,
+      {
+        grid: this.launchCfg.blocks,
+        block: this.launchCfg.threadsPerBlock,
+        sharedMemBytes: this.launchCfg.sharedBytes,
+        stream: this.stream,
+      },
+      args,
+    );
     this.started = true;
     // Keys the workers post for loading go to the plan's load within a millisecond (health() polls too),
     // and so do actors they deactivate to make room (a class with idleMs: the evict ring, residency.ts).
@@ -308,22 +388,39 @@ export class CudaKernel implements GroupKernel {
     if (this.fault || !this.started || this.exited || this.freed) return;
     const poison = this.slot.poisonedBy;
     if (poison) {
-      this.fault = poison instanceof GpuFaultError ? poison : new GpuFaultError(this.plan.grain.name, 'GPU_CONTEXT_POISONED', `the CUDA context is poisoned: ${poison.message.split('\n')[0]}`, { cause: poison });
+      this.fault =
+        poison instanceof GpuFaultError
+          ? poison
+          : new GpuFaultError(
+              this.plan.grain.name,
+              'GPU_CONTEXT_POISONED',
+              `the CUDA context is poisoned: ${poison.message.split('\n')[0]}`,
+              { cause: poison },
+            );
       return;
     }
     try {
       if (this.ctx.streamQuery(this.stream) === 'complete') {
         this.exited = true;
         if (!this.stopRequested() || Atomics.load(this.control, CONTROL.observed) !== KernelState.STOPPED) {
-          this.fault = new GpuFaultError(this.plan.grain.name, 'GPU_KERNEL_EXITED', 'the persistent kernel exited without being asked to stop');
+          this.fault = new GpuFaultError(
+            this.plan.grain.name,
+            'GPU_KERNEL_EXITED',
+            'the persistent kernel exited without being asked to stop',
+          );
         }
       }
     } catch (e) {
       const result = e instanceof CudaError ? e.result : undefined;
-      this.fault = new GpuFaultError(this.plan.grain.name, 'GPU_FAULT', `the GPU reported ${e instanceof CudaError ? `${e.code} (${e.result})` : String(e)}`, {
-        cause: e,
-        ...(result === undefined ? {} : { cudaResult: result }),
-      });
+      this.fault = new GpuFaultError(
+        this.plan.grain.name,
+        'GPU_FAULT',
+        `the GPU reported ${e instanceof CudaError ? `${e.code} (${e.result})` : String(e)}`,
+        {
+          cause: e,
+          ...(result === undefined ? {} : { cudaResult: result }),
+        },
+      );
       this.slot.poisoned(this.fault);
     }
   }
@@ -334,7 +431,10 @@ export class CudaKernel implements GroupKernel {
     try {
       this.residencyAccess().host.pollLoads();
     } catch (e) {
-      this.plan.logger.warn({ err: e, grain: this.plan.grain.name }, `${this.plan.grain.name}: reading the load-request ring failed: ${(e as Error).message}`);
+      this.plan.logger.warn(
+        { err: e, grain: this.plan.grain.name },
+        `${this.plan.grain.name}: reading the load-request ring failed: ${(e as Error).message}`,
+      );
     }
   }
 
@@ -360,7 +460,13 @@ export class CudaKernel implements GroupKernel {
     if (this.overflowNodes === 0 || this.freed || this.slot.poisonedBy) return undefined;
     const bytes = this.slot.readDevice(this.device, this.at.overflow, layoutOf(this.abi.schemas.OverflowHeader).size);
     const v = viewAt(this.abi.schemas.OverflowHeader, bytes.buffer, bytes.byteOffset) as Record<string, number>;
-    return { capacity: this.overflowNodes - this.partitions, inUse: v['inUse']!, highWater: v['highWater']!, overflowed: v['overflowed']!, exhausted: v['exhausted']! };
+    return {
+      capacity: this.overflowNodes - this.partitions,
+      inUse: v['inUse']!,
+      highWater: v['highWater']!,
+      overflowed: v['overflowed']!,
+      exhausted: v['exhausted']!,
+    };
   }
 
   async inspect(key: number | string): Promise<unknown> {
@@ -371,7 +477,12 @@ export class CudaKernel implements GroupKernel {
     const lo = Number(BigInt.asUintN(32, BigInt(key)));
     const hi = Number(BigInt.asUintN(32, BigInt(key) >> 32n));
     for (let i = 0; i < this.dirCapacity; i++) {
-      const e = snapshot(dirSchema, dir.buffer, i * entry) as { keyLo: number; keyHi: number; slot: number; state: number };
+      const e = snapshot(dirSchema, dir.buffer, i * entry) as {
+        keyLo: number;
+        keyHi: number;
+        slot: number;
+        state: number;
+      };
       if (!isReadyDirState(e.state) || e.keyLo !== lo || e.keyHi !== hi) continue;
       const size = this.abi.stateSize;
       const bytes = this.slot.readDevice(this.device, this.at.states + e.slot * size, size);
@@ -387,13 +498,22 @@ export class CudaKernel implements GroupKernel {
   async gatherDirty(): Promise<Gathered> {
     const grain = this.plan.grain.name;
     if (this.fault || this.freed || this.slot.poisonedBy) {
-      throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', this.freed ? 'the kernel was disposed' : 'the kernel faulted', { cause: this.fault ?? this.slot.poisonedBy });
+      throw new GpuStateError(
+        grain,
+        'GPU_STATE_UNAVAILABLE',
+        this.freed ? 'the kernel was disposed' : 'the kernel faulted',
+        { cause: this.fault ?? this.slot.poisonedBy },
+      );
     }
     if (!this.stateAccess) {
       const fn = this.slot.gathers.get(this.plan.grain);
       if (!fn) throw new GpuStateError(grain, 'GPU_STATE_UNAVAILABLE', 'its module has no dirty gather kernel loaded');
       const d = this.device.devPtr;
-      const pools = { device: this.slot.deviceMemory, host: this.slot.stagingHost, running: () => this.slot.anyRunning() };
+      const pools = {
+        device: this.slot.deviceMemory,
+        host: this.slot.stagingHost,
+        running: () => this.slot.anyRunning(),
+      };
       this.stateAccess = new KernelStateAccess(this.ctx, fn, pools, {
         grain,
         stateSize: this.abi.stateSize,
@@ -416,7 +536,8 @@ export class CudaKernel implements GroupKernel {
     if (this.loadPoll) clearInterval(this.loadPoll);
     this.loadPoll = undefined;
     // A stopped kernel with residency serves requests until told to exit (residency.ts RES_OP.EXIT).
-    if (this.deactivateIdle && this.started && !this.exited) residencyExit(this.host.buffer, this.host.offset + this.residencyHostAt);
+    if (this.deactivateIdle && this.started && !this.exited)
+      residencyExit(this.host.buffer, this.host.offset + this.residencyHostAt);
     this.routesOut();
     if (this.started && !this.exited && !this.fault && !this.slot.poisonedBy) {
       if (!this.stopRequested()) {

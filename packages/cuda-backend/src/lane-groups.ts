@@ -6,7 +6,18 @@
  * same group (runtime/lanes.cuh). Counters add up through the lanes (each group's lane 0 publishes its
  * own); the rest (health, overflow, state access, timers, memory) is gathered here.
  */
-import { laneOfKey, type ActorKey, type BackendKernel, type DeviceMemoryStats, type KernelHealth, type KernelMemory, type OverflowStats, type StateBatch, type StateUpload, type TimerStats } from '@ringgrain/core';
+import {
+  laneOfKey,
+  type ActorKey,
+  type BackendKernel,
+  type DeviceMemoryStats,
+  type KernelHealth,
+  type KernelMemory,
+  type OverflowStats,
+  type StateBatch,
+  type StateUpload,
+  type TimerStats,
+} from '@ringgrain/core';
 import { GpuFaultError } from './errors.ts';
 
 /** What the facade needs of a group's kernel (CudaKernel; tests give fakes). */
@@ -20,7 +31,10 @@ export interface GroupKernel extends BackendKernel {
 /** Device memory a class holds on one GPU (core DeviceMemoryStats: ClassMetrics.devices). */
 export type GroupMemory = DeviceMemoryStats;
 
-/** The lane group that holds `key`: its lane over every group's lanes, divided by the lanes a group has (runtime/lanes.cuh). */
+/**
+ * The lane group that holds `key`: its lane over every group's lanes, divided by the lanes a group has
+ * (runtime/lanes.cuh).
+ */
 export function groupOfKey(key: ActorKey, groups: number, lanesPerGroup: number): number {
   return Math.floor(laneOfKey(key, groups * lanesPerGroup) / lanesPerGroup);
 }
@@ -41,14 +55,18 @@ export class LaneGroupKernel implements BackendKernel {
     private readonly lanesPerGroup: number,
   ) {
     for (const g of groups) {
-      if (g.memory.lanes.length !== lanesPerGroup) throw new Error(`cuda-backend: lane group of ${grain} has ${g.memory.lanes.length} lanes, not ${lanesPerGroup}`);
+      if (g.memory.lanes.length !== lanesPerGroup)
+        throw new Error(
+          `cuda-backend: lane group of ${grain} has ${g.memory.lanes.length} lanes, not ${lanesPerGroup}`,
+        );
     }
     this.memory = { lanes: groups.flatMap((g) => g.memory.lanes) };
     const first = groups[0]!;
     this.readDirty = first.readDirty ? () => this.gather() : undefined;
     this.writeStates = first.writeStates ? (u) => this.upload(u) : undefined;
     this.deactivateIdle = first.deactivateIdle
-      ? async (before, now) => (await Promise.all(groups.map((g) => g.deactivateIdle!(before, now)))).reduce((a, b) => a + b, 0)
+      ? async (before, now) =>
+          (await Promise.all(groups.map((g) => g.deactivateIdle!(before, now)))).reduce((a, b) => a + b, 0)
       : undefined;
     this.timerStats = first.timerStats
       ? () => {
@@ -101,7 +119,8 @@ export class LaneGroupKernel implements BackendKernel {
         const g = this.groups[i]!;
         const f = g.health().fault;
         if (!f) continue;
-        const code = f instanceof GpuFaultError ? (f.code as ConstructorParameters<typeof GpuFaultError>[1]) : 'GPU_FAULT';
+        const code =
+          f instanceof GpuFaultError ? (f.code as ConstructorParameters<typeof GpuFaultError>[1]) : 'GPU_FAULT';
         this.fault = new GpuFaultError(this.grain, code, `lane group ${i} on GPU ${g.ordinal}: ${f.message}`, {
           cause: f,
           device: g.ordinal,

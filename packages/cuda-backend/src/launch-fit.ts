@@ -54,5 +54,13 @@ export function fitLaunch(ctx: CudaContext, r: FitRequest): LaunchFit {
   if (perSM === 0 || resident + launch.blocks > capacity) {
     throw new CoResidencyError(r.grain, { requested: launch.blocks, resident, capacity, perSM, sms, reservedSMs });
   }
-  return { partitions, launch, perSM, resident, capacity, stackBytesPerThread: frame, registersPerThread: ctx.functionAttribute(r.fn, CuFunctionAttribute.NUM_REGS) };
+  return {
+    partitions,
+    launch,
+    perSM,
+    resident,
+    capacity,
+    stackBytesPerThread: frame,
+    registersPerThread: ctx.functionAttribute(r.fn, CuFunctionAttribute.NUM_REGS),
+  };
 }

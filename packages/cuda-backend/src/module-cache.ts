@@ -24,7 +24,10 @@ const moduleKey = (source: string, peer: boolean): string => (peer ? `RG_PEER\u0
 
 export class ModuleCache {
   private readonly generated = new Map<GrainDef, { key: string; gen: Generated }>();
-  /** Images compiled (or read from the disk cache) ahead of their load, by architecture and generated source: compileAll. */
+  /**
+   * Images compiled (or read from the disk cache) ahead of their load, by architecture and generated source:
+   * compileAll.
+   */
   private readonly compiling = new Map<string, Promise<CompileCachedResult>>();
   /** Images compileAll finished, by architecture and generated source (taken by load). */
   private readonly compiled = new Map<string, CompileCachedResult>();
@@ -50,7 +53,13 @@ export class ModuleCache {
    * `which` says what to compile; every unit is generated against the system's whole grain list (`grains`,
    * the slot-header ids), or a class's K2K sends to another class would not translate.
    */
-  async compileAll(slot: DeviceSlot, ctx: CudaContext, which: ReadonlyArray<GrainDef | undefined>, grains: ReadonlyArray<GrainDef | undefined>, peer = false): Promise<void> {
+  async compileAll(
+    slot: DeviceSlot,
+    ctx: CudaContext,
+    which: ReadonlyArray<GrainDef | undefined>,
+    grains: ReadonlyArray<GrainDef | undefined>,
+    peer = false,
+  ): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     const arch = ctx.device.arch;
     for (const def of which) {
@@ -62,7 +71,10 @@ export class ModuleCache {
       if (!job) {
         job = compileCachedAsync(gen.source, unitCompileOptions(def, arch, this.cacheDir, peer));
         this.compiling.set(key, job);
-        job.then((r) => this.compiled.set(key, r), () => this.compiling.delete(key));
+        job.then(
+          (r) => this.compiled.set(key, r),
+          () => this.compiling.delete(key),
+        );
       }
       jobs.push(job);
     }
@@ -70,15 +82,27 @@ export class ModuleCache {
   }
 
   /** Generates, compiles (or takes from the disk cache) and loads one grain's module on `slot`. */
-  load(slot: DeviceSlot, ctx: CudaContext, def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>, peer = false): LoadedModule & { gen: Generated } {
+  load(
+    slot: DeviceSlot,
+    ctx: CudaContext,
+    def: GrainDef,
+    grains: ReadonlyArray<GrainDef | undefined>,
+    peer = false,
+  ): LoadedModule & { gen: Generated } {
     const gen = this.generate(def, grains);
     const mk = moduleKey(gen.source, peer);
     const hit = slot.modules.get(mk);
     if (hit) return { gen, ...hit, cached: true, compileMs: 0, loadMs: 0 };
     const running = runningOn(slot.ordinal);
-    if (running.size > 0) throw new ModuleLoadWhileRunningError(def.name, [...running].map((k) => k.plan.grain.name));
+    if (running.size > 0)
+      throw new ModuleLoadWhileRunningError(
+        def.name,
+        [...running].map((k) => k.plan.grain.name),
+      );
     const key = `${ctx.device.arch}\u0000${mk}`;
-    const compiled = this.compiled.get(key) ?? compileCached(gen.source, unitCompileOptions(def, ctx.device.arch, this.cacheDir, peer));
+    const compiled =
+      this.compiled.get(key) ??
+      compileCached(gen.source, unitCompileOptions(def, ctx.device.arch, this.cacheDir, peer));
     // Another device of this architecture (or a relaunch in a new context) reads it from the disk cache.
     this.compiled.delete(key);
     this.compiling.delete(key);
@@ -93,7 +117,14 @@ export class ModuleCache {
       ctx.unloadModule(mod);
       throw e;
     }
-    const entry: LoadedModule = { mod, fn, gather, cached: compiled.cached, compileMs: compiled.compileMs, loadMs: performance.now() - l0 };
+    const entry: LoadedModule = {
+      mod,
+      fn,
+      gather,
+      cached: compiled.cached,
+      compileMs: compiled.compileMs,
+      loadMs: performance.now() - l0,
+    };
     slot.modules.set(mk, entry);
     return { gen, ...entry };
   }

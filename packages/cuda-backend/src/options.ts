@@ -41,7 +41,9 @@ export interface CudaBackendOptions {
    * With several devices, every lane group has this many.
    */
   readonly hostLanes?: number;
-  /** SMs left free for other launches (default max(4, SMs / 8)); the README says why the CUDA backend keeps SMs free. */
+  /**
+   * SMs left free for other launches (default max(4, SMs / 8)); the README says why the CUDA backend keeps SMs free.
+   */
   readonly reserveSMs?: number;
   /**
    * Keep each actor's dirty mark and last-turn clock in every kernel, also of classes without storage
@@ -65,9 +67,15 @@ export interface CudaBackendOptions {
    * StorageUnsupportedError, as before residency existed.
    */
   readonly residency?: boolean;
-  /** Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times RINGGRAIN_TIMEOUT_SCALE). */
+  /**
+   * Most ms to wait for a kernel to exit after STOP before declaring its context poisoned (default 2000, times
+   * RINGGRAIN_TIMEOUT_SCALE).
+   */
   readonly stopTimeoutMs?: number;
-  /** Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0 (default 65536). */
+  /**
+   * Retries (≈256 ns apart) of a K2K send into a full queue before the turn fails QUEUE_FULL; only with overflowBytes 0
+   * (default 65536).
+   */
   readonly sendBudget?: number;
   /**
    * Device memory per kernel for K2K messages that find their target queue full (default: 1 GiB or a
@@ -80,11 +88,16 @@ export interface CudaBackendOptions {
   readonly healthIntervalMs?: number;
   /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
-  /** Where rings live on the host (default: pinned buffers of this process; the GPU host process passes a shared mapping). */
+  /**
+   * Where rings live on the host (default: pinned buffers of this process; the GPU host process passes a shared
+   * mapping).
+   */
   readonly hostMemory?: HostMemorySource;
 }
 
-export type ResolvedCudaOptions = Required<Omit<CudaBackendOptions, 'reserveSMs' | 'cacheDir' | 'hostMemory' | 'devices'>> & {
+export type ResolvedCudaOptions = Required<
+  Omit<CudaBackendOptions, 'reserveSMs' | 'cacheDir' | 'hostMemory' | 'devices'>
+> & {
   readonly reserveSMs: number | undefined;
   readonly cacheDir: string | undefined;
   /** The lane groups' device ordinals as given ('all': resolved at the first launch, from the driver's count). */
@@ -97,13 +110,25 @@ export const MAX_LANE_GROUPS = 16;
 /** Defaults filled in and every option checked (CudaBackendOptionsError says which and why). */
 export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
   const devices = opts.devices ?? [opts.device ?? 0];
-  if (opts.devices !== undefined && opts.device !== undefined) throw new CudaBackendOptionsError(`give device or devices, not both (device ${opts.device}, devices ${JSON.stringify(opts.devices)})`);
+  if (opts.devices !== undefined && opts.device !== undefined)
+    throw new CudaBackendOptionsError(
+      `give device or devices, not both (device ${opts.device}, devices ${JSON.stringify(opts.devices)})`,
+    );
   if (devices !== 'all') {
-    if (!Array.isArray(devices) || devices.length < 1 || devices.length > MAX_LANE_GROUPS || !devices.every((d) => Number.isInteger(d) && d >= 0)) {
-      throw new CudaBackendOptionsError(`devices must be 'all' or a list of 1 to ${MAX_LANE_GROUPS} device ordinals (integers ≥ 0), got ${JSON.stringify(devices)}`);
+    if (
+      !Array.isArray(devices) ||
+      devices.length < 1 ||
+      devices.length > MAX_LANE_GROUPS ||
+      !devices.every((d) => Number.isInteger(d) && d >= 0)
+    ) {
+      throw new CudaBackendOptionsError(
+        `devices must be 'all' or a list of 1 to ${MAX_LANE_GROUPS} device ordinals (integers ≥ 0), got ${JSON.stringify(devices)}`,
+      );
     }
   } else if (opts.devices !== 'all') {
-    throw new CudaBackendOptionsError(`devices must be 'all' or a list of device ordinals, got ${JSON.stringify(opts.devices)}`);
+    throw new CudaBackendOptionsError(
+      `devices must be 'all' or a list of device ordinals, got ${JSON.stringify(opts.devices)}`,
+    );
   }
   const options: ResolvedCudaOptions = {
     device: devices === 'all' ? 0 : devices[0]!,
@@ -122,10 +147,14 @@ export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
     cacheDir: opts.cacheDir,
   };
   const q = options.queueCapacity;
-  if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0) throw new CudaBackendOptionsError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
-  if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new CudaBackendOptionsError(`partitions must be a positive integer, got ${options.partitions}`);
+  if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0)
+    throw new CudaBackendOptionsError(`queueCapacity must be a power of two ≥ 2, got ${q}`);
+  if (!Number.isInteger(options.partitions) || options.partitions < 1)
+    throw new CudaBackendOptionsError(`partitions must be a positive integer, got ${options.partitions}`);
   const h = options.hostLanes;
-  if (!Number.isInteger(h) || h < 1 || h > MAX_HOST_LANES) throw new CudaBackendOptionsError(`hostLanes must be an integer from 1 to ${MAX_HOST_LANES}, got ${h}`);
-  if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0)) throw new CudaBackendOptionsError(`overflowBytes must be a non-negative integer, got ${options.overflowBytes}`);
+  if (!Number.isInteger(h) || h < 1 || h > MAX_HOST_LANES)
+    throw new CudaBackendOptionsError(`hostLanes must be an integer from 1 to ${MAX_HOST_LANES}, got ${h}`);
+  if (opts.overflowBytes !== undefined && (!Number.isInteger(opts.overflowBytes) || opts.overflowBytes < 0))
+    throw new CudaBackendOptionsError(`overflowBytes must be a non-negative integer, got ${options.overflowBytes}`);
   return options;
 }

@@ -26,11 +26,20 @@ export interface RouteTarget {
  * Fills `table` (a kernel's route table image: `routeCount` entries per lane group) with one entry per target,
  * at its group's block and its grain id (abi.ts RouteEntry).
  */
-export function fillRouteTable(table: Uint8Array, schema: CudaKernel['abi']['schemas']['RouteEntry'], stride: number, routeCount: number, targets: Iterable<RouteTarget>): void {
+export function fillRouteTable(
+  table: Uint8Array,
+  schema: CudaKernel['abi']['schemas']['RouteEntry'],
+  stride: number,
+  routeCount: number,
+  targets: Iterable<RouteTarget>,
+): void {
   table.fill(0);
   for (const p of targets) {
     const at = (p.group * routeCount + p.grainId) * stride;
-    if (at + stride > table.byteLength) throw new Error(`cuda-backend: route of grain ${p.grainId}, group ${p.group} lies outside the table (${table.byteLength} bytes)`);
+    if (at + stride > table.byteLength)
+      throw new Error(
+        `cuda-backend: route of grain ${p.grainId}, group ${p.group} lies outside the table (${table.byteLength} bytes)`,
+      );
     const v = viewAt(schema, table.buffer, table.byteOffset + at) as Record<string, number>;
     v['queuesLo'] = Number(p.queues & 0xffffffffn);
     v['queuesHi'] = Number(p.queues >> 32n);
@@ -45,7 +54,9 @@ export function fillRouteTable(table: Uint8Array, schema: CudaKernel['abi']['sch
   }
 }
 
-/** The kernels `k` may send to: live peers placed with the same grain list (ids are per system), every group of each. */
+/**
+ * The kernels `k` may send to: live peers placed with the same grain list (ids are per system), every group of each.
+ */
 export function routeTargets(k: CudaKernel, live: Iterable<CudaKernel>): RouteTarget[] {
   const out: RouteTarget[] = [];
   for (const peer of live) {

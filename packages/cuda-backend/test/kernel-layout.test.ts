@@ -11,11 +11,25 @@ import { CudaBackend, CudaBackendOptionsError } from '../src/index.ts';
 
 const def = Account.grain as GrainDef;
 const { abi } = generateKernel(def, { grains: [def] });
-const shape: KernelShape = { maxActors: 1000, ringCapacity: 1024, replyCapacity: 512, slotSize: 256, partitions: 32, queueCapacity: 256, lanes: 4, routeEntries: 3, timers: 0, residency: false, stateSize: abi.stateSize, overflowBytes: 1 << 20 };
+const shape: KernelShape = {
+  maxActors: 1000,
+  ringCapacity: 1024,
+  replyCapacity: 512,
+  slotSize: 256,
+  partitions: 32,
+  queueCapacity: 256,
+  lanes: 4,
+  routeEntries: 3,
+  timers: 0,
+  residency: false,
+  stateSize: abi.stateSize,
+  overflowBytes: 1 << 20,
+};
 
 function disjoint(areas: Array<[number, number]>): void {
   const sorted = areas.filter(([, n]) => n > 0).sort((a, b) => a[0] - b[0]);
-  for (let i = 1; i < sorted.length; i++) expect(sorted[i]![0]).toBeGreaterThanOrEqual(sorted[i - 1]![0] + sorted[i - 1]![1]);
+  for (let i = 1; i < sorted.length; i++)
+    expect(sorted[i]![0]).toBeGreaterThanOrEqual(sorted[i - 1]![0] + sorted[i - 1]![1]);
 }
 
 describe('kernel layout (no GPU needed)', () => {
@@ -65,7 +79,9 @@ describe('CudaBackend devices option (no GPU needed)', () => {
     expect(new CudaBackend({ devices: [0, 0] }).options.devices).toEqual([0, 0]);
     expect(new CudaBackend({ devices: 'all' }).options.devices).toBe('all');
     expect(() => new CudaBackend({ devices: [] })).toThrow(CudaBackendOptionsError);
-    expect(() => new CudaBackend({ devices: [-1] })).toThrow(/devices must be 'all' or a list of 1 to 16 device ordinals/);
+    expect(() => new CudaBackend({ devices: [-1] })).toThrow(
+      /devices must be 'all' or a list of 1 to 16 device ordinals/,
+    );
     expect(() => new CudaBackend({ devices: [0, 1], device: 0 })).toThrow(/give device or devices, not both/);
     expect(() => new CudaBackend({ devices: 'some' as never })).toThrow(CudaBackendOptionsError);
   });

@@ -5,7 +5,16 @@
  * figures added up, a fault of one group the class's, naming its GPU.
  */
 import { generateKernel } from '@ringgrain/codegen';
-import { laneOfKey, layoutOf, snapshot, type GrainDef, type KernelHealth, type LaneMemory, type StateBatch, type StateUpload } from '@ringgrain/core';
+import {
+  laneOfKey,
+  layoutOf,
+  snapshot,
+  type GrainDef,
+  type KernelHealth,
+  type LaneMemory,
+  type StateBatch,
+  type StateUpload,
+} from '@ringgrain/core';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { GpuFaultError } from '../src/errors.ts';
@@ -35,9 +44,17 @@ describe('route table blocks (no GPU needed)', () => {
       poolNodes: 1000 + group,
     });
     fillRouteTable(table, RouteEntry, stride, routeCount, [target(0, 0), target(0, 1), target(2, 1)]);
-    const at = (g: number, i: number) => snapshot(RouteEntry, table.buffer, (g * routeCount + i) * stride) as Record<string, number>;
+    const at = (g: number, i: number) =>
+      snapshot(RouteEntry, table.buffer, (g * routeCount + i) * stride) as Record<string, number>;
     expect(at(0, 0)).toMatchObject({ queuesLo: 0, queuesHi: 0x7000, groups: 2, groupLanes: 4, poolNodes: 1000 });
-    expect(at(1, 0)).toMatchObject({ queuesLo: 0x100, queuesHi: 0x7000, groups: 2, groupLanes: 4, poolNodes: 1001, poolLo: 1 });
+    expect(at(1, 0)).toMatchObject({
+      queuesLo: 0x100,
+      queuesHi: 0x7000,
+      groups: 2,
+      groupLanes: 4,
+      poolNodes: 1001,
+      poolLo: 1,
+    });
     expect(at(1, 2)).toMatchObject({ queuesLo: 0x2100, partitions: 32, queueCapacity: 256, slotSize: 128 });
     // No kernel of grain 1, nor of grain 2's group 0: empty entries (a send there fails NO_ROUTE).
     expect(at(0, 1)).toMatchObject({ queuesLo: 0, queuesHi: 0, partitions: 0, groups: 0 });
@@ -62,7 +79,13 @@ class FakeGroup implements GroupKernel {
     private readonly failDispose = false,
   ) {
     const buffer = new ArrayBuffer(64);
-    this.memory = { lanes: Array.from({ length: lanes }, (_, l) => ({ control: { buffer, offset: l }, inbound: { buffer, offset: 32 + l }, replies: [] })) };
+    this.memory = {
+      lanes: Array.from({ length: lanes }, (_, l) => ({
+        control: { buffer, offset: l },
+        inbound: { buffer, offset: 32 + l },
+        replies: [],
+      })),
+    };
   }
   async start(): Promise<void> {}
   wake(): void {}
@@ -118,18 +141,27 @@ describe('LaneGroupKernel (no GPU needed)', () => {
     const keys = Array.from({ length: 12 }, (_, i) => i * 7);
     const bytes = Uint8Array.from(keys.flatMap((x) => [x, x + 1]));
     const found = Uint8Array.from(keys, (_, i) => i % 2);
-    await k.writeStates!({ keys, bytes, stride: 2, found, mode: 'load', failed: { keys: [100, 101, 102, 103], error: 'bad row' } });
+    await k.writeStates!({
+      keys,
+      bytes,
+      stride: 2,
+      found,
+      mode: 'load',
+      failed: { keys: [100, 101, 102, 103], error: 'bad row' },
+    });
     const got = new Map<number, { group: number; row: number[]; found: number }>();
     for (const [gi, g] of [a, b].entries()) {
       for (const u of g.uploads) {
         expect(u.mode).toBe('load');
-        for (const [j, key] of u.keys.entries()) got.set(key as number, { group: gi, row: [...u.bytes.subarray(j * 2, j * 2 + 2)], found: u.found[j]! });
+        for (const [j, key] of u.keys.entries())
+          got.set(key as number, { group: gi, row: [...u.bytes.subarray(j * 2, j * 2 + 2)], found: u.found[j]! });
         for (const f of u.failed?.keys ?? []) expect(k.groupOf(f)).toBe(gi);
         expect(u.failed?.error ?? 'bad row').toBe('bad row');
       }
     }
     expect([...got.keys()].sort((x, y) => x - y)).toEqual(keys);
-    for (const [i, key] of keys.entries()) expect(got.get(key)).toEqual({ group: k.groupOf(key), row: [key, key + 1], found: i % 2 });
+    for (const [i, key] of keys.entries())
+      expect(got.get(key)).toEqual({ group: k.groupOf(key), row: [key, key + 1], found: i % 2 });
     expect([...a.uploads, ...b.uploads].flatMap((u) => u.failed?.keys ?? []).sort()).toEqual([100, 101, 102, 103]);
     const d = await k.readDirty!();
     expect(d).toEqual({ keys: [1, 2, 3], bytes: Uint8Array.of(1, 1, 2, 2, 3, 3), stride: 2 });
@@ -154,7 +186,9 @@ describe('LaneGroupKernel (no GPU needed)', () => {
     const [a, b] = groups(true);
     const k = new LaneGroupKernel('Account', [a, b], 4);
     expect(k.health().fault).toBeUndefined();
-    b.fault = new GpuFaultError('Account', 'GPU_FAULT', 'the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS (700)', { cudaResult: 700 });
+    b.fault = new GpuFaultError('Account', 'GPU_FAULT', 'the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS (700)', {
+      cudaResult: 700,
+    });
     const f = k.health().fault as GpuFaultError;
     expect(f).toBeInstanceOf(GpuFaultError);
     expect(f).toMatchObject({ code: 'GPU_FAULT', device: 1, cudaResult: 700 });
