@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU test machine, from the repository root, after `run` carried .device/ there:
 #   bash scripts/device-run.sh <command...>
-# Unpacks node to /tmp/rg-node/bin/node and the node_modules trees into place, puts node first on
+# Unpacks node to /tmp/rg-node/bin/node (and nats-server beside it when packed) and the node_modules trees into place, puts node first on
 # PATH, prints the GPU and node versions, then runs the command. Everything printed also goes to
 # $OUT/device-run.log (the run tool brings $OUT back).
 #
@@ -35,6 +35,12 @@ if [[ ! -x /tmp/rg-node/bin/node || .device/node.xz -nt /tmp/rg-node/bin/node ]]
   chmod +x /tmp/rg-node/bin/node.tmp
   mv /tmp/rg-node/bin/node.tmp /tmp/rg-node/bin/node
 fi
+# nats-server (the cluster tests and bench), when device-pack.sh found one to pack: beside node, on PATH.
+if [[ -f .device/nats-server.xz ]] && [[ ! -x /tmp/rg-node/bin/nats-server || .device/nats-server.xz -nt /tmp/rg-node/bin/nats-server ]]; then
+  unxz_to .device/nats-server.xz /tmp/rg-node/bin/nats-server.tmp
+  chmod +x /tmp/rg-node/bin/nats-server.tmp
+  mv /tmp/rg-node/bin/nats-server.tmp /tmp/rg-node/bin/nats-server
+fi
 export PATH="/tmp/rg-node/bin:$PATH"
 
 # Replace the node_modules trees wholesale so that a warm machine never mixes two installs.
@@ -50,6 +56,7 @@ else
   echo "nvidia-smi not found"
 fi
 echo "== node $(node --version) ($(command -v node)), $(uname -srm)"
+if command -v nats-server >/dev/null; then echo "== $(nats-server --version) ($(command -v nats-server))"; else echo "== no nats-server (the cluster tests skip)"; fi
 echo "== running: $*"
 
 set +e
