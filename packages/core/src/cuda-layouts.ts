@@ -4,7 +4,8 @@
  * boards, a kernel's globals, the directory, the counter rows and the timers. The code generator emits each as
  * a C struct with static_asserts of its size, alignment and offsets (and the #defines it needs) from these
  * schemas; the CUDA backend sizes, writes and reads device memory with the same ones. A layout change is made
- * here. (Not yet here: the dirty-mark and residency layouts, codegen state-meta.ts and residency.ts.)
+ * here. The dirty marks and the gather's staging buffer are here too (write-behind); not yet here: the residency
+ * layouts (codegen residency.ts).
  *
  * This file imports nothing from protocol.ts, which re-exports it (no import cycle at load).
  */
@@ -329,3 +330,87 @@ export function timerLayout(o: { partitions: number; maxActors: number; timers: 
 
 /** Bytes of the host block (0 for a class without timers). */
 export const TIMER_HOST_BYTES = layoutOf(TimerHostBlock).size;
+
+// ---- dirty marks and the gather's staging buffer (write-behind) -----------------------------------------
+
+/**
+ * Per-actor bookkeeping of a CUDA kernel for write-behind (core persist/): the dirty mark and the clock
+ * of the actor's last turn, beside its key, one entry per state slot in an array after the states.
+ * A turn that may store into the state sets `busy` before its handler and ends with one 16-byte store of
+ * {lastActive, dirty = 1, busy = 0} (stores only: no read-modify-write, no host traffic). The gather
+ * kernel (rg_<G>_gather_dirty) clears a mark with an exchange, copies the state, and keeps the row only
+ * if no turn ran on the actor meanwhile (busy clear before and after, no new mark): a row is never a
+ * state torn by a turn in flight, and an actor whose row was dropped keeps its mark for the next gather,
+ * so the gather is ordered with the turns as core's readDirty requires.
+ */
+export const StateMeta = t.struct({
+  /** ctx.now() of the actor's last turn (the slot header's time): idle collection compares it. */
+  lastActive: t.f64,
+  /** 1 when the state may have changed since the gather last read it out. */
+  dirty: t.u32,
+  /** 1 while a turn that may store into the state runs (set before its handler, cleared with the mark). */
+  busy: t.u32,
+  /** The actor's key (int64 halves; a string key's interned id), written at activation. */
+  keyLo: t.u32,
+  keyHi: t.u32,
+  _pad: t.array(t.u32, 2),
+});
+
+/** Bytes of one StateMeta (the C asserts the same, and that the turn's 16-byte store covers lastActive..busy). */
+export const STATE_META_BYTES = layoutOf(StateMeta).size;
+/** The meta array starts this far aligned after the states (and the gather's parts in its staging buffer). */
+export const STATE_REGION_ALIGN = 256;
+
+if (
+  STATE_META_BYTES !== 32 ||
+  fieldOffset(StateMeta, 'lastActive') !== 0 ||
+  fieldOffset(StateMeta, 'dirty') !== 8 ||
+  fieldOffset(StateMeta, 'busy') !== 12
+) {
+  throw new Error(
+    'core cuda-layouts: StateMeta must be 32 bytes with lastActive, dirty, busy in its first 16 (one vector store per turn)',
+  );
+}
+
+const roundUp = (n: number, a: number) => Math.ceil(n / a) * a;
+
+/** Entries of the free-slot ring: a power of two ≥ maxActors, so a ticket's index survives u32 wrap. */
+export function freeRingCapacity(maxActors: number): number {
+  let c = 1;
+  while (c < maxActors) c *= 2;
+  return c;
+}
+
+/**
+ * The kernel's `states` region: maxActors states, then (STATE_REGION_ALIGN-aligned) maxActors StateMeta,
+ * then the free-slot ring (freeRingCapacity u32 words: slot + 1, 0 = empty; device.ts rg_slot_free).
+ */
+export function stateRegion(
+  stateSize: number,
+  maxActors: number,
+): { readonly metaAt: number; readonly freeAt: number; readonly bytes: number } {
+  const metaAt = roundUp(stateSize * maxActors, STATE_REGION_ALIGN);
+  const freeAt = metaAt + STATE_META_BYTES * maxActors;
+  return { metaAt, freeAt, bytes: freeAt + 4 * freeRingCapacity(maxActors) };
+}
+
+/**
+ * Head of the gather's staging buffer (device memory): how many rows the last gather wrote, and how
+ * many of them it dropped afterwards (a turn overlapped the copy: flag 0, the actor stays dirty).
+ */
+export const GatherHeader = t.struct({ count: t.u32, dropped: t.u32, _pad: t.array(t.u32, 2) });
+
+/**
+ * The gather's staging buffer: GatherHeader, the keys (int64, one per row) at `keysAt`, the states
+ * (packed, stateSize apart) at `statesAt`, a byte per row at `flagsAt` (1: kept, 0: dropped). Keys and
+ * states are copied to the host as two runs of `count` rows each; the flags only when rows were dropped.
+ */
+export function gatherLayout(
+  stateSize: number,
+  maxActors: number,
+): { readonly keysAt: number; readonly statesAt: number; readonly flagsAt: number; readonly bytes: number } {
+  const keysAt = STATE_REGION_ALIGN;
+  const statesAt = roundUp(keysAt + 8 * maxActors, STATE_REGION_ALIGN);
+  const flagsAt = roundUp(statesAt + stateSize * maxActors, STATE_REGION_ALIGN);
+  return { keysAt, statesAt, flagsAt, bytes: flagsAt + Math.max(1, maxActors) };
+}

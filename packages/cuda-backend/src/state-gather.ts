@@ -1,5 +1,5 @@
-import type { ActorKey, StateBatch } from '@ringgrain/core';
-import { GATHER_PARAMS, gatherLaunch, gatherLayout } from '@ringgrain/codegen';
+import { gatherLayout, type ActorKey, type StateBatch } from '@ringgrain/core';
+import { GATHER_PARAMS, gatherLaunch } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { arg, type KernelArg } from './driver/index.ts';
 import { GpuStateError } from './errors.ts';
