@@ -24,7 +24,9 @@ const system = new GrainSystem({
 if (process.env['RG_GRAINS'] === 'fixtures') {
   // The conformance fixtures' shared classes (test/cluster/conformance.test.ts).
   const f = await import('../fixtures/grains.ts');
-  for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small]) system.register(cls, { placement: 'cpu' });
+  // RG_FIXTURE_OPTS: kernel options per class name (the lane's cases that need them: a slot size, a ring).
+  const kernelOpts = JSON.parse(process.env['RG_FIXTURE_OPTS'] ?? '{}') as Record<string, Record<string, number>>;
+  for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small]) system.register(cls, { placement: 'cpu', ...kernelOpts[cls.grain.name] });
 } else if (process.env['RG_PG_URL']) {
   // A shared PostgreSQL store (the fencing and failover tests); RG_PG_SCHEMA: its schema; RG_FLUSH_MS: the flush timer.
   const { PostgresStore } = await import('@ringgrain/postgres-store');
