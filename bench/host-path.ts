@@ -12,7 +12,17 @@
  *   - the consumer's take: peek + release per slot (before) against peek + skip with one tail
  *     publication per 64 (the CPU dispatcher's batch take).
  */
-import { Grain, HOST_SENDER, Ring, RingConsumer, RingProducer, SLOT, SlotWriter, laneOfKey, ringBytes, t, type GrainDef } from '@ringgrain/core';
+import { Grain, t, type GrainDef } from '@ringgrain/core';
+import {
+  HOST_SENDER,
+  Ring,
+  RingConsumer,
+  RingProducer,
+  SLOT,
+  SlotWriter,
+  laneOfKey,
+  ringBytes,
+} from '@ringgrain/core/backend';
 import { validateColumns } from '../packages/core/src/bulk.ts';
 import { compileRowWriter } from '../packages/core/src/row-writer.ts';
 import { compileRowLoop } from '../packages/core/src/row-codegen.ts';

@@ -19,17 +19,16 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import * as hdr from 'hdr-histogram-js';
 import { Piscina } from 'piscina';
+import { GrainSystem, SLOT_HEADER_SIZE } from '@ringgrain/core';
 import {
-  GrainSystem,
   Reader,
   Ring,
   RingConsumer,
   RingProducer,
-  SLOT_HEADER_SIZE,
   Writer,
   compileDecoder,
   compileEncoder,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { Echo } from './grains.ts';
 import { barChart, histogramChart, lineChart } from './svg.ts';

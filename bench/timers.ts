@@ -20,7 +20,8 @@
  * Median of the trials; writes bench/results/timers.json.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { GrainSystem, waitUntil } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { waitUntil } from '@ringgrain/core/internal';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { Sensor } from './timer-grains.ts';

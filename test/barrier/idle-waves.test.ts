@@ -5,7 +5,8 @@
  * compute-sanitizer racecheck: the SIR example's barrier passed early and the epidemic diverged).
  */
 import { describe, expect, it } from 'vitest';
-import { CONTROL, CONTROL_BLOCK_SIZE, Grain, GrainSystem, KernelState, t, type Backend, type BackendKernel, type KernelPlan } from '@ringgrain/core';
+import { Grain, GrainSystem, t, type Backend } from '@ringgrain/core';
+import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, type BackendKernel, type KernelPlan } from '@ringgrain/core/backend';
 import { allocateKernelBuffers } from '@ringgrain/cpu-backend';
 
 class Person extends Grain({ name: 'Person', module: import.meta.url, state: t.struct({ n: t.u32 }), methods: { poke: { request: t.struct({}) } } }) {

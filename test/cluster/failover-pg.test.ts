@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, SiloUnavailableError, partitionOf, stateTableSpec, type GrainDef, type StateTable } from '@ringgrain/core';
+import { GrainSystem, SiloUnavailableError, type GrainDef } from '@ringgrain/core';
+import { stateTableSpec, type StateTable } from '@ringgrain/core/store';
+import { partitionOf } from '@ringgrain/core/cluster';
 import { PostgresStore } from '@ringgrain/postgres-store';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { startPostgres, type PgServer } from '../../packages/postgres-store/test/server.ts';

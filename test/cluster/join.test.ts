@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, waitUntil } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { waitUntil } from '@ringgrain/core/internal';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Counter } from './grains.ts';

@@ -8,7 +8,6 @@
  */
 import {
   DecodeError,
-  HOST_SENDER,
   HandlerError,
   InvalidKeyError,
   InvalidTransitionError,
@@ -17,12 +16,10 @@ import {
   PayloadTooLargeError,
   QueueFullError,
   ReplyTargetError,
-  SLOT,
   SchemaValidationError,
   AskManyError,
   UnknownGrainError,
   UnknownMethodError,
-  waitUntil,
   type AnyGrainClass,
   type GrainDef,
   type GrainSystem,
@@ -30,6 +27,8 @@ import {
   type SystemOptions,
   type TransitionEvent,
 } from '@ringgrain/core';
+import { HOST_SENDER, SLOT } from '@ringgrain/core/backend';
+import { waitUntil } from '@ringgrain/core/internal';
 import { expect } from 'vitest';
 import { persistenceCases, type PersistenceCase } from './persistence.ts';
 import { reminderCases } from './reminders.ts';

@@ -3,7 +3,9 @@
  * parametrized by a store fixture: the conformance suite runs them on LMDB in a temp directory on every
  * lane; packages/postgres-store/test runs them on PostgreSQL.
  */
-import { StateVersionConflictError, layoutOf, snapshot, stateTableSpec, type GrainSystem, type StateStore, type StorageErrorEvent } from '@ringgrain/core';
+import { StateVersionConflictError, type GrainSystem, type StateStore, type StorageErrorEvent } from '@ringgrain/core';
+import { layoutOf, snapshot } from '@ringgrain/core/backend';
+import { stateTableSpec } from '@ringgrain/core/store';
 import { expect } from 'vitest';
 import { EV, Stored, events } from '../fixtures/stored.ts';
 

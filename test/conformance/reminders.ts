@@ -2,7 +2,15 @@
  * Reminder conformance cases, parametrized by a store fixture like the persistent-state cases: the
  * conformance suite runs them on LMDB on every lane; packages/postgres-store/test on PostgreSQL.
  */
-import { GrainSystem, HandlerError, ReminderStorageError, StateDecodeError, TimerArgumentError, stateTableSpec, type StateStore, type StorageErrorEvent } from '@ringgrain/core';
+import {
+  GrainSystem,
+  HandlerError,
+  ReminderStorageError,
+  TimerArgumentError,
+  type StateStore,
+  type StorageErrorEvent,
+} from '@ringgrain/core';
+import { StateDecodeError, stateTableSpec } from '@ringgrain/core/store';
 import { expect } from 'vitest';
 import { Reminded } from '../fixtures/timers.ts';
 import type { PersistenceCase, PersistenceContext } from './persistence.ts';

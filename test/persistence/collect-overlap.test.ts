@@ -9,7 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GrainSystem, stateTableSpec, viewAt } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { viewAt } from '@ringgrain/core/backend';
+import { stateTableSpec } from '@ringgrain/core/store';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';

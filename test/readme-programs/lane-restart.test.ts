@@ -6,7 +6,8 @@
  * `new CpuBackend({ laneRestarts })` moves of one lane (default 3) the next death faults the kernel
  * (`terminate` + `launch` to recover)."
  */
-import { GrainSystem, laneOfKey, type RinggrainError } from '@ringgrain/core';
+import { GrainSystem, type RinggrainError } from '@ringgrain/core';
+import { laneOfKey } from '@ringgrain/core/backend';
 import { CpuBackend, WorkerDiedError } from '@ringgrain/cpu-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imbalance } from './backends.ts';

@@ -13,7 +13,7 @@ import {
   scanPages,
   type StateKey,
   type StateTable,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { afterAll, describe, expect, it } from 'vitest';
 
 export interface StoreFixture {

@@ -24,7 +24,6 @@ import {
   TimerSpecError,
   TimersUnsupportedError,
   Grain,
-  stateTableSpec,
   t,
   type AnyGrainClass,
   type ClassMetrics,
@@ -34,6 +33,7 @@ import {
   type RingKernel,
   type TypesOf,
 } from '@ringgrain/core';
+import { stateTableSpec } from '@ringgrain/core/store';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { CudaBackend, IsolatedCudaBackend, WorkerDiedError } from './backends.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { differential, type Case } from './diff-lib.ts';
-import { t, viewAt, layoutOf } from '@ringgrain/core';
+import { t } from '@ringgrain/core';
+import { viewAt, layoutOf } from '@ringgrain/core/backend';
 import { generateKernel } from '../src/index.ts';
 import { encode } from './diff-lib.ts';
 import { Algo, Floats, Ints, Named2, Nest, Props, Shapes, Shrinking, Views } from './fixtures/audit.ts';

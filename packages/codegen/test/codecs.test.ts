@@ -1,5 +1,6 @@
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { Reader, Writer, compileEncoder, decodeExact, type GrainDef, type StructSchema } from '@ringgrain/core';
+import type { GrainDef, StructSchema } from '@ringgrain/core';
+import { Reader, Writer, compileEncoder, decodeExact } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { generateKernel } from '../src/index.ts';

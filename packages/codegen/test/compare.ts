@@ -1,4 +1,5 @@
-import { KINDS, type Schema } from '@ringgrain/core';
+import type { Schema } from '@ringgrain/core';
+import { KINDS } from '@ringgrain/core/backend';
 
 /**
  * Tolerances of the differential test. Arithmetic (+ - * / %, sqrt, floor, ceil, trunc, round, fround,

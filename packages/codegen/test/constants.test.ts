@@ -3,7 +3,8 @@
  * back out of a generated unit and fails if one differs from (or is missing against) core protocol.ts
  * and codegen abi.ts.
  */
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT_HEADER_SIZE, SlotFlag, layoutOf } from '@ringgrain/core';
+import { SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SlotFlag, layoutOf } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { BULK_BOARDS, BULK_JOB_BYTES, BulkBoard, DeviceGlobals, OVERFLOW_NODE_HEADER, OverflowHeader, OverflowNode, TURN_ERRORS, generateKernel, makeAbi, overflowLayout } from '../src/index.ts';

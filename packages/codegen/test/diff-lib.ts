@@ -1,4 +1,16 @@
-import { HandlerError, MISMATCH, Reader, SLOT, SlotFlag, Writer, compileEncoder, decodeExact, joinKey, snapshot, viewAt, type GrainDef, type StructSchema } from '@ringgrain/core';
+import { HandlerError, type GrainDef, type StructSchema } from '@ringgrain/core';
+import {
+  MISMATCH,
+  Reader,
+  SLOT,
+  SlotFlag,
+  Writer,
+  compileEncoder,
+  decodeExact,
+  joinKey,
+  snapshot,
+  viewAt,
+} from '@ringgrain/core/backend';
 import { expect } from 'vitest';
 import { TURN_ERRORS, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';

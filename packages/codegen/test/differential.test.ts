@@ -1,4 +1,5 @@
-import { layoutOf, snapshot, type GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core';
+import { layoutOf, snapshot } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import * as Conformance from '../../../test/fixtures/grains.ts';

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotReader, SlotWriter, ringBytes } from '@ringgrain/core';
+import { SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { Ring, SLOT, SlotFlag, SlotReader, SlotWriter, ringBytes } from '@ringgrain/core/backend';
 import { gxxBuild } from './toolchain.ts';
 
 /**

@@ -1,4 +1,5 @@
-import { KINDS, isNumericScalar, layoutOf, viewAt, type ScalarKind, type Schema, type StructSchema } from '@ringgrain/core';
+import type { Schema, StructSchema } from '@ringgrain/core';
+import { KINDS, isNumericScalar, layoutOf, viewAt, type ScalarKind } from '@ringgrain/core/backend';
 
 /** Seeded PRNG (mulberry32): every run draws the same inputs. */
 export function rng(seed: number): () => number {

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { Reader, decodeExact, layoutOf, t, viewAt, type GrainDef, type Layout, type Schema, type StructSchema } from '@ringgrain/core';
+import { t, type GrainDef, type Schema, type StructSchema } from '@ringgrain/core';
+import { Reader, decodeExact, layoutOf, viewAt, type Layout } from '@ringgrain/core/backend';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodegenError, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';

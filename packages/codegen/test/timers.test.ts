@@ -1,4 +1,5 @@
-import { TimerArgumentError, layoutOf, nextDue, offsetOf, startArgs } from '@ringgrain/core';
+import { TimerArgumentError } from '@ringgrain/core';
+import { layoutOf, nextDue, offsetOf, startArgs } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { KERNEL_PARAMS, TIMER_HOST_BYTES, TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader, generateKernel, timerLayout } from '../src/index.ts';
 import { Account } from '../../../examples/bank/grains.ts';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { KINDS, isNumericScalar, t, type ScalarKind, type Schema, type StructSchema } from '../src/index.ts';
+import { KINDS, isNumericScalar, t, type ScalarKind, type Schema, type StructSchema } from '../src/entries/internal.ts';
 
 /** Random schemas (every kind, nested) and values that conform to them, for property tests. */
 

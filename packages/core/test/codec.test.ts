@@ -20,7 +20,7 @@ import {
   ringBytes,
   t,
   type Schema,
-} from '../src/index.ts';
+} from '../src/entries/internal.ts';
 import { fromGeneric, schemaArb, structArb, toPlain, valueArb } from './arbitraries.ts';
 
 function encode(schema: Schema, value: unknown, cap = 1 << 16): Uint8Array {

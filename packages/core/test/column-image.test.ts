@@ -16,7 +16,7 @@ import {
   offsetOf,
   packColumnImage,
   readColumnImage,
-} from '../src/index.ts';
+} from '../src/entries/internal.ts';
 import { KIND_FIELDS, MIXED, kindValues } from './kind-fields.ts';
 
 const def = MIXED;

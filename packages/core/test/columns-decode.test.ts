@@ -1,7 +1,7 @@
 import { encode as mpEncode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DecodeError, Reader, Writer, compileEncoder, decodeExact, t } from '../src/index.ts';
+import { DecodeError, Reader, Writer, compileEncoder, decodeExact, t } from '../src/entries/internal.ts';
 import { decodeIntoColumns, type Columns } from '../src/schema/msgpack-decode.ts';
 import { structArb, valueArb } from './arbitraries.ts';
 

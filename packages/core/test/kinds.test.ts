@@ -3,7 +3,7 @@
  * conversions and the msgpack formats; and the store semantics state views give each kind.
  */
 import { describe, expect, it } from 'vitest';
-import { KINDS, NUMERIC_KINDS, SCALAR_KINDS, intRange, layoutOf, snapshot, t, viewAt } from '../src/index.ts';
+import { KINDS, NUMERIC_KINDS, SCALAR_KINDS, intRange, layoutOf, snapshot, t, viewAt } from '../src/entries/internal.ts';
 
 describe('scalar kinds table', () => {
   it('lists every kind of t.*, numeric kinds being those with a typed array', () => {

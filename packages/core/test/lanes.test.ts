@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { laneOfKey } from '../src/index.ts';
+import { laneOfKey } from '../src/entries/internal.ts';
 
 describe('laneOfKey (the host and every CPU worker route a key to the same lane)', () => {
   it('one lane is always lane 0', () => {

@@ -17,7 +17,7 @@ import {
   t,
   type Layout,
   type Schema,
-} from '../src/index.ts';
+} from '../src/entries/internal.ts';
 import { schemaArb } from './arbitraries.ts';
 
 function offsets(l: Layout): Record<string, number> {

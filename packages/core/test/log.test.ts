@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatLogLine } from '../src/index.ts';
+import { formatLogLine } from '../src/entries/internal.ts';
 
 describe('readable log lines (the default logger on a terminal)', () => {
   it('time, level, message, then the other fields; pino bookkeeping dropped', () => {

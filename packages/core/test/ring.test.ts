@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RING, Ring, RingConsumer, RingError, RingProducer, SLOT_HEADER_SIZE, ringBytes } from '../src/index.ts';
+import { RING, Ring, RingConsumer, RingError, RingProducer, SLOT_HEADER_SIZE, ringBytes } from '../src/entries/internal.ts';
 
 const SLOT = 64;
 

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Grain, RING, Ring, RingConsumer, RingProducer, SLOT, SLOT_HEADER_SIZE, SlotFlag, laneOfKey, ringBytes, t, type GrainDef } from '../src/index.ts';
+import { Grain, RING, Ring, RingConsumer, RingProducer, SLOT, SLOT_HEADER_SIZE, SlotFlag, laneOfKey, ringBytes, t, type GrainDef } from '../src/entries/internal.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { compileRowLoop } from '../src/row-codegen.ts';
 import { KIND_FIELDS, kindValues } from './kind-fields.ts';

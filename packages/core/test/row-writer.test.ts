@@ -6,7 +6,7 @@
 import { decode as mpDecode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotWriter, decodeExact } from '../src/index.ts';
+import { HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotWriter, decodeExact } from '../src/entries/internal.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { MIXED, kindValues } from './kind-fields.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { StateBatchError, StateReadBuilder, keyOrder, type StateTableSpec } from '../src/index.ts';
+import { StateBatchError, StateReadBuilder, keyOrder, type StateTableSpec } from '../src/entries/internal.ts';
 
 const ints: StateTableSpec = { name: 'A', keyKind: 'int' };
 const strings: StateTableSpec = { name: 'S', keyKind: 'string' };

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotWriter, decodeExact, t, type GrainDef } from '../src/index.ts';
+import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotWriter, decodeExact, t, type GrainDef } from '../src/entries/internal.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { fixedWriter } from '../src/tell-image.ts';
 import { KIND_FIELDS } from './kind-fields.ts';

@@ -1,6 +1,6 @@
 /** Timer and reminder declarations (checked when the class is defined) and the schedule arithmetic. */
 import { describe, expect, it } from 'vitest';
-import { Grain, MAX_TIMERS, TimerArgumentError, TimerSpecError, nextDue, startArgs, t, type TimerSpec } from '../src/index.ts';
+import { Grain, MAX_TIMERS, TimerArgumentError, TimerSpecError, nextDue, startArgs, t, type TimerSpec } from '../src/entries/internal.ts';
 
 const methods = {
   onTick: { request: t.struct({}) },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DecodeError, Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, StateTableFullError, TURN_ERROR, decodeTurnError, encodeTurnError, ringBytes } from '../src/index.ts';
+import { DecodeError, Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, StateTableFullError, TURN_ERROR, decodeTurnError, encodeTurnError, ringBytes } from '../src/entries/internal.ts';
 import { errorOfReply } from '../src/reply-error.ts';
 
 function roundTrip(room: number, code: number, fields: Array<string | number>) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileEncoder, layoutOf, snapshot, t, viewAt, Writer } from '../src/index.ts';
+import { compileEncoder, layoutOf, snapshot, t, viewAt, Writer } from '../src/entries/internal.ts';
 
 /**
  * A struct view's own slots are symbol-keyed, so a schema field may take any name: before, fields named

@@ -12,10 +12,10 @@ import {
   type GrainDef,
   type MethodDef,
   type RemoteSend,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { ClusterK2KUnsupportedError } from '@ringgrain/core';
-import { OwnershipView } from '@ringgrain/core';
-import { fixedWriter, type FixedWrite } from '@ringgrain/core';
+import { OwnershipView } from '@ringgrain/core/cluster';
+import { fixedWriter, type FixedWrite } from '@ringgrain/core/backend';
 import { K2KTargetError } from './errors.ts';
 import type { K2KOut } from './k2k-outbox.ts';
 

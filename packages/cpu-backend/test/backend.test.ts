@@ -1,4 +1,5 @@
-import { CONTROL, GrainSystem, KernelFaultError, HandlerError, type AnyGrainClass } from '@ringgrain/core';
+import { GrainSystem, KernelFaultError, HandlerError, type AnyGrainClass } from '@ringgrain/core';
+import { CONTROL } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CpuBackend, CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from '../src/index.ts';
 import { Crashy, Misplaced } from './fixtures.ts';

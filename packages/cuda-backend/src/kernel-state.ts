@@ -1,4 +1,4 @@
-import { gatherLayout } from '@ringgrain/core';
+import { gatherLayout } from '@ringgrain/core/backend';
 import type { CudaContext, CudaFunction, CudaStream, DeviceBuffer } from './driver/index.ts';
 import type { DeviceMemoryPool } from './device-memory.ts';
 import type { HostMemorySource, HostRegion } from './host-memory.ts';

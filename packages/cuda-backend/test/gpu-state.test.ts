@@ -4,7 +4,8 @@
  * skipped with the reason in its name (the host logic is tested in state-gather.test.ts, the C compiled
  * in packages/codegen/test/state-meta.test.ts).
  */
-import { GrainSystem, layoutOf, snapshot } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { layoutOf, snapshot } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Ticker } from '../../../test/fixtures/timers.ts';

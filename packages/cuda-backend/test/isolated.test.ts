@@ -4,7 +4,8 @@
  * relaunch that runs in a new host process, i.e. a new CUDA context (in-process recovery is impossible:
  * see gpu-fault.test.ts). Without a GPU: the host process starts and answers a launch with the driver error.
  */
-import { DEFAULT_KERNEL_OPTIONS, GrainSystem } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { DEFAULT_KERNEL_OPTIONS } from '@ringgrain/core/backend';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

@@ -5,16 +5,16 @@
  * figures added up, a fault of one group the class's, naming its GPU.
  */
 import { generateKernel } from '@ringgrain/codegen';
+import type { GrainDef } from '@ringgrain/core';
 import {
   laneOfKey,
   layoutOf,
   snapshot,
-  type GrainDef,
   type KernelHealth,
   type LaneMemory,
   type StateBatch,
   type StateUpload,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { GpuFaultError } from '../src/errors.ts';

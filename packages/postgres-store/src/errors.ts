@@ -1,4 +1,5 @@
-import { RinggrainError, StateStoreError, StateStoreFullError, StateStoreUnavailableError } from '@ringgrain/core';
+import { StateStoreError, StateStoreFullError, StateStoreUnavailableError } from '@ringgrain/core/store';
+import { RinggrainError } from '@ringgrain/core';
 
 export const KIND = 'postgres';
 
