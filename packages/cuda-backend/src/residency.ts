@@ -1,7 +1,14 @@
 import {
   EvictRow, INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, LoadRequest, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyHostBytes, residencyLayout,
 } from '@ringgrain/codegen';
-import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
+import {
+  layoutOf,
+  offsetOf,
+  type ActorKey,
+  type EvictedStates,
+  type KernelStateHost,
+  type StateUpload,
+} from '@ringgrain/core/backend';
 import { decodeKeys } from './state-gather.ts';
 import { GpuStateError } from './errors.ts';
 

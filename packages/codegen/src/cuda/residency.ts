@@ -1,4 +1,4 @@
-import { layoutOf, offsetOf, t } from '@ringgrain/core';
+import { layoutOf, offsetOf, t } from '@ringgrain/core/backend';
 import { STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';
 import { DIR_STATE } from './abi.ts';
 
