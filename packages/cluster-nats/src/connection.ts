@@ -9,7 +9,7 @@ import type {
   JoinRequest,
   PartitionTable,
   SiloInfo,
-} from '@ringgrain/core/cluster';
+} from '@ringgrain/core';
 import { decodeFrame, encodeFrame } from './frame.ts';
 import { MalformedFrameError, NatsConnectError } from './errors.ts';
 import { Membership } from './membership.ts';

@@ -4,8 +4,8 @@
  * boards, a kernel's globals, the directory, the counter rows and the timers. The code generator emits each as
  * a C struct with static_asserts of its size, alignment and offsets (and the #defines it needs) from these
  * schemas; the CUDA backend sizes, writes and reads device memory with the same ones. A layout change is made
- * here. The dirty marks and the gather's staging buffer are here too (write-behind); not yet here: the residency
- * layouts (codegen residency.ts).
+ * here. The dirty marks and the gather's staging buffer are here too (write-behind); actor residency's layouts
+ * are in cuda-residency-layouts.ts.
  *
  * This file imports nothing from protocol.ts, which re-exports it (no import cycle at load).
  */

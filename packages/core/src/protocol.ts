@@ -187,3 +187,5 @@ export function ringBytes(capacity: number, slotSize: number): number {
 
 /** The CUDA runtime's device-side layouts, defined beside these (cuda-layouts.ts imports nothing from this file). */
 export * from './cuda-layouts.ts';
+/** Actor residency's device and host layouts (cuda-residency-layouts.ts, likewise free of imports from here). */
+export * from './cuda-residency-layouts.ts';

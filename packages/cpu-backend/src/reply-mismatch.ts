@@ -1,4 +1,4 @@
-import { SchemaValidationError } from '@ringgrain/core/backend';
+import { SchemaValidationError } from '@ringgrain/core';
 
 /** The value at `path` inside `v` (undefined where the path leaves it). */
 function at(v: unknown, path: readonly PropertyKey[]): unknown {

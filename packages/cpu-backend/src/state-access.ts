@@ -1,11 +1,4 @@
-import {
-  laneOfKey,
-  layoutOf,
-  type ActorKey,
-  type KernelPlan,
-  type StateBatch,
-  type StateUpload,
-} from '@ringgrain/core/backend';
+import { laneOfKey, layoutOf, type ActorKey, type KernelPlan, type StateBatch, type StateUpload } from '@ringgrain/core';
 import type { StateOp, StateOut } from './protocol.ts';
 
 type Done = Extract<StateOut, { out: 'done' }>;

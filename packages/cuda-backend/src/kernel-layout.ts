@@ -4,8 +4,8 @@
  * states, directory, globals, routes, scratch, overflow pool, timers, residency area). Pure arithmetic
  * over the ABI's sizes, so it is checked without a GPU (test/kernel-layout.test.ts).
  */
-import { residencyHostBytes, residencyLayout, type Abi } from '@ringgrain/codegen';
-import { TIMER_HOST_BYTES, overflowLayout, timerLayout } from '@ringgrain/core/backend';
+import type { Abi } from '@ringgrain/codegen';
+import { TIMER_HOST_BYTES, overflowLayout, residencyHostBytes, residencyLayout, timerLayout } from '@ringgrain/core';
 
 const ALIGN_DEVICE = 256;
 const ALIGN_HOST = 128;

@@ -1,5 +1,4 @@
-import { residencyLayout } from '@ringgrain/codegen';
-import type { KernelStateHost } from '@ringgrain/core/backend';
+import { residencyLayout, type KernelStateHost } from '@ringgrain/core';
 import type { CudaContext, CudaStream, DeviceBuffer } from './driver/index.ts';
 import type { HostRegion } from './host-memory.ts';
 import type { StatePools } from './kernel-state.ts';

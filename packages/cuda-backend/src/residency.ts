@@ -1,14 +1,23 @@
 import {
-  EvictRow, INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, LoadRequest, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyHostBytes, residencyLayout,
-} from '@ringgrain/codegen';
-import {
+  EvictRow,
+  INSTALL_ERROR_BYTES,
+  LOAD_RING_CAPACITY,
+  LoadRequest,
+  RES_MODE,
+  RES_OP,
+  RES_ROW,
+  ResidencyGlobals,
+  ResidencyHostBlock,
+  evictRing,
+  residencyHostBytes,
+  residencyLayout,
   layoutOf,
   offsetOf,
   type ActorKey,
   type EvictedStates,
   type KernelStateHost,
   type StateUpload,
-} from '@ringgrain/core/backend';
+} from '@ringgrain/core';
 import { decodeKeys } from './state-gather.ts';
 import { GpuStateError } from './errors.ts';
 

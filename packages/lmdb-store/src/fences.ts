@@ -5,7 +5,7 @@ import {
   type PartitionFence,
   type StateKey,
   type StateTableSpec,
-} from '@ringgrain/core/store';
+} from '@ringgrain/core';
 import { KIND, writeError } from './errors.ts';
 
 /**

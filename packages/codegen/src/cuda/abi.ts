@@ -1,15 +1,5 @@
 import { GatherHeader, StateMeta, gatherEntry, stateRegion } from './state-meta.ts';
-import {
-  ColumnDesc,
-  ColumnImageHeader,
-  COUNTERS,
-  ControlBlock,
-  MAX_TIMERS,
-  SlotFlag,
-  layoutOf,
-  ringBytes,
-  type StructSchema,
-} from '@ringgrain/core/backend';
+import { ColumnDesc, ColumnImageHeader, COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, ringBytes, type StructSchema } from '@ringgrain/core';
 
 /**
  * The machine-readable contract between a generated unit and the CUDA backend: the kernel parameters
@@ -42,7 +32,7 @@ export {
   TICK_TIMER_SHIFT,
   timerLayout,
   TIMER_HOST_BYTES,
-} from '@ringgrain/core/backend';
+} from '@ringgrain/core';
 import {
   BulkBoard,
   COUNTER_ROW_BYTES,
@@ -53,7 +43,7 @@ import {
   RouteEntry,
   TICK_FLAG,
   TICK_TIMER_SHIFT,
-} from '@ringgrain/core/backend';
+} from '@ringgrain/core';
 
 if (COUNTERS.length * 4 !== COUNTER_ROW_BYTES) throw new Error('codegen: counter row must hold every core counter');
 

@@ -1,14 +1,4 @@
-import {
-  COLUMN_IMAGE_MAGIC,
-  COLUMN_IMAGE_VERSION,
-  COLUMN_KINDS,
-  SLOT,
-  columnImageFields,
-  kindSpec,
-  rowTemplate,
-  type GrainDef,
-  type MethodDef,
-} from '@ringgrain/core/backend';
+import { COLUMN_IMAGE_MAGIC, COLUMN_IMAGE_VERSION, COLUMN_KINDS, SLOT, columnImageFields, kindSpec, rowTemplate, type GrainDef, type MethodDef } from '@ringgrain/core';
 import { C_SCALAR, cMember } from './ctypes.ts';
 
 /**

@@ -10,7 +10,7 @@ export {
   stateRegion,
   GatherHeader,
   gatherLayout,
-} from '@ringgrain/core/backend';
+} from '@ringgrain/core';
 
 export interface GatherParam {
   readonly name: string;

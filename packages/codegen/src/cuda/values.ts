@@ -1,14 +1,4 @@
-import {
-  intRange,
-  isNumericKind,
-  type ArraySchema,
-  type GrainDef,
-  type NumericKind,
-  type ScalarKind,
-  type Schema,
-  type StructSchema,
-  type VecSchema,
-} from '@ringgrain/core/backend';
+import { intRange, isNumericKind, type ArraySchema, type GrainDef, type NumericKind, type ScalarKind, type Schema, type StructSchema, type VecSchema } from '@ringgrain/core';
 import type { Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { ARITH, fitsIn } from './kind-arith.ts';
