@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { allocateOwnership, ClusterConfigError, MAX_PARTITIONS, OwnershipView, partitionOf, writeOwnership } from '@ringgrain/core';
+import {
+  allocateOwnership,
+  ClusterConfigError,
+  MAX_PARTITIONS,
+  OwnershipView,
+  partitionOf,
+  writeOwnership,
+} from '@ringgrain/core/cluster';
 
 /** The ownership memory the router writes and the kernels read on K2K sends (core cluster/ownership.ts). */
 describe('cluster ownership memory', () => {

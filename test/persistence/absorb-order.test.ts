@@ -9,7 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { layoutOf, stateTableSpec, type BackendKernel, type StateBatch } from '@ringgrain/core';
+import { layoutOf, type BackendKernel, type StateBatch } from '@ringgrain/core/backend';
+import { stateTableSpec } from '@ringgrain/core/store';
 import { WriteBehind } from '../../packages/core/src/persist/write-behind.ts';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import pino from 'pino';

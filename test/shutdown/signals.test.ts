@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SIGNAL_EXIT_CODE } from '@ringgrain/core';
+import { SIGNAL_EXIT_CODE } from '@ringgrain/core/backend';
 import { probeCuda } from '@ringgrain/cuda-backend';
 
 const program = fileURLToPath(new URL('../fixtures/stuck-program.ts', import.meta.url));

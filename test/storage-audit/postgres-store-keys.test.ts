@@ -6,7 +6,7 @@
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { PostgresStore } from '@ringgrain/postgres-store';
-import { StateBatchError } from '@ringgrain/core';
+import { StateBatchError } from '@ringgrain/core/store';
 import { describe, expect, inject, it } from 'vitest';
 import { systemCases, tableCases, type AuditFixture } from './cases.ts';
 

@@ -9,7 +9,7 @@ import type {
   JoinRequest,
   PartitionTable,
   SiloInfo,
-} from '@ringgrain/core';
+} from '@ringgrain/core/cluster';
 import { decodeFrame, encodeFrame } from './frame.ts';
 import { MalformedFrameError, NatsConnectError } from './errors.ts';
 import { Membership } from './membership.ts';

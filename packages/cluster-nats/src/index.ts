@@ -1,4 +1,4 @@
-import type { Cluster, ClusterConnection, JoinRequest } from '@ringgrain/core';
+import type { Cluster, ClusterConnection, JoinRequest } from '@ringgrain/core/cluster';
 import { NatsConnection_ } from './connection.ts';
 import { resolveOptions, type NatsClusterOptions } from './options.ts';
 

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import type { SiloInfo } from '@ringgrain/core';
+import type { SiloInfo } from '@ringgrain/core/cluster';
 
 interface Record_ extends SiloInfo {
   readonly beat: number;

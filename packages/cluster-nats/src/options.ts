@@ -1,4 +1,4 @@
-import { ClusterConfigError } from '@ringgrain/core';
+import { ClusterConfigError } from '@ringgrain/core/cluster';
 import type { NodeConnectionOptions } from '@nats-io/transport-node';
 
 export interface NatsClusterOptions {

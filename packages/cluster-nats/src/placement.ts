@@ -1,7 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { assignPartitions, type PartitionTable, type SiloInfo } from '@ringgrain/core';
+import { assignPartitions, type PartitionTable, type SiloInfo } from '@ringgrain/core/cluster';
 
 /** KV keys are subject tokens: a grain name goes in as hex of its UTF-8. */
 const keyOf = (grain: string) => `g${Buffer.from(grain, 'utf8').toString('hex')}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Packr } from 'msgpackr';
-import { ClusterConfigError } from '@ringgrain/core';
+import { ClusterConfigError } from '@ringgrain/core/cluster';
 import { MalformedFrameError, decodeFrame, encodeFrame, natsCluster } from '../src/index.ts';
 
 describe('natsCluster options', () => {

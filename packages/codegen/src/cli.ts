@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core/backend';
 import { CodegenError } from './front/errors.ts';
 import { generateKernel } from './cuda/kernel.ts';
 

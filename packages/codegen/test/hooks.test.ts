@@ -1,4 +1,4 @@
-import { HOOK_METHOD, Reader, SLOT, decodeExact, layoutOf, viewAt } from '@ringgrain/core';
+import { HOOK_METHOD, Reader, SLOT, decodeExact, layoutOf, viewAt } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { CodegenError, generateKernel } from '../src/index.ts';
 import { Harness, HDR } from './harness.ts';

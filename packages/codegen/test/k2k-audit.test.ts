@@ -1,4 +1,4 @@
-import { HOOK_METHOD, Reader, SLOT, decodeExact, joinKey, layoutOf, snapshot, viewAt } from '@ringgrain/core';
+import { HOOK_METHOD, Reader, SLOT, decodeExact, joinKey, layoutOf, snapshot, viewAt } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { CodegenError, TURN_ERRORS, generateKernel } from '../src/index.ts';
 import { diff } from './compare.ts';

@@ -5,7 +5,7 @@
  * actor in two groups.
  */
 import { execFileSync } from 'node:child_process';
-import { laneOfKey } from '@ringgrain/core';
+import { laneOfKey } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { runtimeFile } from '../src/index.ts';
 import { HAVE_GXX, gxxBuild } from './toolchain.ts';

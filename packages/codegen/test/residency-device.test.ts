@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
-import { SlotHeader, layoutOf } from '@ringgrain/core';
+import { SlotHeader, layoutOf } from '@ringgrain/core/backend';
 import { DIR_STATE, GatherHeader, OverflowHeader, OverflowNode, StateMeta, generateKernel, gatherLayout, overflowLayout } from '../src/index.ts';
 import { CTypes } from '../src/cuda/ctypes.ts';
 import { EvictRow, LoadRequest, RES_OP, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';

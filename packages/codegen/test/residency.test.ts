@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layoutOf, offsetOf } from '@ringgrain/core';
+import { layoutOf, offsetOf } from '@ringgrain/core/backend';
 import {
   EVICT_RING_BYTES, EVICT_RING_MAX_ROWS, EvictRow, INSTALL_BOARD_MAX_BYTES, INSTALL_ERROR_BYTES, INSTALL_ROWS, LOAD_RING_CAPACITY, LoadRequest, RES_ROW, ResidencyGlobals, ResidencyHostBlock,
   evictRing, installLayout, installRows, residencyHostBytes, residencyLayout,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layoutOf, offsetOf } from '@ringgrain/core';
+import { layoutOf, offsetOf } from '@ringgrain/core/backend';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Slab, Tiny } from '../../../bench/state-grains.ts';
 import { generateKernel } from '../src/index.ts';

@@ -1,5 +1,17 @@
 import os from 'node:os';
-import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, KernelState, Ring, laneOfKey, type Backend, type BackendKernel, type KernelPlan, type OverflowStats, type ProbeResult } from '@ringgrain/core';
+import {
+  CONTROL,
+  CONTROL_BLOCK_SIZE,
+  IMAGE_AREA_HEADER,
+  KernelState,
+  Ring,
+  laneOfKey,
+  type Backend,
+  type BackendKernel,
+  type KernelPlan,
+  type OverflowStats,
+  type ProbeResult,
+} from '@ringgrain/core/backend';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
 import { countLostOfDeadLane } from './dead-lane.ts';
 import { OVERFLOW_WORD, allocateKernelBuffers, k2kLeft, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';

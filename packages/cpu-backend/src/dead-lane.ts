@@ -1,4 +1,4 @@
-import { IMAGE_AREA_EXTRA_WORD, RING } from '@ringgrain/core';
+import { IMAGE_AREA_EXTRA_WORD, RING } from '@ringgrain/core/backend';
 import { OVERFLOW_WORD } from './memory.ts';
 
 /**

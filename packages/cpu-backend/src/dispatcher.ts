@@ -10,7 +10,7 @@ import {
   type GrainDef,
   type KernelOptions,
   type RemoteSend,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { countLostOfDeadLane } from './dead-lane.ts';
 import type { LoadedGrain } from './grain-load.ts';
 import { K2KOut } from './k2k-outbox.ts';

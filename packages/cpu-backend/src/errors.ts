@@ -1,4 +1,4 @@
-import { RinggrainError, type ErrorOptions } from '@ringgrain/core';
+import { RinggrainError, type ErrorOptions } from '@ringgrain/core/backend';
 
 export class WorkerDiedError extends RinggrainError {
   constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
@@ -19,7 +19,7 @@ export class GrainModuleError extends RinggrainError {
 }
 
 // A kernel's full actor table: core's, so the host rebuilds it from a failed turn's reply (turn-error.ts).
-export { StateTableFullError } from '@ringgrain/core';
+export { StateTableFullError } from '@ringgrain/core/backend';
 
 export class K2KTargetError extends RinggrainError {
   constructor(target: string, detail: string) {

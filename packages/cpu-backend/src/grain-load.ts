@@ -1,4 +1,4 @@
-import type { AnyGrainClass, GrainContext, GrainDef } from '@ringgrain/core';
+import type { AnyGrainClass, GrainContext, GrainDef } from '@ringgrain/core/backend';
 
 /** A handler method of a grain class: a pure turn `(state, message, ctx)`. */
 export type HandlerFn = (state: unknown, msg: unknown, ctx: GrainContext) => unknown;

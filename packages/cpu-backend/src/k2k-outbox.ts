@@ -1,4 +1,4 @@
-import { Deque, RING, Ring, RingProducer, SLOT } from '@ringgrain/core';
+import { Deque, RING, Ring, RingProducer, SLOT } from '@ringgrain/core/backend';
 import { OVERFLOW_WORD, overflowWords, wakeIfParked, type PeerInfo } from './memory.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
   type ColumnImage,
   type GrainDef,
   type MethodDef,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import type { LaneReplies } from './lane-replies.ts';
 import type { LaneTurns, TurnCounts } from './lane-turns.ts';
 import { IMAGE_BUFFERS } from './memory.ts';

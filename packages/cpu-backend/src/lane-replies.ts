@@ -6,7 +6,7 @@ import {
   TURN_ERROR,
   type MethodDef,
   type TurnErrorValue,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 
 /**
  * A lane's replies to the host (its reply ring): answers to asks, errors of failed turns (an ask's to

@@ -1,5 +1,5 @@
-import { HOOK_METHOD, LANE_GUARD, Ring, SLOT, SlotFlag, TURN_ERROR } from '@ringgrain/core';
-import type { LaneReader } from '@ringgrain/core';
+import { HOOK_METHOD, LANE_GUARD, Ring, SLOT, SlotFlag, TURN_ERROR } from '@ringgrain/core/backend';
+import type { LaneReader } from '@ringgrain/core/store';
 import type { LoadedGrain } from './grain-load.ts';
 import type { LaneReplies } from './lane-replies.ts';
 import type { LaneTimers } from './lane-timers.ts';

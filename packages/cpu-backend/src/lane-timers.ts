@@ -1,4 +1,4 @@
-import { nextDue, type GrainDef, type MethodDef } from '@ringgrain/core';
+import { nextDue, type GrainDef, type MethodDef } from '@ringgrain/core/backend';
 import type { StateTable } from './state-table.ts';
 import type { TimerClockLane } from './timer-clock.ts';
 import type { TimerTable } from './timer-table.ts';

@@ -20,7 +20,7 @@ import {
   type GrainContext,
   type MethodDef,
   type TimerStart,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import type { HandlerFn, HookFn, LoadedGrain } from './grain-load.ts';
 import type { K2KSender } from './k2k-send.ts';
 import type { LaneReplies } from './lane-replies.ts';

@@ -1,4 +1,15 @@
-import { CONTROL, CONTROL_BLOCK_SIZE, IMAGE_AREA_HEADER, RING, Ring, alignUp, ringBytes, type ImageArea, type KernelOptions, type RegionRef } from '@ringgrain/core';
+import {
+  CONTROL,
+  CONTROL_BLOCK_SIZE,
+  IMAGE_AREA_HEADER,
+  RING,
+  Ring,
+  alignUp,
+  ringBytes,
+  type ImageArea,
+  type KernelOptions,
+  type RegionRef,
+} from '@ringgrain/core/backend';
 
 /**
  * One lane of a CPU kernel (the share of its actors one pool thread consumes): its control block, the

@@ -1,5 +1,6 @@
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { loadGrainClasses, type GrainDef, type LaneReader, type LaneReaderSpec } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core/backend';
+import type { LaneReader, LaneReaderSpec } from '@ringgrain/core/store';
 import { Dispatcher } from './dispatcher.ts';
 import { loadedGrain, type LoadedGrain } from './grain-load.ts';
 import type { PeerInfo } from './memory.ts';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
-import type { RemoteSend } from '@ringgrain/core';
+import type { RemoteSend } from '@ringgrain/core/backend';
 import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);

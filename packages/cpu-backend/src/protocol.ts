@@ -1,4 +1,4 @@
-import type { KernelOptions, LaneLoadPlan } from '@ringgrain/core';
+import type { KernelOptions, LaneLoadPlan } from '@ringgrain/core/backend';
 import type { PeerInfo } from './memory.ts';
 import type { TimerClockInit } from './timer-clock.ts';
 

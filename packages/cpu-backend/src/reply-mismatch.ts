@@ -1,4 +1,4 @@
-import { SchemaValidationError } from '@ringgrain/core';
+import { SchemaValidationError } from '@ringgrain/core/backend';
 
 /** The value at `path` inside `v` (undefined where the path leaves it). */
 function at(v: unknown, path: readonly PropertyKey[]): unknown {

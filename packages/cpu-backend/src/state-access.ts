@@ -1,4 +1,11 @@
-import { laneOfKey, layoutOf, type ActorKey, type KernelPlan, type StateBatch, type StateUpload } from '@ringgrain/core';
+import {
+  laneOfKey,
+  layoutOf,
+  type ActorKey,
+  type KernelPlan,
+  type StateBatch,
+  type StateUpload,
+} from '@ringgrain/core/backend';
 import type { StateOp, StateOut } from './protocol.ts';
 
 type Done = Extract<StateOut, { out: 'done' }>;

@@ -1,4 +1,4 @@
-import { layoutOf, viewAt, snapshot, alignUp, type StructSchema } from '@ringgrain/core';
+import { layoutOf, viewAt, snapshot, alignUp, type StructSchema } from '@ringgrain/core/backend';
 import { StateTableFullError } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 

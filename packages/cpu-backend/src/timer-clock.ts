@@ -1,4 +1,4 @@
-import type { TimerStats } from '@ringgrain/core';
+import type { TimerStats } from '@ringgrain/core/backend';
 
 /**
  * The words a CPU kernel's timers share with the host, in one SharedArrayBuffer per kernel:

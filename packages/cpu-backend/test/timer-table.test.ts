@@ -3,7 +3,7 @@
  * which order, and that stopped or restarted timers never fire from their old schedule.
  */
 import { describe, expect, it } from 'vitest';
-import { nextDue } from '@ringgrain/core';
+import { nextDue } from '@ringgrain/core/backend';
 import { TimerTable } from '../src/timer-table.ts';
 
 /** Runs every entry due by `now` the way a lane does (take, then re-arm on the period grid); returns [slot, timer] fired. */

@@ -9,7 +9,7 @@
  * (routes.ts) and the kernel's lifecycle (kernel.ts) each live in their own file.
  */
 import { performance } from 'node:perf_hooks';
-import type { Backend, KernelPlan, ProbeResult } from '@ringgrain/core';
+import type { Backend, KernelPlan, ProbeResult } from '@ringgrain/core/backend';
 import { DeviceSlot } from './device-slot.ts';
 import { LaneGroupError } from './errors.ts';
 import { LaneGroupKernel } from './lane-groups.ts';

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { loadGrainClasses, type GrainDef } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef } from '@ringgrain/core/backend';
 import { generateKernel } from '@ringgrain/codegen';
 import { compileCachedAsync, defaultCacheDir, type CompileCachedResult } from './driver/index.ts';
 import { unitCompileOptions } from './nvrtc-unit.ts';

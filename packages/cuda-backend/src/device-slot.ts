@@ -3,7 +3,7 @@
  * pools, the loaded modules and the kernels running there, and what a fault or a stuck kernel leaves
  * (the poison). A backend has one per device ordinal it uses; lane groups on the same ordinal share it.
  */
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/backend';
 import type { CudaKernel } from './kernel.ts';
 import { DeviceMemoryPool } from './device-memory.ts';
 import { deferredByDevice, runningOn, stickyByDevice } from './device-registry.ts';

@@ -1,4 +1,4 @@
-import { KernelFaultError, RinggrainError, type ErrorOptions } from '@ringgrain/core';
+import { KernelFaultError, RinggrainError, type ErrorOptions } from '@ringgrain/core/backend';
 
 /** GPU_HOST_EXITED: the GPU host process of IsolatedCudaBackend ended (a fault killed it, or it crashed). */
 export type GpuFaultCode = 'GPU_FAULT' | 'GPU_KERNEL_EXITED' | 'GPU_CONTEXT_POISONED' | 'GPU_HOST_EXITED';

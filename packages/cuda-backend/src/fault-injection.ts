@@ -3,7 +3,7 @@
  * the backend classes and the main entry: an application cannot reach it by accident, and an isolated GPU
  * host refuses it unless the backend was built with `faultInjection: true`.
  */
-import { viewAt, type GrainDef } from '@ringgrain/core';
+import { viewAt, type GrainDef } from '@ringgrain/core/backend';
 import { CudaBackend, type CudaKernel } from './backend.ts';
 import { INTERNALS } from './internals.ts';
 import { IsolatedCudaBackend } from './isolated/isolated-backend.ts';

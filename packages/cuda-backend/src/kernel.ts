@@ -25,7 +25,7 @@ import {
   type StateBatch,
   type StateUpload,
   type TimerStats,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import type { Abi } from '@ringgrain/codegen';
 import type { DeviceSlot } from './device-slot.ts';
 import type { GroupKernel } from './lane-groups.ts';

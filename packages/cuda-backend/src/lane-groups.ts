@@ -17,7 +17,7 @@ import {
   type StateBatch,
   type StateUpload,
   type TimerStats,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { GpuFaultError } from './errors.ts';
 
 /** What the facade needs of a group's kernel (CudaKernel; tests give fakes). */

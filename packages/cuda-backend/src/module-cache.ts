@@ -5,7 +5,7 @@
  * starts, since loading waits for running kernels.
  */
 import { performance } from 'node:perf_hooks';
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/backend';
 import { generateKernel, type Abi } from '@ringgrain/codegen';
 import { ModuleLoadWhileRunningError } from './errors.ts';
 import { runningOn } from './device-registry.ts';

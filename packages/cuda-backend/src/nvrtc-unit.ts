@@ -4,7 +4,7 @@
  * The unit is codegen's `source` as generated: its field-offset asserts are RG_OFFSET_ASSERT, a no-op under NVRTC
  * (which has no __builtin_offsetof) and checked by the nvcc and g++ builds of the same unit.
  */
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/backend';
 import { CudaUsageError, type CompileCachedOptions } from './driver/index.ts';
 
 /**

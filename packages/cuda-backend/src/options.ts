@@ -2,7 +2,7 @@
  * The CUDA backend's options: what a user may set, their defaults and their checks (one place, so the
  * backend, the isolated GPU host and the tests read the same rules).
  */
-import { MAX_HOST_LANES, scaledDefault } from '@ringgrain/core';
+import { MAX_HOST_LANES, scaledDefault } from '@ringgrain/core/backend';
 import { CudaBackendOptionsError } from './errors.ts';
 import type { HostMemorySource } from './host-memory.ts';
 import { DEFAULT_PARTITIONS, DEFAULT_QUEUE_CAPACITY } from './sizing.ts';

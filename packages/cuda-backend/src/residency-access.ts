@@ -1,4 +1,4 @@
-import { residencyLayout, type KernelStateHost } from '@ringgrain/core';
+import { residencyLayout, type KernelStateHost } from '@ringgrain/core/backend';
 import type { CudaContext, CudaStream, DeviceBuffer } from './driver/index.ts';
 import type { HostRegion } from './host-memory.ts';
 import type { StatePools } from './kernel-state.ts';

@@ -17,7 +17,7 @@ import {
   type EvictedStates,
   type KernelStateHost,
   type StateUpload,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import { decodeKeys } from './state-gather.ts';
 import { GpuStateError } from './errors.ts';
 

@@ -3,7 +3,7 @@
  * overflow pool are. Rewritten on the setup stream whenever a kernel comes or goes; a kernel's entry is
  * cleared before its queues are freed.
  */
-import { viewAt } from '@ringgrain/core';
+import { viewAt } from '@ringgrain/core/backend';
 import type { CudaKernel } from './kernel.ts';
 
 /** What a route names of its target kernel. */

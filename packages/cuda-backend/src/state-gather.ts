@@ -1,4 +1,4 @@
-import { gatherLayout, type ActorKey, type StateBatch } from '@ringgrain/core';
+import { gatherLayout, type ActorKey, type StateBatch } from '@ringgrain/core/backend';
 import { GATHER_PARAMS, gatherLaunch } from '@ringgrain/codegen';
 import { performance } from 'node:perf_hooks';
 import { arg, type KernelArg } from './driver/index.ts';

@@ -5,7 +5,7 @@
  * the figures and the epoch it has caught up with whenever it publishes its counters. Nothing here moves
  * per tick: the kernel generates ticks from its own table and clock.
  */
-import { TIMER_HOST_BYTES, TimerHostBlock, offsetOf, type TimerPlan, type TimerStats } from '@ringgrain/core';
+import { TIMER_HOST_BYTES, TimerHostBlock, offsetOf, type TimerPlan, type TimerStats } from '@ringgrain/core/backend';
 
 const word = (f: string): number => offsetOf(TimerHostBlock, f) >> 2;
 const W = { seq: word('seq'), clock: word('clock'), caughtEpoch: word('caughtEpoch'), ticks: word('ticks'), tickErrors: word('tickErrors'), armed: word('armed'), publishes: word('publishes') } as const;

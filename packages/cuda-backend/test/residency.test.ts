@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import {
   INSTALL_ERROR_BYTES, LOAD_RING_CAPACITY, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyHostBytes, residencyLayout,
 } from '@ringgrain/codegen';
-import { layoutOf, offsetOf, type ActorKey, type EvictedStates, type KernelStateHost, type StateUpload } from '@ringgrain/core';
+import {
+  layoutOf,
+  offsetOf,
+  type ActorKey,
+  type EvictedStates,
+  type KernelStateHost,
+  type StateUpload,
+} from '@ringgrain/core/backend';
 import { ResidencyHost, clippedUtf8, installChunks, keyWords, residencyExit, residencyGlobalsImage, type ResidencyDevice, type ResidencyTarget } from '../src/residency.ts';
 import { GpuStateError } from '../src/errors.ts';
 

@@ -1,5 +1,5 @@
 import { TIMER_HOST_BYTES, TimerHostBlock } from '@ringgrain/codegen';
-import { offsetOf } from '@ringgrain/core';
+import { offsetOf } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { TimerHost } from '../src/timer-host.ts';
 

@@ -6,7 +6,15 @@
  * setImmediate whenever something was sent to it (an idle system costs nothing). A slice lasts at most
  * `sliceMs`, so the host's own event loop (reply pump, timers) keeps turning under load.
  */
-import type { AnyGrainClass, Backend, BackendKernel, GrainDef, KernelPlan, OverflowStats, ProbeResult } from '@ringgrain/core';
+import type {
+  AnyGrainClass,
+  Backend,
+  BackendKernel,
+  GrainDef,
+  KernelPlan,
+  OverflowStats,
+  ProbeResult,
+} from '@ringgrain/core/backend';
 import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
 import { InlineBackendOptionsError, InlineConsumerError, InlineNoClassError } from './errors.ts';
 

@@ -1,4 +1,4 @@
-import { RinggrainError } from '@ringgrain/core';
+import { RinggrainError } from '@ringgrain/core/backend';
 
 /** The plan carries no grain class (it was rebuilt in another process): handlers cannot run here. */
 export class InlineNoClassError extends RinggrainError {

@@ -32,7 +32,7 @@ import {
   type StateRead,
   type StateTable,
   type StateTableSpec,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import type { LmdbFences } from './fences.ts';
 import { KIND, writeError } from './errors.ts';
 

@@ -5,7 +5,7 @@ import {
   type PartitionFence,
   type StateKey,
   type StateTableSpec,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { KIND, writeError } from './errors.ts';
 
 /**

@@ -4,7 +4,7 @@
  * so an actor's activation needs no hop through the host. Reads always see the latest commit.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
-import type { LaneReader } from '@ringgrain/core';
+import type { LaneReader } from '@ringgrain/core/store';
 import { readRow } from './chunk-table.ts';
 
 export interface LaneReaderOptions {

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { StateStoreError } from '@ringgrain/core';
+import { StateStoreError } from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
 
 /**

@@ -1,5 +1,12 @@
 import type { Database } from 'lmdb';
-import { StateDecodeError, type ReminderId, type ReminderRow, type ReminderTable, type StateKey, type StateTableSpec } from '@ringgrain/core';
+import {
+  StateDecodeError,
+  type ReminderId,
+  type ReminderRow,
+  type ReminderTable,
+  type StateKey,
+  type StateTableSpec,
+} from '@ringgrain/core/store';
 import { KIND, writeError } from './errors.ts';
 
 /** What a table needs of its store: the open environment, or a typed error once closed. */

@@ -11,7 +11,7 @@ import {
   type StateTableSpec,
   type TableOf,
   FENCE_TABLE,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import type { LaneReaderOptions } from './lane-reader.ts';
 import { KIND, writeError } from './errors.ts';
 import { lockStore, makeDir, StateStoreLockedError } from './lock.ts';

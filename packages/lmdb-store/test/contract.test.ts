@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
 import { afterAll } from 'vitest';
-import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core';
+import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
 import { storeContract } from '../../../test/store-contract/contract.ts';
 import { LmdbStore } from '../src/index.ts';
 

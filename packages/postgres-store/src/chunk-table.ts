@@ -33,7 +33,7 @@ import {
   type StateRead,
   type StateTable,
   type StateTableSpec,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { readCopy } from './copy.ts';
 import { KIND } from './errors.ts';
 import type { PgFences } from './fences.ts';

@@ -2,7 +2,7 @@
  * PostgreSQL's binary COPY format, both ways: batches go to the server as COPY ... FROM STDIN (FORMAT
  * binary) (no per-row statement, no text escaping of bytea) and come back as COPY (SELECT ...) TO STDOUT.
  */
-import { stateAt, type StateKey, type StateRows } from '@ringgrain/core';
+import { stateAt, type StateKey, type StateRows } from '@ringgrain/core/store';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const CHUNK_ROWS = 16_384;

@@ -20,7 +20,7 @@ import {
   type StateRead,
   type StateTable,
   type StateTableSpec,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { copyChunks, readCopy, type StageRows } from './copy.ts';
 import type { PgFences } from './fences.ts';
 import { KIND, pgError } from './errors.ts';

@@ -6,7 +6,7 @@ import {
   type PartitionFence,
   type StateKey,
   type StateTableSpec,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
 import { inTransaction, withClient, type Owner } from './session.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { FENCE_TABLE, StateStoreError } from '@ringgrain/core';
+import { FENCE_TABLE, StateStoreError } from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
 
 /**

@@ -1,6 +1,13 @@
 import pg from 'pg';
 import { remindersIdent } from './ident.ts';
-import { StateDecodeError, type ReminderId, type ReminderRow, type ReminderTable, type StateKey, type StateTableSpec } from '@ringgrain/core';
+import {
+  StateDecodeError,
+  type ReminderId,
+  type ReminderRow,
+  type ReminderTable,
+  type StateKey,
+  type StateTableSpec,
+} from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
 import { inTransaction, withClient, type Owner } from './session.ts';
 

@@ -8,7 +8,7 @@ import {
   type StateStore,
   type StateTableSpec,
   type TableOf,
-} from '@ringgrain/core';
+} from '@ringgrain/core/store';
 import { KIND, pgError } from './errors.ts';
 import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';

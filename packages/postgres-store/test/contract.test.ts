@@ -5,7 +5,7 @@
 import net from 'node:net';
 import pg from 'pg';
 import { expect, inject, it } from 'vitest';
-import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core';
+import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
 import { storeContract } from '../../../test/store-contract/contract.ts';
 import { PostgresStore } from '../src/index.ts';
 

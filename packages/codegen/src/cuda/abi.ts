@@ -1,5 +1,15 @@
 import { GatherHeader, StateMeta, gatherEntry, stateRegion } from './state-meta.ts';
-import { ColumnDesc, ColumnImageHeader, COUNTERS, ControlBlock, MAX_TIMERS, SlotFlag, layoutOf, ringBytes, type StructSchema } from '@ringgrain/core';
+import {
+  ColumnDesc,
+  ColumnImageHeader,
+  COUNTERS,
+  ControlBlock,
+  MAX_TIMERS,
+  SlotFlag,
+  layoutOf,
+  ringBytes,
+  type StructSchema,
+} from '@ringgrain/core/backend';
 
 /**
  * The machine-readable contract between a generated unit and the CUDA backend: the kernel parameters
@@ -32,7 +42,7 @@ export {
   TICK_TIMER_SHIFT,
   timerLayout,
   TIMER_HOST_BYTES,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 import {
   BulkBoard,
   COUNTER_ROW_BYTES,
@@ -43,7 +53,7 @@ import {
   RouteEntry,
   TICK_FLAG,
   TICK_TIMER_SHIFT,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 
 if (COUNTERS.length * 4 !== COUNTER_ROW_BYTES) throw new Error('codegen: counter row must hold every core counter');
 

@@ -1,4 +1,4 @@
-import { isNumericScalar, type Schema, type StructSchema } from '@ringgrain/core';
+import { isNumericScalar, type Schema, type StructSchema } from '@ringgrain/core/backend';
 import { cMember, type CTypes } from './ctypes.ts';
 
 /**

@@ -1,4 +1,14 @@
-import { COLUMN_IMAGE_MAGIC, COLUMN_IMAGE_VERSION, COLUMN_KINDS, SLOT, columnImageFields, kindSpec, rowTemplate, type GrainDef, type MethodDef } from '@ringgrain/core';
+import {
+  COLUMN_IMAGE_MAGIC,
+  COLUMN_IMAGE_VERSION,
+  COLUMN_KINDS,
+  SLOT,
+  columnImageFields,
+  kindSpec,
+  rowTemplate,
+  type GrainDef,
+  type MethodDef,
+} from '@ringgrain/core/backend';
 import { C_SCALAR, cMember } from './ctypes.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { layoutOf, type Schema, type ScalarKind, type StructSchema } from '@ringgrain/core';
+import { layoutOf, type Schema, type ScalarKind, type StructSchema } from '@ringgrain/core/backend';
 
 /**
  * C spelling of each scalar kind: the C type of the same size, alignment and values (static_asserts in

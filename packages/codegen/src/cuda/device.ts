@@ -1,4 +1,15 @@
-import { COUNTERS, HOST_SENDER, KernelState, RING_HEADER_SIZE, SLOT, SLOT_HEADER_SIZE, SlotFlag, TURN_ERROR, layoutOf, offsetOf } from '@ringgrain/core';
+import {
+  COUNTERS,
+  HOST_SENDER,
+  KernelState,
+  RING_HEADER_SIZE,
+  SLOT,
+  SLOT_HEADER_SIZE,
+  SlotFlag,
+  TURN_ERROR,
+  layoutOf,
+  offsetOf,
+} from '@ringgrain/core/backend';
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
 import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK, TURN_ERRORS } from './abi.ts';
 import { GATHER_PARAMS, GATHER_THREADS, STATE_META_BYTES, STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';

@@ -1,4 +1,13 @@
-import { ControlBlock, HOOK_METHOD, HOOK_NAMES, RingHeader, SlotHeader, t as schema, type GrainDef, type MethodDef } from '@ringgrain/core';
+import {
+  ControlBlock,
+  HOOK_METHOD,
+  HOOK_NAMES,
+  RingHeader,
+  SlotHeader,
+  t as schema,
+  type GrainDef,
+  type MethodDef,
+} from '@ringgrain/core/backend';
 import { BulkBoard, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
 import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';

@@ -1,4 +1,4 @@
-import { KINDS, type NumericKind, type ScalarKind } from '@ringgrain/core';
+import { KINDS, type NumericKind, type ScalarKind } from '@ringgrain/core/backend';
 import { C_SCALAR } from './ctypes.ts';
 
 /**

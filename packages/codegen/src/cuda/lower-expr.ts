@@ -1,4 +1,4 @@
-import { isNumericScalar, type Schema } from '@ringgrain/core';
+import { isNumericScalar, type Schema } from '@ringgrain/core/backend';
 import type { BinaryOp, Expr, Loc } from '../front/ast.ts';
 import { MATH_CONSTANTS, MATH_FUNCTIONS } from './intrinsics.ts';
 import { CodegenError } from '../front/errors.ts';

@@ -1,6 +1,6 @@
 import { lowerTimerCall } from './timers.ts';
 import { lowerReminderCall } from './reminders.ts';
-import { HOOK_METHOD, HOOK_NAMES, describeSchema, type Schema, type StructSchema } from '@ringgrain/core';
+import { HOOK_METHOD, HOOK_NAMES, describeSchema, type Schema, type StructSchema } from '@ringgrain/core/backend';
 import type { BinaryOp, Expr, Loc, Stmt } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { CodegenError } from '../front/errors.ts';

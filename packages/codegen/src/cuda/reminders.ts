@@ -10,7 +10,7 @@
  * fractional bits, which covers every time ≥ 1/256 ms); a value with finer bits fails the turn rather
  * than be rounded. String keys cannot be named on the device (interned ids): such a class is refused.
  */
-import { KERNEL_RECORD, TimerArgumentError, byName, type GrainDef } from '@ringgrain/core';
+import { KERNEL_RECORD, TimerArgumentError, byName, type GrainDef } from '@ringgrain/core/backend';
 import type { Expr, Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { siteAt } from '../front/parse.ts';

@@ -1,4 +1,4 @@
-import { DIR_STATE, EvictRow, INSTALL_ERROR_BYTES, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, layoutOf } from '@ringgrain/core';
+import { DIR_STATE, EvictRow, INSTALL_ERROR_BYTES, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, layoutOf } from '@ringgrain/core/backend';
 
 /*
  * The residency layouts (requests, the install board, the load-request and evict rings, ResidencyGlobals) are
@@ -24,7 +24,7 @@ export {
   residencyLayout,
   residencyHostBytes,
   type ResidencyOptions,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 
 /** The C constants of residency.cuh, from the values above (emitted into the unit after the protocol structs). */
 export function residencyConstants(): string {

@@ -1,4 +1,4 @@
-import type { GrainDef, MethodDef } from '@ringgrain/core';
+import type { GrainDef, MethodDef } from '@ringgrain/core/backend';
 import type { Loc, ParamType } from '../front/ast.ts';
 import type { ParseSite } from '../front/parse.ts';
 import type { CTypes } from './ctypes.ts';

@@ -10,7 +10,7 @@ export {
   stateRegion,
   GatherHeader,
   gatherLayout,
-} from '@ringgrain/core';
+} from '@ringgrain/core/backend';
 
 export interface GatherParam {
   readonly name: string;

@@ -24,7 +24,7 @@
  * control warp sums the workers' figures into the host block when it publishes its counters, with the
  * epoch every worker has scanned and whose ticks have all been handled (timersCaughtUp).
  */
-import { TimerArgumentError, byName, offsetOf, type GrainDef, type TimerDef } from '@ringgrain/core';
+import { TimerArgumentError, byName, offsetOf, type GrainDef, type TimerDef } from '@ringgrain/core/backend';
 import type { Expr, Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { siteAt } from '../front/parse.ts';

@@ -1,4 +1,4 @@
-import type { GrainDef, MethodDef } from '@ringgrain/core';
+import type { GrainDef, MethodDef } from '@ringgrain/core/backend';
 import type { FunctionAst, Loc, ParamType } from '../front/ast.ts';
 import { Codecs, indent } from './codecs.ts';
 import { CTypes } from './ctypes.ts';

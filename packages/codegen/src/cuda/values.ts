@@ -1,4 +1,14 @@
-import { intRange, isNumericKind, type ArraySchema, type GrainDef, type NumericKind, type ScalarKind, type Schema, type StructSchema, type VecSchema } from '@ringgrain/core';
+import {
+  intRange,
+  isNumericKind,
+  type ArraySchema,
+  type GrainDef,
+  type NumericKind,
+  type ScalarKind,
+  type Schema,
+  type StructSchema,
+  type VecSchema,
+} from '@ringgrain/core/backend';
 import type { Loc } from '../front/ast.ts';
 import { CodegenError } from '../front/errors.ts';
 import { ARITH, fitsIn } from './kind-arith.ts';

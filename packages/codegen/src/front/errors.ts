@@ -1,4 +1,4 @@
-import { RinggrainError } from '@ringgrain/core';
+import { RinggrainError } from '@ringgrain/core/backend';
 
 /** Where a construct sits: grain, method (or helper), file and 1-based line/column. */
 export interface SourceSite {

@@ -1,4 +1,4 @@
-import { t, type Schema, type StructSchema } from '@ringgrain/core';
+import { t, type Schema, type StructSchema } from '@ringgrain/core/backend';
 import type { Expr, FunctionAst, Stmt } from './ast.ts';
 
 /** What a name or expression reached from the state is: a part of the state schema, a state vec's `.items`, or unknown. */

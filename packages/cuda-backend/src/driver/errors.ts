@@ -5,8 +5,8 @@
  * a `hint` saying what to do, and the `cause` when one exists. They all extend core's RinggrainError,
  * so callers can catch every Ringgrain failure one way; CudaDriverErrorBase marks this layer's errors.
  */
-import { RinggrainError } from '@ringgrain/core';
-import type { ErrorOptions } from '@ringgrain/core';
+import { RinggrainError } from '@ringgrain/core/backend';
+import type { ErrorOptions } from '@ringgrain/core/backend';
 
 export type DriverErrorOptions = ErrorOptions;
 

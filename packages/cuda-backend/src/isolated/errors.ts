@@ -1,4 +1,4 @@
-import { RinggrainError } from '@ringgrain/core';
+import { RinggrainError } from '@ringgrain/core/backend';
 
 /** /dev/shm or mmap failed while setting up the memory shared with the GPU host process. */
 export class SharedMemoryError extends RinggrainError {

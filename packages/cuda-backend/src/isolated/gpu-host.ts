@@ -4,7 +4,7 @@
  * only this process: the application kills it and starts a fresh one (a new context).
  *   RINGGRAIN_ARENA_FD=<inherited fd> (or RINGGRAIN_ARENA=<path>) RINGGRAIN_ARENA_BYTES=<n> RINGGRAIN_CUDA_OPTIONS=<json>; started with an IPC channel.
  */
-import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core';
+import { loadGrainClasses, type GrainDef, type KernelPlan } from '@ringgrain/core/backend';
 import pino from 'pino';
 import { CudaBackend, CudaKernel, type CudaBackendOptions } from '../backend.ts';
 import { SharedHostMemory } from './shared-host-memory.ts';

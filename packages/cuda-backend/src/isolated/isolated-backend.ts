@@ -7,7 +7,17 @@
  * GpuFaultError, the host process is killed, and the next launch starts a fresh one: a new context.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import type { Backend, BackendKernel, GrainDef, KernelHealth, KernelMemory, KernelPlan, ProbeResult, TimerPlan, TimerStats } from '@ringgrain/core';
+import type {
+  Backend,
+  BackendKernel,
+  GrainDef,
+  KernelHealth,
+  KernelMemory,
+  KernelPlan,
+  ProbeResult,
+  TimerPlan,
+  TimerStats,
+} from '@ringgrain/core/backend';
 import { CudaBackend, type CudaBackendOptions, type LaunchInfo } from '../backend.ts';
 import { CudaBackendOptionsError, GpuFaultError, type GpuFaultCode } from '../errors.ts';
 import type { CreatedKernel, FromHost, GrainRef, ToHost, WireError } from './protocol.ts';

@@ -1,5 +1,5 @@
 /** Messages between the application process (IsolatedCudaBackend) and its GPU host process (gpu-host.ts). */
-import type { KernelOptions, TimerPlan } from '@ringgrain/core';
+import type { KernelOptions, TimerPlan } from '@ringgrain/core/backend';
 
 /** A grain class named so another process can import it: its module URL and grain name. */
 export interface GrainRef {
