@@ -4,7 +4,7 @@
  * host refuses it unless the backend was built with `faultInjection: true`.
  */
 import { viewAt, type GrainDef } from '@ringgrain/core/backend';
-import { CudaBackend, type CudaKernel } from './backend.ts';
+import type { CudaBackend, CudaKernel } from './backend.ts';
 import { INTERNALS } from './internals.ts';
 import { IsolatedCudaBackend } from './isolated/isolated-backend.ts';
 
