@@ -93,6 +93,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly parkedGrains = new Map<string, number>();
   private readonly liveIds = new Set<string>();
   private readonly leftAt = new Map<string, number>();
+  /** Silos seen to die: nothing more comes from them (no handoff to wait for). */
+  private readonly deadIds = new Set<string>();
   /** The owners each class's previous table named (what a new table moved). */
   private readonly prevOwners = new Map<string, readonly string[]>();
   /**
@@ -373,6 +375,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private onLeave(s: SiloInfo, reason: 'left' | 'dead'): void {
     this.liveIds.delete(s.id);
     if (reason === 'dead') {
+      this.deadIds.add(s.id);
       for (const [corr, p] of this.pending) {
         if (p.silo !== s.id) continue;
         this.pending.delete(corr);
@@ -422,8 +425,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         if (was === this.self && is !== this.self) {
           if (is !== '') lostTo.add(is);
         } else if (is === this.self && was !== this.self) {
-          // A live old owner, or one that left and is draining, writes the states and says so (HandOff).
-          if (was !== '' && (this.liveIds.has(was) || this.leftAt.has(was)) && (done?.get(was) ?? -1) < t.version) {
+          // Any old owner not seen dead writes the states and says so (HandOff): a live one, one that left and
+          // is draining, or one this silo has not heard of yet (a table can arrive before the membership
+          // records of a silo that just joined); bounded by HANDOFF_MS.
+          if (was !== '' && !this.deadIds.has(was) && (done?.get(was) ?? -1) < t.version) {
             if (!waits) this.awaiting.set(t.grain, (waits = new Map()));
             waits.set(p, { from: was, since: now });
           } else if (fencing) claims.push(p);

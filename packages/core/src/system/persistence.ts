@@ -10,6 +10,7 @@ import { StateLoadError } from '../store/errors.ts';
 import { stateTableSpec } from '../store/scan.ts';
 import { ReminderStorageError } from '../timers/errors.ts';
 import type { Registration, SystemState } from './state.ts';
+import { drained } from '../cluster/drain.ts';
 
 /** Failed loads remembered for turning kernel replies back into StateLoadError (Persistence.loadFailures). */
 const LOAD_FAILURES = 64;
@@ -147,6 +148,8 @@ export class Persistence {
     const impl = reg?.kernel?.backendKernel;
     if (!reg?.writeBehind || !impl?.deactivateIdle || reg.kernel!.state !== 'active') return;
     while (reg.collecting) await reg.collecting;
+    // Messages already in its rings run first (cluster/drain.ts says why), bounded.
+    await drained(reg.kernel!, 5_000);
     await impl.deactivateIdle(Number.MAX_VALUE, this.state.config.clock());
     await this.flush(reg.cls);
   }
