@@ -52,9 +52,21 @@ export class Dispatcher {
   private readonly store: LaneStates;
   private mode: number = KernelState.IDLE;
   private epochSeen = 0;
-  private readonly counts: TurnCounts = { received: 0, processed: 0, replied: 0, k2kSent: 0, k2kReceived: 0, handlerErrors: 0, rejected: 0, activations: 0 };
+  private readonly counts: TurnCounts = {
+    received: 0,
+    processed: 0,
+    replied: 0,
+    k2kSent: 0,
+    k2kReceived: 0,
+    handlerErrors: 0,
+    rejected: 0,
+    activations: 0,
+  };
   private heartbeat = 0;
-  /** This kernel's overflow figures, and the word (heldBy + lane) where this thread counts what it holds for any kernel. */
+  /**
+   * This kernel's overflow figures, and the word (heldBy + lane) where this thread counts what it holds
+   * for any kernel.
+   */
   private readonly ownStats: Int32Array;
   private readonly heldWord: number;
 
@@ -70,7 +82,10 @@ export class Dispatcher {
     inboundOffset: number;
     replyOffset: number;
     k2kOffset: number;
-    /** This kernel's overflow region (memory.ts OVERFLOW_WORD) and the lane this dispatcher consumes (= its pool thread). */
+    /**
+     * This kernel's overflow region (memory.ts OVERFLOW_WORD) and the lane this dispatcher consumes (= its
+     * pool thread).
+     */
     overflowOffset: number;
     lane: number;
     lanes: number;
@@ -92,7 +107,10 @@ export class Dispatcher {
       const at = args.imageOffset;
       this.images = {
         words: new Int32Array(args.sab, at, IMAGE_AREA_HEADER >> 2),
-        buffers: Array.from({ length: IMAGE_BUFFERS }, (_, i) => new Uint8Array(args.sab, at + IMAGE_AREA_HEADER + i * IMAGE_BUFFER_BYTES, IMAGE_BUFFER_BYTES)),
+        buffers: Array.from(
+          { length: IMAGE_BUFFERS },
+          (_, i) => new Uint8Array(args.sab, at + IMAGE_AREA_HEADER + i * IMAGE_BUFFER_BYTES, IMAGE_BUFFER_BYTES),
+        ),
       };
     }
     this.k2k = new RingConsumer(new Ring(args.sab, args.k2kOffset));
@@ -102,19 +120,63 @@ export class Dispatcher {
     this.persist = args.persistence;
     this.out = new K2KOut(args.lane, slotSize, this.heldWord, this.counts);
     this.setPeers(args.peers);
-    const replies = new LaneReplies(new RingProducer(new Ring(args.sab, args.replyOffset)), new Int32Array(args.replySignal), this.control, args.grainId, def.name, this.counts);
-    const sender = new K2KSender(args.grainId, def, args.defsById, slotSize, this.out, this.counts, args.ownership, args.remoteSend, () => this.pollControl());
+    const replies = new LaneReplies(
+      new RingProducer(new Ring(args.sab, args.replyOffset)),
+      new Int32Array(args.replySignal),
+      this.control,
+      args.grainId,
+      def.name,
+      this.counts,
+    );
+    const sender = new K2KSender(
+      args.grainId,
+      def,
+      args.defsById,
+      slotSize,
+      this.out,
+      this.counts,
+      args.ownership,
+      args.remoteSend,
+      () => this.pollControl(),
+    );
     // Timers where the class declares some and the kernel has a timer clock; each tick is a turn.
     let turns: LaneTurns | undefined;
     const nTimers = def.timers.length;
-    this.timers = args.timers && nTimers ? new LaneTimers(def, new TimerTable(nTimers), new TimerClockLane(args.timers, args.lane), this.states, (slot, key, method, now, timer) => turns!.fire(slot, key, method, now, timer)) : undefined;
+    this.timers =
+      args.timers && nTimers
+        ? new LaneTimers(
+            def,
+            new TimerTable(nTimers),
+            new TimerClockLane(args.timers, args.lane),
+            this.states,
+            (slot, key, method, now, timer) => turns!.fire(slot, key, method, now, timer),
+          )
+        : undefined;
     turns = new LaneTurns(args.self, this.states, this.persist, this.counts, replies, sender, this.timers, slotSize);
-    this.store = new LaneStates(args.self, this.states, this.persist, this.counts, replies, turns, this.timers, slotSize, () => {
-      this.out.flushOutboxes();
-      this.publishCounters();
-    });
+    this.store = new LaneStates(
+      args.self,
+      this.states,
+      this.persist,
+      this.counts,
+      replies,
+      turns,
+      this.timers,
+      slotSize,
+      () => {
+        this.out.flushOutboxes();
+        this.publishCounters();
+      },
+    );
     turns.store = this.store;
-    this.intake = new LaneIntake(def, args.grainId, this.counts, replies, turns, this.images, this.persist?.load === true);
+    this.intake = new LaneIntake(
+      def,
+      args.grainId,
+      this.counts,
+      replies,
+      turns,
+      this.images,
+      this.persist?.load === true,
+    );
   }
 
   setPeers(peers: readonly PeerInfo[]): void {
@@ -145,7 +207,14 @@ export class Dispatcher {
       // The image the dead thread was running was taken from the ring (its rest counts as lost): free its buffer.
       const running = this.images ? Atomics.load(this.images.words, IMAGE_AREA_RUNNING_WORD) : 0;
       if (running > 0) this.intake.freeImage(running - 1);
-      countLostOfDeadLane(n, this.inbound.ring.words, this.k2k.ring.words, this.images?.words, this.ownStats, this.heldWord);
+      countLostOfDeadLane(
+        n,
+        this.inbound.ring.words,
+        this.k2k.ring.words,
+        this.images?.words,
+        this.ownStats,
+        this.heldWord,
+      );
       this.publishCounters();
       return;
     }
@@ -160,9 +229,11 @@ export class Dispatcher {
 
   /** Whether a step would find something to do besides retrying held K2K overflow. */
   hasInput(): boolean {
-    if ((Atomics.load(this.control, CONTROL.requestEpoch) >>> 0) !== this.epochSeen || this.store.hasOps()) return true;
-    if ((Atomics.load(this.control, CONTROL.publishRequest) >>> 0) !== this.publishSeen) return true;
-    return this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0 || this.timerWaitMs() === 0);
+    if (Atomics.load(this.control, CONTROL.requestEpoch) >>> 0 !== this.epochSeen || this.store.hasOps()) return true;
+    if (Atomics.load(this.control, CONTROL.publishRequest) >>> 0 !== this.publishSeen) return true;
+    return (
+      this.mode === KernelState.ACTIVE && (this.inbound.peek() >= 0 || this.k2k.peek() >= 0 || this.timerWaitMs() === 0)
+    );
   }
 
   /** K2K messages this lane holds for full target rings (the owner must not sleep long while any wait). */
@@ -239,7 +310,16 @@ export class Dispatcher {
     const asked = Atomics.load(c, CONTROL.publishRequest) >>> 0;
     // Every counter only grows: an unchanged sum is unchanged counters, and a pass that found nothing
     // writes nothing to the control block (a line the host reads).
-    const sum = n.received + n.processed + n.replied + n.k2kSent + n.k2kReceived + n.handlerErrors + n.rejected + n.activations + this.heartbeat;
+    const sum =
+      n.received +
+      n.processed +
+      n.replied +
+      n.k2kSent +
+      n.k2kReceived +
+      n.handlerErrors +
+      n.rejected +
+      n.activations +
+      this.heartbeat;
     if (sum === this.publishedSum && asked === this.publishSeen) return;
     this.publishedSum = sum;
     // What was received and sent first, what was finished last (an Atomics store orders the plain ones

@@ -15,7 +15,10 @@ export interface LoadedGrain {
   readonly onDeactivate: HookFn | undefined;
 }
 
-/** One instance of a grain class and its handler methods by method id; `missing` is the error for a method with no handler. */
+/**
+ * One instance of a grain class and its handler methods by method id; `missing` is the error for a method
+ * with no handler.
+ */
 export function loadedGrain(cls: AnyGrainClass, missing: (method: string) => Error): LoadedGrain {
   const def = cls.grain as GrainDef;
   const instance = new (cls as unknown as new () => Record<string, unknown>)();

@@ -57,7 +57,15 @@ export class K2KSender {
    * K2K: encode once into scratch, then into the target's ring (or its overflow queue, in order). `corr`:
    * a forward's ask (0: a tell); `current`: the method of the turn sending it; `time`: the turn's clock.
    */
-  send(grain: AnyGrainClass, key: number | string, methodName: string, payload: unknown, corr: number, current: MethodDef | undefined, time: number): void {
+  send(
+    grain: AnyGrainClass,
+    key: number | string,
+    methodName: string,
+    payload: unknown,
+    corr: number,
+    current: MethodDef | undefined,
+    time: number,
+  ): void {
     const targetName = grain?.grain?.name;
     const targetId = targetName === undefined ? undefined : this.grainIds.get(targetName);
     if (targetId === undefined) throw new K2KTargetError(String(targetName), 'it is not on this backend');
@@ -67,7 +75,10 @@ export class K2KSender {
     if (corr !== 0) {
       const mine = current?.reply;
       if (!mine || !method.reply || describeSchema(mine) !== describeSchema(method.reply)) {
-        throw new K2KTargetError(target.name, `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.name}.${current?.name}`);
+        throw new K2KTargetError(
+          target.name,
+          `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.name}.${current?.name}`,
+        );
       }
     }
     let peer = this.out.peers.get(targetId);
@@ -84,25 +95,46 @@ export class K2KSender {
     if (typeof key === 'string') {
       if (target.keyKind !== 'string') throw new K2KTargetError(target.name, 'it has integer keys');
       // A lone surrogate would arrive as U+FFFD: another key's actor, in the lane of this one (system.ts checkKey).
-      if (!key.isWellFormed()) throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
-      const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: targetId };
+      if (!key.isWellFormed())
+        throw new K2KTargetError(target.name, `invalid key ${JSON.stringify(key)} (a lone surrogate)`);
+      const h = {
+        method: method.id,
+        flags: corr ? SlotFlag.ASK : 0,
+        corr,
+        keyLo: 0,
+        keyHi: 0,
+        sender: this.grainId,
+        grain: targetId,
+      };
       this.writer.write(s, slot, h, method.request, payload, target.name, methodName, key);
     } else {
-      if (target.keyKind === 'string' || !Number.isSafeInteger(key)) throw new K2KTargetError(target.name, `invalid key ${key}`);
+      if (target.keyKind === 'string' || !Number.isSafeInteger(key))
+        throw new K2KTargetError(target.name, `invalid key ${key}`);
       // An all-scalar request as the host's fixed image (core tell-image.ts; the target reads it at fixed
       // offsets); anything else, or a payload the fixed writer refuses, through the general encoder.
       const fixed = this.fixedWriterOf(targetId, method, s.payloadCapacity);
-      if (fixed !== null && fixed(s.i32, s.dv, s.u8, slot, payload, key, corr, time)) {
+      if (fixed?.(s.i32, s.dv, s.u8, slot, payload, key, corr, time)) {
         s.dv.setUint32(slot + SLOT.sender, this.grainId, true);
       } else {
-        const h = { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: this.grainId, grain: targetId };
+        const h = {
+          method: method.id,
+          flags: corr ? SlotFlag.ASK : 0,
+          corr,
+          keyLo: splitKeyLo(key),
+          keyHi: splitKeyHi(key),
+          sender: this.grainId,
+          grain: targetId,
+        };
         this.writer.write(s, slot, h, method.request, payload, target.name, methodName);
       }
     }
     s.dv.setFloat64(slot + SLOT.time, time, true);
     // Checked once encoded: a payload that does not fit its schema fails the turn here, wherever the key lives.
     if (!this.owned(targetId, target.name, key, methodName, payload, corr)) return;
-    const len = SLOT_HEADER_SIZE + s.dv.getUint32(slot + SLOT.length, true) + (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
+    const len =
+      SLOT_HEADER_SIZE +
+      s.dv.getUint32(slot + SLOT.length, true) +
+      (typeof key === 'string' ? s.dv.getUint32(slot + SLOT.keyHi, true) : 0);
     this.counts.k2kSent++;
     this.out.send(lane, s.i32, slot >> 2, (len + 3) >> 2);
   }
@@ -113,7 +145,14 @@ export class K2KSender {
    * owner (false: nothing more to do here): a tell, or a forward with the host ask's corr (the reply
    * obligation moves with it). Refused (the turn fails) where the host takes none.
    */
-  private owned(targetId: number, target: string, key: number | string, method: string, payload: unknown, corr: number): boolean {
+  private owned(
+    targetId: number,
+    target: string,
+    key: number | string,
+    method: string,
+    payload: unknown,
+    corr: number,
+  ): boolean {
     const own = this.ownership?.[targetId];
     if (own === undefined || own.owns(key)) return true;
     if (this.remoteSend === undefined) throw new ClusterK2KUnsupportedError(target, key, method, corr !== 0);

@@ -3,7 +3,7 @@ import {
   HOST_SENDER,
   IMAGE_AREA_EXTRA_WORD,
   IMAGE_AREA_RUNNING_WORD,
-  RingConsumer,
+  type RingConsumer,
   SLOT,
   SLOT_HEADER_SIZE,
   SlotFlag,
@@ -43,7 +43,10 @@ export class LaneIntake {
     msgs: new Array<unknown>(DRAIN_BATCH).fill(undefined),
     errors: new Array<string | undefined>(DRAIN_BATCH).fill(undefined),
   };
-  /** Per method: a function building row r's message from an image's columns as one object literal (one shape, no per-field dispatch). */
+  /**
+   * Per method: a function building row r's message from an image's columns as one object literal (one
+   * shape, no per-field dispatch).
+   */
   private readonly imageMessages = new Map<MethodDef, (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown>();
 
   constructor(
@@ -102,7 +105,8 @@ export class LaneIntake {
         const time = dv.getFloat64(slot + SLOT.time, true);
         // Taken in the same account as the tail (begin(resume) adds them): the rows beyond the slot first.
         if (this.images && rows > 0) Atomics.add(this.images.words, IMAGE_AREA_EXTRA_WORD, rows - 1);
-        if (this.images && buffer < IMAGE_BUFFERS) Atomics.store(this.images.words, IMAGE_AREA_RUNNING_WORD, buffer + 1);
+        if (this.images && buffer < IMAGE_BUFFERS)
+          Atomics.store(this.images.words, IMAGE_AREA_RUNNING_WORD, buffer + 1);
         consumer.skip();
         consumer.publishTail();
         return this.runImage(methodId, buffer, rows, time);
@@ -114,12 +118,15 @@ export class LaneIntake {
       if (dv.getUint32(slot + SLOT.sender, true) !== HOST_SENDER) counts.k2kReceived++;
       const method = def.methods[methodId];
       try {
-        if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
+        if (!method)
+          throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
         if (flags & SlotFlag.STRING_KEY) {
-          if (def.keyKind !== 'string') throw new DecodeError(`grain ${def.name} has integer keys but got a string key`);
+          if (def.keyKind !== 'string')
+            throw new DecodeError(`grain ${def.name} has integer keys but got a string key`);
           b.keys[n] = this.reader.stringKey(ring, slot);
         } else {
-          if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
+          if (def.keyKind === 'string')
+            throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
           b.keys[n] = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
         }
         // The host's fixed image is read at fixed offsets; any other payload through the general decoder.
@@ -169,12 +176,20 @@ export class LaneIntake {
     let image: ColumnImage;
     const method = def.methods[methodId];
     try {
-      if (!area || buffer >= area.buffers.length) throw new DecodeError(`image buffer ${buffer}: this lane has ${area ? area.buffers.length : 'no image area'}`);
+      if (!area || buffer >= area.buffers.length)
+        throw new DecodeError(`image buffer ${buffer}: this lane has ${area ? area.buffers.length : 'no image area'}`);
       if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
       image = readColumnImage(area.buffers[buffer]!);
       const names = method.request.fieldNames;
-      if (image.rows !== rows || image.method !== methodId || image.grainId !== this.grainId || image.columns.length !== names.length) {
-        throw new DecodeError(`image of ${image.rows} rows, method ${image.method}, grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, method ${methodId}, grain ${this.grainId}, ${names.length} fields)`);
+      if (
+        image.rows !== rows ||
+        image.method !== methodId ||
+        image.grainId !== this.grainId ||
+        image.columns.length !== names.length
+      ) {
+        throw new DecodeError(
+          `image of ${image.rows} rows, method ${image.method}, grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, method ${methodId}, grain ${this.grainId}, ${names.length} fields)`,
+        );
       }
     } catch (e) {
       if (area && buffer < area.buffers.length) this.freeImage(buffer);
@@ -204,12 +219,20 @@ export class LaneIntake {
     Atomics.store(w, buffer, 0);
   }
 
-  private imageMessage(method: MethodDef, image: ColumnImage): (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown {
+  private imageMessage(
+    method: MethodDef,
+    image: ColumnImage,
+  ): (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown {
     let make = this.imageMessages.get(method);
     if (!make) {
       // Field names go in as JSON string literals (never as code); bool columns hold 0/1 bytes.
-      const props = method.request.fieldNames.map((n, f) => `${JSON.stringify(n)}: ${image.columns[f]!.kind === 'bool' ? `c[${f}][r] !== 0` : `c[${f}][r]`}`);
-      make = new Function('c', 'r', `return { ${props.join(', ')} };`) as (cols: ReadonlyArray<ArrayLike<number>>, r: number) => unknown;
+      const props = method.request.fieldNames.map(
+        (n, f) => `${JSON.stringify(n)}: ${image.columns[f]!.kind === 'bool' ? `c[${f}][r] !== 0` : `c[${f}][r]`}`,
+      );
+      make = new Function('c', 'r', `return { ${props.join(', ')} };`) as (
+        cols: ReadonlyArray<ArrayLike<number>>,
+        r: number,
+      ) => unknown;
       this.imageMessages.set(method, make);
     }
     return make;

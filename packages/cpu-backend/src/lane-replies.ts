@@ -1,6 +1,6 @@
 import {
   CONTROL,
-  RingProducer,
+  type RingProducer,
   SlotFlag,
   SlotWriter,
   TURN_ERROR,
@@ -28,7 +28,10 @@ export class LaneReplies {
     private readonly counts: { replied: number },
   ) {}
 
-  /** A batch take begins: replies are published by seq only, the ring's head and the host's doorbell once at the end. */
+  /**
+   * A batch take begins: replies are published by seq only, the ring's head and the host's doorbell once
+   * at the end.
+   */
   beginBatch(): void {
     this.batched = 0;
   }
@@ -47,7 +50,15 @@ export class LaneReplies {
   payload(corr: number, method: MethodDef, value: unknown): void {
     const ring = this.reply.ring;
     const slot = this.claim();
-    const h = { method: method.id, flags: SlotFlag.REPLY, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId };
+    const h = {
+      method: method.id,
+      flags: SlotFlag.REPLY,
+      corr,
+      keyLo: 0,
+      keyHi: 0,
+      sender: this.grainId,
+      grain: this.grainId,
+    };
     if (method.reply) this.writer.write(ring, slot, h, method.reply, value, this.grainName, method.name);
     else this.writer.writeText(ring, slot, h, '');
     this.publish(slot);
@@ -66,14 +77,36 @@ export class LaneReplies {
   error(corr: number, methodId: number, flag: number, code: number, fields: readonly TurnErrorValue[]): void {
     const ring = this.reply.ring;
     const slot = this.claim();
-    this.writer.writeError(ring, slot, { method: methodId, flags: SlotFlag.REPLY | flag, corr, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, code, fields);
+    this.writer.writeError(
+      ring,
+      slot,
+      {
+        method: methodId,
+        flags: SlotFlag.REPLY | flag,
+        corr,
+        keyLo: 0,
+        keyHi: 0,
+        sender: this.grainId,
+        grain: this.grainId,
+      },
+      code,
+      fields,
+    );
     this.publish(slot);
   }
 
-  /** A record for the host (core KERNEL_RECORD `method`) as text, published at once, in order with the turn's other output. */
+  /**
+   * A record for the host (core KERNEL_RECORD `method`) as text, published at once, in order with the
+   * turn's other output.
+   */
   record(method: number, text: string): void {
     const slot = this.claim();
-    this.writer.writeText(this.reply.ring, slot, { method, flags: SlotFlag.REPLY, corr: 0, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId }, text);
+    this.writer.writeText(
+      this.reply.ring,
+      slot,
+      { method, flags: SlotFlag.REPLY, corr: 0, keyLo: 0, keyHi: 0, sender: this.grainId, grain: this.grainId },
+      text,
+    );
     this.reply.publish(slot);
     this.signalHost();
   }

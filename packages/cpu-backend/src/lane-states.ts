@@ -73,7 +73,8 @@ export class LaneStates {
         emit({ out: 'done', id: op.id, keys: d.keys, bytes: d.bytes });
       } else {
         const count = this.deactivate(this.states.idleKeys(op.before), op.now);
-        if (op.before === Number.POSITIVE_INFINITY) this.rejectParked([...this.parked.keys()], 'the kernel stopped before the actor\'s state was loaded');
+        if (op.before === Number.POSITIVE_INFINITY)
+          this.rejectParked([...this.parked.keys()], "the kernel stopped before the actor's state was loaded");
         emit({ out: 'done', id: op.id, count });
       }
     }
@@ -187,7 +188,13 @@ export class LaneStates {
     }
     if (op.failed) this.rejectParked(op.failed.keys, op.failed.error, op.failed.failure);
     // Rows with no room: the host forgets them (they load on their first message).
-    if (dropped.length) this.persist?.emit({ out: 'evicted', keys: dropped, bytes: new Uint8Array(dropped.length * size), dirty: new Uint8Array(dropped.length) });
+    if (dropped.length)
+      this.persist?.emit({
+        out: 'evicted',
+        keys: dropped,
+        bytes: new Uint8Array(dropped.length * size),
+        dirty: new Uint8Array(dropped.length),
+      });
     this.persist?.emit({ out: 'done', id: op.id, count: op.keys.length - dropped.length });
     return ran;
   }
@@ -205,7 +212,13 @@ export class LaneStates {
       for (const image of waiting) {
         const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
         this.counts.rejected++;
-        this.replies.error(dv.getUint32(SLOT.corr, true), dv.getUint32(SLOT.method, true), SlotFlag.ERROR, TURN_ERROR.STATE_LOAD, [failure ?? -1, text]);
+        this.replies.error(
+          dv.getUint32(SLOT.corr, true),
+          dv.getUint32(SLOT.method, true),
+          SlotFlag.ERROR,
+          TURN_ERROR.STATE_LOAD,
+          [failure ?? -1, text],
+        );
       }
     }
   }

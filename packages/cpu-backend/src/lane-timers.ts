@@ -20,7 +20,13 @@ export class LaneTimers {
     private readonly clock: TimerClockLane,
     private readonly states: StateTable<number | string>,
     /** Runs one tick as a turn of `method` for the actor in `slot`; false when the handler failed. */
-    private readonly fire: (slot: number, key: number | string, method: MethodDef, now: number, timer: string) => boolean,
+    private readonly fire: (
+      slot: number,
+      key: number | string,
+      method: MethodDef,
+      now: number,
+      timer: string,
+    ) => boolean,
   ) {}
 
   /** Whether a step has ticks to look at (some armed, or a new time from the clock). */

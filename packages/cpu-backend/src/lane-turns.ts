@@ -3,8 +3,8 @@ import {
   HOOK_METHOD,
   HOST_SENDER,
   KERNEL_RECORD,
-  Ring,
-  RingConsumer,
+  type Ring,
+  type RingConsumer,
   SLOT,
   SLOT_HEADER_SIZE,
   SlotFlag,
@@ -33,7 +33,10 @@ import type { StateTable } from './state-table.ts';
 export const UNKNOWN_SLOT = -2;
 /** A tick's message: its method's request is the empty struct. */
 const EMPTY_MSG = Object.freeze({});
-/** States up to this size are compared before and after a turn (dirty only when changed); larger ones are marked dirty by every turn. */
+/**
+ * States up to this size are compared before and after a turn (dirty only when changed); larger ones are
+ * marked dirty by every turn.
+ */
 const COMPARE_MAX = 4096;
 
 const FORWARDED: Forwarded = Object.freeze({ __forwarded: true as const });
@@ -124,7 +127,10 @@ export class LaneTurns {
     let msg: unknown;
     /** The stored state this lane read for an absent actor (null: none stored; false: not read here). */
     let loaded: Uint8Array | null | false = false;
-    /** The actor's slot where this lane holds it (-1: absent; UNKNOWN_SLOT: not looked up, a lane that loads nothing). */
+    /**
+     * The actor's slot where this lane holds it (-1: absent; UNKNOWN_SLOT: not looked up, a lane that loads
+     * nothing).
+     */
     let held = UNKNOWN_SLOT;
     try {
       if (!method) throw new DecodeError(`unknown method id ${methodId} (grain ${def.name} has ${def.methods.length})`);
@@ -135,14 +141,19 @@ export class LaneTurns {
         if (def.keyKind === 'string') throw new DecodeError(`grain ${def.name} has string keys but got an integer key`);
         key = joinKey(dv.getUint32(slot + SLOT.keyLo, true), dv.getUint32(slot + SLOT.keyHi, true));
       }
-      if (this.persist?.load && (held = this.states.indexOf(key)) < 0 && (loaded = this.store.loadHere(key)) === false) {
+      if (
+        this.persist?.load &&
+        (held = this.states.indexOf(key)) < 0 &&
+        (loaded = this.store.loadHere(key)) === false
+      ) {
         // Not held: its state comes from the host first. This message and every later one of the actor
         // wait here, in order, until the state is uploaded (install).
         this.store.park(key, ring.i32.slice(slot >> 2, (slot + this.slotSize) >> 2));
         consumer?.release();
         return;
       }
-      // The host's fixed image at fixed offsets (as drainBatch reads it); any other payload through the general decoder.
+      // The host's fixed image at fixed offsets (as drainBatch reads it); any other payload through the
+      // general decoder.
       const length = dv.getUint32(slot + SLOT.length, true);
       const fixed = length <= ring.payloadCapacity ? this.fixedReads[methodId] : null;
       msg = fixed ? fixed(ring.u8, dv, slot + SLOT_HEADER_SIZE, length) : undefined;
@@ -162,7 +173,16 @@ export class LaneTurns {
    * the stored state of an absent actor this lane read itself (loadHere). `held`: the actor's slot as the
    * caller just looked it up (-1: absent), so a turn costs one lookup of the key, or UNKNOWN_SLOT.
    */
-  runTurn(method: MethodDef, methodId: number, key: number | string, msg: unknown, corr: number, time: number, loaded?: Uint8Array, held = UNKNOWN_SLOT): void {
+  runTurn(
+    method: MethodDef,
+    methodId: number,
+    key: number | string,
+    msg: unknown,
+    corr: number,
+    time: number,
+    loaded?: Uint8Array,
+    held = UNKNOWN_SLOT,
+  ): void {
     this.curKey = key;
     this.curTime = time;
     this.curCorr = corr;
@@ -241,7 +261,12 @@ export class LaneTurns {
       return true;
     } catch (e) {
       // Nobody awaits a tick: its failure goes to the host as a failed tell would (a tellError event).
-      this.replies.text(0, method.id, SlotFlag.ERROR, `timer "${timer}": ${e instanceof Error ? e.message : String(e)}`);
+      this.replies.text(
+        0,
+        method.id,
+        SlotFlag.ERROR,
+        `timer "${timer}": ${e instanceof Error ? e.message : String(e)}`,
+      );
       return false;
     } finally {
       if (track) this.noteChange(slot);
@@ -282,7 +307,8 @@ export class LaneTurns {
 
   /** A turn changed the actor's state: mark it dirty (states up to COMPARE_MAX bytes are compared). */
   private noteChange(index: number): void {
-    if (this.before.length !== this.states.size0 || this.states.differs(index, this.before)) this.states.markDirty(index);
+    if (this.before.length !== this.states.size0 || this.states.differs(index, this.before))
+      this.states.markDirty(index);
   }
 
   private startTimer(name: string, opts: TimerStart | undefined): void {
@@ -293,7 +319,12 @@ export class LaneTurns {
   }
 
   private stopTimer(name: string): void {
-    const timer = byName(`${this.self.def.name}.stopTimer(${JSON.stringify(name)})`, 'timer', this.self.def.timers, name);
+    const timer = byName(
+      `${this.self.def.name}.stopTimer(${JSON.stringify(name)})`,
+      'timer',
+      this.self.def.timers,
+      name,
+    );
     this.timers!.table.stop(this.states.indexOf(this.curKey), timer.id);
   }
 

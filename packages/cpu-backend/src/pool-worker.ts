@@ -5,7 +5,15 @@ import { Dispatcher } from './dispatcher.ts';
 import { loadedGrain, type LoadedGrain } from './grain-load.ts';
 import type { PeerInfo } from './memory.ts';
 import { SpinPolicy } from './spin-policy.ts';
-import { SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
+import {
+  SPIN_MIN_MS,
+  THREAD_STAT,
+  type FromThread,
+  type LaneInit,
+  type StateOut,
+  type ThreadInit,
+  type ToThread,
+} from './protocol.ts';
 
 /**
  * A pool thread: consumes one lane of every CPU kernel (pool.ts), one Dispatcher per lane, round robin.
@@ -24,7 +32,10 @@ const spin = new SpinPolicy(Math.min(SPIN_MIN_MS, init.spinMaxMs), init.spinMaxM
 const IDLE_POLL_MS = 0.02;
 const stats = { parks: 0, woken: 0, wokenSoon: 0 };
 const lanes = new Map<number, Dispatcher>();
-/** Lanes that acknowledged STOP: they take no messages but still answer state requests until removed (write-behind's final flush). */
+/**
+ * Lanes that acknowledged STOP: they take no messages but still answer state requests until removed
+ * (write-behind's final flush).
+ */
 const stopped = new Map<number, Dispatcher>();
 let peers: PeerInfo[] = [];
 const adds: Array<Extract<ToThread, { type: 'add' }>> = [];
@@ -54,7 +65,11 @@ function poll(): boolean {
       stopped.delete(msg.kernelId);
       post({ type: 'removed', kernelId: msg.kernelId });
     } else if (msg.type === 'inspect') {
-      post({ type: 'inspect', id: msg.id, value: (lanes.get(msg.kernelId) ?? stopped.get(msg.kernelId))?.inspect(msg.key) });
+      post({
+        type: 'inspect',
+        id: msg.id,
+        value: (lanes.get(msg.kernelId) ?? stopped.get(msg.kernelId))?.inspect(msg.key),
+      });
     } else if (msg.type === 'state') {
       // Queued: it runs between turns (this poll may be inside a handler's K2K send).
       (lanes.get(msg.kernelId) ?? stopped.get(msg.kernelId))?.queueOp(msg.op);
@@ -75,7 +90,8 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     // system from starting here and takes the class it registered. Imports are cached per thread.
     const [cls] = await loadGrainClasses(g.module, { names: [g.name] });
     defsById.push(cls!.grain as GrainDef);
-    if (id === l.grainId) self = loadedGrain(cls!, (method) => new Error(`class ${g.name} has no handler method "${method}"`));
+    if (id === l.grainId)
+      self = loadedGrain(cls!, (method) => new Error(`class ${g.name} has no handler method "${method}"`));
   }
   if (!self) throw new Error(`grain id ${l.grainId} is not in the plan`);
   const kernelId = l.kernelId;
@@ -83,9 +99,24 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
   // A reader that cannot open here leaves every load to the host (the same outcome, one hop slower).
   const reader = ll && (await openLaneReader(ll.reader).catch(() => undefined));
   const laneLoad = ll && reader && { reader, guard: ll.guard };
-  const persistence = l.persistence && { ...l.persistence, laneLoad, emit: (out: StateOut) => post({ type: 'state', kernelId, out }) };
-  const remoteSend = l.remoteSends ? (target: number, method: string, key: number | string, payload: unknown, corr: number) => post({ type: 'remoteSend', kernelId, target, method, key, payload, corr }) : undefined;
-  const d = new Dispatcher({ ...l, self, defsById, replySignal: init.replySignal, peers: lanePeers, persistence, remoteSend });
+  const persistence = l.persistence && {
+    ...l.persistence,
+    laneLoad,
+    emit: (out: StateOut) => post({ type: 'state', kernelId, out }),
+  };
+  const remoteSend = l.remoteSends
+    ? (target: number, method: string, key: number | string, payload: unknown, corr: number) =>
+        post({ type: 'remoteSend', kernelId, target, method, key, payload, corr })
+    : undefined;
+  const d = new Dispatcher({
+    ...l,
+    self,
+    defsById,
+    replySignal: init.replySignal,
+    peers: lanePeers,
+    persistence,
+    remoteSend,
+  });
   d.pollControl = () => void poll();
   return d;
 }
@@ -103,7 +134,10 @@ async function openLaneReader(spec: LaneReaderSpec): Promise<LaneReader> {
   return r;
 }
 
-/** The running lanes as an array (the loop's passes iterate it: no iterator objects per pass); rebuilt when `lanes` changes. */
+/**
+ * The running lanes as an array (the loop's passes iterate it: no iterator objects per pass); rebuilt when
+ * `lanes` changes.
+ */
 let active: Dispatcher[] = [];
 let activeIds: number[] = [];
 function relist(): void {
@@ -238,7 +272,6 @@ function park(maxWaitMs?: number): void {
   Atomics.store(doorbell, parkedFlag, 0);
 }
 
-
 async function main(): Promise<void> {
   post({ type: 'ready' });
   for (;;) {
@@ -255,7 +288,12 @@ async function main(): Promise<void> {
         post({ type: 'added', kernelId: lane.kernelId });
       } catch (e) {
         const err = e as { message?: string; code?: string };
-        post({ type: 'fatal', kernelId: lane.kernelId, message: err?.message ?? String(e), ...(err?.code ? { code: err.code } : {}) });
+        post({
+          type: 'fatal',
+          kernelId: lane.kernelId,
+          message: err?.message ?? String(e),
+          ...(err?.code ? { code: err.code } : {}),
+        });
       }
     }
   }

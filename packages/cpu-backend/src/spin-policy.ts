@@ -56,7 +56,8 @@ export class SpinPolicy {
     this.lastPreempt = now;
     if (since >= SpinPolicy.CROWDED_MS) return; // one hiccup: keep spinning
     this.windowMs = this.minMs;
-    this.barMs = now - this.lastBar < SpinPolicy.BAR_MAX_MS ? Math.min(this.barMs * 2, SpinPolicy.BAR_MAX_MS) : SpinPolicy.BAR_MS;
+    this.barMs =
+      now - this.lastBar < SpinPolicy.BAR_MAX_MS ? Math.min(this.barMs * 2, SpinPolicy.BAR_MAX_MS) : SpinPolicy.BAR_MS;
     this.lastBar = now;
     this.barredUntil = now + this.barMs;
   }
