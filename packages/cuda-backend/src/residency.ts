@@ -51,8 +51,11 @@ export interface ResidencyDevice {
   copyOut(dst: Uint8Array, offset: number): void;
   sync(): void;
   fault(): Error | undefined;
-  /** Waits a little for the kernel (a resolved promise on a macrotask; the backend may sleep longer when idle). */
-  pause(): Promise<void>;
+  /**
+   * Waits a little for the kernel (a resolved promise on a macrotask); `attempt` counts the waits of the
+   * request in progress from 0, so the backend can poll at once first and sleep longer once it takes long.
+   */
+  pause(attempt: number): Promise<void>;
 }
 
 const hw = (f: string): number => offsetOf(ResidencyHostBlock, f) >> 2;
@@ -340,14 +343,14 @@ export class ResidencyHost {
     const seq = ((Atomics.load(this.words, H.seq) >>> 0) + 1) >>> 0;
     Atomics.store(this.words, H.seq, seq | 0);
     const t0 = performance.now();
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       if ((Atomics.load(this.words, H.doneSeq) >>> 0) === seq) return;
       const f = this.device.fault();
       if (f) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel faulted during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`, { cause: f });
       if (performance.now() - t0 > this.opts.timeoutMs) {
         throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel did not answer a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'} within ${this.opts.timeoutMs} ms`);
       }
-      await this.device.pause();
+      await this.device.pause(attempt);
     }
   }
 

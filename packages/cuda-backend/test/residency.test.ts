@@ -63,8 +63,11 @@ class Kernel implements ResidencyDevice {
   fault(): Error | undefined {
     return this.dead;
   }
-  async pause(): Promise<void> {
+  /** The attempt number of every wait, in order (each request's count starts at 0). */
+  attempts: number[] = [];
+  async pause(attempt: number): Promise<void> {
     this.pauses++;
+    this.attempts.push(attempt);
     await new Promise((r) => setImmediate(r));
     if (this.silent) return;
     const seq = this.hv.getUint32(hoff('seq'), true);
@@ -300,6 +303,27 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     k.post(start + 5, 98);
     expect(r.pollLoads()).toBe(2);
     expect(rec.loads[1]).toEqual([98, 99]);
+  });
+});
+
+describe('waiting for the kernel', () => {
+  it('counts the waits per request (the backend polls at once again for each new request, not only after a deactivation)', async () => {
+    const { k, r } = make();
+    let slow = 3;
+    const pause = k.pause.bind(k);
+    // The kernel answers the first install only at its fourth look, the next ones at once.
+    k.pause = async (attempt: number) => {
+      if (slow-- > 0) {
+        k.attempts.push(attempt);
+        await new Promise((res) => setImmediate(res));
+        return;
+      }
+      return pause(attempt);
+    };
+    await r.writeStates(upload([1], [1], () => 1));
+    await r.writeStates(upload([2], [1], () => 2));
+    await r.writeStates(upload([3], [1], () => 3));
+    expect(k.attempts).toEqual([0, 1, 2, 3, 0, 0]);
   });
 });
 
