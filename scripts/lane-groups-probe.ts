@@ -170,6 +170,7 @@ for (const devices of lists) {
     console.log(
       JSON.stringify({
         devices,
+        ...(process.env['RINGGRAIN_PEER_SCOPE'] ? { peerScope: process.env['RINGGRAIN_PEER_SCOPE'] } : {}),
         exact: true,
         startMs,
         launches: backend.launches.map((l) => ({
