@@ -33,6 +33,7 @@ if (!probe.ok) {
 }
 const out: Record<string, unknown> = { defines, date: new Date().toISOString(), device: probe.device.name };
 const r1 = (x: number) => +x.toFixed(2);
+const QUIET = { logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 } as const;
 
 // Floors first: they load modules, which must not meet a running persistent kernel.
 const ctx = CudaContext.create();
@@ -41,11 +42,15 @@ const hf = await hopFloor(ctx, 3);
 ctx.dispose();
 out['pingPong'] = { p50Us: r1(pp.latency.p50Us), p99Us: r1(pp.latency.p99Us) };
 out['hopFloorNs'] = Math.round(hf);
-console.log(`latency-probe [${defines}] floors: ping-pong p50 ${pp.latency.p50Us.toFixed(2)} µs p99 ${pp.latency.p99Us.toFixed(2)} µs; block → block hop ${hf.toFixed(0)} ns`);
+const ppText = `ping-pong p50 ${pp.latency.p50Us.toFixed(2)} µs p99 ${pp.latency.p99Us.toFixed(2)} µs`;
+console.log(`latency-probe [${defines}] floors: ${ppText}; block → block hop ${hf.toFixed(0)} ns`);
 
 const asks: Record<string, unknown>[] = [];
 for (const partitions of askParts) {
-  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Account, { placement: 'cuda', maxActors: 4096 });
+  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions }) }, ...QUIET }).register(Account, {
+    placement: 'cuda',
+    maxActors: 4096,
+  });
   await sys.start();
   try {
     const a = sys.grain(Account, 42);
@@ -61,9 +66,11 @@ for (const partitions of askParts) {
     }
     lat.sort();
     const q = (p: number) => lat[Math.min(ASKS - 1, Math.floor(p * ASKS))]!;
-    const row = { partitions, p50Us: r1(q(0.5)), p90Us: r1(q(0.9)), p99Us: r1(q(0.99)), overFloor: r1(q(0.5) / pp.latency.p50Us) };
+    const overFloor = r1(q(0.5) / pp.latency.p50Us);
+    const row = { partitions, p50Us: r1(q(0.5)), p90Us: r1(q(0.9)), p99Us: r1(q(0.99)), overFloor };
     asks.push(row);
-    console.log(`latency-probe [${defines}] ask, ${partitions} partitions: p50 ${row.p50Us} µs p90 ${row.p90Us} p99 ${row.p99Us} (${row.overFloor}× the ping-pong)`);
+    const pcts = `p50 ${row.p50Us} µs p90 ${row.p90Us} p99 ${row.p99Us}`;
+    console.log(`latency-probe [${defines}] ask, ${partitions} partitions: ${pcts} (${overFloor}× the ping-pong)`);
   } finally {
     await sys.shutdown();
   }
@@ -72,7 +79,8 @@ out['asks'] = asks;
 
 const hops: Record<string, unknown>[] = [];
 for (const partitions of hopParts) {
-  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Relay, {
+  const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
+  const sys = new GrainSystem({ backends: { cuda: backend }, ...QUIET }).register(Relay, {
     placement: 'cuda',
     maxActors: RELAY_ACTORS,
     ringCapacity: 1024,
@@ -83,7 +91,8 @@ for (const partitions of hopParts) {
     const h = await relayHop(sys, 1000);
     const row = { partitions, hopNs: Math.round(h.hopNs), chain0P50Us: r1(h.chain0P50Us), overFloor: r1(h.hopNs / hf) };
     hops.push(row);
-    console.log(`latency-probe [${defines}] hop, ${partitions} partitions: ${row.hopNs} ns (${row.overFloor}× the block → block hop; chain of 0: ${row.chain0P50Us} µs)`);
+    const vs = `${row.overFloor}× the block → block hop; chain of 0: ${row.chain0P50Us} µs`;
+    console.log(`latency-probe [${defines}] hop, ${partitions} partitions: ${row.hopNs} ns (${vs})`);
   } finally {
     await sys.shutdown();
   }

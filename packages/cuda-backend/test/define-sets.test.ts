@@ -12,11 +12,20 @@ import { Account } from '../../../examples/bank/grains.ts';
 import { CudaBackend, probeCuda } from '../src/index.ts';
 
 const probe = probeCuda();
-const lane = probe.ok ? `on the GPU (${probe.device.name})` : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
+const lane = probe.ok
+  ? `on the GPU (${probe.device.name})`
+  : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
 const gpu = probe.ok ? describe : describe.skip;
 
 /** Every define set the runtime supports as a build (worker-config.cuh): the defaults and its baselines. */
-const DEFINE_SETS = ['', 'RG_TURN_LANES=1', 'RG_COOP=0', 'RG_TURN_LANES=1,RG_COOP=0', 'RG_LATENCY=0', 'RG_TURN_LANES=1,RG_LATENCY=0'] as const;
+const DEFINE_SETS = [
+  '',
+  'RG_TURN_LANES=1',
+  'RG_COOP=0',
+  'RG_TURN_LANES=1,RG_COOP=0',
+  'RG_LATENCY=0',
+  'RG_TURN_LANES=1,RG_LATENCY=0',
+] as const;
 
 const ACTORS = 1024;
 const ASKS = 20_000;
@@ -37,9 +46,13 @@ async function withDefines<T>(defines: string, f: () => Promise<T>): Promise<T> 
 
 gpu(`bulk rows under every define set, four partitions ${lane}`, () => {
   for (const defines of DEFINE_SETS) {
-    it(`[${defines || 'defaults'}]: pipelined asks, tells, then tellMany rows over ${ACTORS} actors all arrive`, async () => {
+    const name = `[${defines || 'defaults'}]: pipelined asks, tells, then tellMany rows over ${ACTORS} actors arrive`;
+    it(name, async () => {
       await withDefines(defines, async () => {
-        const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions: 4 }) }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000, askTimeoutMs: 60_000 }).register(Account, {
+        const backends = { cuda: new CudaBackend({ partitions: 4 }) };
+        const waits = { handshakeTimeoutMs: 60_000, askTimeoutMs: 60_000 };
+        const opts = { backends, logLevel: 'warn', handleSignals: false, ...waits } as const;
+        const sys = new GrainSystem(opts).register(Account, {
           placement: 'cuda',
           maxActors: ACTORS * 2,
         });
@@ -57,7 +70,8 @@ gpu(`bulk rows under every define set, four partitions ${lane}`, () => {
           const c = sys.counters(Account);
           expect(c.processed).toBe(ASKS + TELLS + ROWS);
           expect(c.inboundDepth).toBe(0);
-          const per = (k: number) => [ASKS, TELLS, ROWS].reduce((s, n) => s + Math.floor(n / ACTORS) + (k < n % ACTORS ? 1 : 0), 0);
+          const share = (n: number, k: number) => Math.floor(n / ACTORS) + (k < n % ACTORS ? 1 : 0);
+          const per = (k: number) => share(ASKS, k) + share(TELLS, k) + share(ROWS, k);
           for (let k = 0; k < ACTORS; k += 31) expect((await refs[k]!.balance({})).balance).toBe(per(k));
         } finally {
           await sys.shutdown();
