@@ -24,16 +24,18 @@ export function tuningDefines(): string[] {
 }
 
 /**
- * RINGGRAIN_PEER_SCOPE=gpu (a diagnostic for an A/B on a several-GPU host, never for production): lane groups on
- * several GPUs without RG_PEER, i.e. gpu-scope queue synchronization across GPUs (formally racy), to measure what
- * the system scope costs. Part of the compile-cache key like every NVRTC option.
+ * RINGGRAIN_PEER_SCOPE (diagnostics for an A/B on a several-GPU host, never for production): `gpu` builds lane groups
+ * on several GPUs without RG_PEER (gpu-scope queue synchronization across GPUs, formally racy), `producer` with
+ * RG_PEER=2 (only the K2K producer's side system-scope, runtime/ring.cuh), to measure what the system scope costs.
+ * Part of the compile-cache key like every NVRTC option.
  */
 /**
  * The NVRTC options of a grain class's unit for one architecture ("sm_90": a cubin). `peer`: the class has lane
  * groups on several GPUs, so its queues and pools synchronize at system scope (RG_PEER, runtime/ring.cuh).
  */
 export function unitCompileOptions(def: GrainDef, arch: string, cacheDir?: string, peer = false): CompileCachedOptions {
-  const peerScope = peer && process.env['RINGGRAIN_PEER_SCOPE'] !== 'gpu' ? ['-DRG_PEER=1'] : [];
+  const scope = process.env['RINGGRAIN_PEER_SCOPE'];
+  const peerScope = !peer || scope === 'gpu' ? [] : scope === 'producer' ? ['-DRG_PEER=2'] : ['-DRG_PEER=1'];
   const extraOpts = ['--std=c++17', ...tuningDefines(), ...peerScope];
   return { arch, name: `${def.name}.cu`, ...(cacheDir ? { cacheDir } : {}), extraOpts };
 }

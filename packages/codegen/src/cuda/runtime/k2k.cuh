@@ -46,24 +46,61 @@ __device__ static inline unsigned char* rg_ov_node(unsigned char* pool, unsigned
  */
 __device__ static inline unsigned int rg_xchg_acq_gpu(unsigned int* p, unsigned int v) {
   unsigned int old;
-  asm volatile("atom.acquire." RG_QSCOPE ".exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  asm volatile("atom.acquire." RG_KSCOPE ".exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
+/*
+ * The producer's loads, stores and queue claim: ring.cuh's (gpu scope, or system scope with RG_PEER=1), or with
+ * RG_PEER=2 copies at system scope while the consumers keep gpu scope.
+ */
+#if defined(RG_PEER) && RG_PEER == 2
+__device__ static inline unsigned int rg_k2k_ld_acq(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ static inline void rg_k2k_st_rel(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.sys.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+__device__ static inline unsigned int rg_k2k_exch_acq_rel(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.sys.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+__device__ static bool rg_k2k_queue_claim(rg_RingHeader* q, unsigned int cap, unsigned int budget, unsigned int* idx) {
+  unsigned int waits = 0;
+  for (;;) {
+    unsigned int h = rg_ld_vol(&q->head);
+    unsigned int tl = rg_k2k_ld_acq(&q->tail);
+    if (h - tl < cap) {
+      if (atomicCAS_system(&q->head, h, h + 1u) == h) { *idx = h; return true; }
+    } else {
+      if (waits++ >= budget) return false;
+      __nanosleep(256);
+    }
+  }
+}
+#else
+#define rg_k2k_ld_acq rg_ld_acq_gpu
+#define rg_k2k_st_rel rg_st_rel_gpu
+#define rg_k2k_exch_acq_rel rg_exch_acq_rel_gpu
+#define rg_k2k_queue_claim rg_queue_claim
+#endif
 /* A taken node (its link cleared), or 0 when the pool is full. */
 __device__ static unsigned int rg_ov_alloc(unsigned char* pool, unsigned int parts, unsigned int nodes, unsigned int nodeBytes) {
   rg_OverflowHeader* oh = (rg_OverflowHeader*)pool;
   const unsigned int ring = nodes - parts;
   unsigned int ref;
   for (;;) {
-    ref = parts + 1u + RG_QATOMIC(atomicAdd)(&oh->bump, 1u) % ring;
+    ref = parts + 1u + RG_KATOMIC(atomicAdd)(&oh->bump, 1u) % ring;
     rg_OverflowNode* nd = (rg_OverflowNode*)rg_ov_node(pool, parts, nodeBytes, ref);
     /* Acquire: the consumer's reads of this node's last message come before our writes to it. */
     if (rg_xchg_acq_gpu(&nd->taken, 1u) == 0u) break;
     if (rg_ld_vol(&oh->inUse) + parts >= ring) return 0u;
   }
   *(volatile unsigned int*)rg_ov_node(pool, parts, nodeBytes, ref) = 0u;
-  const unsigned int used = RG_QATOMIC(atomicAdd)(&oh->inUse, 1u) + 1u;
-  RG_QATOMIC(atomicMax)(&oh->highWater, used);
+  const unsigned int used = RG_KATOMIC(atomicAdd)(&oh->inUse, 1u) + 1u;
+  RG_KATOMIC(atomicMax)(&oh->highWater, used);
   return ref;
 }
 /* Given back by the consumer once the node's turn is done and it is no list's head any more (release:
@@ -108,9 +145,9 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
      */
     const unsigned int pending = rg_ld_vol(count);
     const unsigned int h0 = rg_ld_vol(&q->head);
-    const unsigned int t0 = rg_ld_acq_gpu(&q->tail);
-    if (pending == 0u && ((h0 - t0 < rt->queueCapacity && RG_QATOMIC(atomicCAS)(&q->head, h0, h0 + 1u) == h0 && ((idx = h0), true)) ||
-                          rg_queue_claim(q, rt->queueCapacity, 0u, &idx))) {
+    const unsigned int t0 = rg_k2k_ld_acq(&q->tail);
+    if (pending == 0u && ((h0 - t0 < rt->queueCapacity && RG_KATOMIC(atomicCAS)(&q->head, h0, h0 + 1u) == h0 && ((idx = h0), true)) ||
+                          rg_k2k_queue_claim(q, rt->queueCapacity, 0u, &idx))) {
       RG_STAMP(RG_S_K2K_CLAIMED);
       RG_WS_MARK(5);
       tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -120,11 +157,11 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
     const unsigned int nodeBytes = RG_OV_NODE_HDR + rt->slotSize;
     const unsigned int ref = rg_ov_alloc(pool, rt->partitions, rt->poolNodes, nodeBytes);
     if (ref == 0u) {
-      RG_QATOMIC(atomicAdd)(&((rg_OverflowHeader*)pool)->exhausted, 1u);
+      RG_KATOMIC(atomicAdd)(&((rg_OverflowHeader*)pool)->exhausted, 1u);
       t->err = RG_E_POOL_EXHAUSTED;
       return 0;
     }
-    RG_QATOMIC(atomicAdd)(count, 1u); /* before the link: a consumer decrements only after it took the node */
+    RG_KATOMIC(atomicAdd)(count, 1u); /* before the link: a consumer decrements only after it took the node */
     tk->ovRef = ref;
     tk->ovPart = part;
     tk->pool = pool;
@@ -134,7 +171,7 @@ RG_HD static unsigned char* rg_k2k_claim(rg_turn* t, unsigned int grain, long lo
     tk->index = 0u;
     return tk->slot + RG_HDR;
   }
-  if (!rg_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
+  if (!rg_k2k_queue_claim(q, rt->queueCapacity, t->sendBudget, &idx)) { t->err = RG_E_QUEUE_FULL; return 0; }
   RG_STAMP(RG_S_K2K_CLAIMED);
   RG_WS_MARK(5);
   tk->slot = rg_queue_slot(q, rt->queueCapacity, rt->slotSize, idx);
@@ -181,17 +218,17 @@ RG_HD static void rg_k2k_publish(rg_turn* t, rg_k2k_ticket* tk, unsigned int gra
      * it: Vyukov's queue needs exactly this exchange (scripts/ov-model.ts checks the interleavings).
      */
     h->seq = 0u;
-    RG_QATOMIC(atomicAdd)(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
+    RG_KATOMIC(atomicAdd)(&((rg_OverflowHeader*)tk->pool)->overflowed, 1u);
 #ifdef RG_OV_RELAXED_SWAP
     /* The old relaxed swap, for an A/B on the GPU only (scripts/ov-stress.ts): never in production. */
     unsigned int prev = atomicExch(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
 #else
-    unsigned int prev = rg_exch_acq_rel_gpu(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
+    unsigned int prev = rg_k2k_exch_acq_rel(rg_ov_tails(tk->pool) + tk->ovPart, tk->ovRef);
 #endif
     if (prev == 0u) prev = tk->ovPart + 1u;
-    rg_st_rel_gpu((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
+    rg_k2k_st_rel((unsigned int*)rg_ov_node(tk->pool, tk->poolParts, tk->nodeBytes, prev), tk->ovRef);
   } else {
-    rg_st_rel_gpu(&h->seq, tk->index + 1u);
+    rg_k2k_st_rel(&h->seq, tk->index + 1u);
   }
   RG_STAMP(RG_S_K2K_PUBLISHED);
   RG_WS_MARK(6);

@@ -35,13 +35,23 @@ RG_HD static inline unsigned int rg_partition(long long key, unsigned int parts)
  * its units are built with RG_PEER=1, which makes the rg_*_gpu accessors below and the K2K atomics
  * system-scope (a gpu-scope release on the sending GPU orders nothing for the receiving one). On one GPU
  * (the default) they are gpu-scope, and the text the compiler sees is the same as before the macro.
+ * RG_PEER=2 (cuda-backend RINGGRAIN_PEER_SCOPE=producer, an A/B): only the K2K producer's side is system-scope.
  */
-#if defined(RG_PEER) && RG_PEER
+#if defined(RG_PEER) && RG_PEER == 1
 #define RG_QSCOPE "sys"
 #define RG_QATOMIC(op) op##_system
 #else
 #define RG_QSCOPE "gpu"
 #define RG_QATOMIC(op) op
+#endif
+/* The K2K producer's side (claim and publish into a queue that may be on another GPU): system scope with RG_PEER
+   1 and 2; RG_PEER=2 leaves everything else (the consumers, local to their GPU) at gpu scope (an A/B, k2k.cuh). */
+#if defined(RG_PEER) && RG_PEER
+#define RG_KSCOPE "sys"
+#define RG_KATOMIC(op) op##_system
+#else
+#define RG_KSCOPE "gpu"
+#define RG_KATOMIC(op) op
 #endif
 
 #if defined(__CUDACC__)
