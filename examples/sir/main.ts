@@ -11,8 +11,9 @@
  * result does not depend on message order and must equal the plain-JavaScript model exactly, step by step.
  * Exits 1 on any difference. On cpu, --threads sets the worker pool (default: cores - 1).
  */
-import { MAX_CONTACTS, Person, WARD_SIZE, Ward, infectionHash } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
+import { Person, WARD_SIZE, Ward } from './grains.ts';
+import { buildGraph, reference, type Counts } from './model.ts';
+import { buildSystem, fail, intFlag, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
 
 const args = parseArgs();
 rejectUnknown(args, ['people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'partitions', 'queue-log2', 'threads', 'devices', 'inject-mismatch']);
@@ -30,66 +31,14 @@ if (BETA_PERMILLE > 1000) fail('--beta is per mille (0..1000)');
 const THRESHOLD = Math.floor((BETA_PERMILLE / 1000) * 4294967295);
 const WARDS = Math.ceil(N / WARD_SIZE);
 
-// --- The contact graph: each person links to `halfDegree` random others (undirected, no self loops,
-// degree capped at MAX_CONTACTS; duplicates kept out). Stored flat (MAX_CONTACTS slots a person, in the order
-// linked) so that 10,000,000 people fit outside the JS heap: 1.3 GB of Int32Array instead of 10 M arrays.
+// --- The contact graph (flat, outside the JS heap: examples/sir/model.ts) and the reference model.
+const params = { n: N, halfDegree, days: DAYS, threshold: THRESHOLD, seeds: SEEDS, seed: SEED, maxSteps: MAX_STEPS };
 const tGraph = performance.now();
-const rnd = mulberry32(SEED);
-const degree = new Uint8Array(N);
-const adjacency = new Int32Array(N * MAX_CONTACTS);
-const linked = (p: number, q: number): boolean => {
-  for (let j = p * MAX_CONTACTS, end = j + degree[p]!; j < end; j++) if (adjacency[j] === q) return true;
-  return false;
-};
-for (let p = 0; p < N; p++) {
-  for (let e = 0; e < halfDegree; e++) {
-    const q = Math.floor(rnd() * N);
-    if (q === p || degree[p]! >= MAX_CONTACTS || degree[q]! >= MAX_CONTACTS || linked(p, q)) continue;
-    adjacency[p * MAX_CONTACTS + degree[p]!++] = q;
-    adjacency[q * MAX_CONTACTS + degree[q]!++] = p;
-  }
-}
-/** Person p's contacts, in the order linked. */
-const contactsOf = (p: number): Int32Array => adjacency.subarray(p * MAX_CONTACTS, p * MAX_CONTACTS + degree[p]!);
-const seeds = new Set<number>();
-while (seeds.size < Math.min(SEEDS, N)) seeds.add(Math.floor(rnd() * N));
-let edges = 0;
-for (let p = 0; p < N; p++) edges += degree[p]!;
-edges /= 2;
+const graph = buildGraph(params);
+const { contactsOf, seeds, edges } = graph;
 const graphMs = performance.now() - tGraph;
-
-// --- Reference model: the same rules, sequentially.
-interface Counts {
-  s: number;
-  i: number;
-  r: number;
-}
-function reference(): Counts[] {
-  const inf = new Int32Array(N).fill(-1);
-  const rec = new Int32Array(N).fill(-1);
-  for (const p of seeds) inf[p] = 0;
-  const out: Counts[] = [];
-  for (let t = 1; t <= MAX_STEPS; t++) {
-    const c = { s: 0, i: 0, r: 0 };
-    const active: number[] = [];
-    for (let p = 0; p < N; p++) {
-      if (rec[p]! >= 0) c.r++;
-      else if (inf[p]! >= 0) {
-        c.i++;
-        active.push(p);
-      } else c.s++;
-    }
-    out.push(c); // counts as of the start of step t
-    if (c.i === 0) break;
-    for (const a of active) {
-      for (const q of contactsOf(a)) if (inf[q]! < 0 && infectionHash(t, a, q) < THRESHOLD) inf[q] = t;
-      if (t - inf[a]! >= DAYS) rec[a] = t;
-    }
-  }
-  return out;
-}
 const tRef = performance.now();
-const expected = reference();
+const expected = reference(params, graph);
 const refMs = performance.now() - tRef;
 
 // --- The actor run.

@@ -1,0 +1,276 @@
+/**
+ * SIR across a cluster of silo processes (`pnpm example:sir-cluster -- [--silos 3] [--people N] [--silo-threads 1]
+ * [--threads T] [--ring-log2 16] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--nats URL
+ * --user U --pass P] [--no-single]`).
+ *
+ * The epidemic of examples/sir/main.ts (same grains, same graph, same JS model: examples/sir/model.ts), run
+ * twice in one run by the same code:
+ *   1. single process: one GrainSystem in this process, CPU backend with --threads pool threads (default
+ *      silos × silo-threads, the cluster's total), barrier system.idle();
+ *   2. cluster: a local nats-server (JetStream, a random password, a temp store; or --nats URL) and --silos
+ *      silo processes (examples/sir/silo.ts, CPU backend, --silo-threads each) hosting Person and Ward; this
+ *      process joins as a client and drives it: setup tells, one askMany of the wards a step.
+ * Every step's S/I/R counts must equal the model exactly, in both runs; exit 1 on any difference.
+ *
+ * The cluster's barrier: a client's idle() does not see the silos, so each step waits for rounds of
+ * "idle, then your counters" asked of every silo over IPC, until every tell sent across silos is confirmed
+ * by its receiver (sum of tellsOut = tellsConfirmed + lostTells, the client's included) and two consecutive
+ * rounds read the same counters (nothing moved in between). Lost tells or handler errors fail the run.
+ *
+ * Prints the epidemic time and K2K msgs/s of both runs side by side, and the cross-silo share (K2K sends a
+ * silo handed to its host for a key another silo owns, routed through NATS).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { GrainSystem } from '@ringgrain/core';
+import { CpuBackend } from '@ringgrain/cpu-backend';
+import { natsCluster, startNatsServer, type NatsServerHandle } from '@ringgrain/cluster-nats';
+import { Person, WARD_SIZE, Ward } from './grains.ts';
+import { buildGraph, reference, type Counts, type Graph } from './model.ts';
+import { fail, intFlag, ms, parseArgs, quietLogger, rejectUnknown } from '../shared/backend.ts';
+
+const args = parseArgs();
+rejectUnknown(args, ['silos', 'silo-threads', 'threads', 'people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'nats', 'user', 'pass', 'token', 'no-single']);
+const SILOS = intFlag(args, 'silos', 3, 1, 16);
+const SILO_THREADS = intFlag(args, 'silo-threads', 1, 1, 64);
+const THREADS = intFlag(args, 'threads', SILOS * SILO_THREADS, 1, 1024);
+const N = intFlag(args, 'people', 30_000);
+const RING_LOG2 = intFlag(args, 'ring-log2', 16, 1, 20);
+const BETA_PERMILLE = intFlag(args, 'beta', 80);
+if (N < WARD_SIZE || N > 10_000_000) fail(`--people must be in ${WARD_SIZE}..10000000`);
+if (BETA_PERMILLE > 1000) fail('--beta is per mille (0..1000)');
+const params = {
+  n: N,
+  halfDegree: Math.max(1, Math.round(intFlag(args, 'degree', 8) / 2)),
+  days: intFlag(args, 'days', 4),
+  threshold: Math.floor((BETA_PERMILLE / 1000) * 4294967295),
+  seeds: intFlag(args, 'seeds', 10),
+  seed: intFlag(args, 'seed', 2024),
+  maxSteps: intFlag(args, 'max-steps', 500),
+};
+const WARDS = Math.ceil(N / WARD_SIZE);
+const str = (n: string): string | undefined => {
+  const v = args.flags.get(n);
+  if (v === true) fail(`--${n} needs a value`);
+  return v;
+};
+
+const tGraph = performance.now();
+const graph = buildGraph(params);
+const expected = reference(params, graph);
+const modelMs = performance.now() - tGraph;
+
+interface Run {
+  got: Counts[];
+  setupMs: number;
+  runMs: number;
+}
+
+/** The epidemic driven from `sys` (a local system, or a cluster client); `quiet` is the barrier. */
+async function epidemic(sys: GrainSystem, g: Graph, quiet: (what: string) => Promise<void>, onSetup: () => Promise<void>): Promise<Run> {
+  let t = performance.now();
+  for (let p = 0; p < N; p++) {
+    const x = sys.grain(Person, p).tell.setup({ contacts: Array.from(g.contactsOf(p)) });
+    if (x) await x;
+  }
+  for (const p of g.seeds) {
+    const x = sys.grain(Person, p).tell.seed({});
+    if (x) await x;
+  }
+  await quiet('setup');
+  const setupMs = performance.now() - t;
+  await onSetup();
+  t = performance.now();
+  const got: Counts[] = [];
+  const wardKeys = Int32Array.from({ length: WARDS }, (_, w) => w);
+  const members = Int32Array.from({ length: WARDS }, (_, w) => Math.min(WARD_SIZE, N - w * WARD_SIZE));
+  const stepCol = new Int32Array(WARDS);
+  const days = new Int32Array(WARDS).fill(params.days);
+  const threshold = new Uint32Array(WARDS).fill(params.threshold);
+  for (let step = 1; step <= params.maxSteps; step++) {
+    const r = await sys.askMany(Ward, 'step', { key: wardKeys, step: stepCol.fill(step), days, threshold, members });
+    const c = { s: 0, i: 0, r: 0 };
+    for (let w = 0; w < WARDS; w++) {
+      c.s += r.s[w]!;
+      c.i += r.i[w]!;
+      c.r += r.r[w]!;
+    }
+    got.push(c);
+    await quiet(`step ${step}`);
+    if (c.i === 0) break;
+  }
+  return { got, setupMs, runMs: performance.now() - t };
+}
+
+function compare(label: string, got: Counts[], problems: string[]): void {
+  if (got.length !== expected.length) problems.push(`${label}: the actors ran ${got.length} steps, the model ${expected.length}`);
+  for (let k = 0; k < Math.min(got.length, expected.length); k++) {
+    const a = got[k]!;
+    const b = expected[k]!;
+    if ((a.s !== b.s || a.i !== b.i || a.r !== b.r) && problems.length < 10) problems.push(`${label}, start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
+  }
+}
+
+const problems: string[] = [];
+const rate = (n: number, t: number) => `${Math.round(n / (t / 1000)).toLocaleString('en-US')}/s`;
+
+// --- 1. Single process.
+let single: (Run & { k2k: number }) | undefined;
+if (!args.flags.has('no-single')) {
+  const sys = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: THREADS }) }, logger: quietLogger(), handleSignals: false });
+  sys.register(Person, { placement: 'cpu', maxActors: Math.max(N, 1024), ringCapacity: 1 << RING_LOG2 });
+  sys.register(Ward, { placement: 'cpu', maxActors: Math.max(WARDS, 1024), ringCapacity: 1 << 14 });
+  await sys.start();
+  let k2k0 = 0;
+  const k2kNow = () => Object.values(sys.metrics()).reduce((a, c) => a + c.k2kSent, 0);
+  const run = await epidemic(sys, graph, () => sys.idle({ timeoutMs: 120_000 }), async () => void (k2k0 = k2kNow()));
+  single = { ...run, k2k: k2kNow() - k2k0 };
+  for (const [name, c] of Object.entries(sys.metrics())) if (c.handlerErrors || c.rejected) problems.push(`single process, ${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
+  await sys.shutdown();
+  compare('single process', single.got, problems);
+}
+
+// --- 2. The cluster.
+interface SiloCounts {
+  silo: string;
+  tellsOut: number;
+  tellsConfirmed: number;
+  lostTells: number;
+  messagesIn: number;
+  processed: number;
+  k2k: number;
+  errors: number;
+}
+let server: NatsServerHandle | undefined;
+let url = str('nats');
+let auth: Record<string, string> = {};
+if (url === undefined) {
+  try {
+    server = await startNatsServer();
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  url = server.url;
+  auth = server.auth;
+} else for (const k of ['user', 'pass', 'token']) if (str(k) !== undefined) auth[k] = str(k)!;
+const clusterName = `sir-${process.pid}`;
+const silos: ChildProcess[] = [];
+const waiting = new Map<number, { resolve: (c: SiloCounts) => void; reject: (e: Error) => void }>();
+let nextId = 1;
+const stopAll = async () => {
+  await Promise.all(
+    silos.map(
+      (c) =>
+        new Promise<void>((r) => {
+          if (c.exitCode !== null || c.signalCode !== null) return r();
+          const hard = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => (clearTimeout(hard), r()));
+          if (c.connected) c.send({ op: 'stop' });
+          else c.kill('SIGTERM');
+        }),
+    ),
+  );
+  await server?.stop();
+};
+/** One silo's counters once its kernels are idle. */
+const askSilo = (c: ChildProcess) =>
+  new Promise<SiloCounts>((resolve, reject) => {
+    const id = nextId++;
+    waiting.set(id, { resolve, reject });
+    c.send({ op: 'quiet', id });
+  });
+
+let client: GrainSystem | undefined;
+try {
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: SILOS }, () => {
+      const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./silo.ts', import.meta.url))], {
+        env: { ...process.env, RG_NATS_URL: url, RG_NATS_AUTH: JSON.stringify(auth), RG_CLUSTER: clusterName, RG_SIR_PEOPLE: String(N), RG_SIR_THREADS: String(SILO_THREADS), RG_SIR_RING_LOG2: String(RING_LOG2) },
+        stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      });
+      silos.push(c);
+      c.on('message', (m: SiloCounts & { id: number; error?: string }) => {
+        const w = waiting.get(m.id);
+        waiting.delete(m.id);
+        if (m.error !== undefined) w?.reject(new Error(`silo ${m.silo ?? '?'}: ${m.error}`));
+        else w?.resolve(m);
+      });
+      return new Promise<void>((resolve, reject) => {
+        c.once('exit', (code, sig) => {
+          reject(new Error(`a silo exited (${code ?? sig}) before it was ready`));
+          for (const w of waiting.values()) w.reject(new Error(`a silo exited (${code ?? sig})`));
+        });
+        let out = '';
+        c.stdout!.setEncoding('utf8').on('data', (s: string) => {
+          out += s;
+          if (out.includes('READY')) resolve();
+        });
+      });
+    }),
+  );
+  client = new GrainSystem({ backends: {}, logger: quietLogger(), handleSignals: false, cluster: natsCluster({ servers: url!, name: clusterName, ...auth }) });
+  await client.start();
+  await client.cluster!.waitFor(() => client!.cluster!.settled(SILOS), 30_000);
+  const startMs = performance.now() - t0;
+
+  let last: SiloCounts[] = [];
+  let rounds = 0;
+  /** The cluster-wide barrier (module comment). */
+  const quiet = async (what: string): Promise<void> => {
+    let prev = '';
+    for (const until = performance.now() + 120_000; performance.now() < until; ) {
+      const now = await Promise.all(silos.map(askSilo));
+      rounds++;
+      const cc = client!.cluster!.metrics() as Record<string, number>;
+      const out = now.reduce((a, s) => a + s.tellsOut, cc['tellsOut']!);
+      const done = now.reduce((a, s) => a + s.tellsConfirmed + s.lostTells, cc['tellsConfirmed']! + cc['lostTells']!);
+      const sig = JSON.stringify(now.map((s) => [s.tellsOut, s.tellsConfirmed, s.messagesIn, s.processed]));
+      if (out === done && sig === prev) {
+        last = now;
+        return;
+      }
+      prev = sig;
+    }
+    throw new Error(`${what}: the cluster did not go quiet within 120 s`);
+  };
+  let base: SiloCounts[] = [];
+  const run = await epidemic(client, graph, quiet, async () => void (base = last));
+  compare(`${SILOS} silos`, run.got, problems);
+  const sum = (xs: SiloCounts[], f: (s: SiloCounts) => number) => xs.reduce((a, s) => a + f(s), 0);
+  const cross = sum(last, (s) => s.tellsOut) - sum(base, (s) => s.tellsOut);
+  const inSilo = sum(last, (s) => s.k2k) - sum(base, (s) => s.k2k);
+  const lost = sum(last, (s) => s.lostTells);
+  const errors = sum(last, (s) => s.errors);
+  if (lost) problems.push(`${lost} tells lost between silos`);
+  if (errors) problems.push(`${errors} handler errors, rejected messages or failed tells on the silos`);
+  const owned = new Map<string, number>();
+  for (let p = 0; p < N; p++) {
+    const o = client.cluster!.ownerOf('Person', p)!;
+    owned.set(o, (owned.get(o) ?? 0) + 1);
+  }
+  await client.shutdown();
+  client = undefined;
+  await stopAll();
+
+  const peak = expected.reduce((m, c, k) => (c.i > expected[m]!.i ? k : m), 0);
+  console.log(`Ringgrain SIR across a cluster — seed ${params.seed}, nats-server ${server?.version ?? url}`);
+  console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${graph.edges.toLocaleString('en-US')} contacts, ${graph.seeds.size} seeds, ${expected.length} steps (peak ${expected[peak]!.i.toLocaleString('en-US')} infected at step ${peak + 1}); graph + JS model ${ms(modelMs)}`);
+  console.log(`  cluster: ${SILOS} silo processes × ${SILO_THREADS} CPU pool thread(s), up in ${ms(startMs)}; Person keys per silo ${[...owned.values()].join(' / ')}; ${rounds} barrier rounds\n`);
+  console.log('| run | setup | epidemic | K2K msgs | K2K msgs/s | of which cross-silo |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  if (single) console.log(`| single process, cpu × ${THREADS} threads | ${ms(single.setupMs)} | ${ms(single.runMs)} | ${single.k2k.toLocaleString('en-US')} | ${rate(single.k2k, single.runMs)} | — |`);
+  console.log(`| ${SILOS} silos on NATS | ${ms(run.setupMs)} | ${ms(run.runMs)} | ${(inSilo + cross).toLocaleString('en-US')} | ${rate(inSilo + cross, run.runMs)} | ${cross.toLocaleString('en-US')} (${rate(cross, run.runMs)}) |`);
+  if (single) console.log(`\n  cluster / single process: epidemic ${(run.runMs / single.runMs).toFixed(2)}× the time; K2K msgs/s ${((inSilo + cross) / run.runMs / (single.k2k / single.runMs)).toFixed(3)}×`);
+  if (single && single.k2k !== inSilo + cross) problems.push(`K2K sends: ${single.k2k} in one process, ${inSilo + cross} across the cluster (the same epidemic must send the same messages)`);
+} catch (e) {
+  await client?.shutdown().catch(() => undefined);
+  await stopAll();
+  fail((e as Error).message);
+}
+if (problems.length) {
+  console.log('\nMISMATCH:');
+  for (const p of problems) console.log(`  - ${p}`);
+  process.exit(1);
+}
+console.log(`\nOK: S/I/R counts of all ${expected.length} steps equal the JavaScript model${single ? ' in both runs' : ''}.`);
