@@ -17,7 +17,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, layoutOf, offsetOf, type StateBatch } from '../packages/core/src/index.ts';
+import { GrainSystem } from '../packages/core/src/index.ts';
+import { layoutOf, offsetOf, type StateBatch } from '../packages/core/src/entries/backend.ts';
 import { CudaBackend, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { liveKernel } from '../packages/cuda-backend/src/fault-injection.ts';
 import { Slab } from './state-grains.ts';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Grain, GrainSystem, t, type Backend } from '@ringgrain/core';
 import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, type BackendKernel, type KernelPlan } from '@ringgrain/core/backend';
-import { allocateKernelBuffers } from '@ringgrain/cpu-backend';
+import { allocateKernelBuffers } from '@ringgrain/cpu-backend/consumer';
 
 class Person extends Grain({ name: 'Person', module: import.meta.url, state: t.struct({ n: t.u32 }), methods: { poke: { request: t.struct({}) } } }) {
   poke(s: { n: number }): void {

@@ -76,6 +76,22 @@ describe('the packed packages, installed outside the workspace', () => {
     }
   });
 
+  it("load core's entries for backends, stores and cluster engines, and the CPU consumer's, with plain node", () => {
+    const core = JSON.parse(readFileSync(path.join(tmp, 'node_modules', '@ringgrain', 'core', 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
+    expect(Object.keys(core.exports).sort()).toEqual(['.', './backend', './cluster', './internal', './store']);
+    const probe = [
+      "import { GrainSystem } from '@ringgrain/core';",
+      "import { RingProducer, layoutOf } from '@ringgrain/core/backend';",
+      "import { stateTableSpec } from '@ringgrain/core/store';",
+      "import { partitionOf } from '@ringgrain/core/cluster';",
+      "import { Dispatcher } from '@ringgrain/cpu-backend/consumer';",
+      'console.log([GrainSystem, RingProducer, layoutOf, stateTableSpec, partitionOf, Dispatcher].map((x) => typeof x).join(" "));',
+    ].join('\n');
+    writeFileSync(path.join(tmp, 'entries-probe.mjs'), probe);
+    const r = run(process.execPath, ['entries-probe.mjs'], tmp, 60_000);
+    expect(r.stdout).toContain('function function function function function function');
+  });
+
   it("compile the README's program with tsc and the README's tsconfig.json, then run it with plain node on the CPU backend", () => {
     writeFileSync(path.join(tmp, 'bank.ts'), readmeProgram());
     writeFileSync(path.join(tmp, 'tsconfig.json'), readmeTsconfig());

@@ -1,31 +1,54 @@
-export * from './errors.ts';
-export * from './schema/index.ts';
-export * from './grain.ts';
-export * from './protocol.ts';
-export * from './ring.ts';
-export type * from './backend.ts';
-export * from './slot.ts';
-export { TURN_ERROR, decodeTurnError, encodeTurnError, type TurnErrorData, type TurnErrorValue } from './turn-error.ts';
-export * from './lifecycle.ts';
-export * from './kernel.ts';
-export * from './system.ts';
+/**
+ * @ringgrain/core for applications: the system, grain classes and schemas, typed refs, and the errors a
+ * caller catches. Backends, stores and cluster engines have their own entries (`@ringgrain/core/backend`,
+ * `/store`, `/cluster`); docs/api.md lists them.
+ */
+export { GrainSystem } from './system.ts';
+export type { ClassMetrics, Placement, RegisterOptions, SystemEvents, SystemOptions, SystemReminders } from './system.ts';
+export { Grain, defineGrain } from './grain.ts';
+export type { AnyGrainClass, Forwarded, GrainContext, GrainDef, GrainSpec, TypesOf } from './grain.ts';
+export { t } from './schema/index.ts';
+export type { Infer, Input, Schema, StructSchema } from './schema/types.ts';
+export type { StateView } from './schema/view.ts';
 export type { AskOptions, GrainRef, ReplyArrays } from './ref.ts';
-export { waitUntil } from './wait.ts';
-export { Deque } from './deque.ts';
-export { SIGNAL_EXIT_CODE } from './signals.ts';
-export { GrainModuleError, inGrainImport, loadGrainClasses } from './grain-import.ts';
 export type { Columns, NumberColumn, ReplyColumns } from './bulk.ts';
-export { formatLogLine } from './log.ts';
-export { scaledDefault, timeoutScale } from './timeouts.ts';
-export { laneOfKey } from './lanes.ts';
-export * from './store/index.ts';
-export { LANE_GUARD, WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from './persist/write-behind.ts';
-export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from './persist/options.ts';
-export * from './timers/errors.ts';
-export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';
+export type { KernelCounters, RingKernel, TerminateOptions, TransitionEvent } from './kernel.ts';
+export type { LifecycleState } from './lifecycle.ts';
+export type { Backend, KernelOptions } from './backend.ts';
+export type { StateStore } from './store/types.ts';
+export type { StorageOptions } from './persist/options.ts';
+export type { FlushResult, StorageErrorEvent, StorageMetrics } from './persist/write-behind.ts';
 export type { ReminderInfo, ReminderMetrics } from './reminders/service.ts';
-export { fixedReader, type FixedRead } from './image-decode.ts';
-export { fixedWriter, type FixedWrite } from './tell-image.ts';
-export * from './column-image.ts';
-export { rowTemplate, compileRowWriter, type Template as RowTemplate, type RowWrite } from './row-writer.ts';
-export * from './cluster/index.ts';
+export type { TimerStart } from './timers/spec.ts';
+/** Sizing a slot (`slotSize`): a payload's msgpack bytes plus the slot header. */
+export { SLOT_HEADER_SIZE } from './protocol.ts';
+export { encodedSize } from './schema/msgpack-encode.ts';
+export {
+  AskManyError,
+  type ErrorOptions,
+  AskTimeoutError,
+  BackendUnavailableError,
+  DecodeError,
+  HandlerError,
+  IdleTimeoutError,
+  InvalidKeyError,
+  InvalidTransitionError,
+  KernelFaultError,
+  KernelNotRunningError,
+  KernelTerminatedError,
+  PayloadTooLargeError,
+  PlacementError,
+  QueueFullError,
+  QueueLimitError,
+  ReplyTargetError,
+  RinggrainError,
+  SchemaDefinitionError,
+  SchemaValidationError,
+  StateTableFullError,
+  SystemOptionsError,
+  UnknownGrainError,
+  UnknownMethodError,
+} from './errors.ts';
+export { StateLoadError, StateStoreError, StateVersionConflictError, StorageUnsupportedError } from './store/errors.ts';
+export { ReminderStorageError, TimerArgumentError, TimerSpecError, TimersUnsupportedError } from './timers/errors.ts';
+export { ClusterK2KUnsupportedError, NoSiloError, RemoteGrainError, SiloUnavailableError } from './cluster/errors.ts';

@@ -3,7 +3,7 @@
  * for real) and the GPU lane is skipped with the reason in its name. On a GPU every answer below is
  * computed by the ring kernel and checked against a JS reference.
  */
-import { DecodeError, GrainSystem, HandlerError, KernelTerminatedError, RingKernel } from '@ringgrain/core';
+import { DecodeError, GrainSystem, HandlerError, KernelTerminatedError, type RingKernel } from '@ringgrain/core';
 import { SLOT, SlotFlag, HOST_SENDER } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

@@ -15,7 +15,7 @@ import type {
   OverflowStats,
   ProbeResult,
 } from '@ringgrain/core/backend';
-import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend';
+import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend/consumer';
 import { InlineBackendOptionsError, InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
