@@ -1,7 +1,7 @@
 /**
  * SIR across a cluster of silo processes (`pnpm example:sir-cluster -- [--silos 3] [--people N] [--silo-threads 1]
  * [--threads T] [--ring-log2 16] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--nats URL
- * --user U --pass P] [--no-single]`).
+ * --user U --pass P] [--dead-ms MS] [--no-single]`).
  *
  * The epidemic of examples/sir/main.ts (same grains, same graph, same JS model: examples/sir/model.ts), run
  * twice in one run by the same code:
@@ -26,11 +26,12 @@ import { GrainSystem } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { natsCluster, startNatsServer, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Person, WARD_SIZE, Ward } from './grains.ts';
-import { buildGraph, reference, type Counts, type Graph } from './model.ts';
+import { buildGraph, reference, type Counts } from './model.ts';
+import { clusterQuiet, epidemic, type EpidemicRun, type SiloCounts } from './drive.ts';
 import { fail, intFlag, ms, parseArgs, quietLogger, rejectUnknown } from '../shared/backend.ts';
 
 const args = parseArgs();
-rejectUnknown(args, ['silos', 'silo-threads', 'threads', 'people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'nats', 'user', 'pass', 'token', 'no-single']);
+rejectUnknown(args, ['silos', 'silo-threads', 'threads', 'people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'nats', 'user', 'pass', 'token', 'dead-ms', 'no-single']);
 const SILOS = intFlag(args, 'silos', 3, 1, 16);
 const SILO_THREADS = intFlag(args, 'silo-threads', 1, 1, 64);
 const THREADS = intFlag(args, 'threads', SILOS * SILO_THREADS, 1, 1024);
@@ -49,6 +50,8 @@ const params = {
   maxSteps: intFlag(args, 'max-steps', 500),
 };
 const WARDS = Math.ceil(N / WARD_SIZE);
+// --dead-ms: the cluster's deadMs (default natsCluster's): on a loaded machine a busy silo can miss heartbeats.
+const deadOpt = args.flags.has('dead-ms') ? { deadMs: intFlag(args, 'dead-ms', 3000, 1000) } : {};
 const str = (n: string): string | undefined => {
   const v = args.flags.get(n);
   if (v === true) fail(`--${n} needs a value`);
@@ -59,48 +62,6 @@ const tGraph = performance.now();
 const graph = buildGraph(params);
 const expected = reference(params, graph);
 const modelMs = performance.now() - tGraph;
-
-interface Run {
-  got: Counts[];
-  setupMs: number;
-  runMs: number;
-}
-
-/** The epidemic driven from `sys` (a local system, or a cluster client); `quiet` is the barrier. */
-async function epidemic(sys: GrainSystem, g: Graph, quiet: (what: string) => Promise<void>, onSetup: () => Promise<void>): Promise<Run> {
-  let t = performance.now();
-  for (let p = 0; p < N; p++) {
-    const x = sys.grain(Person, p).tell.setup({ contacts: Array.from(g.contactsOf(p)) });
-    if (x) await x;
-  }
-  for (const p of g.seeds) {
-    const x = sys.grain(Person, p).tell.seed({});
-    if (x) await x;
-  }
-  await quiet('setup');
-  const setupMs = performance.now() - t;
-  await onSetup();
-  t = performance.now();
-  const got: Counts[] = [];
-  const wardKeys = Int32Array.from({ length: WARDS }, (_, w) => w);
-  const members = Int32Array.from({ length: WARDS }, (_, w) => Math.min(WARD_SIZE, N - w * WARD_SIZE));
-  const stepCol = new Int32Array(WARDS);
-  const days = new Int32Array(WARDS).fill(params.days);
-  const threshold = new Uint32Array(WARDS).fill(params.threshold);
-  for (let step = 1; step <= params.maxSteps; step++) {
-    const r = await sys.askMany(Ward, 'step', { key: wardKeys, step: stepCol.fill(step), days, threshold, members });
-    const c = { s: 0, i: 0, r: 0 };
-    for (let w = 0; w < WARDS; w++) {
-      c.s += r.s[w]!;
-      c.i += r.i[w]!;
-      c.r += r.r[w]!;
-    }
-    got.push(c);
-    await quiet(`step ${step}`);
-    if (c.i === 0) break;
-  }
-  return { got, setupMs, runMs: performance.now() - t };
-}
 
 function compare(label: string, got: Counts[], problems: string[]): void {
   if (got.length !== expected.length) problems.push(`${label}: the actors ran ${got.length} steps, the model ${expected.length}`);
@@ -115,7 +76,7 @@ const problems: string[] = [];
 const rate = (n: number, t: number) => `${Math.round(n / (t / 1000)).toLocaleString('en-US')}/s`;
 
 // --- 1. Single process.
-let single: (Run & { k2k: number }) | undefined;
+let single: (EpidemicRun & { k2k: number }) | undefined;
 if (!args.flags.has('no-single')) {
   const sys = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: THREADS }) }, logger: quietLogger(), handleSignals: false });
   sys.register(Person, { placement: 'cpu', maxActors: Math.max(N, 1024), ringCapacity: 1 << RING_LOG2 });
@@ -123,7 +84,7 @@ if (!args.flags.has('no-single')) {
   await sys.start();
   let k2k0 = 0;
   const k2kNow = () => Object.values(sys.metrics()).reduce((a, c) => a + c.k2kSent, 0);
-  const run = await epidemic(sys, graph, () => sys.idle({ timeoutMs: 120_000 }), async () => void (k2k0 = k2kNow()));
+  const run = await epidemic(sys, params, graph, () => sys.idle({ timeoutMs: 120_000 }), async () => void (k2k0 = k2kNow()));
   single = { ...run, k2k: k2kNow() - k2k0 };
   for (const [name, c] of Object.entries(sys.metrics())) if (c.handlerErrors || c.rejected) problems.push(`single process, ${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
   await sys.shutdown();
@@ -131,16 +92,6 @@ if (!args.flags.has('no-single')) {
 }
 
 // --- 2. The cluster.
-interface SiloCounts {
-  silo: string;
-  tellsOut: number;
-  tellsConfirmed: number;
-  lostTells: number;
-  messagesIn: number;
-  processed: number;
-  k2k: number;
-  errors: number;
-}
 let server: NatsServerHandle | undefined;
 let url = str('nats');
 let auth: Record<string, string> = {};
@@ -186,7 +137,7 @@ try {
   await Promise.all(
     Array.from({ length: SILOS }, () => {
       const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./silo.ts', import.meta.url))], {
-        env: { ...process.env, RG_NATS_URL: url, RG_NATS_AUTH: JSON.stringify(auth), RG_CLUSTER: clusterName, RG_SIR_PEOPLE: String(N), RG_SIR_THREADS: String(SILO_THREADS), RG_SIR_RING_LOG2: String(RING_LOG2) },
+        env: { ...process.env, RG_NATS_URL: url, RG_NATS_AUTH: JSON.stringify(auth), RG_CLUSTER: clusterName, RG_SIR_PEOPLE: String(N), RG_SIR_THREADS: String(SILO_THREADS), RG_SIR_RING_LOG2: String(RING_LOG2), RG_SIR_CLUSTER_OPTS: JSON.stringify(deadOpt) },
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       });
       silos.push(c);
@@ -209,33 +160,20 @@ try {
       });
     }),
   );
-  client = new GrainSystem({ backends: {}, logger: quietLogger(), handleSignals: false, cluster: natsCluster({ servers: url!, name: clusterName, ...auth }) });
+  client = new GrainSystem({ backends: {}, logger: quietLogger(), handleSignals: false, cluster: natsCluster({ servers: url!, name: clusterName, ...auth, ...deadOpt }) });
   await client.start();
   await client.cluster!.waitFor(() => client!.cluster!.settled(SILOS), 30_000);
   const startMs = performance.now() - t0;
 
   let last: SiloCounts[] = [];
   let rounds = 0;
-  /** The cluster-wide barrier (module comment). */
   const quiet = async (what: string): Promise<void> => {
-    let prev = '';
-    for (const until = performance.now() + 120_000; performance.now() < until; ) {
-      const now = await Promise.all(silos.map(askSilo));
-      rounds++;
-      const cc = client!.cluster!.metrics() as Record<string, number>;
-      const out = now.reduce((a, s) => a + s.tellsOut, cc['tellsOut']!);
-      const done = now.reduce((a, s) => a + s.tellsConfirmed + s.lostTells, cc['tellsConfirmed']! + cc['lostTells']!);
-      const sig = JSON.stringify(now.map((s) => [s.tellsOut, s.tellsConfirmed, s.messagesIn, s.processed]));
-      if (out === done && sig === prev) {
-        last = now;
-        return;
-      }
-      prev = sig;
-    }
-    throw new Error(`${what}: the cluster did not go quiet within 120 s`);
+    const q = await clusterQuiet(client!, () => Promise.all(silos.map(askSilo)), what);
+    last = q.counts;
+    rounds += q.rounds;
   };
   let base: SiloCounts[] = [];
-  const run = await epidemic(client, graph, quiet, async () => void (base = last));
+  const run = await epidemic(client, params, graph, quiet, async () => void (base = last));
   compare(`${SILOS} silos`, run.got, problems);
   const sum = (xs: SiloCounts[], f: (s: SiloCounts) => number) => xs.reduce((a, s) => a + f(s), 0);
   const cross = sum(last, (s) => s.tellsOut) - sum(base, (s) => s.tellsOut);

@@ -10,6 +10,7 @@ import { GrainSystem } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { natsCluster } from '@ringgrain/cluster-nats';
 import { Person, WARD_SIZE, Ward } from './grains.ts';
+import { siloCounts } from './drive.ts';
 import { quietLogger } from '../shared/backend.ts';
 
 const env = (k: string): string => {
@@ -23,7 +24,7 @@ const system = new GrainSystem({
   backends: { cpu: new CpuBackend({ threads: Number(env('RG_SIR_THREADS')), maxSpinMs: 0.05 }) },
   logger: quietLogger(),
   handleSignals: false,
-  cluster: natsCluster({ servers: env('RG_NATS_URL'), name: env('RG_CLUSTER'), ...auth }),
+  cluster: natsCluster({ servers: env('RG_NATS_URL'), name: env('RG_CLUSTER'), ...auth, ...(JSON.parse(process.env['RG_SIR_CLUSTER_OPTS'] ?? '{}') as Record<string, number>) }),
 });
 const ringCapacity = 1 << Number(env('RG_SIR_RING_LOG2'));
 system.register(Person, { placement: 'cpu', maxActors: Math.max(N, 1024), ringCapacity });
@@ -40,24 +41,9 @@ process.on('message', (m: Msg) => {
     void system.shutdown().then(() => process.exit(0));
     return;
   }
-  void system.idle({ timeoutMs: 120_000 }).then(
-    () => {
-      const c = system.cluster!.metrics() as Record<string, number>;
-      const k = Object.values(system.metrics());
-      const sum = (f: (x: (typeof k)[number]) => number) => k.reduce((a, x) => a + f(x), 0);
-      process.send!({
-        id: m.id,
-        silo: system.cluster!.self,
-        tellsOut: c['tellsOut'],
-        tellsConfirmed: c['tellsConfirmed'],
-        lostTells: c['lostTells'],
-        messagesIn: c['messagesIn'],
-        processed: sum((x) => x.processed),
-        k2k: sum((x) => x.k2kSent),
-        errors: sum((x) => x.handlerErrors + x.rejected) + tellErrors,
-      });
-    },
-    (e: Error) => process.send!({ id: m.id, error: e.message }),
+  void siloCounts(system, tellErrors).then(
+    (c) => process.send!({ id: m.id, ...c }),
+    (e: Error) => process.send!({ id: m.id, silo: system.cluster!.self, error: e.message }),
   );
 });
 process.stdout.write(`READY ${system.cluster!.self}\n`);
