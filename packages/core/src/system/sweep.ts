@@ -28,6 +28,8 @@ export class Sweeper {
   /** Since when nothing but this system has kept the process alive (0: something else does), and whether it was said. */
   private aloneSince = 0;
   private aloneWarned = false;
+  /** When the last sweep ran: a sweep that comes late (the event loop was blocked) judges no heartbeat. */
+  private lastSweepAt = 0;
 
   constructor(
     private readonly state: SystemState,
@@ -103,6 +105,10 @@ export class Sweeper {
     // Tell errors arrive with nobody awaiting them: drain on every sweep so reply rings never fill.
     this.parts.drainReplies();
     const now = performance.now();
+    // After a gap (the event loop was busy elsewhere), a lane's unchanged beat says nothing about the lane:
+    // the stall clocks restart now rather than count the gap as a stall against a fresh ask.
+    const late = this.lastSweepAt !== 0 && now - this.lastSweepAt > Math.max(250, Math.min(1_000, config.heartbeatTimeoutMs / 2));
+    this.lastSweepAt = now;
     for (const k of this.state.kernels()) {
       if (!k.accepting) continue;
       const fault = k.health();
@@ -119,7 +125,7 @@ export class Sweeper {
       for (const [i, beat] of beats.entries()) {
         const hb = seen[i]!;
         const asks = perLane[i] ?? 0;
-        if (hb.beat !== beat || asks === 0 || k.state !== 'active') {
+        if (late || hb.beat !== beat || asks === 0 || k.state !== 'active') {
           hb.beat = beat;
           hb.at = now;
         } else if (now - hb.at > config.heartbeatTimeoutMs) {
