@@ -1,6 +1,6 @@
 /**
  * The GPU record a reader checks first: bench/results/gpu-latest.json. Runs ON the GPU machine
- * (through scripts/device-run.sh) and measures, in one process and one run, GPU grains against CPU
+ * (through scripts/device/run.sh) and measures, in one process and one run, GPU grains against CPU
  * grains on the same machine and against the floors a GPU path cannot beat. Every figure is checked
  * (answers, counters, a JS model); a step that fails is recorded with its error and fails the run.
  *

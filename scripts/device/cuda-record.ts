@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device-run.sh node --import tsx scripts/device/cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
+ *   RG_COMMIT=<sha> bash scripts/device/run.sh node --import tsx scripts/device/cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,

@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 WATCH=${WATCH:-75}
-bash scripts/device-run.sh true >/dev/null 2>&1
+bash scripts/device/run.sh true >/dev/null 2>&1
 export PATH=/tmp/rg-node/bin:$PATH
 vt() { node node_modules/vitest/vitest.mjs run "$@" --no-file-parallelism --reporter=verbose --reporter=json; }
 timeout 120 bash -c "$(declare -f vt); vt packages/cuda-backend/test/backend.test.ts packages/cuda-backend/test/gpu-fault.test.ts --outputFile.json=$OUT/vitest-backend.json" > "$OUT/backend.log" 2>&1

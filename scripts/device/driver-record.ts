@@ -1,7 +1,7 @@
 /**
  * The GPU-machine run for the CUDA driver layer, and its record.
  *
- *   bash scripts/device-run.sh node --import tsx scripts/device/driver-record.ts [--pings 10000] [--sanitize]
+ *   bash scripts/device/run.sh node --import tsx scripts/device/driver-record.ts [--pings 10000] [--sanitize]
  *
  * 1. runs packages/cuda-backend/test/driver.test.ts with vitest (child process, JSON report);
  * 2. measures, in this process: NVRTC compile cold vs cached, module load, 10,000 host ↔ persistent

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs ON the GPU machine (through scripts/device-run.sh): the three examples with --backend cuda, then
+# Runs ON the GPU machine (through scripts/device/run.sh): the three examples with --backend cuda, then
 # the soak (default 10,000,000 mixed messages) on cuda. Logs and the soak's JSON go to $OUT.
-#   bash scripts/device-run.sh bash scripts/device/examples.sh
+#   bash scripts/device/run.sh bash scripts/device/examples.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"

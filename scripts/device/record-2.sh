@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# GPU record, part 2 (runs ON the GPU machine through scripts/device-run.sh): SIR at 1,000,000 people on
+# GPU record, part 2 (runs ON the GPU machine through scripts/device/run.sh): SIR at 1,000,000 people on
 # cuda and cpu (sir1M.json), the timers bench on cuda (timers-cuda-1000000.json), the GPU state bench
 # (gpu-state.json), then gpu-latest.json folding them in (with tests.json / sanitizer.json from part 1 or
 # an earlier run, when given).
-#   RG_COMMIT=<sha> bash scripts/device-run.sh bash scripts/device/record-2.sh [--tests F] [--sanitizer F]
+#   RG_COMMIT=<sha> bash scripts/device/run.sh bash scripts/device/record-2.sh [--tests F] [--sanitizer F]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"

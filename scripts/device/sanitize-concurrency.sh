@@ -4,7 +4,7 @@
 # one kernel launch at a time, the second kernel of a system never starts (its launch handshake waits).
 # Prints the sanitizer's options about launches/concurrency, then runs the 5-kernel k2k workload under
 # memcheck with info logs for $1 seconds (default 90) and shows which kernels acknowledged their launch.
-#   bash scripts/device-run.sh bash scripts/device/sanitize-concurrency.sh [seconds]
+#   bash scripts/device/run.sh bash scripts/device/sanitize-concurrency.sh [seconds]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"

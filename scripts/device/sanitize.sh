@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs ON the GPU machine (through scripts/device-run.sh): compute-sanitizer's tools over the workloads
+# Runs ON the GPU machine (through scripts/device/run.sh): compute-sanitizer's tools over the workloads
 # below, each under its own timeout; writes $OUT/sanitizer.json ({ tool: errors, workloads, runs: [...] })
 # and one log per run (in $OUT/sanitizer-logs.tgz). A run whose workload fails (wrong answer, non-zero exit) is counted in failedRuns.
 #
-#   bash scripts/device-run.sh bash scripts/device/sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
+#   bash scripts/device/run.sh bash scripts/device/sanitize.sh [--tools memcheck,racecheck,synccheck,initcheck] [--workloads sir,k2k,...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs ON the GPU machine: the SIR example at 1,000,000 people with default options on cuda and on cpu
 # (same machine, same run); writes $OUT/sir1M.json { cuda: {exact, epidemicS, k2kPerS, exit, seconds}, cpu: … }.
-#   bash scripts/device-run.sh bash scripts/device/sir1m.sh [--timeout 240]
+#   bash scripts/device/run.sh bash scripts/device/sir1m.sh [--timeout 240]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/.device/out}"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs ON the GPU test machine, from the repository root, after `run` carried .device/ there:
-#   bash scripts/device-run.sh <command...>
+#   bash scripts/device/run.sh <command...>
 # Unpacks node to /tmp/rg-node/bin/node (and nats-server beside it when packed) and the node_modules trees into place, puts node first on
 # PATH, prints the GPU and node versions, then runs the command. Everything printed also goes to
 # $OUT/device-run.log (the run tool brings $OUT back).
 #
 # There is no npx/pnpm there, only node: invoke tools through node, e.g.
-#   bash scripts/device-run.sh node node_modules/vitest/vitest.mjs run packages/cuda-backend/test/driver.test.ts
-#   bash scripts/device-run.sh node --import tsx scripts/device/driver-record.ts
+#   bash scripts/device/run.sh node node_modules/vitest/vitest.mjs run packages/cuda-backend/test/driver.test.ts
+#   bash scripts/device/run.sh node --import tsx scripts/device/driver-record.ts
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 export OUT="${OUT:-$PWD/.device/out}"
 mkdir -p "$OUT"
@@ -26,7 +26,7 @@ unxz_to() { # $1 = .xz file, $2 = destination ("-" for stdout)
 
 t0=$(date +%s)
 for f in .device/node.xz .device/node_modules.tar.xz; do
-  [[ -f "$f" ]] || { echo "device-run: $f missing: run scripts/device-pack.sh here and pass carry: [\".device\"]" >&2; exit 2; }
+  [[ -f "$f" ]] || { echo "device-run: $f missing: run scripts/device/pack.sh here and pass carry: [\".device\"]" >&2; exit 2; }
 done
 
 mkdir -p /tmp/rg-node/bin

@@ -5,10 +5,10 @@
 # The folder travels with `run` via `carry: [".device"]`; the whole working tree must stay under
 # 64 MiB, so this script fails above 56 MiB.
 #
-#   bash scripts/device-pack.sh           # re-packs only what changed
-#   bash scripts/device-pack.sh --force   # re-packs everything
+#   bash scripts/device/pack.sh           # re-packs only what changed
+#   bash scripts/device/pack.sh --force   # re-packs everything
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 force=0
 [[ "${1:-}" == "--force" ]] && force=1

@@ -1,18 +1,18 @@
 /**
  * Runs ON the GPU machine: the CUDA backend's tests and every conformance lane (cpu, cuda, cuda-isolated),
  * one vitest child process per path, and writes $OUT/tests.json ({ passed, failed, skipped, paths, failures }).
- *   node --import tsx scripts/device-tests.ts [paths…]
+ *   node --import tsx scripts/device/tests.ts [paths…]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { emptyCounts, runVitestPath } from './device/vitest-run.ts';
+import { emptyCounts, runVitestPath } from './vitest-run.ts';
 
 const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node --import tsx scripts/device-tests.ts [paths…]   (default: packages/cuda-backend/test test/conformance)');
+  console.log('usage: node --import tsx scripts/device/tests.ts [paths…]   (default: packages/cuda-backend/test test/conformance)');
   process.exit(0);
 }
 const paths = argv.length ? argv : ['packages/cuda-backend/test', 'test/conformance'];
