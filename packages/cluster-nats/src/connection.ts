@@ -19,8 +19,11 @@ import type { ResolvedOptions } from './options.ts';
 /**
  * One member's connection: membership and placement in KV buckets, frames on per-member subjects
  * (`rg.<cluster>.m.<id>`). Entries for a destination queue in order and leave as one frame per
- * microtask (or every frameEntries), so a loop of sends becomes a few publishes; NATS keeps one
- * connection's publishes in order, so FIFO per sender → destination holds end to end.
+ * event-loop turn (setImmediate; or every frameEntries), so a loop of sends becomes a few publishes. Not per
+ * microtask: a CPU worker posts each cross-silo K2K send as its own message, and each message callback ends
+ * in a microtask checkpoint, so that made one frame and one socket write per send (SIR across three silos,
+ * examples/sir/cluster.ts, ran 2-2.5x slower). NATS keeps one connection's publishes in order, so FIFO per
+ * sender → destination holds end to end.
  */
 export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> implements ClusterConnection {
   readonly self: string;
@@ -58,18 +61,28 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       const placement = new Placement(tables, o.id, o.partitions, () => membership.live(), logger, () => membership.current());
       const c = new NatsConnection_(nc, o, membership, placement, logger);
       c.sub = nc.subscribe(c.subject(o.id), { callback: (err, msg) => (err ? logger.warn({ err }, 'cluster: subscription error') : c.onFrame(msg.data)) });
+      // Frames still queued (they leave once per event-loop turn) go out before the router hears of a
+      // membership or table change: what it sent before the change leaves as it would have without the wait.
       membership.on('join', (s) => {
+        c.flush();
         c.emit('join', s);
         placement.reconcile();
       });
       membership.on('leave', (s, reason) => {
+        c.flush();
         c.queues.delete(s.id);
         c.emit('leave', s, reason);
         placement.reconcile();
       });
-      membership.on('evicted', (reason) => c.emit('evicted', { reason }));
+      membership.on('evicted', (reason) => {
+        c.flush();
+        c.emit('evicted', { reason });
+      });
       membership.on('current', () => placement.reconcile());
-      placement.on('table', (t) => c.emit('table', t));
+      placement.on('table', (t) => {
+        c.flush();
+        c.emit('table', t);
+      });
       return c;
     } catch (e) {
       await nc.close().catch(() => {});
@@ -109,7 +122,7 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
     if (q.length >= this.o.frameEntries) this.flushTo(to, q);
     else if (!this.flushScheduled) {
       this.flushScheduled = true;
-      queueMicrotask(this.flush);
+      setImmediate(this.flush);
     }
   }
 
