@@ -26,9 +26,13 @@ function reminderSkips(): Record<string, string> {
  * (StateTableFullError) and the test process then exited unexpectedly: make-room on the device is not yet
  * verified, so the case stays listed until a GPU run passes it.
  */
+const ROOM_CASE =
+  'idle collection: maxActors 1024 per lane serves 100,000 keys over time with bounded slots; ' +
+  'every state written once deactivated [store]';
 const ROOM_ON_GPU = {
-  'idle collection: maxActors 1024 per lane serves 100,000 keys over time with bounded slots; every state written once deactivated [store]':
-    'a full CUDA table making room (residency.cuh room requests) rejected 345 messages on the H200 at a56e4f3 and the test process exited: not yet verified on the GPU',
+  [ROOM_CASE]:
+    'a full CUDA table making room (residency.cuh room requests) rejected 345 messages on the H200 at a56e4f3 ' +
+    'and the test process exited: not yet verified on the GPU',
 };
 
 /**
@@ -41,7 +45,8 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   cpu: {},
   'cpu-pool': {},
   inline: {},
-  // The cuda lane runs with actor residency (the CudaBackend default): every persistence and reminder case but one runs.
+  // The cuda lane runs with actor residency (the CudaBackend default): every persistence and reminder case
+  // but one runs.
   // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
   // the whole CUDA lane is skipped by backends.ts when no device/driver.
   cuda: { ...ROOM_ON_GPU },

@@ -107,7 +107,8 @@ export class Sweeper {
     const now = performance.now();
     // After a gap (the event loop was busy elsewhere), a lane's unchanged beat says nothing about the lane:
     // the stall clocks restart now rather than count the gap as a stall against a fresh ask.
-    const late = this.lastSweepAt !== 0 && now - this.lastSweepAt > Math.max(250, Math.min(1_000, config.heartbeatTimeoutMs / 2));
+    const lateAfter = Math.max(250, Math.min(1_000, config.heartbeatTimeoutMs / 2));
+    const late = this.lastSweepAt !== 0 && now - this.lastSweepAt > lateAfter;
     this.lastSweepAt = now;
     for (const k of this.state.kernels()) {
       if (!k.accepting) continue;
