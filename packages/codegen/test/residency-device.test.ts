@@ -89,6 +89,9 @@ const harness = String.raw`#include <cstdio>
 #ifndef RG_QATOMIC
 #define RG_QATOMIC(f) f
 #endif
+#ifndef RG_KATOMIC
+#define RG_KATOMIC(f) f
+#endif
 /* A worker waiting for room: the other workers reach their loop's residency check meanwhile (each answers the room request). */
 struct rg_kernel;
 static void rg_test_others(rg_kernel* k, unsigned int part);
