@@ -75,9 +75,13 @@ class ScriptedBackend implements Backend {
   async dispose(): Promise<void> {}
 }
 
-/** Turns of the event loop, so a pending idle() polls a few times. */
+/**
+ * Turns of the event loop, then two timer phases: a pending idle() polls a few times either way (after its
+ * first 20 ms it polls on a 1 ms timer, which setImmediate turns alone may not reach on a quick machine).
+ */
 async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 2; i++) await new Promise((r) => setTimeout(r, 3));
 }
 
 async function setup() {
