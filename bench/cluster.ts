@@ -48,7 +48,8 @@ const server = await startNatsServer();
 const name = 'bench';
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))],
+  // RG_SILO_NODE_ARGS: extra node flags for the silo process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+  [...(process.env['RG_SILO_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))],
   {
     env: {
       ...process.env,

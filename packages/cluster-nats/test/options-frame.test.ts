@@ -43,6 +43,41 @@ describe('frames', () => {
     expect(p['b']).toBeInstanceOf(Int32Array);
   });
 
+  it('carry message entries with their names in a string table and their bytes as views of one frame copy', () => {
+    const pay = (n: number) => new Uint8Array([0x81, 0xa1, 0x6e, n]);
+    const entries = [
+      [0, 'Counter', 'add', 7, pay(1), 0, 'silo-a', 0],
+      [0, 'Counter', 'get', 2 ** 40 + 3, pay(2), 17, 'silo-a', 1],
+      [0, 'Ledger', 'add', 'key ü', pay(3), 0, 'silo-b', 0],
+      [0, 'Counter', 'add', -5, new Uint8Array(70_000).fill(9), 0xffffffff, 'silo-a', 3],
+      [1, 4, 1, pay(4)],
+      [1, 5, 0, { name: 'Error', code: 'X', message: 'm' }],
+      [3, 'Ledger', 12],
+    ];
+    const data = encodeFrame('silo-a', entries);
+    // Names once per frame: 'Counter' appears once in the bytes although three entries name it.
+    expect(Buffer.from(data).toString('latin1').split('Counter').length - 1).toBe(1);
+    const f = decodeFrame(data);
+    expect(f.from).toBe('silo-a');
+    expect(f.entries).toEqual(entries);
+    const views = f.entries.filter((e) => (e as unknown[])[0] === 0).map((e) => (e as unknown[])[4] as Uint8Array);
+    for (const b of views) expect(b).toBeInstanceOf(Uint8Array);
+    // The bytes are views of one buffer (the frame's copy), not the sender's buffer.
+    expect(new Set(views.map((b) => b.buffer)).size).toBe(1);
+    expect(views[0]!.buffer).not.toBe(data.buffer);
+  });
+
+  it('read version 1 frames, and refuse a message entry whose name index is not in the table', () => {
+    const raw = new Packr({ useRecords: false });
+    const v1 = decodeFrame(raw.pack([1, 'me', [[0, 'G', 'm', 1, new Uint8Array([1]), 0, 'me', 0]]]));
+    expect(v1.entries).toEqual([[0, 'G', 'm', 1, new Uint8Array([1]), 0, 'me', 0]]);
+    const bad = decodeFrame(raw.pack([2, 'me', [[0, 5, 0, 1, new Uint8Array([1]), 0, 'x', 0]], ['G']]));
+    // Left as non-strings: the router's entry check refuses the entry (MalformedEntryError), the frame is read.
+    expect((bad.entries[0] as unknown[]).slice(0, 3)).toEqual([0, null, 'G']);
+    expect((bad.entries[0] as unknown[])[6]).toBe(null);
+    expect(() => decodeFrame(raw.pack([2, 'me', [], [1]]))).toThrow(MalformedFrameError);
+  });
+
   it('refuse what is not a frame with MalformedFrameError', () => {
     const raw = new Packr({ useRecords: false });
     const bad: Uint8Array[] = [new Uint8Array([0xc1]), new Uint8Array([]), raw.pack('text'), raw.pack([1, 'me']), raw.pack([2, 'me', []]), raw.pack([1, 'bad id!', []]), raw.pack([1, 'me', {}])];
