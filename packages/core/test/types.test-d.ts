@@ -3,7 +3,8 @@
  * Each `@ts-expect-error` line must fail to compile; if it ever compiles, the check itself errors.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { GrainContext, GrainRef, GrainSystem, Infer, Input, StateView, TypesOf } from '../src/index.ts';
+import type { GrainContext, GrainRef, GrainSystem, Infer, TypesOf } from '../src/index.ts';
+import type { Input, StateView } from '../src/entries/types.ts';
 import { t } from '../src/index.ts';
 import { Tagged, Wallet } from './type-fixtures.ts';
 
