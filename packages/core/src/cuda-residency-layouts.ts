@@ -153,7 +153,13 @@ export const ResidencyGlobals = t.struct({
   evictTailSeen: t.u32,
   /** Actors deactivated to make room (all time). */
   madeRoom: t.u32,
-  _pad1: t.array(t.u32, LINE - 12),
+  /**
+   * The farthest any entry of this kernel's residency inserts lies from its key's home (atomicMax by the inserting
+   * worker, the one that looks the key up later): a lookup stops there, as the directory's tombstones never turn
+   * EMPTY again (residency.cuh rg_res_placed).
+   */
+  probeMax: t.u32,
+  _pad1: t.array(t.u32, LINE - 13),
   /** Device address of the host block (mapped pinned memory; the load-request ring follows it). */
   hostLo: t.u32,
   hostHi: t.u32,

@@ -570,7 +570,8 @@ struct rg_ResidencyGlobals {
   double roomNow;
   unsigned int evictTailSeen;
   unsigned int madeRoom;
-  unsigned int _pad1[20];
+  unsigned int probeMax;
+  unsigned int _pad1[19];
   unsigned int hostLo;
   unsigned int hostHi;
   unsigned int acksLo;
@@ -615,7 +616,8 @@ RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictReserve, 156, "rg_ResidencyGlobals.ev
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, roomNow, 160, "rg_ResidencyGlobals.roomNow: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, evictTailSeen, 168, "rg_ResidencyGlobals.evictTailSeen: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, madeRoom, 172, "rg_ResidencyGlobals.madeRoom: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad1, 176, "rg_ResidencyGlobals._pad1: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, probeMax, 176, "rg_ResidencyGlobals.probeMax: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad1, 180, "rg_ResidencyGlobals._pad1: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostLo, 256, "rg_ResidencyGlobals.hostLo: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, hostHi, 260, "rg_ResidencyGlobals.hostHi: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, acksLo, 264, "rg_ResidencyGlobals.acksLo: offset differs from layoutOf");

@@ -286,12 +286,18 @@ __device__ static RG_G(state)* RG_G(res_room)(rg_kernel* k, unsigned int* ctr, u
   }
 }
 
-/* The activation of a class without storage that found no slot (turn-run.cuh): as RG_G(activate)'s insert, through res_room. */
+/*
+ * The activation of a class without storage that activate did not find (turn-run.cuh): either no slot was
+ * free, or its walk met no EMPTY entry (tombstones everywhere: rg_res_reach) and proved the key absent. An
+ * insert first (a free slot takes it without deactivating anything), then a room request.
+ */
 __device__ static RG_G(state)* RG_G(res_room_activate)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, double now, bool alone, rg_coop* co) {
   const unsigned long long u = (unsigned long long)key;
   const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
   const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & (k->dirCapacity - 1u);
-  return RG_G(res_room)(k, ctr, home, (unsigned int)u, (unsigned int)(u >> 32), RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT), part, now, alone, co);
+  const unsigned int lo = (unsigned int)u, hi = (unsigned int)(u >> 32), ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
+  RG_G(state)* s = RG_G(insert)(k, ctr, home, lo, hi, ready);
+  return s ? s : RG_G(res_room)(k, ctr, home, lo, hi, ready, part, now, alone, co);
 }
 
 /* ---- actor residency: loading on first message and installs (step 3) ---------------------------------- */
@@ -308,6 +314,29 @@ __device__ static RG_G(state)* RG_G(res_room_activate)(rg_kernel* k, unsigned in
 /* The node of overflow-pool ref `ref` (a parked message's copy follows its header). */
 __device__ static inline unsigned char* rg_res_node(rg_kernel* k, unsigned int ref) {
   return rg_ov_node(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
+}
+
+/*
+ * How far a lookup of this kernel's residency probes. An entry never turns EMPTY again (a deactivated actor
+ * leaves a tombstone, directory.cuh), so once keys have come and gone past every entry no EMPTY is left to
+ * stop at: a lookup that stopped only there walked the whole directory, and res_lookup took the walk's end
+ * for a full table (the 100,000-key case through 1,024 slots and 2,048 entries rejected 345 messages on the
+ * H200 at a56e4f3). Every insert here records how far from its key's home its entry lies (probeMax, raised
+ * by the worker that owns the key and alone looks it up later), so a lookup may stop past that distance.
+ */
+/* Only a class that loads inserts through here alone (its turns find their actors in res_lookup first): another's
+   turns insert in activate, unrecorded, so its lookups here walk on to an EMPTY entry as activate does. */
+__device__ static inline unsigned int rg_res_reach(rg_kernel* k) { return k->loadOn ? rg_ld_vol(&k->res->probeMax) : k->dirCapacity; }
+/* The entry `word` of lo/hi that an insert from `home` just made, its distance from home recorded. */
+__device__ static rg_DirEntry* rg_res_placed(rg_kernel* k, unsigned int home, unsigned int lo, unsigned int hi, unsigned int word) {
+  const unsigned int mask = k->dirCapacity - 1u;
+  for (unsigned int j = home;; j = (j + 1u) & mask) {
+    rg_DirEntry* f = &k->directory[j];
+    if (f->state != word || f->keyLo != lo || f->keyHi != hi) continue;
+    const unsigned int d = (j - home) & mask;
+    if (d > rg_ld_vol(&k->res->probeMax)) atomicMax(&k->res->probeMax, d);
+    return f;
+  }
 }
 
 /*
@@ -367,6 +396,7 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
   const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
   const unsigned int mask = k->dirCapacity - 1u;
   const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & mask;
+  const unsigned int reach = rg_res_reach(k);
   unsigned int i = home;
   for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
     rg_DirEntry* e = &k->directory[i];
@@ -375,19 +405,15 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
       *loading = s != ready;
       return e;
     }
-    if (s != RG_DIR_EMPTY) continue;
-    /* absent: a LOADING entry, taken from the key's home as every insert does (found again below) */
-    const unsigned int acts = ctr[RG_C_ACTIVATIONS];
-    if (!RG_G(insert)(k, ctr, home, lo, hi, ready | RG_DIR_LOADING) && !RG_G(res_room)(k, ctr, home, lo, hi, ready | RG_DIR_LOADING, part, now, alone, co)) return 0;
-    ctr[RG_C_ACTIVATIONS] = acts; /* counted when its state is installed, as the CPU backend counts */
-    rg_res_post_load(k, lo, hi);
-    *loading = true;
-    for (unsigned int j = home;; j = (j + 1u) & mask) {
-      rg_DirEntry* f = &k->directory[j];
-      if (f->state == (ready | RG_DIR_LOADING) && f->keyLo == lo && f->keyHi == hi) return f;
-    }
+    if (s == RG_DIR_EMPTY || probe >= reach) break; /* the key is absent (rg_res_reach) */
   }
-  return 0;
+  /* absent: a LOADING entry, taken from the key's home as every insert does (found again below) */
+  const unsigned int acts = ctr[RG_C_ACTIVATIONS];
+  if (!RG_G(insert)(k, ctr, home, lo, hi, ready | RG_DIR_LOADING) && !RG_G(res_room)(k, ctr, home, lo, hi, ready | RG_DIR_LOADING, part, now, alone, co)) return 0;
+  ctr[RG_C_ACTIVATIONS] = acts; /* counted when its state is installed, as the CPU backend counts */
+  rg_res_post_load(k, lo, hi);
+  *loading = true;
+  return rg_res_placed(k, home, lo, hi, ready | RG_DIR_LOADING);
 }
 
 /* The text of a message rejected because every overflow-pool node holds a parked message. */
@@ -532,28 +558,31 @@ __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int
     const unsigned char* row = board + r->boardStatesAt + (unsigned long long)i * sizeof(RG_G(state));
     bool loading = false;
     rg_DirEntry* e = 0;
+    const unsigned long long u = (unsigned long long)key;
+    const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
+    const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & (k->dirCapacity - 1u);
     {
-      /* a lookup that inserts nothing: the entry of ours for this key, READY or LOADING */
-      const unsigned long long u = (unsigned long long)key;
-      const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
-      const unsigned int mask = k->dirCapacity - 1u;
-      unsigned int j = (unsigned int)(hsh ^ (hsh >> 29)) & mask;
-      for (unsigned int probe = 0; probe < k->dirCapacity; probe++, j = (j + 1u) & mask) {
+      /* a lookup that inserts nothing: the entry of ours for this key, READY or LOADING (as far as rg_res_reach) */
+      const unsigned int reach = rg_res_reach(k);
+      unsigned int j = home;
+      for (unsigned int probe = 0; probe < k->dirCapacity; probe++, j = (j + 1u) & (k->dirCapacity - 1u)) {
         rg_DirEntry* f = &k->directory[j];
         const unsigned int s = f->state;
-        if (s == RG_DIR_EMPTY) break;
         if ((s == ready || s == (ready | RG_DIR_LOADING)) && f->keyLo == lo && f->keyHi == hi) {
           e = f;
           loading = s != ready;
           break;
         }
+        if (s == RG_DIR_EMPTY || probe >= reach) break;
       }
     }
     if (mode == RG_RES_MODE_PRELOAD) {
       if (e || kind == RG_RES_ROW_FAILED) continue;
       const unsigned int acts = ctr[RG_C_ACTIVATIONS];
-      RG_G(state)* st = RG_G(activate)(k, ctr, key, part);
+      /* absent (the lookup above): inserted READY where a slot is free, its distance recorded */
+      RG_G(state)* st = RG_G(insert)(k, ctr, home, lo, hi, ready);
       if (!st) continue; /* the table is full: the rest wait for their first messages */
+      rg_res_placed(k, home, lo, hi, ready);
       if (kind == RG_RES_ROW_FOUND) rg_res_copy_in((unsigned char*)st, row);
       RG_TM_ACTIVATED(k, ctr, acts, st, key, 0.0, part);
       RG_ON_ACTIVATE(k, ctr, acts, st, key, 0.0, part, stage, cap, co);
