@@ -1,5 +1,5 @@
 import { encode as mpEncode } from '@msgpack/msgpack';
-import type { GrainDef, StructSchema } from '@ringgrain/core';
+import type { GrainDef, StructSchema } from '@ringgrain/core/types';
 import { Reader, Writer, compileEncoder, decodeExact } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

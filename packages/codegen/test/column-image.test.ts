@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { SLOT_HEADER_SIZE, type GrainDef } from '@ringgrain/core';
+import { SLOT_HEADER_SIZE } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import { Reader, columnImageFields, compileRowWriter, decodeExact, packColumnImage } from '@ringgrain/core/backend';
 import { generateKernel } from '../src/index.ts';
 import { kindValues } from '../../core/test/kind-fields.ts';

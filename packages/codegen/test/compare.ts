@@ -1,4 +1,4 @@
-import type { Schema } from '@ringgrain/core';
+import type { Schema } from '@ringgrain/core/types';
 import { KINDS } from '@ringgrain/core/backend';
 
 /**

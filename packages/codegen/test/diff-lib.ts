@@ -1,4 +1,5 @@
-import { HandlerError, type GrainDef, type StructSchema } from '@ringgrain/core';
+import { HandlerError } from '@ringgrain/core';
+import type { GrainDef, StructSchema } from '@ringgrain/core/types';
 import {
   MISMATCH,
   Reader,

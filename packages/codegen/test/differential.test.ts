@@ -1,4 +1,4 @@
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import { layoutOf, snapshot } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

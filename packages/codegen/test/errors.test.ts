@@ -1,4 +1,5 @@
-import { defineGrain, t, type AnyGrainClass } from '@ringgrain/core';
+import { defineGrain, t } from '@ringgrain/core';
+import type { AnyGrainClass } from '@ringgrain/core/types';
 import { describe, expect, it } from 'vitest';
 import { CodegenError, generateKernel } from '../src/index.ts';
 import * as F from './fixtures/rejected.ts';

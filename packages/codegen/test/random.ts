@@ -1,4 +1,4 @@
-import type { Schema, StructSchema } from '@ringgrain/core';
+import type { Schema, StructSchema } from '@ringgrain/core/types';
 import { KINDS, isNumericScalar, layoutOf, viewAt, type ScalarKind } from '@ringgrain/core/backend';
 
 /** Seeded PRNG (mulberry32): every run draws the same inputs. */

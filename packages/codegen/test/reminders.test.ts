@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { TimerArgumentError, type GrainDef } from '@ringgrain/core';
+import { TimerArgumentError } from '@ringgrain/core/errors';
+import type { GrainDef } from '@ringgrain/core/types';
 import { Reminded } from '../../../test/fixtures/timers.ts';
 import { generateKernel } from '../src/index.ts';
 import { reminderHandlerSection } from '../src/cuda/reminders.ts';

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { encode as mpEncode } from '@msgpack/msgpack';
-import { t, type GrainDef, type Schema, type StructSchema } from '@ringgrain/core';
+import { t } from '@ringgrain/core';
+import type { GrainDef, Schema, StructSchema } from '@ringgrain/core/types';
 import { Reader, decodeExact, layoutOf, viewAt, type Layout } from '@ringgrain/core/backend';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CodegenError, generateKernel } from '../src/index.ts';
