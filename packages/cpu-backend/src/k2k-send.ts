@@ -13,7 +13,7 @@ import {
   type MethodDef,
   type RemoteSend,
 } from '@ringgrain/core/backend';
-import { ClusterK2KUnsupportedError } from '@ringgrain/core';
+import { ClusterK2KUnsupportedError } from '@ringgrain/core/errors';
 import { OwnershipView } from '@ringgrain/core/cluster';
 import { fixedWriter, type FixedWrite } from '@ringgrain/core/backend';
 import { K2KTargetError } from './errors.ts';

@@ -1,4 +1,6 @@
-import { GrainSystem, KernelFaultError, HandlerError, type AnyGrainClass } from '@ringgrain/core';
+import { GrainSystem, HandlerError } from '@ringgrain/core';
+import { KernelFaultError } from '@ringgrain/core/errors';
+import type { AnyGrainClass } from '@ringgrain/core/types';
 import { CONTROL } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CpuBackend, CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from '../src/index.ts';

@@ -4,7 +4,8 @@
  * and fill (tellMany rows, single tells and asks interleaved), and a message refused at decode in the
  * middle of a batch is rejected in its place while the rest of the batch runs.
  */
-import { DecodeError, GrainSystem, SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { GrainSystem, SLOT_HEADER_SIZE } from '@ringgrain/core';
+import { DecodeError } from '@ringgrain/core/errors';
 import { HOST_SENDER, SLOT } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CpuBackend } from '../src/index.ts';
