@@ -3,7 +3,9 @@
  * for real) and the GPU lane is skipped with the reason in its name. On a GPU every answer below is
  * computed by the ring kernel and checked against a JS reference.
  */
-import { DecodeError, GrainSystem, HandlerError, KernelTerminatedError, type RingKernel } from '@ringgrain/core';
+import { GrainSystem, HandlerError, KernelTerminatedError } from '@ringgrain/core';
+import { DecodeError } from '@ringgrain/core/errors';
+import type { RingKernel } from '@ringgrain/core/types';
 import { SLOT, SlotFlag, HOST_SENDER } from '@ringgrain/core/backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

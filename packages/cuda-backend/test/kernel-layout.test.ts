@@ -3,7 +3,7 @@
  * aligned as the kernel reads it, none overlapping another, and the sizes the ABI gives.
  */
 import { generateKernel } from '@ringgrain/codegen';
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import { CONTROL_BLOCK_SIZE } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';

@@ -5,7 +5,7 @@
  * figures added up, a fault of one group the class's, naming its GPU.
  */
 import { generateKernel } from '@ringgrain/codegen';
-import type { GrainDef } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import {
   laneOfKey,
   layoutOf,
