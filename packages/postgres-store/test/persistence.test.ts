@@ -3,7 +3,8 @@
  * load on first activation, version conflicts, hooks, idle collection, preload and reminders, through the inline
  * backend and the CPU pool, against the global setup's server (a fresh schema per case).
  */
-import { GrainSystem, type Backend } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { describe, inject, it } from 'vitest';
