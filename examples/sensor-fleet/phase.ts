@@ -4,7 +4,8 @@
  * readings through tellMany, a quiet barrier). Phase 1 ends with a timed flush; phase 2 ends by reading
  * every device's and every region's state back (askMany) for the check.
  */
-import { RinggrainError, type GrainSystem, type StateStore } from '@ringgrain/core';
+import { RinggrainError, type GrainSystem } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
 import type { CpuBackendOptions } from '@ringgrain/cpu-backend';
 import { buildSystem, progress, whereItStands, type BackendChoice } from '../shared/backend.ts';
 import { Alerts, Device, RULES } from './grains.ts';

@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { StateStore } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { PostgresStore } from '@ringgrain/postgres-store';
 import { startPostgres, type PgServer } from '../../packages/postgres-store/test/server.ts';

@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
  * `CudaBackend`, or cannot load (no driver library, no koffi), the examples still run on the CPU backend
  * and say why CUDA was not used.
  */
-import { GrainSystem, type Backend, type Placement, type SystemOptions } from '@ringgrain/core';
+import { GrainSystem, type SystemOptions } from '@ringgrain/core';
+import type { Backend, Placement } from '@ringgrain/core/types';
 import { CpuBackend, type CpuBackendOptions } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import cliProgress from 'cli-progress';
