@@ -5,7 +5,8 @@
  * compute-sanitizer racecheck: the SIR example's barrier passed early and the epidemic diverged).
  */
 import { describe, expect, it } from 'vitest';
-import { Grain, GrainSystem, t, type Backend } from '@ringgrain/core';
+import { Grain, GrainSystem, t } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CONTROL, CONTROL_BLOCK_SIZE, KernelState, type BackendKernel, type KernelPlan } from '@ringgrain/core/backend';
 import { allocateKernelBuffers } from '@ringgrain/cpu-backend/consumer';
 

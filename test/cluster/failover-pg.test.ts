@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, SiloUnavailableError, type GrainDef } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { SiloUnavailableError } from '@ringgrain/core/errors';
+import type { GrainDef } from '@ringgrain/core/types';
 import { stateTableSpec, type StateTable } from '@ringgrain/core/store';
 import { partitionOf } from '@ringgrain/core/cluster';
 import { PostgresStore } from '@ringgrain/postgres-store';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, SiloUnavailableError } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { SiloUnavailableError } from '@ringgrain/core/errors';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Counter } from './grains.ts';
 import { natsSkip, startServer } from './nats.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GrainSystem, type GrainDef } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import { stateTableSpec, type StateTable } from '@ringgrain/core/store';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { PostgresStore } from '@ringgrain/postgres-store';

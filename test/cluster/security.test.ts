@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
-import { GrainSystem, NoSiloError } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { NoSiloError } from '@ringgrain/core/errors';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { encodeFrame, natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Counter } from './grains.ts';

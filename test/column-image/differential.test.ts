@@ -7,7 +7,8 @@
  * take rows either way; the CUDA lanes run when a device is present.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { GrainSystem, type AnyGrainClass } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { AnyGrainClass } from '@ringgrain/core/types';
 import { backendFixtures, type BackendFixture } from '../conformance/backends.ts';
 import { Numbers, Seq } from '../fixtures/grains.ts';
 

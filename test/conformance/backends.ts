@@ -1,4 +1,4 @@
-import type { Backend } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 

@@ -4,7 +4,8 @@
  * per backend (every grain class they need registered once). All systems get an injected clock, and the
  * counter balance check runs after every case, before anything is shut down.
  */
-import { GrainSystem, type AnyGrainClass } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { AnyGrainClass } from '@ringgrain/core/types';
 import { afterAll, describe, expect, it } from 'vitest';
 import { backendFixtures, type BackendFixture } from './backends.ts';
 import { cases, expectBalanced, type CaseContext, type ConformanceCase } from './cases.ts';
@@ -13,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LmdbStore } from '@ringgrain/lmdb-store';
-import type { StateStore } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
 import type { StoreFixture } from './persistence.ts';
 
 const fixtures = await backendFixtures();

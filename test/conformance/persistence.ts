@@ -3,7 +3,9 @@
  * parametrized by a store fixture: the conformance suite runs them on LMDB in a temp directory on every
  * lane; packages/postgres-store/test runs them on PostgreSQL.
  */
-import { StateVersionConflictError, type GrainSystem, type StateStore, type StorageErrorEvent } from '@ringgrain/core';
+import { type GrainSystem, type StorageErrorEvent } from '@ringgrain/core';
+import { StateVersionConflictError } from '@ringgrain/core/errors';
+import type { StateStore } from '@ringgrain/core/types';
 import { layoutOf, snapshot } from '@ringgrain/core/backend';
 import { stateTableSpec } from '@ringgrain/core/store';
 import { expect } from 'vitest';

@@ -2,14 +2,9 @@
  * Reminder conformance cases, parametrized by a store fixture like the persistent-state cases: the
  * conformance suite runs them on LMDB on every lane; packages/postgres-store/test on PostgreSQL.
  */
-import {
-  GrainSystem,
-  HandlerError,
-  ReminderStorageError,
-  TimerArgumentError,
-  type StateStore,
-  type StorageErrorEvent,
-} from '@ringgrain/core';
+import { GrainSystem, HandlerError, type StorageErrorEvent } from '@ringgrain/core';
+import { ReminderStorageError, TimerArgumentError } from '@ringgrain/core/errors';
+import type { StateStore } from '@ringgrain/core/types';
 import { StateDecodeError, stateTableSpec } from '@ringgrain/core/store';
 import { expect } from 'vitest';
 import { Reminded } from '../fixtures/timers.ts';

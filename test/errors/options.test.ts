@@ -3,7 +3,8 @@
  * error class with a code and a hint, at construction, never a bare RangeError or a timer that fires at
  * once (a NaN or negative timeout did).
  */
-import { GrainSystem, type RinggrainError, SystemOptionsError } from '@ringgrain/core';
+import { GrainSystem, type RinggrainError } from '@ringgrain/core';
+import { SystemOptionsError } from '@ringgrain/core/errors';
 import { CpuBackend, CpuBackendOptionsError } from '@ringgrain/cpu-backend';
 import { CudaBackend, CudaBackendOptionsError, IsolatedCudaBackend } from '@ringgrain/cuda-backend';
 import { InlineBackend, InlineBackendOptionsError } from '@ringgrain/inline-backend';

@@ -4,7 +4,8 @@
  * the bound is reached, instead of growing the spill until the process runs out of memory; every send
  * accepted before is delivered, in order, once the kernel runs again.
  */
-import { QueueLimitError, SystemOptionsError, GrainSystem } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { QueueLimitError, SystemOptionsError } from '@ringgrain/core/errors';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from '../readme-programs/backends.ts';
 import { Probe } from '../readme-programs/grains.ts';

@@ -3,7 +3,8 @@
  * code and hint on the host, and is not counted as the handler failing. A full actor table: the ask
  * rejects with StateTableFullError (it was a HandlerError with no hint), a tell's tellError carries it.
  */
-import { GrainSystem, HandlerError, StateTableFullError, type RinggrainError } from '@ringgrain/core';
+import { GrainSystem, HandlerError, type RinggrainError } from '@ringgrain/core';
+import { StateTableFullError } from '@ringgrain/core/errors';
 import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
 import { Account } from '../../examples/bank/grains.ts';
 import { describe, expect, it } from 'vitest';

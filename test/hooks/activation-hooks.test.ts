@@ -7,7 +7,8 @@
  * and runs the translated hook (codegen kernel.ts rg_*_hook, device.ts rg_*_on_activate). Without a GPU
  * the CUDA lane is skipped with the reason in its name.
  */
-import { GrainSystem, HandlerError, type Backend } from '@ringgrain/core';
+import { GrainSystem, HandlerError } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backendFixtures } from '../conformance/backends.ts';

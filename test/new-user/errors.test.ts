@@ -7,7 +7,9 @@
  * - placement 'cuda' with no `cuda` entry in backends: the hint is to pass a CudaBackend (it was to install
  *   a driver).
  */
-import { BackendUnavailableError, GrainSystem, HandlerError, InvalidKeyError, SchemaValidationError, type Backend } from '@ringgrain/core';
+import { GrainSystem, HandlerError, InvalidKeyError, SchemaValidationError } from '@ringgrain/core';
+import { BackendUnavailableError } from '@ringgrain/core/errors';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { describe, expect, it } from 'vitest';

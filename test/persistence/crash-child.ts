@@ -4,7 +4,8 @@
  * a new system on the same store prints every actor's count as JSON. <store>: lmdb (<where> a directory)
  * or postgres (<where> the server's URL, then a schema after <n>).
  */
-import { GrainSystem, type StateStore } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { PostgresStore } from '@ringgrain/postgres-store';

@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GrainSystem, StateVersionConflictError, type StorageErrorEvent } from '@ringgrain/core';
+import { GrainSystem, type StorageErrorEvent } from '@ringgrain/core';
+import { StateVersionConflictError } from '@ringgrain/core/errors';
 import { stateTableSpec } from '@ringgrain/core/store';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';

@@ -2,7 +2,9 @@
  * Backends by name: core names none. Any key of `backends` is a placement; 'auto' tries backends by
  * `autoOrder`, else by their `autoRank` (higher first), ties in the order given; each choice is logged.
  */
-import { BackendUnavailableError, GrainSystem, PlacementError, type Backend } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { BackendUnavailableError, PlacementError } from '@ringgrain/core/errors';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
 /** The two backends every README program runs against, and a system factory with an injected clock. */
-import { GrainSystem, type AnyGrainClass, type RegisterOptions, type SystemOptions } from '@ringgrain/core';
+import { GrainSystem, type RegisterOptions, type SystemOptions } from '@ringgrain/core';
+import type { AnyGrainClass } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 

@@ -3,7 +3,14 @@
  * Messages sent while deactivated queue and run after activate. Invalid transitions throw InvalidTransitionError;
  * every transition emits a `transition` event. "terminate + launch to recover".
  */
-import { AskManyError, InvalidTransitionError, KernelTerminatedError, type RinggrainError, type GrainSystem, type TransitionEvent } from '@ringgrain/core';
+import {
+  AskManyError,
+  KernelTerminatedError,
+  type RinggrainError,
+  type GrainSystem,
+  type TransitionEvent,
+} from '@ringgrain/core';
+import { InvalidTransitionError } from '@ringgrain/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';
 import { Account, Probe } from './grains.ts';

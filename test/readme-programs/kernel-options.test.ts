@@ -1,5 +1,6 @@
 /** register's kernel options: bad values are typed errors before anything runs, not failures of every turn. */
-import { GrainSystem, PlacementError } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { PlacementError } from '@ringgrain/core/errors';
 import { RingError } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS } from './backends.ts';

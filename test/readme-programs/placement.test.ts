@@ -4,7 +4,8 @@
  * CUDA backends rank above the CPU). The choice, and why others were passed over, is logged.
  * On this machine there is no GPU: the CUDA backend's probe fails.
  */
-import { BackendUnavailableError, GrainSystem, PlacementError, type RinggrainError } from '@ringgrain/core';
+import { GrainSystem, type RinggrainError } from '@ringgrain/core';
+import { BackendUnavailableError, PlacementError } from '@ringgrain/core/errors';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { CudaBackend } from '@ringgrain/cuda-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';

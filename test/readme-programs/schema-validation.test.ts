@@ -1,5 +1,6 @@
 /** README: an integer out of its kind's range is a SchemaValidationError naming the field; nothing is sent. */
-import { SchemaValidationError, UnknownMethodError, type GrainSystem } from '@ringgrain/core';
+import { SchemaValidationError, type GrainSystem } from '@ringgrain/core';
+import { UnknownMethodError } from '@ringgrain/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';
 import { Probe } from './grains.ts';

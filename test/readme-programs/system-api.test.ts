@@ -3,7 +3,8 @@
  * start, shutdown() twice, idle({ timeoutMs }) and IdleTimeoutError naming what did not balance, an unknown
  * grain class, an unknown method.
  */
-import { GrainSystem, IdleTimeoutError, PlacementError, RinggrainError, UnknownGrainError, UnknownMethodError, KernelTerminatedError } from '@ringgrain/core';
+import { GrainSystem, RinggrainError, KernelTerminatedError } from '@ringgrain/core';
+import { IdleTimeoutError, PlacementError, UnknownGrainError, UnknownMethodError } from '@ringgrain/core/errors';
 import { describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';
 import { Account, Named, Orphan, Probe } from './grains.ts';

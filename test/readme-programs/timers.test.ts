@@ -1,5 +1,6 @@
 /** README "Timers": injected clock stepping, restart with another period, definition errors. */
-import { Grain, HandlerError, TimerSpecError, t, type GrainSystem } from '@ringgrain/core';
+import { Grain, HandlerError, t, type GrainSystem } from '@ringgrain/core';
+import { TimerSpecError } from '@ringgrain/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';
 import { Ticker } from './grains.ts';

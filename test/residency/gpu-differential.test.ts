@@ -9,7 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GrainSystem, type Backend } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';

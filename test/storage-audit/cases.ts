@@ -4,7 +4,8 @@
  * ±(2^53 − 1), -0, and awkward string keys; (2) programs a user could write: GrainSystem + a backend + the
  * store, turns, flush, shutdown, a new system on the same store, preload, idle collection and reload.
  */
-import { GrainSystem, InvalidKeyError, type Backend, type StateStore, type StorageErrorEvent } from '@ringgrain/core';
+import { GrainSystem, InvalidKeyError, type StorageErrorEvent } from '@ringgrain/core';
+import type { Backend, StateStore } from '@ringgrain/core/types';
 import { StateBatchError, scanPages, stateTableSpec, type StateTable } from '@ringgrain/core/store';
 import { expect, it } from 'vitest';
 import { INT_KEYS, IntKeyed, STR_KEYS, StrKeyed, markOf } from './grains.ts';

@@ -3,7 +3,8 @@
  * calls `storeContract(fixture)` with a fixture that makes its stores (a fresh, empty location each
  * time) and can damage a row with the database's own client, never through the store.
  */
-import { StateVersionConflictError, type StateStore } from '@ringgrain/core';
+import { StateVersionConflictError } from '@ringgrain/core/errors';
+import type { StateStore } from '@ringgrain/core/types';
 import {
   StateBatchError,
   StateDecodeError,

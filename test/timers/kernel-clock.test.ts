@@ -3,7 +3,8 @@
  * Date.now(), with no host message per tick — the host sends only the asks below, and a parked pool
  * thread wakes itself when a tick is due. Real time, so the figures are bounds, not exact counts.
  */
-import { GrainSystem, type Backend } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import type { Backend } from '@ringgrain/core/types';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { describe, expect, it } from 'vitest';

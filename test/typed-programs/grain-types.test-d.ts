@@ -3,7 +3,8 @@
  * Every `@ts-expect-error` line must fail to compile; if it ever compiles, the check itself errors.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import { Grain, t, type Forwarded, type GrainContext, type Infer, type Input, type StateView, type TypesOf } from '@ringgrain/core';
+import { Grain, t, type GrainContext, type Infer, type TypesOf } from '@ringgrain/core';
+import type { Forwarded, Input, StateView } from '@ringgrain/core/types';
 import { Account, Body, Directory, Heart, type Sensor } from './grains.ts';
 
 type A = TypesOf<typeof Account>;

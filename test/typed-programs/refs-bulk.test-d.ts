@@ -2,7 +2,8 @@
  * Typed programs (type level only): typed refs (ask, tell, into), keys, tellMany / askMany columns.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AskOptions, Columns, GrainRef, GrainSystem, NumberColumn, ReplyArrays, ReplyColumns } from '@ringgrain/core';
+import type { AskOptions, GrainRef, GrainSystem } from '@ringgrain/core';
+import type { Columns, NumberColumn, ReplyArrays, ReplyColumns } from '@ringgrain/core/types';
 import { Account, Body, Directory, Sensor } from './grains.ts';
 
 declare const system: GrainSystem;

@@ -7,32 +7,30 @@ import {
   AskManyError,
   GrainSystem,
   HandlerError,
-  IdleTimeoutError,
   InvalidKeyError,
-  InvalidTransitionError,
   KernelTerminatedError,
   PayloadTooLargeError,
   QueueFullError,
-  ReminderStorageError,
-  ReplyTargetError,
   RinggrainError,
   SchemaValidationError,
+  Grain,
+  t,
+  type ClassMetrics,
+  type TypesOf,
+} from '@ringgrain/core';
+import {
+  IdleTimeoutError,
+  InvalidTransitionError,
+  ReminderStorageError,
+  ReplyTargetError,
   StateLoadError,
   StateVersionConflictError,
   StorageUnsupportedError,
   TimerArgumentError,
   TimerSpecError,
   TimersUnsupportedError,
-  Grain,
-  t,
-  type AnyGrainClass,
-  type ClassMetrics,
-  type FlushResult,
-  type LifecycleState,
-  type ReminderInfo,
-  type RingKernel,
-  type TypesOf,
-} from '@ringgrain/core';
+} from '@ringgrain/core/errors';
+import type { AnyGrainClass, FlushResult, LifecycleState, ReminderInfo, RingKernel } from '@ringgrain/core/types';
 import { stateTableSpec } from '@ringgrain/core/store';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
