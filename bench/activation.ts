@@ -19,7 +19,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GrainSystem, StorageUnsupportedError } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { StorageUnsupportedError } from '@ringgrain/core/errors';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { Stored } from '../test/fixtures/stored.ts';

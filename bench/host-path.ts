@@ -12,7 +12,8 @@
  *   - the consumer's take: peek + release per slot (before) against peek + skip with one tail
  *     publication per 64 (the CPU dispatcher's batch take).
  */
-import { Grain, t, type GrainDef } from '@ringgrain/core';
+import { Grain, t } from '@ringgrain/core';
+import type { GrainDef } from '@ringgrain/core/types';
 import {
   HOST_SENDER,
   Ring,

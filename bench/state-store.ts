@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { StateStore } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
 import type { StateTable } from '@ringgrain/core/store';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { PostgresStore } from '@ringgrain/postgres-store';

@@ -3,7 +3,8 @@
  * checks what it measures (answers, counters, a JS model) and throws on a wrong result.
  */
 import { performance } from 'node:perf_hooks';
-import type { GrainSystem, RingKernel } from '../packages/core/src/index.ts';
+import type { GrainSystem } from '../packages/core/src/index.ts';
+import type { RingKernel } from '../packages/core/src/entries/types.ts';
 import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
 
 /**

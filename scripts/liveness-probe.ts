@@ -7,7 +7,8 @@
  *   RINGGRAIN_NVRTC_DEFINES=RG_TURN_LANES=1 node --import tsx scripts/liveness-probe.ts [--backend cuda|cpu]
  */
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
+import { GrainSystem } from '../packages/core/src/index.ts';
+import type { Backend } from '../packages/core/src/entries/types.ts';
 import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
 import { CudaBackend } from '../packages/cuda-backend/src/index.ts';
 import { Account } from '../examples/bank/grains.ts';

@@ -20,7 +20,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GrainSystem, type Backend } from '../packages/core/src/index.ts';
+import { GrainSystem } from '../packages/core/src/index.ts';
+import type { Backend } from '../packages/core/src/entries/types.ts';
 import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
 import { LmdbStore } from '../packages/lmdb-store/src/index.ts';
 import { Stored, events } from '../test/fixtures/stored.ts';

@@ -4,7 +4,8 @@
  *   npx tsx bench/probes/spill-bound.ts [unbounded]
  * Prints the sends accepted, the error that stopped the loop, and the RSS growth.
  */
-import { GrainSystem, type QueueLimitError } from '@ringgrain/core';
+import { GrainSystem } from '@ringgrain/core';
+import { type QueueLimitError } from '@ringgrain/core/errors';
 import { InlineBackend } from '../../packages/inline-backend/src/index.ts';
 import { Probe } from '../../test/readme-programs/grains.ts';
 

@@ -12,7 +12,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem, type Backend } from '../../packages/core/src/index.ts';
+import { GrainSystem } from '../../packages/core/src/index.ts';
+import type { Backend } from '../../packages/core/src/entries/types.ts';
 import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { Account } from '../../examples/bank/grains.ts';
