@@ -75,7 +75,7 @@ export class CudaBackend implements Backend, KernelOwner {
     this.fixedPartitions = opts.partitions;
     this.fixedQueueCapacity = opts.queueCapacity;
     this.sharedHostMemory = opts.hostMemory;
-    this.cache = new ModuleCache(this.options.cacheDir);
+    this.cache = new ModuleCache(this.options.cacheDir, this.options.compileThreads);
     if (this.options.devices !== 'all') this.groupDevices = this.options.devices;
   }
 

@@ -2,7 +2,8 @@
  * `ringgrain build`: compiles a program's grain classes ahead into the kernel cache, for the GPU architectures
  * it will run on, so that its first launch loads cubins instead of waiting for NVRTC (seconds a class). The
  * units and NVRTC options are those the backend uses (nvrtc-unit.ts), so the cache keys are the same; a cubin's
- * key has no driver version, so this runs wherever NVRTC does (no GPU needed). Classes compile side by side.
+ * key has no driver version, so this runs wherever NVRTC does (no GPU needed). Classes compile side by side on the
+ * NVRTC pool's worker threads, one per core unless --threads says otherwise (nvrtc-pool.ts, the backend's pool).
  */
 import { pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core/backend';
 import { generateKernel } from '@ringgrain/codegen';
-import { compileCachedAsync, defaultCacheDir, type CompileCachedResult } from './driver/index.ts';
+import { closeSharedNvrtcPools, compileCachedAsync, defaultCacheDir, type CompileCachedResult } from './driver/index.ts';
 import { unitCompileOptions } from './nvrtc-unit.ts';
 
 export interface BuildKernelsOptions {
@@ -23,6 +24,8 @@ export interface BuildKernelsOptions {
   readonly archs: readonly string[];
   /** Default: the backend's ($RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
+  /** NVRTC compiles at once (default $RINGGRAIN_COMPILE_THREADS, else one per core; 0: libuv's threads, no pool). */
+  readonly threads?: number;
 }
 
 export interface BuiltKernel {
@@ -41,19 +44,21 @@ export async function buildKernels(opts: BuildKernelsOptions): Promise<BuiltKern
     if (!def) continue;
     const { source } = generateKernel(def, { grains: opts.grains });
     for (const arch of opts.archs) {
-      jobs.push(compileCachedAsync(source, unitCompileOptions(def, arch, opts.cacheDir)).then((r: CompileCachedResult) => ({ grain: def.name, arch, cached: r.cached, compileMs: r.compileMs, path: r.path })));
+      const threads = opts.threads === undefined ? {} : { threads: opts.threads };
+      jobs.push(compileCachedAsync(source, { ...unitCompileOptions(def, arch, opts.cacheDir), ...threads }).then((r: CompileCachedResult) => ({ grain: def.name, arch, cached: r.cached, compileMs: r.compileMs, path: r.path })));
     }
   }
   return Promise.all(jobs);
 }
 
-export const BUILD_USAGE = `usage: ringgrain build <module.ts> [--grains A,B,...] [--arch sm_90[,sm_80...]] [--cache dir]
+export const BUILD_USAGE = `usage: ringgrain build <module.ts> [--grains A,B,...] [--arch sm_90[,sm_80...]] [--cache dir] [--threads n]
   Compiles the grain classes of <module.ts> for the CUDA backend ahead of the first run, into the kernel cache
   the backend reads (no GPU needed: NVRTC only).
   --grains A,B   the classes in the order the program registers them (default: the order the module exports them);
                  write - for a class registered on another backend
   --arch list    GPU architectures (default: sm_90)
-  --cache dir    the cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin)`;
+  --cache dir    the cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin)
+  --threads n    NVRTC compiles at once, each on a worker thread (default: $RINGGRAIN_COMPILE_THREADS, else one per core)`;
 
 interface Io {
   out(text: string): void;
@@ -70,14 +75,18 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   let names: string[] | undefined;
   let archs = ['sm_90'];
   let cacheDir: string | undefined;
+  let threads: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
-    if (a === '--grains' || a === '--arch' || a === '--cache') {
+    if (a === '--grains' || a === '--arch' || a === '--cache' || a === '--threads') {
       const v = argv[++i];
       if (v === undefined || v.startsWith('--')) return usage(io, `${a} needs a value`);
       if (a === '--grains') names = v.split(',').map((s) => s.trim());
       else if (a === '--arch') archs = v.split(',').map((s) => s.trim());
-      else cacheDir = v;
+      else if (a === '--threads') {
+        threads = Number(v);
+        if (!/^\d+$/.test(v)) return usage(io, `--threads ${v} is not a whole number ≥ 0`);
+      } else cacheDir = v;
     } else if (a.startsWith('-')) return usage(io, `unknown option ${a}`);
     else if (module === undefined) module = a;
     else return usage(io, `unexpected argument ${a}`);
@@ -109,13 +118,16 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   }
   const t0 = performance.now();
   try {
-    const built = await buildKernels({ grains, archs, ...(cacheDir ? { cacheDir } : {}) });
+    const built = await buildKernels({ grains, archs, ...(cacheDir ? { cacheDir } : {}), ...(threads === undefined ? {} : { threads }) });
     for (const b of built) io.out(`${b.grain} ${b.arch}: ${b.cached ? 'already in the cache' : `compiled in ${Math.round(b.compileMs)} ms`} (${b.path})\n`);
     io.out(`${built.length} kernels in ${cacheDir ?? defaultCacheDir()} (${Math.round(performance.now() - t0)} ms)\n`);
     return 0;
   } catch (e) {
     io.err(`ringgrain build: ${(e as Error).message}\n`);
     return 1;
+  } finally {
+    // The compile workers would end when idle anyway; a command ends them now.
+    await closeSharedNvrtcPools();
   }
 }
 

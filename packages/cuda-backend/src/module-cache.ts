@@ -32,7 +32,11 @@ export class ModuleCache {
   /** Images compileAll finished, by architecture and generated source (taken by load). */
   private readonly compiled = new Map<string, CompileCachedResult>();
 
-  constructor(private readonly cacheDir: string | undefined) {}
+  /** compileThreads: the NVRTC pool's threads (undefined: its default; 0: no pool), nvrtc-pool.ts. */
+  constructor(
+    private readonly cacheDir: string | undefined,
+    private readonly compileThreads?: number,
+  ) {}
 
   generate(def: GrainDef, grains: ReadonlyArray<GrainDef | undefined>): Generated {
     const key = grains.map((g) => g?.name ?? '').join('\u0000');
@@ -47,8 +51,9 @@ export class ModuleCache {
 
   /**
    * Compiles every grain class in `which` whose module is not loaded on `slot` yet (`peer`: built with RG_PEER for lane
-   * groups on several GPUs, runtime/ring.cuh), all at once: NVRTC runs on worker
-   * threads (compileCachedAsync), so a system's first launch waits for its slowest class, not for the sum
+   * groups on several GPUs, runtime/ring.cuh), all at once: NVRTC runs on the NVRTC pool's worker
+   * threads, one per core (compileCachedAsync; a unit already in memory or in the disk cache never reaches them), so
+   * a system's first launch waits for its slowest class, not for the sum
    * of them (SIR's two classes were compiled one after the other: 17.5 s on the H100 host, where one took 6.3 s).
    * `which` says what to compile; every unit is generated against the system's whole grain list (`grains`,
    * the slot-header ids), or a class's K2K sends to another class would not translate.
@@ -69,7 +74,8 @@ export class ModuleCache {
       if (slot.modules.has(moduleKey(gen.source, peer)) || this.compiled.has(key)) continue;
       let job = this.compiling.get(key);
       if (!job) {
-        job = compileCachedAsync(gen.source, unitCompileOptions(def, arch, this.cacheDir, peer));
+        const threads = this.compileThreads === undefined ? {} : { threads: this.compileThreads };
+        job = compileCachedAsync(gen.source, { ...unitCompileOptions(def, arch, this.cacheDir, peer), ...threads });
         this.compiling.set(key, job);
         job.then(
           (r) => this.compiled.set(key, r),

@@ -89,6 +89,12 @@ export interface CudaBackendOptions {
   /** Compile cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
   /**
+   * NVRTC compiles run at once, each on a worker thread of its own (default $RINGGRAIN_COMPILE_THREADS, else one per
+   * core); 0: on libuv's threadpool through koffi (4 threads unless UV_THREADPOOL_SIZE says more). Only units the
+   * kernel cache lacks are compiled; the workers end when idle.
+   */
+  readonly compileThreads?: number;
+  /**
    * Where rings live on the host (default: pinned buffers of this process; the GPU host process passes a shared
    * mapping).
    */
@@ -96,10 +102,12 @@ export interface CudaBackendOptions {
 }
 
 export type ResolvedCudaOptions = Required<
-  Omit<CudaBackendOptions, 'reserveSMs' | 'cacheDir' | 'hostMemory' | 'devices'>
+  Omit<CudaBackendOptions, 'reserveSMs' | 'cacheDir' | 'hostMemory' | 'devices' | 'compileThreads'>
 > & {
   readonly reserveSMs: number | undefined;
   readonly cacheDir: string | undefined;
+  /** undefined: $RINGGRAIN_COMPILE_THREADS or one per core, read at each compile. */
+  readonly compileThreads: number | undefined;
   /** The lane groups' device ordinals as given ('all': resolved at the first launch, from the driver's count). */
   readonly devices: 'all' | readonly number[];
 };
@@ -145,7 +153,11 @@ export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
     residency: opts.residency ?? true,
     reserveSMs: opts.reserveSMs,
     cacheDir: opts.cacheDir,
+    compileThreads: opts.compileThreads,
   };
+  const ct = opts.compileThreads;
+  if (ct !== undefined && (!Number.isInteger(ct) || ct < 0))
+    throw new CudaBackendOptionsError(`compileThreads must be a whole number ≥ 0 (0: no compile worker threads), got ${ct}`);
   const q = options.queueCapacity;
   if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0)
     throw new CudaBackendOptionsError(`queueCapacity must be a power of two ≥ 2, got ${q}`);

@@ -4,7 +4,8 @@
  * ~50 ms for a small kernel (seconds for a grain class's unit) and a driver JIT of PTX ~190 ms, both too slow to
  * repeat at every launch. A cubin's key has no driver version, so `ringgrain build` can fill the cache on a
  * machine without a GPU (NVRTC alone) for the machines that have one.
- * compileCachedAsync compiles on a worker thread: a system's classes compile side by side.
+ * compileCachedAsync compiles on the NVRTC pool's worker threads (nvrtc-pool.ts), only on a cache miss: a system's
+ * classes compile side by side, and a cached unit never reaches a worker.
  *
  * Cache: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin, one file per key (sha256), written to a
  * temporary name and renamed, so concurrent processes never read half a file.
@@ -17,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { loadCudaDriver } from './driver.ts';
 import type { DiscoveryEnv } from './library.ts';
 import { loadNvrtc, type Nvrtc, type NvrtcOutput } from './nvrtc.ts';
+import { defaultCompileThreads, sharedNvrtcPool } from './nvrtc-pool.ts';
 
 export interface CompileCachedOptions {
   /** "sm_90" (cubin) or "compute_90" (PTX). Usually ctx.device.arch. */
@@ -28,6 +30,11 @@ export interface CompileCachedOptions {
   /** Override the cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin). */
   readonly cacheDir?: string;
   readonly env?: DiscoveryEnv;
+  /**
+   * compileCachedAsync: NVRTC compiles at once on the process's pool of this many worker threads (default
+   * $RINGGRAIN_COMPILE_THREADS, else one per core); 0: koffi's async call on libuv's threads, without the pool.
+   */
+  readonly threads?: number;
 }
 
 export interface CompileCachedResult {
@@ -119,11 +126,20 @@ export function compileCached(source: string, opts: CompileCachedOptions): Compi
   return store(p, out, performance.now() - c0);
 }
 
-/** compileCached with NVRTC on a worker thread: call it for every class at once and await them together. */
+/**
+ * compileCached with NVRTC on a worker thread of the NVRTC pool (`threads`): call it for every class at once and
+ * await them together. The disk cache is read first, on this thread; only a miss is compiled.
+ */
 export async function compileCachedAsync(source: string, opts: CompileCachedOptions): Promise<CompileCachedResult> {
   const p = lookup(source, opts);
   if (p.hit) return p.hit;
-  const c0 = performance.now();
-  const out = await p.nvrtc.compileAsync(source, { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
-  return store(p, out, performance.now() - c0);
+  const nvrtcOpts = { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) };
+  const threads = opts.threads ?? defaultCompileThreads(opts.env ?? process.env);
+  if (threads === 0) {
+    const c0 = performance.now();
+    const out = await p.nvrtc.compileAsync(source, nvrtcOpts);
+    return store(p, out, performance.now() - c0);
+  }
+  const out = await sharedNvrtcPool(threads, p.nvrtc.libPath).compile(source, nvrtcOpts);
+  return store(p, out, out.compileMs);
 }

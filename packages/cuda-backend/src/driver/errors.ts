@@ -145,3 +145,13 @@ export class CudaUsageError extends CudaDriverErrorBase {
     super(code, message, opts);
   }
 }
+
+/**
+ * The compile pool (worker-pool.ts) could not run a job: it was closed (RG_COMPILE_POOL_CLOSED), its worker ended
+ * while running it (RG_COMPILE_WORKER_DIED), or the job failed with an error of no known type (RG_COMPILE_JOB_FAILED).
+ */
+export class CompilePoolError extends CudaDriverErrorBase {
+  constructor(code: string, message: string, opts: DriverErrorOptions = {}) {
+    super(code, message, opts);
+  }
+}

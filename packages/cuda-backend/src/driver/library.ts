@@ -147,5 +147,36 @@ export function openLibcuda(env: DiscoveryEnv = process.env): OpenedLibrary {
 }
 
 export function openNvrtc(env: DiscoveryEnv = process.env): OpenedLibrary {
-  return openFirst('NVRTC (libnvrtc.so)', nvrtcCandidates(env), 'nvrtcCompileProgram', 'libnvrtc.so');
+  const lib = openFirst('NVRTC (libnvrtc.so)', nvrtcCandidates(env), 'nvrtcCompileProgram', 'libnvrtc.so');
+  preloadBuiltins(lib.path);
+  return lib;
+}
+
+/** Builtins libraries loaded beside an NVRTC found by path (kept, so they stay loaded). */
+const builtins = new Map<string, LibraryHandle>();
+
+/**
+ * NVRTC opens libnvrtc-builtins.so.<major>.<minor> by name when it compiles, so an NVRTC outside the loader's
+ * path (RINGGRAIN_NVRTC=…/nvidia/cu13/lib/libnvrtc.so.13 of a pip wheel) failed every compile with "failed to open
+ * libnvrtc-builtins" unless LD_LIBRARY_PATH named its directory too. Loading the builtins found beside it first
+ * lets the loader match that name to the library already loaded (by its soname).
+ */
+function preloadBuiltins(nvrtcPath: string): void {
+  if (!nvrtcPath.includes('/')) return;
+  const dir = path.dirname(nvrtcPath);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /^libnvrtc-builtins\.so\.\d+\.\d+$/.test(n));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const file = path.join(dir, n);
+    if (builtins.has(file)) continue;
+    try {
+      builtins.set(file, koffi.load(file));
+    } catch {
+      // Not loadable here: NVRTC's own lookup (LD_LIBRARY_PATH) still applies, and its compile error names the file.
+    }
+  }
 }
