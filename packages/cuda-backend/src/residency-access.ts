@@ -68,6 +68,7 @@ export class KernelResidency {
 
   /** The kernel is being freed (its stream idle): give the staging mirror back. */
   dispose(): void {
+    this.host.close();
     this.pools.host.give(this.ctx, this.staging, this.pools.running());
     this.ctx.destroyStream(this.stream);
   }

@@ -192,6 +192,11 @@ export class ResidencyHost {
    */
   private holding = false;
   private held: ActorKey[] = [];
+  /**
+   * The kernel was freed (close): its pinned host block may be freed too (cuMemFreeHost once no kernel runs), and
+   * a read of it then faults the process. Nothing reads it after close: polls find nothing, requests fail typed.
+   */
+  private closed = false;
 
   constructor(
     private readonly target: ResidencyTarget,
@@ -215,6 +220,11 @@ export class ResidencyHost {
     if (staging.byteLength < this.layout.staging.bytes) throw new RangeError(`residency: staging of ${staging.byteLength} bytes, ${this.layout.staging.bytes} needed`);
   }
 
+  /** The kernel is being freed: from now on the pinned block is not read or written (see `closed`). */
+  close(): void {
+    this.closed = true;
+  }
+
   /** Before the launch: every word zero (host memory may be reused). */
   init(): void {
     this.words.fill(0);
@@ -227,6 +237,7 @@ export class ResidencyHost {
    * `load`; returns how many. Called from the backend's poll of the kernel.
    */
   pollLoads(): number {
+    if (this.closed) return 0;
     let tail = Atomics.load(this.words, H.loadTail) >>> 0;
     const keys: ActorKey[] = [];
     const words = new Uint32Array(2);
@@ -256,6 +267,7 @@ export class ResidencyHost {
    * is read, and by readDirty after its gather (a flush then holds every state evicted before it).
    */
   drainEvicted(): number {
+    if (this.closed) return 0;
     const { capacity, stride } = this.evictShape;
     const size = this.target.stateSize;
     let tail = Atomics.load(this.words, H.evictTail) >>> 0;
@@ -298,6 +310,7 @@ export class ResidencyHost {
         });
         // Rows deactivated to make room meanwhile first (none of them is in this batch: its keys were not held then).
         this.drainEvicted();
+        this.checkOpen(RES_OP.DEACTIVATE);
         const count = Atomics.load(this.words, H.evicted) >>> 0;
         if (count > this.target.maxActors) throw new GpuStateError(this.target.grain, 'GPU_STATE_GATHER', `the kernel reported ${count} deactivated actors for ${this.target.maxActors} slots`);
         if (count > 0) this.host.evicted(this.readStaging(count));
@@ -316,6 +329,7 @@ export class ResidencyHost {
       const b = this.layout.boardAt;
       const board = this.layout.board;
       for (const c of chunks) {
+        this.checkOpen(RES_OP.INSTALL);
         this.device.copyIn(c.keys, b + board.keysAt);
         this.device.copyIn(c.kinds, b + board.kindsAt);
         if (c.states.length) this.device.copyIn(c.states, b + board.statesAt);
@@ -337,13 +351,20 @@ export class ResidencyHost {
   }
 
   /** Writes a request (op, then `fill`'s words, then seq last) and waits until every worker finished it. */
+  /** A typed failure once the kernel was freed (no request words are written or read then). */
+  private checkOpen(op: number): void {
+    if (this.closed) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel was disposed during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`);
+  }
+
   private async request(op: number, fill: () => void): Promise<void> {
+    this.checkOpen(op);
     Atomics.store(this.words, H.op, op);
     fill();
     const seq = ((Atomics.load(this.words, H.seq) >>> 0) + 1) >>> 0;
     Atomics.store(this.words, H.seq, seq | 0);
     const t0 = performance.now();
     for (let attempt = 0; ; attempt++) {
+      this.checkOpen(op);
       if ((Atomics.load(this.words, H.doneSeq) >>> 0) === seq) return;
       const f = this.device.fault();
       if (f) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel faulted during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`, { cause: f });

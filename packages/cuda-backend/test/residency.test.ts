@@ -284,6 +284,22 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     expect(await r.deactivateIdle(1, 1)).toBe(0);
   });
 
+  it('a kernel freed while a request waits: the request fails typed and nothing reads the freed host block again', async () => {
+    const { k, rec, r } = make();
+    k.silent = true;
+    const pending = r.deactivateIdle(1, 1);
+    const install = r.writeStates(upload([1], [0], () => 0)); // queued behind it
+    while (k.pauses < 2) await new Promise((res) => setImmediate(res));
+    // Freed pinned memory faults the process when read: a detached buffer throws instead.
+    structuredClone(k.hostMem, { transfer: [k.hostMem] });
+    r.close();
+    await expect(pending).rejects.toMatchObject({ code: 'GPU_STATE_UNAVAILABLE', message: expect.stringMatching(/disposed during a deactivation/) });
+    await expect(install).rejects.toMatchObject({ code: 'GPU_STATE_UNAVAILABLE', message: expect.stringMatching(/disposed during a state install/) });
+    expect(r.pollLoads()).toBe(0);
+    expect(r.drainEvicted()).toBe(0);
+    expect(rec.loads).toHaveLength(0);
+  });
+
   it('load requests: each key once, in the order posted, across the ring wrap; none posted: no call', () => {
     const { k, rec, r } = make();
     expect(r.pollLoads()).toBe(0);
