@@ -10,37 +10,13 @@
  * fractional bits, which covers every time ≥ 1/256 ms); a value with finer bits fails the turn rather
  * than be rounded. String keys cannot be named on the device (interned ids): such a class is refused.
  */
-import { KERNEL_RECORD, TimerArgumentError, byName, type GrainDef } from '@ringgrain/core/backend';
-import type { Expr, Loc } from '../front/ast.ts';
-import { CodegenError } from '../front/errors.ts';
-import { siteAt } from '../front/parse.ts';
-import { lowerExpr } from './lower-expr.ts';
+import { KERNEL_RECORD, TimerArgumentError, type GrainDef } from '@ringgrain/core/backend';
+import type { Expr } from '../front/ast.ts';
 import type { FnScope } from './scope.ts';
-import { asDouble } from './values.ts';
+import { badNumberTexts, cStr, checkNamedCall, failTurn, lowerTimeOptions } from './timer-args.ts';
 
 /** Bytes of a turn's reminder text buffer: the record's JSON (≤ 255 bytes: a msgpack str8), or an error text. */
 export const REMINDER_TEXT_BYTES = 256;
-
-/** C string literal (UTF-8 bytes escaped). */
-function cStr(text: string): string {
-  let out = '"';
-  for (const b of new TextEncoder().encode(text)) {
-    const ch = String.fromCharCode(b);
-    if (b === 0x22 || b === 0x5c) out += `\\${ch}`;
-    else if (b >= 0x20 && b < 0x7f && ch !== '?') out += ch;
-    else out += `\\${b.toString(8).padStart(3, '0')}`;
-  }
-  return `${out}"`;
-}
-
-/** Core's TimerArgumentError text for a bad number of `where`, split around the number. */
-function argumentText(where: string, field: 'periodMs' | 'dueMs'): { pre: string; post: string } {
-  const mark = '\u0001';
-  const detail = field === 'periodMs' ? `periodMs ${mark} is not a finite number > 0` : `dueMs ${mark} is not a finite number ≥ 0`;
-  const msg = new TimerArgumentError(where, field === 'periodMs' ? 'bad-period' : 'bad-due', detail).message;
-  const [pre, post] = msg.split(mark) as [string, string];
-  return { pre, post };
-}
 
 /** Whether the unit has reminders: before the prelude (rg_turn carries the reminder fields only then). */
 export function reminderDefine(def: GrainDef): string {
@@ -219,47 +195,29 @@ type CallExpr = Extract<Expr, { kind: 'call' }>;
 
 /** ctx.setReminder / ctx.clearReminder as a statement of a handler or hook. */
 export function lowerReminderCall(fn: FnScope, e: CallExpr, op: 'setReminder' | 'clearReminder'): string {
-  const grain = fn.grain;
-  const fail = (loc: Loc, detail: string, hint: string): never => {
-    throw new CodegenError('CODEGEN_TIMER', `ctx.${op}`, detail, siteAt(fn.site, loc), hint);
-  };
-  if (!fn.method) fail(e.loc, `ctx.${op} outside a handler`, 'set and clear reminders in a handler (helpers have no ctx)');
-  if (grain.keyKind === 'string') {
-    fail(e.loc, `ctx.${op} in a class with string keys`, 'the GPU holds string keys as interned ids, which cannot name a stored reminder: give the class integer keys, or place it on the cpu backend');
-  }
-  const declared = grain.reminders.map((r) => r.name).join(', ') || '(none)';
-  const [ne, oe, ...rest] = e.args;
-  const example = `ctx.${op}('${grain.reminders[0]?.name ?? 'name'}'${op === 'setReminder' ? ', { periodMs, dueMs }' : ''})`;
-  if (!ne) return fail(e.loc, `ctx.${op} needs the reminder's name`, `write ${example}`);
-  if (ne.kind !== 'str') return fail(ne.loc, `ctx.${op} needs the reminder's name as a string literal (the record names it, chosen when the handler is translated)`, `write one of ${declared} literally; branch with if/else to choose between reminders`);
-  if (rest.length > 0 || (op === 'clearReminder' && oe) || (op === 'setReminder' && !oe)) {
-    fail(e.loc, `ctx.${op} takes ${op === 'setReminder' ? '(name, opts)' : '(name)'}, got ${e.args.length} arguments`, `write ${example}`);
-  }
-  const where = `${grain.name}.${op}(${JSON.stringify(ne.value)})`;
-  fn.mayFail = true;
-  try {
-    byName(where, 'reminder', grain.reminders, ne.value);
-  } catch (err) {
-    // An undeclared name fails the turn at run time, with core's TimerArgumentError text, as on the CPU.
-    return `t->msg = ${cStr((err as Error).message)};\nt->err = RG_E_THROW;`;
-  }
-  const nameJson = cStr(JSON.stringify(ne.value));
+  const call = checkNamedCall(fn, e, {
+    op,
+    noun: 'reminder',
+    declared: fn.grain.reminders,
+    verbs: 'set and clear reminders',
+    literalWhy: 'the record names it',
+    opts: op === 'setReminder' ? 'required' : 'none',
+    refuse:
+      fn.grain.keyKind === 'string'
+        ? {
+            detail: `ctx.${op} in a class with string keys`,
+            hint: 'the GPU holds string keys as interned ids, which cannot name a stored reminder: give the class integer keys, or place it on the cpu backend',
+          }
+        : undefined,
+  });
+  if (!call.entry) return call.undeclared;
+  const nameJson = cStr(JSON.stringify(call.name));
   if (op === 'clearReminder') return `rg_rem_clear(t, ${nameJson});`;
-  if (!oe || oe.kind !== 'object') return fail((oe ?? e).loc, 'ctx.setReminder needs its options as an object literal', `write ctx.setReminder('${ne.value}', { periodMs: ..., dueMs: ... }) (dueMs may be left out); choose between two option sets with if/else`);
-  let period: string | undefined;
-  let due: string | undefined;
-  for (const p of oe.props) {
-    if (p.name !== 'periodMs' && p.name !== 'dueMs') fail(p.loc, `ctx.setReminder has no option "${p.name}"`, 'the options are periodMs and dueMs');
-    const v = asDouble(fn.site, p.value.loc, lowerExpr(p.value, fn), `ctx.setReminder ${p.name}`);
-    if (p.name === 'periodMs') period = v;
-    else due = v;
-  }
+  const { period, due } = lowerTimeOptions(fn, call, op, call.opts ?? e, 'dueMs may be left out');
   fn.mayFail = true;
   if (period === undefined) {
     // core's startArgs: no period given and none declared (a reminder declares none).
-    return `t->msg = ${cStr(new TimerArgumentError(where, 'bad-period', 'periodMs undefined is not a finite number > 0').message)};\nt->err = RG_E_THROW;`;
+    return failTurn(new TimerArgumentError(call.where, 'bad-period', 'periodMs undefined is not a finite number > 0').message);
   }
-  const bp = argumentText(where, 'periodMs');
-  const bd = argumentText(where, 'dueMs');
-  return `rg_rem_set(t, ${nameJson}, ${period}, ${due !== undefined}, ${due ?? '0.0'}, ${cStr(bp.pre)}, ${cStr(bp.post)}, ${cStr(bd.pre)}, ${cStr(bd.post)});`;
+  return `rg_rem_set(t, ${nameJson}, ${period}, ${due !== undefined}, ${due ?? '0.0'}, ${badNumberTexts(call.where)});`;
 }
