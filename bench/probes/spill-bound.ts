@@ -5,7 +5,7 @@
  * Prints the sends accepted, the error that stopped the loop, and the RSS growth.
  */
 import { GrainSystem } from '@ringgrain/core';
-import { type QueueLimitError } from '@ringgrain/core/errors';
+import type { QueueLimitError } from '@ringgrain/core/errors';
 import { InlineBackend } from '../../packages/inline-backend/src/index.ts';
 import { Probe } from '../../test/readme-programs/grains.ts';
 

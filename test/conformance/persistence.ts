@@ -3,7 +3,7 @@
  * parametrized by a store fixture: the conformance suite runs them on LMDB in a temp directory on every
  * lane; packages/postgres-store/test runs them on PostgreSQL.
  */
-import { type GrainSystem, type StorageErrorEvent } from '@ringgrain/core';
+import type { GrainSystem, StorageErrorEvent } from '@ringgrain/core';
 import { StateVersionConflictError } from '@ringgrain/core/errors';
 import type { StateStore } from '@ringgrain/core/types';
 import { layoutOf, snapshot } from '@ringgrain/core/backend';

@@ -2,7 +2,7 @@
  * Reminder conformance cases, parametrized by a store fixture like the persistent-state cases: the
  * conformance suite runs them on LMDB on every lane; packages/postgres-store/test on PostgreSQL.
  */
-import { GrainSystem, HandlerError, type StorageErrorEvent } from '@ringgrain/core';
+import { type GrainSystem, HandlerError, type StorageErrorEvent } from '@ringgrain/core';
 import { ReminderStorageError, TimerArgumentError } from '@ringgrain/core/errors';
 import type { StateStore } from '@ringgrain/core/types';
 import { StateDecodeError, stateTableSpec } from '@ringgrain/core/store';

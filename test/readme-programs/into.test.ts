@@ -1,5 +1,5 @@
 /** README: large replies into your own arrays (`into`), ReplyTargetError at the call or on a short array. */
-import { type GrainSystem } from '@ringgrain/core';
+import type { GrainSystem } from '@ringgrain/core';
 import { ReplyTargetError } from '@ringgrain/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';

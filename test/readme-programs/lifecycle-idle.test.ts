@@ -1,5 +1,5 @@
 /** Lifecycle transitions with events; idle() and IdleTimeoutError; messages while deactivated run after activate. */
-import { type GrainSystem, type TransitionEvent } from '@ringgrain/core';
+import type { GrainSystem, TransitionEvent } from '@ringgrain/core';
 import { IdleTimeoutError, InvalidTransitionError } from '@ringgrain/core/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS, imbalance, startSystem } from './backends.ts';

@@ -1,5 +1,5 @@
 import { RinggrainError } from '@ringgrain/core';
-import { type ErrorOptions } from '@ringgrain/core/errors';
+import type { ErrorOptions } from '@ringgrain/core/errors';
 
 /** The NATS server could not be reached, refused the credentials, or has no JetStream. */
 export class NatsConnectError extends RinggrainError {

@@ -1,4 +1,4 @@
-import { TimerArgumentError } from '@ringgrain/core/errors';
+import type { TimerArgumentError } from '@ringgrain/core/errors';
 import { layoutOf, nextDue, offsetOf, startArgs } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
 import { KERNEL_PARAMS, TIMER_HOST_BYTES, TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader, generateKernel, timerLayout } from '../src/index.ts';
