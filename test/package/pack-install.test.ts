@@ -76,11 +76,16 @@ describe('the packed packages, installed outside the workspace', () => {
     }
   });
 
-  it("load core's entries for backends, stores and cluster engines, and the CPU consumer's, with plain node", () => {
+  it("load every entry of core and the CPU consumer's with plain node", () => {
     const core = JSON.parse(readFileSync(path.join(tmp, 'node_modules', '@ringgrain', 'core', 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
-    expect(Object.keys(core.exports).sort()).toEqual(['.', './backend', './cluster', './internal', './store']);
+    const entries = ['.', './backend', './cluster', './errors', './internal', './store', './types'];
+    expect(Object.keys(core.exports).sort()).toEqual(entries);
     const probe = [
-      "import { GrainSystem } from '@ringgrain/core';",
+      "import { GrainSystem, RinggrainError } from '@ringgrain/core';",
+      "import { RinggrainError as Base, SystemOptionsError } from '@ringgrain/core/errors';",
+      "import * as types from '@ringgrain/core/types';",
+      'const same = Base === RinggrainError && SystemOptionsError.prototype instanceof Base;',
+      "if (!same || Object.keys(types).length !== 0) throw new Error('entries: /errors or /types');",
       "import { RingProducer, layoutOf } from '@ringgrain/core/backend';",
       "import { stateTableSpec } from '@ringgrain/core/store';",
       "import { partitionOf } from '@ringgrain/core/cluster';",
