@@ -61,9 +61,12 @@ const WORKER_ENTRY = new URL('./pool-worker-entry.mjs', import.meta.url);
 /** Workers that die in a row before finishing a job: past this the queue is refused instead of respawning. */
 const MAX_FAILED_STARTS = 3;
 
-/** Inspector and per-process flags are not for workers (`new Worker` throws ERR_WORKER_INVALID_EXEC_ARGV on them). */
+/**
+ * Inspector and per-process flags are not for workers (`new Worker` throws ERR_WORKER_INVALID_EXEC_ARGV on them), and
+ * --input-type (of `node -e`) fails the worker's file entry with ERR_INPUT_TYPE_NOT_ALLOWED.
+ */
 function workerExecArgv(): string[] {
-  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a) && !a.startsWith('--cpu-prof'));
+  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a) && !a.startsWith('--cpu-prof') && !a.startsWith('--input-type'));
 }
 
 /** The built sibling (.js) of a .ts module when it exists (an installed package), else the module itself. */
