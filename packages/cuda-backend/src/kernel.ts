@@ -1,27 +1,17 @@
 /**
- * One grain class's persistent ring kernel on one GPU (one lane group): its host region and device
- * allocation (kernel-layout.ts), the launch, health, state access (inspect, dirty gather, residency) and
- * the stop and free at dispose.
+ * One grain class's persistent ring kernel on one GPU (one lane group): its host region and device allocation
+ * (kernel-layout.ts, formatted and zeroed by kernel-memory.ts), the launch (kernel-launch.ts), health
+ * (kernel-health.ts), state access (inspect: kernel-inspect.ts, dirty gather: kernel-state.ts, residency:
+ * kernel-residency.ts) and the stop (kernel-stop.ts) and free at dispose.
  */
 import { performance } from 'node:perf_hooks';
 import {
-  CONTROL,
-  CONTROL_BLOCK_SIZE,
-  DeviceGlobals,
-  KernelState,
-  Ring,
-  RingConsumer,
-  isReadyDirState,
-  layoutOf,
-  offsetOf,
-  scaledDefault,
-  snapshot,
-  viewAt,
   type KernelHealth,
   type KernelMemory,
   type DeviceMemoryStats,
   type KernelPlan,
   type OverflowStats,
+  type Ring,
   type StateBatch,
   type StateUpload,
   type TimerStats,
@@ -29,23 +19,23 @@ import {
 import type { Abi } from '@ringgrain/codegen';
 import type { DeviceSlot } from './device-slot.ts';
 import type { GroupKernel } from './lane-groups.ts';
-import { GpuFaultError, GpuStateError, KernelStuckError } from './errors.ts';
+import { GpuStateError } from './errors.ts';
 import type { HostRegion } from './host-memory.ts';
+import { queryKernel } from './kernel-health.ts';
+import { inspectState, overflowStats, type KernelView } from './kernel-inspect.ts';
 import { kernelLayout, type DeviceAt } from './kernel-layout.ts';
+import { launchArgs } from './kernel-launch.ts';
+import { formatHost, initDevice } from './kernel-memory.ts';
+import { loadPump, openResidency, residencyTarget, warnPoll } from './kernel-residency.ts';
 import { KernelStateAccess } from './kernel-state.ts';
+import { stopKernel } from './kernel-stop.ts';
+import type { LoadPump } from './load-pump.ts';
 import type { ResolvedCudaOptions } from './options.ts';
-import { KernelResidency } from './residency-access.ts';
-import { residencyExit, residencyGlobalsImage } from './residency.ts';
+import type { KernelResidency } from './residency-access.ts';
+import { residencyExit } from './residency.ts';
 import type { Gathered } from './state-gather.ts';
 import { TimerHost } from './timer-host.ts';
-import {
-  CudaError,
-  arg,
-  type CudaContext,
-  type CudaFunction,
-  type CudaStream,
-  type DeviceBuffer,
-} from './driver/index.ts';
+import type { CudaContext, CudaFunction, CudaStream, DeviceBuffer } from './driver/index.ts';
 
 /** What a kernel needs of the backend that made it. */
 export interface KernelOwner {
@@ -85,8 +75,8 @@ export class CudaKernel implements GroupKernel {
   readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
   /** core writeStates: the same (residency.ts install board). */
   readonly writeStates: ((upload: StateUpload) => Promise<void>) | undefined;
-  /** Polls the load-request ring while the kernel runs (a class that loads: the plan's load). */
-  private loadPoll: NodeJS.Timeout | undefined;
+  /** Reads the load-request and evict rings while the kernel runs (kernel-residency.ts loadPump). */
+  private loadPoll: LoadPump | undefined;
   /** The timers' host block (timer-host.ts), where the class declares timers; its byte offset in the host region. */
   private readonly timerHost: TimerHost | undefined;
   private readonly timerHostAt: number;
@@ -196,166 +186,79 @@ export class CudaKernel implements GroupKernel {
     this.queues = { devPtr: this.device.devPtr + BigInt(this.at.queues) };
     this.routeTable = new Uint8Array(layout.device.routeBytes);
 
-    const buf = this.host.buffer;
-    const base = this.host.offset;
-    const lanes = this.hostLanes;
-    // Control blocks start zeroed (host memory may be reused): every lane at epoch 0, nothing observed yet.
-    new Uint8Array(buf, base, hl.inboundAt).fill(0);
-    // The residency host block starts zeroed too: request 0, nothing posted (the kernel reads it from its first loop).
-    if (residency) new Uint8Array(buf, base + this.residencyHostAt, hl.bytes - this.residencyHostAt).fill(0);
-    for (let l = 0; l < lanes; l++)
-      Ring.format(buf, base + hl.inboundAt + l * hl.inboundStride, o.ringCapacity, o.slotSize);
-    this.reply = Ring.format(buf, base + hl.replyAt, o.replyCapacity, o.slotSize);
-    this.control = new Int32Array(buf, base, CONTROL_BLOCK_SIZE >> 2);
-    // Lane 0 carries the reply ring and the counters; every lane has its control block and inbound ring.
-    this.memory = {
-      lanes: Array.from({ length: lanes }, (_, l) => ({
-        control: { buffer: buf, offset: base + l * hl.controlStride },
-        inbound: { buffer: buf, offset: base + hl.inboundAt + l * hl.inboundStride },
-        replies: l === 0 ? [{ buffer: buf, offset: base + hl.replyAt }] : [],
-      })),
-    };
+    const formatted = formatHost(this.host, hl, this.hostLanes, plan, residency);
+    this.reply = formatted.reply;
+    this.control = formatted.control;
+    this.memory = formatted.memory;
     if (plan.timers && timerCount) {
-      const th = new TimerHost(buf, base + this.timerHostAt, plan.timers);
+      const th = new TimerHost(this.host.buffer, this.host.offset + this.timerHostAt, plan.timers);
       this.timerHost = th;
       this.timerStats = () => th.stats();
       this.publishTime = (now) => th.publish(now);
       this.timersCaughtUp = () => th.caughtUp();
     }
-    // Zero every device word on the kernel's own (non-blocking) stream; finite work, so waiting is safe.
-    ctx.memsetDeviceAsync(this.device, 0, this.stream);
-    // A class with persistent state keeps dirty marks in its turns (DeviceGlobals.metaOn, state-meta.ts).
-    if (plan.persistence || opts.stateMarks === true)
-      ctx.copyToDeviceAsync(
-        this.device,
-        Uint32Array.of(1),
-        this.stream,
-        this.at.globals + offsetOf(DeviceGlobals, 'metaOn'),
-      );
-    // Activation hooks run where the CPU backend runs them: in a class with persistence (DeviceGlobals.hooksOn).
-    if (plan.persistence || opts.activationHooks === true)
-      ctx.copyToDeviceAsync(
-        this.device,
-        Uint32Array.of(1),
-        this.stream,
-        this.at.globals + offsetOf(DeviceGlobals, 'hooksOn'),
-      );
-    if (residency) {
-      // The residency area's addresses (ResidencyGlobals line 2), and the area's address in DeviceGlobals.
-      const area = this.device.devPtr + BigInt(this.at.residency);
-      ctx.copyToDeviceAsync(
-        this.device,
-        residencyGlobalsImage(this.residencyTarget(), this.host.devPtr + BigInt(this.residencyHostAt), area),
-        this.stream,
-        this.at.residency,
-      );
-      ctx.copyToDeviceAsync(
-        this.device,
-        Uint32Array.of(Number(area & 0xffffffffn), Number(area >> 32n), plan.persistence?.load ? 1 : 0),
-        this.stream,
-        this.at.globals + offsetOf(DeviceGlobals, 'residencyLo'),
-      );
-    }
-    ctx.synchronize(this.stream);
+    initDevice({
+      ctx,
+      device: this.device,
+      stream: this.stream,
+      at: this.at,
+      plan,
+      options: opts,
+      residency: residency
+        ? { target: this.residencyTarget(), hostDevPtr: this.host.devPtr + BigInt(this.residencyHostAt) }
+        : undefined,
+    });
   }
 
-  private residencyTarget(): {
-    grain: string;
-    stateSize: number;
-    maxActors: number;
-    partitions: number;
-    idleMs: number | undefined;
-  } {
-    return {
-      grain: this.plan.grain.name,
-      stateSize: this.abi.stateSize,
-      maxActors: this.plan.options.maxActors,
-      partitions: this.partitions,
-      idleMs: this.plan.persistence?.idleMs,
-    };
+  private residencyTarget() {
+    return residencyTarget(this.plan, this.abi, this.partitions);
   }
 
   /** The residency access, made on first use (its stream and staging mirror). */
   private residencyAccess(): KernelResidency {
-    const grain = this.plan.grain.name;
     if (this.fault || this.freed || this.slot.poisonedBy) {
-      throw new GpuStateError(
-        grain,
-        'GPU_STATE_UNAVAILABLE',
-        this.freed ? 'the kernel was disposed' : 'the kernel faulted',
-        { cause: this.fault ?? this.slot.poisonedBy },
-      );
+      const why = this.freed ? 'the kernel was disposed' : 'the kernel faulted';
+      throw new GpuStateError(this.plan.grain.name, 'GPU_STATE_UNAVAILABLE', why, {
+        cause: this.fault ?? this.slot.poisonedBy,
+      });
     }
-    if (!this.residency) {
-      const stateHost = this.plan.persistence!.host;
-      const pools = {
-        device: this.slot.deviceMemory,
-        host: this.slot.stagingHost,
-        running: () => this.slot.anyRunning(),
-      };
-      const place = {
-        device: this.device,
-        areaAt: this.at.residency,
-        buffer: this.host.buffer,
-        offset: this.host.offset + this.residencyHostAt,
-      };
-      // A request waits for every worker's walk of the directory (a deactivation of a million actors, hooks
-      // included): bounded by a minute (times RINGGRAIN_TIMEOUT_SCALE via stopTimeoutMs's scale), or the stop timeout
-      // if longer.
-      const timeoutMs = Math.max(this.owner.options.stopTimeoutMs, scaledDefault(60_000));
-      this.residency = new KernelResidency(
-        this.ctx,
-        pools,
-        this.residencyTarget(),
-        place,
-        stateHost,
-        () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined),
-        timeoutMs,
-      );
-    }
+    this.residency ??= openResidency({
+      ctx: this.ctx,
+      slot: this.slot,
+      plan: this.plan,
+      target: this.residencyTarget(),
+      device: this.device,
+      areaAt: this.at.residency,
+      buffer: this.host.buffer,
+      offset: this.host.offset + this.residencyHostAt,
+      stopTimeoutMs: this.owner.options.stopTimeoutMs,
+      fault: () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined),
+    });
     return this.residency;
   }
 
   async start(): Promise<void> {
-    const o = this.plan.options;
-    const h = this.host.devPtr;
-    const d = this.device.devPtr;
-    const values: Record<string, bigint | number> = {
-      control: h,
-      inbound: h + BigInt(this.memory.lanes[0]!.inbound.offset - this.host.offset),
-      replies: h + BigInt(this.memory.lanes[0]!.replies[0]!.offset - this.host.offset),
-      queues: d + BigInt(this.at.queues),
-      states: d + BigInt(this.at.states),
-      directory: d + BigInt(this.at.directory),
-      globals: d + BigInt(this.at.globals),
-      routes: d + BigInt(this.at.routes),
-      scratch: d + BigInt(this.at.scratch),
-      overflow: d + BigInt(this.at.overflow),
+    const lane0 = this.memory.lanes[0]!;
+    const args = launchArgs({
+      abi: this.abi,
+      plan: this.plan,
+      hostPtr: this.host.devPtr,
+      devicePtr: this.device.devPtr,
+      inboundAt: lane0.inbound.offset - this.host.offset,
+      replyAt: lane0.replies[0]!.offset - this.host.offset,
+      timerHostAt: this.timerHostAt,
+      at: this.at,
       overflowNodes: this.overflowNodes,
-      routeCount: this.plan.grains.length,
       partitions: this.partitions,
       queueCapacity: this.queueCapacity,
-      ringCapacity: o.ringCapacity,
-      replyCapacity: o.replyCapacity,
-      slotSize: o.slotSize,
-      maxActors: o.maxActors,
       dirCapacity: this.dirCapacity,
-      turnBudget: Math.min(o.turnBudget, 0xffffffff),
       sendBudget: this.owner.options.sendBudget,
       lanes: this.hostLanes,
       laneBytes: this.inboundStride,
-      timers: this.timerHost ? d + BigInt(this.at.timers) : 0n,
-      timerHost: this.timerHost ? h + BigInt(this.timerHostAt) : 0n,
-    };
+      hasTimers: this.timerHost !== undefined,
+    });
     // The kernel clock's origin, as close to the launch as the host can write it.
     this.timerHost?.init();
-    // The argument list follows the ABI's one parameter list, in order.
-    const args = this.abi.params.map((p) => {
-      const v = values[p.name];
-      if (v === undefined)
-        throw new Error(`cuda-backend: no value for kernel parameter ${p.name} (codegen ABI changed?)`);
-      return p.kind === 'ptr' ? arg.ptr(BigInt(v)) : p.kind === 'u64' ? arg.u64(v) : arg.u32(Number(v));
-    });
     this.ctx.launch(
       this.fn,
       {
@@ -367,79 +270,41 @@ export class CudaKernel implements GroupKernel {
       args,
     );
     this.started = true;
-    // Keys the workers post for loading go to the plan's load within a millisecond (health() polls too),
-    // and so do actors they deactivate to make room (a class with idleMs: the evict ring, residency.ts).
-    if (this.writeStates && (this.plan.persistence?.load || this.plan.persistence?.idleMs !== undefined)) {
-      this.loadPoll = setInterval(() => this.pollLoads(), 1);
-      this.loadPoll.unref();
-    }
+    // Keys the workers post for loading, and actors they deactivate to make room (a class with idleMs: the evict
+    // ring), go to the plan's load and evicted: polled on the next event-loop turns after each message written to
+    // this kernel (wake), else on a backed-off timer (load-pump.ts); health() polls too.
+    if (this.writeStates) this.loadPoll = loadPump(this.plan, () => this.pollLoads());
   }
 
   wake(): void {
-    // The GPU polls its inbound ring and control block: nothing to wake.
-  }
-
-  private stopRequested(): boolean {
-    return Atomics.load(this.control, CONTROL.requested) === KernelState.STOP;
+    // The GPU polls its inbound ring and control block; a message written may make it post a key to load soon.
+    this.loadPoll?.kick();
   }
 
   /** One stream query (a driver call): a sticky error is a fault; a stream that ended before STOP is one too. */
   private query(): void {
     if (this.fault || !this.started || this.exited || this.freed) return;
-    const poison = this.slot.poisonedBy;
-    if (poison) {
-      this.fault =
-        poison instanceof GpuFaultError
-          ? poison
-          : new GpuFaultError(
-              this.plan.grain.name,
-              'GPU_CONTEXT_POISONED',
-              `the CUDA context is poisoned: ${poison.message.split('\n')[0]}`,
-              { cause: poison },
-            );
-      return;
-    }
-    try {
-      if (this.ctx.streamQuery(this.stream) === 'complete') {
-        this.exited = true;
-        if (!this.stopRequested() || Atomics.load(this.control, CONTROL.observed) !== KernelState.STOPPED) {
-          this.fault = new GpuFaultError(
-            this.plan.grain.name,
-            'GPU_KERNEL_EXITED',
-            'the persistent kernel exited without being asked to stop',
-          );
-        }
-      }
-    } catch (e) {
-      const result = e instanceof CudaError ? e.result : undefined;
-      this.fault = new GpuFaultError(
-        this.plan.grain.name,
-        'GPU_FAULT',
-        `the GPU reported ${e instanceof CudaError ? `${e.code} (${e.result})` : String(e)}`,
-        {
-          cause: e,
-          ...(result === undefined ? {} : { cudaResult: result }),
-        },
-      );
-      this.slot.poisoned(this.fault);
-    }
+    const v = queryKernel(this.plan.grain.name, this.slot, this.ctx, this.stream, this.control);
+    if (v.exited) this.exited = true;
+    if (v.fault) this.fault = v.fault;
   }
 
-  /** Keys posted on the load-request ring, to the plan's load (residency.ts). */
-  private pollLoads(): void {
-    if (this.fault || this.freed || this.exited) return;
-    try {
-      this.residencyAccess().host.pollLoads();
-    } catch (e) {
-      this.plan.logger.warn(
-        { err: e, grain: this.plan.grain.name },
-        `${this.plan.grain.name}: reading the load-request ring failed: ${(e as Error).message}`,
-      );
-    }
+  /** Keys on the load-request ring to the plan's load, rows on the evict ring to its evicted: how many. */
+  private pollLoads(): number {
+    if (this.fault || this.freed || this.exited) return 0;
+    const h = this.residencyAccess().host;
+    const rows = h.drained;
+    return h.pollLoads() + (h.drained - rows);
   }
 
   health(): KernelHealth {
-    if (this.loadPoll) this.pollLoads();
+    if (this.loadPoll) {
+      try {
+        this.pollLoads();
+      } catch (e) {
+        warnPoll(this.plan, e);
+      }
+    }
     if (!this.fault) {
       const now = performance.now();
       if (now - this.lastQuery >= this.owner.options.healthIntervalMs) {
@@ -458,37 +323,16 @@ export class CudaKernel implements GroupKernel {
   /** The overflow pool's counters (a small device → host copy on the setup stream; off the message path). */
   overflow(): OverflowStats | undefined {
     if (this.overflowNodes === 0 || this.freed || this.slot.poisonedBy) return undefined;
-    const bytes = this.slot.readDevice(this.device, this.at.overflow, layoutOf(this.abi.schemas.OverflowHeader).size);
-    const v = viewAt(this.abi.schemas.OverflowHeader, bytes.buffer, bytes.byteOffset) as Record<string, number>;
-    return {
-      capacity: this.overflowNodes - this.partitions,
-      inUse: v['inUse']!,
-      highWater: v['highWater']!,
-      overflowed: v['overflowed']!,
-      exhausted: v['exhausted']!,
-    };
+    return overflowStats(this.view(), this.overflowNodes, this.partitions);
   }
 
   async inspect(key: number | string): Promise<unknown> {
     if (typeof key !== 'number' || this.fault || this.freed || this.slot.poisonedBy) return undefined;
-    const dirSchema = this.abi.schemas.DirEntry;
-    const entry = layoutOf(dirSchema).size;
-    const dir = this.slot.readDevice(this.device, this.at.directory, entry * this.dirCapacity);
-    const lo = Number(BigInt.asUintN(32, BigInt(key)));
-    const hi = Number(BigInt.asUintN(32, BigInt(key) >> 32n));
-    for (let i = 0; i < this.dirCapacity; i++) {
-      const e = snapshot(dirSchema, dir.buffer, i * entry) as {
-        keyLo: number;
-        keyHi: number;
-        slot: number;
-        state: number;
-      };
-      if (!isReadyDirState(e.state) || e.keyLo !== lo || e.keyHi !== hi) continue;
-      const size = this.abi.stateSize;
-      const bytes = this.slot.readDevice(this.device, this.at.states + e.slot * size, size);
-      return snapshot(this.plan.grain.state, bytes.buffer, 0);
-    }
-    return undefined;
+    return inspectState(this.view(), this.dirCapacity, key);
+  }
+
+  private view(): KernelView {
+    return { slot: this.slot, device: this.device, at: this.at, abi: this.abi, plan: this.plan };
   }
 
   /**
@@ -526,51 +370,27 @@ export class CudaKernel implements GroupKernel {
     return this.stateAccess.readDirty();
   }
 
-  /** Discards replies nobody will read, so a kernel finishing its drain never waits on a full reply ring. */
-  private drainReplies(c: RingConsumer): void {
-    while (c.peek() >= 0) c.release();
-  }
-
   async dispose(): Promise<void> {
     if (this.freed) return;
-    if (this.loadPoll) clearInterval(this.loadPoll);
+    this.loadPoll?.stop();
     this.loadPoll = undefined;
     // A stopped kernel with residency serves requests until told to exit (residency.ts RES_OP.EXIT).
     if (this.deactivateIdle && this.started && !this.exited)
       residencyExit(this.host.buffer, this.host.offset + this.residencyHostAt);
     this.routesOut();
     if (this.started && !this.exited && !this.fault && !this.slot.poisonedBy) {
-      if (!this.stopRequested()) {
-        // Core timed out before asking, or the launch handshake failed: ask now.
-        Atomics.store(this.control, CONTROL.requested, KernelState.STOP);
-        Atomics.store(this.control, CONTROL.requestEpoch, (Atomics.load(this.control, CONTROL.requestEpoch) + 1) | 0);
-      }
-      const consumer = new RingConsumer(this.reply);
-      const deadline = performance.now() + this.owner.options.stopTimeoutMs;
-      for (;;) {
-        this.drainReplies(consumer);
-        let done: boolean;
-        try {
-          done = this.ctx.streamQuery(this.stream) === 'complete';
-        } catch (e) {
-          this.slot.poisoned(e as Error);
-          break;
-        }
-        if (done) {
-          this.exited = true;
-          break;
-        }
-        if (performance.now() > deadline) {
-          const err = new KernelStuckError(this.plan.grain.name, this.owner.options.stopTimeoutMs);
-          this.plan.logger.error({ err }, err.message);
-          this.slot.poisoned(err);
-          this.fault = err;
-          // Leave the memory: freeing it under a running kernel blocks until the kernel ends.
-          this.freed = true;
-          this.owner.detach(this);
-          return;
-        }
-        await new Promise<void>((r) => setTimeout(r, 1));
+      const timeoutMs = this.owner.options.stopTimeoutMs;
+      const { slot, ctx, stream, control, reply } = this;
+      const out = await stopKernel(this.plan.grain.name, slot, ctx, stream, control, reply, timeoutMs);
+      if (out === 'exited') this.exited = true;
+      else if (out !== 'poisoned') {
+        this.plan.logger.error({ err: out }, out.message);
+        this.slot.poisoned(out);
+        this.fault = out;
+        // Leave the memory: freeing it under a running kernel blocks until the kernel ends.
+        this.freed = true;
+        this.owner.detach(this);
+        return;
       }
     }
     this.freeAll();

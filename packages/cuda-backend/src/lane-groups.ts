@@ -95,8 +95,9 @@ export class LaneGroupKernel implements BackendKernel {
     await Promise.all(this.groups.map((g) => g.start()));
   }
 
-  wake(): void {
-    // The GPUs poll their inbound rings and control blocks: nothing to wake.
+  wake(lane: number): void {
+    // The GPUs poll their inbound rings; the group's kernel polls its load ring sooner (kernel.ts, load-pump.ts).
+    this.groups[Math.floor(lane / this.lanesPerGroup)]?.wake(lane % this.lanesPerGroup);
   }
 
   /** Every group stops and frees (each also when another failed); the first failure is thrown after. */

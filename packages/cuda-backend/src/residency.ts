@@ -61,6 +61,7 @@ export interface ResidencyDevice {
 const hw = (f: string): number => offsetOf(ResidencyHostBlock, f) >> 2;
 const H = {
   seq: hw('seq'), op: hw('op'), rows: hw('rows'), mode: hw('mode'), errorLength: hw('errorLength'), loadTail: hw('loadTail'),
+  failureId: hw('failureId'),
   doneSeq: hw('doneSeq'), evicted: hw('evicted'), installed: hw('installed'), rejected: hw('rejected'), evictTail: hw('evictTail'),
 } as const;
 const EVICT_HDR = layoutOf(EvictRow).size;
@@ -197,6 +198,8 @@ export class ResidencyHost {
    * a read of it then faults the process. Nothing reads it after close: polls find nothing, requests fail typed.
    */
   private closed = false;
+  /** Rows taken off the evict ring so far (a poll's caller tells a poll that found rows from an empty one). */
+  drained = 0;
 
   constructor(
     private readonly target: ResidencyTarget,
@@ -288,6 +291,7 @@ export class ResidencyHost {
     }
     // Copied out: the rows are the kernel's again.
     Atomics.store(this.words, H.evictTail, tail | 0);
+    this.drained += n;
     this.host.evicted({ keys: decodeKeys(keyWords, n), bytes, stride: size, dirty });
     return n;
   }
@@ -339,6 +343,8 @@ export class ResidencyHost {
           Atomics.store(this.words, H.rows, c.rows);
           Atomics.store(this.words, H.mode, u.mode === 'preload' ? RES_MODE.PRELOAD : RES_MODE.LOAD);
           Atomics.store(this.words, H.errorLength, c.error.length);
+          // Sent back with the text (core turn-error.ts STATE_LOAD): the host finds the StateLoadError by it.
+          Atomics.store(this.words, H.failureId, u.failed?.failure ?? 0);
         });
       }
     });
@@ -353,7 +359,9 @@ export class ResidencyHost {
   /** Writes a request (op, then `fill`'s words, then seq last) and waits until every worker finished it. */
   /** A typed failure once the kernel was freed (no request words are written or read then). */
   private checkOpen(op: number): void {
-    if (this.closed) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel was disposed during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`);
+    if (!this.closed) return;
+    const what = op === RES_OP.INSTALL ? 'state install' : 'deactivation';
+    throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel was disposed during a ${what}`);
   }
 
   private async request(op: number, fill: () => void): Promise<void> {
