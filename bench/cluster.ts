@@ -1,15 +1,18 @@
 /**
  * `pnpm bench:cluster` — a cluster of silos on NATS (issue 31), against the raw NATS floor in the same
- * run: a local nats-server (JetStream, credentials), one silo process (bench/cluster-silo.ts, CPU backend)
- * and this process as a client.
+ * run: a local nats-server (JetStream, credentials), two silo processes (bench/cluster-silo.ts, CPU
+ * backend, one pool thread each) and this process as a client.
  *
- *   - cross-silo ask p50: --asks sequential asks (await each) to BenchCounter on the silo, beside raw NATS
- *     request/reply of the same payload to an echo responder in the silo's process (the floor), and the
+ *   - cross-silo ask p50: --asks sequential asks (await each) to BenchCounter on the first silo, beside raw
+ *     NATS request/reply of the same payload to an echo responder in its process (the floor), and the
  *     same asks made inside the silo's process (its own share: CPU kernel turn and reply);
- *   - cross-silo tells/s: --tells tells over 1,000 keys, timed until an ask behind them on every key
- *     returned (FIFO per sender → actor), beside --tells raw publishes counted by a subscriber in the
- *     silo's process.
- * Each figure is the median of --trials (default 5), the two sides interleaved within a trial.
+ *   - cross-silo tells/s: --tells tells from the client over 1,000 keys, timed until an ask behind them on
+ *     every key returned (FIFO per sender → actor), beside --tells raw publishes counted by a subscriber
+ *     in the silo's process;
+ *   - K2K between the two silos: --tells ctx.send tells from handlers to 1,000 BenchRelay keys spread over
+ *     both silos (about half cross silos: from the worker to the host, then NATS), all K2K/s and the
+ *     cross-silo ones/s, timed until both kernels' counters show every one processed.
+ * Each figure is the median of --trials (default 5), the sides interleaved within a trial.
  *
  *   node --import tsx bench/cluster.ts [--asks 2000] [--tells 200000] [--trials 5] [--record]
  *
@@ -22,7 +25,7 @@ import { connect } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
 import { GrainSystem } from '@ringgrain/core';
 import { natsCluster, startNatsServer } from '@ringgrain/cluster-nats';
-import { BenchCounter } from './cluster-silo.ts';
+import { BenchCounter, BenchRelay } from './cluster-silo.ts';
 import { median, trials } from './trials.ts';
 import { commitOf, machineOf } from './record.ts';
 
@@ -46,37 +49,42 @@ const log = (s: string) => process.stderr.write(`${s}\n`);
 
 const server = await startNatsServer();
 const name = 'bench';
-const child = spawn(
-  process.execPath,
-  // RG_SILO_NODE_ARGS: extra node flags for the silo process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
-  [...(process.env['RG_SILO_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))],
-  {
-    env: {
-      ...process.env,
-      RG_BENCH_SILO: '1',
-      RG_NATS_URL: server.url,
-      RG_NATS_AUTH: JSON.stringify(server.auth),
-      RG_CLUSTER: name,
+function silo(role: string): Promise<ReturnType<typeof spawn>> {
+  const child = spawn(
+    process.execPath,
+    // RG_SILO_NODE_ARGS: extra node flags for the silo processes (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+    [...(process.env['RG_SILO_NODE_ARGS']?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', fileURLToPath(new URL('./cluster-silo.ts', import.meta.url))],
+    {
+      env: {
+        ...process.env,
+        RG_BENCH_SILO: '1',
+        RG_BENCH_ROLE: role,
+        RG_NATS_URL: server.url,
+        RG_NATS_AUTH: JSON.stringify(server.auth),
+        RG_CLUSTER: name,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-await new Promise<void>((resolve, reject) => {
-  let out = '';
-  child.on('exit', (c) => reject(new Error(`silo exited (${c})`)));
-  child.stdout!.setEncoding('utf8').on('data', (s: string) => {
-    out += s;
-    if (out.includes('READY')) resolve();
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.on('exit', (c) => reject(new Error(`silo ${role} exited (${c})`)));
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      out += s;
+      if (out.includes('READY')) resolve(child);
+    });
   });
-});
+}
+// The first silo hosts BenchCounter (every key of it) and BenchRelay; the second BenchRelay only.
+const children = [await silo('main'), await silo('relay')];
 const client = new GrainSystem({
   backends: {},
   handleSignals: false,
   logLevel: 'warn',
-  cluster: natsCluster({ servers: server.url, name, ...server.auth }),
+  cluster: natsCluster({ servers: server.url, name, ...server.auth, deadMs: 30_000 }),
 });
 await client.start();
-await client.cluster!.waitFor(() => client.cluster!.settled(1), 15_000);
+await client.cluster!.waitFor(() => client.cluster!.settled(2), 15_000);
 const nc = await connect({ servers: server.url, ...server.auth });
 const refs = Array.from({ length: KEYS }, (_, k) => client.grain(BenchCounter, k));
 // The raw floor carries what an entry carries: method, key and a one-field payload, msgpack.
@@ -118,25 +126,64 @@ async function rawPublishPerS(): Promise<number> {
   return TELLS / ((performance.now() - t0) / 1000);
 }
 
+/** Both silos' BenchRelay processed counts and cross-silo tells, summed. */
+async function relayCounters(): Promise<{ processed: number; tellsOut: number }> {
+  const rs = await Promise.all(['main', 'relay'].map((r) => nc.request(`rgbench.${name}.relay.${r}`, '', { timeout: 10_000 })));
+  const out = { processed: 0, tellsOut: 0 };
+  for (const r of rs) {
+    const c = JSON.parse(new TextDecoder().decode(r.data)) as { processed: number; tellsOut: number };
+    out.processed += c.processed;
+    out.tellsOut += c.tellsOut;
+  }
+  return out;
+}
+const FANS = 50;
+const fans = Array.from({ length: FANS }, (_, k) => client.grain(BenchRelay, k));
+/**
+ * K2K between the two silos: FANS BenchRelay actors (on both silos) each send TELLS / FANS bump tells
+ * with ctx.send to the KEYS BenchRelay keys (spread over both silos, so about half leave through the
+ * host and NATS), timed from the fan tells until both silos' kernels processed every bump (their counters,
+ * polled). Returns all K2K bumps/s and the cross-silo ones/s (the silos' tellsOut).
+ */
+async function k2kPerS(): Promise<{ all: number; cross: number }> {
+  const per = Math.ceil(TELLS / FANS);
+  const before = await relayCounters();
+  const t0 = performance.now();
+  for (let f = 0; f < FANS; f++) fans[f]!.tell.fan({ n: per, keys: KEYS, from: f * 13 });
+  let now = before;
+  while (now.processed - before.processed < per * FANS + FANS) {
+    await new Promise((r) => setTimeout(r, 2));
+    now = await relayCounters();
+  }
+  const s = (performance.now() - t0) / 1000;
+  return { all: (per * FANS) / s, cross: (now.tellsOut - before.tellsOut) / s };
+}
+
 // Warm-up (JIT, connections, actor activations) outside the trials: one of each measurement.
 await askP50();
 await rawP50();
 await localP50();
 await tellsPerS();
 await rawPublishPerS();
+await k2kPerS();
 const askUs: number[] = [];
 const localUs: number[] = [];
 const rawUs: number[] = [];
 const tellRate: number[] = [];
 const pubRate: number[] = [];
+const k2kRate: number[] = [];
+const k2kCross: number[] = [];
 for (let t = 0; t < TRIALS; t++) {
   askUs.push(await askP50());
   rawUs.push(await rawP50());
   localUs.push(await localP50());
   tellRate.push(await tellsPerS());
   pubRate.push(await rawPublishPerS());
+  const k = await k2kPerS();
+  k2kRate.push(k.all);
+  k2kCross.push(k.cross);
   log(
-    `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s)`,
+    `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s); K2K ${(k2kRate[t]! / 1e6).toFixed(3)} M/s, of which cross-silo ${(k2kCross[t]! / 1e6).toFixed(3)} M/s`,
   );
 }
 const m = client.cluster!.metrics();
@@ -150,7 +197,7 @@ const result = {
   date: new Date().toISOString(),
   command: `node --import tsx bench/cluster.ts --asks ${ASKS} --tells ${TELLS} --trials ${TRIALS}`,
   setup:
-    'one nats-server (127.0.0.1, JetStream, user/password), one silo process (CPU backend, 1 pool thread), this process as a client',
+    'one nats-server (127.0.0.1, JetStream, user/password), two silo processes (CPU backend, 1 pool thread each; the first hosts BenchCounter, both host BenchRelay), this process as a client',
   askP50Us: trials(askUs),
   rawRequestP50Us: trials(rawUs),
   askP50OverRaw: median(askUs) / median(rawUs),
@@ -158,6 +205,9 @@ const result = {
   tellsPerS: trials(tellRate),
   rawPublishPerS: trials(pubRate),
   tellsOverRawPublish: median(tellRate) / median(pubRate),
+  k2kPerS: trials(k2kRate),
+  k2kCrossSiloPerS: trials(k2kCross),
+  k2kCrossSiloOverRawPublish: median(k2kCross) / median(pubRate),
   client: { framesOut: m['framesOut'], tellsOut: m['tellsOut'], asksOut: m['asksOut'], bytesOut: m['bytesOut'] },
 };
 console.log(JSON.stringify(result, null, 2));
@@ -166,6 +216,9 @@ mkdirSync(dir, { recursive: true });
 writeFileSync(`${dir}cluster-latest.json`, `${JSON.stringify(result, null, 2)}\n`);
 await nc.close();
 await client.shutdown();
-child.kill('SIGTERM');
-await new Promise((r) => child.once('exit', r));
+for (const c of children) {
+  c.removeAllListeners('exit');
+  c.kill('SIGTERM');
+  await new Promise((r) => c.once('exit', r));
+}
 await server.stop();

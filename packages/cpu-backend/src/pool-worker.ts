@@ -40,7 +40,23 @@ const stopped = new Map<number, Dispatcher>();
 let peers: PeerInfo[] = [];
 const adds: Array<Extract<ToThread, { type: 'add' }>> = [];
 
+/**
+ * Cross-silo K2K sends of the current pass, flat (kernelId, target, method, key, payload, corr per send):
+ * posted as one message per pass (or per REMOTE_BATCH sends), not one per send: a structured clone and a
+ * host callback (with its microtask checkpoint) per send was the cost of every cross-silo K2K send.
+ * Any other post flushes them first, so the host sees everything in the order the thread made it.
+ */
+let remote: unknown[] = [];
+const REMOTE_BATCH = 4096 * 6;
+
+function flushRemote(): void {
+  const sends = remote;
+  remote = [];
+  port.postMessage({ type: 'remoteSends', sends } satisfies FromThread);
+}
+
 function post(m: FromThread): void {
+  if (remote.length) flushRemote();
   port.postMessage(m);
 }
 
@@ -105,8 +121,10 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     emit: (out: StateOut) => post({ type: 'state', kernelId, out }),
   };
   const remoteSend = l.remoteSends
-    ? (target: number, method: string, key: number | string, payload: unknown, corr: number) =>
-        post({ type: 'remoteSend', kernelId, target, method, key, payload, corr })
+    ? (target: number, method: string, key: number | string, payload: unknown, corr: number) => {
+        remote.push(kernelId, target, method, key, payload, corr);
+        if (remote.length >= REMOTE_BATCH) flushRemote();
+      }
     : undefined;
   const d = new Dispatcher({
     ...l,
@@ -183,6 +201,7 @@ function run(): void {
     }
     if (gone) relist();
     if (stopped.size) for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
+    if (remote.length) flushRemote();
     let now = performance.now();
     if (now - lastPoll > 1) {
       lastPoll = now;
@@ -276,6 +295,7 @@ async function main(): Promise<void> {
   post({ type: 'ready' });
   for (;;) {
     run();
+    if (remote.length) flushRemote();
     while (adds.length) {
       const { lane, peers: given } = adds.shift()!;
       peers = given;

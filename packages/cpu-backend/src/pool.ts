@@ -83,7 +83,7 @@ export class PoolThread {
         else if (m.type === 'added') this.settle(this.adds, m.kernelId);
         else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
         else if (m.type === 'state') this.pool.stateOut.get(m.kernelId)?.(this.index, m.out);
-        else if (m.type === 'remoteSend') this.pool.remoteSend.get(m.kernelId)?.(m.target, m.method, m.key, m.payload, m.corr);
+        else if (m.type === 'remoteSends') this.remoteSends(m.sends);
         else if (m.type === 'fatal') this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
         else if (m.type === 'inspect') {
           this.inspects.get(m.id)?.(m.value);
@@ -100,6 +100,14 @@ export class PoolThread {
       });
     });
     return this.ready;
+  }
+
+  /** A pass's cross-silo K2K sends (protocol.ts 'remoteSends'), handed to each kernel's taker in order. */
+  private remoteSends(s: unknown[]): void {
+    const takers = this.pool.remoteSend;
+    for (let i = 0; i + 5 < s.length; i += 6) {
+      takers.get(s[i] as number)?.(s[i + 1] as number, s[i + 2] as string, s[i + 3] as number | string, s[i + 4], s[i + 5] as number);
+    }
   }
 
   private settle(map: Map<number, Waiter<void>>, kernelId: number, error?: Error): void {

@@ -29,7 +29,7 @@ export interface LaneInit {
   readonly timers?: TimerClockInit;
   /** In a cluster: per K2K target class by id, this silo's partition ownership (core KernelPlan.ownership). */
   readonly ownership?: ReadonlyArray<SharedArrayBuffer | undefined>;
-  /** The host takes K2K sends to keys another silo owns (core KernelPlan.remoteSend): posted as 'remoteSend'. */
+  /** The host takes K2K sends to keys another silo owns (core KernelPlan.remoteSend): posted as 'remoteSends'. */
   readonly remoteSends?: boolean;
 }
 
@@ -75,8 +75,11 @@ export type FromThread =
   | { type: 'inspect'; id: number; value: unknown }
   | { type: 'fatal'; kernelId: number; message: string; code?: string }
   | { type: 'state'; kernelId: number; out: StateOut }
-  /** A K2K send to a key another silo owns (core KernelPlan.remoteSend), in send order per lane. */
-  | { type: 'remoteSend'; kernelId: number; target: number; method: string; key: number | string; payload: unknown; corr: number };
+  /**
+   * K2K sends to keys another silo owns (core KernelPlan.remoteSend), in send order: flat, six values a
+   * send (kernelId, target, method, key, payload, corr), one message per pass of the thread.
+   */
+  | { type: 'remoteSends'; sends: unknown[] };
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =
