@@ -410,6 +410,36 @@ export function storeContract(fx: StoreFixture): void {
       expect(bad).toBeInstanceOf(StateBatchError);
     });
 
+    it('cluster fencing of deletes: a delete under an older epoch is refused typed, nothing of its batch deleted; under the claim it deletes', async () => {
+      const t = await ints();
+      await t.claim!([0, 1], [1, 1]);
+      await t.putMany({ keys: [1, 2, 3], expected: [0, 0, 0], states: fixedStates([1, 2, 3], 1), fence: { partitions: [0, 0, 1], epochs: [1, 1, 1] } });
+      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+      // The old owner deletes a key of each partition: refused at the row of partition 1, nothing deleted.
+      const e = await rejection(t.deleteMany({ keys: [1, 3], fence: { partitions: [0, 1], epochs: [1, 1] } }));
+      expect(e).toBeInstanceOf(StateFencedError);
+      expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
+      expect((await t.get(1))?.version).toBe(1);
+      expect((await t.get(3))?.version).toBe(1);
+      // With versions too: still refused by the fence first.
+      expect(await rejection(t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [1] } }))).toBeInstanceOf(StateFencedError);
+      // The new owner's fenced delete, and the old owner's of its own partition 0 (still claimed at 1), go through.
+      expect(await t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [2] } })).toBe(1);
+      expect(await t.deleteMany({ keys: [1], fence: { partitions: [0], epochs: [1] } })).toBe(1);
+      expect(await t.get(3)).toBeUndefined();
+      expect((await t.get(2))?.version).toBe(1);
+      const bad = await rejection(t.deleteMany({ keys: [2], fence: { partitions: [0, 1], epochs: [1] } }));
+      expect(bad).toBeInstanceOf(StateBatchError);
+      // A string-keyed table's deletes are fenced the same way.
+      const s = await (await fresh()).table({ name: 'NamedDel', keyKind: 'string', stateSize: SIZE });
+      await s.claim!([5], [3]);
+      await s.putMany({ keys: ['a'], expected: [0], states: [stateOf(1, 1)], fence: { partitions: [5], epochs: [3] } });
+      await s.claim!([5], [3]);
+      expect(await rejection(s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [3] } }))).toMatchObject({ code: 'STATE_FENCED', key: 'a', partition: 5, epoch: 3, fence: 4 });
+      expect((await s.get('a'))?.version).toBe(1);
+      expect(await s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [4] } })).toBe(1);
+    });
+
     it('cluster fencing of a string-keyed table: stale writes refused the same way', async () => {
       const t = await (await fresh()).table({ name: 'Named', keyKind: 'string', stateSize: SIZE });
       expect(t.claim).toBeTypeOf('function');

@@ -206,8 +206,11 @@ export class ChunkTable implements StateTable<number> {
     const rowAt = order === null ? (j: number) => j : (j: number) => order[j]!;
     let deleted = 0;
     let conflict: ChunkConflict | undefined;
+    const fences = batch.fence ? this.fences() : undefined;
     try {
       this.db.transactionSync(() => {
+        // Fenced: checked in this transaction, as putMany's.
+        fences?.check(this.spec, keys, batch.fence, n);
         forEachChunk(keys, n, rowAt, (cid, from, to) => {
           const r = mergeDelete(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to }, this.check);
           if (!('deleted' in r)) throw (conflict = r);

@@ -174,8 +174,11 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     const w = db as unknown as ConditionalWrites;
     let deleted = 0;
     let bad = -1;
+    const fences = batch.fence ? this.fences() : undefined;
     try {
       db.transactionSync(() => {
+        // Fenced: checked in this transaction, as putMany's.
+        fences?.check(this.spec, keys, batch.fence, n);
         for (let i = 0; i < n; i++) {
           const key = keys[i]!;
           if (expected === undefined) {

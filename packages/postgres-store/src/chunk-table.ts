@@ -238,6 +238,8 @@ export class ChunkTable implements StateTable<number> {
     const runs: Array<readonly [number, number, number]> = [];
     forEachChunk(keys, n, rowAt, (cid, from, to) => runs.push([cid, from, to]));
     return inTransaction(this.owner, `deleteMany on "${this.spec.name}"`, async (c) => {
+      // Fenced: the partitions' claims held (FOR SHARE) until this commits, as putMany's.
+      await this.fences.check(c, this.spec, keys, batch.fence, n);
       const stored = await this.chunks(c, runs.map((r) => r[0]), true);
       const changed: Array<readonly [number, Buffer]> = [];
       const emptied: number[] = [];

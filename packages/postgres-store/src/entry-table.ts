@@ -194,6 +194,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     const keys = batch.keys as ArrayLike<StateKey>;
     const expected = batch.expected;
     return this.tx('deleteMany', async (c) => {
+      await this.fences.check(c, this.spec, keys, batch.fence, n);
       await this.stageRows(c, 'rg_stage', { n, keys, stringKeys: this.stringKeys, ...(expected === undefined ? {} : { expected }) });
       if (expected === undefined) return (await c.query(`DELETE FROM ${this.t} t USING rg_stage s WHERE t.key = s.key`)).rowCount ?? 0;
       let present = 0;

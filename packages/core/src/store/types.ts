@@ -70,6 +70,11 @@ export interface DeleteBatch<K extends StateKey> {
   readonly keys: KeyColumn<K>;
   /** Per row, the version that must be stored (0: must be absent). Leave out to delete unconditionally. */
   readonly expected?: ArrayLike<number>;
+  /**
+   * Cluster fencing, as PutBatch.fence: a row whose epoch is below its partition's claimed epoch fails the
+   * batch with StateFencedError and nothing of it is deleted (a stale owner cannot delete a new owner's row).
+   */
+  readonly fence?: PartitionFence;
 }
 
 /** One actor's stored state. */
