@@ -173,8 +173,9 @@ static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int) {
 static void rg_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
   printf("reply %u %u %u %s\n", method, flags, corr, text);
 }
-static void rg_res_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int corr, const char* text, unsigned int n) {
-  printf("reply %u %u %u %.*s\n", method, RG_REPLY | RG_ERROR, corr, (int)n, text);
+static void rg_res_reply_text(rg_kernel*, unsigned char*, unsigned int, unsigned int method, unsigned int corr,
+                              unsigned int failure, const char* text, unsigned int n) {
+  printf("reply %u %u %u failure %u %.*s\n", method, RG_REPLY | RG_ERROR, corr, failure, (int)n, text);
 }
 /* Activation at install: the declared timers, then onActivate (both stand-ins print what ran, with which clock). */
 #define RG_TM_ACTIVATED(k, ctr, acts, st, key, now, part) do { if ((ctr)[RG_C_ACTIVATIONS] != (acts)) printf("timers %lld %g\n", (long long)(key), (double)(now)); } while (0)
@@ -313,6 +314,7 @@ int main() {
       const unsigned int n = strcmp(err, "-") == 0 ? 0u : (unsigned int)strlen(err);
       memcpy(board + ${L.board.errorAt}, err, n);
       host.rows = rows; host.mode = mode; host.errorLength = n;
+      host.failureId = n ? 7u : 0u; /* a StateLoadError.failureId */
       const int rc = request(${RES_OP.INSTALL}u);
       if (rc) return rc;
       printf("I %u %u %u\n", host.doneSeq, host.installed, host.rejected);
@@ -520,8 +522,8 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and 
     expect(take(6)).toEqual(byPartition([
       // its state, then timers and onActivate with the first parked message's clock, then the messages in order
       { key: 5, lines: ['timers 5 10', 'onActivate 5 10', 'run 5 1 10 101', 'run 5 2 11 103', 'run 5 0 13 106'] },
-      // REPLY | ERROR with the store's text, to the parked ask (corr 3)
-      { key: 6, lines: ['reply 0 6 3 disk-on-fire'] },
+      // REPLY | ERROR with the failure's id and the store's text, to the parked ask (corr 3)
+      { key: 6, lines: ['reply 0 6 3 failure 7 disk-on-fire'] },
     ]));
     expect(take(1)).toEqual(['I 1 1 1']);
     expect(take(1)).toEqual(['run 5 4 20 110']); // READY now: runs at once
@@ -549,7 +551,7 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and 
     expect(take(3)).toEqual(['run 7 5 30 51', 'run 8 6 31 2', 'run 5 9 32 102']);
     expect(take(2)).toEqual(['park 6 7', 'load 6']);
     // Infinity: the LOADING actor's parked ask is rejected, the three READY ones are deactivated.
-    expect(take(1)).toEqual(["reply 0 6 7 the kernel stopped before the actor's state was loaded"]);
+    expect(take(1)).toEqual(["reply 0 6 7 failure 0 the kernel stopped before the actor's state was loaded"]);
     expect(take(1)).toEqual(['D 3 2 3 3']);
     expect(take(3).sort()).toEqual(['5 1102 1', '7 1051 1', '8 1002 1']); // onDeactivate (+1000) before the copy
     take(1); // hooks line
@@ -652,7 +654,9 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`a full table makes room on th
   });
 });
 
-describe.skipIf(!HAVE_GXX || !pool || !partition)(`many more keys than directory entries (residency.cuh, g++ on the host)${pool && partition ? '' : ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)'}`, () => {
+const NO_POOL = ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)';
+const MANY = `many more keys than directory entries (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`;
+describe.skipIf(!HAVE_GXX || !pool || !partition)(MANY, () => {
   const run = (cmds: string[]) => {
     const b = gxxBuild(src.slice(from, to), harness);
     expect(b.log).toBe('');
@@ -668,7 +672,7 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`many more keys than directory
    * tombstone long before the end. The H200 at a56e4f3 rejected 345 of a batch in that case: a lookup that only
    * stopped at an EMPTY entry walked the whole directory and called the key's table full.
    */
-  it('every message of 960 keys through 48 slots (128 entries) runs, none rejected; the full table makes room each batch', () => {
+  it('every message of 960 keys through 48 slots (128 entries) runs, none rejected; a full table makes room', () => {
     const BATCH = 12;
     const BATCHES = 80;
     const cmds = ['R 1000'];
@@ -687,7 +691,8 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`many more keys than directory
     expect(new Set(runs.map((l) => l.split(' ')[1])).size).toBe(keys);
     expect(runs.every((l) => l.endsWith(' 1'))).toBe(true);
     // each load posted once, in order within a batch
-    expect(out.filter((l) => l.startsWith('load ')).map((l) => Number(l.split(' ')[1]))).toEqual(Array.from({ length: keys }, (_, i) => i));
+    const loads = out.filter((l) => l.startsWith('load ')).map((l) => Number(l.split(' ')[1]));
+    expect(loads).toEqual(Array.from({ length: keys }, (_, i) => i));
     // every key of the batches before the last two was deactivated to make room, once
     const evicted = out.filter((l) => l.startsWith('evict ')).map((l) => Number(l.split(' ')[1]));
     expect(new Set(evicted).size).toBe(evicted.length);
@@ -698,7 +703,7 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`many more keys than directory
     expect(Number(live) + Number(dead)).toBe(128);
   });
 
-  it('with no EMPTY entry left, a new key of a class without storage takes a free slot without a room request (nothing deactivated)', () => {
+  it('no EMPTY entry left: a new key of a class without storage takes a free slot, no room request', () => {
     // 400 keys through the 48 slots of a class without storage, deactivated in waves: every entry a tombstone or live.
     const cmds = ['R 1000', 'W 0'];
     let t = 0;
