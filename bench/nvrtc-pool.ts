@@ -31,16 +31,29 @@ const arch = arg('arch', 'sm_90');
 
 /** Each class with the grain list of its program (a unit that sends to another class needs it in the list). */
 const g = (c: { grain: unknown }): GrainDef => c.grain as GrainDef;
-const PROGRAMS: GrainDef[][] = [[g(Account)], [g(Device), g(Alerts)], [g(Person), g(Ward)], [g(VectorAdd)], [g(Numbers)], [g(Seq)]];
+const PROGRAMS: GrainDef[][] = [
+  [g(Account)],
+  [g(Device), g(Alerts)],
+  [g(Person), g(Ward)],
+  [g(VectorAdd)],
+  [g(Numbers)],
+  [g(Seq)],
+];
 const all = PROGRAMS.flatMap((grains) => grains.map((def) => ({ def, grains })));
 if (classes > all.length) throw new Error(`--classes ${classes}: this bench has ${all.length} classes`);
 
 const nvrtc = loadNvrtc();
-const units = all.slice(0, classes).map(({ def, grains }) => ({ name: `${def.name}.cu`, source: generateKernel(def, { grains }).source }));
+const units = all
+  .slice(0, classes)
+  .map(({ def, grains }) => ({ name: `${def.name}.cu`, source: generateKernel(def, { grains }).source }));
 const opts = (name: string) => ({ arch, name, extraOpts: ['--std=c++17'] });
 console.log(
-  `NVRTC ${nvrtc.versionString} (${nvrtc.libPath}); ${units.length} units (${units.map((u) => `${u.name} ${Math.round(u.source.length / 1024)} KB`).join(', ')}); ` +
-    `${arch}; pool of ${threads} threads; ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `NVRTC ${nvrtc.versionString} (${nvrtc.libPath}); ${units.length} units ` +
+    `(${units.map((u) => `${u.name} ${Math.round(u.source.length / 1024)} KB`).join(', ')}); ` +
+    `${arch}; pool of ${threads} threads; ${os.availableParallelism()} cores, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
 );
 
 async function sequential(): Promise<{ ms: number; images: Uint8Array[] }> {
@@ -78,16 +91,25 @@ for (let t = 0; t < trialCount; t++) {
   for (let i = 0; i < units.length; i++) {
     compared++;
     if (Buffer.from(seq.images[i]!).equals(Buffer.from(pool.images[i]!))) identical++;
-    else console.log(`  ${units[i]!.name}: the pool's image differs from the sequential one (${pool.images[i]!.byteLength} vs ${seq.images[i]!.byteLength} bytes)`);
+    else
+      console.log(
+        `  ${units[i]!.name}: the pool's image differs from the sequential one ` +
+          `(${pool.images[i]!.byteLength} vs ${seq.images[i]!.byteLength} bytes)`,
+      );
   }
   console.log(
-    `trial ${t + 1} (${order.join(' then ')}): sequential ${(seq.ms / 1000).toFixed(1)} s, pool ${(pool.ms / 1000).toFixed(1)} s ` +
+    `trial ${t + 1} (${order.join(' then ')}): ` +
+      `sequential ${(seq.ms / 1000).toFixed(1)} s, pool ${(pool.ms / 1000).toFixed(1)} s ` +
       `(per unit on its worker ${pool.compileMs.map((m) => (m / 1000).toFixed(1)).join(', ')} s)`,
   );
 }
 const s = median(seqMs);
 const p = median(poolMs);
 console.log(
-  `median of ${trialCount}: sequential ${(s / 1000).toFixed(1)} s, pool ${(p / 1000).toFixed(1)} s, sequential/pool ${(s / p).toFixed(2)}x; ` +
-    `images identical ${identical}/${compared}; load average after ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+  `median of ${trialCount}: sequential ${(s / 1000).toFixed(1)} s, pool ${(p / 1000).toFixed(1)} s, ` +
+    `sequential/pool ${(s / p).toFixed(2)}x; ` +
+    `images identical ${identical}/${compared}; load average after ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
 );

@@ -11,7 +11,8 @@ import { isAbsolute, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadGrainClasses, type GrainDef } from '@ringgrain/core/backend';
 import { generateKernel } from '@ringgrain/codegen';
-import { closeSharedNvrtcPools, compileCachedAsync, defaultCacheDir, type CompileCachedResult } from './driver/index.ts';
+import { closeSharedNvrtcPools, compileCachedAsync, defaultCacheDir } from './driver/index.ts';
+import type { CompileCachedResult } from './driver/index.ts';
 import { unitCompileOptions } from './nvrtc-unit.ts';
 
 export interface BuildKernelsOptions {
@@ -45,20 +46,26 @@ export async function buildKernels(opts: BuildKernelsOptions): Promise<BuiltKern
     const { source } = generateKernel(def, { grains: opts.grains });
     for (const arch of opts.archs) {
       const threads = opts.threads === undefined ? {} : { threads: opts.threads };
-      jobs.push(compileCachedAsync(source, { ...unitCompileOptions(def, arch, opts.cacheDir), ...threads }).then((r: CompileCachedResult) => ({ grain: def.name, arch, cached: r.cached, compileMs: r.compileMs, path: r.path })));
+      const built = (r: CompileCachedResult): BuiltKernel => {
+        return { grain: def.name, arch, cached: r.cached, compileMs: r.compileMs, path: r.path };
+      };
+      const unit = { ...unitCompileOptions(def, arch, opts.cacheDir), ...threads };
+      jobs.push(compileCachedAsync(source, unit).then(built));
     }
   }
   return Promise.all(jobs);
 }
 
-export const BUILD_USAGE = `usage: ringgrain build <module.ts> [--grains A,B,...] [--arch sm_90[,sm_80...]] [--cache dir] [--threads n]
+export const BUILD_USAGE = `usage: ringgrain build <module.ts> [--grains A,B,...] [--arch sm_90[,sm_80...]] [--cache dir]
+                      [--threads n]
   Compiles the grain classes of <module.ts> for the CUDA backend ahead of the first run, into the kernel cache
   the backend reads (no GPU needed: NVRTC only).
   --grains A,B   the classes in the order the program registers them (default: the order the module exports them);
                  write - for a class registered on another backend
   --arch list    GPU architectures (default: sm_90)
   --cache dir    the cache directory (default: $RINGGRAIN_CACHE_DIR or ~/.cache/ringgrain/cubin)
-  --threads n    NVRTC compiles at once, each on a worker thread (default: $RINGGRAIN_COMPILE_THREADS, else one per core)`;
+  --threads n    NVRTC compiles at once, each on a worker thread
+                 (default: $RINGGRAIN_COMPILE_THREADS, else one per core)`;
 
 interface Io {
   out(text: string): void;
@@ -118,7 +125,8 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   }
   const t0 = performance.now();
   try {
-    const built = await buildKernels({ grains, archs, ...(cacheDir ? { cacheDir } : {}), ...(threads === undefined ? {} : { threads }) });
+    const more = { ...(cacheDir ? { cacheDir } : {}), ...(threads === undefined ? {} : { threads }) };
+    const built = await buildKernels({ grains, archs, ...more });
     for (const b of built) io.out(`${b.grain} ${b.arch}: ${b.cached ? 'already in the cache' : `compiled in ${Math.round(b.compileMs)} ms`} (${b.path})\n`);
     io.out(`${built.length} kernels in ${cacheDir ?? defaultCacheDir()} (${Math.round(performance.now() - t0)} ms)\n`);
     return 0;

@@ -157,7 +157,7 @@ export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
   };
   const ct = opts.compileThreads;
   if (ct !== undefined && (!Number.isInteger(ct) || ct < 0))
-    throw new CudaBackendOptionsError(`compileThreads must be a whole number ≥ 0 (0: no compile worker threads), got ${ct}`);
+    throw new CudaBackendOptionsError(`compileThreads must be a whole number ≥ 0 (0: no worker threads), got ${ct}`);
   const q = options.queueCapacity;
   if (!Number.isInteger(q) || q < 2 || (q & (q - 1)) !== 0)
     throw new CudaBackendOptionsError(`queueCapacity must be a power of two ≥ 2, got ${q}`);

@@ -16,13 +16,18 @@ const HANDLER = new URL('./fixtures/fake-compile.ts', import.meta.url);
 type Out = { n: number; doubled: number; thread: number };
 
 const pools: WorkerPool<FakeJob, Out>[] = [];
-function pool(threads: number, extra: { idleMs?: number; failInit?: boolean; revive?: boolean } = {}): WorkerPool<FakeJob, Out> {
+function pool(
+  threads: number,
+  extra: { idleMs?: number; failInit?: boolean; revive?: boolean } = {},
+): WorkerPool<FakeJob, Out> {
   const p = new WorkerPool<FakeJob, Out>({
     handler: HANDLER,
     init: { failInit: extra.failInit ?? false },
     threads,
     ...(extra.idleMs === undefined ? {} : { idleMs: extra.idleMs }),
-    ...(extra.revive ? { reviveError: (e: SerializedError) => new FakeCompileError(Number(e['n']), String(e['log'])) } : {}),
+    ...(extra.revive
+      ? { reviveError: (e: SerializedError) => new FakeCompileError(Number(e['n']), String(e['log'])) }
+      : {}),
   });
   pools.push(p);
   return p;
@@ -97,12 +102,23 @@ describe('compile pool (fake compile function, worker threads)', () => {
     const p = new WorkerPool<FakeJob, Out>({ handler: HANDLER, init: {}, threads: 1, reviveError: reviveNvrtcError });
     pools.push(p);
     const e = await p.run({ n: 7, fail: 'nvrtc' }).catch((x: unknown) => x);
-    const here = new NvrtcError('nvrtcCompileProgram', 6, 'NVRTC_ERROR_COMPILATION', { log: 'job7.cu(1): error: identifier "x" is undefined', programName: 'job7.cu', options: ['-arch=sm_90'] });
+    const here = new NvrtcError('nvrtcCompileProgram', 6, 'NVRTC_ERROR_COMPILATION', {
+      log: 'job7.cu(1): error: identifier "x" is undefined',
+      programName: 'job7.cu',
+      options: ['-arch=sm_90'],
+    });
     expect(e).toBeInstanceOf(NvrtcError);
-    expect(e).toMatchObject({ code: 'NVRTC_ERROR_COMPILATION', result: 6, log: here.log, programName: 'job7.cu', options: ['-arch=sm_90'], message: here.message });
+    expect(e).toMatchObject({
+      code: 'NVRTC_ERROR_COMPILATION',
+      result: 6,
+      log: here.log,
+      programName: 'job7.cu',
+      options: ['-arch=sm_90'],
+      message: here.message,
+    });
   }, 120_000);
 
-  it('without reviveError a failure is a CompilePoolError naming the error; a failed start fails each job with its reason', async () => {
+  it('without reviveError a failure is a CompilePoolError; a failed start fails each job with its reason', async () => {
     const plain = pool(1);
     const e = await plain.run({ n: 1, fail: 'plain' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(CompilePoolError);
@@ -110,7 +126,8 @@ describe('compile pool (fake compile function, worker threads)', () => {
     expect((e as Error).message).toContain('FakeCompileError: fake compile 1 failed');
     const broken = pool(1, { failInit: true, revive: true });
     const both = await Promise.allSettled([broken.run({ n: 1 }), broken.run({ n: 2 })]);
-    for (const r of both) expect(r).toMatchObject({ status: 'rejected', reason: { log: 'the handler could not start' } });
+    for (const r of both)
+      expect(r).toMatchObject({ status: 'rejected', reason: { log: 'the handler could not start' } });
   }, 120_000);
 
   it('a worker that dies fails only its job (RG_COMPILE_WORKER_DIED); the next job gets a new worker', async () => {
@@ -133,7 +150,7 @@ describe('compile pool (fake compile function, worker threads)', () => {
     expect(p.alive).toBe(0);
   }, 120_000);
 
-  it('close refuses the queued and running jobs (RG_COMPILE_POOL_CLOSED) and ends every worker; later runs are refused', async () => {
+  it('close refuses queued and running jobs (RG_COMPILE_POOL_CLOSED), ends the workers, refuses more', async () => {
     const p = pool(1);
     const g = gateBlock();
     const jobs = [0, 1, 2].map((n) => p.run({ n, shared: g.shared }).catch((x: unknown) => x));
@@ -144,17 +161,22 @@ describe('compile pool (fake compile function, worker threads)', () => {
     await expect(p.run({ n: 3 })).rejects.toMatchObject({ code: 'RG_COMPILE_POOL_CLOSED' });
   }, 120_000);
 
-  it('a process that never closes its pool still exits (idle workers are unref\'d)', async () => {
+  it("a process that never closes its pool still exits (idle workers are unref'd)", async () => {
     const script = `
       import { WorkerPool } from './src/driver/worker-pool.ts';
-      const p = new WorkerPool({ handler: new URL('./test/fixtures/fake-compile.ts', import.meta.url), init: {}, threads: 2, idleMs: 600000 });
+      const handler = new URL('./test/fixtures/fake-compile.ts', import.meta.url);
+      const p = new WorkerPool({ handler, init: {}, threads: 2, idleMs: 600000 });
       const out = await Promise.all([p.run({ n: 20 }), p.run({ n: 21 })]);
       console.log(out.map((o) => o.doubled).join(','));
     `;
     const cwd = fileURLToPath(new URL('..', import.meta.url));
     const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd, timeout: 90_000 }, (error, out, err) =>
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out, err }),
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', '--input-type=module', '-e', script],
+        { cwd, timeout: 90_000 },
+        (error, out, err) =>
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out, err }),
       );
       child.stdin?.end();
     });

@@ -133,7 +133,8 @@ export function compileCached(source: string, opts: CompileCachedOptions): Compi
 export async function compileCachedAsync(source: string, opts: CompileCachedOptions): Promise<CompileCachedResult> {
   const p = lookup(source, opts);
   if (p.hit) return p.hit;
-  const nvrtcOpts = { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) };
+  const named = opts.name === undefined ? {} : { name: opts.name };
+  const nvrtcOpts = { arch: opts.arch, extraOpts: p.extraOpts, ...named };
   const threads = opts.threads ?? defaultCompileThreads(opts.env ?? process.env);
   if (threads === 0) {
     const c0 = performance.now();

@@ -23,7 +23,9 @@ export function defaultCompileThreads(env: DiscoveryEnv = process.env): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0) {
     throw new CudaUsageError('RG_BAD_COMPILE_THREADS', `${COMPILE_THREADS_ENV}="${v}" is not a whole number ≥ 0`, {
-      hint: `set ${COMPILE_THREADS_ENV} to the number of NVRTC compiles to run at once (0: no worker threads), or unset it for one per core`,
+      hint:
+        `set ${COMPILE_THREADS_ENV} to the number of NVRTC compiles to run at once (0: no worker threads), ` +
+        'or unset it for one per core',
     });
   }
   return n;
@@ -41,18 +43,29 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 export function reviveNvrtcError(e: SerializedError): Error {
   const hint = str(e['hint']);
   if (e.type === 'NvrtcError') {
-    return new NvrtcError(str(e['call']) ?? 'nvrtcCompileProgram', Number(e['result']), str(e['code']) ?? 'NVRTC_ERROR', {
-      log: str(e['log']) ?? '',
-      ...(typeof e['programName'] === 'string' ? { programName: e['programName'] } : {}),
-      ...(Array.isArray(e['options']) ? { options: e['options'] as string[] } : {}),
-      ...(hint ? { hint } : {}),
-    });
+    return new NvrtcError(
+      str(e['call']) ?? 'nvrtcCompileProgram',
+      Number(e['result']),
+      str(e['code']) ?? 'NVRTC_ERROR',
+      {
+        log: str(e['log']) ?? '',
+        ...(typeof e['programName'] === 'string' ? { programName: e['programName'] } : {}),
+        ...(Array.isArray(e['options']) ? { options: e['options'] as string[] } : {}),
+        ...(hint ? { hint } : {}),
+      },
+    );
   }
-  if (e.type === 'CudaUsageError') return new CudaUsageError(str(e['code']) ?? 'RG_NVRTC_USAGE', bare(e), hint ? { hint } : {});
-  if (e.type === 'CudaUnavailableError') return new CudaUnavailableError(str(e['reason']) ?? bare(e), hint ? { hint } : {});
-  return new CompilePoolError('RG_COMPILE_JOB_FAILED', `an NVRTC compile failed on its worker thread: ${e.type}: ${e.message}`, {
-    hint: 'an unexpected error in the compile worker; compileThreads: 0 compiles on this thread instead',
-  });
+  if (e.type === 'CudaUsageError')
+    return new CudaUsageError(str(e['code']) ?? 'RG_NVRTC_USAGE', bare(e), hint ? { hint } : {});
+  if (e.type === 'CudaUnavailableError')
+    return new CudaUnavailableError(str(e['reason']) ?? bare(e), hint ? { hint } : {});
+  return new CompilePoolError(
+    'RG_COMPILE_JOB_FAILED',
+    `an NVRTC compile failed on its worker thread: ${e.type}: ${e.message}`,
+    {
+      hint: 'an unexpected error in the compile worker; compileThreads: 0 compiles on this thread instead',
+    },
+  );
 }
 
 export interface NvrtcPoolOptions {
@@ -79,7 +92,14 @@ export class NvrtcPool {
 
   /** Nvrtc.compile on a worker thread (after the compiles asked for before it). */
   compile(source: string, opts: NvrtcCompileOptions): Promise<NvrtcJobResult> {
-    return this.pool.run({ source, opts: { arch: opts.arch, ...(opts.name === undefined ? {} : { name: opts.name }), ...(opts.extraOpts ? { extraOpts: [...opts.extraOpts] } : {}) } });
+    return this.pool.run({
+      source,
+      opts: {
+        arch: opts.arch,
+        ...(opts.name === undefined ? {} : { name: opts.name }),
+        ...(opts.extraOpts ? { extraOpts: [...opts.extraOpts] } : {}),
+      },
+    });
   }
 
   /** Compiles handed to a worker, workers started, most compiles that ran at once. */

@@ -16,7 +16,9 @@ export interface NvrtcJobResult extends NvrtcOutput {
   readonly compileMs: number;
 }
 
-export function createHandler(init: { libPath: string }): (job: NvrtcJob) => { result: NvrtcJobResult; transfer: ArrayBuffer[] } {
+export function createHandler(init: {
+  libPath: string;
+}): (job: NvrtcJob) => { result: NvrtcJobResult; transfer: ArrayBuffer[] } {
   const nvrtc = loadNvrtc({ env: { ...process.env, RINGGRAIN_NVRTC: init.libPath } });
   return (job) => {
     const t0 = performance.now();

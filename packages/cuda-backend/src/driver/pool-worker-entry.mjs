@@ -12,7 +12,10 @@ function serialize(e) {
   if (!(e instanceof Error)) return { type: 'Error', name: 'Error', message: String(e) };
   const out = { type: e.constructor?.name ?? 'Error', name: e.name, message: e.message, stack: e.stack };
   for (const [k, v] of Object.entries(e)) {
-    const plain = v === null || ['string', 'number', 'boolean'].includes(typeof v) || (Array.isArray(v) && v.every((x) => typeof x === 'string'));
+    const plain =
+      v === null ||
+      ['string', 'number', 'boolean'].includes(typeof v) ||
+      (Array.isArray(v) && v.every((x) => typeof x === 'string'));
     if (plain && !(k in out)) out[k] = v;
   }
   if (e.cause !== undefined) out.causeMessage = e.cause instanceof Error ? e.cause.message : String(e.cause);

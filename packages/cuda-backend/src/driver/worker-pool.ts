@@ -66,7 +66,13 @@ const MAX_FAILED_STARTS = 3;
  * --input-type (of `node -e`) fails the worker's file entry with ERR_INPUT_TYPE_NOT_ALLOWED.
  */
 function workerExecArgv(): string[] {
-  return process.execArgv.filter((a) => !a.startsWith('--inspect') && !/^--expose[-_]gc$/.test(a) && !a.startsWith('--cpu-prof') && !a.startsWith('--input-type'));
+  return process.execArgv.filter(
+    (a) =>
+      !a.startsWith('--inspect') &&
+      !/^--expose[-_]gc$/.test(a) &&
+      !a.startsWith('--cpu-prof') &&
+      !a.startsWith('--input-type'),
+  );
 }
 
 /** The built sibling (.js) of a .ts module when it exists (an installed package), else the module itself. */
@@ -91,9 +97,13 @@ export class WorkerPool<J, R> {
 
   constructor(private readonly opts: WorkerPoolOptions) {
     if (!Number.isInteger(opts.threads) || opts.threads < 1) {
-      throw new CompilePoolError('RG_COMPILE_POOL_THREADS', `a compile pool needs a whole number of threads ≥ 1, got ${opts.threads}`, {
-        hint: 'pass compileThreads ≥ 1 (or 0 to compile on libuv threads without a pool)',
-      });
+      throw new CompilePoolError(
+        'RG_COMPILE_POOL_THREADS',
+        `a compile pool needs a whole number of threads ≥ 1, got ${opts.threads}`,
+        {
+          hint: 'pass compileThreads ≥ 1 (or 0 to compile on libuv threads without a pool)',
+        },
+      );
     }
     this.threads = opts.threads;
     this.idleMs = opts.idleMs ?? 2_000;
@@ -117,7 +127,12 @@ export class WorkerPool<J, R> {
 
   /** Runs `job` on a worker (after the jobs asked for before it); `transfer` moves buffers instead of copying them. */
   run(job: J, transfer: readonly TransferListItem[] = []): Promise<R> {
-    if (this.closed) return Promise.reject(new CompilePoolError('RG_COMPILE_POOL_CLOSED', 'the compile pool is closed', { hint: 'make a new pool (or use the shared one: sharedNvrtcPool)' }));
+    if (this.closed)
+      return Promise.reject(
+        new CompilePoolError('RG_COMPILE_POOL_CLOSED', 'the compile pool is closed', {
+          hint: 'make a new pool (or use the shared one: sharedNvrtcPool)',
+        }),
+      );
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, job, transfer, resolve: resolve as (v: unknown) => void, reject });
       this.dispatch();
@@ -134,7 +149,10 @@ export class WorkerPool<J, R> {
   async close(): Promise<void> {
     this.closed = true;
     this.clearIdle();
-    const err = (): CompilePoolError => new CompilePoolError('RG_COMPILE_POOL_CLOSED', 'the compile pool was closed before this job finished', { hint: 'close the pool only after its jobs have settled' });
+    const err = (): CompilePoolError =>
+      new CompilePoolError('RG_COMPILE_POOL_CLOSED', 'the compile pool was closed before this job finished', {
+        hint: 'close the pool only after its jobs have settled',
+      });
     for (const j of this.queue.splice(0)) j.reject(err());
     const exits: Promise<number>[] = [];
     for (const s of this.slots) {
@@ -172,7 +190,9 @@ export class WorkerPool<J, R> {
     const slot: Slot = { worker, n, job: undefined, done: 0, lastError: undefined, stoppedIdle: false };
     this.slots.add(slot);
     this.stats.workersStarted++;
-    worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: SerializedError }) => this.settled(slot, m));
+    worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: SerializedError }) =>
+      this.settled(slot, m),
+    );
     worker.on('error', (e) => {
       slot.lastError = e;
     });
@@ -194,7 +214,9 @@ export class WorkerPool<J, R> {
 
   private revive(e: SerializedError): Error {
     if (this.opts.reviveError) return this.opts.reviveError(e);
-    return new CompilePoolError('RG_COMPILE_JOB_FAILED', `a compile job failed: ${e.type}: ${e.message}`, { hint: 'the message above is the worker\'s error' });
+    return new CompilePoolError('RG_COMPILE_JOB_FAILED', `a compile job failed: ${e.type}: ${e.message}`, {
+      hint: "the message above is the worker's error",
+    });
   }
 
   private exited(slot: Slot, code: number): void {
@@ -203,7 +225,9 @@ export class WorkerPool<J, R> {
       const why = slot.lastError ? `${slot.lastError.message} (exit code ${code})` : `exit code ${code}`;
       slot.job.reject(
         new CompilePoolError('RG_COMPILE_WORKER_DIED', `compile worker ${slot.n} ended while it ran a job: ${why}`, {
-          hint: 'a crash inside the compiler (or out of memory); compile with fewer threads (compileThreads, RINGGRAIN_COMPILE_THREADS) or run it again',
+          hint:
+            'a crash inside the compiler (or out of memory); compile with fewer threads ' +
+            '(compileThreads, RINGGRAIN_COMPILE_THREADS) or run it again',
           ...(slot.lastError ? { cause: slot.lastError } : {}),
         }),
       );
@@ -213,7 +237,13 @@ export class WorkerPool<J, R> {
     if (this.failedStarts >= MAX_FAILED_STARTS) {
       const why = slot.lastError ? slot.lastError.message : `exit code ${code}`;
       for (const j of this.queue.splice(0)) {
-        j.reject(new CompilePoolError('RG_COMPILE_WORKER_DIED', `${MAX_FAILED_STARTS} compile workers in a row ended before finishing a job (last: ${why})`, { hint: 'the worker cannot start here; compileThreads: 0 compiles without worker threads' }));
+        j.reject(
+          new CompilePoolError(
+            'RG_COMPILE_WORKER_DIED',
+            `${MAX_FAILED_STARTS} compile workers in a row ended before finishing a job (last: ${why})`,
+            { hint: 'the worker cannot start here; compileThreads: 0 compiles without worker threads' },
+          ),
+        );
       }
     }
     if (!this.closed) this.dispatch();
