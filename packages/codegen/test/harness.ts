@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { SLOT_HEADER_SIZE } from '@ringgrain/core';
-import { Ring, SLOT, SlotFlag, SlotReader, SlotWriter, ringBytes } from '@ringgrain/core/backend';
+import { Ring, SLOT, SlotFlag, SlotWriter, TURN_ERROR, decodeTurnError, ringBytes } from '@ringgrain/core/backend';
 import { gxxBuild } from './toolchain.ts';
 
 /**
@@ -144,10 +144,10 @@ static std::string turnLine(unsigned method, long long key, unsigned budget, con
     rg_wr w = {out.data(), 0u, (unsigned)out.size()};
     reply = rg_${G}_encode_reply(method, rep.get(), &w) ? hex(out.data(), w.pos) : "ENCODE_FAIL";
   } else if (rc > RG_FORWARDED) {
-    /* The error reply's payload as the kernel writes it (rg_reply_text): a msgpack str of the turn's error text. */
+    /* The error reply's payload as the kernel writes it (rg_reply_text): [HANDLER, [the turn's error text]]. */
     rg_wr w = {out.data(), 0u, (unsigned)out.size()};
     const char* text = rg_turn_error(&t, rc);
-    rg_wr_str(&w, text, rg_strlen(text));
+    rg_wr_turn_error(&w, RG_TE_HANDLER, text, rg_strlen(text));
     error = hex(out.data(), w.pos);
   }
   std::ostringstream o;
@@ -221,7 +221,7 @@ int main() {
         static unsigned char out[1 << 16];
         rg_wr w = {out, 0u, sizeof(out)};
         const char* text = rg_turn_error(&t, rc);
-        rg_wr_str(&w, text, rg_strlen(text));
+        rg_wr_turn_error(&w, RG_TE_HANDLER, text, rg_strlen(text));
         error = hex(out, w.pos);
       }
       std::cout << rc << " " << hex((const unsigned char*)&hs, sizeof(hs)) << " - " << error << " " << sent.size();
@@ -262,22 +262,25 @@ export interface TurnResult {
   readonly error: { readonly payload: Uint8Array; readonly text: string } | undefined;
 }
 
-/** What the host makes of an error reply payload: core's SlotReader.text over a ring slot, as system.onReply reads it. */
+/**
+ * What the host makes of an error reply payload (core reply-error.ts, as the reply pump reads it): the
+ * handler's text of a [HANDLER, [text]] payload; anything else is a test failure.
+ */
 export function hostErrorText(payload: Uint8Array): string {
-  const slotSize = Math.ceil((SLOT_HEADER_SIZE + payload.length + 16) / 16) * 16;
-  const ring = Ring.format(new ArrayBuffer(ringBytes(2, slotSize)), 0, 2, slotSize);
-  const slot = ring.slotsAt;
-  ring.u8.set(payload, slot + SLOT_HEADER_SIZE);
-  ring.dv.setUint32(slot + SLOT.length, payload.length, true);
-  return new SlotReader().text(ring, slot);
+  const data = decodeTurnError(payload, new DataView(payload.buffer, payload.byteOffset, payload.byteLength), 0, payload.length);
+  if (!data || data.code !== TURN_ERROR.HANDLER || typeof data.fields[0] !== 'string') {
+    throw new Error(`not a handler error payload: ${JSON.stringify(data)}`);
+  }
+  return data.fields[0];
 }
 
-/** The error reply payload the CPU backend writes for a handler that threw `message` (SlotWriter.writeText). */
+/** The error reply payload the CPU backend writes for a handler that threw `message` (SlotWriter.writeError). */
 export function cpuErrorPayload(message: string): Uint8Array {
   const slotSize = 1 << 16;
   const ring = Ring.format(new ArrayBuffer(ringBytes(2, slotSize)), 0, 2, slotSize);
   const slot = ring.slotsAt;
-  new SlotWriter().writeText(ring, slot, { method: 0, flags: SlotFlag.REPLY | SlotFlag.ERROR, corr: 1, keyLo: 0, keyHi: 0, sender: 0, grain: 0 }, message);
+  const h = { method: 0, flags: SlotFlag.REPLY | SlotFlag.ERROR, corr: 1, keyLo: 0, keyHi: 0, sender: 0, grain: 0 };
+  new SlotWriter().writeError(ring, slot, h, TURN_ERROR.HANDLER, [message]);
   const length = ring.dv.getUint32(slot + SLOT.length, true);
   return ring.u8.slice(slot + SLOT_HEADER_SIZE, slot + SLOT_HEADER_SIZE + length);
 }

@@ -69,7 +69,9 @@ export const ResidencyHostBlock = t.struct({
   loadTail: t.u32,
   /** The evict ring's consumer: rows the host has taken (a worker making room waits on it when the ring is full). */
   evictTail: t.u32,
-  _pad0: t.array(t.u32, LINE - 11),
+  /** Install: StateLoadError.failureId of the FAILED rows (0: none), sent back with the text (turn-error.ts). */
+  failureId: t.u32,
+  _pad0: t.array(t.u32, LINE - 12),
   /** Line 1, kernel-written (the control warp). The last request every worker finished (written last, release). */
   doneSeq: t.u32,
   /** Rows the finished deactivation staged (also the staging header's count). */
@@ -131,7 +133,8 @@ export const ResidencyGlobals = t.struct({
   before: t.f64,
   now: t.f64,
   errorLength: t.u32,
-  _pad0: t.array(t.u32, LINE - 9),
+  failureId: t.u32,
+  _pad0: t.array(t.u32, LINE - 10),
   /** Load-request ring reservations (atomicAdd by workers), and the host tail as a worker last read it. */
   loadReserve: t.u32,
   loadTailSeen: t.u32,

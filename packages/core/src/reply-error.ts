@@ -4,16 +4,14 @@ import type { Ring } from './ring.ts';
 import type { StateLoadError } from './store/errors.ts';
 import { TURN_ERROR, decodeTurnError, type TurnErrorValue } from './turn-error.ts';
 
-/** The load failures a reply may name: by the failure's id (a code), or by its text (the older form). */
+/** The load failures a reply may name, by StateLoadError.failureId. */
 export interface LoadFailures {
   byId(id: number): StateLoadError | undefined;
-  byText(text: string): StateLoadError | undefined;
 }
 
 /**
  * The typed error of a failed or refused turn's reply (SlotFlag.ERROR / REJECTED): built on the host from
- * its code and fields (turn-error.ts). A bare text (the CUDA kernels' form) is a handler error, a refusal,
- * or the text of a load failure.
+ * its code and fields (turn-error.ts), never from the message's text.
  */
 export function errorOfReply(ring: Ring, slot: number, flags: number, grain: string, method: string, loads: LoadFailures): RinggrainError {
   const refused = `${grain}.${method}${ring.dv.getUint32(slot + SLOT.corr, true) === 0 ? '' : ' refused the message'}`;
@@ -22,7 +20,6 @@ export function errorOfReply(ring: Ring, slot: number, flags: number, grain: str
   const data = decodeTurnError(ring.u8, ring.dv, start, start + length);
   const rejected = (flags & SlotFlag.REJECTED) !== 0;
   if (!data) return rejected ? new DecodeError(`${refused}: (unreadable reason)`) : new HandlerError(grain, method, `(unreadable error payload, type byte 0x${(ring.u8[start] ?? 0).toString(16)})`);
-  if ('text' in data) return rejected ? new DecodeError(`${refused}: ${data.text}`) : (loads.byText(data.text) ?? new HandlerError(grain, method, data.text));
   return build(data.code, data.fields, grain, method, refused, loads);
 }
 

@@ -4,9 +4,9 @@
  * keeps its class, code and hint across the turn boundary.
  *
  * Payload: msgpack [code: positive fixint, fields: array of str | float64], fields in the order TURN_ERROR
- * gives; 12 bytes carry a code with one number, so it fits the smallest slot (16 payload bytes). The
- * older form, a bare msgpack str holding the message, is still read (the CUDA kernels write it): the host
- * tells the two apart by the payload's first byte (0x92 is no str).
+ * gives; 12 bytes carry a code with one number, so it fits the smallest slot (16 payload bytes). Every
+ * backend writes this form (the CPU consumer with encodeTurnError, the CUDA kernels with runtime/reply.cuh
+ * rg_reply_text and rg_reply_code1, residency.cuh rg_res_reply_text); no message is matched as text.
  */
 export const TURN_ERROR = {
   /** The handler (or a hook, or a timer's handler) threw: [message]. */
@@ -21,8 +21,11 @@ export const TURN_ERROR = {
 
 export type TurnErrorValue = string | number;
 
-/** A reply's error payload as read: a code and its fields, or the older bare text. */
-export type TurnErrorData = { readonly code: number; readonly fields: readonly TurnErrorValue[] } | { readonly text: string };
+/** A reply's error payload as read: a code and its fields. */
+export interface TurnErrorData {
+  readonly code: number;
+  readonly fields: readonly TurnErrorValue[];
+}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -95,7 +98,7 @@ export function encodeTurnError(u8: Uint8Array, dv: DataView, start: number, roo
   return p - start;
 }
 
-/** Reads an error payload in [start, end): [code, fields], or the older bare str; undefined if neither. */
+/** Reads an error payload in [start, end): [code, fields]; undefined if it is not one. */
 export function decodeTurnError(u8: Uint8Array, dv: DataView, start: number, end: number): TurnErrorData | undefined {
   let p = start;
   const str = (): string | undefined => {
@@ -116,12 +119,7 @@ export function decodeTurnError(u8: Uint8Array, dv: DataView, start: number, end
     p += n;
     return s;
   };
-  if (start >= end) return undefined;
-  if (u8[start] !== 0x92) {
-    const text = str();
-    return text === undefined ? undefined : { text };
-  }
-  if (start + 3 > end) return undefined;
+  if (start + 3 > end || u8[start] !== 0x92) return undefined;
   const code = u8[start + 1] as number;
   const head = u8[start + 2] as number;
   if (code > 127 || (head & 0xf0) !== 0x90) return undefined;

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { DecodeError, Ring, SLOT, SLOT_HEADER_SIZE, SlotFlag, StateTableFullError, TURN_ERROR, decodeTurnError, encodeTurnError, ringBytes } from '../src/entries/internal.ts';
+import {
+  DecodeError,
+  HandlerError,
+  Ring,
+  SLOT,
+  SLOT_HEADER_SIZE,
+  SlotFlag,
+  StateLoadError,
+  StateTableFullError,
+  TURN_ERROR,
+  decodeTurnError,
+  encodeTurnError,
+  ringBytes,
+} from '../src/entries/internal.ts';
 import { errorOfReply } from '../src/reply-error.ts';
 
 function roundTrip(room: number, code: number, fields: Array<string | number>) {
@@ -25,10 +38,9 @@ describe('turn errors on the wire (code and fields)', () => {
     expect(typeof tiny.fields[1]).toBe('string');
   });
 
-  it('the older bare-text form (CUDA kernels) reads as text; garbage is undefined, never a throw', () => {
-    const u8 = new Uint8Array([0xa5, 0x68, 0x65, 0x6c, 0x6c, 0x6f]);
-    expect(decodeTurnError(u8, new DataView(u8.buffer), 0, 6)).toEqual({ text: 'hello' });
-    for (const bad of [[0xc1], [0x92], [0x92, 0x01], [0x92, 0x01, 0x91, 0xcb, 0, 0], [0x92, 0xff, 0x90]]) {
+  it('a bare msgpack str is no error payload (no backend writes one); garbage is undefined, never a throw', () => {
+    const hello = [0xa5, 0x68, 0x65, 0x6c, 0x6c, 0x6f];
+    for (const bad of [hello, [0xc1], [0x92], [0x92, 0x01], [0x92, 0x01, 0x91, 0xcb, 0, 0], [0x92, 0xff, 0x90]]) {
       const b = new Uint8Array(bad);
       expect(decodeTurnError(b, new DataView(b.buffer), 0, b.length)).toBeUndefined();
     }
@@ -44,16 +56,49 @@ describe('the host builds the typed error from a reply slot', () => {
     ring.u8.set(bytes, slot + SLOT_HEADER_SIZE);
     ring.dv.setUint32(slot + SLOT.length, bytes.length, true);
     ring.dv.setUint32(slot + SLOT.corr, 7, true);
-    const loads = { byId: () => undefined, byText: () => undefined };
+    const loads = { byId: () => undefined };
     const e = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
     expect(e).toBeInstanceOf(StateTableFullError);
     expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 4096 });
-    // The older text form still reads: a refusal is a DecodeError with the kernel's text.
-    const text = new TextEncoder().encode('bad method');
-    ring.u8.set([0xa0 | text.length, ...text], slot + SLOT_HEADER_SIZE);
-    ring.dv.setUint32(slot + SLOT.length, text.length + 1, true);
-    const d = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
-    expect(d).toBeInstanceOf(DecodeError);
-    expect(d.message).toContain('Account.deposit refused the message: bad method');
+  });
+
+  /** A reply slot holding `bytes` as its payload (corr 7: an ask's). */
+  function replySlot(bytes: readonly number[]) {
+    const ring = Ring.format(new SharedArrayBuffer(ringBytes(2, 128)), 0, 2, 128);
+    const slot = ring.slotAt(0);
+    ring.u8.set(bytes, slot + SLOT_HEADER_SIZE);
+    ring.dv.setUint32(slot + SLOT.length, bytes.length, true);
+    ring.dv.setUint32(slot + SLOT.corr, 7, true);
+    return { ring, slot };
+  }
+  const str = (s: string) => [0xa0 | s.length, ...new TextEncoder().encode(s)];
+  const f64 = (v: number) => [0xcb, ...new Uint8Array(new Float64Array([v]).buffer).reverse()];
+
+  it("the CUDA runtime's text errors (reply.cuh rg_reply_text: [code, [text]]) are typed by code", () => {
+    const loads = { byId: () => undefined };
+    const h = replySlot([0x92, TURN_ERROR.HANDLER, 0x91, ...str('index out of range')]);
+    const he = errorOfReply(h.ring, h.slot, SlotFlag.REPLY | SlotFlag.ERROR, 'Account', 'deposit', loads);
+    expect(he).toBeInstanceOf(HandlerError);
+    expect(he.message).toBe('Account.deposit failed: index out of range');
+    const d = replySlot([0x92, TURN_ERROR.DECODE, 0x91, ...str('bad method')]);
+    const de = errorOfReply(d.ring, d.slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
+    expect(de).toBeInstanceOf(DecodeError);
+    expect(de.message).toContain('Account.deposit refused the message: bad method');
+    // A bare str (the form before errors travelled as data) is not read as a message.
+    const old = replySlot(str('bad method'));
+    const oe = errorOfReply(old.ring, old.slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
+    expect(oe.message).toContain('(unreadable reason)');
+  });
+
+  it('a failed load (rg_res_reply_text: [STATE_LOAD, [failureId, text]]) is the host\'s StateLoadError', () => {
+    const failure = new StateLoadError('lmdb', 'Account', [5], new Error('disk on fire'));
+    const loads = { byId: (id: number) => (id === failure.failureId ? failure : undefined) };
+    const r = replySlot([0x92, TURN_ERROR.STATE_LOAD, 0x92, ...f64(failure.failureId), ...str('disk on fire')]);
+    expect(errorOfReply(r.ring, r.slot, SlotFlag.REPLY | SlotFlag.ERROR, 'Account', 'deposit', loads)).toBe(failure);
+    // An id the host no longer holds (or 0: the kernel stopped first): the text still says what failed.
+    const gone = replySlot([0x92, TURN_ERROR.STATE_LOAD, 0x92, ...f64(0), ...str('kernel stopped')]);
+    const ge = errorOfReply(gone.ring, gone.slot, SlotFlag.REPLY | SlotFlag.ERROR, 'Account', 'deposit', loads);
+    expect(ge).toBeInstanceOf(HandlerError);
+    expect(ge.message).toBe('Account.deposit failed: kernel stopped');
   });
 });

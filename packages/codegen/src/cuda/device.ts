@@ -58,7 +58,7 @@ export function constantsSection(): string {
     `#define RG_AT_KEYLO ${SLOT.keyLo}u`,
     `#define RG_AT_KEYHI ${SLOT.keyHi}u`,
     '/* Error replies as a code and fields (core turn-error.ts TURN_ERROR): the host builds the typed error. */',
-    `#define RG_TE_STATE_TABLE_FULL ${TURN_ERROR.STATE_TABLE_FULL}u`,
+    ...Object.entries(TURN_ERROR).map(([name, code]) => `#define RG_TE_${name} ${code}u`),
     '/* Turn errors (abi.ts TURN_ERRORS); RG_E_THROW: the text is in rg_turn.msg. */',
     ...Object.entries(TURN_ERRORS).map(([name, code]) => `#define RG_E_${name} ${code}`),
     '/* Profiling stamps (STAMPS below); runtime/ring.cuh makes RG_STAMP a no-op unless the including file defines it. */',

@@ -43,7 +43,10 @@
 #define RG_AT_KEYLO 20u
 #define RG_AT_KEYHI 24u
 /* Error replies as a code and fields (core turn-error.ts TURN_ERROR): the host builds the typed error. */
+#define RG_TE_HANDLER 1u
+#define RG_TE_DECODE 2u
 #define RG_TE_STATE_TABLE_FULL 3u
+#define RG_TE_STATE_LOAD 4u
 /* Turn errors (abi.ts TURN_ERRORS); RG_E_THROW: the text is in rg_turn.msg. */
 #define RG_E_TURN_BUDGET 2
 #define RG_E_INDEX_RANGE 3
@@ -558,7 +561,8 @@ struct rg_ResidencyGlobals {
   double before;
   double now;
   unsigned int errorLength;
-  unsigned int _pad0[23];
+  unsigned int failureId;
+  unsigned int _pad0[22];
   unsigned int loadReserve;
   unsigned int loadTailSeen;
   unsigned int installed;
@@ -604,7 +608,8 @@ RG_OFFSET_ASSERT(rg_ResidencyGlobals, mode, 12, "rg_ResidencyGlobals.mode: offse
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, before, 16, "rg_ResidencyGlobals.before: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, now, 24, "rg_ResidencyGlobals.now: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, errorLength, 32, "rg_ResidencyGlobals.errorLength: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad0, 36, "rg_ResidencyGlobals._pad0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, failureId, 36, "rg_ResidencyGlobals.failureId: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyGlobals, _pad0, 40, "rg_ResidencyGlobals._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadReserve, 128, "rg_ResidencyGlobals.loadReserve: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, loadTailSeen, 132, "rg_ResidencyGlobals.loadTailSeen: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyGlobals, installed, 136, "rg_ResidencyGlobals.installed: offset differs from layoutOf");
@@ -650,7 +655,8 @@ struct rg_ResidencyHostBlock {
   unsigned int errorLength;
   unsigned int loadTail;
   unsigned int evictTail;
-  unsigned int _pad0[21];
+  unsigned int failureId;
+  unsigned int _pad0[20];
   unsigned int doneSeq;
   unsigned int evicted;
   unsigned int installed;
@@ -668,7 +674,8 @@ RG_OFFSET_ASSERT(rg_ResidencyHostBlock, now, 24, "rg_ResidencyHostBlock.now: off
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, errorLength, 32, "rg_ResidencyHostBlock.errorLength: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, loadTail, 36, "rg_ResidencyHostBlock.loadTail: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, evictTail, 40, "rg_ResidencyHostBlock.evictTail: offset differs from layoutOf");
-RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad0, 44, "rg_ResidencyHostBlock._pad0: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, failureId, 44, "rg_ResidencyHostBlock.failureId: offset differs from layoutOf");
+RG_OFFSET_ASSERT(rg_ResidencyHostBlock, _pad0, 48, "rg_ResidencyHostBlock._pad0: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, doneSeq, 128, "rg_ResidencyHostBlock.doneSeq: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, evicted, 132, "rg_ResidencyHostBlock.evicted: offset differs from layoutOf");
 RG_OFFSET_ASSERT(rg_ResidencyHostBlock, installed, 136, "rg_ResidencyHostBlock.installed: offset differs from layoutOf");

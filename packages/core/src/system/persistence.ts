@@ -5,7 +5,6 @@ import type { RingKernel } from '../kernel.ts';
 import { WriteBehind, type FlushResult, type StorageErrorEvent } from '../persist/write-behind.ts';
 import { ReminderService } from '../reminders/service.ts';
 import type { LoadFailures } from '../reply-error.ts';
-import { TEXT_CUT_MARK } from '../slot.ts';
 import { StateLoadError } from '../store/errors.ts';
 import { stateTableSpec } from '../store/scan.ts';
 import { ReminderStorageError } from '../timers/errors.ts';
@@ -21,11 +20,11 @@ const LOAD_FAILURES = 64;
  */
 export class Persistence {
   /**
-   * Recent failed loads by message text: the kernel rejects an actor's waiting messages with the text of
-   * the StateLoadError the host gave it, and the host turns such a reply back into that typed error (the
-   * asker gets StateLoadError with its cause, not a HandlerError). Bounded: the newest LOAD_FAILURES.
+   * Recent failed loads by StateLoadError.failureId: the kernel rejects an actor's waiting messages with
+   * the failure's id (turn-error.ts STATE_LOAD), and the host turns such a reply back into that typed error
+   * (the asker gets StateLoadError with its cause, not a HandlerError). Bounded: the newest LOAD_FAILURES.
    */
-  private readonly loadFailures = new Map<string, StateLoadError>();
+  private readonly loadFailures = new Map<number, StateLoadError>();
 
   constructor(
     private readonly state: SystemState,
@@ -65,31 +64,13 @@ export class Persistence {
     };
   }
 
-  /** Failed loads a failed turn's reply names: by StateLoadError.failureId (CPU, inline) or by its text (CUDA). */
-  readonly loadLookups: LoadFailures = {
-    byId: (id) => {
-      for (const e of this.loadFailures.values()) if (e.failureId === id) return e;
-      return undefined;
-    },
-    byText: (text) => this.loadFailure(text),
-  };
-
-  /** The StateLoadError whose text a CUDA kernel sent back for a message that waited for a failed load. */
-  private loadFailure(text: string): StateLoadError | undefined {
-    if (this.loadFailures.size === 0) return undefined;
-    const exact = this.loadFailures.get(text);
-    if (exact || !text.endsWith(TEXT_CUT_MARK)) return exact;
-    // A long message was cut to fit the reply slot (slot.ts writeText): match what is left of it.
-    const head = text.slice(0, -TEXT_CUT_MARK.length);
-    let found: StateLoadError | undefined;
-    for (const [message, e] of this.loadFailures) if (message.startsWith(head)) found = e;
-    return found;
-  }
+  /** Failed loads a failed turn's reply names by StateLoadError.failureId (every backend sends the id). */
+  readonly loadLookups: LoadFailures = { byId: (id) => this.loadFailures.get(id) };
 
   private reportStorageError(e: StorageErrorEvent): void {
     if (e.error instanceof StateLoadError) {
-      this.loadFailures.delete(e.error.message);
-      this.loadFailures.set(e.error.message, e.error);
+      this.loadFailures.delete(e.error.failureId);
+      this.loadFailures.set(e.error.failureId, e.error);
       if (this.loadFailures.size > LOAD_FAILURES) this.loadFailures.delete(this.loadFailures.keys().next().value!);
     }
     const { events, config } = this.state;

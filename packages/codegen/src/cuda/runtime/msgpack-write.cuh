@@ -68,4 +68,8 @@ RG_HD static bool rg_wr_str(rg_wr* w, const char* s, unsigned int n) {
   return true;
 }
 RG_HD static inline unsigned int rg_strlen(const char* s) { unsigned int n = 0; while (s[n]) n++; return n; }
+/* A failed or refused turn's reply payload as data (core turn-error.ts): [code, [text]], the host builds the error. */
+RG_HD static bool rg_wr_turn_error(rg_wr* w, unsigned int code, const char* s, unsigned int n) {
+  return rg_wr_arrhdr(w, 2u) && rg_wr_int(w, (long long)code) && rg_wr_arrhdr(w, 1u) && rg_wr_str(w, s, n);
+}
 /* Per scalar kind (codegen kind-codecs.ts): rg_wr_<kind>, and rg_wr_a<kind> for numeric arrays. */

@@ -78,21 +78,27 @@ __device__ static void rg_reply_code1(rg_kernel* k, unsigned char* stage, unsign
   RG_REPLY_RELEASE(&h->seq, idx + 1u);
 }
 
-/* An error or rejection reply: a msgpack str. Staged in 'stage' (cap bytes) when given, else written in place. */
+/*
+ * An error or rejection reply as data (core turn-error.ts): [HANDLER, [text]] for a failed turn (RG_ERROR),
+ * [DECODE, [text]] for a refused message (RG_REJECTED); the text is cut to fit the slot. Staged in 'stage'
+ * (cap bytes) when given, else written in place.
+ */
 __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
   if (!stage) cap = k->slotSize;
+  const unsigned int code = (flags & RG_REJECTED) ? RG_TE_DECODE : RG_TE_HANDLER;
+  /* 3 bytes before the text (the array headers, the code) and its header of at most 3 */
   unsigned int n = rg_strlen(text);
-  if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
+  if (n > cap - RG_HDR - 6u) n = cap - RG_HDR - 6u;
   if (stage) {
     rg_wr w = {stage + RG_HDR, 0u, cap - RG_HDR};
-    rg_wr_str(&w, text, n);
+    rg_wr_turn_error(&w, code, text, n);
     rg_reply_out(k, stage, method, flags, corr, w.pos);
     return;
   }
   unsigned int idx;
   unsigned char* slot = rg_reply_claim(k, &idx);
   rg_wr w = {slot + RG_HDR, 0u, k->slotSize - RG_HDR};
-  rg_wr_str(&w, text, n);
+  rg_wr_turn_error(&w, code, text, n);
   rg_SlotHeader* h = (rg_SlotHeader*)slot;
   rg_reply_header(h, method, flags, corr, w.pos);
   RG_REPLY_RELEASE(&h->seq, idx + 1u);

@@ -61,6 +61,7 @@ __device__ static void rg_res_control(rg_kernel* k) {
   r->rows = rg_ld_vol(&h->rows);
   r->mode = rg_ld_vol(&h->mode);
   r->errorLength = rg_ld_vol(&h->errorLength);
+  r->failureId = rg_ld_vol(&h->failureId);
   r->before = rg_res_ld_f64(&h->before);
   r->now = rg_res_ld_f64(&h->now);
   r->installed = 0u;
@@ -173,7 +174,7 @@ __device__ static void RG_G(res_evict)(rg_kernel* k, unsigned int* ctr, rg_DirEn
  * in directory order. Lane 0 alone (the other lanes help the hooks through `co`): a deactivation walks
  * the whole directory once per worker; entries of other partitions are passed on one load.
  */
-__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap);
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, unsigned int failure, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap);
 #define RG_RES_STOPPED_TEXT "the kernel stopped before the actor's state was loaded"
 __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* ctr, unsigned int part, double before, double now, unsigned char* stage, unsigned int cap, rg_coop* co) {
   const unsigned int ready = RG_DIR_READY | ((part + 1u) << RG_DIR_OWNER_SHIFT);
@@ -184,7 +185,7 @@ __device__ static unsigned int RG_G(res_deactivate)(rg_kernel* k, unsigned int* 
     rg_DirEntry* e = &k->directory[i];
     const unsigned int s = rg_ld_vol(&e->state);
     if (all && s == (ready | RG_DIR_LOADING)) {
-      RG_G(res_drop)(k, ctr, e, RG_RES_STOPPED_TEXT, (unsigned int)sizeof(RG_RES_STOPPED_TEXT) - 1u, stage, cap);
+      RG_G(res_drop)(k, ctr, e, 0u, RG_RES_STOPPED_TEXT, (unsigned int)sizeof(RG_RES_STOPPED_TEXT) - 1u, stage, cap);
       continue;
     }
     if (s != ready) continue;
@@ -432,20 +433,31 @@ __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, lo
   return RG_G(res_park)(k, e->slot, slot) ? RG_RES_PARKED : RG_RES_POOL_FULL;
 }
 
-/* The actor of a LOADING entry leaves without having run: its parked messages fail with `text`, the entry dies, the slot is freed. */
 /*
- * A rejection reply of tn bytes of text read through L2 (__ldcg): the install board's failure text, which
- * the host rewrites between installs (an L1 line of an earlier install's text must not be read), or a
- * literal. Written from the source, with no copy on the stack: a 1 KiB text buffer in res_install raised
- * every unit's stack frame from 256 to 1,312 bytes a thread (VectorAdd, nvcc sm_90), classes without storage too.
+ * The actor of a LOADING entry leaves without having run: its parked messages fail with the load failure
+ * (`failure`: StateLoadError.failureId, 0 when the kernel stopped), the entry dies, the slot is freed.
+ */
+/*
+ * A failed load's reply as data (core turn-error.ts): [STATE_LOAD, [failure, text]], from which the host
+ * finds its StateLoadError by failureId; the text (tn bytes read through L2, __ldcg) says what failed when
+ * the host no longer holds it. The text is the install board's, which the host rewrites between installs
+ * (an L1 line of an earlier install's text must not be read), or a literal. Written from the source, with
+ * no copy on the stack: a 1 KiB text buffer in res_install raised every unit's stack frame from 256 to
+ * 1,312 bytes a thread (VectorAdd, nvcc sm_90), classes without storage too.
  */
 #ifndef RG_RESIDENCY_HOST_TEST /* the g++ harness records replies with a stand-in */
-__device__ static void rg_res_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int corr, const char* text, unsigned int n) {
+__device__ static void rg_res_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int corr, unsigned int failure, const char* text, unsigned int n) {
   if (!stage) cap = k->slotSize;
-  if (n > cap - RG_HDR - 5u) n = cap - RG_HDR - 5u;
+  /* 12 bytes before the text (the code, the number) and its header of at most 3 */
+  const unsigned int room = cap - RG_HDR;
+  if (n + 15u > room) n = room > 15u ? room - 15u : 0u;
   unsigned int idx = 0u, at = 0u;
   unsigned char* out = stage ? stage : rg_reply_claim(k, &idx);
-  rg_wr w = {out + RG_HDR, 0u, cap - RG_HDR};
+  rg_wr w = {out + RG_HDR, 0u, room};
+  rg_wr_arrhdr(&w, 2u);
+  rg_wr_int(&w, (long long)RG_TE_STATE_LOAD);
+  rg_wr_arrhdr(&w, 2u);
+  rg_wr_float64(&w, (double)failure);
   if (n < 32u) rg_wr_byte(&w, 0xa0u | n);
   else if (n < 0x100u) { rg_need(&w, 2u, &at); rg_put(&w, at, 0xd9u); rg_put(&w, at + 1u, n); }
   else { rg_need(&w, 3u, &at); rg_put(&w, at, 0xdau); rg_put_be16(&w, at + 1u, n); }
@@ -461,7 +473,7 @@ __device__ static void rg_res_reply_text(rg_kernel* k, unsigned char* stage, uns
 }
 #endif
 
-__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap) {
+__device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, rg_DirEntry* e, unsigned int failure, const char* text, unsigned int tn, unsigned char* stage, unsigned int cap) {
   const unsigned int slot = e->slot;
   rg_StateMeta* m = rg_meta_of(k->states, k->maxActors) + slot;
   unsigned int* q = rg_res_park(k->res, slot);
@@ -470,7 +482,7 @@ __device__ static unsigned int RG_G(res_drop)(rg_kernel* k, unsigned int* ctr, r
     const unsigned char* msg = rg_res_node(k, ref) + RG_OV_NODE_HDR;
     const rg_SlotHeader* h = (const rg_SlotHeader*)msg;
     ctr[RG_C_REJECTED]++;
-    rg_res_reply_text(k, stage, cap, h->method, h->corr, text, tn);
+    rg_res_reply_text(k, stage, cap, h->method, h->corr, failure, text, tn);
     const unsigned int next = ((const rg_OverflowNode*)rg_res_node(k, ref))->link;
     rg_ov_free(k->overflow, k->partitions, RG_OV_NODE_HDR + k->slotSize, ref);
     atomicSub(&((rg_OverflowHeader*)k->overflow)->inUse, 1u);
@@ -591,7 +603,7 @@ __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int
     }
     if (!e || !loading) continue;
     if (kind == RG_RES_ROW_FAILED) {
-      RG_G(res_drop)(k, ctr, e, text, tn, stage, cap);
+      RG_G(res_drop)(k, ctr, e, r->failureId, text, tn, stage, cap);
       continue;
     }
     RG_G(state)* st = (RG_G(state)*)(k->states + (unsigned long long)e->slot * sizeof(RG_G(state)));
