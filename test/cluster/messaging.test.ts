@@ -68,6 +68,9 @@ describe.skipIf(natsSkip !== undefined)(`cluster messaging${natsSkip ? ` (skippe
     expect(e).toBeInstanceOf(HandlerError);
     expect((e as HandlerError).code).toBe('HANDLER');
     expect((e as Error).message).toContain('no such account 17');
+    // Built from the reply's fields (wire.ts errorShape: grain, method, detail), not by cutting the message.
+    expect((e as HandlerError).detail).toBe('no such account 17');
+    expect((e as HandlerError).message).toBe(new HandlerError('Counter', 'fail', 'no such account 17').message);
     const g = await client.grain(Counter, 7).get({});
     expect(g.last).toBeInstanceOf(Int32Array);
     const before = client.cluster!.metrics()['asksOut'];

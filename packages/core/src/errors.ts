@@ -165,10 +165,13 @@ export class SystemOptionsError extends RinggrainError {
 export class HandlerError extends RinggrainError {
   readonly grain: string;
   readonly method: string;
+  /** The handler's own message (what it threw), without the `Grain.method failed: ` this error's message adds. */
+  readonly detail: string;
   constructor(grain: string, method: string, message: string) {
     super('HANDLER', `${grain}.${method} failed: ${message}`);
     this.grain = grain;
     this.method = method;
+    this.detail = message;
   }
 }
 

@@ -32,20 +32,33 @@ export function checkEntry(e: unknown): string | undefined {
   }
 }
 
-/** An error as it travels in a reply (a handler's failure keeps its grain and method). */
-export function errorShape(e: unknown): { name: string; code: string; message: string; grain?: string; method?: string } {
-  if (e instanceof HandlerError) return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method };
+/** An error as it travels in a reply (a handler's failure keeps its grain, method and own message). */
+export interface ErrorShape {
+  name: string;
+  code: string;
+  message: string;
+  grain?: string;
+  method?: string;
+  detail?: string;
+}
+
+/** The shape of an error, to send in a reply. */
+export function errorShape(e: unknown): ErrorShape {
+  if (e instanceof HandlerError) {
+    return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method, detail: e.detail };
+  }
   if (e instanceof Error) return { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
   return { name: 'Error', code: 'ERROR', message: String(e) };
 }
 
 /** A reply's error back as a typed error: a handler's failure as HandlerError, anything else as RemoteGrainError with its code. */
 export function remoteError(from: string, v: unknown): Error {
-  const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown; grain?: unknown; method?: unknown };
+  const e = (v ?? {}) as { readonly [F in keyof ErrorShape]?: unknown };
   const message = String(e.message ?? 'remote error');
-  if (e.code === 'HANDLER' && typeof e.grain === 'string' && typeof e.method === 'string') {
-    const prefix = `${e.grain}.${e.method} failed: `;
-    return new HandlerError(e.grain, e.method, message.startsWith(prefix) ? message.slice(prefix.length) : message);
+  // Built from its fields, not by reading the message: `detail` is the handler's own text.
+  const { grain, method, detail } = e;
+  if (e.code === 'HANDLER' && typeof grain === 'string' && typeof method === 'string' && typeof detail === 'string') {
+    return new HandlerError(grain, method, detail);
   }
   return new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), message);
 }
