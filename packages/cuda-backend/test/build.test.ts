@@ -41,17 +41,22 @@ describe('ringgrain build: refusals', () => {
     const arch = await run([BANK, '--arch', 'compute_90']);
     expect(arch.code).toBe(2);
     expect(arch.err).toContain('--arch compute_90 is not a GPU architecture like sm_90');
+    const threads = await run([BANK, '--threads', 'many']);
+    expect(threads.code).toBe(2);
+    expect(threads.err).toContain('--threads many is not a whole number ≥ 0');
   });
 });
 
 describe(`ringgrain build: compiling (${nvrtc ? `NVRTC ${nvrtc}` : 'no NVRTC here'})`, () => {
-  it.skipIf(nvrtc !== undefined)('without NVRTC it says CUDA is not available and exits 1', async () => {
+  const noNvrtc = nvrtc ? ' (skipped: NVRTC is here)' : '';
+  it.skipIf(nvrtc !== undefined)(`without NVRTC it says CUDA is not available and exits 1${noNvrtc}`, async () => {
     const r = await run([BANK, '--cache', cacheDir]);
     expect(r.code).toBe(1);
     expect(r.err).toContain('NVRTC');
   });
 
-  it.skipIf(nvrtc === undefined)('compiles the class into the cache; the next build finds it there', async () => {
+  const needs = nvrtc ? '' : ' (skipped: no NVRTC found; RINGGRAIN_NVRTC names one)';
+  it.skipIf(nvrtc === undefined)(`compiles the class into the cache; the next build finds it there${needs}`, async () => {
     const first = await buildKernels({ grains: [Account.grain], archs: ['sm_90'], cacheDir });
     expect(first.map((b) => [b.grain, b.arch, b.cached])).toEqual([['Account', 'sm_90', false]]);
     const again = await run([BANK, '--cache', cacheDir]);
