@@ -183,7 +183,10 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     }
     this.sweeper.start();
     this.installSignalHandlers();
-    if (this.config.cluster) state.router = await joinSystemCluster(state, this.config.cluster, resolved, this.sender, this.persistence, ownership);
+    if (this.config.cluster) {
+      const local = { idle: (o: { timeoutMs: number }) => this.localIdle(o), metrics: () => this.metrics() };
+      state.router = await joinSystemCluster(state, this.config.cluster, resolved, this.sender, this.persistence, ownership, local);
+    }
   }
 
   /** The kernel hosting a grain class (lifecycle control, counters). */
@@ -357,6 +360,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * the first 20 ms (a GPU step often settles within a millisecond), then every millisecond.
    */
   idle(opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
+    // A cluster client hosts no kernel: what it sent was processed when the cluster is idle (cluster/control.ts).
+    if (this.state.router && this.state.regs.length === 0) return this.state.router.idle(opts);
+    return this.localIdle(opts);
+  }
+
+  /** idle() of this system's own kernels (a silo answers a client's idle() with it). */
+  private localIdle(opts: { timeoutMs?: number; holdMs?: number }): Promise<void> {
     return waitIdle(this.state, () => this.pump.drainReplies(), opts);
   }
 

@@ -1,4 +1,4 @@
-import { RinggrainError } from '../errors.ts';
+import { ReplyTargetError, RinggrainError } from '../errors.ts';
 import type { Schema } from '../schema/types.ts';
 import { decodeValue } from './codec.ts';
 import type { RouterCounts } from './counts.ts';
@@ -17,6 +17,8 @@ export interface RemoteAsk {
   into: Readonly<Record<string, unknown>> | undefined;
   /** The reply's schema (replies travel as its bytes). */
   reply: Schema | undefined;
+  /** A control question (control.ts): its answer is taken as it came. */
+  raw?: boolean;
 }
 
 /** The asks waiting for replies from other silos: settled by a reply, a silo's death, their deadline, or close. */
@@ -54,15 +56,17 @@ export class PendingAsks {
       return;
     }
     this.pending.delete(corr);
-    if (ok) {
+    if (ok && p.raw) p.resolve(v);
+    else if (ok) {
       let value: unknown;
       try {
         value = p.reply ? decodeValue(p.reply, v, p.grain, `${p.method} reply`) : undefined;
+        if (p.into) value = copyInto(value, p.into);
       } catch (e) {
         p.reject(e as Error);
         return;
       }
-      p.resolve(p.into ? copyInto(value, p.into) : value);
+      p.resolve(value);
     } else if (v instanceof Error) p.reject(v);
     else p.reject(remoteError(from, v));
   }
@@ -92,14 +96,18 @@ export class PendingAsks {
   }
 }
 
-/** An ask with `into`: the reply's numeric arrays land in the caller's own (or views of their first n elements). */
+/**
+ * An ask with `into`: the reply's numeric arrays land in the caller's own (or views of their first n
+ * elements); one too short fails the reply with ReplyTargetError, as a local reply does (msgpack-decode.ts).
+ */
 function copyInto(v: unknown, into: Readonly<Record<string, unknown>>): unknown {
   if (v === null || typeof v !== 'object') return v;
   const out = v as Record<string, unknown>;
   for (const [f, arr] of Object.entries(into)) {
     const src = out[f] as ArrayLike<number> | undefined;
     const dst = arr as { set(a: ArrayLike<number>): void; subarray(a: number, b: number): unknown; length: number } | undefined;
-    if (!dst || !src || src.length > dst.length) continue;
+    if (!dst || !src) continue;
+    if (src.length > dst.length) throw new ReplyTargetError(f, `the reply's ${f} has ${src.length} elements, into.${f} holds ${dst.length}`);
     dst.set(src);
     out[f] = src.length === dst.length ? dst : dst.subarray(0, src.length);
   }

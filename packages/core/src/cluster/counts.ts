@@ -5,7 +5,9 @@ export function routerCounts() {
     tellsOut: 0,
     /** Tells the silos they went to confirmed (acks): with lostTells and unconfirmedTells, every tellsOut (and forward) is accounted for. */
     tellsConfirmed: 0,
+    /** Message entries received and sent to other members (forwards included): control.ts balances them. */
     messagesIn: 0,
+    messagesOut: 0,
     forwarded: 0,
     parked: 0,
     lostTells: 0,

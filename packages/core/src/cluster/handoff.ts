@@ -83,6 +83,13 @@ export class HandOffs {
     return w !== undefined && w.has(partitionOf(key, this.conn.table(grain)!.owners.length));
   }
 
+  /** Entries held here now. */
+  get heldCount(): number {
+    let n = 0;
+    for (const h of this.held.values()) n += h.length;
+    return n;
+  }
+
   /** Holds an entry for an awaited partition until it is served. */
   hold(entry: MessageEntry): void {
     let h = this.held.get(entry[1]);

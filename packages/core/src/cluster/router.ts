@@ -1,11 +1,13 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
 import type { GrainDef, MethodDef } from '../grain.ts';
+import type { ClassMetrics } from '../system/events.ts';
 import { RinggrainError } from '../errors.ts';
 import { decodeValue, encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
 import { PendingAsks } from './asks.ts';
 import { routerCounts } from './counts.ts';
+import { ClusterControl, type ControlHost } from './control.ts';
 import { HandOffs, type HandOffHost } from './handoff.ts';
 import { ParkingLot } from './parking.ts';
 import { TellLedger } from './tells.ts';
@@ -16,7 +18,7 @@ import { MalformedEntryError, NoSiloError, SiloEvictedError } from './errors.ts'
 export type { FencedWrites } from './handoff.ts';
 
 /** What the router needs of the system (system.ts builds it). `R` is the system's Route. */
-export interface RouterHost<R> extends HandOffHost {
+export interface RouterHost<R> extends HandOffHost, ControlHost {
   readonly logger: Logger;
   readonly askTimeoutMs: number;
   /** The route (and method) of a class this silo hosts (undefined: not hosted here). */
@@ -60,6 +62,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly tells = new TellLedger();
   private readonly parking = new ParkingLot();
   private readonly handoffs: HandOffs;
+  private readonly control: ClusterControl;
   private readonly liveIds = new Set<string>();
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
@@ -83,6 +86,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       get closed() {
         return router.closed;
       },
+    });
+    this.control = new ClusterControl(host, conn, this.asks, this.counts, {
+      reply: (to, corr, ok, v) => this.reply(to, corr, ok, v),
+      waiting: () => this.parking.size + this.handoffs.heldCount,
     });
     for (const s of conn.live()) this.liveIds.add(s.id);
     conn.on('join', (s) => {
@@ -184,6 +191,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     if (entry[5] === 0) this.tells.sentTo(owner);
     else if (entry[6] === this.self) this.asks.sentTo(entry[5], owner);
+    this.counts.messagesOut++;
     this.conn.send(owner, entry);
   }
 
@@ -268,6 +276,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
         case EntryKind.HandOff:
           this.handoffs.onHandOff(from, entry[1], entry[2]);
           break;
+        case EntryKind.Control:
+          this.control.serve(from, entry[1], entry[2], entry[3]);
+          break;
       }
     }
     if (tells > 0) this.conn.send(from, [EntryKind.Ack, this.tells.received(from, tells)]);
@@ -333,6 +344,21 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       this.counts.lostTells += lost;
       this.emit('tellsLost', { silo: '', count: lost, reason: `no live silo owned their partition within ${this.parkMs} ms` });
     }
+  }
+
+  /** Every silo's `system.metrics()`, by silo id (a client reads the cluster's counters so). */
+  siloMetrics(timeoutMs?: number): Promise<Record<string, Record<string, ClassMetrics>>> {
+    return this.control.siloMetrics(timeoutMs);
+  }
+
+  /** The classes' figures summed over the silos (as `system.metrics()` of one process holding them all). */
+  classMetrics(timeoutMs?: number): Promise<Record<string, ClassMetrics>> {
+    return this.control.classMetrics(timeoutMs);
+  }
+
+  /** Resolves when everything sent into the cluster was processed (control.ts says how); a client's system.idle(). */
+  idle(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return this.control.idle(opts);
   }
 
   /** Router and engine figures. */

@@ -39,12 +39,15 @@ export const EntryKind = {
   Ack: 2,
   /** [3, grain, table version]: the sender lost partitions of `grain` to the receiver and wrote their states. */
   HandOff: 3,
+  /** [4, corr, op, arg]: a question about the receiver's system (control.ts: metrics, idle), answered by a Reply. */
+  Control: 4,
 } as const;
 export type MessageEntry = [0, string, string, number | string, unknown, number, string, number];
 export type ReplyEntry = [1, number, 0 | 1, unknown];
 export type AckEntry = [2, number];
 export type HandOffEntry = [3, string, number];
-export type Entry = MessageEntry | ReplyEntry | AckEntry | HandOffEntry;
+export type ControlEntry = [4, number, string, unknown];
+export type Entry = MessageEntry | ReplyEntry | AckEntry | HandOffEntry | ControlEntry;
 
 export interface ClusterConnectionEvents {
   /** A silo (or client) appeared in the membership table. */

@@ -27,6 +27,9 @@ export function checkEntry(e: unknown): string | undefined {
     case EntryKind.HandOff:
       if (e.length !== 3 || typeof e[1] !== 'string' || !Number.isSafeInteger(e[2])) return 'a handoff is [3, grain, version]';
       return undefined;
+    case EntryKind.Control:
+      if (e.length !== 4 || !Number.isInteger(e[1]) || e[1] <= 0 || typeof e[2] !== 'string') return 'a control entry is [4, corr, op, arg]';
+      return undefined;
     default:
       return `unknown entry kind ${JSON.stringify(e[0])}`;
   }

@@ -10,6 +10,7 @@ import type { Cluster } from '../cluster/types.ts';
 import type { Persistence } from './persistence.ts';
 import type { Sender } from './send.ts';
 import type { Registration, Route, SystemState } from './state.ts';
+import type { ClassMetrics } from './events.ts';
 
 /** Placement names a backend the system was not given: the first fix is to pass one, not a driver. */
 const BACKEND_CLASSES: Record<string, readonly [string, string]> = {
@@ -131,7 +132,7 @@ export async function launchKernels(regs: readonly Registration[]): Promise<void
 }
 
 /** Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through persistence. */
-export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined): Promise<ClusterRouter<Route>> {
+export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics> }): Promise<ClusterRouter<Route>> {
   const { logger, askTimeoutMs } = state.config;
   const regs = state.regs;
   for (const reg of regs) {
@@ -151,6 +152,8 @@ export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved
     handOff: (grain: string) => persistence.handOff(grain),
     ownership: (grain: string) => ownership?.get(grain),
     fenced: (grain: string) => regs.find((r) => r.def.name === grain)?.writeBehind,
+    localIdle: local.idle,
+    localMetrics: local.metrics,
   };
   return joinCluster(cluster, host, grains, logger);
 }
