@@ -6,7 +6,7 @@ import { HandlerError } from '@ringgrain/core';
 import { waitUntil } from '@ringgrain/core/internal';
 import { expect } from 'vitest';
 import { Pulse, Ticker } from '../fixtures/timers.ts';
-import type { ConformanceCase } from './cases.ts';
+import type { ConformanceCase } from './cases/helpers.ts';
 
 const KEYS = Array.from({ length: 10 }, (_, i) => i);
 
