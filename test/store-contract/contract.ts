@@ -9,6 +9,7 @@ import {
   StateBatchError,
   StateDecodeError,
   StateFencedError,
+  StateScanError,
   StateStoreClosedError,
   StateStoreUnavailableError,
   scanPages,
@@ -220,6 +221,12 @@ export function storeContract(fx: StoreFixture): void {
       expect(tail).toMatchObject({ keys: [1248, 1249], next: undefined });
       const mid = await t.scan({ after: -1251, limit: 2 });
       expect(mid).toMatchObject({ keys: [-1250, -1249], next: -1249 });
+      // A page size that is not an integer ≥ 1 is a typed error naming the table, at the call.
+      for (const limit of [0, -1, 1.5, Number.NaN]) {
+        const e = await t.scan({ limit }).catch((x: unknown) => x);
+        expect(e, String(limit)).toBeInstanceOf(StateScanError);
+        expect(e).toMatchObject({ code: 'STATE_SCAN', grain: t.spec.name });
+      }
     });
 
     it('keys at the edges: ±(2^53 − 1), around 0 and 64, all found and scanned in numeric order', async () => {

@@ -5,6 +5,7 @@ import {
   StateVersionConflictError,
   checkDelete,
   checkKeys,
+  checkScanLimit,
   checkPut,
   keyOrder,
   stateAt,
@@ -204,8 +205,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   async scan(opts: ScanOptions<K>): Promise<StatePage<K>> {
     this.owner.root('scan');
     this.fresh();
-    const limit = opts.limit;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
+    const limit = checkScanLimit(KIND, this.spec, opts.limit);
     if (opts.after !== undefined) checkKeys(KIND, this.spec, [opts.after]);
     const range = this.db.getRange({
       versions: true,

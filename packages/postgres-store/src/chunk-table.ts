@@ -8,6 +8,7 @@ import {
   StateVersionConflictError,
   checkDelete,
   checkKeys,
+  checkScanLimit,
   checkPut,
   chunkOf,
   forEachChunk,
@@ -259,8 +260,7 @@ export class ChunkTable implements StateTable<number> {
 
   async scan(opts: ScanOptions<number>): Promise<StatePage<number>> {
     this.owner.check('scan');
-    const limit = opts.limit;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
+    const limit = checkScanLimit(KIND, this.spec, opts.limit);
     const after = opts.after;
     if (after !== undefined) checkKeys(KIND, this.spec, [after]);
     const keys: number[] = [];

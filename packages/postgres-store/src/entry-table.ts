@@ -7,6 +7,7 @@ import {
   StateVersionConflictError,
   checkDelete,
   checkKeys,
+  checkScanLimit,
   checkPut,
   StateBatchError,
   keyOrder,
@@ -212,8 +213,7 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
 
   async scan(opts: ScanOptions<K>): Promise<StatePage<K>> {
     this.owner.check('scan');
-    const limit = opts.limit;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`scan: limit must be an integer ≥ 1, got ${limit}`);
+    const limit = checkScanLimit(KIND, this.spec, opts.limit);
     let where = '';
     if (opts.after !== undefined) {
       textKeys(this.spec, [opts.after], checkKeys(KIND, this.spec, [opts.after]));

@@ -2,7 +2,7 @@
  * Batch checks and row helpers shared by every store, so that each store accepts and refuses exactly the
  * same batches: keys, versions and states are checked column by column before anything is written.
  */
-import { StateBatchError } from './errors.ts';
+import { StateBatchError, StateScanError } from './errors.ts';
 import { showValue } from '../errors.ts';
 import type { DeleteBatch, FixedStates, KeyColumn, PackedStates, PutBatch, StateKey, StateRows, StateTableSpec } from './types.ts';
 
@@ -21,6 +21,14 @@ function utf8Length(s: string): number {
     } else n += 3;
   }
   return n;
+}
+
+/** Checks a scan's page size: an integer ≥ 1 (StateScanError otherwise). */
+export function checkScanLimit(store: string, spec: StateTableSpec, limit: unknown): number {
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
+    throw new StateScanError(store, spec.name, `limit must be an integer ≥ 1, got ${showValue(limit)}`);
+  }
+  return limit;
 }
 
 /** Checks a key column against the table's key kind; returns its length. */

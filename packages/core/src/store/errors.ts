@@ -127,6 +127,17 @@ export class StateBatchError extends StateStoreError {
   }
 }
 
+/** A scan of a table got a bad argument (a limit that is not an integer ≥ 1); nothing was read. */
+export class StateScanError extends StateStoreError {
+  readonly grain: string;
+  constructor(store: string, grain: string, detail: string) {
+    super('STATE_SCAN', store, `grain "${grain}": scan: ${detail}`, {
+      hint: 'pass { limit } as an integer ≥ 1 (the rows of one page), and `after` as the last key of the page before',
+    });
+    this.grain = grain;
+  }
+}
+
 /**
  * An actor's stored state could not be loaded before its first turn (the store failed or the row does
  * not decode): the messages that waited for it were rejected with this error's message; the next message
