@@ -397,7 +397,7 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
   const unsigned long long hsh = (u ^ (u >> 33)) * 0xFF51AFD7ED558CCDULL;
   const unsigned int mask = k->dirCapacity - 1u;
   const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & mask;
-  const unsigned int reach = rg_res_reach(k);
+  unsigned int reach = ~0u; /* read at the first entry passed: a key found at its home costs no load of it */
   unsigned int i = home;
   for (unsigned int probe = 0; probe < k->dirCapacity; probe++, i = (i + 1u) & mask) {
     rg_DirEntry* e = &k->directory[i];
@@ -406,7 +406,9 @@ __device__ static rg_DirEntry* RG_G(res_lookup)(rg_kernel* k, unsigned int* ctr,
       *loading = s != ready;
       return e;
     }
-    if (s == RG_DIR_EMPTY || probe >= reach) break; /* the key is absent (rg_res_reach) */
+    if (s == RG_DIR_EMPTY) break;
+    if (reach == ~0u) reach = rg_res_reach(k);
+    if (probe >= reach) break; /* the key is absent (rg_res_reach) */
   }
   /* absent: a LOADING entry, taken from the key's home as every insert does (found again below) */
   const unsigned int acts = ctr[RG_C_ACTIVATIONS];
@@ -575,7 +577,7 @@ __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int
     const unsigned int home = (unsigned int)(hsh ^ (hsh >> 29)) & (k->dirCapacity - 1u);
     {
       /* a lookup that inserts nothing: the entry of ours for this key, READY or LOADING (as far as rg_res_reach) */
-      const unsigned int reach = rg_res_reach(k);
+      unsigned int reach = ~0u; /* read at the first entry passed, as in res_lookup */
       unsigned int j = home;
       for (unsigned int probe = 0; probe < k->dirCapacity; probe++, j = (j + 1u) & (k->dirCapacity - 1u)) {
         rg_DirEntry* f = &k->directory[j];
@@ -585,7 +587,9 @@ __device__ static __noinline__ void RG_G(res_install)(rg_kernel* k, unsigned int
           loading = s != ready;
           break;
         }
-        if (s == RG_DIR_EMPTY || probe >= reach) break;
+        if (s == RG_DIR_EMPTY) break;
+        if (reach == ~0u) reach = rg_res_reach(k);
+        if (probe >= reach) break;
       }
     }
     if (mode == RG_RES_MODE_PRELOAD) {
