@@ -8,7 +8,7 @@
  *     same asks made inside the silo's process (its own share: CPU kernel turn and reply);
  *   - cross-silo tells/s: --tells tells from the client over 1,000 keys, timed until an ask behind them on
  *     every key returned (FIFO per sender → actor), beside --tells raw publishes counted by a subscriber
- *     in the silo's process;
+ *     in the silo's process; and the same tells as one tellMany from columns;
  *   - K2K between the two silos: --tells ctx.send tells from handlers to 1,000 BenchRelay keys spread over
  *     both silos (about half cross silos: from the worker to the host, then NATS), all K2K/s and the
  *     cross-silo ones/s, timed until both kernels' counters show every one processed.
@@ -118,6 +118,15 @@ async function tellsPerS(): Promise<number> {
   await Promise.all(refs.map((r) => r.get({})));
   return TELLS / ((performance.now() - t0) / 1000);
 }
+/** The same tells as one tellMany from columns (in a cluster: each row routed on its own). */
+const manyKeys = Int32Array.from({ length: TELLS }, (_, i) => i % KEYS);
+const manyN = new Float64Array(TELLS).fill(1);
+async function tellManyPerS(): Promise<number> {
+  const t0 = performance.now();
+  client.tellMany(BenchCounter, 'bump', { key: manyKeys, n: manyN });
+  await Promise.all(refs.map((r) => r.get({})));
+  return TELLS / ((performance.now() - t0) / 1000);
+}
 async function rawPublishPerS(): Promise<number> {
   await nc.request(`rgbench.${name}.count`, '0');
   const t0 = performance.now();
@@ -164,12 +173,14 @@ await askP50();
 await rawP50();
 await localP50();
 await tellsPerS();
+await tellManyPerS();
 await rawPublishPerS();
 await k2kPerS();
 const askUs: number[] = [];
 const localUs: number[] = [];
 const rawUs: number[] = [];
 const tellRate: number[] = [];
+const manyRate: number[] = [];
 const pubRate: number[] = [];
 const k2kRate: number[] = [];
 const k2kCross: number[] = [];
@@ -178,12 +189,13 @@ for (let t = 0; t < TRIALS; t++) {
   rawUs.push(await rawP50());
   localUs.push(await localP50());
   tellRate.push(await tellsPerS());
+  manyRate.push(await tellManyPerS());
   pubRate.push(await rawPublishPerS());
   const k = await k2kPerS();
   k2kRate.push(k.all);
   k2kCross.push(k.cross);
   log(
-    `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s); K2K ${(k2kRate[t]! / 1e6).toFixed(3)} M/s, of which cross-silo ${(k2kCross[t]! / 1e6).toFixed(3)} M/s`,
+    `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s, tellMany ${(manyRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s); K2K ${(k2kRate[t]! / 1e6).toFixed(3)} M/s, of which cross-silo ${(k2kCross[t]! / 1e6).toFixed(3)} M/s`,
   );
 }
 const m = client.cluster!.metrics();
@@ -205,6 +217,8 @@ const result = {
   tellsPerS: trials(tellRate),
   rawPublishPerS: trials(pubRate),
   tellsOverRawPublish: median(tellRate) / median(pubRate),
+  tellManyPerS: trials(manyRate),
+  tellManyOverRawPublish: median(manyRate) / median(pubRate),
   k2kPerS: trials(k2kRate),
   k2kCrossSiloPerS: trials(k2kCross),
   k2kCrossSiloOverRawPublish: median(k2kCross) / median(pubRate),
