@@ -14,6 +14,7 @@ import type { Backend } from '@ringgrain/core/types';
 import { CHUNK, StateDecodeError, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
 import { waitUntil } from '@ringgrain/core/internal';
 import { CpuBackend } from '@ringgrain/cpu-backend';
+import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,14 +35,25 @@ async function damage(dir: string, key: number): Promise<void> {
   await env.close();
 }
 
-const lanes: Array<{ name: string; make: () => Backend }> = [
+const probe = probeCuda();
+/**
+ * The CUDA lane (residency: the kernel parks the messages and rejects them with the failure's id, which the
+ * host turns back into the StateLoadError) runs where a driver and a device are.
+ */
+const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
   { name: 'cpu pool', make: () => new CpuBackend({ threads: 2 }) },
   { name: 'inline', make: () => new InlineBackend() },
+  {
+    name: 'cuda (residency)',
+    make: () => new CudaBackend({ residency: true }),
+    ...(probe.ok ? {} : { skip: `skipped: no CUDA driver/device — ${probe.reason}` }),
+  },
 ];
 
 for (const lane of lanes) {
   describe(`a stored row that does not decode, ${lane.name}`, () => {
-    it('fails the actor\'s messages with StateLoadError, reports it, drops nothing, and leaves other actors alone', async () => {
+    const title = "fails the actor's messages with StateLoadError, reports it, drops nothing, and leaves other actors alone";
+    it.skipIf(lane.skip !== undefined)(`${title}${lane.skip ? ` (${lane.skip})` : ''}`, async () => {
       const dir = path.join(tmp, String(dirs++));
       const make = () => new GrainSystem({ backends: { x: lane.make() }, logLevel: 'silent', handleSignals: false });
       const store = new LmdbStore({ dataDir: dir });
