@@ -52,7 +52,8 @@ const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
 
 for (const lane of lanes) {
   describe(`a stored row that does not decode, ${lane.name}`, () => {
-    const title = "fails the actor's messages with StateLoadError, reports it, drops nothing, and leaves other " + 'actors alone';
+    const title =
+      "fails the actor's messages with StateLoadError, reports it, drops nothing, and leaves other actors alone";
     it.skipIf(lane.skip !== undefined)(`${title}${lane.skip ? ` (${lane.skip})` : ''}`, async () => {
       const dir = path.join(tmp, String(dirs++));
       const make = () => new GrainSystem({ backends: { x: lane.make() }, logLevel: 'silent', handleSignals: false });
