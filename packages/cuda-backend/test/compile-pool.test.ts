@@ -5,10 +5,13 @@
  * worker that dies fails its job only, and the workers end when idle, at close, and never keep a process alive.
  */
 import { execFile } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompilePoolError, NvrtcError } from '../src/driver/errors.ts';
-import { reviveNvrtcError } from '../src/driver/nvrtc-pool.ts';
+import { defaultCompileThreads, reviveNvrtcError } from '../src/driver/nvrtc-pool.ts';
+import { CudaBackendOptionsError } from '../src/errors.ts';
+import { resolveOptions } from '../src/options.ts';
 import { WorkerPool, type SerializedError } from '../src/driver/worker-pool.ts';
 import { ACTIVE, FakeCompileError, GATE, MAX, ORDER, STARTS, type FakeJob } from './fixtures/fake-compile.ts';
 
@@ -183,4 +186,23 @@ describe('compile pool (fake compile function, worker threads)', () => {
     expect(r.err).toBe('');
     expect(r).toMatchObject({ code: 0, out: '40,42\n' });
   }, 120_000);
+});
+
+describe('compile threads: the option and the environment', () => {
+  it('CudaBackend compileThreads takes a whole number ≥ 0 (0: no pool); anything else is refused', () => {
+    expect(resolveOptions({ compileThreads: 0 }).compileThreads).toBe(0);
+    expect(resolveOptions({ compileThreads: 12 }).compileThreads).toBe(12);
+    expect(resolveOptions({}).compileThreads).toBeUndefined();
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() => resolveOptions({ compileThreads: bad })).toThrow(CudaBackendOptionsError);
+    }
+  });
+
+  it('RINGGRAIN_COMPILE_THREADS: a whole number, else one thread per core; a bad value says what to set', () => {
+    expect(defaultCompileThreads({ RINGGRAIN_COMPILE_THREADS: '3' })).toBe(3);
+    expect(defaultCompileThreads({ RINGGRAIN_COMPILE_THREADS: '0' })).toBe(0);
+    expect(defaultCompileThreads({})).toBe(availableParallelism());
+    const bad = { RINGGRAIN_COMPILE_THREADS: 'lots' };
+    expect(() => defaultCompileThreads(bad)).toThrow(/RINGGRAIN_COMPILE_THREADS="lots"/);
+  });
 });
