@@ -1,4 +1,5 @@
-import { HandlerError } from '../errors.ts';
+import { HandlerError, RinggrainError } from '../errors.ts';
+import * as coreErrors from '../entries/errors.ts';
 import { EntryKind } from './types.ts';
 import { RemoteGrainError } from './errors.ts';
 
@@ -35,33 +36,63 @@ export function checkEntry(e: unknown): string | undefined {
   }
 }
 
-/** An error as it travels in a reply (a handler's failure keeps its grain, method and own message). */
+/** An error as it travels in a reply: its class name, code, message, hint, and its own plain fields. */
 export interface ErrorShape {
   name: string;
   code: string;
   message: string;
   grain?: string;
   method?: string;
-  detail?: string;
+  hint?: string;
+  /** The error's own fields that are plain data (ReplyTargetError.field, SchemaValidationError.path, ...). */
+  fields?: Record<string, unknown>;
 }
 
-/** The shape of an error, to send in a reply. */
+const SHAPE_KEYS = new Set(['name', 'code', 'message', 'hint', 'stack', 'cause']);
+
 export function errorShape(e: unknown): ErrorShape {
-  if (e instanceof HandlerError) {
-    return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method, detail: e.detail };
+  if (e instanceof HandlerError) return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method };
+  if (e instanceof Error) {
+    const shape: ErrorShape = { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
+    const hint = (e as { hint?: unknown }).hint;
+    if (typeof hint === 'string') shape.hint = hint;
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(e)) if (!SHAPE_KEYS.has(k) && plain(v)) fields[k] = v;
+    if (Object.keys(fields).length) shape.fields = fields;
+    return shape;
   }
-  if (e instanceof Error) return { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
   return { name: 'Error', code: 'ERROR', message: String(e) };
 }
 
-/** A reply's error back as a typed error: a handler's failure as HandlerError, anything else as RemoteGrainError with its code. */
+/** A value that survives the frame's msgpack as itself: a primitive, or an array of them. */
+function plain(v: unknown): boolean {
+  const t = typeof v;
+  if (v === null || t === 'string' || t === 'number' || t === 'boolean') return true;
+  return Array.isArray(v) && v.every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
+}
+
+/**
+ * A reply's error back as a typed error: a handler's failure as HandlerError; an error of one of core's
+ * classes (PayloadTooLargeError, QueueFullError, KernelTerminatedError, ...) as that class, so `instanceof`
+ * holds as it does in one process, with its code, message, hint and plain fields, and `silo` naming where it
+ * was raised; anything else as RemoteGrainError with its name and code.
+ */
 export function remoteError(from: string, v: unknown): Error {
-  const e = (v ?? {}) as { readonly [F in keyof ErrorShape]?: unknown };
+  const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown; grain?: unknown; method?: unknown; hint?: unknown; fields?: unknown };
   const message = String(e.message ?? 'remote error');
-  // Built from its fields, not by reading the message: `detail` is the handler's own text.
-  const { grain, method, detail } = e;
-  if (e.code === 'HANDLER' && typeof grain === 'string' && typeof method === 'string' && typeof detail === 'string') {
-    return new HandlerError(grain, method, detail);
+  if (e.code === 'HANDLER' && typeof e.grain === 'string' && typeof e.method === 'string') {
+    const prefix = `${e.grain}.${e.method} failed: `;
+    return new HandlerError(e.grain, e.method, message.startsWith(prefix) ? message.slice(prefix.length) : message);
+  }
+  const Cls = typeof e.name === 'string' ? (coreErrors as Record<string, unknown>)[e.name] : undefined;
+  if (typeof Cls === 'function' && Cls.prototype instanceof RinggrainError && typeof e.code === 'string') {
+    // Rebuilt without its constructor (each takes its own arguments): the fields as they were raised.
+    const out = Object.create(Cls.prototype as object) as RinggrainError & Record<string, unknown>;
+    const fields = e.fields && typeof e.fields === 'object' ? (e.fields as Record<string, unknown>) : {};
+    Object.assign(out, fields, { name: e.name, code: e.code, hint: typeof e.hint === 'string' ? e.hint : undefined, silo: from });
+    Object.defineProperty(out, 'message', { value: message, writable: true, configurable: true });
+    Object.defineProperty(out, 'stack', { value: `${String(e.name)}: ${message}\n    at silo ${from}`, writable: true, configurable: true });
+    return out;
   }
   return new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), message);
 }
