@@ -16,9 +16,22 @@ import { natsSkip, startServer } from './nats.ts';
 import { spawnSilo, type SiloProcess } from './procs.ts';
 
 const CLIENT = 'the test is a client of the cluster: it hosts no kernel, so';
-const LIFECYCLE = `${CLIENT} it cannot drive a kernel's lifecycle (system.kernel(...).deactivate/activate/terminate) or read its counters: the kernels run in the silo processes`;
-const CLOCK = `${CLIENT} the injected clock is this process's; handlers, timers and reminders run on the silos' own clocks`;
-const STORE = 'runs on a store with a system factory per case (persistence.ts: restarts, conflicts made by a second writer); in a cluster, storage is tested by test/cluster/handoff, fencing and failover-pg';
+/** Each silo runs its own kernel of a class; a client has none to drive (system.kernel(...) is a local kernel). */
+const KERNEL = (what: string) => `${CLIENT} ${what}: in a cluster each silo process runs its own kernel of the class (a key's partition picks the silo), and its lifecycle is that silo's (system.kernel(...).deactivate/activate/terminate there); no remote kernel control exists`;
+const FULL_QUEUE = (what: string) => KERNEL(`it fills a ringCapacity-4 Seq ring by deactivating system.kernel(Seq)${what}`);
+const CLOCK = `${CLIENT} the injected clock is this process's; handlers, timers and reminders run on the silos' own clocks (each silo process's system clock), which a test cannot step`;
+const STORE = 'it needs a system factory on one store (persistence.ts: systems started, stopped and started again on the same LMDB directory, a second writer making a conflict, injected clocks for reminders), and the lane\'s classes run in silo processes started once; in a cluster, storage is tested by test/cluster/handoff.test.ts (states move with partitions), fencing.test.ts and failover-pg.test.ts (PostgreSQL, kill -9)';
+const LIFECYCLE: Readonly<Record<string, string>> = {
+  'lifecycle: every valid transition on a live kernel, each emitting an event': KERNEL('it steps system.kernel(Numbers) through its transitions and counts their events'),
+  'lifecycle: every invalid transition is rejected with InvalidTransitionError and changes nothing': KERNEL('it calls invalid transitions on system.kernel(Numbers)'),
+  'messages sent while deactivated are processed after activate, in order': KERNEL('it deactivates and activates system.kernel(Seq) around its sends'),
+  'terminate with pending asks rejects them with KernelTerminatedError': KERNEL('it terminates system.kernel(Numbers) under pending asks'),
+  'ask or tell to a terminated kernel fails with KernelTerminatedError': KERNEL('it terminates system.kernel(Numbers) and sends to it'),
+  'relaunch after terminate works and state starts fresh': KERNEL('it terminates and relaunches system.kernel(Numbers) and the Hop kernels'),
+  'full queue: senders wait (backlog) and complete after activate, in order, nothing dropped': FULL_QUEUE(' and activating it again'),
+  'full queue: QueueFullError after queueFullTimeoutMs; what was queued is processed, nothing silently dropped': FULL_QUEUE(', and its queueFullTimeoutMs (60) is a system option of the process whose ring is full: the owning silo, not the client'),
+  'full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is lost); tells cancelled by QueueFullError are tellError events and counted': FULL_QUEUE(', and its queueFullTimeoutMs (60) and the tellError events of cancelled tells belong to the owning silo, not the client'),
+};
 /** Kernel options the silo processes register the fixtures with, for the isolated cases the lane runs. */
 const LANE_OPTIONS: Readonly<Record<string, Record<string, number>>> = { Small: { slotSize: 512 }, Numbers: { ringCapacity: 64 } };
 /** Isolated cases that hold on the shared silos: their keys are their own and their options are in LANE_OPTIONS. */
@@ -56,8 +69,9 @@ function isolatedReason(name: string): string | undefined {
   if (CLUSTER_SKIPS[name]) return CLUSTER_SKIPS[name];
   if (name.endsWith('[store]')) return STORE;
   if (name.startsWith('timers:')) return CLOCK;
-  if (/lifecycle|terminate|deactivated|relaunch|full queue/.test(name)) return LIFECYCLE;
-  return 'needs a system of its own (kernel options or exact counters on its kernels); the lane runs the shared cases against silo processes started once';
+  if (LIFECYCLE[name]) return LIFECYCLE[name];
+  // A new isolated case must be placed here (run, run fresh, or skipped with its reason): never skipped unnamed.
+  throw new Error(`cluster lane: isolated case "${name}" is neither run nor given a reason (RUN_ISOLATED, RUN_FRESH, CLUSTER_SKIPS, LIFECYCLE)`);
 }
 
 describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? ` (skipped: ${natsSkip})` : ''}`, () => {
