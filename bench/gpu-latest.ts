@@ -15,13 +15,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../packages/core/src/index.ts';
-import type { Backend } from '../packages/core/src/entries/types.ts';
+import type { GrainSystem } from '../packages/core/src/index.ts';
 import { CpuBackend } from '../packages/cpu-backend/src/index.ts';
-import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../packages/cuda-backend/src/index.ts';
+import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { runLaunchSync, runPingPong } from '../packages/cuda-backend/test/selftest.ts';
 import { Account } from '../examples/bank/grains.ts';
-import { RELAY_ACTORS, Relay } from './grains.ts';
+import { RELAY_ACTORS } from './grains.ts';
+import { hopFloorRuns } from './lib/floors.ts';
+import { loneAsks } from './lib/lone-ask.ts';
+import { accountSystem, relaySystem } from './lib/systems.ts';
 import { median, relayHop, relayWalks, trials, until } from '../scripts/gpu-measure.ts';
 import { lineChart } from './svg.ts';
 
@@ -75,92 +77,22 @@ const num = (name: string, key: string): number | null => {
 };
 
 /** Two blocks bounce a word through device memory (release/acquire at gpu scope): the floor of a K2K hop. */
-const HOP_FLOOR_SOURCE = `
-extern "C" __global__ void rg_hop_floor(unsigned int* w, unsigned int hops, unsigned long long* out) {
-  if (threadIdx.x != 0) return;
-  unsigned int* ping = w;
-  unsigned int* pong = w + 32;
-  unsigned long long t0 = 0, t1 = 0;
-  if (blockIdx.x == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  for (unsigned int i = 1; i <= hops; i++) {
-    unsigned int v;
-    if (blockIdx.x == 0) {
-      asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(ping), "r"(i) : "memory");
-      do { asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(pong) : "memory"); } while (v != i);
-    } else {
-      do { asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(ping) : "memory"); } while (v != i);
-      asm volatile("st.release.gpu.u32 [%0], %1;" : : "l"(pong), "r"(i) : "memory");
-    }
-  }
-  if (blockIdx.x == 0) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    out[0] = t1 - t0;
-  }
-}
-`;
-
 async function hopFloor(ctx: CudaContext): Promise<Record<string, unknown>> {
-  const compiled = compileCached(HOP_FLOOR_SOURCE, { arch: ctx.device.arch, name: 'rg_hop_floor.cu' });
-  const mod = ctx.loadModule(compiled.cubin);
-  const stream = ctx.createStream();
-  const words = ctx.allocDevice(256);
-  const out = ctx.allocDevice(8);
-  try {
-    const fn = ctx.getFunction(mod, 'rg_hop_floor');
-    const hops = 100_000;
-    const runs: number[] = [];
-    for (let t = 0; t < TRIALS; t++) {
-      ctx.memsetDevice(words, 0);
-      ctx.launch(fn, { grid: 2, block: 32, stream }, [arg.ptr(words.devPtr), arg.u32(hops), arg.ptr(out.devPtr)]);
-      if (!(await ctx.waitForStream(stream, { timeoutMs: 20_000 })))
-        throw new Error('hop floor kernel did not finish in 20 s (blocks not co-resident?)');
-      const ns = new BigUint64Array(1);
-      ctx.copyFromDevice(ns, out);
-      runs.push(Number(ns[0]) / (2 * hops));
-    }
-    return {
-      what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer',
-      hops,
-      hopNs: trials(runs),
-    };
-  } finally {
-    ctx.freeDevice(words);
-    ctx.freeDevice(out);
-    ctx.destroyStream(stream);
-    ctx.unloadModule(mod);
-  }
-}
-
-function newSystem(backend: Backend, name: 'cpu' | 'cuda'): GrainSystem {
-  return new GrainSystem({
-    backends: { [name]: backend },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-    askTimeoutMs: 120_000,
-  }).register(Account, {
-    placement: name,
-    maxActors: 4096,
-  });
+  const { hops, runs } = await hopFloorRuns(ctx, TRIALS);
+  return {
+    what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer',
+    hops,
+    hopNs: trials(runs),
+  };
 }
 
 /** Asks one at a time, then 256 in flight over 64 actors, then host tells and bulk tells; all checked. */
 async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> {
-  const sys = newSystem(name === 'cuda' ? new CudaBackend({ partitions: 4 }) : new CpuBackend(), name);
+  const sys = accountSystem(name === 'cuda' ? new CudaBackend({ partitions: 4 }) : new CpuBackend(), name);
   await sys.start();
   try {
-    const a = sys.grain(Account, 42);
-    let balance = 0;
     const N = 10_000;
-    const lat = new Float64Array(N);
-    for (let i = 0; i < 1000 + N; i++) {
-      const t = process.hrtime.bigint();
-      const r = await a.deposit({ amount: 1 });
-      const dt = Number(process.hrtime.bigint() - t) / 1000;
-      balance += 1;
-      if (r.balance !== balance) throw new Error(`ask ${i}: balance ${r.balance}, expected ${balance}`);
-      if (i >= 1000) lat[i - 1000] = dt;
-    }
+    const lat = await loneAsks(sys, N);
     const sorted = [...lat].sort((x, y) => x - y);
     const pct = (p: number) => sorted[Math.min(N - 1, Math.floor(p * N))]!;
 
@@ -279,18 +211,7 @@ async function k2k(): Promise<Record<string, unknown>> {
   // 1024: with the batched ingress the kernel takes 122 registers a thread, so 3 blocks fit an SM and
   // 2048 partitions (513 blocks) no longer fit beside the SMs left free (CoResidencyError, measured).
   const partitions = 1024;
-  const sys = new GrainSystem({
-    backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-    askTimeoutMs: 120_000,
-  }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  const sys = relaySystem(new CudaBackend({ partitions, queueCapacity: 1024 }));
   await sys.start();
   try {
     const hop = await relayHop(sys);
@@ -329,7 +250,7 @@ async function k2k(): Promise<Record<string, unknown>> {
 async function bulkLanes(): Promise<Record<string, unknown>> {
   const points: Array<{ hostLanes: number; perSecond: number; trials: ReturnType<typeof trials> }> = [];
   for (const hostLanes of [4, 8, 16]) {
-    const sys = newSystem(new CudaBackend({ partitions: 32, hostLanes }), 'cuda');
+    const sys = accountSystem(new CudaBackend({ partitions: 32, hostLanes }), 'cuda');
     await sys.start();
     try {
       const runs = await tellManyTrials(sys, `bulkLanes ${hostLanes}`);

@@ -10,9 +10,9 @@
  * One JSON line per devices list: launches (blocks, partitions per group), hop, K2K/s of each trial and their
  * median, actors checked, device memory per GPU; the last line compares each list's rate to the first's.
  */
-import { GrainSystem } from '../packages/core/src/index.ts';
 import { CudaBackend, CudaContext, arg, compileCached, probeCuda } from '../packages/cuda-backend/src/index.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
+import { RELAY_ACTORS } from '../bench/grains.ts';
+import { relaySystem } from '../bench/lib/systems.ts';
 import { median } from '../bench/trials.ts';
 import { relayHop, relayWalks } from './gpu-measure.ts';
 
@@ -134,18 +134,7 @@ let bad = 0;
 const rates: Record<string, number> = {};
 for (const devices of lists) {
   const backend = new CudaBackend({ devices });
-  const sys = new GrainSystem({
-    backends: { cuda: backend },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-    askTimeoutMs: 120_000,
-  }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  const sys = relaySystem(backend);
   const t0 = performance.now();
   try {
     await sys.start();

@@ -10,13 +10,12 @@
  *       [--hop-partitions 1024,64] [--json file]
  */
 import { writeFileSync } from 'node:fs';
-import { GrainSystem } from '../packages/core/src/index.ts';
 import { CudaBackend, CudaContext, probeCuda } from '../packages/cuda-backend/src/index.ts';
 import { runPingPong } from '../packages/cuda-backend/test/selftest.ts';
-import { Account } from '../examples/bank/grains.ts';
-import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
-import { relayHop } from './gpu-measure.ts';
-import { hopFloor } from '../bench/probes/gpu-floors.ts';
+import { median, relayHop } from './gpu-measure.ts';
+import { hopFloorRuns } from '../bench/lib/floors.ts';
+import { loneAsks } from '../bench/lib/lone-ask.ts';
+import { QUIET, accountSystem, relaySystem } from '../bench/lib/systems.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -33,12 +32,11 @@ if (!probe.ok) {
 }
 const out: Record<string, unknown> = { defines, date: new Date().toISOString(), device: probe.device.name };
 const r1 = (x: number) => +x.toFixed(2);
-const QUIET = { logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 } as const;
 
 // Floors first: they load modules, which must not meet a running persistent kernel.
 const ctx = CudaContext.create();
 const pp = await runPingPong(ctx, { count: 20_000, warmup: 2000 });
-const hf = await hopFloor(ctx, 3);
+const hf = median((await hopFloorRuns(ctx, 3)).runs);
 ctx.dispose();
 out['pingPong'] = { p50Us: r1(pp.latency.p50Us), p99Us: r1(pp.latency.p99Us) };
 out['hopFloorNs'] = Math.round(hf);
@@ -47,23 +45,10 @@ console.log(`latency-probe [${defines}] floors: ${ppText}; block → block hop $
 
 const asks: Record<string, unknown>[] = [];
 for (const partitions of askParts) {
-  const sys = new GrainSystem({ backends: { cuda: new CudaBackend({ partitions }) }, ...QUIET }).register(Account, {
-    placement: 'cuda',
-    maxActors: 4096,
-  });
+  const sys = accountSystem(new CudaBackend({ partitions }), 'cuda', QUIET);
   await sys.start();
   try {
-    const a = sys.grain(Account, 42);
-    let balance = 0;
-    const lat = new Float64Array(ASKS);
-    for (let i = 0; i < 1000 + ASKS; i++) {
-      const t = process.hrtime.bigint();
-      const r = await a.deposit({ amount: 1 });
-      const dt = Number(process.hrtime.bigint() - t) / 1000;
-      balance += 1;
-      if (r.balance !== balance) throw new Error(`ask ${i}: balance ${r.balance}, expected ${balance}`);
-      if (i >= 1000) lat[i - 1000] = dt;
-    }
+    const lat = await loneAsks(sys, ASKS);
     lat.sort();
     const q = (p: number) => lat[Math.min(ASKS - 1, Math.floor(p * ASKS))]!;
     const overFloor = r1(q(0.5) / pp.latency.p50Us);
@@ -79,13 +64,7 @@ out['asks'] = asks;
 
 const hops: Record<string, unknown>[] = [];
 for (const partitions of hopParts) {
-  const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
-  const sys = new GrainSystem({ backends: { cuda: backend }, ...QUIET }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  const sys = relaySystem(new CudaBackend({ partitions, queueCapacity: 1024 }), QUIET);
   await sys.start();
   try {
     const h = await relayHop(sys, 1000);

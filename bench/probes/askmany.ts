@@ -10,12 +10,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../../packages/core/src/index.ts';
 import type { Backend } from '../../packages/core/src/entries/types.ts';
 import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { Account } from '../../examples/bank/grains.ts';
 import { median } from '../../scripts/gpu-measure.ts';
+import { QUIET, accountSystem } from '../lib/systems.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -44,17 +44,7 @@ for (const name of backends) {
   for (const ring of rings) {
     for (const R of rowsList) {
       const backend: Backend = name === 'cuda' ? new CudaBackend() : new CpuBackend({ threads: 1 });
-      const sys = new GrainSystem({
-        backends: { [name]: backend },
-        logLevel: 'warn',
-        handleSignals: false,
-        handshakeTimeoutMs: 60_000,
-      }).register(Account, {
-        placement: name,
-        maxActors: Math.max(4096, R),
-        ringCapacity: ring,
-        replyCapacity: ring,
-      });
+      const sys = accountSystem(backend, name, QUIET, { maxActors: Math.max(4096, R), ringCapacity: ring, replyCapacity: ring });
       await sys.start();
       try {
         const key = Int32Array.from({ length: R }, (_, i) => i);

@@ -6,9 +6,8 @@
  *
  *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/hop.ts [--partitions 1024,128] [--hops 1000]
  */
-import { GrainSystem } from '../../packages/core/src/index.ts';
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
-import { RELAY_ACTORS, Relay } from '../grains.ts';
+import { QUIET, relaySystem } from '../lib/systems.ts';
 import { relayHop } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
@@ -21,17 +20,7 @@ if (!probeCuda().ok) {
 }
 const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '(defaults)';
 for (const partitions of partitionsList) {
-  const sys = new GrainSystem({
-    backends: { cuda: new CudaBackend({ partitions, queueCapacity: 1024 }) },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-  }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  const sys = relaySystem(new CudaBackend({ partitions, queueCapacity: 1024 }), QUIET);
   await sys.start();
   try {
     const h = await relayHop(sys, hops);

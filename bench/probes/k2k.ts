@@ -11,10 +11,10 @@
  *
  *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/k2k.ts [--partitions 1024,2048] [--queue 1024,256] [--walks 16384] [--trials 3]
  */
-import { GrainSystem } from '../../packages/core/src/index.ts';
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { readWaveStats } from '../../packages/cuda-backend/src/fault-injection.ts';
-import { RELAY_ACTORS, Relay } from '../grains.ts';
+import { RELAY_ACTORS } from '../grains.ts';
+import { relaySystem } from '../lib/systems.ts';
 import { relayHop, relayWalks } from '../../scripts/gpu-measure.ts';
 
 const argv = process.argv.slice(2);
@@ -32,18 +32,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 for (const partitions of partitionsList)
   for (const queueCapacity of queues) {
     const backend = new CudaBackend({ partitions, queueCapacity });
-    const sys = new GrainSystem({
-      backends: { cuda: backend },
-      logLevel: 'warn',
-      handleSignals: false,
-      handshakeTimeoutMs: 60_000,
-      askTimeoutMs: 120_000,
-    }).register(Relay, {
-      placement: 'cuda',
-      maxActors: RELAY_ACTORS,
-      ringCapacity: 1024,
-      replyCapacity: 1024,
-    });
+    const sys = relaySystem(backend);
     try {
       await sys.start();
     } catch (e) {

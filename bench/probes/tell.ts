@@ -12,12 +12,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../../packages/core/src/index.ts';
 import type { Backend } from '../../packages/core/src/entries/types.ts';
 import { CpuBackend } from '../../packages/cpu-backend/src/index.ts';
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { Account } from '../../examples/bank/grains.ts';
 import { median } from '../../scripts/gpu-measure.ts';
+import { QUIET, accountSystem } from '../lib/systems.ts';
 
 const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
@@ -51,16 +51,7 @@ async function measure(
   partitions: number | null,
   actors: number,
 ): Promise<Row> {
-  const sys = new GrainSystem({
-    backends: { [name]: backend },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-  }).register(Account, {
-    placement: name,
-    maxActors: Math.max(4096, actors * 2),
-    ringCapacity: RING,
-  });
+  const sys = accountSystem(backend, name, QUIET, { maxActors: Math.max(4096, actors * 2), ringCapacity: RING });
   await sys.start();
   try {
     const key = new Int32Array(M);

@@ -17,11 +17,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GrainSystem } from '../../packages/core/src/index.ts';
+import type { GrainSystem } from '../../packages/core/src/index.ts';
 import { emptyCounts, runVitestPath, type TestCounts } from './vitest-run.ts';
 import { relayHop, relayWalks, tellsWithFlowControl } from '../gpu-measure.ts';
 import { Account } from '../../examples/bank/grains.ts';
-import { RELAY_ACTORS, Relay } from '../../bench/grains.ts';
+import { RELAY_ACTORS } from '../../bench/grains.ts';
+import { PATIENT, accountSystem, relaySystem } from '../../bench/lib/systems.ts';
 import { CudaBackend, CudaContext, IsolatedCudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { runLaunchSync, summarize } from '../../packages/cuda-backend/test/selftest.ts';
 
@@ -33,19 +34,7 @@ mkdirSync(outDir, { recursive: true });
 const ASKS = Number(option('--asks', '10000'));
 
 function newSystem(backend: CudaBackend | IsolatedCudaBackend, extra: Record<string, unknown> = {}): GrainSystem {
-  return new GrainSystem({
-    backends: { cuda: backend },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-    askTimeoutMs: 120_000,
-    ...extra,
-  }).register(Account, {
-    placement: 'cuda',
-    maxActors: 4096,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  return accountSystem(backend, 'cuda', { ...PATIENT, ...extra }, { ringCapacity: 1024, replyCapacity: 1024 });
 }
 
 /** The workload compute-sanitizer wraps: asks, tells and K2K transfers, every answer checked. */
@@ -243,18 +232,7 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
  */
 async function measureK2K(partitions: number): Promise<Record<string, unknown>> {
   const backend = new CudaBackend({ partitions, queueCapacity: 1024 });
-  const sys = new GrainSystem({
-    backends: { cuda: backend },
-    logLevel: 'warn',
-    handleSignals: false,
-    handshakeTimeoutMs: 60_000,
-    askTimeoutMs: 120_000,
-  }).register(Relay, {
-    placement: 'cuda',
-    maxActors: RELAY_ACTORS,
-    ringCapacity: 1024,
-    replyCapacity: 1024,
-  });
+  const sys = relaySystem(backend);
   await sys.start();
   const hop = await relayHop(sys);
   console.log(

@@ -1,9 +1,9 @@
 /**
  * The device-side floor of a K2K hop: two blocks bounce a word through device memory (st.release.gpu /
- * ld.acquire.gpu spin), timed with %globaltimer. Run before any persistent kernel is launched in the context.
+ * ld.acquire.gpu spin), timed with %globaltimer. Run before any persistent kernel is launched in the context
+ * (loading a module must not meet a running persistent kernel).
  */
 import { type CudaContext, arg, compileCached } from '../../packages/cuda-backend/src/index.ts';
-import { median } from '../trials.ts';
 
 export const HOP_FLOOR_SOURCE = `
 extern "C" __global__ void rg_hop_floor(unsigned int* w, unsigned int hops, unsigned long long* out) {
@@ -29,8 +29,8 @@ extern "C" __global__ void rg_hop_floor(unsigned int* w, unsigned int hops, unsi
 }
 `;
 
-/** One hop (half a round trip) in ns, the median of `trials` runs of 100,000 round trips. */
-export async function hopFloor(ctx: CudaContext, trials = 3): Promise<number> {
+/** One hop (half a round trip) in ns for each of `trials` runs of `hops` (100,000) round trips. */
+export async function hopFloorRuns(ctx: CudaContext, trials: number): Promise<{ hops: number; runs: number[] }> {
   const compiled = compileCached(HOP_FLOOR_SOURCE, { arch: ctx.device.arch, name: 'rg_hop_floor.cu' });
   const mod = ctx.loadModule(compiled.cubin);
   const stream = ctx.createStream();
@@ -49,7 +49,7 @@ export async function hopFloor(ctx: CudaContext, trials = 3): Promise<number> {
       ctx.copyFromDevice(ns, out);
       runs.push(Number(ns[0]) / (2 * hops));
     }
-    return median(runs);
+    return { hops, runs };
   } finally {
     ctx.freeDevice(words);
     ctx.freeDevice(out);
