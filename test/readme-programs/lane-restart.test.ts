@@ -32,7 +32,10 @@ describe('cpu: a handler that calls process.exit', () => {
   const restarts: LaneRestart[] = [];
   const faults: Array<{ grain: string; error: Error }> = [];
   beforeAll(async () => {
-    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2 }) /* laneRestarts: the default 3 */ }, logLevel: 'silent', handleSignals: false });
+    // heartbeatTimeoutMs: these cases are about deaths, not stalls. A thread's exit event can come seconds late on a
+    // loaded 2-core machine (load average ~25 saw 5 s), and the ask waiting on the dying lane would fault the
+    // kernel as a stalled heartbeat first.
+    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2 }) /* laneRestarts: the default 3 */ }, logLevel: 'silent', handleSignals: false, heartbeatTimeoutMs: 120_000 });
     system.register(Exiter, { placement: 'cpu' }).register(Account, { placement: 'cpu' });
     system.on('laneRestart', (e) => restarts.push(e));
     system.on('fault', (e) => faults.push(e));
