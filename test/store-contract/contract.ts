@@ -447,6 +447,31 @@ export function storeContract(fx: StoreFixture): void {
       expect(await s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [4] } })).toBe(1);
     });
 
+    it('cluster fencing of reminders: a put or delete under an older epoch is refused typed, nothing of it written; under the claim it goes through', async () => {
+      const s = await fresh();
+      expect(s.reminders).toBeTypeOf('function');
+      const t = await s.table({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
+      const r = await s.reminders!({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
+      const row = (key: number, nextDue: number) => ({ key, name: 'ping', method: 'ping', periodMs: 1000, nextDue });
+      await t.claim!([0, 1], [1, 1]);
+      await r.put([row(1, 10), row(3, 10)], { partitions: [0, 1], epochs: [1, 1] });
+      // The class's claims fence its reminders: a new owner claims partition 1.
+      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+      const e = await rejection(r.put([row(1, 20), row(3, 20)], { partitions: [0, 1], epochs: [1, 1] }));
+      expect(e).toBeInstanceOf(StateFencedError);
+      expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
+      expect(await rejection(r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [1] }))).toBeInstanceOf(StateFencedError);
+      expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([[1, 10], [3, 10]]);
+      // The new owner's writes, and the old owner's of partition 0 (still its own), go through; so does an unfenced one.
+      await r.put([row(3, 30)], { partitions: [1], epochs: [2] });
+      await r.put([row(1, 40)], { partitions: [0], epochs: [1] });
+      expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([[1, 40], [3, 30]]);
+      expect(await r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [2] })).toBe(1);
+      expect(await r.delete([{ key: 1, name: 'ping' }])).toBe(1);
+      expect(await r.list()).toEqual([]);
+      expect(await rejection(r.put([row(5, 1)], { partitions: [0, 1], epochs: [1] }))).toBeInstanceOf(StateBatchError);
+    });
+
     it('cluster fencing of a string-keyed table: stale writes refused the same way', async () => {
       const t = await (await fresh()).table({ name: 'Named', keyKind: 'string', stateSize: SIZE });
       expect(t.claim).toBeTypeOf('function');

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import {
   StateDecodeError,
+  type PartitionFence,
   type ReminderId,
   type ReminderRow,
   type ReminderTable,
@@ -8,6 +9,7 @@ import {
   type StateTableSpec,
 } from '@ringgrain/core/store';
 import { KIND, writeError } from './errors.ts';
+import type { LmdbFences } from './fences.ts';
 
 /** What a table needs of its store: the open environment, or a typed error once closed. */
 interface Owner {
@@ -27,12 +29,16 @@ export class LmdbReminderTable<K extends StateKey> implements ReminderTable<K> {
     private readonly owner: Owner,
     private readonly db: Database<Stored, [StateKey, string]>,
     readonly spec: StateTableSpec,
+    private readonly fences: () => LmdbFences,
   ) {}
 
-  async put(rows: readonly ReminderRow<K>[]): Promise<void> {
+  async put(rows: readonly ReminderRow<K>[], fence?: PartitionFence): Promise<void> {
     this.owner.root('put reminders');
+    const fences = fence ? this.fences() : undefined;
     try {
       this.db.transactionSync(() => {
+        // Fenced: checked in this transaction, as a state write's.
+        fences?.check(this.spec, rows.map((r) => r.key), fence, rows.length);
         for (const r of rows) this.db.putSync([r.key, r.name], [r.method, r.periodMs, r.nextDue]);
       });
     } catch (e) {
@@ -40,11 +46,13 @@ export class LmdbReminderTable<K extends StateKey> implements ReminderTable<K> {
     }
   }
 
-  async delete(ids: readonly ReminderId<K>[]): Promise<number> {
+  async delete(ids: readonly ReminderId<K>[], fence?: PartitionFence): Promise<number> {
     this.owner.root('delete reminders');
     let n = 0;
+    const fences = fence ? this.fences() : undefined;
     try {
       this.db.transactionSync(() => {
+        fences?.check(this.spec, ids.map((i) => i.key), fence, ids.length);
         for (const id of ids) if (this.db.removeSync([id.key, id.name])) n++;
       });
     } catch (e) {

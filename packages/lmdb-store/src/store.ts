@@ -148,7 +148,7 @@ export class LmdbStore implements StateStore {
     let t = this.reminderTables.get(spec.name);
     if (!t) {
       try {
-        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}${REMINDERS_SUFFIX}`, compression: false }), { ...spec });
+        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}${REMINDERS_SUFFIX}`, compression: false }), { ...spec }, this.fences);
       } catch (e) {
         throw writeError(e, `open the reminders of "${spec.name}"`);
       }

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { remindersIdent } from './ident.ts';
 import {
   StateDecodeError,
+  type PartitionFence,
   type ReminderId,
   type ReminderRow,
   type ReminderTable,
@@ -10,6 +11,7 @@ import {
 } from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
 import { inTransaction, withClient, type Owner } from './session.ts';
+import type { PgFences } from './fences.ts';
 
 /**
  * A grain class's reminders as one table beside its states, `<name>__reminders`: a row per actor and
@@ -23,6 +25,7 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
   constructor(
     private readonly owner: Owner,
     readonly spec: StateTableSpec,
+    private readonly fences: PgFences,
   ) {
     this.t = `${pg.escapeIdentifier(owner.schema)}.${pg.escapeIdentifier(remindersIdent(spec.name))}`;
     this.keyType = spec.keyKind === 'string' ? 'text' : 'bigint';
@@ -32,10 +35,12 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     return `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} NOT NULL, name text NOT NULL, method text NOT NULL, period_ms float8 NOT NULL, next_due float8 NOT NULL, PRIMARY KEY (key, name))`;
   }
 
-  async put(rows: readonly ReminderRow<K>[]): Promise<void> {
+  async put(rows: readonly ReminderRow<K>[], fence?: PartitionFence): Promise<void> {
     this.owner.check('put reminders');
     if (rows.length === 0) return;
     await inTransaction(this.owner, `put reminders of "${this.spec.name}"`, async (c) => {
+      // Fenced: the partitions' claims held (FOR SHARE) until this commits, as a state write's.
+      await this.fences.check(c, this.spec, rows.map((r) => r.key), fence, rows.length);
       await c.query(
         `INSERT INTO ${this.t} (key, name, method, period_ms, next_due) SELECT * FROM unnest($1::${this.keyType}[], $2::text[], $3::text[], $4::float8[], $5::float8[])
          ON CONFLICT (key, name) DO UPDATE SET method = EXCLUDED.method, period_ms = EXCLUDED.period_ms, next_due = EXCLUDED.next_due`,
@@ -44,10 +49,11 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     });
   }
 
-  async delete(ids: readonly ReminderId<K>[]): Promise<number> {
+  async delete(ids: readonly ReminderId<K>[], fence?: PartitionFence): Promise<number> {
     this.owner.check('delete reminders');
     if (ids.length === 0) return 0;
     return inTransaction(this.owner, `delete reminders of "${this.spec.name}"`, async (c) => {
+      await this.fences.check(c, this.spec, ids.map((i) => i.key), fence, ids.length);
       const r = await c.query(`DELETE FROM ${this.t} WHERE (key, name) IN (SELECT * FROM unnest($1::${this.keyType}[], $2::text[]))`, [ids.map((i) => String(i.key)), ids.map((i) => i.name)]);
       return r.rowCount ?? 0;
     });

@@ -138,7 +138,7 @@ export class PostgresStore implements StateStore {
     checkTableName(spec.name);
     let t = this.reminderTables.get(spec.name);
     if (!t) {
-      const table = new PgReminderTable<StateKey>(this, { ...spec });
+      const table = new PgReminderTable<StateKey>(this, { ...spec }, this.fences);
       const c = await this.client('reminders');
       try {
         await c.query(table.createSql());

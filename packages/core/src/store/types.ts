@@ -176,10 +176,14 @@ export interface ReminderId<K extends StateKey = StateKey> {
  */
 export interface ReminderTable<K extends StateKey = StateKey> {
   readonly spec: StateTableSpec;
-  /** Inserts or replaces the rows (by key and name); one key and name at most once per call. */
-  put(rows: readonly ReminderRow<K>[]): Promise<void>;
-  /** Removes the rows with these keys and names; resolves to how many there were. */
-  delete(ids: readonly ReminderId<K>[]): Promise<number>;
+  /**
+   * Inserts or replaces the rows (by key and name); one key and name at most once per call. `fence`
+   * (stores with StateTable.claim), row for row: as PutBatch.fence, a row below its partition's claimed
+   * epoch fails the call with StateFencedError and nothing of it is written.
+   */
+  put(rows: readonly ReminderRow<K>[], fence?: PartitionFence): Promise<void>;
+  /** Removes the rows with these keys and names; resolves to how many there were. `fence`: as put's. */
+  delete(ids: readonly ReminderId<K>[], fence?: PartitionFence): Promise<number>;
   /** Every row, in key order (as `scan`), then by name. */
   list(): Promise<ReminderRow<K>[]>;
 }
