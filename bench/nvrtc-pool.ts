@@ -105,6 +105,10 @@ for (let t = 0; t < trialCount; t++) {
 }
 const s = median(seqMs);
 const p = median(poolMs);
+// Each trial's two sides ran back to back, so a trial's ratio is less exposed to the machine's other load.
+const ratios = seqMs.map((x, i) => x / poolMs[i]!);
+const perTrial = ratios.map((r) => r.toFixed(2)).join(', ');
+console.log(`per-trial sequential/pool: ${perTrial}; median ${median(ratios).toFixed(2)}x`);
 console.log(
   `median of ${trialCount}: sequential ${(s / 1000).toFixed(1)} s, pool ${(p / 1000).toFixed(1)} s, ` +
     `sequential/pool ${(s / p).toFixed(2)}x; ` +
