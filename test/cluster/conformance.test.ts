@@ -6,10 +6,19 @@
  * the cases marked isolated that need only kernel options the silos are started with (LANE_OPTIONS) and
  * keys of their own (RUN_ISOLATED), and those that need fresh kernels, run last on silos of their own
  * (RUN_FRESH). The kernels' counters are read from the silos (system.cluster.classMetrics()), and every
- * case ends with the client's idle() (the cluster's) and the counters balanced over the silos.
+ * case ends with the client's idle() (the cluster's) and the counters balanced over the silos. The [store]
+ * cases need a system factory on one store: their systems are silos in this process (inline backend) that join
+ * the lane's cluster (their class claimed in the store partition by partition, every write fenced).
  */
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { GrainSystem } from '@ringgrain/core';
+import type { StateStore } from '@ringgrain/core/types';
+import { InlineBackend } from '@ringgrain/inline-backend';
+import { LmdbStore } from '@ringgrain/lmdb-store';
+import type { StoreFixture } from '../conformance/persistence.ts';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { cases, expectBalanced } from '../conformance/cases.ts';
 import { natsSkip, startServer } from './nats.ts';
@@ -20,7 +29,6 @@ const CLIENT = 'the test is a client of the cluster: it hosts no kernel, so';
 const KERNEL = (what: string) => `${CLIENT} ${what}: in a cluster each silo process runs its own kernel of the class (a key's partition picks the silo), and its lifecycle is that silo's (system.kernel(...).deactivate/activate/terminate there); no remote kernel control exists`;
 const FULL_QUEUE = (what: string) => KERNEL(`it fills a ringCapacity-4 Seq ring by deactivating system.kernel(Seq)${what}`);
 const CLOCK = `${CLIENT} the injected clock is this process's; handlers, timers and reminders run on the silos' own clocks (each silo process's system clock), which a test cannot step`;
-const STORE = 'it needs a system factory on one store (persistence.ts: systems started, stopped and started again on the same LMDB directory, a second writer making a conflict, injected clocks for reminders), and the lane\'s classes run in silo processes started once; in a cluster, storage is tested by test/cluster/handoff.test.ts (states move with partitions), fencing.test.ts and failover-pg.test.ts (PostgreSQL, kill -9)';
 const LIFECYCLE: Readonly<Record<string, string>> = {
   'lifecycle: every valid transition on a live kernel, each emitting an event': KERNEL('it steps system.kernel(Numbers) through its transitions and counts their events'),
   'lifecycle: every invalid transition is rejected with InvalidTransitionError and changes nothing': KERNEL('it calls invalid transitions on system.kernel(Numbers)'),
@@ -65,9 +73,9 @@ const RUN_FRESH = [
 
 /** Why an isolated case is not run here (undefined: it runs). */
 function isolatedReason(name: string): string | undefined {
-  if (RUN_ISOLATED.has(name) || RUN_FRESH.includes(name)) return undefined;
+  // [store] cases run on silos in this process that join the lane's cluster (below).
+  if (RUN_ISOLATED.has(name) || RUN_FRESH.includes(name) || name.endsWith('[store]')) return undefined;
   if (CLUSTER_SKIPS[name]) return CLUSTER_SKIPS[name];
-  if (name.endsWith('[store]')) return STORE;
   if (name.startsWith('timers:')) return CLOCK;
   if (LIFECYCLE[name]) return LIFECYCLE[name];
   // A new isolated case must be placed here (run, run fresh, or skipped with its reason): never skipped unnamed.
@@ -95,6 +103,15 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
     silos = [];
   }
 
+  /** LMDB in a temp directory per store (removed after the file), as the one-process runner's. */
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-cluster-conformance-'));
+  let dirs = 0;
+  const lmdb: StoreFixture = {
+    name: 'lmdb',
+    make: async () => new LmdbStore({ dataDir: path.join(tmp, String(dirs++)) }),
+    reopen: async (store: StateStore) => new LmdbStore({ dataDir: store.location }),
+  };
+
   beforeAll(async () => {
     server = await startServer();
     await startCluster('conf', LANE_OPTIONS);
@@ -102,6 +119,7 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
   afterAll(async () => {
     await stopCluster();
     await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
   });
 
   // Shared cases first, then the isolated ones the lane runs on the same silos, as the one-process runner
@@ -118,6 +136,19 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
     const onFresh = RUN_FRESH.includes(c.name);
     it.skipIf(reason !== undefined)(reason ? `${c.name} (skipped: ${reason})` : c.name, { timeout: onFresh ? 120_000 : 60_000 }, async () => {
       if (onFresh) await (fresh ??= stopCluster().then(() => startCluster('conf-fresh', FRESH_OPTIONS)));
+      if (c.persistence) {
+        // A case's systems are silos in this process that join the lane's cluster beside the three silo
+        // processes (which do not host its class): the class's partitions are claimed in the store before
+        // they are served and every write is fenced; a shutdown leaves the cluster first.
+        const pclock = { now: 1_000_000 };
+        // deadMs 10 s as the lane's silos: a loaded machine can hold this process's loop for seconds.
+        const cluster = () => natsCluster({ servers: server.url, name: 'conf', ...server.auth, heartbeatMs: 500, deadMs: 10_000 });
+        // The inline backend (turns on this thread): a case starts two or three systems, and a CPU pool
+        // thread's start per system is most of such a case's time on a loaded 2-core machine.
+        const silo = () => new GrainSystem({ backends: { inline: new InlineBackend() }, logLevel: 'silent', clock: () => pclock.now, handleSignals: false, cluster: cluster() });
+        await c.persistence.run({ fresh: silo, placement: 'inline', clock: pclock }, lmdb);
+        return;
+      }
       const system = client!;
       // The kernels' figures are the silos', summed (system.cluster.classMetrics()); every case ends balanced there.
       const metrics = () => system.cluster!.classMetrics();
