@@ -8,7 +8,7 @@ import {
   type StateTableSpec,
 } from '@ringgrain/core/store';
 import { KIND } from './errors.ts';
-import { inTransaction, withClient, type Owner } from './session.ts';
+import { ddlLock, inTransaction, withClient, type Owner } from './session.ts';
 
 /**
  * Cluster fencing (core store/fence.ts) in one table of the schema: (grain, part) → the newest epoch
@@ -26,6 +26,7 @@ export class PgFences {
   /** Creates the table once (IF NOT EXISTS: any silo may be first). */
   private create(): Promise<void> {
     this.ready ??= inTransaction(this.owner, 'create the partition fences', async (c) => {
+      await ddlLock(c); // IF NOT EXISTS races between silos (session.ts ddl())
       await c.query(`CREATE TABLE IF NOT EXISTS ${this.t} (grain text NOT NULL, part integer NOT NULL, epoch bigint NOT NULL, PRIMARY KEY (grain, part))`);
     }).catch((e: unknown) => {
       this.ready = undefined;

@@ -55,3 +55,30 @@ export async function withClient<T>(owner: Owner, what: string, fn: (c: pg.PoolC
     c.release();
   }
 }
+
+/**
+ * Runs `CREATE ... IF NOT EXISTS` statements in one transaction that first takes a transaction-scoped
+ * advisory lock shared by every Ringgrain store on the server. PostgreSQL's IF NOT EXISTS is not safe
+ * under concurrency: two sessions creating the same table (three silos opening one store at once) can both
+ * pass the check, and one fails on pg_type's unique index (SQLSTATE 23505). Serialized, the second sees
+ * the first's table and does nothing.
+ */
+export async function ddl(c: pg.PoolClient, ...statements: string[]): Promise<void> {
+  await c.query('BEGIN');
+  try {
+    await ddlLock(c);
+    for (const sql of statements) await c.query(sql);
+    await c.query('COMMIT');
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  }
+}
+
+/** The advisory lock key of ddl() and ddlLock(): "ringgrai" in ASCII as a 64-bit number. */
+const DDL_LOCK = '8244241983274639721';
+
+/** Inside a transaction the caller runs: takes ddl()'s lock before its CREATE ... IF NOT EXISTS. */
+export async function ddlLock(c: pg.PoolClient): Promise<void> {
+  await c.query(`SELECT pg_advisory_xact_lock(${DDL_LOCK})`);
+}

@@ -14,6 +14,7 @@ import { ChunkTable } from './chunk-table.ts';
 import { EntryTable } from './entry-table.ts';
 import { PgReminderTable } from './reminder-table.ts';
 import { PgFences } from './fences.ts';
+import { ddl } from './session.ts';
 import { checkSchemaName, checkTableName, stateIdent } from './ident.ts';
 
 export interface PostgresStoreOptions {
@@ -71,7 +72,7 @@ export class PostgresStore implements StateStore {
     try {
       const c = await pool.connect();
       try {
-        await c.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.schema)}`);
+        await ddl(c, `CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(this.schema)}`);
       } finally {
         c.release();
       }
@@ -113,7 +114,7 @@ export class PostgresStore implements StateStore {
     const table = spec.keyKind === 'string' ? new EntryTable<never>(this, { ...spec }, this.fences) : new ChunkTable(this, { ...spec }, this.fences);
     const c = await this.client('table');
     try {
-      await c.query(table.createSql());
+      await ddl(c, table.createSql());
       const [column, want] = spec.keyKind === 'string' ? ['key', 'text'] : ['chunk', 'bigint'];
       const r = await c.query<{ data_type: string }>(
         'SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3',
@@ -141,7 +142,7 @@ export class PostgresStore implements StateStore {
       const table = new PgReminderTable<StateKey>(this, { ...spec }, this.fences);
       const c = await this.client('reminders');
       try {
-        await c.query(table.createSql());
+        await ddl(c, table.createSql());
       } catch (e) {
         throw pgError(e, `open the reminders of "${spec.name}"`, this.location);
       } finally {
