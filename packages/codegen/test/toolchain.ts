@@ -103,35 +103,38 @@ function finish(job: Job, tmpOut: string, code: number | null, log: string): Bui
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
+/**
+ * A job's cached result, or 'build' when this process took its lock (the result was not cached meanwhile),
+ * or undefined when another process holds the lock (wait, then ask again).
+ */
+function claim(job: Job): BuildResult | 'build' | undefined {
+  const hit = cached(job);
+  if (hit) return hit;
+  if (!lock(job)) return undefined;
+  const again = cached(job);
+  if (!again) return 'build';
+  rmSync(join(job.dir, 'lock'), { force: true });
+  return again;
+}
+
 function buildSync(job: Job): BuildResult {
   for (;;) {
-    const hit = cached(job);
-    if (hit) return hit;
-    if (lock(job)) {
-      const again = cached(job);
-      if (again) {
-        rmSync(join(job.dir, 'lock'), { force: true });
-        return again;
-      }
+    const got = claim(job);
+    if (got === 'build') {
       const tmpOut = `${job.out}.${process.pid}.tmp`;
       const [cmd, args] = job.prepare(tmpOut);
       const r = spawnSync(cmd, args, { encoding: 'utf8' });
       return finish(job, tmpOut, r.status, `${r.stdout ?? ''}${r.stderr ?? ''}`);
     }
+    if (got) return got;
     Atomics.wait(sleeper, 0, 0, 100); // another process builds this key: wait for its result
   }
 }
 
 async function buildAsync(job: Job): Promise<BuildResult> {
   for (;;) {
-    const hit = cached(job);
-    if (hit) return hit;
-    if (lock(job)) {
-      const again = cached(job);
-      if (again) {
-        rmSync(join(job.dir, 'lock'), { force: true });
-        return again;
-      }
+    const got = claim(job);
+    if (got === 'build') {
       const tmpOut = `${job.out}.${process.pid}.tmp`;
       const [cmd, args] = job.prepare(tmpOut);
       return new Promise((resolve) => {
@@ -143,6 +146,7 @@ async function buildAsync(job: Job): Promise<BuildResult> {
         p.on('close', (code) => resolve(finish(job, tmpOut, code, log)));
       });
     }
+    if (got) return got;
     await new Promise((r) => setTimeout(r, 100));
   }
 }
