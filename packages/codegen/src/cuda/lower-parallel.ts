@@ -181,9 +181,7 @@ function laneRunner(n: { env: string; body: string; runner: string; chunk: strin
         'if (lane == 0u) { co->failAt = first; co->iters = iters; }',
       ]
     : [
-        'unsigned int k = lane;',
-        `for (; k + 96u < n_; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
-        `for (; k < n_; k += 32u) ${call('k')}`,
+        ...strided(call, 'lane', 'n_'),
         'if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = n_; }',
       ];
   const reduce = kinds.map((k, j) => {
@@ -205,6 +203,18 @@ function laneRunner(n: { env: string; body: string; runner: string; chunk: strin
 }
 
 /**
+ * One lane's iterations k = start, start + 32, … below `end`, four a step where they fit (their indices
+ * differ, so the compiler may overlap their loads).
+ */
+function strided(call: (k: string) => string, start: string, end: string): string[] {
+  return [
+    `unsigned int k = ${start};`,
+    `for (; k + 96u < ${end}; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
+    `for (; k < ${end}; k += 32u) ${call('k')}`,
+  ];
+}
+
+/**
  * A loop that cannot fail and reduces nothing: its iterations [from, to) on one warp's lanes (iteration k
  * on lane k % 32), from the job's image alone, so that any warp of the kernel can run a range of it: the
  * posting warp's lanes (the whole range, from rg_coop_run) or an idle worker warp (a chunk of a bulk job,
@@ -218,9 +228,7 @@ function chunkRunner(n: { env: string; body: string; runner: string; chunk: stri
     `const ${n.env}* e_ = (const ${n.env}*)co->env;`,
     'const double lo_ = co->lo;',
     'const unsigned int ulo = lo_ >= 0.0 ? (unsigned int)lo_ : 0u;',
-    'unsigned int k = from + lane;',
-    `for (; k + 96u < to; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
-    `for (; k < to; k += 32u) ${call('k')}`,
+    ...strided(call, 'from + lane', 'to'),
   ];
   return [
     `__device__ static void ${n.chunk}(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {\n${indent(body.join('\n'), 2)}\n}`,
