@@ -26,8 +26,13 @@ export function relaySystem(backend: CudaBackend, options: Quiet = PATIENT): Gra
   });
 }
 
-/** Account on `backend`, placed under `name`: 4,096 actors and the default ring sizes unless `register` says otherwise. */
-export function accountSystem(backend: Backend, name: string, options: Quiet = PATIENT, register: RegisterOptions = {}): GrainSystem {
+/** Account on `backend`, placed under `name`: 4,096 actors and the default rings unless `register` says otherwise. */
+export function accountSystem(
+  backend: Backend,
+  name: string,
+  options: Quiet = PATIENT,
+  register: RegisterOptions = {},
+): GrainSystem {
   return new GrainSystem({ backends: { [name]: backend }, ...options }).register(Account, {
     placement: name,
     maxActors: 4096,

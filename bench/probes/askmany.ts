@@ -44,7 +44,8 @@ for (const name of backends) {
   for (const ring of rings) {
     for (const R of rowsList) {
       const backend: Backend = name === 'cuda' ? new CudaBackend() : new CpuBackend({ threads: 1 });
-      const sys = accountSystem(backend, name, QUIET, { maxActors: Math.max(4096, R), ringCapacity: ring, replyCapacity: ring });
+      const ringSizes = { ringCapacity: ring, replyCapacity: ring };
+      const sys = accountSystem(backend, name, QUIET, { maxActors: Math.max(4096, R), ...ringSizes });
       await sys.start();
       try {
         const key = Int32Array.from({ length: R }, (_, i) => i);

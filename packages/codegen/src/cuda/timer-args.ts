@@ -28,7 +28,8 @@ export function cStr(text: string): string {
 /** The text core's TimerArgumentError has for a bad number: split around the number. */
 function argumentText(where: string, field: 'periodMs' | 'dueMs'): { pre: string; post: string } {
   const mark = '\u0001';
-  const detail = field === 'periodMs' ? `periodMs ${mark} is not a finite number > 0` : `dueMs ${mark} is not a finite number ≥ 0`;
+  const detail =
+    field === 'periodMs' ? `periodMs ${mark} is not a finite number > 0` : `dueMs ${mark} is not a finite number ≥ 0`;
   const msg = new TimerArgumentError(where, field === 'periodMs' ? 'bad-period' : 'bad-due', detail).message;
   const [pre, post] = msg.split(mark) as [string, string];
   return { pre, post };
@@ -82,7 +83,11 @@ export interface NamedCall<T> {
 }
 
 /** The checks in the order core and the CPU backend make them: handler, name literal, arguments, declared name. */
-export function checkNamedCall<T extends { readonly name: string }>(fn: FnScope, e: CallExpr, spec: NamedCallSpec<T>): NamedCall<T> {
+export function checkNamedCall<T extends { readonly name: string }>(
+  fn: FnScope,
+  e: CallExpr,
+  spec: NamedCallSpec<T>,
+): NamedCall<T> {
   const { op, noun } = spec;
   const fail: Fail = (loc, detail, hint) => {
     throw new CodegenError('CODEGEN_TIMER', `ctx.${op}`, detail, siteAt(fn.site, loc), hint);
@@ -91,18 +96,23 @@ export function checkNamedCall<T extends { readonly name: string }>(fn: FnScope,
   if (spec.refuse) fail(e.loc, spec.refuse.detail, spec.refuse.hint);
   const optsHint = spec.opts === 'none' ? '' : ', { periodMs, dueMs }';
   const [ne, oe, ...rest] = e.args;
-  if (!ne) return fail(e.loc, `ctx.${op} needs the ${noun}'s name`, `write ctx.${op}('${spec.declared[0]?.name ?? 'name'}'${optsHint})`);
+  if (!ne) {
+    const first = spec.declared[0]?.name ?? 'name';
+    return fail(e.loc, `ctx.${op} needs the ${noun}'s name`, `write ctx.${op}('${first}'${optsHint})`);
+  }
   if (ne.kind !== 'str') {
     const declared = spec.declared.map((t) => t.name).join(', ') || '(none)';
     return fail(
       ne.loc,
-      `ctx.${op} needs the ${noun}'s name as a string literal (${spec.literalWhy}, chosen when the handler is translated)`,
+      `ctx.${op} needs the ${noun}'s name as a string literal ` +
+        `(${spec.literalWhy}, chosen when the handler is translated)`,
       `write one of ${declared} literally; branch with if/else to choose between ${noun}s`,
     );
   }
   if (rest.length > 0 || (spec.opts === 'none' && oe) || (spec.opts === 'required' && !oe)) {
     const takes = spec.opts === 'none' ? '(name)' : spec.opts === 'optional' ? '(name, opts?)' : '(name, opts)';
-    fail(e.loc, `ctx.${op} takes ${takes}, got ${e.args.length} arguments`, `write ctx.${op}('${ne.value}'${optsHint})`);
+    const hint = `write ctx.${op}('${ne.value}'${optsHint})`;
+    fail(e.loc, `ctx.${op} takes ${takes}, got ${e.args.length} arguments`, hint);
   }
   const where = `${fn.grain.name}.${op}(${JSON.stringify(ne.value)})`;
   // An undeclared name fails the turn at run time, with core's TimerArgumentError text, as on the CPU.
@@ -119,17 +129,26 @@ export function checkNamedCall<T extends { readonly name: string }>(fn: FnScope,
  * The options object of ctx.startTimer / ctx.setReminder: periodMs and dueMs lowered as doubles (undefined
  * where left out). `leftOut` says which fields may be left out, for the hint.
  */
-export function lowerTimeOptions(fn: FnScope, call: NamedCall<unknown>, op: string, oe: Expr, leftOut: string): { period?: string; due?: string } {
+export function lowerTimeOptions(
+  fn: FnScope,
+  call: NamedCall<unknown>,
+  op: string,
+  oe: Expr,
+  leftOut: string,
+): { period?: string; due?: string } {
   if (oe.kind !== 'object') {
     return call.fail(
       oe.loc,
       `ctx.${op} needs its options as an object literal`,
-      `write ctx.${op}('${call.name}', { periodMs: ..., dueMs: ... }) (${leftOut}); choose between two option sets with if/else`,
+      `write ctx.${op}('${call.name}', { periodMs: ..., dueMs: ... }) (${leftOut}); ` +
+        'choose between two option sets with if/else',
     );
   }
   const out: { period?: string; due?: string } = {};
   for (const p of oe.props) {
-    if (p.name !== 'periodMs' && p.name !== 'dueMs') call.fail(p.loc, `ctx.${op} has no option "${p.name}"`, 'the options are periodMs and dueMs');
+    if (p.name !== 'periodMs' && p.name !== 'dueMs') {
+      call.fail(p.loc, `ctx.${op} has no option "${p.name}"`, 'the options are periodMs and dueMs');
+    }
     const v = asDouble(fn.site, p.value.loc, lowerExpr(p.value, fn), `ctx.${op} ${p.name}`);
     if (p.name === 'periodMs') out.period = v;
     else out.due = v;
