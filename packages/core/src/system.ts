@@ -184,7 +184,7 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.sweeper.start();
     this.installSignalHandlers();
     if (this.config.cluster) {
-      const local = { idle: (o: { timeoutMs: number }) => this.localIdle(o), metrics: () => this.metrics() };
+      const local = { idle: (o: { timeoutMs: number }) => this.localIdle(o), metrics: () => this.metrics(), advanceTimers: (o: { timeoutMs: number }) => this.timers.advanceTimers(o) };
       state.router = await joinSystemCluster(state, this.config.cluster, resolved, this.sender, this.persistence, ownership, local);
     }
   }
@@ -284,6 +284,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * `clock.now += 100; await system.advanceTimers()`. Resolves to the reminders fired.
    */
   advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
+    // A cluster client hosts no kernel: the silos' timers advance, each by its own clock (cluster/control.ts).
+    if (this.state.router && this.state.regs.length === 0) return this.state.router.advanceTimers(opts);
     return this.timers.advanceTimers(opts);
   }
 

@@ -7,12 +7,12 @@ import { EntryKind, type ClusterConnection, type SiloInfo } from './types.ts';
 
 /**
  * Questions one member asks another about its system, as Control entries ([4, corr, op, arg]) answered by
- * Reply entries: `metrics` (the silo's `system.metrics()`) and `idle` (the silo's own `system.idle()`,
- * then its message counts). A client hosts no kernel, so this is how it reads the cluster's counters and
+ * Reply entries: `metrics` (the silo's `system.metrics()`), `idle` (the silo's own `system.idle()`,
+ * then its message counts) and `advanceTimers` (the silo's `system.advanceTimers()`, by its own clock). A client hosts no kernel, so this is how it reads the cluster's counters and
  * waits until everything sent into the cluster was processed.
  */
-export type ControlOp = 'metrics' | 'idle';
-export const CONTROL_OPS: readonly ControlOp[] = ['metrics', 'idle'];
+export type ControlOp = 'metrics' | 'idle' | 'advanceTimers';
+export const CONTROL_OPS: readonly ControlOp[] = ['metrics', 'idle', 'advanceTimers'];
 
 /** What a silo answers to `idle`, once its own kernels are idle. */
 export interface IdleReport {
@@ -30,6 +30,8 @@ export interface ControlHost {
   localIdle?(opts: { timeoutMs: number }): Promise<void>;
   /** This system's `metrics()`. */
   localMetrics?(): Record<string, ClassMetrics>;
+  /** This system's own `advanceTimers()`: the reminders it fired. */
+  localAdvanceTimers?(opts: { timeoutMs: number }): Promise<number>;
 }
 
 /** What the control needs of the router. */
@@ -67,6 +69,12 @@ export class ClusterControl {
         local.then(() => this.router.reply(from, corr, 1, this.report()), fail);
         return;
       }
+      case 'advanceTimers': {
+        const timeoutMs = typeof arg === 'number' && arg > 0 ? arg : 60_000;
+        const run = this.host.localAdvanceTimers?.({ timeoutMs }) ?? Promise.resolve(0);
+        run.then((fired) => this.router.reply(from, corr, 1, fired), fail);
+        return;
+      }
       default:
         fail(new Error(`unknown control op ${JSON.stringify(op)}`));
     }
@@ -101,6 +109,17 @@ export class ClusterControl {
     if (own && Object.keys(own).length) out[this.conn.self] = own;
     silos.forEach((s, i) => (out[s.id] = got[i] as Record<string, ClassMetrics>));
     return out;
+  }
+
+  /**
+   * Every silo's `advanceTimers()` (this member's too when it hosts classes), each by its own clock: the
+   * timers due there run. Resolves to the reminders fired, over the silos.
+   */
+  async advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const own = this.host.localMetrics && Object.keys(this.host.localMetrics()).length ? ((await this.host.localAdvanceTimers?.({ timeoutMs })) ?? 0) : 0;
+    const got = await Promise.all(this.silos().map((s) => this.request(s.id, 'advanceTimers', timeoutMs, timeoutMs)));
+    return got.reduce((n: number, x) => n + (typeof x === 'number' ? x : 0), own);
   }
 
   /** The classes' figures summed over the silos (numbers added, nested figures too; a text the silos disagree on joined by ','). */

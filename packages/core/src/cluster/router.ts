@@ -356,6 +356,11 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     return this.control.classMetrics(timeoutMs);
   }
 
+  /** Every silo's `advanceTimers()`, each by its own clock (a client's `system.advanceTimers()`): the reminders fired. */
+  advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
+    return this.control.advanceTimers(opts);
+  }
+
   /** Resolves when everything sent into the cluster was processed (control.ts says how); a client's system.idle(). */
   idle(opts: { timeoutMs?: number } = {}): Promise<void> {
     return this.control.idle(opts);

@@ -132,7 +132,7 @@ export async function launchKernels(regs: readonly Registration[]): Promise<void
 }
 
 /** Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through persistence. */
-export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics> }): Promise<ClusterRouter<Route>> {
+export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics>; advanceTimers(o: { timeoutMs: number }): Promise<number> }): Promise<ClusterRouter<Route>> {
   const { logger, askTimeoutMs } = state.config;
   const regs = state.regs;
   for (const reg of regs) {
@@ -154,6 +154,7 @@ export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved
     fenced: (grain: string) => regs.find((r) => r.def.name === grain)?.writeBehind,
     localIdle: local.idle,
     localMetrics: local.metrics,
+    localAdvanceTimers: local.advanceTimers,
   };
   return joinCluster(cluster, host, grains, logger);
 }
