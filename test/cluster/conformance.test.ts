@@ -28,7 +28,7 @@ const CLIENT = 'the test is a client of the cluster: it hosts no kernel, so';
 /** Each silo runs its own kernel of a class; a client has none to drive (system.kernel(...) is a local kernel). */
 const KERNEL = (what: string) => `${CLIENT} ${what}: in a cluster each silo process runs its own kernel of the class (a key's partition picks the silo), and its lifecycle is that silo's (system.kernel(...).deactivate/activate/terminate there); no remote kernel control exists`;
 const FULL_QUEUE = (what: string) => KERNEL(`it fills a ringCapacity-4 Seq ring by deactivating system.kernel(Seq)${what}`);
-const CLOCK = `${CLIENT} the injected clock is this process's; handlers, timers and reminders run on the silos' own clocks (each silo process's system clock), which a test cannot step`;
+const CLOCK_TELL_ERROR = 'it counts tellError events of failing ticks on the test\'s system: a tick runs on the silo that hosts the actor and its failure is a tellError there (a tick has no sender to report to); its timer API, bad arguments and counts are covered by the other timer cases, which run here';
 const LIFECYCLE: Readonly<Record<string, string>> = {
   'lifecycle: every valid transition on a live kernel, each emitting an event': KERNEL('it steps system.kernel(Numbers) through its transitions and counts their events'),
   'lifecycle: every invalid transition is rejected with InvalidTransitionError and changes nothing': KERNEL('it calls invalid transitions on system.kernel(Numbers)'),
@@ -53,7 +53,6 @@ const RUN_ISOLATED = new Set([
   'system.idle() resolves once host messages and the K2K chains they caused are all processed',
 ]);
 export const CLUSTER_SKIPS: Readonly<Record<string, string>> = {
-  'ctx.now() is the injected clock': CLOCK,
   'handler errors reject the ask with the handler message; the actor keeps its state and runs': `a failing tell's tellError event is emitted by the silo whose kernel ran the turn: the turn's failure reply carries no origin silo (a host tell's slot names the host, not which member sent it), so the client never sees it; the ask half (HandlerError across silos) is test/cluster/messaging.test.ts`,
   'unknown grain (UnknownGrainError) and unknown method (UnknownMethodError, and refused by the kernel)': 'in a cluster a class not registered here is reached through the cluster (client mode): an unknown class fails with NoSiloError once no silo hosts it within parkMs, not UnknownGrainError at the call; it also injects a raw slot into a local kernel',
   'a K2K burst larger than every queue of the target kernel arrives whole and in order': `its counts need both classes on one silo: Sender 1 and Seq 3 hash to partitions placed over the silos by their ids, and a send to a key another silo owns leaves through the host and arrives there as a host tell (sent, not k2kReceived), so k2kSent = k2kReceived = n holds only when they share a silo; it also needs Seq with ringCapacity 64 (cross-silo bursts: test/cluster/k2k.test.ts)`,
@@ -71,12 +70,24 @@ const RUN_FRESH = [
   'tellMany: N tells from columns, in order, counted; a bad column fails with the column and row and sends nothing',
 ];
 
+/**
+ * Cases that step the injected clock: run on three silos in this process (inline backend) that share the
+ * test's clock, with a client of their own; the client's advanceTimers() advances every silo's timers
+ * (core cluster/control.ts). Silo processes keep their own clocks.
+ */
+const RUN_CLOCK = [
+  'timers: a declared timer ticks every period by the injected clock; a late tick fires once and keeps the phase; ctx.now() is the clock; ticks are not messages',
+  'timers: string keys; a first delay of 0 ticks at once; a tick sends K2K to its own actor and stops its own timer; fractional periods',
+  // Last: it sets the clock back to 42, and the timer cases step it forward from where it is.
+  'ctx.now() is the injected clock',
+];
+
 /** Why an isolated case is not run here (undefined: it runs). */
 function isolatedReason(name: string): string | undefined {
   // [store] cases run on silos in this process that join the lane's cluster (below).
-  if (RUN_ISOLATED.has(name) || RUN_FRESH.includes(name) || name.endsWith('[store]')) return undefined;
+  if (RUN_ISOLATED.has(name) || RUN_FRESH.includes(name) || RUN_CLOCK.includes(name) || name.endsWith('[store]')) return undefined;
   if (CLUSTER_SKIPS[name]) return CLUSTER_SKIPS[name];
-  if (name.startsWith('timers:')) return CLOCK;
+  if (name.startsWith('timers:') && !RUN_CLOCK.includes(name)) return CLOCK_TELL_ERROR;
   if (LIFECYCLE[name]) return LIFECYCLE[name];
   // A new isolated case must be placed here (run, run fresh, or skipped with its reason): never skipped unnamed.
   throw new Error(`cluster lane: isolated case "${name}" is neither run nor given a reason (RUN_ISOLATED, RUN_FRESH, CLUSTER_SKIPS, LIFECYCLE)`);
@@ -127,14 +138,37 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
   // count on. Then the cases that need fresh kernels, on silos of their own.
   const isolated = cases.filter((x) => x.isolated);
   const ordered = [
-    ...cases.filter((x) => !x.isolated),
-    ...isolated.filter((x) => !RUN_FRESH.includes(x.name)),
+    ...cases.filter((x) => !x.isolated && !RUN_CLOCK.includes(x.name)),
+    ...isolated.filter((x) => !RUN_FRESH.includes(x.name) && !RUN_CLOCK.includes(x.name)),
+    ...RUN_CLOCK.map((n) => cases.find((x) => x.name === n)!),
     ...RUN_FRESH.map((n) => isolated.find((x) => x.name === n)!),
   ];
+  /** The clock group: three silos in this process on the lane's clock, and their client. */
+  let clockGroup: Promise<{ silos: GrainSystem[]; client: GrainSystem }> | undefined;
+  const clockCluster = () => natsCluster({ servers: server.url, name: 'conf-clock', ...server.auth, heartbeatMs: 500, deadMs: 10_000 });
+  async function startClockGroup(): Promise<{ silos: GrainSystem[]; client: GrainSystem }> {
+    const classes = new Map(RUN_CLOCK.flatMap((n) => cases.find((x) => x.name === n)!.grains.map(([cls]) => [cls.grain.name, cls] as const)));
+    const silos = [0, 1, 2].map(() => {
+      const sys = new GrainSystem({ backends: { inline: new InlineBackend() }, logLevel: 'silent', clock: () => clock.now, handleSignals: false, cluster: clockCluster() });
+      for (const cls of classes.values()) sys.register(cls, { placement: 'inline' });
+      return sys;
+    });
+    await Promise.all(silos.map((x) => x.start()));
+    const c = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', askTimeoutMs: 10_000, clock: () => clock.now, cluster: clockCluster() });
+    await c.start();
+    await c.cluster!.waitFor(() => c.cluster!.settled(3), 20_000);
+    return { silos, client: c };
+  }
+  afterAll(async () => {
+    if (!clockGroup) return;
+    const g = await clockGroup;
+    await g.client.shutdown();
+    await Promise.all(g.silos.map((x) => x.shutdown()));
+  });
   for (const c of ordered) {
     const reason = c.isolated ? isolatedReason(c.name) : CLUSTER_SKIPS[c.name];
     const onFresh = RUN_FRESH.includes(c.name);
-    it.skipIf(reason !== undefined)(reason ? `${c.name} (skipped: ${reason})` : c.name, { timeout: onFresh ? 120_000 : 60_000 }, async () => {
+    it.skipIf(reason !== undefined)(reason ? `${c.name} (skipped: ${reason})` : c.name, { timeout: onFresh || RUN_CLOCK.includes(c.name) ? 120_000 : 60_000 }, async () => {
       if (onFresh) await (fresh ??= stopCluster().then(() => startCluster('conf-fresh', FRESH_OPTIONS)));
       if (c.persistence) {
         // A case's systems are silos in this process that join the lane's cluster beside the three silo
@@ -149,7 +183,7 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
         await c.persistence.run({ fresh: silo, placement: 'inline', clock: pclock }, lmdb);
         return;
       }
-      const system = client!;
+      const system = RUN_CLOCK.includes(c.name) ? (await (clockGroup ??= startClockGroup())).client : client!;
       // The kernels' figures are the silos', summed (system.cluster.classMetrics()); every case ends balanced there.
       const metrics = () => system.cluster!.classMetrics();
       await c.run({ system, backend: 'cpu', clock, metrics });
