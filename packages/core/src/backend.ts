@@ -206,6 +206,12 @@ export interface KernelHealth {
    * with `error` (their outcome is unknown) and emits `laneRestart`.
    */
   readonly laneRestarts?: ReadonlyArray<LaneRestart>;
+  /**
+   * Per lane, whether its consumer is being started again (a restarted lane's new thread loading its
+   * modules): no heartbeat is due from it yet, so asks waiting on it are not a stall. Seconds on a loaded
+   * machine; the kernel's askTimeoutMs still bounds every ask.
+   */
+  readonly starting?: ReadonlyArray<boolean>;
 }
 
 export interface LaneRestart {

@@ -360,6 +360,11 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   private carriedSent = 0;
   private carriedHostRejected = 0;
 
+  /** Per lane, whether the backend is starting its consumer again (KernelHealth.starting). */
+  lanesStarting(): ReadonlyArray<boolean> | undefined {
+    return this.impl?.health().starting;
+  }
+
   /** Each lane's heartbeat (a stalled lane shows even while the others beat). */
   heartbeats(): number[] {
     return this.lanes.map((l) => Atomics.load(l.control, CONTROL.heartbeat) >>> 0);

@@ -58,6 +58,8 @@ class CpuKernel implements BackendKernel {
   private generations: number[] | undefined;
   /** Per lane: how often it moved to a replacement thread, and why last (core fails that lane's asks). */
   private readonly restarts: Array<{ restarts: number; error: Error | undefined }>;
+  /** Per lane: its new thread is loading it after a restart (KernelHealth.starting). */
+  private readonly starting: boolean[];
   /** State access for write-behind (plan.persistence), or undefined. */
   private readonly states: StateAccess | undefined;
 
@@ -88,6 +90,7 @@ class CpuKernel implements BackendKernel {
     this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply], ...(l.images ? { images: l.images } : {}) })) };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
+    this.starting = buffers.lanes.map(() => false);
     if (plan.remoteSend) backend.pool.remoteSend.set(this.kernelId, plan.remoteSend);
     if (plan.persistence) {
       const states = new StateAccess(plan, threads.length, (lane, op) => this.threads[lane]!.state(this.kernelId, op));
@@ -152,6 +155,7 @@ class CpuKernel implements BackendKernel {
    */
   health() {
     if (!this.fault && this.generations) {
+      for (const t of this.threads) t.checkExiting();
       for (const [i, t] of this.threads.entries()) {
         if (t.generation === this.generations[i]) continue;
         // Exiting after this kernel's STOP is not a fault of this kernel.
@@ -167,12 +171,17 @@ class CpuKernel implements BackendKernel {
         r.restarts++;
         this.states?.fail(new WorkerDiedError(this.plan.grain.name, `${why}: its state requests were lost`), i);
         r.error = new WorkerDiedError(this.plan.grain.name, `${why}; the lane moved to a new thread and its actors start from fresh state`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
-        t.add(this.laneInit(i, true), this.backend.peers()).catch((e: Error) => {
-          this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
-        });
+        this.starting[i] = true;
+        t.add(this.laneInit(i, true), this.backend.peers()).then(
+          () => (this.starting[i] = false),
+          (e: Error) => {
+            this.starting[i] = false;
+            this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
+          },
+        );
       }
     }
-    return { fault: this.fault, laneRestarts: this.restarts };
+    return { fault: this.fault, laneRestarts: this.restarts, starting: this.starting };
   }
 
   /**

@@ -7,6 +7,7 @@ import type { PeerInfo } from './memory.ts';
 import { SpinPolicy } from './spin-policy.ts';
 import {
   SPIN_MIN_MS,
+  THREAD_EXITING,
   THREAD_STAT,
   type FromThread,
   type LaneInit,
@@ -26,6 +27,8 @@ const { init, port } = workerData as { init: ThreadInit; port: MessagePort };
 const doorbell = new Int32Array(init.doorbell.buffer);
 const bell = init.doorbell.index;
 const parkedFlag = init.doorbell.parked!;
+// The host's first news of this thread's end (protocol.ts THREAD_EXITING).
+process.on('exit', (code) => Atomics.store(doorbell, bell + THREAD_EXITING, (code | 0) + 1));
 /** The idle spin window (adaptive: spin-policy.ts). */
 const spin = new SpinPolicy(Math.min(SPIN_MIN_MS, init.spinMaxMs), init.spinMaxMs);
 /** While spinning idle, the port is read this often (ms) rather than every pass (receiveMessageOnPort is not free). */

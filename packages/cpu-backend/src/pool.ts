@@ -2,7 +2,7 @@ import os from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
 import type { RemoteSend } from '@ringgrain/core/backend';
-import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
+import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_EXITING, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 /**
@@ -62,9 +62,21 @@ export class PoolThread {
     return { buffer: this.pool.doorbells, index: this.index * DOORBELL_STRIDE, parked: this.index * DOORBELL_STRIDE + PARKED_WORD };
   }
 
+  /**
+   * Whether the thread said it is exiting (protocol.ts THREAD_EXITING) before the Worker's 'exit' event came:
+   * then it is dead now (replaced at once, as on that event, which is ignored when it comes).
+   */
+  checkExiting(): void {
+    const worker = this.worker;
+    if (!worker) return;
+    const code = Atomics.load(this.pool.words, this.index * DOORBELL_STRIDE + THREAD_EXITING);
+    if (code !== 0) this.died(worker, code - 1);
+  }
+
   /** Starts the thread if it is not running; resolves once it reads its port. */
   start(): Promise<void> {
     if (this.ready) return this.ready;
+    Atomics.store(this.pool.words, this.index * DOORBELL_STRIDE + THREAD_EXITING, 0);
     const { port1, port2 } = new MessageChannel();
     const init: ThreadInit = { index: this.index, doorbell: this.doorbell, replySignal: this.pool.replySignal, spinMaxMs: this.pool.spinMaxMs };
     const worker = new Worker(WORKER_URL, {
@@ -91,7 +103,8 @@ export class PoolThread {
         }
       });
       worker.on('error', (e) => {
-        this.lastError = e;
+        // A thread already found dead by checkExiting() has a successor: its error is not the successor's.
+        if (worker === this.worker) this.lastError = e;
         reject(e);
       });
       worker.on('exit', (code) => {
@@ -217,7 +230,7 @@ export class ThreadPool {
   readonly stateOut = new Map<number, (lane: number, out: StateOut) => void>();
   /** Per kernel id, the host's taker of K2K sends for other silos (core KernelPlan.remoteSend). */
   readonly remoteSend = new Map<number, RemoteSend>();
-  private readonly words: Int32Array;
+  readonly words: Int32Array;
   /** Adaptive spinning only where every pool thread can have a core of its own (ThreadInit.spinMaxMs). */
   readonly spinMaxMs: number;
 

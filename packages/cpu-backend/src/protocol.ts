@@ -60,6 +60,15 @@ export const SPIN_MAX_MS = 1;
 
 export const THREAD_STAT = { parks: 16, woken: 17, wokenSoon: 18, spinUs: 19, preempted: 20 } as const;
 
+/**
+ * A word of the doorbell block a pool thread writes as its last JS (its process 'exit' event: process.exit
+ * in a handler, an uncaught error): its exit code + 1. The Worker's own 'exit' event comes only once the
+ * thread is torn down, seconds later on a loaded machine, while an ask waiting on the lane would be judged
+ * a stalled heartbeat; the host reads this word in its health checks and treats the thread as dead at once
+ * (after that event the thread runs no more JS, so nothing of it touches the rings again).
+ */
+export const THREAD_EXITING = 24;
+
 /** Control-plane messages between the host and a pool thread (never per data message). */
 export type ToThread =
   | { type: 'add'; lane: LaneInit; peers: PeerInfo[] }

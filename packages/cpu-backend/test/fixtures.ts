@@ -15,6 +15,8 @@ export class Crashy extends Grain({
     stray: { request: t.struct({}), reply: t.struct({ n: t.u32 }) },
     /** A tell that counts, and ends the worker thread where `die` is 1 (mid tellMany column image). */
     count: { request: t.struct({ die: t.u32 }) },
+    /** Ends the worker thread, whose teardown an 'exit' listener of its own then holds for `ms`. */
+    slowExit: { request: t.struct({ ms: t.u32 }), reply: t.struct({ n: t.u32 }) },
   },
 }) {
   ping(s: C['state']): C['reply']['ping'] {
@@ -30,6 +32,13 @@ export class Crashy extends Grain({
   count(s: C['state'], m: C['req']['count']): void {
     if (m.die === 1) process.exit(3);
     s.n += 1;
+  }
+  slowExit(_s: C['state'], m: C['req']['slowExit']): C['reply']['slowExit'] {
+    process.on('exit', () => {
+      const until = Date.now() + m.ms;
+      while (Date.now() < until);
+    });
+    process.exit(3);
   }
   stray(_s: C['state'], _m: C['req']['stray'], ctx: C['ctx']): C['reply']['stray'] {
     ctx.send(Elsewhere, 1, 'ping', {});

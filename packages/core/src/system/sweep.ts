@@ -121,12 +121,13 @@ export class Sweeper {
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
       const perLane = pending.perLaneOf(k, k.lanes.length);
       const beats = k.heartbeats();
+      const starting = k.lanesStarting();
       let seen = this.heartbeats.get(k);
       if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
       for (const [i, beat] of beats.entries()) {
         const hb = seen[i]!;
         const asks = perLane[i] ?? 0;
-        if (late || hb.beat !== beat || asks === 0 || k.state !== 'active') {
+        if (late || starting?.[i] || hb.beat !== beat || asks === 0 || k.state !== 'active') {
           hb.beat = beat;
           hb.at = now;
         } else if (now - hb.at > config.heartbeatTimeoutMs) {
