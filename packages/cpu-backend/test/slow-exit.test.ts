@@ -16,8 +16,10 @@ afterEach(async () => {
 });
 
 describe('a pool thread that takes long to end', () => {
-  it('its death is known from the word it wrote, before its exit event: the lane restarts, the kernel keeps serving', async () => {
-    system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false, heartbeatTimeoutMs: 1000 });
+  const title = 'its death is known from the word it wrote, before its exit event: the lane restarts, the kernel keeps serving';
+  it(title, async () => {
+    const backends = { cpu: new CpuBackend({ threads: 1 }) };
+    system = new GrainSystem({ backends, logLevel: 'silent', handleSignals: false, heartbeatTimeoutMs: 1000 });
     system.register(Crashy, { placement: 'cpu' });
     const faults: Error[] = [];
     system.on('fault', (e) => faults.push(e.error));
