@@ -56,18 +56,27 @@ console.log(
       .join(' ')}`,
 );
 
-async function sequential(): Promise<{ ms: number; images: Uint8Array[] }> {
+/** CPU seconds of every thread of this process (the pool's workers included) since `from`. */
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1e6;
+};
+
+async function sequential(): Promise<{ ms: number; cpu: number; images: Uint8Array[] }> {
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const images = units.map((u) => nvrtc.compile(u.source, opts(u.name)).image);
-  return { ms: performance.now() - t0, images };
+  return { ms: performance.now() - t0, cpu: cpuSince(c0), images };
 }
 
-async function pooled(): Promise<{ ms: number; images: Uint8Array[]; compileMs: number[] }> {
+async function pooled(): Promise<{ ms: number; cpu: number; images: Uint8Array[]; compileMs: number[] }> {
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const pool = new NvrtcPool({ threads, libPath: nvrtc.libPath });
   try {
     const out = await Promise.all(units.map((u) => pool.compile(u.source, opts(u.name))));
-    return { ms: performance.now() - t0, images: out.map((o) => o.image), compileMs: out.map((o) => o.compileMs) };
+    const ms = performance.now() - t0;
+    return { ms, cpu: cpuSince(c0), images: out.map((o) => o.image), compileMs: out.map((o) => o.compileMs) };
   } finally {
     await pool.close();
   }
@@ -99,7 +108,8 @@ for (let t = 0; t < trialCount; t++) {
   }
   console.log(
     `trial ${t + 1} (${order.join(' then ')}): ` +
-      `sequential ${(seq.ms / 1000).toFixed(1)} s, pool ${(pool.ms / 1000).toFixed(1)} s ` +
+      `sequential ${(seq.ms / 1000).toFixed(1)} s (CPU ${seq.cpu.toFixed(1)} s), ` +
+      `pool ${(pool.ms / 1000).toFixed(1)} s (CPU ${pool.cpu.toFixed(1)} s) ` +
       `(per unit on its worker ${pool.compileMs.map((m) => (m / 1000).toFixed(1)).join(', ')} s)`,
   );
 }
