@@ -31,7 +31,12 @@ describe.skipIf(natsSkip !== undefined)(`cluster control${natsSkip ? ` (skipped:
   const silos: GrainSystem[] = [];
   let client: GrainSystem;
   const silo = () =>
-    new GrainSystem({ backends: { inline: new InlineBackend() }, handleSignals: false, logLevel: 'silent', cluster: natsCluster(clusterOpts(server, 'ctl')) })
+    new GrainSystem({
+      backends: { inline: new InlineBackend() },
+      handleSignals: false,
+      logLevel: 'silent',
+      cluster: natsCluster(clusterOpts(server, 'ctl')),
+    })
       .register(Counter, { placement: 'inline' })
       .register(Relay, { placement: 'inline' })
       .register(Bulk, { placement: 'inline', slotSize: 256 });
@@ -40,7 +45,12 @@ describe.skipIf(natsSkip !== undefined)(`cluster control${natsSkip ? ` (skipped:
     server = await startServer();
     for (let i = 0; i < 3; i++) silos.push(silo());
     await Promise.all(silos.map((s) => s.start()));
-    client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', cluster: natsCluster(clusterOpts(server, 'ctl')) });
+    client = new GrainSystem({
+      backends: {},
+      handleSignals: false,
+      logLevel: 'silent',
+      cluster: natsCluster(clusterOpts(server, 'ctl')),
+    });
     await client.start();
     await client.cluster!.waitFor(() => client.cluster!.settled(3), 20_000);
   }, 60_000);
@@ -56,7 +66,8 @@ describe.skipIf(natsSkip !== undefined)(`cluster control${natsSkip ? ` (skipped:
     // silo to the Counter key's silo (another silo for most keys).
     const relays = 30;
     const rounds = 20;
-    for (let i = 0; i < rounds; i++) for (let r = 0; r < relays; r++) client.grain(Relay, r).tell.tell({ key: 1000 + r, n: 1 });
+    for (let i = 0; i < rounds; i++)
+      for (let r = 0; r < relays; r++) client.grain(Relay, r).tell.tell({ key: 1000 + r, n: 1 });
     await client.idle({ timeoutMs: 30_000 });
     // No polling after idle(): every effect is there.
     const m = await client.cluster!.classMetrics();
@@ -72,10 +83,13 @@ describe.skipIf(natsSkip !== undefined)(`cluster control${natsSkip ? ` (skipped:
   it('an error of a core class raised on the owning silo comes back as that class, with its fields and the silo', async () => {
     // Bulk's slot holds 208 payload bytes on the silos; the client has no slot and sends the bytes on.
     const xs = Array.from({ length: 64 }, (_, i) => i + 0.5);
-    const e = (await client.grain(Bulk, 7).put({ xs }).then(
-      () => undefined,
-      (x: unknown) => x,
-    )) as PayloadTooLargeError & { silo?: string };
+    const e = (await client
+      .grain(Bulk, 7)
+      .put({ xs })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      )) as PayloadTooLargeError & { silo?: string };
     expect(e).toBeInstanceOf(PayloadTooLargeError);
     expect(e.code).toBe('PAYLOAD_TOO_LARGE');
     expect(e.message).toMatch(/needs \d+ bytes but a slot holds 208/);

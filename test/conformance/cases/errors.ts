@@ -47,9 +47,17 @@ export const errorCases: ConformanceCase[] = [
         ['add', { by: 1.5 }, 'by'],
         ['echo', { f32: 1, f64: 1, i32: 1, u32: -1, b: true }, 'u32'],
         ['arrays', { fixed: [1, 2, 3], ints: [0, 0, 0], bounded: [], flags: [true, true], f64s: [] }, 'fixed'],
-        ['arrays', { fixed: [1, 2, 3, 4], ints: [0, 0, 0], bounded: [1, 2, 3, 4, 5, 6, 7, 8, 9], flags: [true, true], f64s: [] }, 'bounded'],
+        [
+          'arrays',
+          { fixed: [1, 2, 3, 4], ints: [0, 0, 0], bounded: [1, 2, 3, 4, 5, 6, 7, 8, 9], flags: [true, true], f64s: [] },
+          'bounded',
+        ],
         ['nested', { origin: { x: 0, y: 'no' }, pts: [], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } }, 'origin.y'],
-        ['nested', { origin: { x: 0, y: 0 }, pts: [{ x: 0, y: 0, z: 1 }], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } }, 'pts.0'],
+        [
+          'nested',
+          { origin: { x: 0, y: 0 }, pts: [{ x: 0, y: 0, z: 1 }], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } },
+          'pts.0',
+        ],
         ['add', { by: 1, extra: 2 }, '(root)'],
       ];
       for (const [method, payload, path] of bad) {
@@ -121,7 +129,12 @@ export const errorCases: ConformanceCase[] = [
       const k = system.kernel(Seq);
       await k.deactivate();
       const results: Array<Promise<unknown> | undefined> = [];
-      for (let i = 1; i <= 40; i++) results.push(i % 8 === 0 ? system.grain(Seq, 1).pushAsk({ sender: 0, seq: i }) : system.grain(Seq, 1).tell.push({ sender: 0, seq: i }));
+      for (let i = 1; i <= 40; i++)
+        results.push(
+          i % 8 === 0
+            ? system.grain(Seq, 1).pushAsk({ sender: 0, seq: i })
+            : system.grain(Seq, 1).tell.push({ sender: 0, seq: i }),
+        );
       // The ring holds 4; the rest wait for room.
       expect(results.slice(0, 4)).toEqual([undefined, undefined, undefined, undefined]);
       expect(results.slice(4).every((r) => r instanceof Promise)).toBe(true);

@@ -58,11 +58,18 @@ export function thrown(fn: () => unknown): Error {
  * messages out (processed + rejected by the kernel + given up by the host at terminate), and across
  * kernels every K2K send was received. Waits (bounded) for in-flight work to settle first.
  */
-export async function expectBalanced(source: GrainSystem | (() => Promise<Record<string, ClassMetrics>>)): Promise<void> {
+export async function expectBalanced(
+  source: GrainSystem | (() => Promise<Record<string, ClassMetrics>>),
+): Promise<void> {
   if (typeof source === 'function') {
     // Figures read from elsewhere (the cluster lane's silos): polled, bounded, as the local read is.
     let bad = unbalanced(await source());
-    for (const until = performance.now() + 10_000; bad.length && performance.now() < until; bad = unbalanced(await source())) await sleep(5);
+    for (
+      const until = performance.now() + 10_000;
+      bad.length && performance.now() < until;
+      bad = unbalanced(await source())
+    )
+      await sleep(5);
     expect(bad).toEqual([]);
     return;
   }
@@ -80,7 +87,10 @@ function unbalanced(m: Record<string, ClassMetrics>): string[] {
     k2kReceived += c.k2kReceived;
     const inn = c.sent + c.k2kReceived;
     const out = c.processed + c.rejected + c.hostRejected;
-    if (inn !== out) bad.push(`${name}: sent ${c.sent} + k2kReceived ${c.k2kReceived} != processed ${c.processed} + rejected ${c.rejected} + hostRejected ${c.hostRejected}`);
+    if (inn !== out)
+      bad.push(
+        `${name}: sent ${c.sent} + k2kReceived ${c.k2kReceived} != processed ${c.processed} + rejected ${c.rejected} + hostRejected ${c.hostRejected}`,
+      );
   }
   if (k2kSent !== k2kReceived) bad.push(`k2kSent ${k2kSent} != k2kReceived ${k2kReceived}`);
   return bad;
@@ -115,5 +125,23 @@ export const SMALL_LO = {
   u16s: new Uint16Array([0, 65535, 256, 255]),
   i16s: new Int16Array([-32768, 32767, -1]),
 };
-export const SMALL_HI = { u8: 255, i8: 127, u16: 65535, i16: 32767, bytes: [255, 254, 253, 128, 127, 1, 0, 7], i8s: [127, -128, 1, -1], u16s: [65535, 65534, 32768, 1], i16s: [32767, -32768, 0] };
-export const SMALL_ZERO = { u8: 0, i8: 0, u16: 0, i16: 0, bytes: [0, 0, 0, 0, 0, 0, 0, 0], i8s: [0, 0, 0, 0], u16s: [0, 0, 0, 0], i16s: [0, 0, 0] };
+export const SMALL_HI = {
+  u8: 255,
+  i8: 127,
+  u16: 65535,
+  i16: 32767,
+  bytes: [255, 254, 253, 128, 127, 1, 0, 7],
+  i8s: [127, -128, 1, -1],
+  u16s: [65535, 65534, 32768, 1],
+  i16s: [32767, -32768, 0],
+};
+export const SMALL_ZERO = {
+  u8: 0,
+  i8: 0,
+  u16: 0,
+  i16: 0,
+  bytes: [0, 0, 0, 0, 0, 0, 0, 0],
+  i8s: [0, 0, 0, 0],
+  u16s: [0, 0, 0, 0],
+  i16s: [0, 0, 0],
+};

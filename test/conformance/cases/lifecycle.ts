@@ -44,10 +44,21 @@ export const lifecycleCases: ConformanceCase[] = [
       expect(await ref.add({ by: 3 })).toEqual({ count: 1, total: 3 });
       const path = events.map((e) => `${e.from}>${e.to}`);
       expect(path).toEqual([
-        'active>deactivated', 'deactivated>active', 'active>deactivated', 'deactivated>terminated',
-        'terminated>launched', 'launched>terminated', 'terminated>launched', 'launched>active',
-        'active>terminated', 'terminated>launched', 'launched>active', 'active>faulted',
-        'faulted>terminated', 'terminated>launched', 'launched>active',
+        'active>deactivated',
+        'deactivated>active',
+        'active>deactivated',
+        'deactivated>terminated',
+        'terminated>launched',
+        'launched>terminated',
+        'terminated>launched',
+        'launched>active',
+        'active>terminated',
+        'terminated>launched',
+        'launched>active',
+        'active>faulted',
+        'faulted>terminated',
+        'terminated>launched',
+        'launched>active',
       ]);
       expect(events.every((e) => e.grain === 'Numbers')).toBe(true);
     },

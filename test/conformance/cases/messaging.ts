@@ -24,7 +24,8 @@ export const messagingCases: ConformanceCase[] = [
         for (let s = 1; s <= senders; s++) {
           work.push(system.grain(Sender, s).emit({ target, from: s, first: round * chunk + 1, count: chunk }));
         }
-        for (let i = 0; i < hostCount / (perSender / chunk); i++) work.push(system.grain(Seq, target).tell.push({ sender: 0, seq: ++hostSeq }));
+        for (let i = 0; i < hostCount / (perSender / chunk); i++)
+          work.push(system.grain(Seq, target).tell.push({ sender: 0, seq: ++hostSeq }));
       }
       for (let i = 1; i <= 50; i++) work.push(system.grain(Seq, target).pushAsk({ sender: 5, seq: i }));
       await Promise.all(work);
@@ -60,13 +61,19 @@ export const messagingCases: ConformanceCase[] = [
       expect(system.tellMany(Seq, 'push', { key, sender, seq })).toBe(n);
       // Asks in flight to every actor at once, several per actor.
       const asks: Array<Promise<{ count: number }>> = [];
-      for (let r = 1; r <= 20; r++) for (let a = 0; a < actors; a++) asks.push(system.grain(Seq, 5000 + a).pushAsk({ sender: 2, seq: r }));
+      for (let r = 1; r <= 20; r++)
+        for (let a = 0; a < actors; a++) asks.push(system.grain(Seq, 5000 + a).pushAsk({ sender: 2, seq: r }));
       const answers = await Promise.all(asks);
       for (const x of answers) expect(x.count).toBeGreaterThan(0);
       await system.idle();
       for (let a = 0; a < actors; a++) {
         const st = await system.grain(Seq, 5000 + a).stats({});
-        expect({ actor: a, violations: st.violations, overlaps: st.overlaps, count: st.count }).toEqual({ actor: a, violations: 0, overlaps: 0, count: next[a]! + 20 });
+        expect({ actor: a, violations: st.violations, overlaps: st.overlaps, count: st.count }).toEqual({
+          actor: a,
+          violations: 0,
+          overlaps: 0,
+          count: next[a]! + 20,
+        });
         expect([st.last[1], st.last[2]]).toEqual([next[a], 20]);
       }
     },
@@ -122,7 +129,9 @@ export const messagingCases: ConformanceCase[] = [
       })();
       expect(e).toBeInstanceOf(SchemaValidationError);
       expect(e.path).toEqual(['by', 2]);
-      expect(() => system.tellMany(Numbers, 'add', { key: [1, 2], by: [1] })).toThrow(/column "by" has 1 rows, the key column 2/);
+      expect(() => system.tellMany(Numbers, 'add', { key: [1, 2], by: [1] })).toThrow(
+        /column "by" has 1 rows, the key column 2/,
+      );
       expect((await metrics())['Numbers']!.sent).toBe(sent1);
     },
   },
@@ -152,7 +161,9 @@ export const messagingCases: ConformanceCase[] = [
       }
       expect((await system.askMany(Numbers, 'add', { key: [], by: [] })).count.length).toBe(0);
       expect(() => system.tellMany(Numbers, 'add', { key: [1], by: [1.5] })).toThrow(SchemaValidationError);
-      await expect(system.askMany(Numbers, 'add', { key: [1], by: [1.5] })).rejects.toBeInstanceOf(SchemaValidationError);
+      await expect(system.askMany(Numbers, 'add', { key: [1], by: [1.5] })).rejects.toBeInstanceOf(
+        SchemaValidationError,
+      );
       // A handler that throws on one row: the call rejects naming that row; the other rows were answered.
       const ok = await system.askMany(Numbers, 'fail', { key: [1, 2], code: [0, 0] });
       expect(ok.ok).toEqual([true, true]);
@@ -173,7 +184,10 @@ export const messagingCases: ConformanceCase[] = [
       const n = 20_000;
       const key = new Int32Array(n).map((_, i) => 400 + (i % 13));
       const by = new Int32Array(n).map((_, i) => i % 5);
-      const [r, single] = await Promise.all([system.askMany(Numbers, 'add', { key, by }), system.grain(Numbers, 400).add({ by: 0 })]);
+      const [r, single] = await Promise.all([
+        system.askMany(Numbers, 'add', { key, by }),
+        system.grain(Numbers, 400).add({ by: 0 }),
+      ]);
       const count = new Map<number, number>();
       for (let i = 0; i < n; i++) {
         const c = (count.get(key[i]!) ?? 0) + 1;
@@ -223,10 +237,14 @@ export const messagingCases: ConformanceCase[] = [
       const base = 1_000_000;
       await system.idle(); // earlier cases' turns counted before the baseline is read
       const before = (await metrics())['Numbers']!.activations;
-      const replies = await Promise.all(Array.from({ length: n }, (_, k) => system.grain(Numbers, base + k).add({ by: k })));
+      const replies = await Promise.all(
+        Array.from({ length: n }, (_, k) => system.grain(Numbers, base + k).add({ by: k })),
+      );
       replies.forEach((r, k) => expect(r).toEqual({ count: 1, total: k }));
       // Second round: every actor kept its own slot.
-      const again = await Promise.all(Array.from({ length: n }, (_, k) => system.grain(Numbers, base + k).add({ by: 1 })));
+      const again = await Promise.all(
+        Array.from({ length: n }, (_, k) => system.grain(Numbers, base + k).add({ by: 1 })),
+      );
       again.forEach((r, k) => expect(r).toEqual({ count: 2, total: k + 1 }));
       await expectBalanced(metrics);
       expect((await metrics())['Numbers']!.activations - before).toBe(n);
@@ -237,16 +255,22 @@ export const messagingCases: ConformanceCase[] = [
     grains: [[Named], [Numbers]],
     async run({ system }) {
       const keys = ['alice', 'bob', '', 'ключ-🔑', 'a'.repeat(100)];
-      for (const [i, k] of keys.entries()) expect(await system.grain(Named, k).inc({ by: i + 1 })).toEqual({ value: i + 1, calls: 1 });
-      for (const [i, k] of keys.entries()) expect(await system.grain(Named, k).inc({ by: 10 })).toEqual({ value: i + 11, calls: 2 });
+      for (const [i, k] of keys.entries())
+        expect(await system.grain(Named, k).inc({ by: i + 1 })).toEqual({ value: i + 1, calls: 1 });
+      for (const [i, k] of keys.entries())
+        expect(await system.grain(Named, k).inc({ by: 10 })).toEqual({ value: i + 11, calls: 2 });
       // A K2K forward addressed by string key.
       expect(await system.grain(Named, 'alice').viaSelf({ by: 5 })).toEqual({ value: 21, calls: 3 });
       const intKeys = [0, -1, -(2 ** 31), 2 ** 31, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
-      for (const [i, k] of intKeys.entries()) expect(await system.grain(Numbers, k).add({ by: i })).toEqual({ count: 1, total: i });
-      for (const [i, k] of intKeys.entries()) expect(await system.grain(Numbers, k).add({ by: 100 })).toEqual({ count: 2, total: i + 100 });
+      for (const [i, k] of intKeys.entries())
+        expect(await system.grain(Numbers, k).add({ by: i })).toEqual({ count: 1, total: i });
+      for (const [i, k] of intKeys.entries())
+        expect(await system.grain(Numbers, k).add({ by: 100 })).toEqual({ count: 2, total: i + 100 });
       expect(await rejection(system.grain(Numbers, 1.5).add({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
       expect(await rejection(system.grain(Numbers, 2 ** 60).add({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
-      expect(await rejection(system.grain(Named, 5 as unknown as string).inc({ by: 1 }))).toBeInstanceOf(InvalidKeyError);
+      expect(await rejection(system.grain(Named, 5 as unknown as string).inc({ by: 1 }))).toBeInstanceOf(
+        InvalidKeyError,
+      );
     },
   },
   {
@@ -254,7 +278,9 @@ export const messagingCases: ConformanceCase[] = [
     grains: [[Hop1], [Hop2], [Hop3]],
     async run({ system }) {
       expect(await system.grain(Hop1, 10).go({ x: 5, trail: 0 })).toEqual({ x: 33, trail: 123, by: 3 });
-      const many = await Promise.all(Array.from({ length: 200 }, (_, i) => system.grain(Hop1, 10).go({ x: i, trail: 9 })));
+      const many = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => system.grain(Hop1, 10).go({ x: i, trail: 9 })),
+      );
       many.forEach((r, i) => expect(r).toEqual({ x: (i * 2 + 1) * 3, trail: 9123, by: 3 }));
       expect(await system.grain(Hop2, 11).seen({})).toEqual({ seen: 201 });
       await system.idle(); // counters are published between batches: exact once idle

@@ -25,7 +25,15 @@ export const valueCases: ConformanceCase[] = [
       expect((await ref.echo({ f32: 0.1, f64: 0.1, i32: 0, u32: 0, b: false })).f32).toBe(Math.fround(0.1));
       expect(ref.tell.store({ f32: 0.1, f64: 2.5, i32: -7, u32: 4_000_000_000, b: true })).toBeUndefined();
       expect(ref.tell.store({ f32: 0.2, f64: -2.5, i32: 7, u32: 1, b: false })).toBeUndefined();
-      expect(await ref.load({})).toEqual({ f32: Math.fround(0.2), f64: -2.5, i32: 7, u32: 1, b: false, count: 2, total: 0 });
+      expect(await ref.load({})).toEqual({
+        f32: Math.fround(0.2),
+        f64: -2.5,
+        i32: 7,
+        u32: 1,
+        b: false,
+        count: 2,
+        total: 0,
+      });
     },
   },
   {
@@ -69,11 +77,20 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'small integer kinds: arithmetic is on JS numbers and each store wraps like the field\'s typed array (truncate, modulo 2^bits)',
+    name: "small integer kinds: arithmetic is on JS numbers and each store wraps like the field's typed array (truncate, modulo 2^bits)",
     grains: [[Small]],
     async run({ system }) {
       const ref = system.grain(Small, 120);
-      ref.tell.store({ u8: 250, i8: 120, u16: 5, i16: 32760, bytes: [250, 0, 1, 2, 3, 4, 5, 255], i8s: [127, -128, 0, 1], u16s: [65535, 0, 1, 2], i16s: [1000, -1000, 3] });
+      ref.tell.store({
+        u8: 250,
+        i8: 120,
+        u16: 5,
+        i16: 32760,
+        bytes: [250, 0, 1, 2, 3, 4, 5, 255],
+        i8s: [127, -128, 0, 1],
+        u16s: [65535, 0, 1, 2],
+        i16s: [1000, -1000, 3],
+      });
       // The expected state, computed with the typed arrays the kinds are.
       const u8 = new Uint8Array([250]);
       const i8 = new Int8Array([120]);
@@ -144,9 +161,27 @@ export const valueCases: ConformanceCase[] = [
       expect((await metrics())['Small']!.sent).toBe(sentBefore);
       // A reply field of a small kind must get an integer in its range, on every backend.
       const small = system.grain(Small, 131);
-      expect(await small.narrow({ u8: 255, i8: -128, u16: 65535, i16: -32768 })).toEqual({ u8: 255, i8: -128, u16: 65535, i16: -32768 });
-      expect(await small.narrow({ u8: 0, i8: 127, u16: 0, i16: 32767 })).toEqual({ u8: 0, i8: 127, u16: 0, i16: 32767 });
-      for (const over of [{ u8: 256 }, { u8: -1 }, { i8: 128 }, { i8: -129 }, { u16: 65536 }, { i16: -32769 }, { u8: 0.5 }]) {
+      expect(await small.narrow({ u8: 255, i8: -128, u16: 65535, i16: -32768 })).toEqual({
+        u8: 255,
+        i8: -128,
+        u16: 65535,
+        i16: -32768,
+      });
+      expect(await small.narrow({ u8: 0, i8: 127, u16: 0, i16: 32767 })).toEqual({
+        u8: 0,
+        i8: 127,
+        u16: 0,
+        i16: 32767,
+      });
+      for (const over of [
+        { u8: 256 },
+        { u8: -1 },
+        { i8: 128 },
+        { i8: -129 },
+        { u16: 65536 },
+        { i16: -32769 },
+        { u8: 0.5 },
+      ]) {
         const e = await rejection(small.narrow({ u8: 0, i8: 0, u16: 0, i16: 0, ...over }));
         expect(e, JSON.stringify(over)).toBeInstanceOf(HandlerError);
         expect(e.message).toContain('reply does not match its schema');
@@ -160,16 +195,35 @@ export const valueCases: ConformanceCase[] = [
     async run({ system, metrics = async () => system.metrics() }) {
       const key = [140, 141, 142];
       const sent0 = (await metrics())['Small']!.sent;
-      expect(system.tellMany(Small, 'set', { key, u8: new Uint8Array([0, 255, 7]), i8: new Int8Array([-128, 127, 0]), u16: new Uint16Array([0, 65535, 256]), i16: [-32768, 32767, -1] })).toBe(3);
+      expect(
+        system.tellMany(Small, 'set', {
+          key,
+          u8: new Uint8Array([0, 255, 7]),
+          i8: new Int8Array([-128, 127, 0]),
+          u16: new Uint16Array([0, 65535, 256]),
+          i16: [-32768, 32767, -1],
+        }),
+      ).toBe(3);
       await system.idle();
       const got = await Promise.all(key.map((k) => system.grain(Small, k).load({})));
-      expect(got.map((g) => [g.u8, g.i8, g.u16, g.i16])).toEqual([[0, -128, 0, -32768], [255, 127, 65535, 32767], [7, 0, 256, -1]]);
+      expect(got.map((g) => [g.u8, g.i8, g.u16, g.i16])).toEqual([
+        [0, -128, 0, -32768],
+        [255, 127, 65535, 32767],
+        [7, 0, 256, -1],
+      ]);
       const sent1 = (await metrics())['Small']!.sent;
       expect(sent1 - sent0).toBe(3 + 3);
       const col = (path: unknown[]) => expect.objectContaining({ path });
       const fails = (cols: Record<string, unknown>) => {
         try {
-          system.tellMany(Small, 'set', { key: [1, 2], u8: [1, 2], i8: [1, 2], u16: [1, 2], i16: [1, 2], ...cols } as never);
+          system.tellMany(Small, 'set', {
+            key: [1, 2],
+            u8: [1, 2],
+            i8: [1, 2],
+            u16: [1, 2],
+            i16: [1, 2],
+            ...cols,
+          } as never);
         } catch (e) {
           expect(e).toBeInstanceOf(SchemaValidationError);
           return e;
@@ -181,7 +235,13 @@ export const valueCases: ConformanceCase[] = [
       expect(fails({ u16: [1, 65536] })).toEqual(col(['u16', 1]));
       expect(fails({ i16: new Float64Array([0.5, 1]) })).toEqual(col(['i16', 0]));
       expect((await metrics())['Small']!.sent).toBe(sent1);
-      const r = await system.askMany(Small, 'narrow', { key: [143, 144], u8: [255, 0], i8: new Int8Array([-128, 127]), u16: [65535, 0], i16: [32767, -32768] });
+      const r = await system.askMany(Small, 'narrow', {
+        key: [143, 144],
+        u8: [255, 0],
+        i8: new Int8Array([-128, 127]),
+        u16: [65535, 0],
+        i16: [32767, -32768],
+      });
       expect(r.u8).toBeInstanceOf(Float64Array);
       expect([...r.u8, ...r.i8, ...r.u16, ...r.i16]).toEqual([255, 0, -128, 127, 65535, 0, 32767, -32768]);
     },
@@ -229,10 +289,22 @@ export const valueCases: ConformanceCase[] = [
       expect(r.flags).toEqual([false, true]);
       expect([...r.f64s]).toEqual([Math.E]);
       // Empty and full bounded arrays.
-      const empty = await ref.arrays({ fixed: [0, 0, 0, 0], ints: [0, 0, 0], bounded: [], flags: [false, false], f64s: [] });
+      const empty = await ref.arrays({
+        fixed: [0, 0, 0, 0],
+        ints: [0, 0, 0],
+        bounded: [],
+        flags: [false, false],
+        f64s: [],
+      });
       expect(empty.n).toBe(0);
       expect([...empty.bounded]).toEqual([]);
-      const full = await ref.arrays({ fixed: [0, 0, 0, 0], ints: [1, 2, 3], bounded: [1, 2, 3, 4, 5, 6, 7, 8], flags: [true, true], f64s: [1, 2, 3, 4] });
+      const full = await ref.arrays({
+        fixed: [0, 0, 0, 0],
+        ints: [1, 2, 3],
+        bounded: [1, 2, 3, 4, 5, 6, 7, 8],
+        flags: [true, true],
+        f64s: [1, 2, 3, 4],
+      });
       expect(full.n).toBe(8);
       expect(full.intSum).toBe(6);
       expect([...full.f64s]).toEqual([1, 2, 3, 4]);
@@ -261,10 +333,17 @@ export const valueCases: ConformanceCase[] = [
       // A wrong kind or a field that is not a numeric array: refused at the call, nothing sent.
       await system.idle();
       const before = (await metrics())['Numbers']!.processed;
-      await expect(ref.arrays(req, { into: { doubled: new Float64Array(4) as unknown as Float32Array } })).rejects.toBeInstanceOf(ReplyTargetError);
-      await expect(ref.arrays(req, { into: { n: new Uint32Array(1) } as never })).rejects.toBeInstanceOf(ReplyTargetError);
+      await expect(
+        ref.arrays(req, { into: { doubled: new Float64Array(4) as unknown as Float32Array } }),
+      ).rejects.toBeInstanceOf(ReplyTargetError);
+      await expect(ref.arrays(req, { into: { n: new Uint32Array(1) } as never })).rejects.toBeInstanceOf(
+        ReplyTargetError,
+      );
       // Too short for this reply: the ask rejects with ReplyTargetError (the turn ran: its state moved on).
-      await expect(ref.arrays(req, { into: { f64s: new Float64Array(1) } })).rejects.toMatchObject({ code: 'REPLY_TARGET', field: 'f64s' });
+      await expect(ref.arrays(req, { into: { f64s: new Float64Array(1) } })).rejects.toMatchObject({
+        code: 'REPLY_TARGET',
+        field: 'f64s',
+      });
       await system.idle();
       expect((await metrics())['Numbers']!.processed).toBe(before + 1);
       // The same arrays serve the next ask (a loop of large asks allocates nothing).
@@ -280,11 +359,18 @@ export const valueCases: ConformanceCase[] = [
       const ref = system.grain(Numbers, 300);
       const r = await ref.nested({
         origin: { x: 1, y: -1 },
-        pts: [{ x: 0, y: 0 }, { x: 2, y: 4 }, { x: 10, y: 10 }, { x: 0.5, y: 0.5 }],
+        pts: [
+          { x: 0, y: 0 },
+          { x: 2, y: 4 },
+          { x: 10, y: 10 },
+          { x: 0.5, y: 0.5 },
+        ],
         box: { lo: { x: 0, y: 0 }, hi: { x: 3, y: 5 } },
       });
       expect(r).toEqual({ centroid: { x: 12.5 / 4 - 1, y: 14.5 / 4 + 1 }, n: 4, inside: 3 });
-      expect(await ref.nested({ origin: { x: 0, y: 0 }, pts: [], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } })).toEqual({ centroid: { x: 0, y: 0 }, n: 0, inside: 0 });
+      expect(
+        await ref.nested({ origin: { x: 0, y: 0 }, pts: [], box: { lo: { x: 0, y: 0 }, hi: { x: 0, y: 0 } } }),
+      ).toEqual({ centroid: { x: 0, y: 0 }, n: 0, inside: 0 });
     },
   },
   {

@@ -86,7 +86,13 @@ export class PendingAsks {
     for (const [corr, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(corr);
-      p.reject(new RinggrainError('ASK_TIMEOUT', `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${timeoutMs} ms`, { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' }));
+      p.reject(
+        new RinggrainError(
+          'ASK_TIMEOUT',
+          `${p.grain}.${p.method}: no reply from silo ${p.silo || '(none yet)'} within ${timeoutMs} ms`,
+          { hint: 'the owner may be overloaded or partitioned; raise askTimeoutMs' },
+        ),
+      );
     }
   }
 
@@ -105,9 +111,12 @@ function copyInto(v: unknown, into: Readonly<Record<string, unknown>>): unknown 
   const out = v as Record<string, unknown>;
   for (const [f, arr] of Object.entries(into)) {
     const src = out[f] as ArrayLike<number> | undefined;
-    const dst = arr as { set(a: ArrayLike<number>): void; subarray(a: number, b: number): unknown; length: number } | undefined;
+    const dst = arr as
+      | { set(a: ArrayLike<number>): void; subarray(a: number, b: number): unknown; length: number }
+      | undefined;
     if (!dst || !src) continue;
-    if (src.length > dst.length) throw new ReplyTargetError(f, `the reply's ${f} has ${src.length} elements, into.${f} holds ${dst.length}`);
+    if (src.length > dst.length)
+      throw new ReplyTargetError(f, `the reply's ${f} has ${src.length} elements, into.${f} holds ${dst.length}`);
     dst.set(src);
     out[f] = src.length === dst.length ? dst : dst.subarray(0, src.length);
   }

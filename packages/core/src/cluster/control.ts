@@ -89,7 +89,17 @@ export class ClusterControl {
   private request(to: string, op: ControlOp, arg: unknown, timeoutMs: number): Promise<unknown> {
     const corr = this.asks.next();
     const p = new Promise<unknown>((resolve, reject) => {
-      this.asks.add(corr, { resolve, reject, silo: to, grain: '(cluster)', method: op, deadline: performance.now() + timeoutMs, into: undefined, reply: undefined, raw: true });
+      this.asks.add(corr, {
+        resolve,
+        reject,
+        silo: to,
+        grain: '(cluster)',
+        method: op,
+        deadline: performance.now() + timeoutMs,
+        into: undefined,
+        reply: undefined,
+        raw: true,
+      });
     });
     this.conn.send(to, [EntryKind.Control, corr, op, arg]);
     return p;
@@ -117,7 +127,10 @@ export class ClusterControl {
    */
   async advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
     const timeoutMs = opts.timeoutMs ?? 60_000;
-    const own = this.host.localMetrics && Object.keys(this.host.localMetrics()).length ? ((await this.host.localAdvanceTimers?.({ timeoutMs })) ?? 0) : 0;
+    const own =
+      this.host.localMetrics && Object.keys(this.host.localMetrics()).length
+        ? ((await this.host.localAdvanceTimers?.({ timeoutMs })) ?? 0)
+        : 0;
     const got = await Promise.all(this.silos().map((s) => this.request(s.id, 'advanceTimers', timeoutMs, timeoutMs)));
     return got.reduce((n: number, x) => n + (typeof x === 'number' ? x : 0), own);
   }
@@ -146,8 +159,12 @@ export class ClusterControl {
     for (;;) {
       const left = Math.max(1, until - performance.now());
       const silos = this.silos();
-      if (this.host.localMetrics && Object.keys(this.host.localMetrics()).length) await this.host.localIdle?.({ timeoutMs: left });
-      const reports = [this.report(), ...((await Promise.all(silos.map((s) => this.request(s.id, 'idle', left, left)))) as IdleReport[])];
+      if (this.host.localMetrics && Object.keys(this.host.localMetrics()).length)
+        await this.host.localIdle?.({ timeoutMs: left });
+      const reports = [
+        this.report(),
+        ...((await Promise.all(silos.map((s) => this.request(s.id, 'idle', left, left)))) as IdleReport[]),
+      ];
       let sent = 0;
       let received = 0;
       let waiting = 0;
@@ -156,10 +173,17 @@ export class ClusterControl {
         received += r.in;
         waiting += r.waiting;
       }
-      const round = `${silos.map((s) => s.id).sort().join(',')}|${sent}|${received}`;
+      const round = `${silos
+        .map((s) => s.id)
+        .sort()
+        .join(',')}|${sent}|${received}`;
       if (waiting === 0 && sent === received && round === prev) return;
       prev = waiting === 0 && sent === received ? round : undefined;
-      why = waiting ? `${waiting} messages wait for an owner or a handoff` : sent !== received ? `${sent - received} of ${sent} cluster messages in flight` : 'counts still moving';
+      why = waiting
+        ? `${waiting} messages wait for an owner or a handoff`
+        : sent !== received
+          ? `${sent - received} of ${sent} cluster messages in flight`
+          : 'counts still moving';
       if (performance.now() >= until) throw new IdleTimeoutError(timeoutMs, [`cluster: ${why}`]);
       if (prev === undefined) await new Promise((r) => setTimeout(r, IDLE_RETRY_MS));
     }
@@ -170,7 +194,8 @@ export class ClusterControl {
 function sumInto(a: unknown, b: unknown): unknown {
   if (a === undefined) return b;
   if (typeof a === 'number' && typeof b === 'number') return a + b;
-  if (Array.isArray(a) && Array.isArray(b)) return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => sumInto(a[i], b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return Array.from({ length: Math.max(a.length, b.length) }, (_, i) => sumInto(a[i], b[i]));
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
     for (const [k, v] of Object.entries(b)) out[k] = sumInto(out[k], v);

@@ -27,6 +27,8 @@ export interface HandOffHost {
   ownership?(grain: string): SharedArrayBuffer | undefined;
   /** A hosted class's write-behind (undefined: no storage): partitions are claimed in its store, its writes fenced. */
   fenced?(grain: string): FencedWrites | undefined;
+  /** The partitions of `grain` served here changed (as the kernels' ownership): its reminders follow them. */
+  served?(grain: string, partitions: number, serves: (p: number) => boolean): void;
 }
 
 /** What the handoffs need of the router. */
@@ -121,7 +123,11 @@ export class HandOffs {
       this.counts.handOffsTimedOut++;
       return true;
     });
-    if (this.counts.handOffsTimedOut > before) this.host.logger.warn({ partitions: this.counts.handOffsTimedOut - before }, `cluster: no handoff within ${HANDOFF_MS} ms; the partitions run from the newest flushed state`);
+    if (this.counts.handOffsTimedOut > before)
+      this.host.logger.warn(
+        { partitions: this.counts.handOffsTimedOut - before },
+        `cluster: no handoff within ${HANDOFF_MS} ms; the partitions run from the newest flushed state`,
+      );
   }
 
   /** A new table of `t.grain`: hands off what it lost, waits for (or claims) what it gained. */
@@ -170,7 +176,10 @@ export class HandOffs {
     if (!h) send();
     else
       h.then(send, (e: unknown) => {
-        this.host.logger.warn({ err: e, grain: t.grain }, 'cluster: handoff failed to write states; the new owners load the newest written');
+        this.host.logger.warn(
+          { err: e, grain: t.grain },
+          'cluster: handoff failed to write states; the new owners load the newest written',
+        );
         send();
       });
   }
@@ -178,14 +187,17 @@ export class HandOffs {
   /**
    * The kernels' view of which partitions of `grain` run here (K2K sends check it): owned by the table
    * and not waiting for a handoff, as the router decides LOCAL. A partition lost is cleared here at
-   * once, before its actors are handed off.
+   * once, before its actors are handed off. The host's reminders follow the same view (HandOffHost.served),
+   * told before a drain routes the partition's held messages.
    */
   publishOwnership(grain: string): void {
     const sab = this.host.ownership?.(grain);
     const t = this.conn.table(grain);
-    if (!sab || !t) return;
+    if (!t) return;
     const waits = this.awaiting.get(grain);
-    writeOwnership(sab, t.owners.length, (p) => t.owners[p] === this.self && !(waits?.has(p) ?? false));
+    const serves = (p: number) => t.owners[p] === this.self && !(waits?.has(p) ?? false);
+    if (sab) writeOwnership(sab, t.owners.length, serves);
+    this.host.served?.(grain, t.owners.length, serves);
   }
 
   /** The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here). */
@@ -236,7 +248,10 @@ export class HandOffs {
     if (!f.canFence) {
       if (!this.warnedNoFence.has(grain)) {
         this.warnedNoFence.add(grain);
-        this.host.logger.warn({ grain }, `cluster: ${grain}'s store cannot claim partitions (no StateTable.claim): its writes are not fenced, so a stale owner's writes are not refused (docs/cluster.md)`);
+        this.host.logger.warn(
+          { grain },
+          `cluster: ${grain}'s store cannot claim partitions (no StateTable.claim): its writes are not fenced, so a stale owner's writes are not refused (docs/cluster.md)`,
+        );
       }
       return false;
     }
@@ -256,7 +271,10 @@ export class HandOffs {
     const now = performance.now();
     for (const p of parts) waits.set(p, { from: '', since: now });
     const t = this.conn.table(grain)!;
-    const pr = f.claim(parts, parts.map((p) => t.epochs[p] ?? 0));
+    const pr = f.claim(
+      parts,
+      parts.map((p) => t.epochs[p] ?? 0),
+    );
     this.counts.claims++;
     const settle = () => {
       const w = this.awaiting.get(grain);
@@ -286,7 +304,10 @@ export class HandOffs {
       },
       (e: unknown) => {
         this.counts.claimFailures++;
-        this.host.logger.warn({ err: e, grain, partitions: parts.length }, `cluster: claiming ${parts.length} partitions of ${grain} in the store failed; their messages wait, retrying in ${CLAIM_RETRY_MS} ms`);
+        this.host.logger.warn(
+          { err: e, grain, partitions: parts.length },
+          `cluster: claiming ${parts.length} partitions of ${grain} in the store failed; their messages wait, retrying in ${CLAIM_RETRY_MS} ms`,
+        );
         const retry = setTimeout(() => {
           if (this.router.closed) return;
           const w = this.awaiting.get(grain);

@@ -12,7 +12,14 @@ import { HandOffs, type HandOffHost } from './handoff.ts';
 import { ParkingLot } from './parking.ts';
 import { TellLedger } from './tells.ts';
 import { checkEntry, errorShape } from './wire.ts';
-import { EntryKind, type ClusterConnection, type Entry, type MessageEntry, type PartitionTable, type SiloInfo } from './types.ts';
+import {
+  EntryKind,
+  type ClusterConnection,
+  type Entry,
+  type MessageEntry,
+  type PartitionTable,
+  type SiloInfo,
+} from './types.ts';
 import { MalformedEntryError, NoSiloError, SiloEvictedError } from './errors.ts';
 
 export type { FencedWrites } from './handoff.ts';
@@ -67,7 +74,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
   private readonly sweeper: ReturnType<typeof setInterval>;
   private evicted: Error | undefined;
   private closed = false;
-  private readonly routes = new Map<string, Map<string, { readonly route: R; readonly method: MethodDef } | undefined>>();
+  private readonly routes = new Map<
+    string,
+    Map<string, { readonly route: R; readonly method: MethodDef } | undefined>
+  >();
   /** How long a message waits for a partition owner before it fails (asks: NoSiloError; tells: lost). */
   readonly parkMs: number;
 
@@ -138,12 +148,20 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
    * LOCAL when this silo owns the key; otherwise the send goes to (or parks for) its owner: an ask's
    * Promise, or undefined for a tell.
    */
-  intercept(def: GrainDef, m: MethodDef, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): typeof LOCAL | Promise<unknown> | undefined {
+  intercept(
+    def: GrainDef,
+    m: MethodDef,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+    into?: Readonly<Record<string, unknown>>,
+  ): typeof LOCAL | Promise<unknown> | undefined {
     if (this.evicted) throw this.evicted;
     const grain = def.name;
     const method = m.name;
     const owner = this.parking.has(grain) ? undefined : this.ownerOf(grain, key);
-    if (owner === this.self && this.hosted(grain, method) !== undefined && !this.handoffs.awaited(grain, key)) return LOCAL;
+    if (owner === this.self && this.hosted(grain, method) !== undefined && !this.handoffs.awaited(grain, key))
+      return LOCAL;
     // Encoded here: a bad payload fails at the call (SchemaValidationError), nothing sent, as locally.
     const bytes = encodeValue(m.request, payload, grain, method);
     const corr = ask ? this.asks.next() : 0;
@@ -152,7 +170,16 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (ask) {
       this.counts.asksOut++;
       p = new Promise((resolve, reject) => {
-        this.asks.add(corr, { resolve, reject, silo: owner ?? '', grain, method, deadline: performance.now() + this.host.askTimeoutMs, into, reply: m.reply });
+        this.asks.add(corr, {
+          resolve,
+          reject,
+          silo: owner ?? '',
+          grain,
+          method,
+          deadline: performance.now() + this.host.askTimeoutMs,
+          into,
+          reply: m.reply,
+        });
       });
     } else this.counts.tellsOut++;
     this.route(entry, undefined, owner);
@@ -183,7 +210,14 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     if (from !== undefined) {
       if (entry[7] >= MAX_HOPS) {
-        this.failEntry(entry, new RinggrainError('CLUSTER_ROUTING', `${grain}.${entry[2]}: forwarded ${MAX_HOPS} times without reaching the owner`, { hint: 'placement tables were changing; retry' }));
+        this.failEntry(
+          entry,
+          new RinggrainError(
+            'CLUSTER_ROUTING',
+            `${grain}.${entry[2]}: forwarded ${MAX_HOPS} times without reaching the owner`,
+            { hint: 'placement tables were changing; retry' },
+          ),
+        );
         return;
       }
       entry[7]++;
@@ -199,7 +233,14 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     const [, grain, method, key, bytes, corr, origin] = entry;
     const hosted = this.hosted(grain, method);
     if (hosted === undefined) {
-      this.failEntry(entry, new RinggrainError('UNKNOWN_GRAIN', `grain "${grain}" method "${method}" is not hosted by silo ${this.self}, which owns its partition`, { hint: 'every silo that hosts a class must register the same class (same methods)' }));
+      this.failEntry(
+        entry,
+        new RinggrainError(
+          'UNKNOWN_GRAIN',
+          `grain "${grain}" method "${method}" is not hosted by silo ${this.self}, which owns its partition`,
+          { hint: 'every silo that hosts a class must register the same class (same methods)' },
+        ),
+      );
       return;
     }
     let r: Promise<unknown> | undefined;
@@ -234,7 +275,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (entry[5] !== 0) this.reply(entry[6], entry[5], 0, error);
     else {
       this.counts.localRejected++;
-      this.host.logger.warn({ err: error, grain: entry[1], method: entry[2] }, 'cluster: a tell from another silo was refused here');
+      this.host.logger.warn(
+        { err: error, grain: entry[1], method: entry[2] },
+        'cluster: a tell from another silo was refused here',
+      );
     }
   }
 
@@ -291,7 +335,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       const lost = this.tells.died(s.id);
       if (lost > 0) {
         this.counts.lostTells += lost;
-        this.host.logger.warn({ silo: s.id, lost }, `cluster: ${lost} tells sent to silo ${s.id} were not confirmed before it died (lost)`);
+        this.host.logger.warn(
+          { silo: s.id, lost },
+          `cluster: ${lost} tells sent to silo ${s.id} were not confirmed before it died (lost)`,
+        );
         this.emit('tellsLost', { silo: s.id, count: lost, reason: 'silo died' });
       }
       // A dead silo sends nothing more: partitions waiting for its handoff are claimed and run from the newest
@@ -342,7 +389,11 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     if (lost) {
       this.counts.lostTells += lost;
-      this.emit('tellsLost', { silo: '', count: lost, reason: `no live silo owned their partition within ${this.parkMs} ms` });
+      this.emit('tellsLost', {
+        silo: '',
+        count: lost,
+        reason: `no live silo owned their partition within ${this.parkMs} ms`,
+      });
     }
   }
 
@@ -368,7 +419,15 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
 
   /** Router and engine figures. */
   metrics(): Record<string, number | string> {
-    return { silo: this.self, members: this.liveIds.size, pendingAsks: this.asks.size, parkedNow: this.parking.size, unconfirmedTells: this.tells.unconfirmed(), ...this.counts, ...this.conn.metrics() };
+    return {
+      silo: this.self,
+      members: this.liveIds.size,
+      pendingAsks: this.asks.size,
+      parkedNow: this.parking.size,
+      unconfirmedTells: this.tells.unconfirmed(),
+      ...this.counts,
+      ...this.conn.metrics(),
+    };
   }
 
   /** Resolves once `pred` holds (checked now and on every membership or table change), or rejects after timeoutMs. */
@@ -382,7 +441,11 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new RinggrainError('CLUSTER_WAIT', `cluster: condition not reached within ${timeoutMs} ms`, { hint: 'are the other silos running and connected to the same cluster?' }));
+        reject(
+          new RinggrainError('CLUSTER_WAIT', `cluster: condition not reached within ${timeoutMs} ms`, {
+            hint: 'are the other silos running and connected to the same cluster?',
+          }),
+        );
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
@@ -416,6 +479,10 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     this.closed = true;
     await this.conn.close(opts);
     clearInterval(this.sweeper);
-    this.asks.failAll(new RinggrainError('CLUSTER_CLOSED', 'the system left the cluster before the reply came', { hint: 'await asks before system.shutdown()' }));
+    this.asks.failAll(
+      new RinggrainError('CLUSTER_CLOSED', 'the system left the cluster before the reply came', {
+        hint: 'await asks before system.shutdown()',
+      }),
+    );
   }
 }

@@ -17,19 +17,23 @@ export function checkEntry(e: unknown): string | undefined {
       if (typeof e[1] !== 'string' || typeof e[2] !== 'string') return 'grain and method must be strings';
       if (!(typeof e[3] === 'string' || Number.isSafeInteger(e[3]))) return 'key must be a safe integer or a string';
       if (!Number.isInteger(e[5]) || e[5] < 0) return 'corr must be a non-negative integer';
-      if (typeof e[6] !== 'string' || !Number.isInteger(e[7]) || e[7] < 0) return 'origin must be a string and hops an integer';
+      if (typeof e[6] !== 'string' || !Number.isInteger(e[7]) || e[7] < 0)
+        return 'origin must be a string and hops an integer';
       return undefined;
     case EntryKind.Reply:
-      if (e.length !== 4 || !Number.isInteger(e[1]) || (e[2] !== 0 && e[2] !== 1)) return 'a reply is [1, corr, 0|1, value]';
+      if (e.length !== 4 || !Number.isInteger(e[1]) || (e[2] !== 0 && e[2] !== 1))
+        return 'a reply is [1, corr, 0|1, value]';
       return undefined;
     case EntryKind.Ack:
       if (e.length !== 2 || !Number.isSafeInteger(e[1]) || e[1] < 0) return 'an ack is [2, count]';
       return undefined;
     case EntryKind.HandOff:
-      if (e.length !== 3 || typeof e[1] !== 'string' || !Number.isSafeInteger(e[2])) return 'a handoff is [3, grain, version]';
+      if (e.length !== 3 || typeof e[1] !== 'string' || !Number.isSafeInteger(e[2]))
+        return 'a handoff is [3, grain, version]';
       return undefined;
     case EntryKind.Control:
-      if (e.length !== 4 || !Number.isInteger(e[1]) || e[1] <= 0 || typeof e[2] !== 'string') return 'a control entry is [4, corr, op, arg]';
+      if (e.length !== 4 || !Number.isInteger(e[1]) || e[1] <= 0 || typeof e[2] !== 'string')
+        return 'a control entry is [4, corr, op, arg]';
       return undefined;
     default:
       return `unknown entry kind ${JSON.stringify(e[0])}`;
@@ -51,7 +55,8 @@ export interface ErrorShape {
 const SHAPE_KEYS = new Set(['name', 'code', 'message', 'hint', 'stack', 'cause']);
 
 export function errorShape(e: unknown): ErrorShape {
-  if (e instanceof HandlerError) return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method };
+  if (e instanceof HandlerError)
+    return { name: e.name, code: e.code, message: e.message, grain: e.grain, method: e.method };
   if (e instanceof Error) {
     const shape: ErrorShape = { name: e.name, code: (e as { code?: string }).code ?? 'ERROR', message: e.message };
     const hint = (e as { hint?: unknown }).hint;
@@ -78,7 +83,15 @@ function plain(v: unknown): boolean {
  * was raised; anything else as RemoteGrainError with its name and code.
  */
 export function remoteError(from: string, v: unknown): Error {
-  const e = (v ?? {}) as { name?: unknown; code?: unknown; message?: unknown; grain?: unknown; method?: unknown; hint?: unknown; fields?: unknown };
+  const e = (v ?? {}) as {
+    name?: unknown;
+    code?: unknown;
+    message?: unknown;
+    grain?: unknown;
+    method?: unknown;
+    hint?: unknown;
+    fields?: unknown;
+  };
   const message = String(e.message ?? 'remote error');
   if (e.code === 'HANDLER' && typeof e.grain === 'string' && typeof e.method === 'string') {
     const prefix = `${e.grain}.${e.method} failed: `;
@@ -89,9 +102,18 @@ export function remoteError(from: string, v: unknown): Error {
     // Rebuilt without its constructor (each takes its own arguments): the fields as they were raised.
     const out = Object.create(Cls.prototype as object) as RinggrainError & Record<string, unknown>;
     const fields = e.fields && typeof e.fields === 'object' ? (e.fields as Record<string, unknown>) : {};
-    Object.assign(out, fields, { name: e.name, code: e.code, hint: typeof e.hint === 'string' ? e.hint : undefined, silo: from });
+    Object.assign(out, fields, {
+      name: e.name,
+      code: e.code,
+      hint: typeof e.hint === 'string' ? e.hint : undefined,
+      silo: from,
+    });
     Object.defineProperty(out, 'message', { value: message, writable: true, configurable: true });
-    Object.defineProperty(out, 'stack', { value: `${String(e.name)}: ${message}\n    at silo ${from}`, writable: true, configurable: true });
+    Object.defineProperty(out, 'stack', {
+      value: `${String(e.name)}: ${message}\n    at silo ${from}`,
+      writable: true,
+      configurable: true,
+    });
     return out;
   }
   return new RemoteGrainError(from, String(e.name ?? 'Error'), String(e.code ?? 'REMOTE'), message);
