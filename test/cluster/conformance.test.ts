@@ -102,8 +102,10 @@ describe.skipIf(natsSkip !== undefined)(`conformance: cluster lane${natsSkip ? `
 
   /** Three silo processes with `opts` and this test as their client, in a cluster named `name`. */
   async function startCluster(name: string, opts: Readonly<Record<string, Record<string, number>>>): Promise<void> {
-    silos = await Promise.all([0, 1, 2].map(() => spawnSilo(server, name, {}, 'fixtures', { RG_FIXTURE_OPTS: JSON.stringify(opts) })));
-    client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', askTimeoutMs: 10_000, clock: () => clock.now, cluster: natsCluster({ servers: server.url, name, ...server.auth }) });
+    // deadMs 10 s: no case here is about deaths, and a loaded 2-core machine can hold a silo's loop for seconds.
+    const live = { heartbeatMs: 500, deadMs: 10_000 };
+    silos = await Promise.all([0, 1, 2].map(() => spawnSilo(server, name, live, 'fixtures', { RG_FIXTURE_OPTS: JSON.stringify(opts) })));
+    client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', askTimeoutMs: 10_000, clock: () => clock.now, cluster: natsCluster({ servers: server.url, name, ...server.auth, ...live }) });
     await client.start();
     await client.cluster!.waitFor(() => client!.cluster!.settled(3), 20_000);
   }
