@@ -46,7 +46,7 @@ export const reminderCases: PersistenceCase[] = [
       await a.grain(Reminded, 2).forget({});
       await a.flush();
       expect(a.reminders(Reminded).list().map((r) => r.key)).toEqual([1]);
-      expect(a.metrics()['Reminded']!.reminders).toEqual({ armed: 1, fired: 3, writeErrors: 0 });
+      expect(a.metrics()['Reminded']!.reminders).toEqual({ armed: 1, fired: 3, writeErrors: 0, fenced: 0 });
       await a.shutdown();
       await store.close();
 

@@ -457,8 +457,8 @@ export class WriteBehind {
   }
 }
 
-/** Each row's partition and the epoch this silo claimed it under. */
-function fenceOf(f: WriteFence, keys: readonly ActorKey[]): { partitions: Uint32Array; epochs: Float64Array } {
+/** Each row's partition and the epoch this silo claimed it under (reminder writes carry it too). */
+export function fenceOf(f: WriteFence, keys: readonly ActorKey[]): { partitions: Uint32Array; epochs: Float64Array } {
   const partitions = new Uint32Array(keys.length);
   const epochs = new Float64Array(keys.length);
   for (let i = 0; i < keys.length; i++) {

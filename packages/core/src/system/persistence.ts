@@ -41,8 +41,11 @@ export class Persistence {
     if (reg.def.reminders.length === 0) return;
     if (!store.reminders) throw new ReminderStorageError(reg.def.name, `its ${store.kind} store does not keep reminders`);
     const reminders = await store.reminders(stateTableSpec(reg.def, 'layout'));
-    reg.reminders = new ReminderService(reg.def, store, reminders, (method, key) => this.sendReminder(reg, method, key), (e) => this.reportStorageError(e));
-    await reg.reminders.load();
+    // In a cluster a silo loads a partition's reminders when it claims it (system/start.ts), not all at start.
+    const config = this.state.config;
+    const clustered = config.cluster ? { fence: () => reg.writeBehind?.fence, now: () => config.clock() } : undefined;
+    reg.reminders = new ReminderService(reg.def, store, reminders, (method, key) => this.sendReminder(reg, method, key), (e) => this.reportStorageError(e), clustered);
+    if (!clustered) await reg.reminders.load();
   }
 
   persistencePlan(reg: Registration): PersistencePlan | undefined {

@@ -5,6 +5,7 @@ import { StorageUnsupportedError } from '../store/errors.ts';
 import { TimersUnsupportedError } from '../timers/errors.ts';
 import type { ClusterRouter } from '../cluster/router.ts';
 import { joinCluster } from '../cluster/attach.ts';
+import type { FencedWrites } from '../cluster/handoff.ts';
 import { allocateOwnership } from '../cluster/ownership.ts';
 import type { Cluster } from '../cluster/types.ts';
 import type { Persistence } from './persistence.ts';
@@ -151,12 +152,50 @@ export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved
     sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => sender.sendLocal(route, key, payload, ask),
     handOff: (grain: string) => persistence.handOff(grain),
     ownership: (grain: string) => ownership?.get(grain),
-    fenced: (grain: string) => regs.find((r) => r.def.name === grain)?.writeBehind,
+    fenced: (grain: string) => fencedWrites(regs.find((r) => r.def.name === grain)),
+    served: (grain: string, partitions: number, serves: (p: number) => boolean) => regs.find((r) => r.def.name === grain)?.reminders?.serve(partitions, serves),
     localIdle: local.idle,
     localMetrics: local.metrics,
     localAdvanceTimers: local.advanceTimers,
   };
   return joinCluster(cluster, host, grains, logger);
+}
+
+const claimsWithReminders = new WeakMap<Registration, FencedWrites>();
+
+/**
+ * A class's fenced writes as the router claims partitions through them: with reminders, a claim resolves
+ * once the claimed partitions' reminder rows are read too (after the claim committed), so they are armed
+ * when the partitions are served, before their held messages run (reminders/service.ts).
+ */
+function fencedWrites(reg: Registration | undefined): FencedWrites | undefined {
+  const wb = reg?.writeBehind;
+  const svc = reg?.reminders;
+  if (!wb || !svc) return wb;
+  let f = claimsWithReminders.get(reg!);
+  if (!f) {
+    f = {
+      get canFence() {
+        return wb.canFence;
+      },
+      get fence() {
+        return wb.fence;
+      },
+      set fence(v) {
+        wb.fence = v;
+      },
+      claim(partitions, epochs) {
+        const n = wb.fence?.partitions;
+        const parts = Array.from(partitions);
+        return wb.claim(parts, epochs)?.then(async (got) => {
+          if (n !== undefined) await svc.stage(parts, n);
+          return got;
+        });
+      },
+    };
+    claimsWithReminders.set(reg!, f);
+  }
+  return f;
 }
 
 /** In a cluster, each class's partition ownership shared with the kernels (K2K to keys not owned here is refused). */

@@ -2,7 +2,7 @@ import type { ActorKey } from '../backend.ts';
 import { IdleTimeoutError } from '../errors.ts';
 import type { AnyGrainClass, GrainDef, MethodDef, TypesOf } from '../grain.ts';
 import type { ReminderInfo } from '../reminders/service.ts';
-import { ReminderStorageError } from '../timers/errors.ts';
+import { ReminderNotOwnedError, ReminderStorageError } from '../timers/errors.ts';
 import type { TimerStart } from '../timers/spec.ts';
 import { waitUntil } from '../wait.ts';
 import { checkKey, type Sender } from './send.ts';
@@ -66,12 +66,18 @@ export class SystemTimers {
       if (!reg.reminders) throw new ReminderStorageError(reg.def.name, reg.def.reminders.length ? 'its reminders are not loaded yet: call system.start() first' : 'it declares no reminders');
       return reg.reminders;
     };
+    // In a cluster only the silo serving the key keeps its reminders (reminders/service.ts).
+    const owned = (key: ActorKey, op: 'set' | 'clear') => {
+      const s = svc();
+      if (!s.serves(key)) throw new ReminderNotOwnedError(reg.def.name, key, op);
+      return s;
+    };
     return {
       set: async (key, name, opts) => {
         checkKey(reg.def, key, reg.storage.storage !== undefined);
-        await svc().setFrom(key, name, opts, this.state.config.clock());
+        await owned(key, 'set').setFrom(key, name, opts, this.state.config.clock());
       },
-      clear: async (key, name) => svc().clear(key, name),
+      clear: async (key, name) => owned(key, 'clear').clear(key, name),
       list: (key) => svc().list(key),
     };
   }

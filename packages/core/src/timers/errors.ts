@@ -48,6 +48,19 @@ export class ReminderStorageError extends RinggrainError {
   }
 }
 
+/** Cluster: `system.reminders(cls).set/clear` on a silo that does not serve the key's partition (another silo keeps its reminders). */
+export class ReminderNotOwnedError extends RinggrainError {
+  readonly grain: string;
+  readonly key: unknown;
+  constructor(grain: string, key: unknown, op: 'set' | 'clear') {
+    super('REMINDER_NOT_OWNED', `grain "${grain}", key ${JSON.stringify(key)}: cannot ${op} its reminder here: this silo does not serve the key's partition now (its owner keeps its reminders, or the partition is moving)`, {
+      hint: 'set or clear reminders from a handler (ctx.setReminder / ctx.clearReminder runs on the owner), or call system.reminders(...) on the silo that owns the key; during a move, retry once the partition is served (docs/cluster.md, reminders)',
+    });
+    this.grain = grain;
+    this.key = key;
+  }
+}
+
 const SPEC_HINTS: Record<TimerProblem, string> = {
   'unknown-method': 'name one of the grain\'s message methods (a key of `methods`)',
   'request-not-empty': 'a timer or reminder delivers an empty message: give its method request: t.struct({})',
