@@ -168,6 +168,15 @@ export class ReminderService {
     if (fresh.length) this.fireRows(fresh, this.cluster!.now());
   }
 
+  /** Cluster: whether every partition `owned` picks (of `partitions`) is served here, its reminders armed. */
+  servesAll(partitions: number, owned: (p: number) => boolean): boolean {
+    const s = this.served;
+    if (s === undefined) return true;
+    if (s.length !== partitions) return false;
+    for (let p = 0; p < partitions; p++) if (owned(p) && s[p] !== 1) return false;
+    return true;
+  }
+
   /** Whether this silo keeps `key`'s reminders (one process: always; a cluster: it serves the key's partition). */
   serves(key: ActorKey): boolean {
     const s = this.served;

@@ -133,7 +133,7 @@ export async function launchKernels(regs: readonly Registration[]): Promise<void
 }
 
 /** Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through persistence. */
-export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics>; advanceTimers(o: { timeoutMs: number }): Promise<number> }): Promise<ClusterRouter<Route>> {
+export async function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics>; advanceTimers(o: { timeoutMs: number }): Promise<number> }): Promise<ClusterRouter<Route>> {
   const { logger, askTimeoutMs } = state.config;
   const regs = state.regs;
   for (const reg of regs) {
@@ -158,7 +158,20 @@ export function joinSystemCluster(state: SystemState, cluster: Cluster, resolved
     localMetrics: local.metrics,
     localAdvanceTimers: local.advanceTimers,
   };
-  return joinCluster(cluster, host, grains, logger);
+  const router = await joinCluster(cluster, host, grains, logger);
+  // As in one process, start resolves with the silo's reminders loaded: its partitions claimed and served (bounded).
+  const self = router.self;
+  const loaded = () =>
+    regs.every((r) => {
+      const t = router.conn.table(r.def.name);
+      return !r.reminders || (t !== undefined && r.reminders.servesAll(t.owners.length, (p) => t.owners[p] === self));
+    });
+  try {
+    await router.waitFor(loaded, 10_000);
+  } catch {
+    logger.warn({ silo: self }, 'cluster: the partitions given to this silo were not claimed within 10 s; their reminders arm once they are');
+  }
+  return router;
 }
 
 const claimsWithReminders = new WeakMap<Registration, FencedWrites>();
