@@ -140,32 +140,62 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     expect(errors.filter((e) => e.op === 'reminder')).toEqual([]);
   }, 120_000);
 
-  it('a stale owner\'s reminder write is refused (StateFencedError, counted) and it stops firing that partition', async () => {
-    const k = keys[1]!;
-    const owner = silos.find((s) => s.cluster!.ownerOf('Reminded', k) === s.cluster!.self)!;
-    const epoch = owner.cluster!.claimedEpoch('Reminded', k)!;
-    expect(epoch).toBeGreaterThan(0);
-    // Another owner claims the key's partition in the store (as a silo that took it over would): this silo is stale now.
-    const table = (await store.table(stateTableSpec(Reminded.grain as GrainDef, 'layout'))) as StateTable<number>;
+  it('a stale owner\'s reminder writes are refused (StateFencedError, typed and counted) and it stops firing that partition', async () => {
     const count = client.cluster!.conn.table('Reminded')!.owners.length;
+    const ownerOf = (key: number) => silos.find((s) => s.cluster!.ownerOf('Reminded', key) === s.cluster!.self)!;
+    const reminderRows = async () => (await store.reminders!(stateTableSpec(Reminded.grain as GrainDef, 'layout'))).list();
+    const fencedOn = (s: GrainSystem) => s.metrics()['Reminded']!.reminders!.fenced;
+    const k = keys[1]!;
     const p = partitionOf(k, count);
+    // A second partition, of another key: its owner learns it is stale only when a fire's nextDue write is refused.
+    const k2 = keys.find((x) => partitionOf(x, count) !== p)!;
+    const p2 = partitionOf(k2, count);
     const stale = keys.filter((x) => partitionOf(x, count) === p);
-    await table.claim!([p], [epoch + 10]);
+    const stale2 = keys.filter((x) => partitionOf(x, count) === p2);
+    const owner = ownerOf(k);
+    const owner2 = ownerOf(k2);
+    // Another owner claims both partitions in the store (as a silo that took them over would): these silos are stale there now.
+    const table = (await store.table(stateTableSpec(Reminded.grain as GrainDef, 'layout'))) as StateTable<number>;
+    const epochs = [owner.cluster!.claimedEpoch('Reminded', k)!, owner2.cluster!.claimedEpoch('Reminded', k2)!];
+    expect(Math.min(...epochs)).toBeGreaterThan(0);
+    await table.claim!([p, p2], [Math.max(...epochs) + 10, Math.max(...epochs) + 10]);
+    const fenced0 = fencedOn(owner);
 
-    // Its system API write and its handler's write are both refused, typed; nothing of them is stored.
+    // The system API's set on the stale owner: refused, typed; nothing of it stored.
     const refused = await owner.reminders(Reminded).set(k, 'nudge', { periodMs: 7 }).then(() => undefined, (e: unknown) => e as Error);
     expect(refused).toBeInstanceOf(StateFencedError);
+    expect((refused as StateFencedError).code).toBe('STATE_FENCED');
     expect((refused as StateFencedError).partition).toBe(p);
-    const m = owner.metrics()['Reminded']!.reminders!;
-    expect(m.fenced).toBeGreaterThanOrEqual(1);
-    const rows = await (await store.reminders!(stateTableSpec(Reminded.grain as GrainDef, 'layout'))).list();
-    expect(rows.find((r) => r.key === k)?.periodMs).toBe(PERIOD);
-    expect(errors.some((e) => e.op === 'reminder' && e.error instanceof StateFencedError)).toBe(true);
-    // The stale owner fires none of that partition's reminders any more; every other reminder fires once.
+    expect(fencedOn(owner)).toBe(fenced0 + 1);
+    expect((await reminderRows()).find((r) => r.key === k)?.periodMs).toBe(PERIOD);
+    expect(errors.some((e) => e.op === 'reminder' && e.error instanceof StateFencedError && e.keys.includes(k))).toBe(true);
+    // The stale owner fires none of that partition's reminders any more.
     expect(owner.reminders(Reminded).list().filter((r) => stale.includes(r.key as number))).toEqual([]);
-    const before = await nudges();
+    // A handler's setReminder there (the turn still runs on the stale silo): refused too, a storageError event.
+    const handlerErrors = errors.length;
+    await client.grain(Reminded, k).remind({ periodMs: 7, dueMs: 0 });
+    await until('the handler\'s refused write reported', () => errors.slice(handlerErrors).some((e) => e.op === 'reminder' && e.error instanceof StateFencedError));
+    expect((await reminderRows()).find((r) => r.key === k)?.periodMs).toBe(PERIOD);
+    expect(owner.reminders(Reminded).list().filter((r) => stale.includes(r.key as number))).toEqual([]);
+
+    // The next period: p2's owner still fires p2's reminders (it does not know yet), its nextDue write is
+    // refused for p2 only (counted per row), the rest of the batch is written, and p2 stops firing there.
+    const fenced2 = fencedOn(owner2);
+    let before = await nudges();
     expect(await advance(due)).toBe(N - stale.length);
-    due += PERIOD;
+    await Promise.all(silos.map((s) => s.flush()));
+    expect(fencedOn(owner2)).toBe(fenced2 + stale2.length);
+    expect(owner2.reminders(Reminded).list().filter((r) => stale2.includes(r.key as number))).toEqual([]);
+    const rows = await reminderRows();
+    const kept = keys.filter((x) => !stale.includes(x) && !stale2.includes(x));
+    for (const x of kept) expect(rows.find((r) => r.key === x)?.nextDue, `key ${x}`).toBe(due + PERIOD);
+    for (const x of [...stale, ...stale2]) expect(rows.find((r) => r.key === x)?.nextDue, `key ${x}`).toBeLessThanOrEqual(due);
     expect(await nudges()).toEqual(before.map((n, i) => (stale.includes(keys[i]!) ? n : n + 1)));
+    due += PERIOD;
+    // And after: every reminder but the two stale partitions' fires once.
+    before = await nudges();
+    expect(await advance(due)).toBe(N - stale.length - stale2.length);
+    due += PERIOD;
+    expect(await nudges()).toEqual(before.map((n, i) => (stale.includes(keys[i]!) || stale2.includes(keys[i]!) ? n : n + 1)));
   }, 60_000);
 });

@@ -263,6 +263,7 @@ export class ReminderService {
           failed = this.failed(e as Error, rows.map((r) => r.key), f);
           if (!(e instanceof StateFencedError) || !putFence) throw failed;
           const keep = rows.map((_, i) => putFence!.partitions[i] !== e.partition);
+          if (keep.every(Boolean)) throw failed; // not one of this batch's partitions: nothing to drop and retry
           rows = rows.filter((_, i) => keep[i]);
           putFence = { partitions: putFence.partitions.filter((_, i) => keep[i]), epochs: putFence.epochs.filter((_, i) => keep[i]) };
         }
