@@ -36,7 +36,13 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
   let due = 0;
 
   const silo = () => {
-    const s = new GrainSystem({ backends: { inline: new InlineBackend() }, handleSignals: false, logLevel: 'silent', clock: () => clock.now, cluster: natsCluster(clusterOpts(server, 'reminders')) });
+    const s = new GrainSystem({
+      backends: { inline: new InlineBackend() },
+      handleSignals: false,
+      logLevel: 'silent',
+      clock: () => clock.now,
+      cluster: natsCluster(clusterOpts(server, 'reminders')),
+    });
     s.register(Reminded, { placement: 'inline', storage: store, flushIntervalMs: 60_000 });
     s.on('storageError', (e) => errors.push(e));
     return s;
@@ -52,13 +58,16 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
   /** Every key's reminder is armed on exactly one silo: the one that owns its partition (by that silo's table). */
   const placed = () => {
     const on = new Map<number, string[]>();
-    for (const s of silos) for (const r of s.reminders(Reminded).list()) on.set(r.key as number, [...(on.get(r.key as number) ?? []), s.cluster!.self]);
+    for (const s of silos)
+      for (const r of s.reminders(Reminded).list())
+        on.set(r.key as number, [...(on.get(r.key as number) ?? []), s.cluster!.self]);
     return keys.every((k) => {
       const ids = on.get(k);
       return ids?.length === 1 && silos.every((s) => s.cluster!.ownerOf('Reminded', k) === ids[0]);
     });
   };
-  const nudges = async () => Array.from((await client.askMany(Reminded, 'get', { key: Int32Array.from(keys) })).nudges as ArrayLike<number>);
+  const nudges = async () =>
+    Array.from((await client.askMany(Reminded, 'get', { key: Int32Array.from(keys) })).nudges as ArrayLike<number>);
   /** Reminders fired so far over the silos now in the cluster. */
   const fired = () => silos.reduce((a, s) => a + s.metrics()['Reminded']!.reminders!.fired, 0);
   /**
@@ -89,7 +98,14 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     server = await startServer();
     silos.push(silo(), silo(), silo());
     await Promise.all(silos.map((s) => s.start()));
-    client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', clock: () => clock.now, askTimeoutMs: 30_000, cluster: natsCluster(clusterOpts(server, 'reminders')) });
+    client = new GrainSystem({
+      backends: {},
+      handleSignals: false,
+      logLevel: 'silent',
+      clock: () => clock.now,
+      askTimeoutMs: 30_000,
+      cluster: natsCluster(clusterOpts(server, 'reminders')),
+    });
     await client.start();
     await client.cluster!.waitFor(() => client.cluster!.settled(3), 20_000);
     // Each actor sets its reminder in a handler: on its owner, written under the owner's fence.
@@ -116,11 +132,16 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     // The system API sets a reminder only where the key's partition is served.
     const k = keys[0]!;
     const other = silos.find((s) => s.cluster!.ownerOf('Reminded', k) !== s.cluster!.self)!;
-    await expect(other.reminders(Reminded).set(k, 'nudge', { periodMs: PERIOD })).rejects.toBeInstanceOf(ReminderNotOwnedError);
+    await expect(other.reminders(Reminded).set(k, 'nudge', { periodMs: PERIOD })).rejects.toBeInstanceOf(
+      ReminderNotOwnedError,
+    );
     expect(errors.filter((e) => e.op === 'reminder')).toEqual([]);
   }, 120_000);
 
-  it('a joining silo takes its partitions\' reminders from the store, a leaving one hands them back; each still fires once per period', async () => {
+  const MOVE =
+    "a joining silo takes its partitions' reminders from the store, a leaving one hands them back; " +
+    'each still fires once per period';
+  it(MOVE, async () => {
     await period();
     const fourth = silo();
     await fourth.start();
@@ -140,10 +161,14 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     expect(errors.filter((e) => e.op === 'reminder')).toEqual([]);
   }, 120_000);
 
-  it('a stale owner\'s reminder writes are refused (StateFencedError, typed and counted) and it stops firing that partition', async () => {
+  const STALE =
+    "a stale owner's reminder writes are refused (StateFencedError, typed and counted) " +
+    'and it stops firing that partition';
+  it(STALE, async () => {
     const count = client.cluster!.conn.table('Reminded')!.owners.length;
     const ownerOf = (key: number) => silos.find((s) => s.cluster!.ownerOf('Reminded', key) === s.cluster!.self)!;
-    const reminderRows = async () => (await store.reminders!(stateTableSpec(Reminded.grain as GrainDef, 'layout'))).list();
+    const reminderRows = async () =>
+      (await store.reminders!(stateTableSpec(Reminded.grain as GrainDef, 'layout'))).list();
     const fencedOn = (s: GrainSystem) => s.metrics()['Reminded']!.reminders!.fenced;
     const k = keys[1]!;
     const p = partitionOf(k, count);
@@ -154,7 +179,8 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     const stale2 = keys.filter((x) => partitionOf(x, count) === p2);
     const owner = ownerOf(k);
     const owner2 = ownerOf(k2);
-    // Another owner claims both partitions in the store (as a silo that took them over would): these silos are stale there now.
+    // Another owner claims both partitions in the store (as a silo that took them over would): these silos are stale
+    // there now.
     const table = (await store.table(stateTableSpec(Reminded.grain as GrainDef, 'layout'))) as StateTable<number>;
     const epochs = [owner.cluster!.claimedEpoch('Reminded', k)!, owner2.cluster!.claimedEpoch('Reminded', k2)!];
     expect(Math.min(...epochs)).toBeGreaterThan(0);
@@ -162,21 +188,41 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     const fenced0 = fencedOn(owner);
 
     // The system API's set on the stale owner: refused, typed; nothing of it stored.
-    const refused = await owner.reminders(Reminded).set(k, 'nudge', { periodMs: 7 }).then(() => undefined, (e: unknown) => e as Error);
+    const refused = await owner
+      .reminders(Reminded)
+      .set(k, 'nudge', { periodMs: 7 })
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
     expect(refused).toBeInstanceOf(StateFencedError);
     expect((refused as StateFencedError).code).toBe('STATE_FENCED');
     expect((refused as StateFencedError).partition).toBe(p);
     expect(fencedOn(owner)).toBe(fenced0 + 1);
     expect((await reminderRows()).find((r) => r.key === k)?.periodMs).toBe(PERIOD);
-    expect(errors.some((e) => e.op === 'reminder' && e.error instanceof StateFencedError && e.keys.includes(k))).toBe(true);
+    expect(errors.some((e) => e.op === 'reminder' && e.error instanceof StateFencedError && e.keys.includes(k))).toBe(
+      true,
+    );
     // The stale owner fires none of that partition's reminders any more.
-    expect(owner.reminders(Reminded).list().filter((r) => stale.includes(r.key as number))).toEqual([]);
+    expect(
+      owner
+        .reminders(Reminded)
+        .list()
+        .filter((r) => stale.includes(r.key as number)),
+    ).toEqual([]);
     // A handler's setReminder there (the turn still runs on the stale silo): refused too, a storageError event.
     const handlerErrors = errors.length;
     await client.grain(Reminded, k).remind({ periodMs: 7, dueMs: 0 });
-    await until('the handler\'s refused write reported', () => errors.slice(handlerErrors).some((e) => e.op === 'reminder' && e.error instanceof StateFencedError));
+    await until("the handler's refused write reported", () =>
+      errors.slice(handlerErrors).some((e) => e.op === 'reminder' && e.error instanceof StateFencedError),
+    );
     expect((await reminderRows()).find((r) => r.key === k)?.periodMs).toBe(PERIOD);
-    expect(owner.reminders(Reminded).list().filter((r) => stale.includes(r.key as number))).toEqual([]);
+    expect(
+      owner
+        .reminders(Reminded)
+        .list()
+        .filter((r) => stale.includes(r.key as number)),
+    ).toEqual([]);
 
     // The next period: p2's owner still fires p2's reminders (it does not know yet), its nextDue write is
     // refused for p2 only (counted per row), the rest of the batch is written, and p2 stops firing there.
@@ -185,17 +231,25 @@ describe.skipIf(natsSkip !== undefined)(`cluster reminders${natsSkip ? ` (skippe
     expect(await advance(due)).toBe(N - stale.length);
     await Promise.all(silos.map((s) => s.flush()));
     expect(fencedOn(owner2)).toBe(fenced2 + stale2.length);
-    expect(owner2.reminders(Reminded).list().filter((r) => stale2.includes(r.key as number))).toEqual([]);
+    expect(
+      owner2
+        .reminders(Reminded)
+        .list()
+        .filter((r) => stale2.includes(r.key as number)),
+    ).toEqual([]);
     const rows = await reminderRows();
     const kept = keys.filter((x) => !stale.includes(x) && !stale2.includes(x));
     for (const x of kept) expect(rows.find((r) => r.key === x)?.nextDue, `key ${x}`).toBe(due + PERIOD);
-    for (const x of [...stale, ...stale2]) expect(rows.find((r) => r.key === x)?.nextDue, `key ${x}`).toBeLessThanOrEqual(due);
+    for (const x of [...stale, ...stale2])
+      expect(rows.find((r) => r.key === x)?.nextDue, `key ${x}`).toBeLessThanOrEqual(due);
     expect(await nudges()).toEqual(before.map((n, i) => (stale.includes(keys[i]!) ? n : n + 1)));
     due += PERIOD;
     // And after: every reminder but the two stale partitions' fires once.
     before = await nudges();
     expect(await advance(due)).toBe(N - stale.length - stale2.length);
     due += PERIOD;
-    expect(await nudges()).toEqual(before.map((n, i) => (stale.includes(keys[i]!) || stale2.includes(keys[i]!) ? n : n + 1)));
+    expect(await nudges()).toEqual(
+      before.map((n, i) => (stale.includes(keys[i]!) || stale2.includes(keys[i]!) ? n : n + 1)),
+    );
   }, 60_000);
 });

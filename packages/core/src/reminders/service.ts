@@ -54,7 +54,7 @@ export interface ReminderMetrics {
   readonly armed: number;
   readonly fired: number;
   readonly writeErrors: number;
-  /** Rows a fenced store refused (cluster: this silo was a stale owner of their partitions; a storageError each call). */
+  /** Rows a fenced store refused (cluster: this silo was a stale owner of their partitions; a storageError a call). */
   readonly fenced: number;
 }
 
@@ -105,8 +105,15 @@ export class ReminderService {
     for (const row of rows) {
       const decl = this.def.reminders.find((r) => r.name === row.name);
       if (!decl || decl.method.name !== row.method) {
-        const why = decl ? `it delivers "${row.method}", the spec says "${decl.method.name}"` : `the class declares no reminder "${row.name}"`;
-        const error = new StateDecodeError(this.store.kind, this.def.name, row.key, `stored reminder "${row.name}" is not armed: ${why}`);
+        const why = decl
+          ? `it delivers "${row.method}", the spec says "${decl.method.name}"`
+          : `the class declares no reminder "${row.name}"`;
+        const error = new StateDecodeError(
+          this.store.kind,
+          this.def.name,
+          row.key,
+          `stored reminder "${row.name}" is not armed: ${why}`,
+        );
         this.report({ grain: this.def.name, op: 'reminder', error, keys: [row.key] });
         continue;
       }
@@ -150,7 +157,11 @@ export class ReminderService {
     const unstaged = gained.filter((p) => !this.staged.has(p));
     this.adopt(gained.filter((p) => this.staged.has(p)));
     // A store that cannot claim partitions has no claim to read them after: read them now (not fenced).
-    if (unstaged.length) this.stage(unstaged, partitions).then(() => this.adopt(unstaged.filter((p) => served === this.served && served[p])), (e: unknown) => this.report({ grain: this.def.name, op: 'reminder', error: e as Error, keys: [] }));
+    if (unstaged.length)
+      this.stage(unstaged, partitions).then(
+        () => this.adopt(unstaged.filter((p) => served === this.served && served[p])),
+        (e: unknown) => this.report({ grain: this.def.name, op: 'reminder', error: e as Error, keys: [] }),
+      );
   }
 
   /** Arms the staged rows of `parts` (a row set here meanwhile is newer and stays) and fires those due. */
@@ -248,10 +259,26 @@ export class ReminderService {
    * cluster each row carries the fence of when it was queued (its partition, this silo's epoch then).
    */
   private write(put: readonly Armed[], del: readonly ReminderId[]): Promise<void> {
-    let rows: ReminderRow[] = put.map((a) => ({ key: a.key, name: a.name, method: a.method.name, periodMs: a.periodMs, nextDue: a.nextDue }));
+    let rows: ReminderRow[] = put.map((a) => ({
+      key: a.key,
+      name: a.name,
+      method: a.method.name,
+      periodMs: a.periodMs,
+      nextDue: a.nextDue,
+    }));
     const f = this.cluster?.fence();
-    let putFence = f && fenceOf(f, rows.map((r) => r.key));
-    const delFence = f && fenceOf(f, del.map((d) => d.key));
+    let putFence =
+      f &&
+      fenceOf(
+        f,
+        rows.map((r) => r.key),
+      );
+    const delFence =
+      f &&
+      fenceOf(
+        f,
+        del.map((d) => d.key),
+      );
     const run = async () => {
       let failed: Error | undefined;
       // A put refused for one stale partition drops that partition's rows (counted, reported) and writes the rest.
@@ -260,19 +287,30 @@ export class ReminderService {
           await this.table.put(rows, putFence);
           break;
         } catch (e) {
-          failed = this.failed(e as Error, rows.map((r) => r.key), f);
+          failed = this.failed(
+            e as Error,
+            rows.map((r) => r.key),
+            f,
+          );
           if (!(e instanceof StateFencedError) || !putFence) throw failed;
           const keep = rows.map((_, i) => putFence!.partitions[i] !== e.partition);
           if (keep.every(Boolean)) throw failed; // not one of this batch's partitions: nothing to drop and retry
           rows = rows.filter((_, i) => keep[i]);
-          putFence = { partitions: putFence.partitions.filter((_, i) => keep[i]), epochs: putFence.epochs.filter((_, i) => keep[i]) };
+          putFence = {
+            partitions: putFence.partitions.filter((_, i) => keep[i]),
+            epochs: putFence.epochs.filter((_, i) => keep[i]),
+          };
         }
       }
       if (del.length) {
         try {
           await this.table.delete(del, delFence);
         } catch (e) {
-          throw this.failed(e as Error, del.map((d) => d.key), f);
+          throw this.failed(
+            e as Error,
+            del.map((d) => d.key),
+            f,
+          );
         }
       }
       if (failed) throw failed;
@@ -292,7 +330,8 @@ export class ReminderService {
     if (error instanceof StateFencedError && f) {
       const p = error.partition;
       this.fenced += keys.filter((k) => partitionOf(k, f.partitions) === p).length;
-      if (f.epochs[p] === error.epoch) for (const [id, a] of this.armed) if (partitionOf(a.key, f.partitions) === p) this.armed.delete(id);
+      if (f.epochs[p] === error.epoch)
+        for (const [id, a] of this.armed) if (partitionOf(a.key, f.partitions) === p) this.armed.delete(id);
     }
     this.report({ grain: this.def.name, op: 'reminder', error, keys: [...keys] });
     return error;

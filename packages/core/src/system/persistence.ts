@@ -44,7 +44,8 @@ export class Persistence {
     // In a cluster a silo loads a partition's reminders when it claims it (system/start.ts), not all at start.
     const config = this.state.config;
     const clustered = config.cluster ? { fence: () => reg.writeBehind?.fence, now: () => config.clock() } : undefined;
-    reg.reminders = new ReminderService(reg.def, store, reminders, (method, key) => this.sendReminder(reg, method, key), (e) => this.reportStorageError(e), clustered);
+    const send = (method: MethodDef, key: ActorKey) => this.sendReminder(reg, method, key);
+    reg.reminders = new ReminderService(reg.def, store, reminders, send, (e) => this.reportStorageError(e), clustered);
     if (!clustered) await reg.reminders.load();
   }
 

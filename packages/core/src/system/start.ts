@@ -133,7 +133,19 @@ export async function launchKernels(regs: readonly Registration[]): Promise<void
 }
 
 /** Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through persistence. */
-export async function joinSystemCluster(state: SystemState, cluster: Cluster, resolved: Map<Registration, Backend>, sender: Sender, persistence: Persistence, ownership: Map<string, SharedArrayBuffer> | undefined, local: { idle(o: { timeoutMs: number }): Promise<void>; metrics(): Record<string, ClassMetrics>; advanceTimers(o: { timeoutMs: number }): Promise<number> }): Promise<ClusterRouter<Route>> {
+export async function joinSystemCluster(
+  state: SystemState,
+  cluster: Cluster,
+  resolved: Map<Registration, Backend>,
+  sender: Sender,
+  persistence: Persistence,
+  ownership: Map<string, SharedArrayBuffer> | undefined,
+  local: {
+    idle(o: { timeoutMs: number }): Promise<void>;
+    metrics(): Record<string, ClassMetrics>;
+    advanceTimers(o: { timeoutMs: number }): Promise<number>;
+  },
+): Promise<ClusterRouter<Route>> {
   const { logger, askTimeoutMs } = state.config;
   const regs = state.regs;
   for (const reg of regs) {
@@ -153,7 +165,8 @@ export async function joinSystemCluster(state: SystemState, cluster: Cluster, re
     handOff: (grain: string) => persistence.handOff(grain),
     ownership: (grain: string) => ownership?.get(grain),
     fenced: (grain: string) => fencedWrites(regs.find((r) => r.def.name === grain)),
-    served: (grain: string, partitions: number, serves: (p: number) => boolean) => regs.find((r) => r.def.name === grain)?.reminders?.serve(partitions, serves),
+    served: (grain: string, partitions: number, serves: (p: number) => boolean) =>
+      regs.find((r) => r.def.name === grain)?.reminders?.serve(partitions, serves),
     localIdle: local.idle,
     localMetrics: local.metrics,
     localAdvanceTimers: local.advanceTimers,
@@ -169,7 +182,8 @@ export async function joinSystemCluster(state: SystemState, cluster: Cluster, re
   try {
     await router.waitFor(loaded, 10_000);
   } catch {
-    logger.warn({ silo: self }, 'cluster: the partitions given to this silo were not claimed within 10 s; their reminders arm once they are');
+    const why = "cluster: this silo's partitions were not claimed within 10 s; their reminders arm when they are";
+    logger.warn({ silo: self }, why);
   }
   return router;
 }

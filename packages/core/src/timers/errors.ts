@@ -48,13 +48,21 @@ export class ReminderStorageError extends RinggrainError {
   }
 }
 
-/** Cluster: `system.reminders(cls).set/clear` on a silo that does not serve the key's partition (another silo keeps its reminders). */
+/**
+ * Cluster: `system.reminders(cls).set/clear` on a silo that does not serve the key's partition (another silo
+ * keeps its reminders).
+ */
 export class ReminderNotOwnedError extends RinggrainError {
   readonly grain: string;
   readonly key: unknown;
   constructor(grain: string, key: unknown, op: 'set' | 'clear') {
-    super('REMINDER_NOT_OWNED', `grain "${grain}", key ${JSON.stringify(key)}: cannot ${op} its reminder here: this silo does not serve the key's partition now (its owner keeps its reminders, or the partition is moving)`, {
-      hint: 'set or clear reminders from a handler (ctx.setReminder / ctx.clearReminder runs on the owner), or call system.reminders(...) on the silo that owns the key; during a move, retry once the partition is served (docs/cluster.md, reminders)',
+    const why = "this silo does not serve the key's partition now (its owner keeps its reminders, or it is moving)";
+    const what = `grain "${grain}", key ${JSON.stringify(key)}: cannot ${op} its reminder here`;
+    super('REMINDER_NOT_OWNED', `${what}; ${why}`, {
+      hint:
+        'set or clear reminders from a handler (ctx.setReminder / ctx.clearReminder runs on the owner), or call ' +
+        'system.reminders(...) on the silo that owns the key; during a move, retry once the partition is served ' +
+        '(docs/cluster.md, reminders)',
     });
     this.grain = grain;
     this.key = key;
