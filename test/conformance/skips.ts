@@ -25,7 +25,7 @@ function reminderSkips(): Record<string, string> {
  * a56e4f3 (2026-11-28) this case saw 345 messages rejected (StateTableFullError), then the test process exited.
  * The rejections: the directory's tombstones never turn EMPTY again, so after enough keys a lookup walked the
  * whole directory without meeting an EMPTY entry and called the table full (reproduced and fixed off the GPU at
- * 966fa34, residency-device.test.ts 'many more keys than directory entries'). Listed until a GPU run passes it;
+ * 966fa34, residency-room.test.ts 'many more keys than directory entries'). Listed until a GPU run passes it;
  * RINGGRAIN_CONFORMANCE_ROOM_ON_GPU=1 runs it anyway (.scratch/gpu/residency.sh does).
  */
 const ROOM_CASE =
