@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { NODES, NO_POOL, PARTS, partOf, partition, pool, run } from './residency-harness.ts';
 import { HAVE_GXX } from './toolchain.ts';
 
-/** Loading on first message and installs on the device (residency.cuh) through the g++ harness (residency-harness.ts). */
+/**
+ * Loading on first message and installs on the device (residency.cuh), through the g++ harness
+ * (residency-harness.ts).
+ */
 
 describe.skipIf(!HAVE_GXX || !pool || !partition)(`loading on first message and installs on the device (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`, () => {
   /** The lines an install prints: per partition in order, its rows in board order. */
