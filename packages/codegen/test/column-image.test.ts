@@ -117,5 +117,5 @@ describe.skipIf(!HAVE_NVCC)('column image readers compile for the device (nvcc s
     const r = nvccCompile(unit(), 'sm_90');
     expect(r.log).toBe('');
     expect(r.ok).toBe(true);
-  });
+  }, 240_000); // a cubin in the long rounds, cold build cache
 });
