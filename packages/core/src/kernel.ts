@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
-import type { Backend, BackendKernel, KernelOptions, LaneRestart, OverflowStats } from './backend.ts';
+import type { Backend, BackendKernel, KernelHealth, KernelOptions, OverflowStats } from './backend.ts';
 import { KernelFaultError, KernelNotRunningError, KernelTerminatedError, RinggrainError } from './errors.ts';
 import type { GrainDef } from './grain.ts';
 import { accepting, nextState, type LifecycleAction, type LifecycleState } from './lifecycle.ts';
@@ -337,9 +337,12 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     return this.impl?.health().fault;
   }
 
-  /** Restarts of each lane's consumer (backend.ts KernelHealth.laneRestarts), where the backend has them. */
-  laneRestarts(): ReadonlyArray<LaneRestart> | undefined {
-    return this.impl?.health().laneRestarts;
+  /**
+   * The backend's whole report (backend.ts KernelHealth: the fault, each lane's restarts, the lanes being
+   * started again), read once: the sweep's checks all come from one call.
+   */
+  healthReport(): KernelHealth | undefined {
+    return this.impl?.health();
   }
 
   inspect(key: number | string): Promise<unknown> {
@@ -359,11 +362,6 @@ export class RingKernel extends EventEmitter<KernelEvents> {
 
   private carriedSent = 0;
   private carriedHostRejected = 0;
-
-  /** Per lane, whether the backend is starting its consumer again (KernelHealth.starting). */
-  lanesStarting(): ReadonlyArray<boolean> | undefined {
-    return this.impl?.health().starting;
-  }
 
   /** Each lane's heartbeat (a stalled lane shows even while the others beat). */
   heartbeats(): number[] {

@@ -1,5 +1,6 @@
 import { AskTimeoutError, KernelFaultError } from '../errors.ts';
 import type { RingKernel } from '../kernel.ts';
+import type { LaneRestart } from '../backend.ts';
 import { laneOfAsk, rejectAsk } from '../pending.ts';
 import type { SystemState } from './state.ts';
 
@@ -60,8 +61,7 @@ export class Sweeper {
   }
 
   /** Lanes the backend restarted since the last sweep: their waiting asks fail, an event says so. */
-  private checkLaneRestarts(k: RingKernel): void {
-    const restarts = k.laneRestarts();
+  private checkLaneRestarts(k: RingKernel, restarts: ReadonlyArray<LaneRestart> | undefined): void {
     if (!restarts) return;
     let seen = this.laneRestartsSeen.get(k);
     if (!seen) this.laneRestartsSeen.set(k, (seen = []));
@@ -112,16 +112,16 @@ export class Sweeper {
     this.lastSweepAt = now;
     for (const k of this.state.kernels()) {
       if (!k.accepting) continue;
-      const fault = k.health();
-      if (fault) {
-        k.markFaulted(fault);
+      const health = k.healthReport();
+      if (health?.fault) {
+        k.markFaulted(health.fault);
         continue;
       }
-      this.checkLaneRestarts(k);
+      this.checkLaneRestarts(k, health?.laneRestarts);
       // Per lane: a lane whose heartbeat stands still while asks wait on it (the others may beat on).
       const perLane = pending.perLaneOf(k, k.lanes.length);
       const beats = k.heartbeats();
-      const starting = k.lanesStarting();
+      const starting = health?.starting;
       let seen = this.heartbeats.get(k);
       if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
       for (const [i, beat] of beats.entries()) {
