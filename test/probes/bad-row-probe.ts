@@ -1,0 +1,67 @@
+/**
+ * Diagnoses test/persistence/bad-row.test.ts's cuda (residency) lane step by step on a GPU machine: each phase
+ * prints when it starts and ends, and every 2 s a line with the class's metrics while a phase waits.
+ *   node --import tsx test/probes/bad-row-probe.ts
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { open } from 'lmdb';
+import { GrainSystem } from '@ringgrain/core';
+import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
+import { CudaBackend } from '@ringgrain/cuda-backend';
+import { LmdbStore } from '@ringgrain/lmdb-store';
+import { Stored } from '../fixtures/stored.ts';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-bad-row-probe-'));
+const t0 = performance.now();
+const log = (s: string) => console.log(`${((performance.now() - t0) / 1000).toFixed(2)}s ${s}`);
+async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<T> {
+  log(`${name}: start`);
+  const iv = setInterval(() => log(`${name}: waiting ${JSON.stringify(sys.metrics()['Stored'] ?? {})}`), 2000);
+  try {
+    const v = await p;
+    log(`${name}: done ${JSON.stringify(v)?.slice(0, 300)}`);
+    return v;
+  } catch (e) {
+    log(`${name}: threw ${(e as Error).name}: ${(e as Error).message.slice(0, 300)}`);
+    return undefined as T;
+  } finally {
+    clearInterval(iv);
+  }
+}
+const make = () => new GrainSystem({ backends: { x: new CudaBackend({ residency: true }) }, logLevel: 'warn', handleSignals: false });
+
+const store = new LmdbStore({ dataDir: dir });
+const a = make();
+a.register(Stored, { placement: 'x', storage: store });
+await phase('a.start', a, a.start());
+for (const k of [5, 6]) await phase(`a.add ${k}`, a, a.grain(Stored, k).add({ n: k }));
+await phase('a.shutdown', a, a.shutdown());
+await store.close();
+const env = open({ path: dir, maxDbs: 64, compression: false });
+const db = env.openDB<Buffer, number>({ name: 'Stored', encoding: 'binary', compression: false });
+const c = parseChunk(Buffer.from(db.getBinary(chunkOf(5))!));
+if (typeof c === 'string') throw new Error(c);
+c.dv.setFloat64(c.versionsAt + 8 * rowOf(c, 5 - chunkOf(5) * CHUNK), 0, true);
+db.putSync(chunkOf(5), Buffer.from(c.buf));
+await env.close();
+log('damaged row 5');
+
+const again = new LmdbStore({ dataDir: dir });
+const b = make();
+b.on('storageError', (e) => log(`storageError ${e.op} ${JSON.stringify(e.keys)} ${e.error.name}: ${e.error.message.slice(0, 200)}`));
+b.on('tellError', (e) => log(`tellError ${e.error.name}: ${e.error.message.slice(0, 200)}`));
+b.register(Stored, { placement: 'x', storage: again });
+await phase('b.start', b, b.start());
+const ask = b.grain(Stored, 5).add({ n: 1 });
+b.grain(Stored, 5).tell.bump({ n: 1 });
+await phase('b.ask 5 (bad row)', b, ask);
+await phase('b.add 6', b, b.grain(Stored, 6).add({ n: 1 }));
+await phase('b.get 5 again', b, b.grain(Stored, 5).get({}));
+await phase('b.idle', b, b.idle());
+log(`metrics ${JSON.stringify(b.metrics()['Stored'])}`);
+await phase('b.shutdown', b, b.shutdown());
+await again.close();
+log('end');
+process.exit(0);
