@@ -30,7 +30,8 @@ async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<
     clearInterval(iv);
   }
 }
-const make = () => new GrainSystem({ backends: { x: new CudaBackend({ residency: true }) }, logLevel: 'warn', handleSignals: false });
+const make = () =>
+  new GrainSystem({ backends: { x: new CudaBackend({ residency: true }) }, logLevel: 'warn', handleSignals: false });
 
 const store = new LmdbStore({ dataDir: dir });
 const a = make();
@@ -50,7 +51,8 @@ log('damaged row 5');
 
 const again = new LmdbStore({ dataDir: dir });
 const b = make();
-b.on('storageError', (e) => log(`storageError ${e.op} ${JSON.stringify(e.keys)} ${e.error.name}: ${e.error.message.slice(0, 200)}`));
+b.on('storageError', (e) =>
+  log(`storageError ${e.op} ${JSON.stringify(e.keys)} ${e.error.name}: ${e.error.message.slice(0, 200)}`));
 b.on('tellError', (e) => log(`tellError ${e.error.name}: ${e.error.message.slice(0, 200)}`));
 b.register(Stored, { placement: 'x', storage: again });
 await phase('b.start', b, b.start());
