@@ -1,7 +1,7 @@
 /**
  * SIR across a cluster of silo processes (`pnpm example:sir-cluster -- [--silos 3] [--people N] [--silo-threads 1]
  * [--threads T] [--ring-log2 16] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--nats URL
- * --user U --pass P] [--dead-ms MS] [--no-single]`).
+ * --user U --pass P] [--dead-ms MS] [--barrier cluster|ipc] [--no-single]`).
  *
  * The epidemic of examples/sir/main.ts (same grains, same graph, same JS model: examples/sir/model.ts), run
  * twice in one run by the same code:
@@ -12,10 +12,13 @@
  *      process joins as a client and drives it: setup tells, one askMany of the wards a step.
  * Every step's S/I/R counts must equal the model exactly, in both runs; exit 1 on any difference.
  *
- * The cluster's barrier: a client's idle() does not see the silos, so each step waits for rounds of
- * "idle, then your counters" asked of every silo over IPC, until every tell sent across silos is confirmed
- * by its receiver (sum of tellsOut = tellsConfirmed + lostTells, the client's included) and two consecutive
- * rounds read the same counters (nothing moved in between). Lost tells or handler errors fail the run.
+ * The cluster's barrier (--barrier cluster, the default): the client's `system.idle()`, which is the
+ * cluster's (every silo's kernels idle, as many message entries received as sent over all members, nothing
+ * parked or held, two rounds in a row with the same counts; core cluster/control.ts), asked over NATS, so
+ * it needs nothing of the silo processes but the cluster. --barrier ipc: rounds of "idle, then your
+ * counters" asked of every silo over IPC until every tell sent across silos is confirmed by its receiver
+ * and two consecutive rounds read the same counters (drive.ts clusterQuiet). Either way the silos'
+ * counters are read over IPC after setup and at the end; lost tells or handler errors fail the run.
  *
  * Prints the epidemic time and K2K msgs/s of both runs side by side, and the cross-silo share (K2K sends a
  * silo handed to its host for a key another silo owns, routed through NATS).
@@ -31,7 +34,10 @@ import { clusterQuiet, epidemic, type EpidemicRun, type SiloCounts } from './dri
 import { fail, intFlag, ms, parseArgs, quietLogger, rejectUnknown } from '../shared/backend.ts';
 
 const args = parseArgs();
-rejectUnknown(args, ['silos', 'silo-threads', 'threads', 'people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'nats', 'user', 'pass', 'token', 'dead-ms', 'no-single']);
+rejectUnknown(args, [
+  ...['silos', 'silo-threads', 'threads', 'people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps'],
+  ...['ring-log2', 'nats', 'user', 'pass', 'token', 'dead-ms', 'barrier', 'no-single'],
+]);
 const SILOS = intFlag(args, 'silos', 3, 1, 16);
 const SILO_THREADS = intFlag(args, 'silo-threads', 1, 1, 64);
 const THREADS = intFlag(args, 'threads', SILOS * SILO_THREADS, 1, 1024);
@@ -50,6 +56,8 @@ const params = {
   maxSteps: intFlag(args, 'max-steps', 500),
 };
 const WARDS = Math.ceil(N / WARD_SIZE);
+const BARRIER = args.flags.get('barrier') ?? 'cluster';
+if (BARRIER !== 'cluster' && BARRIER !== 'ipc') fail("--barrier is cluster (the client's idle()) or ipc");
 // --dead-ms: the cluster's deadMs (default natsCluster's): on a loaded machine a busy silo can miss heartbeats.
 const deadOpt = args.flags.has('dead-ms') ? { deadMs: intFlag(args, 'dead-ms', 3000, 1000) } : {};
 const str = (n: string): string | undefined => {
@@ -89,6 +97,11 @@ if (!args.flags.has('no-single')) {
   for (const [name, c] of Object.entries(sys.metrics())) if (c.handlerErrors || c.rejected) problems.push(`single process, ${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
   await sys.shutdown();
   compare('single process', single.got, problems);
+  // On stderr as soon as it is known: a long cluster run cut short by a time limit still leaves this.
+  const exact = problems.length === 0 ? 'exact' : 'NOT exact';
+  const steps = single.got.length;
+  const times = `setup ${ms(single.setupMs)}, epidemic ${ms(single.runMs)}`;
+  process.stderr.write(`single process: ${times}, ${steps} steps, ${exact}\n`);
 }
 
 // --- 2. The cluster.
@@ -167,13 +180,30 @@ try {
 
   let last: SiloCounts[] = [];
   let rounds = 0;
+  const readSilos = () => Promise.all(silos.map(askSilo));
+  const tRun = performance.now();
+  let barriers = 0;
   const quiet = async (what: string): Promise<void> => {
-    const q = await clusterQuiet(client!, () => Promise.all(silos.map(askSilo)), what);
+    rounds++;
+    // Progress on stderr every 10 barriers (a long run cut short by a time limit shows where it was).
+    if (++barriers % 10 === 0) process.stderr.write(`cluster: ${what} at ${ms(performance.now() - tRun)}\n`);
+    if (BARRIER === 'cluster') {
+      try {
+        await client!.idle({ timeoutMs: 120_000 });
+      } catch (e) {
+        throw new Error(`${what}: ${(e as Error).message}`, { cause: e });
+      }
+      return;
+    }
+    const q = await clusterQuiet(client!, readSilos, what);
     last = q.counts;
-    rounds += q.rounds;
+    rounds += q.rounds - 1;
   };
   let base: SiloCounts[] = [];
-  const run = await epidemic(client, params, graph, quiet, async () => void (base = last));
+  // After setup's barrier (and after the last step's) the silos are quiet: their counters read over IPC then.
+  const afterSetup = async () => void (base = BARRIER === 'ipc' ? last : await readSilos());
+  const run = await epidemic(client, params, graph, quiet, afterSetup);
+  if (BARRIER === 'cluster') last = await readSilos();
   compare(`${SILOS} silos`, run.got, problems);
   const sum = (xs: SiloCounts[], f: (s: SiloCounts) => number) => xs.reduce((a, s) => a + f(s), 0);
   const cross = sum(last, (s) => s.tellsOut) - sum(base, (s) => s.tellsOut);
@@ -192,9 +222,11 @@ try {
   await stopAll();
 
   const peak = expected.reduce((m, c, k) => (c.i > expected[m]!.i ? k : m), 0);
+  const barrierText =
+    BARRIER === 'cluster' ? `barrier the client's idle() (the cluster's) × ${rounds}` : `${rounds} IPC barrier rounds`;
   console.log(`Ringgrain SIR across a cluster — seed ${params.seed}, nats-server ${server?.version ?? url}`);
   console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${graph.edges.toLocaleString('en-US')} contacts, ${graph.seeds.size} seeds, ${expected.length} steps (peak ${expected[peak]!.i.toLocaleString('en-US')} infected at step ${peak + 1}); graph + JS model ${ms(modelMs)}`);
-  console.log(`  cluster: ${SILOS} silo processes × ${SILO_THREADS} CPU pool thread(s), up in ${ms(startMs)}; Person keys per silo ${[...owned.values()].join(' / ')}; ${rounds} barrier rounds\n`);
+  console.log(`  cluster: ${SILOS} silo processes × ${SILO_THREADS} CPU pool thread(s), up in ${ms(startMs)}; Person keys per silo ${[...owned.values()].join(' / ')}; ${barrierText}\n`);
   console.log('| run | setup | epidemic | K2K msgs | K2K msgs/s | of which cross-silo |');
   console.log('|---|---:|---:|---:|---:|---:|');
   if (single) console.log(`| single process, cpu × ${THREADS} threads | ${ms(single.setupMs)} | ${ms(single.runMs)} | ${single.k2k.toLocaleString('en-US')} | ${rate(single.k2k, single.runMs)} | — |`);
