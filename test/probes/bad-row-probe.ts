@@ -16,9 +16,25 @@ import { Stored } from '../fixtures/stored.ts';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'rg-bad-row-probe-'));
 const t0 = performance.now();
 const log = (s: string) => console.log(`${((performance.now() - t0) / 1000).toFixed(2)}s ${s}`);
+/** The residency host block's words of the class's kernel (private fields: a diagnosis, not an API). */
+function words(sys: GrainSystem): string {
+  try {
+    // biome-ignore lint/suspicious/noExplicitAny: reads private fields to diagnose
+    const k = sys.kernel(Stored) as any;
+    const impl = k.backendKernel;
+    const w: Int32Array | undefined = impl?.residency?.host?.words;
+    const f = { started: impl?.started, exited: impl?.exited, freed: impl?.freed, core: k.state };
+    return `${JSON.stringify(f)} words ${w ? Array.from(w.slice(0, 24)).join(',') : '-'}`;
+  } catch (e) {
+    return `words: ${(e as Error).message}`;
+  }
+}
 async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<T> {
-  log(`${name}: start`);
-  const iv = setInterval(() => log(`${name}: waiting ${JSON.stringify(sys.metrics()['Stored'] ?? {})}`), 2000);
+  log(`${name}: start ${words(sys)}`);
+  const iv = setInterval(() => {
+    log(`${name}: waiting ${JSON.stringify(sys.metrics()['Stored']?.storage ?? {})}`);
+    log(`  ${words(sys)}`);
+  }, 2000);
   try {
     const v = await p;
     log(`${name}: done ${JSON.stringify(v)?.slice(0, 300)}`);
@@ -31,13 +47,24 @@ async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<
   }
 }
 const make = () =>
-  new GrainSystem({ backends: { x: new CudaBackend({ residency: true }) }, logLevel: 'warn', handleSignals: false });
+  new GrainSystem({
+    backends: { x: new CudaBackend({ residency: true }) },
+    logLevel: 'debug',
+    handleSignals: false,
+    handshakeTimeoutMs: 5000,
+  });
 
 const store = new LmdbStore({ dataDir: dir });
 const a = make();
 a.register(Stored, { placement: 'x', storage: store });
 await phase('a.start', a, a.start());
 for (const k of [5, 6]) await phase(`a.add ${k}`, a, a.grain(Stored, k).add({ n: k }));
+if (process.env['PROBE_DEACTIVATE_FIRST'] === '1') {
+  // A deactivation request while the kernel is active (the path idle collection takes).
+  const impl = a.kernel(Stored).backendKernel!;
+  await phase('a.deactivateIdle (active)', a, impl.deactivateIdle!(Number.POSITIVE_INFINITY, Date.now()));
+  await phase('a.add 5 again', a, a.grain(Stored, 5).add({ n: 1 }));
+}
 await phase('a.shutdown', a, a.shutdown());
 await store.close();
 const env = open({ path: dir, maxDbs: 64, compression: false });
