@@ -24,7 +24,25 @@ function words(sys: GrainSystem): string {
     const impl = k.backendKernel;
     const w: Int32Array | undefined = impl?.residency?.host?.words;
     const f = { started: impl?.started, exited: impl?.exited, freed: impl?.freed, core: k.state };
-    return `${JSON.stringify(f)} words ${w ? Array.from(w.slice(0, 24)).join(',') : '-'}`;
+    let dev = '';
+    const host = impl?.residency?.host;
+    if (host && process.env['PROBE_DEVICE'] === '1') {
+      // The device side: ResidencyGlobals' first words, every partition's ack, DeviceGlobals' mode word.
+      const g = new Uint32Array(64);
+      host.device.copyOut(new Uint8Array(g.buffer), 0);
+      const acks = new Uint32Array(impl.partitions);
+      host.device.copyOut(new Uint8Array(acks.buffer), host.layout.acksAt);
+      host.device.sync();
+      const r = impl.residency;
+      const dg = new Uint32Array(100);
+      r.ctx.copyFromDeviceAsync(new Uint8Array(dg.buffer), impl.device, r.stream, impl.at.globals);
+      r.ctx.synchronize(r.stream);
+      const nz = (a: Uint32Array) => Array.from(a).flatMap((v, i) => (v ? [`${i}:${v}`] : [])).join(' ');
+      dev = ` | resGlobals ${nz(g)} | acks ${Array.from(acks).join(',')} | devGlobals ${nz(dg)}`;
+    }
+    const line0 = w ? Array.from(w.slice(0, 12)).join(',') : '-';
+    const line1 = w ? Array.from(w.slice(32, 36)).join(',') : '-';
+    return `${JSON.stringify(f)} words ${line0} / ${line1}${dev}`;
   } catch (e) {
     return `words: ${(e as Error).message}`;
   }
