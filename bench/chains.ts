@@ -247,7 +247,7 @@ type Figures = Record<
   }
 >;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-const byBackend: Record<string, Record<string, Figures | { skipped: string }>> = {};
+const byBackend: Record<string, Record<string, Figures | { skipped: string } | { failed: string }>> = {};
 const cudaMissing = BACKENDS.includes('cuda') ? await cudaPresent() : 'not asked for';
 const shapesLine: string[] = [];
 const IDLE_MS = 1000;
@@ -289,8 +289,18 @@ for (const n of ACTORS) {
       log(`xstate   ${String(n).padStart(8)} actors  skipped (--xstate-max ${XSTATE_MAX})`);
       continue;
     }
-    const runner =
-      name === 'xstate' ? await xstateRunner(n) : await grainRunner(name as 'inline' | 'cpu' | 'cpu-park' | 'cuda', n);
+    // A backend that fails (a kernel that does not compile, a device error) is recorded as failed and the
+    // others still run: one run on the GPU host gives every backend's figures it can.
+    let runner: Runner;
+    try {
+      const label = name as 'inline' | 'cpu' | 'cpu-park' | 'cuda';
+      runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(label, n);
+    } catch (e) {
+      at[String(n)] = { failed: `start: ${(e as Error).message}` };
+      log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  FAILED to start: ${(e as Error).message}`);
+      process.exitCode = 1;
+      continue;
+    }
     const counts = new Uint32Array(n);
     const figures = {} as Figures;
     try {
@@ -368,8 +378,13 @@ for (const n of ACTORS) {
         if (got !== counts[k])
           throw new Error(`${name} ${n} actors: actor ${k} counted ${got} turns, the model ${counts[k]}`);
       }
+    } catch (e) {
+      at[String(n)] = { failed: (e as Error).message, ...figures };
+      log(`${name.padEnd(8)} ${String(n).padStart(8)} actors  FAILED: ${(e as Error).message}`);
+      process.exitCode = 1;
+      continue;
     } finally {
-      await runner.close();
+      await runner.close().catch(() => undefined);
     }
     at[String(n)] = figures;
   }

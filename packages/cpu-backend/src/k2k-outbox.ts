@@ -33,6 +33,11 @@ export interface PeerLaneEnd {
   readonly outbox: Outbox | undefined;
   /** The ring's tail as last read (batch claims re-read it only when it says full). */
   tailSeen: number;
+  /**
+   * The ring's head as this sender last saw it (its own claim, or what a failed claim returned): the batch
+   * claim's first guess, so a claim is one CAS on the head's line (flushOutbox), not a load and then a CAS.
+   */
+  headSeen: number;
 }
 
 /**
@@ -109,6 +114,7 @@ export class K2KOut {
             // Lane i of every kernel runs on pool thread i: only this dispatcher's own lane index is this thread.
             outbox: i === this.lane ? undefined : new Outbox(Math.max(ring.slotSize, this.slotSize) >> 2),
             tailSeen: Atomics.load(ring.words, RING.tail) >>> 0,
+            headSeen: Atomics.load(ring.words, RING.head) >>> 0,
           };
         }),
       });
@@ -180,6 +186,11 @@ export class K2KOut {
    * Writes a lane's gathered messages into its K2K ring: one CAS claims as many slots as the ring has
    * free (up to all of them), each slot is copied and published by its seq, and the consumer is woken
    * once if it parked. What does not fit waits in the overflow queue, in order.
+   *
+   * The CAS goes first, on the head this sender saw last: a claim that loaded the head and then CASed it
+   * made two transfers of that line (a shared copy, then ownership), and in a chain across threads
+   * (issue 37) each hop's sender differs from the last, so the line comes from another core every time.
+   * A stale guess fails and returns the head as it is, which the next try uses.
    */
   private flushOutbox(lane: PeerLaneEnd, unlist = true): void {
     const box = lane.outbox!;
@@ -193,10 +204,9 @@ export class K2KOut {
     const ring = lane.ring;
     const hw = ring.words;
     const cap = ring.capacity;
-    let head = 0;
+    let head = lane.headSeen;
     let k = 0;
     for (;;) {
-      head = Atomics.load(hw, RING.head) >>> 0;
       let free = cap - ((head - lane.tailSeen) >>> 0);
       if (free < n) {
         // A cross-core read of the consumer's line: only when the cached tail says the batch does not fit.
@@ -205,11 +215,20 @@ export class K2KOut {
       }
       k = Math.min(n, free);
       if (k <= 0) {
+        // Full as this guess shows it, or a guess so old it is behind the tail (free < 0): the head itself.
+        const now = Atomics.load(hw, RING.head) >>> 0;
+        if (now !== head) {
+          head = now;
+          continue;
+        }
         k = 0;
         break;
       }
-      if (Atomics.compareExchange(hw, RING.head, head | 0, (head + k) | 0) === (head | 0)) break;
+      const got = Atomics.compareExchange(hw, RING.head, head | 0, (head + k) | 0) >>> 0;
+      if (got === head) break;
+      head = got;
     }
+    lane.headSeen = (head + k) >>> 0;
     const dst = ring.i32;
     const src = box.words;
     const stride = box.stride;
