@@ -11,7 +11,9 @@ git rev-parse --short HEAD > "$O/commit.txt" 2>/dev/null
 T0=$(date +%s)
 VITEST="node node_modules/vitest/vitest.mjs run test/conformance/conformance.test.ts --reporter=verbose"
 lane() { # $1 tag, $2 -t pattern
-  RINGGRAIN_CONFORMANCE_ROOM_ON_GPU=1 timeout -k 5 $(( B - 110 )) $VITEST -t "$2" > "$O/$1.raw" 2>&1
+  # the cuda-groups lane is opt-in (test/conformance/backends.ts)
+  RINGGRAIN_CONFORMANCE_CUDA_GROUPS=$([[ $1 == cuda-groups ]] && echo 1 || echo 0) RINGGRAIN_CONFORMANCE_ROOM_ON_GPU=1 \
+    timeout -k 5 $(( B - 110 )) $VITEST -t "$2" > "$O/$1.raw" 2>&1
   echo "rc=$?" >> "$O/$1.raw"
   sed 's/\x1b\[[0-9;]*m//g' "$O/$1.raw" > "$O/$1.log"
 }
