@@ -15,6 +15,7 @@
  *                       timed until the kernel processed them all
  *   K2K      post       a CPU pool thread's cross-silo sends reaching the host: the flat batch of 6 values a
  *                       send (pool-worker.ts remoteSends, 4096 sends a message) through a MessageChannel
+ *            postBytes  the same with each payload as its schema bytes, one transferred buffer a batch
  *
  *   node --import tsx bench/probes/cluster-costs.ts [--n 200000] [--frame 1024] [--trials 5]
  */
@@ -118,8 +119,36 @@ for (let t = 0; t <= TRIALS; t++) {
   await k2kAll;
   const post = ns(t0);
   port1.close();
+  // The same batches with each payload as its schema bytes (one transferred buffer a batch) instead of an object.
+  const c2 = new MessageChannel();
+  let posted2 = 0;
+  let bytesDone!: () => void;
+  const bytesAll = new Promise<void>((r) => (bytesDone = r));
+  c2.port2.on('message', (m: { flat: unknown[]; bytes: Uint8Array }) => {
+    for (let j = 0; j < m.flat.length; j += 6) {
+      const off = m.flat[j + 4] as number;
+      bytes[posted2 % N] = m.bytes.subarray(off, off + (m.flat[j + 5] as number));
+      posted2++;
+    }
+    if (posted2 >= N) bytesDone();
+  });
+  const one = bytes[0]!;
+  t0 = performance.now();
+  for (let i = 0; i < N; i += BATCH) {
+    const n = Math.min(N, i + BATCH) - i;
+    const flat: unknown[] = [];
+    const buf = new Uint8Array(n * one.length);
+    for (let j = 0; j < n; j++) {
+      buf.set(one, j * one.length);
+      flat.push(1, 0, 'bump', (i + j) % KEYS, j * one.length, one.length);
+    }
+    c2.port1.postMessage({ flat, bytes: buf }, [buf.buffer]);
+  }
+  await bytesAll;
+  const postBytes = ns(t0);
+  c2.port1.close();
   if (t === 0) continue; // warm-up
-  const row = { encode, frame, natsFrames, natsRaw, unframe, check, decode, ring, post };
+  const row = { encode, frame, natsFrames, natsRaw, unframe, check, decode, ring, post, postBytes };
   for (const [k, v] of Object.entries(row)) add(k, v);
   const line = Object.entries(row).map(([k, v]) => `${k} ${v.toFixed(0)}`);
   process.stderr.write(`trial ${t}/${TRIALS}: ${line.join(', ')} ns/msg\n`);

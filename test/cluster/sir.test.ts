@@ -4,14 +4,17 @@ import { CpuBackend } from '@ringgrain/cpu-backend';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Person, Ward } from '../../examples/sir/grains.ts';
 import { buildGraph, reference } from '../../examples/sir/model.ts';
-import { clusterQuiet, epidemic, siloCounts, type SiloCounts } from '../../examples/sir/drive.ts';
+import { epidemic, siloCounts, type SiloCounts } from '../../examples/sir/drive.ts';
 import { clusterOpts, natsSkip, startServer } from './nats.ts';
 
 /**
  * The SIR example across three silos (cpu backend, one pool thread each, in this process) and a client:
  * the epidemic's K2K (ward → person ticks, person → person infections, person → ward reports) crosses silos
  * through NATS wherever the target key lives elsewhere, and every step's S/I/R counts must equal the
- * JavaScript model exactly. The process-per-silo run with figures is examples/sir/cluster.ts.
+ * JavaScript model exactly. The barrier after setup and after each step is the client's `idle()`, which is
+ * the cluster's (core cluster/control.ts), as examples/sir/cluster.ts uses it by default: a barrier that let
+ * one cross-silo K2K send run after the next step's asks would change that step's counts. The
+ * process-per-silo run with figures is examples/sir/cluster.ts.
  */
 const params = { n: 2000, halfDegree: 4, days: 4, threshold: Math.floor(0.08 * 4294967295), seeds: 10, seed: 2024, maxSteps: 500 };
 describe.skipIf(natsSkip !== undefined)(`cluster SIR across three silos${natsSkip ? ` (skipped: ${natsSkip})` : ''}`, () => {
@@ -44,10 +47,16 @@ describe.skipIf(natsSkip !== undefined)(`cluster SIR across three silos${natsSki
   it('every step equals the JS model; K2K crossed silos; nothing lost', async () => {
     const graph = buildGraph(params);
     const expected = reference(params, graph);
-    let last: SiloCounts[] = [];
-    let base: SiloCounts[] = [];
     const read = () => Promise.all(silos.map((s) => siloCounts(s, 0)));
-    const run = await epidemic(client, params, graph, async (what) => void (last = (await clusterQuiet(client, read, what, 60_000)).counts), async () => void (base = last));
+    let barriers = 0;
+    const quiet = async () => {
+      barriers++;
+      await client.idle({ timeoutMs: 60_000 });
+    };
+    let base: SiloCounts[] = [];
+    const run = await epidemic(client, params, graph, quiet, async () => void (base = await read()));
+    const last = await read();
+    expect(barriers).toBe(expected.length + 1);
     expect(expected.length).toBeGreaterThan(10);
     expect(run.got).toEqual(expected);
     const sum = (xs: SiloCounts[], f: (s: SiloCounts) => number) => xs.reduce((a, s) => a + f(s), 0);
