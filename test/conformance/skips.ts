@@ -1,24 +1,4 @@
 import type { Lane } from './backends.ts';
-import { persistenceCases } from './persistence.ts';
-import { reminderCases } from './reminders.ts';
-
-/** Every persistent-state case, skipped on a lane for one reason. */
-function persistentSkips(reason: string): Record<string, string> {
-  return Object.fromEntries(persistenceCases.map((p) => [`${p.name} [store]`, reason]));
-}
-/*
- * The CUDA kernel keeps actors resident on the device (codegen runtime/residency.cuh, cuda-backend
- * residency.ts: load on first message, preload, deactivation), but the system refuses storage on a
- * backend whose kernels lack any of the three state methods: the isolated backend's kernels live in its
- * GPU host process, and its channel to them (isolated/gpu-host.ts, host-channel.ts) carries messages,
- * control and counters, not state access.
- */
-const NO_GPU_STATE_ISOLATED =
-  'the isolated CUDA backend\'s kernels run in its GPU host process, and its channel to them (isolated/gpu-host.ts) does not carry their state access (readDirty, writeStates, deactivateIdle) nor the load/evicted reports: its kernels lack the three state methods, so the system refuses storage and idleMs there (core system/start.ts, StorageUnsupportedError); the cuda lane runs these cases with residency (the CudaBackend default)';
-/** Reminder cases on a CUDA lane (timers run there: the kernel generates their ticks, codegen timers.ts). */
-function reminderSkips(): Record<string, string> {
-  return Object.fromEntries(reminderCases.map((c) => [`${c.name} [store]`, `reminders need the class's storage, and ${NO_GPU_STATE_ISOLATED}`]));
-}
 
 /*
  * A full CUDA actor table makes room by deactivating idle actors (residency.cuh room requests). On the H200 at
@@ -55,7 +35,9 @@ export const SKIPS: Readonly<Record<Lane, Readonly<Record<string, string>>>> = {
   // Injecting a raw slot goes through the host ring API, which works for CUDA too (pinned memory);
   // the whole CUDA lane is skipped by backends.ts when no device/driver.
   cuda: { ...ROOM_ON_GPU },
-  'cuda-isolated': { ...persistentSkips(NO_GPU_STATE_ISOLATED), ...reminderSkips() },
+  // The isolated backend's GPU host runs the same kernels with residency; their state access and load/evicted
+  // reports cross its IPC channel (cuda-backend isolated/host-loop.ts, host-client.ts, frames.ts).
+  'cuda-isolated': { ...ROOM_ON_GPU },
   // Lane groups (CudaBackend devices) run the cuda lane's cases, with residency on.
   'cuda-groups': { ...ROOM_ON_GPU },
   'cuda-2gpu': { ...ROOM_ON_GPU },

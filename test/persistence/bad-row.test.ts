@@ -14,7 +14,7 @@ import type { Backend } from '@ringgrain/core/types';
 import { CHUNK, StateDecodeError, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
 import { waitUntil } from '@ringgrain/core/internal';
 import { CpuBackend } from '@ringgrain/cpu-backend';
-import { CudaBackend, probeCuda } from '@ringgrain/cuda-backend';
+import { CudaBackend, IsolatedCudaBackend, probeCuda } from '@ringgrain/cuda-backend';
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,8 +37,9 @@ async function damage(dir: string, key: number): Promise<void> {
 
 const probe = probeCuda();
 /**
- * The CUDA lane (residency: the kernel parks the messages and rejects them with the failure's id, which the
- * host turns back into the StateLoadError) runs where a driver and a device are.
+ * The CUDA lanes (residency: the kernel parks the messages and rejects them with the failure's id, which the
+ * host turns back into the StateLoadError; in this process and in an isolated GPU host) run where a driver and
+ * a device are.
  */
 const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
   { name: 'cpu pool', make: () => new CpuBackend({ threads: 2 }) },
@@ -46,6 +47,12 @@ const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
   {
     name: 'cuda (residency)',
     make: () => new CudaBackend({ residency: true }),
+    ...(probe.ok ? {} : { skip: `skipped: no CUDA driver/device — ${probe.reason}` }),
+  },
+  // The same kernel in a GPU host process: the failed load's text and id cross its channel (isolated/frames.ts).
+  {
+    name: 'cuda-isolated (residency)',
+    make: () => new IsolatedCudaBackend(),
     ...(probe.ok ? {} : { skip: `skipped: no CUDA driver/device — ${probe.reason}` }),
   },
 ];

@@ -4,5 +4,5 @@ export { CoResidencyError, CudaBackendOptionsError, GpuFaultError, GpuStateError
 export * from './driver/index.ts';
 export { BUILD_USAGE, buildKernels, buildMain, type BuildKernelsOptions, type BuiltKernel } from './build.ts';
 export { IsolatedCudaBackend, type IsolatedCudaBackendOptions } from './isolated/isolated-backend.ts';
-export { ArenaFullError, GpuHostError, SharedMemoryError } from './isolated/errors.ts';
+export { ArenaFullError, GpuHostError, GpuHostProtocolError, SharedMemoryError } from './isolated/errors.ts';
 export type { GpuFaultCode, GpuStateCode, LaneGroupCode } from './errors.ts';

@@ -24,3 +24,18 @@ export class GpuHostError extends RinggrainError {
     });
   }
 }
+
+/**
+ * A frame between the application and its GPU host process is malformed (a field missing or of the wrong kind, a
+ * batch whose lengths disagree, an unknown op or kernel). The side that read it refuses it whole: nothing in it is
+ * acted on, and the application stops that GPU host (a frame it cannot read may have carried actors' states).
+ */
+export class GpuHostProtocolError extends RinggrainError {
+  constructor(direction: 'from the GPU host' | 'to the GPU host', op: string, detail: string) {
+    super('GPU_HOST_PROTOCOL', `a frame ${direction} is malformed (op ${op}): ${detail}`, {
+      hint:
+        'the application and its GPU host process must load the same @ringgrain/cuda-backend (check that one copy ' +
+        'is installed); the GPU host was stopped, and the next launch starts a new one',
+    });
+  }
+}
