@@ -43,6 +43,7 @@ describe('GPU host frames', () => {
       { op: 'writeStates', req: 4, id: 3, upload: { ...up([]), mode: 'preload' } },
       { op: 'deactivateIdle', req: 5, id: 3, before: Number.POSITIVE_INFINITY, now: 12.5 },
     ];
+    expect(readToHost(across({ op: 'wake', id: 3 }))).toEqual({ op: 'wake', id: 3 });
     for (const m of toHost) expect(readToHost(across(m))).toEqual(m);
     const code = 'GPU_STATE_BAD_UPLOAD';
     const error = { name: 'GpuStateError', code, message: 'm', hint: undefined, stack: undefined };
@@ -84,6 +85,7 @@ describe('GPU host frames', () => {
       [write(up([1], { mode: 'store' })), /upload\.mode must be 'load' or 'preload', got string "store"/],
       [write(up([1], { found: u8(0) })), /upload\.found holds 0 flags for 1 rows/],
       [write(up([], { failed: { keys: [2], error: 3 } })), /upload\.failed\.error must be a string, got number 3/],
+      [to({ op: 'wake', id: 'x' }), /\(op wake\): id must be a whole number/],
       [to({ op: 'deactivateIdle', req: 1, id: 1, before: Number.NaN, now: 0 }), /before must be a number, got/],
       [create({ persistence: { load: 'yes', idleMs: null } }), /plan\.persistence\.load must be true or false/],
       [create({ options: { ...options, maxActors: '1024' } }), /plan\.options\.maxActors must be a number, got string/],

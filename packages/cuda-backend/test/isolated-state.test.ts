@@ -15,18 +15,26 @@ import {
   type StateUpload,
 } from '@ringgrain/core/backend';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { GpuStateError, IsolatedCudaBackend } from '../src/index.ts';
 import { GpuHostProtocolError } from '../src/isolated/errors.ts';
 import { INTERNALS } from '../src/internals.ts';
+import { WAKE_EVERY_MS } from '../src/isolated/protocol.ts';
 
 const STAND_IN = new URL('./fixtures/stand-in-gpu-host.mjs', import.meta.url);
 const stride = layoutOf(Account.grain.state).size;
 const backends: IsolatedCudaBackend[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const b of backends.splice(0)) await b.dispose();
 });
+
+/** One GPU host for the tests that leave it running (each starts a process: seconds on a loaded machine). */
+let sharedHost: IsolatedCudaBackend | undefined;
+function shared(): IsolatedCudaBackend {
+  sharedHost ??= standIn();
+  return sharedHost;
+}
 
 function standIn(): IsolatedCudaBackend {
   const b = new IsolatedCudaBackend({ arenaBytes: 1 << 20, hostTimeoutMs: 60_000 });
@@ -83,7 +91,7 @@ function rows(...seeds: number[]): Uint8Array {
 describe('IsolatedCudaBackend state access through the GPU host channel (a stand-in kernel, no GPU)', () => {
   it('posted loads reach the plan; installs, dirty reads, deactivations cross exactly, in order', async () => {
     const rec = recorder();
-    const k = await standIn().createKernel(plan({ load: true, idleMs: 1000, host: rec.host }));
+    const k = await shared().createKernel(plan({ load: true, idleMs: 1000, host: rec.host }));
     const methods = [k.readDirty, k.writeStates, k.deactivateIdle].map((f) => typeof f);
     expect(methods).toEqual(['function', 'function', 'function']);
     await k.start();
@@ -126,7 +134,7 @@ describe('IsolatedCudaBackend state access through the GPU host channel (a stand
   }, 60_000);
 
   it("the kernel's errors come back typed; a plan without persistence gets a kernel without state access", async () => {
-    const b = standIn();
+    const b = shared();
     const rec = recorder();
     const k = await b.createKernel(plan({ load: true, idleMs: undefined, host: rec.host }));
     const wide = { ...upload([1], new Uint8Array(stride + 8), [1], 'load'), stride: stride + 8 };
@@ -136,7 +144,21 @@ describe('IsolatedCudaBackend state access through the GPU host channel (a stand
     expect((bad as Error).message).toMatch(/^grain "Account": rows of \d+ bytes, the state layout has \d+/);
     const plain = await b.createKernel(plan());
     expect([plain.readDirty, plain.writeStates, plain.deactivateIdle]).toEqual([undefined, undefined, undefined]);
+    plain.wake(0);
+    expect(await plain.inspect!('wakes')).toBe(0); // no load-request ring to poll: nothing sent
     await plain.dispose();
+    await k.dispose();
+  }, 60_000);
+
+  it('wakes reach the GPU host kernel that loads, at most one per WAKE_EVERY_MS', async () => {
+    const k = await shared().createKernel(plan({ load: true, idleMs: undefined, host: recorder().host }));
+    const t0 = performance.now();
+    for (let i = 0; i < 20_000; i++) k.wake(0);
+    const ms = performance.now() - t0;
+    // Frames arrive in order: the inspect is answered after every wake sent before it.
+    const wakes = (await k.inspect!('wakes')) as number;
+    expect(wakes).toBeGreaterThanOrEqual(1);
+    expect(wakes).toBeLessThanOrEqual(Math.floor(ms / WAKE_EVERY_MS) + 1);
     await k.dispose();
   }, 60_000);
 
@@ -152,5 +174,13 @@ describe('IsolatedCudaBackend state access through the GPU host channel (a stand
     expect(rec.calls.filter((c) => c.op === 'evicted')).toEqual([]); // nothing of it reached the plan
     expect(k.health().fault).toBe(err);
     await expect(k.readDirty!()).rejects.toBe(err);
+  }, 60_000);
+
+  it('a report for a kernel the application lacks is a protocol error (states must not go nowhere)', async () => {
+    const k = await standIn().createKernel(plan({ load: true, idleMs: 1000, host: recorder().host }));
+    const err = await k.inspect!('ghost').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GpuHostProtocolError);
+    expect((err as Error).message).toMatch(/\(op load\): no kernel 9999 with persistence here/);
+    expect(k.health().fault).toBe(err);
   }, 60_000);
 });

@@ -13,6 +13,7 @@ import type {
   WireBatch,
   WireError,
   WireEvicted,
+  WakeFrame,
   WirePlan,
   WireUpload,
 } from './protocol.ts';
@@ -216,8 +217,9 @@ function plan(x: Fields): WirePlan {
 }
 
 /** A frame the GPU host received, checked; GpuHostProtocolError when it is malformed. */
-export function readToHost(raw: unknown): ToHost {
+export function readToHost(raw: unknown): ToHost | WakeFrame {
   const x = open('to the GPU host', raw);
+  if (x.op === 'wake') return { op: 'wake', id: x.count('id') };
   const req = x.count('req');
   switch (x.op) {
     case 'create':

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { GpuFaultError, GpuStateError, type GpuFaultCode, type GpuStateCode } from '../errors.ts';
 import { GpuHostError, GpuHostProtocolError } from './errors.ts';
 import { readFromHost } from './frames.ts';
-import type { FromHost, ToHost, WireError } from './protocol.ts';
+import type { FromHost, ToHost, WakeFrame, WireError } from './protocol.ts';
 import type { SharedMapping } from './shm.ts';
 
 /** A message to the host without its request number (each variant of ToHost). */
@@ -107,6 +107,12 @@ export class GpuHost {
       timeoutMs,
       `the GPU host to answer ${m.op}`,
     ).finally(() => this.asked.delete(req));
+  }
+
+  /** An unanswered frame (a wake): dropped once the host is gone or its channel closed (it would wake nothing). */
+  notify(m: WakeFrame): void {
+    if (this.dead || !this.child.connected) return;
+    this.child.send(m, () => undefined);
   }
 
   /**

@@ -16,7 +16,15 @@ import {
 import type { Logger } from 'pino';
 import { GpuStateError } from '../errors.ts';
 import { frameReq, readToHost } from './frames.ts';
-import { toWire, type CreatedKernel, type FromHost, type GrainRef, type ToHost, type WireBatch } from './protocol.ts';
+import {
+  toWire,
+  type CreatedKernel,
+  type FromHost,
+  type GrainRef,
+  type ToHost,
+  type WakeFrame,
+  type WireBatch,
+} from './protocol.ts';
 import { exitAfter } from './host-channel.ts';
 
 /** The backend a GPU host serves (a CudaBackend there; a stand-in in tests). */
@@ -66,7 +74,7 @@ export class HostLoop {
 
   /** A frame from the application: checked, run, answered (a malformed one is answered with the typed error). */
   onMessage(raw: unknown): void {
-    let m: ToHost;
+    let m: ToHost | WakeFrame;
     try {
       m = readToHost(raw);
     } catch (e) {
@@ -75,9 +83,14 @@ export class HostLoop {
       else this.o.logger.error({ err: e }, (e as Error).message);
       return;
     }
+    if (m.op === 'wake') {
+      this.kernels.get(m.id)?.kernel.wake(0);
+      return;
+    }
+    const { req } = m;
     this.handle(m).then(
-      (value) => this.o.send({ op: 'reply', req: m.req, ok: true, value }),
-      (e: unknown) => this.o.send({ op: 'reply', req: m.req, ok: false, error: toWire(e) }),
+      (value) => this.o.send({ op: 'reply', req, ok: true, value }),
+      (e: unknown) => this.o.send({ op: 'reply', req, ok: false, error: toWire(e) }),
     );
   }
 

@@ -56,7 +56,8 @@ export class IsolatedCudaBackend implements Backend {
     // CudaBackend's only.
     const { devices } = options;
     if (devices !== undefined && (devices === 'all' || devices.length !== 1)) {
-      throw bad(`runs a class on one GPU (give device, or devices of one entry), got devices ${JSON.stringify(devices)}`);
+      const given = JSON.stringify(devices);
+      throw bad(`runs a class on one GPU (give device, or devices of one entry), got devices ${given}`);
     }
   }
 

@@ -16,7 +16,7 @@ import { GpuHostProtocolError } from './errors.ts';
 import { readBatch } from './frames.ts';
 import type { GpuHost, Request } from './host-client.ts';
 import { wireBatch } from './host-loop.ts';
-import type { CreatedKernel, WireUpload } from './protocol.ts';
+import { WAKE_EVERY_MS, type CreatedKernel, type WireUpload } from './protocol.ts';
 import { TimerHost } from '../timer-host.ts';
 
 /** A StateUpload as a frame carries it (no undefined fields). */
@@ -37,6 +37,9 @@ export class IsolatedKernel implements BackendKernel {
   readonly memory: KernelMemory;
   fault: Error | undefined;
   private disposed = false;
+  /** Whether the GPU host's kernel reads a load-request ring (it has writeStates), and when it was last woken. */
+  private readonly loads: boolean;
+  private wokenAt = Number.NEGATIVE_INFINITY;
 
   /**
    * State access (core BackendKernel), present where the GPU host's kernel has it: each a request on the channel,
@@ -58,6 +61,7 @@ export class IsolatedKernel implements BackendKernel {
     timers?: TimerPlan,
   ) {
     const s = created.state;
+    this.loads = s?.writeStates === true;
     if (s?.readDirty) this.readDirty = () => this.stateRequest({ op: 'readDirty', id }, readBatch);
     if (s?.writeStates) {
       this.writeStates = async (u) => void (await this.host.request({ op: 'writeStates', id, upload: wireUpload(u) }));
@@ -102,8 +106,13 @@ export class IsolatedKernel implements BackendKernel {
   }
 
   wake(): void {
-    // The GPU polls the inbound ring and control block: nothing to wake. Keys it posts for loading are read by the
-    // GPU host's own poll of the load-request ring (load-pump.ts, on its idle timer there).
+    // The GPU polls the inbound ring and control block. A kernel that loads may post a key soon after a message
+    // (its actor absent): the GPU host's poll of the load ring is told to run now (protocol.ts WakeFrame).
+    if (!this.loads || this.disposed) return;
+    const now = performance.now();
+    if (now - this.wokenAt < WAKE_EVERY_MS) return;
+    this.wokenAt = now;
+    this.host.notify({ op: 'wake', id: this.id });
   }
 
   health(): KernelHealth {

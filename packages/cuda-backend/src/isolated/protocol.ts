@@ -78,6 +78,19 @@ export type ToHost =
     }
   | { readonly op: 'shutdown'; readonly req: number };
 
+/**
+ * Unanswered: the application wrote messages for kernel `id` (core's wake). The GPU host's poll of that kernel's
+ * load-request ring then runs on its next event-loop turns for a while (load-pump.ts kick) instead of on its idle
+ * timer, so a first message's load is seen within an IPC hop. Sent at most once a WAKE_EVERY_MS per kernel.
+ */
+export interface WakeFrame {
+  readonly op: 'wake';
+  readonly id: number;
+}
+
+/** The least time between two wake frames of one kernel (the host's pump spins for 2 ms after each). */
+export const WAKE_EVERY_MS = 1;
+
 /** Where a kernel's regions are in the shared arena (absolute offsets), and how it was launched. */
 export interface CreatedKernel {
   /** Per host lane: its control block, inbound ring and reply rings. */
