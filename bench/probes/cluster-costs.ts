@@ -1,7 +1,9 @@
 /**
  * Where a cross-silo tell's time goes, stage by stage, in one process (no other silo running): ns per
  * message of each step a tell takes between `ref.tell` on one silo and its ring slot on the other, median of
- * --trials, every stage on the same --n messages (bench/cluster-silo.ts's `bump { n: f64 }`, keys 0..999):
+ * --trials, every stage on the same --n messages (bench/cluster-silo.ts's `bump { n: f64 }`, keys 0..999).
+ * The one-thread stages (encode, frame, unframe, check, decode) are timed in CPU time of the process (less
+ * swayed by a loaded machine), the others, which span threads or processes, in wall time:
  *
  *   sender   encode     the payload by its schema (core cluster/codec.ts encodeValue)
  *            frame      the entries into frames of --frame entries (cluster-nats frame.ts encodeFrame)
@@ -41,6 +43,11 @@ const method = BenchCounter.grain.methodByName.get('bump')!;
 const schema = method.request;
 const payload = { n: 1 };
 const ns = (t0: number, n = N) => ((performance.now() - t0) * 1e6) / n;
+/** CPU time of this process since `c0`, ns per message: the one-thread stages, less swayed by a loaded machine. */
+const cpuNs = (c0: NodeJS.CpuUsage, n = N) => {
+  const c = process.cpuUsage(c0);
+  return ((c.user + c.system) * 1e3) / n;
+};
 
 const server = await startNatsServer();
 const pub = await connect({ servers: server.url, ...server.auth });
@@ -71,32 +78,32 @@ const add = (k: string, v: number) => (stages[k] ??= []).push(v);
 const raw = new Packr({ useRecords: false }).pack(['BenchCounter', 'bump', 7, { n: 1 }]);
 for (let t = 0; t <= TRIALS; t++) {
   // Sender.
-  let t0 = performance.now();
+  let c0 = process.cpuUsage();
   const bytes: Uint8Array[] = new Array(N);
   for (let i = 0; i < N; i++) bytes[i] = encodeValue(schema, payload, 'BenchCounter', 'bump');
-  const encode = ns(t0);
+  const encode = cpuNs(c0);
   const entries = bytes.map((b, i) => [0, 'BenchCounter', 'bump', i % KEYS, b, 0, 'silo-a', 0]);
-  t0 = performance.now();
+  c0 = process.cpuUsage();
   const frames: Uint8Array[] = [];
   for (let i = 0; i < N; i += FRAME) frames.push(encodeFrame('silo-a', entries.slice(i, i + FRAME)));
-  const frame = ns(t0);
+  const frame = cpuNs(c0);
   // NATS.
   const natsFrames = await through('probe.frames', frames, N);
   const natsRaw = await through('probe.raw', Array.from({ length: N }, () => raw), N);
   // Receiver.
-  t0 = performance.now();
+  c0 = process.cpuUsage();
   const got = frames.map((f) => decodeFrame(f).entries as unknown[][]);
-  const unframe = ns(t0);
-  t0 = performance.now();
+  const unframe = cpuNs(c0);
+  c0 = process.cpuUsage();
   let bad = 0;
   for (const es of got) for (const e of es) if (checkEntry(e) !== undefined) bad++;
-  const check = ns(t0);
+  const check = cpuNs(c0);
   if (bad) throw new Error(`${bad} entries failed checkEntry`);
-  t0 = performance.now();
+  c0 = process.cpuUsage();
   const objs: unknown[] = [];
   for (const es of got) for (const e of es) objs.push(decodeValue(schema, e[4], 'BenchCounter', 'bump'));
-  const decode = ns(t0);
-  t0 = performance.now();
+  const decode = cpuNs(c0);
+  let t0 = performance.now();
   for (let i = 0; i < N; i++) refs[i % KEYS]!.tell.bump(objs[i] as { n: number });
   await sys.idle({ timeoutMs: 120_000 });
   const ring = ns(t0);
