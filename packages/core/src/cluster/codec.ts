@@ -29,7 +29,8 @@ export function encodeValue(schema: Schema, value: unknown, grain: string, metho
       if (e === MISMATCH) throw validationError(schema, value, `${grain}.${method}`);
       if (e !== OVERFLOW) throw e;
       // A fresh slab, large enough for this value; one that did not fit even a fresh slab is checked first.
-      if (start === 0 && !schema.zod.safeParse(value).success) throw validationError(schema, value, `${grain}.${method}`);
+      if (start === 0 && !schema.zod.safeParse(value).success)
+        throw validationError(schema, value, `${grain}.${method}`);
       slab = new Writer(new Uint8Array(start === 0 ? Math.max(SLAB, encodedSize(schema, value) + 64) : SLAB));
     }
   }
