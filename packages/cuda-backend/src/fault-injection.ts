@@ -39,6 +39,15 @@ export function gpuHostPid(backend: IsolatedCudaBackend): number | undefined {
   return backend[INTERNALS]().hostPid();
 }
 
+/**
+ * The next GPU host `backend` starts runs `entry` instead of the package's: a module that serves the same frames
+ * (src/isolated/host-loop.ts) over a stand-in for the device, so the isolated path is tested where there is no GPU
+ * (test/fixtures/cpu-gpu-host.ts runs the kernels on the CPU).
+ */
+export function useGpuHostEntry(backend: IsolatedCudaBackend, entry: URL): void {
+  backend[INTERNALS]().useHostEntry(entry);
+}
+
 /** The live ring kernel of grain `def` on a CudaBackend (bench/gpu-state.ts times its gatherDirty through this). */
 export function liveKernel(backend: CudaBackend, def: GrainDef): CudaKernel | undefined {
   for (const k of backend[INTERNALS]().live) if (k.plan.grain === def) return k;
