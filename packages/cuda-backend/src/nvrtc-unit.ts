@@ -23,6 +23,29 @@ export function tuningDefines(): string[] {
   });
 }
 
+/** NVRTC's fast-compile levels (`-Ofc`, NVRTC 12.8 and later): '0' is NVRTC's default (full optimization). */
+export const FAST_COMPILE_LEVELS = ['0', 'min', 'mid', 'max'] as const;
+export type FastCompileLevel = (typeof FAST_COMPILE_LEVELS)[number];
+
+/**
+ * RINGGRAIN_FAST_COMPILE=min|mid|max: NVRTC's fast-compile level for every unit (`-Ofc=<level>`), opt-in. NVRTC
+ * 13.0 compiled SIR's Person unit (sm_90) in about a third of the CPU time with `min` (docs/gpu-first-run.md), but
+ * the device code differs (less inlining: more calls, a larger stack frame), so the kernel's speed must be measured
+ * on the GPU (scripts/device/checks/cold-start.sh). Unset or '0': no option (the default build, as before).
+ * Part of the compile-cache key like every NVRTC option.
+ */
+export function fastCompileOption(): string[] {
+  const v = process.env['RINGGRAIN_FAST_COMPILE']?.trim();
+  if (v === undefined || v === '' || v === '0') return [];
+  if (!(FAST_COMPILE_LEVELS as readonly string[]).includes(v)) {
+    const levels = FAST_COMPILE_LEVELS.join(', ');
+    throw new CudaUsageError('RG_BAD_FAST_COMPILE', `RINGGRAIN_FAST_COMPILE: "${v}" is not one of ${levels}`, {
+      hint: "unset it (full optimization) or name NVRTC's fast-compile level: min, mid or max",
+    });
+  }
+  return [`-Ofc=${v}`];
+}
+
 /**
  * RINGGRAIN_PEER_SCOPE (diagnostics for an A/B on a several-GPU host, never for production): `gpu` builds lane groups
  * on several GPUs without RG_PEER (gpu-scope queue synchronization across GPUs, formally racy), `producer` with
@@ -36,6 +59,6 @@ export function tuningDefines(): string[] {
 export function unitCompileOptions(def: GrainDef, arch: string, cacheDir?: string, peer = false): CompileCachedOptions {
   const scope = process.env['RINGGRAIN_PEER_SCOPE'];
   const peerScope = !peer || scope === 'gpu' ? [] : scope === 'producer' ? ['-DRG_PEER=2'] : ['-DRG_PEER=1'];
-  const extraOpts = ['--std=c++17', ...tuningDefines(), ...peerScope];
+  const extraOpts = ['--std=c++17', ...tuningDefines(), ...peerScope, ...fastCompileOption()];
   return { arch, name: `${def.name}.cu`, ...(cacheDir ? { cacheDir } : {}), extraOpts };
 }
