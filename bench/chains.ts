@@ -3,12 +3,14 @@
  * one run: a ring of N actors (bench/grains.ts Link) passing one token H hops with `ctx.send`, the same ring
  * with N/4 tokens at once (H hops in all), and ping/pong (N/2 pairs bouncing a token, H hops in all); on
  * the inline backend, the CPU pool (--threads; `cpu-park`: the pool with adaptive spinning off, maxSpinMs
- * 0.05, as it was before, opt-in), the CUDA backend where a driver and device are present, and
- * xstate v5 actors in-process (the library a user would otherwise pick; each send queued as a microtask,
- * since a synchronous send inside a transition would recurse once per hop).
+ * 0.05, as it was before, opt-in; `cpu-paced`: the pool with spinPause --pause, default 4, opt-in), the
+ * CUDA backend where a driver and device are present, and xstate v5 actors in-process (the library a user
+ * would otherwise pick; each send queued as a microtask, since a synchronous send inside a transition would
+ * recurse once per hop).
  *
  *   node --import tsx bench/chains.ts [--actors 10000,1000000] [--hops 100000] [--trials 5]
- *       [--threads N] [--backends inline,cpu,cuda,xstate[,cpu-park]] [--shapes one,many,pingpong]
+ *       [--threads N] [--backends inline,cpu,cuda,xstate[,cpu-park,cpu-paced]] [--pause 4]
+ *       [--shapes one,many,pingpong]
  *       [--xstate-max 100000] [--record] [--out NAME]
  *
  * Each figure is the median of --trials (after one warm-up trial), in hops/s, timed from the first send
@@ -64,8 +66,11 @@ if (!Number.isInteger(THREADS) || THREADS < 1)
 if (HOPS && !(Number.isInteger(Number(HOPS)) && Number(HOPS) >= 1))
   throw new Error(`--hops takes a positive integer, got ${HOPS}`);
 for (const b of BACKENDS)
-  if (!['inline', 'cpu', 'cpu-park', 'cuda', 'xstate'].includes(b))
-    throw new Error(`--backends: unknown backend ${b} (inline, cpu, cpu-park, cuda, xstate)`);
+  if (!['inline', 'cpu', 'cpu-park', 'cpu-paced', 'cuda', 'xstate'].includes(b))
+    throw new Error(`--backends: unknown backend ${b} (inline, cpu, cpu-park, cpu-paced, cuda, xstate)`);
+const PAUSE = Number(option('pause', '4'));
+if (!Number.isInteger(PAUSE) || PAUSE < 0 || PAUSE > 1000)
+  throw new Error(`--pause takes an integer 0..1000, got ${option('pause', '')}`);
 if (RECORD && OUT) throw new Error('--record and --out: pick one');
 if (OUT && !/^[\w.-]+$/.test(OUT)) throw new Error(`--out takes a file name without a folder, got ${OUT}`);
 const hopsFor = (n: number) => (HOPS ? Number(HOPS) : Math.max(100_000, n));
@@ -104,13 +109,18 @@ interface Runner {
 }
 
 /** A Ringgrain system on one backend. */
-async function grainRunner(label: 'inline' | 'cpu' | 'cpu-park' | 'cuda', n: number): Promise<Runner> {
+type Label = 'inline' | 'cpu' | 'cpu-park' | 'cpu-paced' | 'cuda';
+async function grainRunner(label: Label, n: number): Promise<Runner> {
   let backend: Backend;
-  const name = label === 'cpu-park' ? 'cpu' : label;
+  const name = label === 'cpu-park' || label === 'cpu-paced' ? 'cpu' : label;
   let cpu: CpuBackend | undefined;
   if (name === 'inline') backend = new InlineBackend();
   else if (name === 'cpu')
-    backend = cpu = new CpuBackend({ threads: THREADS, ...(label === 'cpu-park' ? { maxSpinMs: 0.05 } : {}) });
+    backend = cpu = new CpuBackend({
+      threads: THREADS,
+      ...(label === 'cpu-park' ? { maxSpinMs: 0.05 } : {}),
+      ...(label === 'cpu-paced' ? { spinPause: PAUSE } : {}),
+    });
   else {
     const { CudaBackend } = await import('@ringgrain/cuda-backend');
     backend = new CudaBackend();
@@ -293,7 +303,7 @@ for (const n of ACTORS) {
     // others still run: one run on the GPU host gives every backend's figures it can.
     let runner: Runner;
     try {
-      const label = name as 'inline' | 'cpu' | 'cpu-park' | 'cuda';
+      const label = name as Label;
       runner = name === 'xstate' ? await xstateRunner(n) : await grainRunner(label, n);
     } catch (e) {
       at[String(n)] = { failed: `start: ${(e as Error).message}` };

@@ -175,6 +175,19 @@ function anyInput(): boolean {
 
 /** Idle spin checks between two clock reads (a check is a few loads; the clock read costs more). */
 const CHECKS_PER_CLOCK = 16;
+/** Pause steps after each idle check that found nothing (CpuBackendOptions.spinPause). */
+const PAUSE = init.spinPause ?? 0;
+let paced = 1;
+/**
+ * JavaScript's stand-in for a pause instruction: `steps` dependent divisions, each waiting on the one
+ * before (tens of cycles, two instructions), so the core's other hyperthread and its power budget go to
+ * threads with work. `paced` converges to 0.01 (no subnormals); kept so the loop is not optimized away.
+ */
+function pace(steps: number): void {
+  let x = paced;
+  for (let i = 0; i < steps; i++) x = x / 1.0000001 + 1e-9;
+  paced = x;
+}
 
 /** Runs the lanes until an add needs the event loop. */
 function run(): void {
@@ -237,7 +250,10 @@ function run(): void {
     let lastPass = now;
     let found = false;
     for (;;) {
-      for (let k = 0; k < CHECKS_PER_CLOCK && !found; k++) found = anyInput();
+      for (let k = 0; k < CHECKS_PER_CLOCK && !found; k++) {
+        found = anyInput();
+        if (PAUSE !== 0 && !found) pace(PAUSE);
+      }
       if (found) break;
       now = performance.now();
       spin.pass(now - lastPass, now);

@@ -78,7 +78,13 @@ export class PoolThread {
     if (this.ready) return this.ready;
     Atomics.store(this.pool.words, this.index * DOORBELL_STRIDE + THREAD_EXITING, 0);
     const { port1, port2 } = new MessageChannel();
-    const init: ThreadInit = { index: this.index, doorbell: this.doorbell, replySignal: this.pool.replySignal, spinMaxMs: this.pool.spinMaxMs };
+    const init: ThreadInit = {
+      index: this.index,
+      doorbell: this.doorbell,
+      replySignal: this.pool.replySignal,
+      spinMaxMs: this.pool.spinMaxMs,
+      spinPause: this.pool.spinPause,
+    };
     const worker = new Worker(WORKER_URL, {
       workerData: { init, port: port2 },
       transferList: [port2],
@@ -238,6 +244,8 @@ export class ThreadPool {
     readonly size: number,
     readonly replySignal: SharedArrayBuffer,
     spinMaxMs?: number,
+    /** Pause steps between an idle thread's looks at its lanes (CpuBackendOptions.spinPause). */
+    readonly spinPause = 0,
   ) {
     this.spinMaxMs = spinMaxMs ?? (size <= os.availableParallelism() ? SPIN_MAX_MS : SPIN_MIN_MS);
     this.doorbells = new SharedArrayBuffer(size * DOORBELL_STRIDE * 4);

@@ -45,6 +45,8 @@ export interface ThreadInit {
    * with work.
    */
   readonly spinMaxMs: number;
+  /** Pause steps between two looks at the lanes while spinning idle (CpuBackendOptions.spinPause; 0: none). */
+  readonly spinPause?: number;
 }
 
 /**

@@ -92,4 +92,12 @@ describe('SpinPolicy (adaptive idle spin of a pool thread)', () => {
     // No pool yet: no figures (the pool starts with the first kernel).
     expect(new CpuBackend({ threads: 1 }).poolStats()).toBeUndefined();
   });
+
+  it('CpuBackend spinPause: an integer from 0 to 1000, anything else a typed options error naming it', () => {
+    for (const bad of [-1, 1001, 2.5, Number.NaN, '4' as unknown as number]) {
+      expect(() => new CpuBackend({ threads: 1, spinPause: bad })).toThrow(/spinPause must be an integer/);
+      expect(() => new CpuBackend({ threads: 1, spinPause: bad })).toThrow(CpuBackendOptionsError);
+    }
+    for (const good of [0, 4, 1000]) expect(() => new CpuBackend({ threads: 1, spinPause: good })).not.toThrow();
+  });
 });
