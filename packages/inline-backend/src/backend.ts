@@ -15,14 +15,27 @@ import type {
   OverflowStats,
   ProbeResult,
 } from '@ringgrain/core/backend';
-import { Dispatcher, OVERFLOW_WORD, StateAccess, k2kLeft, TimerClockHost, allocateTimerClock, allocateKernelBuffers, controlDoorbell, loadedGrain, peerInfo, type KernelBuffers, type PeerInfo, type TimerClockInit } from '@ringgrain/cpu-backend/consumer';
+import {
+  Dispatcher,
+  OVERFLOW_WORD,
+  StateAccess,
+  k2kLeft,
+  TimerClockHost,
+  allocateTimerClock,
+  allocateKernelBuffers,
+  controlDoorbell,
+  loadedGrain,
+  peerInfo,
+  type KernelBuffers,
+  type PeerInfo,
+  type TimerClockInit,
+} from '@ringgrain/cpu-backend/consumer';
 import { InlineBackendOptionsError, InlineConsumerError, InlineNoClassError } from './errors.ts';
 
 export interface InlineBackendOptions {
   /** Longest a kernel's consumer runs before the event loop gets a turn (default 2 ms). */
   readonly sliceMs?: number;
 }
-
 
 class InlineKernel implements BackendKernel {
   readonly memory;
@@ -100,7 +113,12 @@ class InlineKernel implements BackendKernel {
       timers: this.timerInit,
       ownership: this.plan.ownership,
       remoteSend: this.plan.remoteSend,
-      persistence: this.plan.persistence && this.states && { load: this.plan.persistence.load, idleMs: this.plan.persistence.idleMs, emit: (out) => this.states!.onOut(out) },
+      persistence: this.plan.persistence &&
+        this.states && {
+          load: this.plan.persistence.load,
+          idleMs: this.plan.persistence.idleMs,
+          emit: (out) => this.states!.onOut(out),
+        },
     });
     this.dispatcher.begin();
     this.backend.attach(this);
@@ -116,7 +134,13 @@ class InlineKernel implements BackendKernel {
 
   overflow(): OverflowStats {
     const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
-    return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
+    return {
+      capacity: Number.POSITIVE_INFINITY,
+      inUse: Atomics.load(w, OVERFLOW_WORD.inUse),
+      highWater: Atomics.load(w, OVERFLOW_WORD.highWater),
+      overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0,
+      exhausted: 0,
+    };
   }
 
   /** After dispose: K2K messages left in this kernel's ring (cpu-backend memory.ts k2kLeft). */
@@ -143,7 +167,8 @@ export class InlineBackend implements Backend {
 
   constructor(opts: InlineBackendOptions = {}) {
     this.sliceMs = opts.sliceMs ?? 2;
-    if (typeof this.sliceMs !== 'number' || !(this.sliceMs > 0)) throw new InlineBackendOptionsError(`sliceMs must be a number of milliseconds > 0, got ${String(opts.sliceMs)}`);
+    if (typeof this.sliceMs !== 'number' || !(this.sliceMs > 0))
+      throw new InlineBackendOptionsError(`sliceMs must be a number of milliseconds > 0, got ${String(opts.sliceMs)}`);
   }
 
   async probe(): Promise<ProbeResult> {
@@ -198,14 +223,18 @@ export class InlineBackend implements Backend {
   /** Nothing to do now: run again when the earliest tick is due (timers by the kernels' own clock). */
   private wakeForTimers(): void {
     let wait = Number.POSITIVE_INFINITY;
-    for (const k of this.live) if (!k.stopped && !k.fault && k.dispatcher) wait = Math.min(wait, k.dispatcher.timerWaitMs());
+    for (const k of this.live)
+      if (!k.stopped && !k.fault && k.dispatcher) wait = Math.min(wait, k.dispatcher.timerWaitMs());
     if (this.timerWake) clearTimeout(this.timerWake);
     this.timerWake = undefined;
     if (wait === Number.POSITIVE_INFINITY) return;
-    this.timerWake = setTimeout(() => {
-      this.timerWake = undefined;
-      this.schedule();
-    }, Math.min(wait, 2 ** 31 - 1));
+    this.timerWake = setTimeout(
+      () => {
+        this.timerWake = undefined;
+        this.schedule();
+      },
+      Math.min(wait, 2 ** 31 - 1),
+    );
   }
 
   async dispose(): Promise<void> {

@@ -43,7 +43,13 @@ describe('InlineBackend', () => {
 
   it('refuses a plan that carries no grain class, naming the grain', async () => {
     const b = new InlineBackend();
-    const k = await b.createKernel({ grainId: 0, grain: Probe.grain, grains: [Probe.grain], options: { slotSize: 256, ringCapacity: 16, replyCapacity: 16, maxActors: 16, turnBudget: 1000 }, logger: undefined as never });
+    const k = await b.createKernel({
+      grainId: 0,
+      grain: Probe.grain,
+      grains: [Probe.grain],
+      options: { slotSize: 256, ringCapacity: 16, replyCapacity: 16, maxActors: 16, turnBudget: 1000 },
+      logger: undefined as never,
+    });
     await expect(k.start()).rejects.toThrow(InlineNoClassError);
   });
 });

@@ -49,9 +49,11 @@ export function readChunk(db: Database<Buffer, number>, table: string, key: numb
 
 /** A stored row's version and size, as the table's spec wants them (else StateDecodeError). */
 export function checkRow(spec: StateTableSpec, key: number, version: number, size: number): void {
-  if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, spec.name, key, `version ${version} is not an integer ≥ 1`);
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw new StateDecodeError(KIND, spec.name, key, `version ${version} is not an integer ≥ 1`);
   const want = spec.stateSize;
-  if (want !== undefined && size !== want) throw new StateDecodeError(KIND, spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
+  if (want !== undefined && size !== want)
+    throw new StateDecodeError(KIND, spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
 }
 
 /** One actor's row, read in the current read transaction (ChunkTable.get, and a kernel thread's lane-reader.ts). */
@@ -112,7 +114,8 @@ export class ChunkTable implements StateTable<number> {
     return readChunk(this.db, this.spec.name, key);
   }
 
-  private readonly check = (key: number, version: number, size: number): void => checkRow(this.spec, key, version, size);
+  private readonly check = (key: number, version: number, size: number): void =>
+    checkRow(this.spec, key, version, size);
 
   async get(key: number): Promise<StateEntry | undefined> {
     this.owner.root('get');
@@ -126,7 +129,9 @@ export class ChunkTable implements StateTable<number> {
   }
 
   async delete(key: number, expected?: number): Promise<boolean> {
-    return (await this.deleteMany(expected === undefined ? { keys: [key] } : { keys: [key], expected: [expected] })) === 1;
+    return (
+      (await this.deleteMany(expected === undefined ? { keys: [key] } : { keys: [key], expected: [expected] })) === 1
+    );
   }
 
   async getMany(keys: KeyColumn<number>): Promise<StateRead> {
@@ -187,14 +192,28 @@ export class ChunkTable implements StateTable<number> {
         fences?.check(this.spec, keys, batch.fence, n);
         const epochs = batch.fence?.epochs;
         forEachChunk(keys, n, rowAt, (cid, from, to) => {
-          const merged = mergePut(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to, epochs }, sp, versions, check);
+          const merged = mergePut(
+            this.writer,
+            this.chunk(cid * CHUNK),
+            { cid, keys, expected, rowAt, from, to, epochs },
+            sp,
+            versions,
+            check,
+          );
           if (!(merged instanceof Uint8Array)) throw (conflict = merged);
           this.db.putSync(cid, merged as Buffer);
         });
       });
     } catch (err) {
       if (conflict === undefined || err !== conflict) throw writeError(err, `putMany into "${this.spec.name}"`);
-      throw new StateVersionConflictError(KIND, this.spec.name, keys[conflict.row], conflict.row, expected[conflict.row]!, conflict.found);
+      throw new StateVersionConflictError(
+        KIND,
+        this.spec.name,
+        keys[conflict.row],
+        conflict.row,
+        expected[conflict.row]!,
+        conflict.found,
+      );
     }
     return versions;
   }
@@ -213,7 +232,12 @@ export class ChunkTable implements StateTable<number> {
         // Fenced: checked in this transaction, as putMany's.
         fences?.check(this.spec, keys, batch.fence, n);
         forEachChunk(keys, n, rowAt, (cid, from, to) => {
-          const r = mergeDelete(this.writer, this.chunk(cid * CHUNK), { cid, keys, expected, rowAt, from, to }, this.check);
+          const r = mergeDelete(
+            this.writer,
+            this.chunk(cid * CHUNK),
+            { cid, keys, expected, rowAt, from, to },
+            this.check,
+          );
           if (!('deleted' in r)) throw (conflict = r);
           deleted += r.deleted;
           if (r.chunk === null) this.db.removeSync(cid);
@@ -222,7 +246,14 @@ export class ChunkTable implements StateTable<number> {
       });
     } catch (err) {
       if (conflict === undefined || err !== conflict) throw writeError(err, `deleteMany from "${this.spec.name}"`);
-      throw new StateVersionConflictError(KIND, this.spec.name, keys[conflict.row], conflict.row, expected![conflict.row]!, conflict.found);
+      throw new StateVersionConflictError(
+        KIND,
+        this.spec.name,
+        keys[conflict.row],
+        conflict.row,
+        expected![conflict.row]!,
+        conflict.found,
+      );
     }
     return deleted;
   }
@@ -237,7 +268,8 @@ export class ChunkTable implements StateTable<number> {
     const out = new StateReadBuilder(limit, limit * (this.spec.stateSize ?? 32));
     let more = false;
     scan: for (const { key: cid, value } of this.db.getRange(after === undefined ? {} : { start: chunkOf(after) })) {
-      if (typeof cid !== 'number' || !Number.isSafeInteger(cid)) throw new StateDecodeError(KIND, this.spec.name, cid, 'a chunk key that is not an integer');
+      if (typeof cid !== 'number' || !Number.isSafeInteger(cid))
+        throw new StateDecodeError(KIND, this.spec.name, cid, 'a chunk key that is not an integer');
       const c = parseChunk(value);
       if (typeof c === 'string') throw new StateDecodeError(KIND, this.spec.name, cid * CHUNK, c);
       for (let r = 0; r < c.n; r++) {
@@ -255,7 +287,13 @@ export class ChunkTable implements StateTable<number> {
       }
     }
     const r = out.read();
-    return { keys, versions: r.versions, bytes: r.bytes, offsets: r.offsets, next: more ? keys[keys.length - 1] : undefined };
+    return {
+      keys,
+      versions: r.versions,
+      bytes: r.bytes,
+      offsets: r.offsets,
+      next: more ? keys[keys.length - 1] : undefined,
+    };
   }
 
   async count(): Promise<number> {

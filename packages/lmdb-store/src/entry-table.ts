@@ -72,14 +72,18 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     this.db.resetReadTxn();
   }
 
-  /** The stored version and state of `key` (undefined: none), checked; the state is a view valid until the next read. */
+  /**
+   * The stored version and state of `key` (undefined: none), checked; the state is a view valid until the next read.
+   */
   private read(key: StateKey): { version: number; state: Buffer } | undefined {
     let state: Buffer | undefined;
     try {
       state = this.db.getBinaryFast(key);
     } catch (e) {
       // A value shorter than lmdb-js's version prefix makes it compute a negative length.
-      throw new StateDecodeError(KIND, this.spec.name, key, `the value cannot be read: ${(e as Error).message}`, { cause: e });
+      throw new StateDecodeError(KIND, this.spec.name, key, `the value cannot be read: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
     if (state === undefined) return undefined;
     // lmdb-js reuses one buffer for every read and sets its `length` to the value's size: take a view of exactly that.
@@ -88,10 +92,23 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   }
 
   private checkRow(key: unknown, version: number, size: number): number {
-    if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
     const want = this.spec.stateSize;
-    if (want !== undefined && size !== want) throw new StateDecodeError(KIND, this.spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
-    if (typeof key !== (this.spec.keyKind === 'string' ? 'string' : 'number')) throw new StateDecodeError(KIND, this.spec.name, key, `a ${typeof key} key in a table of ${this.spec.keyKind} keys`);
+    if (want !== undefined && size !== want)
+      throw new StateDecodeError(
+        KIND,
+        this.spec.name,
+        key,
+        `a state of ${size} bytes; the table's states are ${want} bytes`,
+      );
+    if (typeof key !== (this.spec.keyKind === 'string' ? 'string' : 'number'))
+      throw new StateDecodeError(
+        KIND,
+        this.spec.name,
+        key,
+        `a ${typeof key} key in a table of ${this.spec.keyKind} keys`,
+      );
     return version;
   }
 
@@ -197,7 +214,14 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
       });
     } catch (err) {
       if (err !== CONFLICT) throw writeError(err, `deleteMany from "${this.spec.name}"`);
-      throw new StateVersionConflictError(KIND, this.spec.name, keys[bad], bad, expected![bad]!, this.found(keys[bad]!));
+      throw new StateVersionConflictError(
+        KIND,
+        this.spec.name,
+        keys[bad],
+        bad,
+        expected![bad]!,
+        this.found(keys[bad]!),
+      );
     }
     return deleted;
   }
@@ -224,7 +248,13 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
       keys.push(key as K);
     }
     const r = out.read();
-    return { keys, versions: r.versions, bytes: r.bytes, offsets: r.offsets, next: more ? keys[keys.length - 1] : undefined };
+    return {
+      keys,
+      versions: r.versions,
+      bytes: r.bytes,
+      offsets: r.offsets,
+      next: more ? keys[keys.length - 1] : undefined,
+    };
   }
 
   async count(): Promise<number> {

@@ -16,7 +16,11 @@ export interface LaneReaderOptions {
 
 export function openLaneReader(options: LaneReaderOptions): LaneReader {
   const env: RootDatabase = open({ path: options.path, compression: false, maxDbs: options.maxDbs });
-  const db: Database<Buffer, number> = env.openDB<Buffer, number>({ name: options.table, encoding: 'binary', compression: false });
+  const db: Database<Buffer, number> = env.openDB<Buffer, number>({
+    name: options.table,
+    encoding: 'binary',
+    compression: false,
+  });
   const spec = { name: options.table, keyKind: 'int', stateSize: options.stateSize } as const;
   return {
     get(key) {

@@ -19,7 +19,10 @@ export class StateStoreLockedError extends StateStoreError {
   readonly holderHost: string | undefined;
   constructor(location: string, holderPid: number | undefined, holderHost: string | undefined, detail: string) {
     super('STATE_STORE_LOCKED', KIND, `${location} is held by ${detail}`, {
-      hint: `one process opens an LMDB store at a time (a second one would lose its writes to version conflicts): stop the holder, or give this process its own dataDir; a stale ${LOCK_FILE} from a process that is gone is taken over by itself`,
+      hint:
+        'one process opens an LMDB store at a time (a second one would lose its writes to version ' +
+        `conflicts): stop the holder, or give this process its own dataDir; a stale ${LOCK_FILE} from a ` +
+        'process that is gone is taken over by itself',
     });
     this.holderPid = holderPid;
     this.holderHost = holderHost;
@@ -92,8 +95,15 @@ export function lockStore(location: string): () => void {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
         h = readHolder(file);
       }
-      if (h && h.host !== os.hostname()) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} on host ${h.host} (${file}; remove it if that process is gone)`);
-      if (h && h.pid !== process.pid && alive(h)) throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} (${file})`);
+      if (h && h.host !== os.hostname())
+        throw new StateStoreLockedError(
+          location,
+          h.pid,
+          h.host,
+          `process ${h.pid} on host ${h.host} (${file}; remove it if that process is gone)`,
+        );
+      if (h && h.pid !== process.pid && alive(h))
+        throw new StateStoreLockedError(location, h.pid, h.host, `process ${h.pid} (${file})`);
       // Gone (or unreadable: a holder that died while writing it): take it over.
       unlinkSync(file);
       continue;
@@ -132,7 +142,10 @@ function once(f: () => void): () => void {
   };
 }
 
-/** `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node 20). */
+/**
+ * `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node
+ * 20).
+ */
 export function makeDir(dir: string): void {
   const abs = path.resolve(dir);
   if (existsSync(abs)) return;

@@ -38,7 +38,12 @@ export class LmdbReminderTable<K extends StateKey> implements ReminderTable<K> {
     try {
       this.db.transactionSync(() => {
         // Fenced: checked in this transaction, as a state write's.
-        fences?.check(this.spec, rows.map((r) => r.key), fence, rows.length);
+        fences?.check(
+          this.spec,
+          rows.map((r) => r.key),
+          fence,
+          rows.length,
+        );
         for (const r of rows) this.db.putSync([r.key, r.name], [r.method, r.periodMs, r.nextDue]);
       });
     } catch (e) {
@@ -52,7 +57,12 @@ export class LmdbReminderTable<K extends StateKey> implements ReminderTable<K> {
     const fences = fence ? this.fences() : undefined;
     try {
       this.db.transactionSync(() => {
-        fences?.check(this.spec, ids.map((i) => i.key), fence, ids.length);
+        fences?.check(
+          this.spec,
+          ids.map((i) => i.key),
+          fence,
+          ids.length,
+        );
         for (const id of ids) if (this.db.removeSync([id.key, id.name])) n++;
       });
     } catch (e) {
@@ -72,11 +82,20 @@ export class LmdbReminderTable<K extends StateKey> implements ReminderTable<K> {
   /** A stored row checked: a [key, name] key of the table's key kind, a [method, period > 0, due] value. */
   private decode(id: unknown, value: unknown): ReminderRow<K> {
     const [key, name] = Array.isArray(id) ? (id as unknown[]) : [id, undefined];
-    const bad = (detail: string) => new StateDecodeError(KIND, this.spec.name, key, `reminder row ${JSON.stringify(id)}: ${detail}`);
-    if (typeof key !== (this.spec.keyKind === 'string' ? 'string' : 'number') || typeof name !== 'string') throw bad(`the key is not [${this.spec.keyKind} key, name]`);
+    const bad = (detail: string) =>
+      new StateDecodeError(KIND, this.spec.name, key, `reminder row ${JSON.stringify(id)}: ${detail}`);
+    if (typeof key !== (this.spec.keyKind === 'string' ? 'string' : 'number') || typeof name !== 'string')
+      throw bad(`the key is not [${this.spec.keyKind} key, name]`);
     if (!Array.isArray(value) || value.length !== 3) throw bad('the value is not [method, periodMs, nextDue]');
     const [method, periodMs, nextDue] = value as unknown[];
-    if (typeof method !== 'string' || typeof periodMs !== 'number' || !(periodMs > 0) || !Number.isFinite(periodMs) || typeof nextDue !== 'number' || !Number.isFinite(nextDue)) {
+    if (
+      typeof method !== 'string' ||
+      typeof periodMs !== 'number' ||
+      !(periodMs > 0) ||
+      !Number.isFinite(periodMs) ||
+      typeof nextDue !== 'number' ||
+      !Number.isFinite(nextDue)
+    ) {
       throw bad(`the value ${JSON.stringify(value)} is not [method, periodMs > 0, nextDue]`);
     }
     return { key: key as K, name, method, periodMs, nextDue };

@@ -21,7 +21,10 @@ import { LmdbReminderTable } from './reminder-table.ts';
 import { LmdbFences } from './fences.ts';
 
 export interface LmdbStoreOptions {
-  /** The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working directory. */
+  /**
+   * The directory of the LMDB environment (created if missing). Default: `.ringgrain/state` under the working
+   * directory.
+   */
   dataDir?: string;
   /** How many grain classes (one LMDB database each) the environment may hold; default 64. */
   maxTables?: number;
@@ -36,18 +39,44 @@ export interface LmdbStoreOptions {
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const REMINDERS_SUFFIX = '__reminders';
-/** LMDB's key limit (MDB_MAXKEYSIZE, 511 bytes) holds database names too: the longest class name whose reminders database fits. */
+/**
+ * LMDB's key limit (MDB_MAXKEYSIZE, 511 bytes) holds database names too: the longest class name whose reminders
+ * database fits.
+ */
 const MAX_NAME = 511 - REMINDERS_SUFFIX.length;
 
-/** Refuses a table name that is not an identifier, too long for a database name, or another class's reminders database. */
+/**
+ * Refuses a table name that is not an identifier, too long for a database name, or another class's reminders database.
+ */
 function checkTableName(name: string): void {
-  if (!NAME.test(name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, { hint: 'use the grain class name' });
-  if (name.length > MAX_NAME) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name.slice(0, 40)}…" is ${name.length} bytes; LMDB database names hold ${MAX_NAME}`, { hint: 'use a shorter grain class name' });
-  if (name === FENCE_TABLE) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name}" is the store's partition-fence database`, { hint: 'rename the grain class' });
-  if (name.endsWith(REMINDERS_SUFFIX)) {
-    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders database of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`, {
-      hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
+  if (!NAME.test(name))
+    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, {
+      hint: 'use the grain class name',
     });
+  if (name.length > MAX_NAME)
+    throw new StateStoreError(
+      'STATE_TABLE_SPEC',
+      KIND,
+      `table name "${name.slice(0, 40)}…" is ${name.length} bytes; LMDB database names hold ${MAX_NAME}`,
+      { hint: 'use a shorter grain class name' },
+    );
+  if (name === FENCE_TABLE)
+    throw new StateStoreError(
+      'STATE_TABLE_SPEC',
+      KIND,
+      `table name "${name}" is the store's partition-fence database`,
+      { hint: 'rename the grain class' },
+    );
+  if (name.endsWith(REMINDERS_SUFFIX)) {
+    throw new StateStoreError(
+      'STATE_TABLE_SPEC',
+      KIND,
+      `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders ` +
+        `database of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`,
+      {
+        hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
+      },
+    );
   }
 }
 
@@ -90,17 +119,27 @@ export class LmdbStore implements StateStore {
   }
 
   laneReader(spec: StateTableSpec): LaneReaderSpec | undefined {
-    if (this.options.laneReads === false || spec.keyKind !== 'int' || spec.stateSize === undefined || !this.env) return undefined;
-    const options: LaneReaderOptions = { path: this.location, maxDbs: this.options.maxTables ?? 64, table: spec.name, stateSize: spec.stateSize };
+    if (this.options.laneReads === false || spec.keyKind !== 'int' || spec.stateSize === undefined || !this.env)
+      return undefined;
+    const options: LaneReaderOptions = {
+      path: this.location,
+      maxDbs: this.options.maxTables ?? 64,
+      table: spec.name,
+      stateSize: spec.stateSize,
+    };
     // Beside this file: lane-reader.ts from source, lane-reader.js once built.
-    const module = new URL(import.meta.url.endsWith('.ts') ? './lane-reader.ts' : './lane-reader.js', import.meta.url).href;
+    const module = new URL(import.meta.url.endsWith('.ts') ? './lane-reader.ts' : './lane-reader.js', import.meta.url)
+      .href;
     return { module, options };
   }
 
   /** The open environment, or a typed error for `what`. */
   root(what: string): RootDatabase {
     if (this.closed) throw new StateStoreClosedError(KIND, what);
-    if (!this.env) throw new StateStoreUnavailableError(KIND, this.location, `${what} before open()`, { hint: 'await store.open() first' });
+    if (!this.env)
+      throw new StateStoreUnavailableError(KIND, this.location, `${what} before open()`, {
+        hint: 'await store.open() first',
+      });
     return this.env;
   }
 
@@ -108,7 +147,9 @@ export class LmdbStore implements StateStore {
   private readonly fences = (): LmdbFences => {
     if (!this.fenceDb) {
       try {
-        this.fenceDb = new LmdbFences(this.root('claim').openDB<number, [string, number]>({ name: FENCE_TABLE, compression: false }));
+        this.fenceDb = new LmdbFences(
+          this.root('claim').openDB<number, [string, number]>({ name: FENCE_TABLE, compression: false }),
+        );
       } catch (e) {
         throw writeError(e, 'open the partition fences');
       }
@@ -123,7 +164,12 @@ export class LmdbStore implements StateStore {
     if (known) {
       const k = known.spec;
       if (k.keyKind !== spec.keyKind || k.stateSize !== spec.stateSize) {
-        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table "${spec.name}" is open with keyKind ${k.keyKind}, stateSize ${k.stateSize ?? 'variable'}`, { hint: 'one spec per grain class in a store' });
+        throw new StateStoreError(
+          'STATE_TABLE_SPEC',
+          KIND,
+          `table "${spec.name}" is open with keyKind ${k.keyKind}, stateSize ${k.stateSize ?? 'variable'}`,
+          { hint: 'one spec per grain class in a store' },
+        );
       }
       return known as unknown as TableOf<S>;
     }
@@ -132,8 +178,23 @@ export class LmdbStore implements StateStore {
       // Int keys: 64 consecutive keys to an entry (chunk.ts); string keys: an entry each, with lmdb-js versions.
       table =
         spec.keyKind === 'string'
-          ? new EntryTable<never>(this, env.openDB<Buffer, number | string>({ name: spec.name, encoding: 'binary', useVersions: true, compression: false }), { ...spec }, this.fences)
-          : new ChunkTable(this, env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }), { ...spec }, this.fences);
+          ? new EntryTable<never>(
+              this,
+              env.openDB<Buffer, number | string>({
+                name: spec.name,
+                encoding: 'binary',
+                useVersions: true,
+                compression: false,
+              }),
+              { ...spec },
+              this.fences,
+            )
+          : new ChunkTable(
+              this,
+              env.openDB<Buffer, number>({ name: spec.name, encoding: 'binary', compression: false }),
+              { ...spec },
+              this.fences,
+            );
     } catch (e) {
       throw writeError(e, `open table "${spec.name}"`);
     }
@@ -142,13 +203,20 @@ export class LmdbStore implements StateStore {
   }
 
   /** The reminders of a grain class: the database `<name>__reminders` beside its states. */
-  async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
+  async reminders<const S extends StateTableSpec>(
+    spec: S,
+  ): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
     const env = this.root('reminders');
     checkTableName(spec.name);
     let t = this.reminderTables.get(spec.name);
     if (!t) {
       try {
-        t = new LmdbReminderTable(this, env.openDB({ name: `${spec.name}${REMINDERS_SUFFIX}`, compression: false }), { ...spec }, this.fences);
+        t = new LmdbReminderTable(
+          this,
+          env.openDB({ name: `${spec.name}${REMINDERS_SUFFIX}`, compression: false }),
+          { ...spec },
+          this.fences,
+        );
       } catch (e) {
         throw writeError(e, `open the reminders of "${spec.name}"`);
       }

@@ -16,13 +16,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('a batch the file cannot grow for is a StateStoreFullError and writes nothing; the store keeps working', async () => {
   const script = fileURLToPath(new URL('./fill.ts', import.meta.url));
-  const r = spawnSync('bash', ['-c', `trap '' XFSZ; ulimit -f 1024; exec "${process.execPath}" --import tsx "${script}" "${dir}"`], {
-    encoding: 'utf8',
-    timeout: 60_000,
-    cwd: fileURLToPath(new URL('..', import.meta.url)),
-  });
+  const r = spawnSync(
+    'bash',
+    ['-c', `trap '' XFSZ; ulimit -f 1024; exec "${process.execPath}" --import tsx "${script}" "${dir}"`],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    },
+  );
   expect(r.status, r.stderr).toBe(0);
-  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { error: Record<string, unknown> | null; countAfter: number };
+  const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+    error: Record<string, unknown> | null;
+    countAfter: number;
+  };
   expect(out.error).toMatchObject({ name: 'StateStoreFullError', code: 'STATE_STORE_FULL', store: 'lmdb' });
   expect(out.countAfter).toBe(100);
   // Without the limit the same directory takes writes again, and holds only the first batch.

@@ -19,6 +19,8 @@ if (mode === 'hold') {
     process.stdout.write(`${JSON.stringify({ ok: true })}\n`);
   } catch (e) {
     const x = e as Error & { code?: string; holderPid?: number };
-    process.stdout.write(`${JSON.stringify({ ok: false, name: x.name, code: x.code, holderPid: x.holderPid, message: x.message })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: false, name: x.name, code: x.code, holderPid: x.holderPid, message: x.message })}\n`,
+    );
   }
 }

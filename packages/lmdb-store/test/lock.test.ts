@@ -17,15 +17,23 @@ const script = fileURLToPath(new URL('./lock-child.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));
 
 function openInChild(dataDir: string): Record<string, unknown> {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', script, 'open', dataDir], { encoding: 'utf8', timeout: 30_000, cwd });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script, 'open', dataDir], {
+    encoding: 'utf8',
+    timeout: 30_000,
+    cwd,
+  });
   expect(r.signal, `child hung: ${r.stderr}`).toBeNull();
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
-it('a second process is refused with StateStoreLockedError naming the holder; a killed holder\'s lock is taken over', async () => {
+it("a second process is refused with StateStoreLockedError naming the holder; a killed holder's lock is " +
+  'taken over', async () => {
   const data = path.join(dir, 'held');
-  const holder = spawn(process.execPath, ['--import', 'tsx', script, 'hold', data], { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const holder = spawn(process.execPath, ['--import', 'tsx', script, 'hold', data], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
@@ -36,7 +44,12 @@ it('a second process is refused with StateStoreLockedError naming the holder; a 
       holder.on('exit', (code) => reject(new Error(`holder exited ${code}`)));
     });
     const other = openInChild(data);
-    expect(other).toMatchObject({ ok: false, name: 'StateStoreLockedError', code: 'STATE_STORE_LOCKED', holderPid: holder.pid });
+    expect(other).toMatchObject({
+      ok: false,
+      name: 'StateStoreLockedError',
+      code: 'STATE_STORE_LOCKED',
+      holderPid: holder.pid,
+    });
     expect(other.message).toContain(`process ${holder.pid}`);
     // This process too (a store here shares nothing with the holder).
     const here = new LmdbStore({ dataDir: data });
@@ -71,20 +84,27 @@ it('a dataDir under /proc fails open() with a typed error instead of hanging', (
   expect(r.message).toContain('/proc/ringgrain-no-such-dir');
 }, 60_000);
 
-it.skipIf(process.platform !== 'linux')('a lock naming a live pid that another process now holds (start time differs) is taken over', async () => {
-  // The parent process is alive; a lock with its pid but another start time is a holder gone and its pid reused.
-  const data = path.join(dir, 'reused');
-  mkdirSync(data, { recursive: true });
-  const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
-  const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
-  const lock = (s: string) => writeFileSync(path.join(data, LOCK_FILE), JSON.stringify({ pid: process.ppid, host: os.hostname(), start: s }));
-  lock(start);
-  const held = new LmdbStore({ dataDir: data });
-  expect(await held.open().catch((e: unknown) => e)).toMatchObject({ code: 'STATE_STORE_LOCKED', holderPid: process.ppid });
-  await held.close();
-  lock(`${start}0`);
-  const store = new LmdbStore({ dataDir: data });
-  await store.open();
-  expect(JSON.parse(readFileSync(path.join(data, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
-  await store.close();
-});
+it.skipIf(process.platform !== 'linux')(
+  'a lock naming a live pid that another process now holds (start time differs) is taken over',
+  async () => {
+    // The parent process is alive; a lock with its pid but another start time is a holder gone and its pid reused.
+    const data = path.join(dir, 'reused');
+    mkdirSync(data, { recursive: true });
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!;
+    const lock = (s: string) =>
+      writeFileSync(path.join(data, LOCK_FILE), JSON.stringify({ pid: process.ppid, host: os.hostname(), start: s }));
+    lock(start);
+    const held = new LmdbStore({ dataDir: data });
+    expect(await held.open().catch((e: unknown) => e)).toMatchObject({
+      code: 'STATE_STORE_LOCKED',
+      holderPid: process.ppid,
+    });
+    await held.close();
+    lock(`${start}0`);
+    const store = new LmdbStore({ dataDir: data });
+    await store.open();
+    expect(JSON.parse(readFileSync(path.join(data, LOCK_FILE), 'utf8'))).toMatchObject({ pid: process.pid });
+    await store.close();
+  },
+);

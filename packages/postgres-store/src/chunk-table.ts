@@ -94,13 +94,23 @@ export class ChunkTable implements StateTable<number> {
 
   /** Chunk records stay inline up to 8 KB (no TOAST compression of a 3 KB record on every write). */
   createSql(): string {
-    return `CREATE TABLE IF NOT EXISTS ${this.t} (chunk bigint PRIMARY KEY, rows bytea NOT NULL) WITH (toast_tuple_target = 8160)`;
+    return (
+      `CREATE TABLE IF NOT EXISTS ${this.t} (chunk bigint PRIMARY KEY, rows bytea NOT NULL) WITH ` +
+      '(toast_tuple_target = 8160)'
+    );
   }
 
   private readonly check = (key: number, version: number, size: number): void => {
-    if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
     const want = this.spec.stateSize;
-    if (want !== undefined && size !== want) throw new StateDecodeError(KIND, this.spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
+    if (want !== undefined && size !== want)
+      throw new StateDecodeError(
+        KIND,
+        this.spec.name,
+        key,
+        `a state of ${size} bytes; the table's states are ${want} bytes`,
+      );
   };
 
   private parse(cid: number, buf: Uint8Array): Chunk {
@@ -115,7 +125,10 @@ export class ChunkTable implements StateTable<number> {
     // COPY cannot lock rows: lock them with a plain SELECT first (the transaction keeps the locks), in
     // chunk order, so two writers over overlapping chunks wait for each other instead of deadlocking.
     if (lock) await c.query(`SELECT 1 FROM ${this.t} WHERE chunk = ANY(${list}) ORDER BY chunk FOR UPDATE`);
-    const data = await copyOut(c, `COPY (SELECT chunk, rows FROM ${this.t} WHERE chunk = ANY(${list})) TO STDOUT (FORMAT binary)`);
+    const data = await copyOut(
+      c,
+      `COPY (SELECT chunk, rows FROM ${this.t} WHERE chunk = ANY(${list})) TO STDOUT (FORMAT binary)`,
+    );
     const out = new Map<number, Chunk>();
     readCopy(data, 2, (b, at) => {
       const cid = Number(b.readBigInt64BE(at[0]!));
@@ -125,15 +138,23 @@ export class ChunkTable implements StateTable<number> {
   }
 
   /** Writes merged chunks back: UPDATE those that existed, INSERT the new ones. */
-  private async store(c: pg.PoolClient, changed: Array<readonly [number, Buffer]>, existed: ReadonlyMap<number, Chunk>): Promise<number[]> {
+  private async store(
+    c: pg.PoolClient,
+    changed: Array<readonly [number, Buffer]>,
+    existed: ReadonlyMap<number, Chunk>,
+  ): Promise<number[]> {
     if (changed.length === 0) return [];
     await c.query('CREATE TEMP TABLE rg_chunks (chunk int8, rows bytea) ON COMMIT DROP');
     await copyIn(c, 'COPY rg_chunks FROM STDIN (FORMAT binary)', chunkCopy(changed));
-    await c.query(`UPDATE ${this.t} t SET rows = s.rows FROM rg_chunks s WHERE t.chunk = s.chunk AND t.chunk = ANY(${idList(existed.keys())})`);
+    await c.query(
+      `UPDATE ${this.t} t SET rows = s.rows FROM rg_chunks s WHERE t.chunk = s.chunk AND t.chunk = ` +
+        `ANY(${idList(existed.keys())})`,
+    );
     const fresh = changed.filter(([cid]) => !existed.has(cid)).map(([cid]) => cid);
     if (fresh.length === 0) return [];
     const inserted = await c.query<{ chunk: string }>(
-      `INSERT INTO ${this.t} (chunk, rows) SELECT chunk, rows FROM rg_chunks WHERE chunk = ANY(${idList(fresh)}) ON CONFLICT (chunk) DO NOTHING RETURNING chunk`,
+      `INSERT INTO ${this.t} (chunk, rows) SELECT chunk, rows FROM rg_chunks WHERE chunk = ` +
+        `ANY(${idList(fresh)}) ON CONFLICT (chunk) DO NOTHING RETURNING chunk`,
     );
     // A chunk another writer created since we read: our rows there were checked against "absent".
     if (inserted.rows.length === fresh.length) return [];
@@ -141,19 +162,35 @@ export class ChunkTable implements StateTable<number> {
     return fresh.filter((cid) => !got.has(cid));
   }
 
-  /** The conflict for a chunk another writer created during this batch: its first batch row against what is stored now. */
-  private async raced(c: pg.PoolClient, cid: number, keys: ArrayLike<number>, expected: ArrayLike<number>): Promise<Error> {
+  /**
+   * The conflict for a chunk another writer created during this batch: its first batch row against what is stored now.
+   */
+  private async raced(
+    c: pg.PoolClient,
+    cid: number,
+    keys: ArrayLike<number>,
+    expected: ArrayLike<number>,
+  ): Promise<Error> {
     let row = -1;
     for (let i = 0; i < keys.length; i++) if (chunkOf(keys[i]!) === cid && (row < 0 || keys[i]! < keys[row]!)) row = i;
     const now = (await this.chunks(c, [cid], false)).get(cid) ?? null;
-    return new StateVersionConflictError(KIND, this.spec.name, keys[row], row, expected[row]!, versionIn(now, keys[row]!, this.check));
+    return new StateVersionConflictError(
+      KIND,
+      this.spec.name,
+      keys[row],
+      row,
+      expected[row]!,
+      versionIn(now, keys[row]!, this.check),
+    );
   }
 
   async get(key: number): Promise<StateEntry | undefined> {
     this.owner.check('get');
     checkKeys(KIND, this.spec, [key]);
     const cid = chunkOf(key);
-    const r = await withClient(this.owner, `get on "${this.spec.name}"`, (c) => c.query<{ rows: Buffer }>(`SELECT rows FROM ${this.t} WHERE chunk = $1`, [cid]));
+    const r = await withClient(this.owner, `get on "${this.spec.name}"`, (c) =>
+      c.query<{ rows: Buffer }>(`SELECT rows FROM ${this.t} WHERE chunk = $1`, [cid]),
+    );
     const buf = r.rows[0]?.rows;
     if (!buf) return undefined;
     const ch = this.parse(cid, buf);
@@ -171,7 +208,9 @@ export class ChunkTable implements StateTable<number> {
   }
 
   async delete(key: number, expected?: number): Promise<boolean> {
-    return (await this.deleteMany(expected === undefined ? { keys: [key] } : { keys: [key], expected: [expected] })) === 1;
+    return (
+      (await this.deleteMany(expected === undefined ? { keys: [key] } : { keys: [key], expected: [expected] })) === 1
+    );
   }
 
   async getMany(keys: KeyColumn<number>): Promise<StateRead> {
@@ -216,11 +255,30 @@ export class ChunkTable implements StateTable<number> {
     await inTransaction(this.owner, `putMany on "${this.spec.name}"`, async (c) => {
       // Fenced (a cluster's write): the partitions' claims held (FOR SHARE) until this commits.
       await this.fences.check(c, this.spec, keys, batch.fence, n);
-      const stored = await this.chunks(c, runs.map((r) => r[0]), true);
+      const stored = await this.chunks(
+        c,
+        runs.map((r) => r[0]),
+        true,
+      );
       const changed: Array<readonly [number, Buffer]> = [];
       for (const [cid, from, to] of runs) {
-        const merged = mergePut(this.writer, stored.get(cid) ?? null, { cid, keys, expected, rowAt, from, to, epochs }, sp, versions, this.check);
-        if (!(merged instanceof Uint8Array)) throw new StateVersionConflictError(KIND, this.spec.name, keys[merged.row], merged.row, expected[merged.row]!, merged.found);
+        const merged = mergePut(
+          this.writer,
+          stored.get(cid) ?? null,
+          { cid, keys, expected, rowAt, from, to, epochs },
+          sp,
+          versions,
+          this.check,
+        );
+        if (!(merged instanceof Uint8Array))
+          throw new StateVersionConflictError(
+            KIND,
+            this.spec.name,
+            keys[merged.row],
+            merged.row,
+            expected[merged.row]!,
+            merged.found,
+          );
         changed.push([cid, Buffer.from(merged)]);
       }
       const lost = await this.store(c, changed, stored);
@@ -241,13 +299,23 @@ export class ChunkTable implements StateTable<number> {
     return inTransaction(this.owner, `deleteMany on "${this.spec.name}"`, async (c) => {
       // Fenced: the partitions' claims held (FOR SHARE) until this commits, as putMany's.
       await this.fences.check(c, this.spec, keys, batch.fence, n);
-      const stored = await this.chunks(c, runs.map((r) => r[0]), true);
+      const stored = await this.chunks(
+        c,
+        runs.map((r) => r[0]),
+        true,
+      );
       const changed: Array<readonly [number, Buffer]> = [];
       const emptied: number[] = [];
       let deleted = 0;
       for (const [cid, from, to] of runs) {
-        const r = mergeDelete(this.writer, stored.get(cid) ?? null, { cid, keys, expected, rowAt, from, to }, this.check);
-        if (!('deleted' in r)) throw new StateVersionConflictError(KIND, this.spec.name, keys[r.row], r.row, expected![r.row]!, r.found);
+        const r = mergeDelete(
+          this.writer,
+          stored.get(cid) ?? null,
+          { cid, keys, expected, rowAt, from, to },
+          this.check,
+        );
+        if (!('deleted' in r))
+          throw new StateVersionConflictError(KIND, this.spec.name, keys[r.row], r.row, expected![r.row]!, r.found);
         deleted += r.deleted;
         if (r.chunk === null) emptied.push(cid);
         else if (r.chunk !== undefined) changed.push([cid, Buffer.from(r.chunk)]);
@@ -271,7 +339,11 @@ export class ChunkTable implements StateTable<number> {
     let from = after === undefined ? undefined : chunkOf(after);
     await inTransaction(this.owner, `scan on "${this.spec.name}"`, async (c) => {
       for (;;) {
-        const data = await copyOut(c, `COPY (SELECT chunk, rows FROM ${this.t} ${from === undefined ? '' : `WHERE chunk >= ${from}`} ORDER BY chunk LIMIT ${batch}) TO STDOUT (FORMAT binary)`);
+        const data = await copyOut(
+          c,
+          `COPY (SELECT chunk, rows FROM ${this.t} ${from === undefined ? '' : `WHERE chunk >= ${from}`} ` +
+            `ORDER BY chunk LIMIT ${batch}) TO STDOUT (FORMAT binary)`,
+        );
         let got = 0;
         let last = 0;
         readCopy(data, 2, (b, at) => {
@@ -298,12 +370,20 @@ export class ChunkTable implements StateTable<number> {
       }
     });
     const r = out.read();
-    return { keys, versions: r.versions, bytes: r.bytes, offsets: r.offsets, next: more ? keys[keys.length - 1] : undefined };
+    return {
+      keys,
+      versions: r.versions,
+      bytes: r.bytes,
+      offsets: r.offsets,
+      next: more ? keys[keys.length - 1] : undefined,
+    };
   }
 
   async count(): Promise<number> {
     this.owner.check('count');
-    const r = await withClient(this.owner, `count on "${this.spec.name}"`, (c) => c.query<{ n: string }>(`SELECT coalesce(sum(get_byte(rows, 1)), 0) AS n FROM ${this.t}`));
+    const r = await withClient(this.owner, `count on "${this.spec.name}"`, (c) =>
+      c.query<{ n: string }>(`SELECT coalesce(sum(get_byte(rows, 1)), 0) AS n FROM ${this.t}`),
+    );
     return Number(r.rows[0]!.n);
   }
 }

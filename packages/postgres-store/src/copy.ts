@@ -73,7 +73,8 @@ export function* copyChunks(s: StageRows): Generator<Buffer> {
 
 /** Reads binary COPY output: calls `row` with the buffer and each field's [start, end) (start -1: NULL). */
 export function readCopy(data: Buffer, fields: number, row: (b: Buffer, at: Int32Array) => void): number {
-  if (data.length < SIGNATURE.length + 8 || !data.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not binary COPY output');
+  if (data.length < SIGNATURE.length + 8 || !data.subarray(0, SIGNATURE.length).equals(SIGNATURE))
+    throw new Error('not binary COPY output');
   let o = SIGNATURE.length + 4;
   o += 4 + data.readInt32BE(o); // header extension
   const at = new Int32Array(fields * 2);

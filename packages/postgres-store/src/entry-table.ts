@@ -34,7 +34,13 @@ import { copyIn, copyOut, inTransaction, type Owner } from './session.ts';
 function textKeys(spec: StateTableSpec, keys: ArrayLike<unknown>, n: number): number {
   if (spec.keyKind !== 'string') return n;
   for (let i = 0; i < n; i++) {
-    if ((keys[i] as string).includes('\0')) throw new StateBatchError(KIND, spec.name, `${JSON.stringify(keys[i])} holds a NUL character (U+0000), which PostgreSQL text cannot store`, i);
+    if ((keys[i] as string).includes('\0'))
+      throw new StateBatchError(
+        KIND,
+        spec.name,
+        `${JSON.stringify(keys[i])} holds a NUL character (U+0000), which PostgreSQL text cannot store`,
+        i,
+      );
   }
   return n;
 }
@@ -60,7 +66,10 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   }
 
   createSql(): string {
-    return `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} PRIMARY KEY, version bigint NOT NULL, state bytea NOT NULL)`;
+    return (
+      `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} PRIMARY KEY, version bigint NOT NULL, ` +
+      'state bytea NOT NULL)'
+    );
   }
 
   private tx<T>(what: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -72,18 +81,36 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   }
 
   private checkRow(key: unknown, version: number, size: number): void {
-    if (!Number.isSafeInteger(version) || version < 1) throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
+    if (!Number.isSafeInteger(version) || version < 1)
+      throw new StateDecodeError(KIND, this.spec.name, key, `version ${version} is not an integer ≥ 1`);
     const want = this.spec.stateSize;
-    if (want !== undefined && size !== want) throw new StateDecodeError(KIND, this.spec.name, key, `a state of ${size} bytes; the table's states are ${want} bytes`);
+    if (want !== undefined && size !== want)
+      throw new StateDecodeError(
+        KIND,
+        this.spec.name,
+        key,
+        `a state of ${size} bytes; the table's states are ${want} bytes`,
+      );
   }
 
   private stage(rows: StageRows & { table: string; withState: boolean; withExpected: boolean }): string {
-    return `CREATE TEMP TABLE ${rows.table} (row int4, key ${this.keyType}${rows.withExpected ? ', expected int8' : ''}${rows.withState ? ', state bytea' : ''}) ON COMMIT DROP`;
+    return (
+      `CREATE TEMP TABLE ${rows.table} (row int4, ` +
+      `key ${this.keyType}${rows.withExpected ? ', expected int8' : ''}${rows.withState ? ', state bytea' : ''}) ` +
+      'ON COMMIT DROP'
+    );
   }
 
   /** Stages a batch into a temporary table `name` (binary COPY), with statistics for large ones. */
   private async stageRows(c: pg.PoolClient, name: string, rows: StageRows): Promise<void> {
-    await c.query(this.stage({ ...rows, table: name, withState: rows.states !== undefined, withExpected: rows.expected !== undefined }));
+    await c.query(
+      this.stage({
+        ...rows,
+        table: name,
+        withState: rows.states !== undefined,
+        withExpected: rows.expected !== undefined,
+      }),
+    );
     await copyIn(c, `COPY ${name} FROM STDIN (FORMAT binary)`, copyChunks(rows));
     if (rows.n >= LARGE) {
       await c.query(`SET LOCAL work_mem = '${LARGE_WORK_MEM}'`);
@@ -94,11 +121,25 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
   /** The first staged row (by batch row) whose stored version is not the expected one, as a typed error. */
   private async conflict(c: pg.PoolClient, keys: ArrayLike<StateKey>): Promise<Error> {
     const r = await c.query<{ row: number; expected: string; found: string }>(
-      `SELECT s.row, s.expected, coalesce(t.version, 0) AS found FROM rg_stage s LEFT JOIN ${this.t} t ON t.key = s.key WHERE coalesce(t.version, 0) <> s.expected ORDER BY s.row LIMIT 1`,
+      `SELECT s.row, s.expected, coalesce(t.version, 0) AS found FROM rg_stage s LEFT JOIN ${this.t} t ON ` +
+        't.key = s.key WHERE coalesce(t.version, 0) <> s.expected ORDER BY s.row LIMIT 1',
     );
     const hit = r.rows[0];
-    if (!hit) return new StateStoreError('STATE_STORE_SQL', KIND, `"${this.spec.name}": the batch did not apply in full, yet no row's version differs now`, { hint: 'another writer raced this batch; nothing of it was written: write it again' });
-    return new StateVersionConflictError(KIND, this.spec.name, keys[hit.row], hit.row, Number(hit.expected), Number(hit.found));
+    if (!hit)
+      return new StateStoreError(
+        'STATE_STORE_SQL',
+        KIND,
+        `"${this.spec.name}": the batch did not apply in full, yet no row's version differs now`,
+        { hint: 'another writer raced this batch; nothing of it was written: write it again' },
+      );
+    return new StateVersionConflictError(
+      KIND,
+      this.spec.name,
+      keys[hit.row],
+      hit.row,
+      Number(hit.expected),
+      Number(hit.found),
+    );
   }
 
   async get(key: K): Promise<StateEntry | undefined> {
@@ -106,7 +147,10 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     textKeys(this.spec, [key], checkKeys(KIND, this.spec, [key]));
     const c = await this.owner.client('get');
     try {
-      const r = await c.query<{ version: string; state: Buffer }>(`SELECT version, state FROM ${this.t} WHERE key = $1`, [key]);
+      const r = await c.query<{ version: string; state: Buffer }>(
+        `SELECT version, state FROM ${this.t} WHERE key = $1`,
+        [key],
+      );
       const row = r.rows[0];
       if (!row) return undefined;
       const version = Number(row.version);
@@ -136,7 +180,11 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     if (n === 0) return out.read();
     const data = await this.tx('getMany', async (c) => {
       await this.stageRows(c, 'rg_keys', { n, keys: k, stringKeys: this.stringKeys });
-      return copyOut(c, `COPY (SELECT s.row, t.version, t.state FROM rg_keys s JOIN ${this.t} t ON t.key = s.key ORDER BY s.row) TO STDOUT (FORMAT binary)`);
+      return copyOut(
+        c,
+        `COPY (SELECT s.row, t.version, t.state FROM rg_keys s JOIN ${this.t} t ON t.key = s.key ORDER BY ` +
+          's.row) TO STDOUT (FORMAT binary)',
+      );
     });
     readCopy(data, 3, (b, at) => {
       const row = b.readInt32BE(at[0]!);
@@ -176,10 +224,23 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     if (n === 0) return versions;
     await this.tx('putMany', async (c) => {
       await this.fences.check(c, this.spec, keys, batch.fence, n);
-      await this.stageRows(c, 'rg_stage', { n, keys, stringKeys: this.stringKeys, expected: batch.expected, states: batch.states, order });
+      await this.stageRows(c, 'rg_stage', {
+        n,
+        keys,
+        stringKeys: this.stringKeys,
+        expected: batch.expected,
+        states: batch.states,
+        order,
+      });
       await c.query('SAVEPOINT rg_write');
-      const updated = await c.query(`UPDATE ${this.t} AS t SET version = s.expected + 1, state = s.state FROM rg_stage s WHERE s.expected > 0 AND t.key = s.key AND t.version = s.expected`);
-      const inserted = await c.query(`INSERT INTO ${this.t} (key, version, state) SELECT key, 1, state FROM rg_stage WHERE expected = 0 ON CONFLICT (key) DO NOTHING`);
+      const updated = await c.query(
+        `UPDATE ${this.t} AS t SET version = s.expected + 1, state = s.state FROM rg_stage s WHERE ` +
+          's.expected > 0 AND t.key = s.key AND t.version = s.expected',
+      );
+      const inserted = await c.query(
+        `INSERT INTO ${this.t} (key, version, state) SELECT key, 1, state FROM rg_stage WHERE expected = ` +
+          '0 ON CONFLICT (key) DO NOTHING',
+      );
       if ((updated.rowCount ?? 0) + (inserted.rowCount ?? 0) !== n) {
         await c.query('ROLLBACK TO SAVEPOINT rg_write');
         throw await this.conflict(c, keys);
@@ -196,13 +257,27 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
     const expected = batch.expected;
     return this.tx('deleteMany', async (c) => {
       await this.fences.check(c, this.spec, keys, batch.fence, n);
-      await this.stageRows(c, 'rg_stage', { n, keys, stringKeys: this.stringKeys, ...(expected === undefined ? {} : { expected }) });
-      if (expected === undefined) return (await c.query(`DELETE FROM ${this.t} t USING rg_stage s WHERE t.key = s.key`)).rowCount ?? 0;
+      await this.stageRows(c, 'rg_stage', {
+        n,
+        keys,
+        stringKeys: this.stringKeys,
+        ...(expected === undefined ? {} : { expected }),
+      });
+      if (expected === undefined)
+        return (await c.query(`DELETE FROM ${this.t} t USING rg_stage s WHERE t.key = s.key`)).rowCount ?? 0;
       let present = 0;
       for (let i = 0; i < n; i++) if (expected[i]! > 0) present++;
       await c.query('SAVEPOINT rg_write');
-      const deleted = (await c.query(`DELETE FROM ${this.t} t USING rg_stage s WHERE s.expected > 0 AND t.key = s.key AND t.version = s.expected`)).rowCount ?? 0;
-      const stray = await c.query(`SELECT 1 FROM rg_stage s JOIN ${this.t} t ON t.key = s.key WHERE s.expected = 0 LIMIT 1`);
+      const deleted =
+        (
+          await c.query(
+            `DELETE FROM ${this.t} t USING rg_stage s WHERE s.expected > 0 AND t.key = s.key AND ` +
+              't.version = s.expected',
+          )
+        ).rowCount ?? 0;
+      const stray = await c.query(
+        `SELECT 1 FROM rg_stage s JOIN ${this.t} t ON t.key = s.key WHERE s.expected = 0 LIMIT 1`,
+      );
       if (deleted !== present || stray.rows.length > 0) {
         await c.query('ROLLBACK TO SAVEPOINT rg_write');
         throw await this.conflict(c, keys);
@@ -219,7 +294,13 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
       textKeys(this.spec, [opts.after], checkKeys(KIND, this.spec, [opts.after]));
       where = `WHERE key > ${typeof opts.after === 'string' ? pg.escapeLiteral(opts.after) : String(opts.after)}`;
     }
-    const data = await this.tx('scan', (c) => copyOut(c, `COPY (SELECT key, version, state FROM ${this.t} ${where} ORDER BY key LIMIT ${limit + 1}) TO STDOUT (FORMAT binary)`));
+    const data = await this.tx('scan', (c) =>
+      copyOut(
+        c,
+        `COPY (SELECT key, version, state FROM ${this.t} ${where} ORDER BY key LIMIT ${limit + 1}) TO ` +
+          'STDOUT (FORMAT binary)',
+      ),
+    );
     const keys: K[] = [];
     const out = new StateReadBuilder(limit, limit * (this.spec.stateSize ?? 32));
     let more = false;
@@ -235,7 +316,13 @@ export class EntryTable<K extends StateKey> implements StateTable<K> {
       keys.push(key as K);
     });
     const r = out.read();
-    return { keys, versions: r.versions, bytes: r.bytes, offsets: r.offsets, next: more ? keys[keys.length - 1] : undefined };
+    return {
+      keys,
+      versions: r.versions,
+      bytes: r.bytes,
+      offsets: r.offsets,
+      next: more ? keys[keys.length - 1] : undefined,
+    };
   }
 
   async count(): Promise<number> {

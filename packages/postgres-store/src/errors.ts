@@ -18,14 +18,27 @@ export function pgError(err: unknown, where: string, location: string, committin
   const message = String((err as Error)?.message ?? err);
   const state = sqlState(err);
   // Class 53: insufficient resources (53100 disk_full, 53200 out_of_memory, 53400 configuration_limit_exceeded).
-  if (state?.startsWith('53')) return new StateStoreFullError(KIND, location, `${where}: ${message} (SQLSTATE ${state})`, { cause: err });
-  // Class 08: connection exceptions; 57P0x: the server is shutting down or starting; 3D000: no such database; 28: authentication.
-  const lost = state === undefined && /ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|terminated|Connection ended|timeout/i.test(`${String((err as { code?: unknown })?.code)} ${message}`);
-  if (lost || (state !== undefined && (state.startsWith('08') || state.startsWith('57P') || state === '3D000' || state.startsWith('28')))) {
-    return new StateStoreUnavailableError(KIND, location, `${where}: ${message}`, { cause: err, outcomeUnknown: committing && lost });
+  if (state?.startsWith('53'))
+    return new StateStoreFullError(KIND, location, `${where}: ${message} (SQLSTATE ${state})`, { cause: err });
+  // Class 08: connection exceptions; 57P0x: the server is shutting down or starting; 3D000: no such database; 28:
+  // authentication.
+  const lost =
+    state === undefined &&
+    /ECONN|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|terminated|Connection ended|timeout/i.test(
+      `${String((err as { code?: unknown })?.code)} ${message}`,
+    );
+  if (
+    lost ||
+    (state !== undefined &&
+      (state.startsWith('08') || state.startsWith('57P') || state === '3D000' || state.startsWith('28')))
+  ) {
+    return new StateStoreUnavailableError(KIND, location, `${where}: ${message}`, {
+      cause: err,
+      outcomeUnknown: committing && lost,
+    });
   }
   return new StateStoreError('STATE_STORE_SQL', KIND, `${where}: ${message} (SQLSTATE ${state})`, {
-    hint: 'the transaction was rolled back: nothing of the batch was written; the cause is the server\'s error',
+    hint: "the transaction was rolled back: nothing of the batch was written; the cause is the server's error",
     cause: err,
   });
 }

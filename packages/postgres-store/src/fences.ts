@@ -27,7 +27,10 @@ export class PgFences {
   private create(): Promise<void> {
     this.ready ??= inTransaction(this.owner, 'create the partition fences', async (c) => {
       await ddlLock(c); // IF NOT EXISTS races between silos (session.ts ddl())
-      await c.query(`CREATE TABLE IF NOT EXISTS ${this.t} (grain text NOT NULL, part integer NOT NULL, epoch bigint NOT NULL, PRIMARY KEY (grain, part))`);
+      await c.query(
+        `CREATE TABLE IF NOT EXISTS ${this.t} (grain text NOT NULL, part integer NOT NULL, epoch bigint ` +
+          'NOT NULL, PRIMARY KEY (grain, part))',
+      );
     }).catch((e: unknown) => {
       this.ready = undefined;
       throw e;
@@ -36,11 +39,20 @@ export class PgFences {
   }
 
   /** Inside the write's transaction: throws StateFencedError for the first row below its partition's claim. */
-  async check(c: pg.PoolClient, spec: StateTableSpec, keys: ArrayLike<StateKey>, fence: PartitionFence | undefined, n: number): Promise<void> {
+  async check(
+    c: pg.PoolClient,
+    spec: StateTableSpec,
+    keys: ArrayLike<StateKey>,
+    fence: PartitionFence | undefined,
+    n: number,
+  ): Promise<void> {
     if (fence === undefined) return;
     const parts = fenceColumns(KIND, spec, fence, n);
     await this.create();
-    const r = await c.query<{ part: number; epoch: string }>(`SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[]) FOR SHARE`, [spec.name, parts]);
+    const r = await c.query<{ part: number; epoch: string }>(
+      `SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[]) FOR SHARE`,
+      [spec.name, parts],
+    );
     const claimed = new Map(r.rows.map((row) => [row.part, Number(row.epoch)]));
     checkFence(KIND, spec, keys, fence, (p) => claimed.get(p) ?? 0);
   }
@@ -48,7 +60,12 @@ export class PgFences {
   async read(spec: StateTableSpec, partitions: ArrayLike<number>): Promise<Float64Array> {
     await this.create();
     const parts = Array.from(partitions);
-    const r = await withClient(this.owner, `read the partition claims of "${spec.name}"`, (c) => c.query<{ part: number; epoch: string }>(`SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[])`, [spec.name, parts]));
+    const r = await withClient(this.owner, `read the partition claims of "${spec.name}"`, (c) =>
+      c.query<{ part: number; epoch: string }>(
+        `SELECT part, epoch FROM ${this.t} WHERE grain = $1 AND part = ANY($2::integer[])`,
+        [spec.name, parts],
+      ),
+    );
     const got = new Map(r.rows.map((row) => [row.part, Number(row.epoch)]));
     return Float64Array.from(parts, (p) => got.get(p) ?? 0);
   }
@@ -59,7 +76,8 @@ export class PgFences {
     const parts = Array.from(partitions);
     const r = await inTransaction(this.owner, `claim partitions of "${spec.name}"`, (c) =>
       c.query<{ part: number; epoch: string }>(
-        `INSERT INTO ${this.t} AS f (grain, part, epoch) SELECT $1, p, GREATEST(e, 1) FROM unnest($2::integer[], $3::bigint[]) AS u(p, e)
+        `INSERT INTO ${this.t} AS f (grain, part, epoch) SELECT $1, p, GREATEST(e, 1) FROM ` +
+          `unnest($2::integer[], $3::bigint[]) AS u(p, e)
          ON CONFLICT (grain, part) DO UPDATE SET epoch = GREATEST(f.epoch + 1, EXCLUDED.epoch) RETURNING part, epoch`,
         [spec.name, parts, Array.from(epochs)],
       ),

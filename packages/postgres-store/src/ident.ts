@@ -33,21 +33,42 @@ export function remindersIdent(name: string): string {
 
 /** Refuses a table name that is not an identifier, or that a class's reminders table could be confused with. */
 export function checkTableName(name: string): void {
-  if (!NAME.test(name)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, { hint: 'use the grain class name' });
-  if (name === FENCE_TABLE) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name}" is the store's partition-fence table`, { hint: 'rename the grain class' });
-  if (name.endsWith(REMINDERS_SUFFIX)) {
-    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders table of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`, {
-      hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
+  if (!NAME.test(name))
+    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name ${JSON.stringify(name)} is not an identifier`, {
+      hint: 'use the grain class name',
     });
+  if (name === FENCE_TABLE)
+    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table name "${name}" is the store's partition-fence table`, {
+      hint: 'rename the grain class',
+    });
+  if (name.endsWith(REMINDERS_SUFFIX)) {
+    throw new StateStoreError(
+      'STATE_TABLE_SPEC',
+      KIND,
+      `table name ${JSON.stringify(name)} ends in "${REMINDERS_SUFFIX}", the name of the reminders table ` +
+        `of class "${name.slice(0, -REMINDERS_SUFFIX.length)}"`,
+      {
+        hint: `rename the grain class so it does not end in ${REMINDERS_SUFFIX}`,
+      },
+    );
   }
 }
 
 /** Refuses a schema name that is not an identifier or that PostgreSQL would cut (two stores would share it). */
 export function checkSchemaName(schema: string): void {
-  if (!NAME.test(schema)) throw new StateStoreError('STATE_TABLE_SPEC', KIND, `schema ${JSON.stringify(schema)} is not an identifier`, { hint: 'letters, digits and _' });
-  if (schema.length > PG_MAX_IDENT) {
-    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `schema "${schema}" is ${schema.length} bytes; PostgreSQL keeps ${PG_MAX_IDENT} and would cut it to "${schema.slice(0, PG_MAX_IDENT)}" (shared with any schema of that beginning)`, {
-      hint: `use a schema name of at most ${PG_MAX_IDENT} bytes`,
+  if (!NAME.test(schema))
+    throw new StateStoreError('STATE_TABLE_SPEC', KIND, `schema ${JSON.stringify(schema)} is not an identifier`, {
+      hint: 'letters, digits and _',
     });
+  if (schema.length > PG_MAX_IDENT) {
+    throw new StateStoreError(
+      'STATE_TABLE_SPEC',
+      KIND,
+      `schema "${schema}" is ${schema.length} bytes; PostgreSQL keeps ${PG_MAX_IDENT} and would cut it to ` +
+        `"${schema.slice(0, PG_MAX_IDENT)}" (shared with any schema of that beginning)`,
+      {
+        hint: `use a schema name of at most ${PG_MAX_IDENT} bytes`,
+      },
+    );
   }
 }

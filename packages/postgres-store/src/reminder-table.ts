@@ -32,7 +32,10 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
   }
 
   createSql(): string {
-    return `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} NOT NULL, name text NOT NULL, method text NOT NULL, period_ms float8 NOT NULL, next_due float8 NOT NULL, PRIMARY KEY (key, name))`;
+    return (
+      `CREATE TABLE IF NOT EXISTS ${this.t} (key ${this.keyType} NOT NULL, name text NOT NULL, method text ` +
+      'NOT NULL, period_ms float8 NOT NULL, next_due float8 NOT NULL, PRIMARY KEY (key, name))'
+    );
   }
 
   async put(rows: readonly ReminderRow<K>[], fence?: PartitionFence): Promise<void> {
@@ -40,11 +43,25 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     if (rows.length === 0) return;
     await inTransaction(this.owner, `put reminders of "${this.spec.name}"`, async (c) => {
       // Fenced: the partitions' claims held (FOR SHARE) until this commits, as a state write's.
-      await this.fences.check(c, this.spec, rows.map((r) => r.key), fence, rows.length);
+      await this.fences.check(
+        c,
+        this.spec,
+        rows.map((r) => r.key),
+        fence,
+        rows.length,
+      );
       await c.query(
-        `INSERT INTO ${this.t} (key, name, method, period_ms, next_due) SELECT * FROM unnest($1::${this.keyType}[], $2::text[], $3::text[], $4::float8[], $5::float8[])
-         ON CONFLICT (key, name) DO UPDATE SET method = EXCLUDED.method, period_ms = EXCLUDED.period_ms, next_due = EXCLUDED.next_due`,
-        [rows.map((r) => String(r.key)), rows.map((r) => r.name), rows.map((r) => r.method), rows.map((r) => r.periodMs), rows.map((r) => r.nextDue)],
+        `INSERT INTO ${this.t} (key, name, method, period_ms, next_due) SELECT * FROM ` +
+          `unnest($1::${this.keyType}[], $2::text[], $3::text[], $4::float8[], $5::float8[])
+         ON CONFLICT (key, name) DO UPDATE SET method = EXCLUDED.method, period_ms = ` +
+          'EXCLUDED.period_ms, next_due = EXCLUDED.next_due',
+        [
+          rows.map((r) => String(r.key)),
+          rows.map((r) => r.name),
+          rows.map((r) => r.method),
+          rows.map((r) => r.periodMs),
+          rows.map((r) => r.nextDue),
+        ],
       );
     });
   }
@@ -53,8 +70,17 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     this.owner.check('delete reminders');
     if (ids.length === 0) return 0;
     return inTransaction(this.owner, `delete reminders of "${this.spec.name}"`, async (c) => {
-      await this.fences.check(c, this.spec, ids.map((i) => i.key), fence, ids.length);
-      const r = await c.query(`DELETE FROM ${this.t} WHERE (key, name) IN (SELECT * FROM unnest($1::${this.keyType}[], $2::text[]))`, [ids.map((i) => String(i.key)), ids.map((i) => i.name)]);
+      await this.fences.check(
+        c,
+        this.spec,
+        ids.map((i) => i.key),
+        fence,
+        ids.length,
+      );
+      const r = await c.query(
+        `DELETE FROM ${this.t} WHERE (key, name) IN (SELECT * FROM unnest($1::${this.keyType}[], $2::text[]))`,
+        [ids.map((i) => String(i.key)), ids.map((i) => i.name)],
+      );
       return r.rowCount ?? 0;
     });
   }
@@ -63,13 +89,27 @@ export class PgReminderTable<K extends StateKey> implements ReminderTable<K> {
     this.owner.check('list reminders');
     // bigint as text: node-postgres would otherwise give a string anyway; parsed and checked below.
     const r = await withClient(this.owner, `list reminders of "${this.spec.name}"`, (c) =>
-      c.query<{ key: string; name: string; method: string; period_ms: number; next_due: number }>(`SELECT key::text AS key, name, method, period_ms, next_due FROM ${this.t} ORDER BY key, name`),
+      c.query<{ key: string; name: string; method: string; period_ms: number; next_due: number }>(
+        `SELECT key::text AS key, name, method, period_ms, next_due FROM ${this.t} ORDER BY key, name`,
+      ),
     );
     return r.rows.map((row) => {
       const key = this.spec.keyKind === 'string' ? row.key : Number(row.key);
-      if (typeof key === 'number' && !Number.isSafeInteger(key)) throw new StateDecodeError(KIND, this.spec.name, row.key, `reminder "${row.name}": key ${row.key} is not a safe integer`);
+      if (typeof key === 'number' && !Number.isSafeInteger(key))
+        throw new StateDecodeError(
+          KIND,
+          this.spec.name,
+          row.key,
+          `reminder "${row.name}": key ${row.key} is not a safe integer`,
+        );
       if (!(row.period_ms > 0) || !Number.isFinite(row.period_ms) || !Number.isFinite(row.next_due)) {
-        throw new StateDecodeError(KIND, this.spec.name, key, `reminder "${row.name}": period_ms ${row.period_ms}, next_due ${row.next_due} (a period > 0 and a finite due time are required)`);
+        throw new StateDecodeError(
+          KIND,
+          this.spec.name,
+          key,
+          `reminder "${row.name}": period_ms ${row.period_ms}, next_due ${row.next_due} (a period > 0 and ` +
+            'a finite due time are required)',
+        );
       }
       return { key: key as K, name: row.name, method: row.method, periodMs: row.period_ms, nextDue: row.next_due };
     });

@@ -65,8 +65,15 @@ export class PostgresStore implements StateStore {
   async open(): Promise<void> {
     if (this.closed) throw new StateStoreClosedError(KIND, 'open');
     if (this.pool) return;
-    const base = typeof this.options.connection === 'string' ? { connectionString: this.options.connection } : this.options.connection;
-    const pool = new pg.Pool({ ...base, max: this.options.maxConnections ?? 4, connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000 });
+    const base =
+      typeof this.options.connection === 'string'
+        ? { connectionString: this.options.connection }
+        : this.options.connection;
+    const pool = new pg.Pool({
+      ...base,
+      max: this.options.maxConnections ?? 4,
+      connectionTimeoutMillis: this.options.connectTimeoutMs ?? 10_000,
+    });
     // An idle connection the server drops must not crash the process; the next checkout reconnects.
     pool.on('error', () => {});
     try {
@@ -79,7 +86,9 @@ export class PostgresStore implements StateStore {
     } catch (e) {
       await pool.end().catch(() => {});
       const err = pgError(e, 'open', this.location);
-      throw err instanceof StateStoreUnavailableError ? err : new StateStoreUnavailableError(KIND, this.location, (e as Error).message, { cause: e });
+      throw err instanceof StateStoreUnavailableError
+        ? err
+        : new StateStoreUnavailableError(KIND, this.location, (e as Error).message, { cause: e });
     }
     this.pool = pool;
   }
@@ -87,7 +96,10 @@ export class PostgresStore implements StateStore {
   /** A pooled connection for `what`, or a typed error. */
   async client(what: string): Promise<pg.PoolClient> {
     if (this.closed) throw new StateStoreClosedError(KIND, what);
-    if (!this.pool) throw new StateStoreUnavailableError(KIND, this.location, `${what} before open()`, { hint: 'await store.open() first' });
+    if (!this.pool)
+      throw new StateStoreUnavailableError(KIND, this.location, `${what} before open()`, {
+        hint: 'await store.open() first',
+      });
     try {
       return await this.pool.connect();
     } catch (e) {
@@ -106,24 +118,39 @@ export class PostgresStore implements StateStore {
     if (known) {
       const k = known.spec;
       if (k.keyKind !== spec.keyKind || k.stateSize !== spec.stateSize) {
-        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table "${spec.name}" is open with keyKind ${k.keyKind}, stateSize ${k.stateSize ?? 'variable'}`, { hint: 'one spec per grain class in a store' });
+        throw new StateStoreError(
+          'STATE_TABLE_SPEC',
+          KIND,
+          `table "${spec.name}" is open with keyKind ${k.keyKind}, stateSize ${k.stateSize ?? 'variable'}`,
+          { hint: 'one spec per grain class in a store' },
+        );
       }
       return known as unknown as TableOf<S>;
     }
     // Int keys: 64 consecutive keys to a record (core's chunk format); string keys: a row each.
-    const table = spec.keyKind === 'string' ? new EntryTable<never>(this, { ...spec }, this.fences) : new ChunkTable(this, { ...spec }, this.fences);
+    const table =
+      spec.keyKind === 'string'
+        ? new EntryTable<never>(this, { ...spec }, this.fences)
+        : new ChunkTable(this, { ...spec }, this.fences);
     const c = await this.client('table');
     try {
       await ddl(c, table.createSql());
       const [column, want] = spec.keyKind === 'string' ? ['key', 'text'] : ['chunk', 'bigint'];
       const r = await c.query<{ data_type: string }>(
-        'SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = $3',
+        'SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND ' +
+          'column_name = $3',
         [this.schema, stateIdent(spec.name), column],
       );
       if (r.rows[0]?.data_type !== want) {
-        throw new StateStoreError('STATE_TABLE_SPEC', KIND, `table ${this.schema}.${stateIdent(spec.name)} has no ${want} column "${column}", which ${spec.keyKind} keys need`, {
-          hint: 'the table was made for another key kind: use another schema, or migrate the table',
-        });
+        throw new StateStoreError(
+          'STATE_TABLE_SPEC',
+          KIND,
+          `table ${this.schema}.${stateIdent(spec.name)} has no ${want} column "${column}", ` +
+            `which ${spec.keyKind} keys need`,
+          {
+            hint: 'the table was made for another key kind: use another schema, or migrate the table',
+          },
+        );
       }
     } catch (e) {
       throw pgError(e, `open table "${spec.name}"`, this.location);
@@ -135,7 +162,9 @@ export class PostgresStore implements StateStore {
   }
 
   /** The reminders of a grain class: the table `<name>__reminders` beside its states (created if missing). */
-  async reminders<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
+  async reminders<const S extends StateTableSpec>(
+    spec: S,
+  ): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>> {
     checkTableName(spec.name);
     let t = this.reminderTables.get(spec.name);
     if (!t) {

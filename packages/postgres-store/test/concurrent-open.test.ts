@@ -12,7 +12,8 @@ const url = inject('pgUrl');
 const spec: StateTableSpec = { name: 'Racer', keyKind: 'int', stateSize: 8 };
 
 describe('PostgreSQL: stores opened at once on one schema', () => {
-  const title = 'every store opens the schema, the table, its reminders and its fences; the claim each makes is read by the others';
+  const title =
+    'every store opens the schema, the table, its reminders and its fences; the claim each makes is read by the others';
   it(title, async () => {
     for (let round = 0; round < 4; round++) {
       const schema = `race_${process.pid}_${round}`;

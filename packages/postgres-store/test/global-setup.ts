@@ -25,13 +25,20 @@ const NEEDS_SERVER = 'packages/postgres-store/test/';
  * PostgreSQL tests, always does (and fails if it cannot).
  */
 function runNeedsServer(argv: readonly string[]): boolean {
-  const filters = argv.filter((a) => !a.startsWith('-') && a !== 'run' && !/vitest(\.m?js)?$/.test(a) && !a.endsWith('node'));
+  const filters = argv.filter(
+    (a) => !a.startsWith('-') && a !== 'run' && !/vitest(\.m?js)?$/.test(a) && !a.endsWith('node'),
+  );
   // vitest matches a filter anywhere in a file's path (`test/persistence` matches this package's persistence.test.ts).
-  const files = readdirSync(new URL('.', import.meta.url)).filter((f) => f.endsWith('.test.ts')).map((f) => NEEDS_SERVER + f);
-  return filters.length === 0 || filters.some((f) => {
-    const g = f.replace(/^\.\//, '');
-    return NEEDS_SERVER.includes(g) || g.includes('postgres-store') || files.some((path) => path.includes(g));
-  });
+  const files = readdirSync(new URL('.', import.meta.url))
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => NEEDS_SERVER + f);
+  return (
+    filters.length === 0 ||
+    filters.some((f) => {
+      const g = f.replace(/^\.\//, '');
+      return NEEDS_SERVER.includes(g) || g.includes('postgres-store') || files.some((path) => path.includes(g));
+    })
+  );
 }
 
 export async function setup(project: TestProject): Promise<void> {

@@ -30,7 +30,13 @@ for (const lane of lanes) {
     for (const c of [...persistenceCases, ...reminderCases]) {
       it(c.name, async () => {
         const clock = { now: 1_000_000 };
-        const fresh = () => new GrainSystem({ backends: { x: lane.make() }, logLevel: 'silent', handleSignals: false, clock: () => clock.now });
+        const fresh = () =>
+          new GrainSystem({
+            backends: { x: lane.make() },
+            logLevel: 'silent',
+            handleSignals: false,
+            clock: () => clock.now,
+          });
         await c.run({ fresh, placement: 'x', clock }, postgres);
       }, 120_000);
     }

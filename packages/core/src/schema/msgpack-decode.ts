@@ -99,10 +99,14 @@ function minEncodedSize(schema: Schema): number {
     case 'vec':
       return 1;
     case 'array':
-      return Math.min(1 + schema.length * minEncodedSize(schema.element), isNumericScalar(schema.element) ? 2 + schema.length * KINDS[schema.element.scalar].size : Infinity);
+      return Math.min(
+        1 + schema.length * minEncodedSize(schema.element),
+        isNumericScalar(schema.element) ? 2 + schema.length * KINDS[schema.element.scalar].size : Infinity,
+      );
     case 'struct': {
       let n = 1;
-      for (const name of schema.fieldNames) n += 1 + new TextEncoder().encode(name).length + minEncodedSize(schema.fields[name] as Schema);
+      for (const name of schema.fieldNames)
+        n += 1 + new TextEncoder().encode(name).length + minEncodedSize(schema.fields[name] as Schema);
       return n;
     }
   }
@@ -110,7 +114,11 @@ function minEncodedSize(schema: Schema): number {
 
 /** Fails unless the bytes left can hold `n` elements of at least `minEach` bytes each. */
 function checkRoom(r: Reader, n: number, minEach: number, path: string): void {
-  if (n * minEach > r.end - r.pos) fail(path, `truncated: an array of ${n} elements needs at least ${n * minEach} more bytes, ${r.end - r.pos} remain`);
+  if (n * minEach > r.end - r.pos)
+    fail(
+      path,
+      `truncated: an array of ${n} elements needs at least ${n * minEach} more bytes, ${r.end - r.pos} remain`,
+    );
 }
 
 function scalarDecoder(kind: ScalarKind): Decoder {
@@ -154,7 +162,11 @@ function numericArrayDecoder(kind: NumericKind, min: number, max: number): Decod
     if (t === 0xc4 || t === 0xc5 || t === 0xc6) {
       r.pos++;
       const len =
-        t === 0xc4 ? (r.u8[take(r, 1, path)] as number) : t === 0xc5 ? r.dv.getUint16(take(r, 2, path)) : r.dv.getUint32(take(r, 4, path));
+        t === 0xc4
+          ? (r.u8[take(r, 1, path)] as number)
+          : t === 0xc5
+            ? r.dv.getUint16(take(r, 2, path))
+            : r.dv.getUint32(take(r, 4, path));
       if (len % bytes !== 0) fail(path, `bin of ${len} bytes is not a whole number of ${kind} elements`);
       n = len / bytes;
       if (n < min || n > max) fail(path, lengthWhy(n, min, max));
@@ -186,12 +198,18 @@ interface NumArray {
  * The caller's array for this field (Reader.target), as a view of its first n elements; undefined when
  * none was given. Its kind was checked when the ask was sent; one too short fails the reply.
  */
-function intoTarget(r: Reader, Ctor: abstract new (n: number) => NumArray, n: number, path: string): NumArray | undefined {
+function intoTarget(
+  r: Reader,
+  Ctor: abstract new (n: number) => NumArray,
+  n: number,
+  path: string,
+): NumArray | undefined {
   const t = r.target;
   if (t === undefined) return undefined;
   r.target = undefined;
   if (!(t instanceof Ctor)) throw new ReplyTargetError(path, `into.${path} is not a ${Ctor.name}`);
-  if (t.length < n) throw new ReplyTargetError(path, `the reply's ${path} has ${n} elements, into.${path} holds ${t.length}`);
+  if (t.length < n)
+    throw new ReplyTargetError(path, `the reply's ${path} has ${n} elements, into.${path} holds ${t.length}`);
   return t.length === n ? t : t.subarray(0, n);
 }
 
@@ -206,7 +224,10 @@ type FieldSink<T> = (target: T, idx: number, name: string, value: unknown, row: 
  * The struct map reader both sinks share: exact field count, keys in any order, no duplicates, no
  * unknown or missing field; each value decoded (and checked) by its field's decoder.
  */
-function structFields<T>(s: StructSchema, put: FieldSink<T>): (r: Reader, path: string, target: T, row: number) => void {
+function structFields<T>(
+  s: StructSchema,
+  put: FieldSink<T>,
+): (r: Reader, path: string, target: T, row: number) => void {
   const names = s.fieldNames;
   const decs = names.map((n) => compileDecoder(s.fields[n] as Schema));
   const keyBytes = names.map((n) => new TextEncoder().encode(n));

@@ -159,7 +159,8 @@ function numericArrayEncoder(kind: NumericKind, min: number, max: number): Encod
     const dv = w.dv;
     // A typed array of the kind holds only valid elements: no per-element check.
     if (arr instanceof Ctor) {
-      if (n * bytes >= COPY_FROM) copyBytes(w.u8, p, new Uint8Array(arr.buffer, arr.byteOffset, n * bytes), 0, n * bytes);
+      if (n * bytes >= COPY_FROM)
+        copyBytes(w.u8, p, new Uint8Array(arr.buffer, arr.byteOffset, n * bytes), 0, n * bytes);
       else for (let i = 0; i < n; i++) set(dv, p + i * bytes, arr[i] as number);
       return;
     }

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { SchemaDefinitionError } from '../errors.ts';
-import { KINDS, isNumericKind, type NumericKind, type ScalarKind, type ScalarValue, type TypedArrayOf } from './kinds.ts';
+import {
+  KINDS,
+  isNumericKind,
+  type NumericKind,
+  type ScalarKind,
+  type ScalarValue,
+  type TypedArrayOf,
+} from './kinds.ts';
 
 export type { NumericKind, ScalarKind, ScalarValue, TypedArrayOf } from './kinds.ts';
 
@@ -21,16 +28,14 @@ export interface ScalarSchema<K extends ScalarKind = ScalarKind> extends SchemaB
 }
 
 /** Arrays of numbers are typed arrays in JS and msgpack `bin` on the wire (little-endian). */
-type ArrayOut<E extends Schema> = E extends ScalarSchema<infer K>
-  ? K extends NumericKind
-    ? TypedArrayOf<K>
-    : boolean[]
-  : Infer<E>[];
-type ArrayIn<E extends Schema> = E extends ScalarSchema<infer K>
-  ? K extends NumericKind
-    ? TypedArrayOf<K> | readonly number[]
-    : readonly boolean[]
-  : readonly Input<E>[];
+type ArrayOut<E extends Schema> =
+  E extends ScalarSchema<infer K> ? (K extends NumericKind ? TypedArrayOf<K> : boolean[]) : Infer<E>[];
+type ArrayIn<E extends Schema> =
+  E extends ScalarSchema<infer K>
+    ? K extends NumericKind
+      ? TypedArrayOf<K> | readonly number[]
+      : readonly boolean[]
+    : readonly Input<E>[];
 
 /** Fixed-length array: exactly `length` elements. */
 export interface ArraySchema<E extends Schema = Schema> extends SchemaBase<ArrayOut<E>, ArrayIn<E>> {
@@ -100,12 +105,22 @@ function checkLength(what: string, n: number): void {
 
 export function array<E extends Schema>(element: E, length: number): ArraySchema<E> {
   checkLength('array length', length);
-  return Object.freeze({ kind: 'array', element, length, zod: arrayZod(element, length, length) }) as unknown as ArraySchema<E>;
+  return Object.freeze({
+    kind: 'array',
+    element,
+    length,
+    zod: arrayZod(element, length, length),
+  }) as unknown as ArraySchema<E>;
 }
 
 export function vec<E extends Schema>(element: E, maxLength: number): VecSchema<E> {
   checkLength('vec maxLength', maxLength);
-  return Object.freeze({ kind: 'vec', element, maxLength, zod: arrayZod(element, 0, maxLength) }) as unknown as VecSchema<E>;
+  return Object.freeze({
+    kind: 'vec',
+    element,
+    maxLength,
+    zod: arrayZod(element, 0, maxLength),
+  }) as unknown as VecSchema<E>;
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -120,7 +135,12 @@ export function struct<F extends Fields>(fields: F): StructSchema<F> {
   }
   const shape: Record<string, z.ZodType<any, any>> = {};
   for (const name of fieldNames) shape[name] = (fields[name] as Schema).zod;
-  return Object.freeze({ kind: 'struct', fields, fieldNames, zod: z.strictObject(shape) }) as unknown as StructSchema<F>;
+  return Object.freeze({
+    kind: 'struct',
+    fields,
+    fieldNames,
+    zod: z.strictObject(shape),
+  }) as unknown as StructSchema<F>;
 }
 
 /** A short, stable description of a schema, used to compare reply types across a forward chain. */
@@ -138,6 +158,11 @@ export function describeSchema(s: Schema): string {
 }
 
 /** A typed array of `kind` viewing `buffer` (no copy). */
-export function typedView<K extends NumericKind>(kind: K, buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArrayOf<K> {
+export function typedView<K extends NumericKind>(
+  kind: K,
+  buffer: ArrayBufferLike,
+  byteOffset: number,
+  length: number,
+): TypedArrayOf<K> {
   return new KINDS[kind].array(buffer, byteOffset, length) as TypedArrayOf<K>;
 }

@@ -1,27 +1,35 @@
 import { layoutOf, type Layout } from './layout.ts';
 import { kindSpec, type ScalarKind, type ScalarValue } from './kinds.ts';
-import { typedView, isNumericScalar, type NumericKind, type Schema, type StructSchema, type TypedArrayOf, type ScalarSchema, type ArraySchema, type VecSchema } from './types.ts';
+import {
+  typedView,
+  isNumericScalar,
+  type NumericKind,
+  type Schema,
+  type StructSchema,
+  type TypedArrayOf,
+  type ScalarSchema,
+  type ArraySchema,
+  type VecSchema,
+} from './types.ts';
 
 /**
  * Live views of binary state: a handler's `state.balance += 1` writes straight into the state table
  * (a SharedArrayBuffer on CPU), with the same layout and the same store conversions the GPU applies (f32
  * rounds, integer kinds wrap, see kinds.ts).
  */
-export type StateView<S> = S extends ScalarSchema<infer K>
-  ? ScalarValue<K>
-  : S extends ArraySchema<infer E>
-    ? ArrayView<E>
-    : S extends VecSchema<infer E>
-      ? { length: number; readonly items: ArrayView<E> }
-      : S extends StructSchema<infer F>
-        ? { -readonly [K in keyof F]: StateView<F[K]> }
-        : never;
+export type StateView<S> =
+  S extends ScalarSchema<infer K>
+    ? ScalarValue<K>
+    : S extends ArraySchema<infer E>
+      ? ArrayView<E>
+      : S extends VecSchema<infer E>
+        ? { length: number; readonly items: ArrayView<E> }
+        : S extends StructSchema<infer F>
+          ? { -readonly [K in keyof F]: StateView<F[K]> }
+          : never;
 
-type ArrayView<E> = E extends ScalarSchema<infer K>
-  ? K extends NumericKind
-    ? TypedArrayOf<K>
-    : Uint8Array
-  : StateView<E>[];
+type ArrayView<E> =
+  E extends ScalarSchema<infer K> ? (K extends NumericKind ? TypedArrayOf<K> : Uint8Array) : StateView<E>[];
 
 function arrayView(element: Schema, el: Layout, count: number, buffer: ArrayBufferLike, base: number): unknown {
   if (isNumericScalar(element)) return typedView(element.scalar, buffer, base, count);
@@ -44,11 +52,21 @@ export function viewAt(schema: Schema, buffer: ArrayBufferLike, base: number): u
       return arrayView(schema.element, layout.element as Layout, schema.length, buffer, base);
     case 'vec': {
       const dv = new DataView(buffer);
-      const items = arrayView(schema.element, layout.element as Layout, schema.maxLength, buffer, base + (layout.fields?.[1]?.offset ?? 0));
+      const items = arrayView(
+        schema.element,
+        layout.element as Layout,
+        schema.maxLength,
+        buffer,
+        base + (layout.fields?.[1]?.offset ?? 0),
+      );
       return Object.defineProperties(
         {},
         {
-          length: { get: () => dv.getUint32(base, true), set: (v: number) => dv.setUint32(base, v, true), enumerable: true },
+          length: {
+            get: () => dv.getUint32(base, true),
+            set: (v: number) => dv.setUint32(base, v, true),
+            enumerable: true,
+          },
           items: { value: items, enumerable: true },
         },
       );
@@ -123,15 +141,78 @@ type Accessor = { get(this: StructViewInstance): unknown; set(this: StructViewIn
  * slower field access in handlers).
  */
 const FIELD: { readonly [K in ScalarKind]: (off: number) => Accessor } = {
-  f32: (off) => ({ get() { return this.$dv.getFloat32(this.$base + off, true); }, set(v) { this.$dv.setFloat32(this.$base + off, v as number, true); } }),
-  f64: (off) => ({ get() { return this.$dv.getFloat64(this.$base + off, true); }, set(v) { this.$dv.setFloat64(this.$base + off, v as number, true); } }),
-  i8: (off) => ({ get() { return this.$dv.getInt8(this.$base + off); }, set(v) { this.$dv.setInt8(this.$base + off, v as number); } }),
-  u8: (off) => ({ get() { return this.$dv.getUint8(this.$base + off); }, set(v) { this.$dv.setUint8(this.$base + off, v as number); } }),
-  i16: (off) => ({ get() { return this.$dv.getInt16(this.$base + off, true); }, set(v) { this.$dv.setInt16(this.$base + off, v as number, true); } }),
-  u16: (off) => ({ get() { return this.$dv.getUint16(this.$base + off, true); }, set(v) { this.$dv.setUint16(this.$base + off, v as number, true); } }),
-  i32: (off) => ({ get() { return this.$dv.getInt32(this.$base + off, true); }, set(v) { this.$dv.setInt32(this.$base + off, v as number, true); } }),
-  u32: (off) => ({ get() { return this.$dv.getUint32(this.$base + off, true); }, set(v) { this.$dv.setUint32(this.$base + off, v as number, true); } }),
-  bool: (off) => ({ get() { return this.$dv.getUint8(this.$base + off) !== 0; }, set(v) { this.$dv.setUint8(this.$base + off, v ? 1 : 0); } }),
+  f32: (off) => ({
+    get() {
+      return this.$dv.getFloat32(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setFloat32(this.$base + off, v as number, true);
+    },
+  }),
+  f64: (off) => ({
+    get() {
+      return this.$dv.getFloat64(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setFloat64(this.$base + off, v as number, true);
+    },
+  }),
+  i8: (off) => ({
+    get() {
+      return this.$dv.getInt8(this.$base + off);
+    },
+    set(v) {
+      this.$dv.setInt8(this.$base + off, v as number);
+    },
+  }),
+  u8: (off) => ({
+    get() {
+      return this.$dv.getUint8(this.$base + off);
+    },
+    set(v) {
+      this.$dv.setUint8(this.$base + off, v as number);
+    },
+  }),
+  i16: (off) => ({
+    get() {
+      return this.$dv.getInt16(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setInt16(this.$base + off, v as number, true);
+    },
+  }),
+  u16: (off) => ({
+    get() {
+      return this.$dv.getUint16(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setUint16(this.$base + off, v as number, true);
+    },
+  }),
+  i32: (off) => ({
+    get() {
+      return this.$dv.getInt32(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setInt32(this.$base + off, v as number, true);
+    },
+  }),
+  u32: (off) => ({
+    get() {
+      return this.$dv.getUint32(this.$base + off, true);
+    },
+    set(v) {
+      this.$dv.setUint32(this.$base + off, v as number, true);
+    },
+  }),
+  bool: (off) => ({
+    get() {
+      return this.$dv.getUint8(this.$base + off) !== 0;
+    },
+    set(v) {
+      this.$dv.setUint8(this.$base + off, v ? 1 : 0);
+    },
+  }),
 };
 
 /** Plain JS copy of a view (for snapshots, assertions and `system.inspect`). */
@@ -146,14 +227,16 @@ export function snapshot(schema: Schema, buffer: ArrayBufferLike, base: number):
       const count = schema.kind === 'array' ? schema.length : dv.getUint32(base, true);
       const start = schema.kind === 'array' ? base : base + (layout.fields?.[1]?.offset ?? 0);
       const el = layout.element as Layout;
-      if (isNumericScalar(schema.element)) return typedView(schema.element.scalar, buffer.slice(start, start + count * el.size), 0, count);
+      if (isNumericScalar(schema.element))
+        return typedView(schema.element.scalar, buffer.slice(start, start + count * el.size), 0, count);
       const out: unknown[] = [];
       for (let i = 0; i < count; i++) out.push(snapshot(schema.element, buffer, start + i * el.size));
       return out;
     }
     case 'struct': {
       const out: Record<string, unknown> = {};
-      for (const f of layout.fields ?? []) out[f.name] = snapshot(schema.fields[f.name] as Schema, buffer, base + f.offset);
+      for (const f of layout.fields ?? [])
+        out[f.name] = snapshot(schema.fields[f.name] as Schema, buffer, base + f.offset);
       return out;
     }
   }

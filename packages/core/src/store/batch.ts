@@ -4,7 +4,16 @@
  */
 import { StateBatchError, StateScanError } from './errors.ts';
 import { showValue } from '../errors.ts';
-import type { DeleteBatch, FixedStates, KeyColumn, PackedStates, PutBatch, StateKey, StateRows, StateTableSpec } from './types.ts';
+import type {
+  DeleteBatch,
+  FixedStates,
+  KeyColumn,
+  PackedStates,
+  PutBatch,
+  StateKey,
+  StateRows,
+  StateTableSpec,
+} from './types.ts';
 
 /** Longest string key, in UTF-8 bytes (LMDB keys are at most 1978 bytes; this leaves room for its encoding). */
 export const MAX_STRING_KEY_BYTES = 1024;
@@ -33,33 +42,49 @@ export function checkScanLimit(store: string, spec: StateTableSpec, limit: unkno
 
 /** Checks a key column against the table's key kind; returns its length. */
 export function checkKeys(store: string, spec: StateTableSpec, keys: ArrayLike<unknown>): number {
-  if (!keys || typeof keys.length !== 'number') throw new StateBatchError(store, spec.name, 'keys must be an array (a key column)');
+  if (!keys || typeof keys.length !== 'number')
+    throw new StateBatchError(store, spec.name, 'keys must be an array (a key column)');
   const n = keys.length;
   if (spec.keyKind === 'string') {
     for (let i = 0; i < n; i++) {
       const k = keys[i];
-      if (typeof k !== 'string' || k.length === 0) throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a non-empty string key`, i);
+      if (typeof k !== 'string' || k.length === 0)
+        throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a non-empty string key`, i);
       // A lone surrogate has no UTF-8 form: PostgreSQL stored '\uD800' and '\uDC00' both as U+FFFD, one row.
-      if (!k.isWellFormed()) throw new StateBatchError(store, spec.name, `${JSON.stringify(k)} is not a well-formed string key (a lone surrogate)`, i);
+      if (!k.isWellFormed())
+        throw new StateBatchError(
+          store,
+          spec.name,
+          `${JSON.stringify(k)} is not a well-formed string key (a lone surrogate)`,
+          i,
+        );
       // A UTF-16 unit is at most 3 UTF-8 bytes: only long keys need counting.
       if (k.length * 3 > MAX_STRING_KEY_BYTES && utf8Length(k) > MAX_STRING_KEY_BYTES) {
-        throw new StateBatchError(store, spec.name, `a key of ${utf8Length(k)} UTF-8 bytes is longer than ${MAX_STRING_KEY_BYTES}`, i);
+        throw new StateBatchError(
+          store,
+          spec.name,
+          `a key of ${utf8Length(k)} UTF-8 bytes is longer than ${MAX_STRING_KEY_BYTES}`,
+          i,
+        );
       }
     }
   } else if (!(keys instanceof Int32Array || keys instanceof Uint32Array)) {
     for (let i = 0; i < n; i++) {
       const k = keys[i];
-      if (typeof k !== 'number' || !Number.isSafeInteger(k)) throw new StateBatchError(store, spec.name, `${showValue(k)} is not a safe integer key`, i);
+      if (typeof k !== 'number' || !Number.isSafeInteger(k))
+        throw new StateBatchError(store, spec.name, `${showValue(k)} is not a safe integer key`, i);
     }
   }
   return n;
 }
 
 function checkVersions(store: string, spec: StateTableSpec, what: string, v: ArrayLike<unknown>, n: number): void {
-  if (!v || v.length !== n) throw new StateBatchError(store, spec.name, `${what} has ${v?.length ?? 'no'} rows, the key column ${n}`);
+  if (!v || v.length !== n)
+    throw new StateBatchError(store, spec.name, `${what} has ${v?.length ?? 'no'} rows, the key column ${n}`);
   for (let i = 0; i < n; i++) {
     const x = v[i];
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) throw new StateBatchError(store, spec.name, `${what} ${String(x)} is not a version (an integer ≥ 0)`, i);
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0)
+      throw new StateBatchError(store, spec.name, `${what} ${String(x)} is not a version (an integer ≥ 0)`, i);
   }
 }
 
@@ -82,21 +107,55 @@ export function checkPut<K extends StateKey>(store: string, spec: StateTableSpec
     for (let i = 0; i < n; i++) {
       const s: unknown = rows[i];
       if (!(s instanceof Uint8Array)) throw new StateBatchError(store, spec.name, 'a state must be a Uint8Array', i);
-      if (size !== undefined && s.length !== size) throw new StateBatchError(store, spec.name, `a state of ${s.length} bytes; the table's states are ${size} bytes`, i);
+      if (size !== undefined && s.length !== size)
+        throw new StateBatchError(
+          store,
+          spec.name,
+          `a state of ${s.length} bytes; the table's states are ${size} bytes`,
+          i,
+        );
     }
   } else if (isFixed(rows)) {
-    if (!(rows.bytes instanceof Uint8Array) || !Number.isInteger(rows.stride) || rows.stride < 0) throw new StateBatchError(store, spec.name, 'states { bytes, stride } needs a Uint8Array and a stride ≥ 0');
-    if (size !== undefined && rows.stride !== size) throw new StateBatchError(store, spec.name, `states of stride ${rows.stride}; the table's states are ${size} bytes`);
-    if (rows.bytes.length < n * rows.stride) throw new StateBatchError(store, spec.name, `states hold ${rows.bytes.length} bytes, ${n} rows of ${rows.stride} need ${n * rows.stride}`);
+    if (!(rows.bytes instanceof Uint8Array) || !Number.isInteger(rows.stride) || rows.stride < 0)
+      throw new StateBatchError(store, spec.name, 'states { bytes, stride } needs a Uint8Array and a stride ≥ 0');
+    if (size !== undefined && rows.stride !== size)
+      throw new StateBatchError(
+        store,
+        spec.name,
+        `states of stride ${rows.stride}; the table's states are ${size} bytes`,
+      );
+    if (rows.bytes.length < n * rows.stride)
+      throw new StateBatchError(
+        store,
+        spec.name,
+        `states hold ${rows.bytes.length} bytes, ${n} rows of ${rows.stride} need ${n * rows.stride}`,
+      );
   } else if (isPacked(rows)) {
     const { offsets, bytes } = rows;
-    if (!(bytes instanceof Uint8Array) || offsets.length !== n + 1) throw new StateBatchError(store, spec.name, `states { bytes, offsets } needs a Uint8Array and ${n + 1} offsets, got ${offsets.length}`);
+    if (!(bytes instanceof Uint8Array) || offsets.length !== n + 1)
+      throw new StateBatchError(
+        store,
+        spec.name,
+        `states { bytes, offsets } needs a Uint8Array and ${n + 1} offsets, got ${offsets.length}`,
+      );
     for (let i = 0; i < n; i++) {
       const len = offsets[i + 1]! - offsets[i]!;
-      if (len < 0 || offsets[i + 1]! > bytes.length) throw new StateBatchError(store, spec.name, `offsets ${offsets[i]}..${offsets[i + 1]} are outside the ${bytes.length} state bytes`, i);
-      if (size !== undefined && len !== size) throw new StateBatchError(store, spec.name, `a state of ${len} bytes; the table's states are ${size} bytes`, i);
+      if (len < 0 || offsets[i + 1]! > bytes.length)
+        throw new StateBatchError(
+          store,
+          spec.name,
+          `offsets ${offsets[i]}..${offsets[i + 1]} are outside the ${bytes.length} state bytes`,
+          i,
+        );
+      if (size !== undefined && len !== size)
+        throw new StateBatchError(store, spec.name, `a state of ${len} bytes; the table's states are ${size} bytes`, i);
     }
-  } else throw new StateBatchError(store, spec.name, 'states must be { bytes, stride }, { bytes, offsets } or an array of Uint8Array');
+  } else
+    throw new StateBatchError(
+      store,
+      spec.name,
+      'states must be { bytes, stride }, { bytes, offsets } or an array of Uint8Array',
+    );
   return n;
 }
 
@@ -131,12 +190,22 @@ export function stateBytes(rows: StateRows, n: number): number {
  * The order to apply a batch in: null when its keys already ascend, else the rows sorted by key (writes
  * in key order touch each B-tree page once). A repeated key fails the batch with StateBatchError.
  */
-export function keyOrder<K extends StateKey>(store: string, spec: StateTableSpec, keys: KeyColumn<K>): Uint32Array | null {
+export function keyOrder<K extends StateKey>(
+  store: string,
+  spec: StateTableSpec,
+  keys: KeyColumn<K>,
+): Uint32Array | null {
   const k = keys as ArrayLike<StateKey>;
   const n = k.length;
   let ascending = true;
   for (let i = 1; i < n; i++) {
-    if (k[i]! === k[i - 1]!) throw new StateBatchError(store, spec.name, `key ${JSON.stringify(k[i])} is repeated (rows ${i - 1} and ${i})`, i);
+    if (k[i]! === k[i - 1]!)
+      throw new StateBatchError(
+        store,
+        spec.name,
+        `key ${JSON.stringify(k[i])} is repeated (rows ${i - 1} and ${i})`,
+        i,
+      );
     if (k[i]! < k[i - 1]!) {
       ascending = false;
       break;
@@ -152,7 +221,8 @@ export function keyOrder<K extends StateKey>(store: string, spec: StateTableSpec
   for (let i = 1; i < n; i++) {
     const a = order[i - 1]!;
     const b = order[i]!;
-    if (k[a] === k[b]) throw new StateBatchError(store, spec.name, `key ${JSON.stringify(k[b])} is repeated (rows ${a} and ${b})`, b);
+    if (k[a] === k[b])
+      throw new StateBatchError(store, spec.name, `key ${JSON.stringify(k[b])} is repeated (rows ${a} and ${b})`, b);
   }
   return order;
 }
@@ -175,7 +245,12 @@ function radixOrder(keys: ArrayLike<number>): Uint32Array {
   for (let i = 0; i < n; i++) order[i] = i;
   let next = new Uint32Array(n);
   const count = new Uint32Array(65536);
-  for (const [word, shift] of [[lo, 0], [lo, 16], [hi, 0], [hi, 16]] as const) {
+  for (const [word, shift] of [
+    [lo, 0],
+    [lo, 16],
+    [hi, 0],
+    [hi, 16],
+  ] as const) {
     count.fill(0);
     for (let i = 0; i < n; i++) count[(word[i]! >>> shift) & 0xffff]!++;
     if (count[(word[0]! >>> shift) & 0xffff] === n) continue; // every key has this digit: the pass changes nothing
@@ -248,7 +323,14 @@ export class StateReadBuilder {
   }
 
   /** getMany's answer. */
-  read(): { count: number; found: number; versions: Float64Array; bytes: Uint8Array; offsets: Uint32Array; missing: Uint32Array } {
+  read(): {
+    count: number;
+    found: number;
+    versions: Float64Array;
+    bytes: Uint8Array;
+    offsets: Uint32Array;
+    missing: Uint32Array;
+  } {
     return {
       count: this.row,
       found: this.row - this.missingCount,

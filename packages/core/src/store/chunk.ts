@@ -15,7 +15,10 @@ import type { PackedStates, StateRows } from './types.ts';
  */
 export const CHUNK = 64;
 const FORMAT = 1;
-/** Format 1 with a row epoch each (cluster-fenced writes); written only when a row has one, so unfenced tables stay format 1. */
+/**
+ * Format 1 with a row epoch each (cluster-fenced writes); written only when a row has one, so unfenced tables stay
+ * format 1.
+ */
 const FORMAT_EPOCHS = 2;
 
 // `+ 0` turns -0 into 0: key -0 is key 0 (a safe integer, equal to 0), but LMDB's key encoding writes a
@@ -34,7 +37,10 @@ export interface Chunk {
   readonly dataAt: number;
 }
 
-function layout(n: number, epochs: boolean): { versionsAt: number; epochsAt: number; offsetsAt: number; dataAt: number } {
+function layout(
+  n: number,
+  epochs: boolean,
+): { versionsAt: number; epochsAt: number; offsetsAt: number; dataAt: number } {
   const versionsAt = 8 + ((n + 7) & ~7);
   const epochsAt = epochs ? versionsAt + 8 * n : 0;
   const offsetsAt = versionsAt + 8 * n * (epochs ? 2 : 1);
@@ -65,7 +71,8 @@ export function parseChunk(buf: Uint8Array): Chunk | string {
 export const slotAt = (c: Chunk, r: number): number => c.buf[8 + r]!;
 export const versionAt = (c: Chunk, r: number): number => c.dv.getFloat64(c.versionsAt + 8 * r, true);
 /** The partition epoch row r was written under (0: none, a format-1 chunk). */
-export const epochAt = (c: Chunk, r: number): number => (c.epochsAt === 0 ? 0 : c.dv.getFloat64(c.epochsAt + 8 * r, true));
+export const epochAt = (c: Chunk, r: number): number =>
+  c.epochsAt === 0 ? 0 : c.dv.getFloat64(c.epochsAt + 8 * r, true);
 export const stateStart = (c: Chunk, r: number): number => c.dataAt + c.dv.getUint32(c.offsetsAt + 4 * r, true);
 export const stateEnd = (c: Chunk, r: number): number => c.dataAt + c.dv.getUint32(c.offsetsAt + 4 * r + 4, true);
 
@@ -178,7 +185,14 @@ export function versionIn(c: Chunk | null, key: number, check: RowCheck): number
  * one; its new version (expected + 1) goes into `versions`. Returns the new chunk (a view of w's buffer)
  * or the first conflict.
  */
-export function mergePut(w: ChunkWriter, c: Chunk | null, b: ChunkRows, sp: Spans, versions: Float64Array, check: RowCheck): Uint8Array | ChunkConflict {
+export function mergePut(
+  w: ChunkWriter,
+  c: Chunk | null,
+  b: ChunkRows,
+  sp: Spans,
+  versions: Float64Array,
+  check: RowCheck,
+): Uint8Array | ChunkConflict {
   const { cid, keys, rowAt, from, to } = b;
   const expected = b.expected!;
   const en = c ? c.n : 0;
@@ -226,7 +240,12 @@ export function mergePut(w: ChunkWriter, c: Chunk | null, b: ChunkRows, sp: Span
  * Returns what is left (null: nothing, remove the record; undefined: unchanged) and how many rows went,
  * or the first conflict.
  */
-export function mergeDelete(w: ChunkWriter, c: Chunk | null, b: ChunkRows, check: RowCheck): { chunk: Uint8Array | null | undefined; deleted: number } | ChunkConflict {
+export function mergeDelete(
+  w: ChunkWriter,
+  c: Chunk | null,
+  b: ChunkRows,
+  check: RowCheck,
+): { chunk: Uint8Array | null | undefined; deleted: number } | ChunkConflict {
   const { cid, keys, expected, rowAt, from, to } = b;
   const drop = new Uint8Array(CHUNK);
   let deleted = 0;
@@ -245,12 +264,19 @@ export function mergeDelete(w: ChunkWriter, c: Chunk | null, b: ChunkRows, check
   let bytes = 0;
   for (let e = 0; e < c!.n; e++) if (!drop[slotAt(c!, e)]) bytes += stateEnd(c!, e) - stateStart(c!, e);
   w.begin(left, bytes, c!.epochsAt !== 0);
-  for (let e = 0; e < c!.n; e++) if (!drop[slotAt(c!, e)]) w.row(slotAt(c!, e), versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e), epochAt(c!, e));
+  for (let e = 0; e < c!.n; e++)
+    if (!drop[slotAt(c!, e)])
+      w.row(slotAt(c!, e), versionAt(c!, e), c!.buf, stateStart(c!, e), stateEnd(c!, e), epochAt(c!, e));
   return { chunk: w.finish(), deleted };
 }
 
 /** Calls `fn(cid, from, to)` for each run of batch rows (in key order) that share a chunk. */
-export function forEachChunk(keys: ArrayLike<number>, n: number, rowAt: (j: number) => number, fn: (cid: number, from: number, to: number) => void): void {
+export function forEachChunk(
+  keys: ArrayLike<number>,
+  n: number,
+  rowAt: (j: number) => number,
+  fn: (cid: number, from: number, to: number) => void,
+): void {
   for (let j = 0; j < n; ) {
     const cid = chunkOf(keys[rowAt(j)]!);
     let to = j + 1;

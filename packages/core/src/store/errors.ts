@@ -14,7 +14,9 @@ export class StateStoreError extends RinggrainError {
   }
 }
 
-/** The store cannot be opened or reached: a directory that cannot be created or written, a server that does not answer. */
+/**
+ * The store cannot be opened or reached: a directory that cannot be created or written, a server that does not answer.
+ */
 export class StateStoreUnavailableError extends StateStoreError {
   /**
    * True when the connection was lost while a commit was in flight: the batch may or may not have been
@@ -26,7 +28,8 @@ export class StateStoreUnavailableError extends StateStoreError {
     super('STATE_STORE_UNAVAILABLE', store, `cannot reach ${where}: ${detail}`, {
       hint: outcomeUnknown
         ? 'the commit may or may not have happened: re-read the versions (getMany) before retrying'
-        : 'check that the location exists and is writable (LMDB) or that the server is up and the address right (PostgreSQL); nothing of the batch was written',
+        : 'check that the location exists and is writable (LMDB) or that the server is up and the address ' +
+          'right (PostgreSQL); nothing of the batch was written',
       ...rest,
     });
     this.outcomeUnknown = outcomeUnknown;
@@ -36,11 +39,15 @@ export class StateStoreUnavailableError extends StateStoreError {
 /** A call on a store after close(). */
 export class StateStoreClosedError extends StateStoreError {
   constructor(store: string, what: string) {
-    super('STATE_STORE_CLOSED', store, `${what}: the store is closed`, { hint: 'open a new store (stores are not reopened after close)' });
+    super('STATE_STORE_CLOSED', store, `${what}: the store is closed`, {
+      hint: 'open a new store (stores are not reopened after close)',
+    });
   }
 }
 
-/** The store has no room: the disk, a file-size limit, LMDB's map, PostgreSQL's disk. Nothing of the batch was written. */
+/**
+ * The store has no room: the disk, a file-size limit, LMDB's map, PostgreSQL's disk. Nothing of the batch was written.
+ */
 export class StateStoreFullError extends StateStoreError {
   constructor(store: string, where: string, detail: string, opts: ErrorOptions = {}) {
     super('STATE_STORE_FULL', store, `${where} is full: ${detail}`, {
@@ -55,16 +62,25 @@ export class StateDecodeError extends StateStoreError {
   readonly grain: string;
   readonly key: unknown;
   constructor(store: string, grain: string, key: unknown, detail: string, opts: ErrorOptions = {}) {
-    super('STATE_DECODE', store, `grain "${grain}", key ${JSON.stringify(key)}: the stored row does not decode: ${detail}`, {
-      hint: 'the row was written by another layout or tool: migrate it, or delete it (deleteMany) to start the actor afresh',
-      ...opts,
-    });
+    super(
+      'STATE_DECODE',
+      store,
+      `grain "${grain}", key ${JSON.stringify(key)}: the stored row does not decode: ${detail}`,
+      {
+        hint:
+          'the row was written by another layout or tool: migrate it, or delete it (deleteMany) to start the ' +
+          'actor afresh',
+        ...opts,
+      },
+    );
     this.grain = grain;
     this.key = key;
   }
 }
 
-/** A write expected one version and found another: someone else wrote the actor first. Nothing of the batch was written. */
+/**
+ * A write expected one version and found another: someone else wrote the actor first. Nothing of the batch was written.
+ */
 export class StateVersionConflictError extends StateStoreError {
   readonly grain: string;
   readonly key: unknown;
@@ -74,9 +90,15 @@ export class StateVersionConflictError extends StateStoreError {
   /** The version stored (0: none). */
   readonly found: number;
   constructor(store: string, grain: string, key: unknown, row: number, expected: number, found: number) {
-    super('STATE_VERSION_CONFLICT', store, `grain "${grain}", key ${JSON.stringify(key)} (row ${row}): expected version ${expected}, found ${found}; nothing of the batch was written`, {
-      hint: 'another writer changed the actor: re-read it (get/getMany), merge, and write with the version read',
-    });
+    super(
+      'STATE_VERSION_CONFLICT',
+      store,
+      `grain "${grain}", key ${JSON.stringify(key)} (row ${row}): expected version ${expected}, ` +
+        `found ${found}; nothing of the batch was written`,
+      {
+        hint: 'another writer changed the actor: re-read it (get/getMany), merge, and write with the version read',
+      },
+    );
     this.grain = grain;
     this.key = key;
     this.row = row;
@@ -100,10 +122,26 @@ export class StateFencedError extends StateStoreError {
   readonly epoch: number;
   /** The epoch the store holds for the partition (claimed by its newer owner). */
   readonly fence: number;
-  constructor(store: string, grain: string, key: unknown, row: number, partition: number, epoch: number, fence: number) {
-    super('STATE_FENCED', store, `grain "${grain}", key ${JSON.stringify(key)} (row ${row}): partition ${partition} is fenced at epoch ${fence}, the write carried epoch ${epoch} (a stale owner); nothing of the batch was written`, {
-      hint: 'another silo owns this partition now and loaded its actors from the store: this silo\'s copy is stale and is dropped (docs/cluster.md, fencing)',
-    });
+  constructor(
+    store: string,
+    grain: string,
+    key: unknown,
+    row: number,
+    partition: number,
+    epoch: number,
+    fence: number,
+  ) {
+    super(
+      'STATE_FENCED',
+      store,
+      `grain "${grain}", key ${JSON.stringify(key)} (row ${row}): partition ${partition} is fenced at ` +
+        `epoch ${fence}, the write carried epoch ${epoch} (a stale owner); nothing of the batch was written`,
+      {
+        hint:
+          "another silo owns this partition now and loaded its actors from the store: this silo's copy is " +
+          'stale and is dropped (docs/cluster.md, fencing)',
+      },
+    );
     this.grain = grain;
     this.key = key;
     this.row = row;
@@ -119,9 +157,16 @@ export class StateBatchError extends StateStoreError {
   /** The first bad row, when one row is to blame. */
   readonly row: number | undefined;
   constructor(store: string, grain: string, detail: string, row?: number) {
-    super('STATE_BATCH', store, `grain "${grain}": ${row === undefined ? '' : `row ${row}: `}${detail}; nothing of the batch was written`, {
-      hint: 'one distinct key per row (safe integers, or non-empty strings for string keys), a version ≥ 0 per row, one state per row of the table\'s stateSize',
-    });
+    super(
+      'STATE_BATCH',
+      store,
+      `grain "${grain}": ${row === undefined ? '' : `row ${row}: `}${detail}; nothing of the batch was written`,
+      {
+        hint:
+          'one distinct key per row (safe integers, or non-empty strings for string keys), a version ≥ 0 per ' +
+          "row, one state per row of the table's stateSize",
+      },
+    );
     this.grain = grain;
     this.row = row;
   }
@@ -148,14 +193,29 @@ let loadFailureIds = 0;
 export class StateLoadError extends StateStoreError {
   readonly grain: string;
   readonly keys: readonly unknown[];
-  /** Names this failure in the replies of the messages it rejected (a kernel sends the id, the host finds the error). */
+  /**
+   * Names this failure in the replies of the messages it rejected (a kernel sends the id, the host finds the error).
+   */
   readonly failureId: number = ++loadFailureIds;
   constructor(store: string, grain: string, keys: readonly unknown[], cause: unknown) {
-    const shown = keys.slice(0, 5).map((k) => JSON.stringify(k)).join(', ') + (keys.length > 5 ? `, … (${keys.length} keys)` : '');
-    super('STATE_LOAD', store, `grain "${grain}": cannot load the state of ${shown}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}; their waiting messages were rejected`, {
-      hint: 'fix the store (reachable, rows of the grain\'s state layout) and send again: the next message loads the actor anew',
-      cause,
-    });
+    const shown =
+      keys
+        .slice(0, 5)
+        .map((k) => JSON.stringify(k))
+        .join(', ') + (keys.length > 5 ? `, … (${keys.length} keys)` : '');
+    super(
+      'STATE_LOAD',
+      store,
+      `grain "${grain}": cannot load the state ` +
+        `of ${shown}: ${(cause as Error)?.message?.split('\n')[0] ?? String(cause)}; their waiting messages ` +
+        'were rejected',
+      {
+        hint:
+          "fix the store (reachable, rows of the grain's state layout) and send again: the next message " +
+          'loads the actor anew',
+        cause,
+      },
+    );
     this.grain = grain;
     this.keys = keys;
   }
@@ -164,8 +224,16 @@ export class StateLoadError extends StateStoreError {
 /** Storage or idle collection was asked of a backend whose kernels cannot read and write actor states. */
 export class StorageUnsupportedError extends StateStoreError {
   constructor(store: string, grain: string, backend: string) {
-    super('STORAGE_UNSUPPORTED', store, `grain "${grain}" has storage or idleMs, but the ${backend} backend's kernels do not implement state access (readDirty, writeStates, deactivateIdle)`, {
-      hint: 'place the grain on a backend that supports persistent state (cpu, inline), or register it without storage and idleMs',
-    });
+    super(
+      'STORAGE_UNSUPPORTED',
+      store,
+      `grain "${grain}" has storage or idleMs, but the ${backend} backend's kernels do not implement ` +
+        'state access (readDirty, writeStates, deactivateIdle)',
+      {
+        hint:
+          'place the grain on a backend that supports persistent state (cpu, inline), or register it without ' +
+          'storage and idleMs',
+      },
+    );
   }
 }

@@ -13,21 +13,36 @@ export const FENCE_TABLE = '__ringgrain_fences';
 export function fenceColumns(store: string, spec: StateTableSpec, fence: PartitionFence, n: number): number[] {
   const { partitions, epochs } = fence;
   if (!partitions || partitions.length !== n || !epochs || epochs.length !== n) {
-    throw new StateBatchError(store, spec.name, `fence has ${partitions?.length ?? 'no'} partitions and ${epochs?.length ?? 'no'} epochs for ${n} keys`);
+    throw new StateBatchError(
+      store,
+      spec.name,
+      `fence has ${partitions?.length ?? 'no'} partitions and ${epochs?.length ?? 'no'} epochs for ${n} keys`,
+    );
   }
   const seen = new Set<number>();
   for (let i = 0; i < n; i++) {
     const p = partitions[i]!;
     const e = epochs[i]!;
-    if (!Number.isInteger(p) || p < 0 || p > 0xffff_ffff) throw new StateBatchError(store, spec.name, `fence partition ${String(p)} is not an integer ≥ 0`, i);
-    if (!Number.isSafeInteger(e) || e < 0) throw new StateBatchError(store, spec.name, `fence epoch ${String(e)} is not an integer ≥ 0`, i);
+    if (!Number.isInteger(p) || p < 0 || p > 0xffff_ffff)
+      throw new StateBatchError(store, spec.name, `fence partition ${String(p)} is not an integer ≥ 0`, i);
+    if (!Number.isSafeInteger(e) || e < 0)
+      throw new StateBatchError(store, spec.name, `fence epoch ${String(e)} is not an integer ≥ 0`, i);
     seen.add(p);
   }
   return [...seen];
 }
 
-/** Throws StateFencedError for the first row whose epoch is below its partition's claimed epoch (`claimed`: 0 when none). */
-export function checkFence(store: string, spec: StateTableSpec, keys: ArrayLike<unknown>, fence: PartitionFence, claimed: (partition: number) => number): void {
+/**
+ * Throws StateFencedError for the first row whose epoch is below its partition's claimed epoch (`claimed`: 0 when
+ * none).
+ */
+export function checkFence(
+  store: string,
+  spec: StateTableSpec,
+  keys: ArrayLike<unknown>,
+  fence: PartitionFence,
+  claimed: (partition: number) => number,
+): void {
   const { partitions, epochs } = fence;
   for (let i = 0; i < partitions.length; i++) {
     const p = partitions[i]!;

@@ -3,7 +3,10 @@ import type { GrainDef } from '../grain.ts';
 import { layoutOf } from '../schema/layout.ts';
 
 /** Every stored state of a table, page by page (preload): each key once, in key order. */
-export async function* scanPages<K extends StateKey>(table: StateTable<K>, pageSize = 65_536): AsyncGenerator<StatePage<K>> {
+export async function* scanPages<K extends StateKey>(
+  table: StateTable<K>,
+  pageSize = 65_536,
+): AsyncGenerator<StatePage<K>> {
   let after: K | undefined;
   for (;;) {
     const page: StatePage<K> = await table.scan(after === undefined ? { limit: pageSize } : { after, limit: pageSize });

@@ -13,7 +13,9 @@ import type { KeyKind } from '../grain.ts';
 export type StateKey = number | string;
 
 /** A key column: safe integers for an int-keyed class (any numeric column), strings for a string-keyed one. */
-export type KeyColumn<K extends StateKey> = K extends string ? readonly string[] : readonly number[] | Float64Array | Int32Array | Uint32Array;
+export type KeyColumn<K extends StateKey> = K extends string
+  ? readonly string[]
+  : readonly number[] | Float64Array | Int32Array | Uint32Array;
 
 /** What a store needs to know of a grain class to keep its states. */
 export interface StateTableSpec {
@@ -142,7 +144,9 @@ export interface StateTable<K extends StateKey = StateKey> {
    * A store without it cannot fence a cluster's writes (the router warns once).
    */
   claim?(partitions: ArrayLike<number>, epochs: ArrayLike<number>): Promise<Float64Array>;
-  /** The epochs claimed now for these partitions (0: never claimed), read only: what a fenced write must carry at least. */
+  /**
+   * The epochs claimed now for these partitions (0: never claimed), read only: what a fenced write must carry at least.
+   */
   claimed?(partitions: ArrayLike<number>): Promise<Float64Array>;
 }
 
@@ -201,7 +205,9 @@ export interface StateStore {
    * The reminder table of a grain class (created if missing), beside its state table. A store without it
    * cannot hold a class that declares reminders (the system refuses it with ReminderStorageError).
    */
-  reminders?<const S extends StateTableSpec>(spec: S): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>>;
+  reminders?<const S extends StateTableSpec>(
+    spec: S,
+  ): Promise<ReminderTable<S['keyKind'] extends 'string' ? string : number>>;
   /**
    * How a kernel's consumer thread may read this table's rows itself, synchronously, on an actor's first
    * message (no hop through the host): a module to import there and the options for its `openLaneReader`.
