@@ -9,11 +9,12 @@ git rev-parse --short HEAD > "$O/commit.txt" 2>/dev/null
 { echo "cores $(nproc), commit $(cat "$O/commit.txt"), node $(node --version)"; nats-server --version; } > "$O/env.txt" 2>&1
 cat "$O/env.txt"
 
-timeout -k 5 105 node --import tsx bench/cluster.ts --asks 1000 --tells 500000 --trials 5 > "$O/bench.json" 2> "$O/bench.err"
+# TELLS / N: the sizes unless set (smaller ones check the script on a small machine).
+timeout -k 5 105 node --import tsx bench/cluster.ts --asks 1000 --tells "${TELLS:-500000}" --trials 5 > "$O/bench.json" 2> "$O/bench.err"
 echo "bench/cluster.ts exit $?"
 cp bench/results/local/cluster-latest.json "$O/cluster-latest.json" 2>/dev/null
 
-timeout -k 5 40 node --import tsx bench/probes/cluster-costs.ts --n 300000 --trials 3 > "$O/costs.txt" 2> "$O/costs.err"
+timeout -k 5 40 node --import tsx bench/probes/cluster-costs.ts --n "${N:-300000}" --trials 3 > "$O/costs.txt" 2> "$O/costs.err"
 echo "cluster-costs exit $?"
 
 echo "SUMMARY"
