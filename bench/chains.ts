@@ -282,8 +282,35 @@ function threadCpuNs(): Map<number, number> | undefined {
   }
 }
 
+/**
+ * Writes the record as it stands: after every shape of every backend, so a run stopped by a time limit
+ * keeps what it measured (the GPU host's check runs each ring size under one).
+ */
+function save(): string {
+  const record = {
+    commit: commitOf(),
+    machine: machineOf(),
+    cores,
+    date: new Date().toISOString(),
+    threads: THREADS,
+    command: `node --import tsx bench/chains.ts ${argv.join(' ')}`.trim(),
+    what: 'hops/s (K2K sends received), median of trials after a warm-up; one: one token around a ring of N actors; many: N/4 tokens at once (H hops in all); pingpong: N/2 pairs bouncing (H hops in all); timed from the first send until every turn is counted; hop counts and sample actors checked against a JS model',
+    byBackend,
+    shapes: shapesLine,
+    idleCpuPctAfter: idle,
+    idleCpuPctLater: idleLater,
+    idleThreadPct: idleThreads,
+  };
+  const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
+  const file = `${dir}${RECORD ? 'chains' : OUT || 'chains'}.json`;
+  writeFileSync(file, `${JSON.stringify(record, null, 1)}\n`);
+  return file;
+}
+
 for (const n of ACTORS) {
   const h = hopsFor(n);
+  shapesLine.push(`${n} actors: one token ${h} hops; ${n >> 2} tokens; ${n >> 1} pairs`);
   for (const name of BACKENDS) {
     const at = (byBackend[name] ??= {});
     if (name === 'cuda' && cudaMissing) {
@@ -313,6 +340,7 @@ for (const n of ACTORS) {
     }
     const counts = new Uint32Array(n);
     const figures = {} as Figures;
+    at[String(n)] = figures; // filled shape by shape (save() after each)
     try {
       for (const shape of SHAPES) {
         const { starts, each } = plan(shape, n, h);
@@ -349,6 +377,7 @@ for (const n of ACTORS) {
         log(
           `${name.padEnd(8)} ${String(n).padStart(8)} actors  ${shape.padEnd(8)} ${(s.median / 1000).toFixed(1).padStart(9)} K hops/s  (${starts.length} × ${each} hops; trials ${xs.map((x) => (x / 1000).toFixed(0)).join(', ')} K${extra})`,
         );
+        save();
       }
       // What the idle system costs right after the chains (spin windows at their widest): process CPU
       // over IDLE_MS, as % of one core, twice (a cost that lasts, or one that passes); on Linux also each
@@ -396,30 +425,11 @@ for (const n of ACTORS) {
     } finally {
       await runner.close().catch(() => undefined);
     }
-    at[String(n)] = figures;
+    save();
   }
-  shapesLine.push(`${n} actors: one token ${h} hops; ${n >> 2} tokens; ${n >> 1} pairs`);
 }
 
-const record = {
-  commit: commitOf(),
-  machine: machineOf(),
-  cores,
-  date: new Date().toISOString(),
-  threads: THREADS,
-  command: `node --import tsx bench/chains.ts ${argv.join(' ')}`.trim(),
-  what: 'hops/s (K2K sends received), median of trials after a warm-up; one: one token around a ring of N actors; many: N/4 tokens at once (H hops in all); pingpong: N/2 pairs bouncing (H hops in all); timed from the first send until every turn is counted; hop counts and sample actors checked against a JS model',
-  byBackend,
-  shapes: shapesLine,
-  idleCpuPctAfter: idle,
-  idleCpuPctLater: idleLater,
-  idleThreadPct: idleThreads,
-};
-const dir = fileURLToPath(new URL(RECORD ? './results/' : './results/local/', import.meta.url));
-mkdirSync(dir, { recursive: true });
-const file = `${dir}${RECORD ? 'chains' : OUT || 'chains'}.json`;
-writeFileSync(file, `${JSON.stringify(record, null, 1)}\n`);
-log(`wrote ${file}`);
+log(`wrote ${save()}`);
 // Ratios to the inline backend and xstate, per ring size (one token).
 for (const n of ACTORS) {
   const one = (b: string) => (byBackend[b]?.[String(n)] as Figures | undefined)?.one?.hopsPerS;
