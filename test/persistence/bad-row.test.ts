@@ -18,6 +18,7 @@ import { CudaBackend, IsolatedCudaBackend, probeCuda } from '@ringgrain/cuda-bac
 import { InlineBackend } from '@ringgrain/inline-backend';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CpuHostedIsolated } from '../fixtures/isolated-cpu.ts';
 import { Stored } from '../fixtures/stored.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-bad-row-'));
@@ -54,6 +55,13 @@ const lanes: Array<{ name: string; make: () => Backend; skip?: string }> = [
     name: 'cuda-isolated (residency)',
     make: () => new IsolatedCudaBackend(),
     ...(probe.ok ? {} : { skip: `skipped: no CUDA driver/device — ${probe.reason}` }),
+  },
+  // The isolated path without a GPU: the host's kernels on the CPU (fixtures/cpu-gpu-host.ts), the failure's text
+  // and id through the same frames.
+  {
+    name: 'isolated GPU host, kernels on the CPU',
+    make: () => new CpuHostedIsolated(),
+    ...(process.platform === 'linux' ? {} : { skip: 'skipped: the isolated GPU host needs Linux (/dev/shm, mmap)' }),
   },
 ];
 

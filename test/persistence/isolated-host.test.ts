@@ -10,27 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GrainSystem } from '@ringgrain/core';
-import type { ProbeResult, StateStore } from '@ringgrain/core/types';
-import { IsolatedCudaBackend } from '@ringgrain/cuda-backend';
-import { useGpuHostEntry } from '@ringgrain/cuda-backend/testing';
+import type { StateStore } from '@ringgrain/core/types';
 import { LmdbStore } from '@ringgrain/lmdb-store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { persistenceCases, type StoreFixture } from '../conformance/persistence.ts';
 import { reminderCases } from '../conformance/reminders.ts';
-
-const HOST = new URL('../fixtures/cpu-gpu-host.mjs', import.meta.url);
-
-/** IsolatedCudaBackend with its GPU host running the kernels on the CPU (its probe says so instead of asking CUDA). */
-class CpuHostedIsolated extends IsolatedCudaBackend {
-  constructor() {
-    super({ arenaBytes: 64 << 20, hostTimeoutMs: 60_000 });
-    useGpuHostEntry(this, HOST);
-  }
-
-  override async probe(): Promise<ProbeResult> {
-    return { ok: true, device: 'the CPU, in a GPU host process (test/fixtures/cpu-gpu-host.ts)' };
-  }
-}
+import { CpuHostedIsolated } from '../fixtures/isolated-cpu.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-isolated-host-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
