@@ -5,6 +5,8 @@
 # collection, preload, reminders), after the shared system's cold start (~60 s of NVRTC); then, with the time left,
 # test/persistence/bad-row.test.ts on that lane (a failed load's StateLoadError reaching the asker typed).
 # The make-room case (100,000 keys through maxActors 1024) stays skipped as on the cuda lane unless ROOM=1.
+# WITH_CUDA=1 runs the same cases on the cuda lane (in-process) beside it, as the control: a case failing on both
+# is the kernel's, one failing on cuda-isolated alone the channel's (both compile cold at once: slower).
 # From the repo root on the GPU machine; at most $1 s (default 200); logs under $OUT/isolated-residency/,
 # a SUMMARY last.
 set -u
@@ -15,11 +17,20 @@ T0=$(date +%s)
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
 [[ "${ROOM:-0}" == 1 ]] && export RINGGRAIN_CONFORMANCE_ROOM_ON_GPU=1
 
-timeout -k 5 $(( B - 40 )) node node_modules/vitest/vitest.mjs run test/conformance/conformance.test.ts \
-  -t "^cuda-isolated (the shared system|persistent state|idle collection|preload|reminders)" --reporter=verbose \
-  > "$O/conformance.raw" 2>&1
-echo "rc=$?" >> "$O/conformance.raw"
-strip < "$O/conformance.raw" > "$O/conformance.log"
+CASES="(the shared system|persistent state|idle collection|preload|reminders)"
+lane() { # $1 log name, $2 lane
+  timeout -k 5 $(( B - 40 )) node node_modules/vitest/vitest.mjs run test/conformance/conformance.test.ts \
+    -t "^$2 $CASES" --reporter=verbose > "$O/$1.raw" 2>&1
+  echo "rc=$?" >> "$O/$1.raw"
+  strip < "$O/$1.raw" > "$O/$1.log"
+}
+LOGS="conformance"
+if [[ "${WITH_CUDA:-0}" == 1 ]]; then
+  LOGS="conformance cuda-lane"
+  lane cuda-lane cuda & control=$!
+fi
+lane conformance cuda-isolated
+[[ -n "${control:-}" ]] && wait "$control"
 
 left=$(( B - ($(date +%s) - T0) - 5 ))
 if (( left > 20 )); then
@@ -31,12 +42,12 @@ fi
 
 {
   echo "== SUMMARY isolated-residency (commit $(cat "$O/commit.txt"), $(( $(date +%s) - T0 )) s of $B)"
-  for f in conformance bad-row; do
+  for f in $LOGS bad-row; do
     [[ -f "$O/$f.log" ]] || { echo "$f: not run (no time left)"; continue; }
     echo "$f: $(grep -E '^ +Tests ' "$O/$f.log" | tr -s ' ' | tail -1) $(tail -1 "$O/$f.log")"
     echo "  passed: $(grep -cE '^ +✓ ' "$O/$f.log")  failed: $(grep -cE '^ +× ' "$O/$f.log")"
     grep -E '^ +× ' "$O/$f.log" | cut -c1-220 | head -20
-    grep -E '^ +↓ .*cuda-isolated.*\(skipped:' "$O/$f.log" | cut -c1-200 | head -10
+    grep -E '^ +↓ .*> cuda(-isolated)? > .*\(skipped:' "$O/$f.log" | cut -c1-200 | head -10
     grep -E 'GpuHostProtocolError|GPU_HOST_PROTOCOL|StorageUnsupportedError|GpuStateError' "$O/$f.log" \
       | cut -c1-220 | sort | uniq -c | head -10
   done
