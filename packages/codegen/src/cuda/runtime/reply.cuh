@@ -84,7 +84,8 @@ __device__ static void rg_reply_code1(rg_kernel* k, unsigned char* stage, unsign
  * (cap bytes) when given, else written in place.
  */
 __device__ static void rg_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int flags, unsigned int corr, const char* text) {
-  if (!stage) cap = k->slotSize;
+  /* The reply fits a reply slot, not only the stage it is assembled in (which may be larger). */
+  if (!stage || cap > k->slotSize) cap = k->slotSize;
   const unsigned int code = (flags & RG_REJECTED) ? RG_TE_DECODE : RG_TE_HANDLER;
   /* 3 bytes before the text (the array headers, the code) and its header of at most 3 */
   unsigned int n = rg_strlen(text);

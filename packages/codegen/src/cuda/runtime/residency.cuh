@@ -449,7 +449,9 @@ __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, lo
  */
 #ifndef RG_RESIDENCY_HOST_TEST /* the g++ harness records replies with a stand-in */
 __device__ static void rg_res_reply_text(rg_kernel* k, unsigned char* stage, unsigned int cap, unsigned int method, unsigned int corr, unsigned int failure, const char* text, unsigned int n) {
-  if (!stage) cap = k->slotSize;
+  /* The reply goes into a reply slot (slotSize): a stage may be larger (512 bytes), and a text cut to the stage
+     was written past the slot into the next one (a 1 KiB store error through 256-byte slots). */
+  if (!stage || cap > k->slotSize) cap = k->slotSize;
   /* 12 bytes before the text (the code, the number) and its header of at most 3 */
   const unsigned int room = cap - RG_HDR;
   if (n + 15u > room) n = room > 15u ? room - 15u : 0u;
