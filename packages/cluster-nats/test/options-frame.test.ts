@@ -80,7 +80,15 @@ describe('frames', () => {
 
   it('refuse what is not a frame with MalformedFrameError', () => {
     const raw = new Packr({ useRecords: false });
-    const bad: Uint8Array[] = [new Uint8Array([0xc1]), new Uint8Array([]), raw.pack('text'), raw.pack([1, 'me']), raw.pack([2, 'me', []]), raw.pack([1, 'bad id!', []]), raw.pack([1, 'me', {}])];
+    const bad: Uint8Array[] = [
+      new Uint8Array([0xc1]),
+      new Uint8Array([]),
+      raw.pack('text'),
+      raw.pack([1, 'me']),
+      raw.pack([2, 'me', []]),
+      raw.pack([1, 'bad id!', []]),
+      raw.pack([1, 'me', {}]),
+    ];
     for (const b of bad) expect(() => decodeFrame(b)).toThrow(MalformedFrameError);
   });
 });

@@ -6,7 +6,10 @@ import { KINDS, isNumericScalar, t, type ScalarKind, type Schema, type StructSch
 const scalars = [t.f32, t.f64, t.i8, t.u8, t.i16, t.u16, t.i32, t.u32, t.bool] as const;
 
 const ident = fc
-  .tuple(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_ABCXYZ'), fc.string({ unit: fc.constantFrom(...'abcxyz_0129'), maxLength: 12 }))
+  .tuple(
+    fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_ABCXYZ'),
+    fc.string({ unit: fc.constantFrom(...'abcxyz_0129'), maxLength: 12 }),
+  )
   .map(([a, b]) => a + b);
 
 export function schemaArb(maxDepth = 3): fc.Arbitrary<Schema> {
@@ -38,7 +41,24 @@ function scalarValue(kind: ScalarKind): fc.Arbitrary<number | boolean> {
     case 'float':
       return r.bits === 32 ? fc.float({ noNaN: true }) : fc.double({ noNaN: true });
     case 'int': {
-      const edges = [r.min, r.max, 0, -1, -32, -33, 127, 128, 255, 256, 32767, 32768, 65535, 65536, r.min + 1, r.max - 1].filter((v) => v >= r.min && v <= r.max);
+      const edges = [
+        r.min,
+        r.max,
+        0,
+        -1,
+        -32,
+        -33,
+        127,
+        128,
+        255,
+        256,
+        32767,
+        32768,
+        65535,
+        65536,
+        r.min + 1,
+        r.max - 1,
+      ].filter((v) => v >= r.min && v <= r.max);
       return fc.oneof(fc.integer({ min: r.min, max: r.max }), fc.constantFrom(...edges));
     }
     case 'bool':
@@ -92,7 +112,8 @@ export function fromGeneric(schema: Schema, v: unknown): unknown {
     case 'array':
     case 'vec':
       if (isNumericScalar(schema.element)) {
-        if (!(v instanceof Uint8Array)) throw new Error(`expected bin (Uint8Array) for a numeric array, got ${Object.prototype.toString.call(v)}`);
+        if (!(v instanceof Uint8Array))
+          throw new Error(`expected bin (Uint8Array) for a numeric array, got ${Object.prototype.toString.call(v)}`);
         const Ctor = KINDS[schema.element.scalar].array;
         const copy = v.slice();
         return new Ctor(copy.buffer, 0, copy.byteLength / Ctor.BYTES_PER_ELEMENT);

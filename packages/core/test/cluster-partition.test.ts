@@ -24,24 +24,33 @@ describe('cluster partitions', () => {
 
   it('moves as few partitions as possible on join and leave (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 5 }), (parts, n, removeAt) => {
-        const ids = Array.from({ length: n }, (_, i) => `s${i}`);
-        const a = assignPartitions(parts, ids);
-        // join: only partitions the newcomer takes move, and it takes its share
-        const j = assignPartitions(parts, [...ids, 'new'], a);
-        const taken = j.owners.filter((o) => o === 'new').length;
-        expect(j.moved).toBe(taken);
-        expect([Math.floor(parts / (n + 1)), Math.ceil(parts / (n + 1))]).toContain(taken);
-        // leave: only the leaver's partitions move
-        if (n > 1) {
-          const gone = ids[removeAt % n]!;
-          const l = assignPartitions(parts, ids.filter((x) => x !== gone), a);
-          expect(l.moved).toBe(a.owners.filter((o) => o === gone).length);
-          expect(l.owners.includes(gone)).toBe(false);
-          for (let p = 0; p < parts; p++) if (a.owners[p] !== gone) expect(l.owners[p]).toBe(a.owners[p]);
-          for (let p = 0; p < parts; p++) expect(l.epochs[p]).toBe(a.owners[p] === gone ? 2 : 1);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 5 }),
+        (parts, n, removeAt) => {
+          const ids = Array.from({ length: n }, (_, i) => `s${i}`);
+          const a = assignPartitions(parts, ids);
+          // join: only partitions the newcomer takes move, and it takes its share
+          const j = assignPartitions(parts, [...ids, 'new'], a);
+          const taken = j.owners.filter((o) => o === 'new').length;
+          expect(j.moved).toBe(taken);
+          expect([Math.floor(parts / (n + 1)), Math.ceil(parts / (n + 1))]).toContain(taken);
+          // leave: only the leaver's partitions move
+          if (n > 1) {
+            const gone = ids[removeAt % n]!;
+            const l = assignPartitions(
+              parts,
+              ids.filter((x) => x !== gone),
+              a,
+            );
+            expect(l.moved).toBe(a.owners.filter((o) => o === gone).length);
+            expect(l.owners.includes(gone)).toBe(false);
+            for (let p = 0; p < parts; p++) if (a.owners[p] !== gone) expect(l.owners[p]).toBe(a.owners[p]);
+            for (let p = 0; p < parts; p++) expect(l.epochs[p]).toBe(a.owners[p] === gone ? 2 : 1);
+          }
+        },
+      ),
     );
   });
 

@@ -83,7 +83,10 @@ const everythingValue = {
   bools: [true, false, true],
   f64s: new Float64Array([]),
   inner: { x: -0.125, y: -(2 ** 31), tag: new Uint32Array([7, 8]) },
-  points: [{ x: 1, y: 2 }, { x: 0.5, y: -0.5 }],
+  points: [
+    { x: 1, y: 2 },
+    { x: 0.5, y: -0.5 },
+  ],
   grid: [new Int32Array([1, 2]), new Int32Array([3, 4])],
   i8: -128,
   u8: 255,
@@ -107,57 +110,79 @@ describe('schema-directed msgpack codec', () => {
     expect([...out.xs]).toEqual([1, -2, 3]);
   });
 
-  it('writes f32 as float32 and f64 as float64, ints in the smallest standard format, maps in declaration order', () => {
-    expect([...encode(t.f32, 1)]).toEqual([0xca, 0x3f, 0x80, 0, 0]);
-    expect(encode(t.f64, 1)[0]).toBe(0xcb);
-    expect([...encode(t.i32, 5)]).toEqual([5]);
-    expect([...encode(t.i32, -1)]).toEqual([0xff]);
-    expect([...encode(t.i32, -33)]).toEqual([0xd0, 0xdf]);
-    expect([...encode(t.u32, 200)]).toEqual([0xcc, 200]);
-    expect([...encode(t.u32, 0x10000)]).toEqual([0xce, 0, 1, 0, 0]);
-    expect([...encode(t.bool, false)]).toEqual([0xc2]);
-    const s = t.struct({ b: t.u32, a: t.u32 });
-    expect([...encode(s, { a: 1, b: 2 })]).toEqual([0x82, 0xa1, 0x62, 2, 0xa1, 0x61, 1]);
-    // Numeric arrays are little-endian bin.
-    expect([...encode(t.array(t.u32, 1), [1])]).toEqual([0xc4, 4, 1, 0, 0, 0]);
-  });
+  it(
+    'writes f32 as float32 and f64 as float64, ints in the smallest standard format, maps in ' + 'declaration order',
+    () => {
+      expect([...encode(t.f32, 1)]).toEqual([0xca, 0x3f, 0x80, 0, 0]);
+      expect(encode(t.f64, 1)[0]).toBe(0xcb);
+      expect([...encode(t.i32, 5)]).toEqual([5]);
+      expect([...encode(t.i32, -1)]).toEqual([0xff]);
+      expect([...encode(t.i32, -33)]).toEqual([0xd0, 0xdf]);
+      expect([...encode(t.u32, 200)]).toEqual([0xcc, 200]);
+      expect([...encode(t.u32, 0x10000)]).toEqual([0xce, 0, 1, 0, 0]);
+      expect([...encode(t.bool, false)]).toEqual([0xc2]);
+      const s = t.struct({ b: t.u32, a: t.u32 });
+      expect([...encode(s, { a: 1, b: 2 })]).toEqual([0x82, 0xa1, 0x62, 2, 0xa1, 0x61, 1]);
+      // Numeric arrays are little-endian bin.
+      expect([...encode(t.array(t.u32, 1), [1])]).toEqual([0xc4, 4, 1, 0, 0, 0]);
+    },
+  );
 
-  it('small integer kinds: the smallest int format for the value, arrays as bin of 1- or 2-byte little-endian elements', () => {
-    expect([...encode(t.u8, 255)]).toEqual([0xcc, 0xff]);
-    expect([...encode(t.u8, 7)]).toEqual([7]);
-    expect([...encode(t.i8, -128)]).toEqual([0xd0, 0x80]);
-    expect([...encode(t.i8, -1)]).toEqual([0xff]);
-    expect([...encode(t.i16, -32768)]).toEqual([0xd1, 0x80, 0x00]);
-    expect([...encode(t.i16, 300)]).toEqual([0xcd, 0x01, 0x2c]);
-    expect([...encode(t.u16, 65535)]).toEqual([0xcd, 0xff, 0xff]);
-    // A byte array is a bin of its bytes, whether given as a Uint8Array (copied whole) or as numbers.
-    expect([...encode(t.vec(t.u8, 4), new Uint8Array([1, 2, 255]))]).toEqual([0xc4, 3, 1, 2, 255]);
-    expect([...encode(t.vec(t.u8, 4), [1, 2, 255])]).toEqual([0xc4, 3, 1, 2, 255]);
-    const big = new Uint8Array(300).map((_, i) => i & 0xff);
-    expect([...encode(t.vec(t.u8, 300), big)]).toEqual([0xc5, 0x01, 0x2c, ...big]);
-    expect([...encode(t.array(t.i8, 2), [-1, 127])]).toEqual([0xc4, 2, 0xff, 0x7f]);
-    expect([...encode(t.array(t.i16, 2), [-2, 258])]).toEqual([0xc4, 4, 0xfe, 0xff, 0x02, 0x01]);
-    expect([...encode(t.array(t.u16, 1), new Uint16Array([0xabcd]))]).toEqual([0xc4, 2, 0xcd, 0xab]);
-    // Decoded arrays are the kind's typed array.
-    expect(decode(t.vec(t.u8, 4), encode(t.vec(t.u8, 4), [9]))).toBeInstanceOf(Uint8Array);
-    expect(decode(t.vec(t.i8, 4), encode(t.vec(t.i8, 4), [9]))).toBeInstanceOf(Int8Array);
-    expect(decode(t.vec(t.i16, 4), encode(t.vec(t.i16, 4), [9]))).toBeInstanceOf(Int16Array);
-    expect(decode(t.vec(t.u16, 4), encode(t.vec(t.u16, 4), [9]))).toBeInstanceOf(Uint16Array);
-  });
+  it(
+    'small integer kinds: the smallest int format for the value, arrays as bin of 1- or 2-byte little-endian ' +
+      'elements',
+    () => {
+      expect([...encode(t.u8, 255)]).toEqual([0xcc, 0xff]);
+      expect([...encode(t.u8, 7)]).toEqual([7]);
+      expect([...encode(t.i8, -128)]).toEqual([0xd0, 0x80]);
+      expect([...encode(t.i8, -1)]).toEqual([0xff]);
+      expect([...encode(t.i16, -32768)]).toEqual([0xd1, 0x80, 0x00]);
+      expect([...encode(t.i16, 300)]).toEqual([0xcd, 0x01, 0x2c]);
+      expect([...encode(t.u16, 65535)]).toEqual([0xcd, 0xff, 0xff]);
+      // A byte array is a bin of its bytes, whether given as a Uint8Array (copied whole) or as numbers.
+      expect([...encode(t.vec(t.u8, 4), new Uint8Array([1, 2, 255]))]).toEqual([0xc4, 3, 1, 2, 255]);
+      expect([...encode(t.vec(t.u8, 4), [1, 2, 255])]).toEqual([0xc4, 3, 1, 2, 255]);
+      const big = new Uint8Array(300).map((_, i) => i & 0xff);
+      expect([...encode(t.vec(t.u8, 300), big)]).toEqual([0xc5, 0x01, 0x2c, ...big]);
+      expect([...encode(t.array(t.i8, 2), [-1, 127])]).toEqual([0xc4, 2, 0xff, 0x7f]);
+      expect([...encode(t.array(t.i16, 2), [-2, 258])]).toEqual([0xc4, 4, 0xfe, 0xff, 0x02, 0x01]);
+      expect([...encode(t.array(t.u16, 1), new Uint16Array([0xabcd]))]).toEqual([0xc4, 2, 0xcd, 0xab]);
+      // Decoded arrays are the kind's typed array.
+      expect(decode(t.vec(t.u8, 4), encode(t.vec(t.u8, 4), [9]))).toBeInstanceOf(Uint8Array);
+      expect(decode(t.vec(t.i8, 4), encode(t.vec(t.i8, 4), [9]))).toBeInstanceOf(Int8Array);
+      expect(decode(t.vec(t.i16, 4), encode(t.vec(t.i16, 4), [9]))).toBeInstanceOf(Int16Array);
+      expect(decode(t.vec(t.u16, 4), encode(t.vec(t.u16, 4), [9]))).toBeInstanceOf(Uint16Array);
+    },
+  );
 
   it('small integer kinds: values out of range or not integers are refused by the encoder and the decoder', () => {
     const w = new Writer(new Uint8Array(64));
     const bad: Array<[Schema, unknown]> = [
-      [t.u8, 256], [t.u8, -1], [t.u8, 1.5], [t.u8, '1'],
-      [t.i8, 128], [t.i8, -129], [t.i8, 0.5],
-      [t.u16, 65536], [t.u16, -1],
-      [t.i16, 32768], [t.i16, -32769], [t.i16, NaN],
-      [t.vec(t.u8, 4), [1, 256]], [t.vec(t.u8, 4), [-1]], [t.array(t.i8, 1), [200]], [t.vec(t.u16, 2), [1.5]], [t.vec(t.i16, 2), [40000]],
+      [t.u8, 256],
+      [t.u8, -1],
+      [t.u8, 1.5],
+      [t.u8, '1'],
+      [t.i8, 128],
+      [t.i8, -129],
+      [t.i8, 0.5],
+      [t.u16, 65536],
+      [t.u16, -1],
+      [t.i16, 32768],
+      [t.i16, -32769],
+      [t.i16, NaN],
+      [t.vec(t.u8, 4), [1, 256]],
+      [t.vec(t.u8, 4), [-1]],
+      [t.array(t.i8, 1), [200]],
+      [t.vec(t.u16, 2), [1.5]],
+      [t.vec(t.i16, 2), [40000]],
       // Elements of a typed array of another kind are checked like numbers.
-      [t.vec(t.u8, 4), new Int8Array([-1])], [t.vec(t.i16, 4), new Uint16Array([40000])],
+      [t.vec(t.u8, 4), new Int8Array([-1])],
+      [t.vec(t.i16, 4), new Uint16Array([40000])],
     ];
     for (const [schema, value] of bad) {
-      expect(() => compileEncoder(schema)(value, w.reset(0, 64)), `${JSON.stringify(value)}`).toThrow(expect.toSatisfy((e) => e === MISMATCH));
+      expect(() => compileEncoder(schema)(value, w.reset(0, 64)), `${JSON.stringify(value)}`).toThrow(
+        expect.toSatisfy((e) => e === MISMATCH),
+      );
     }
     for (const [schema, value] of bad.slice(0, 12)) {
       expect(() => decode(schema, mpEncode(value)), `${JSON.stringify(value)}`).toThrow(DecodeError);
@@ -181,7 +206,9 @@ describe('schema-directed msgpack codec', () => {
       expect(() => enc(bad, w.reset(0, 64))).toThrow(expect.toSatisfy((e) => e === MISMATCH));
     }
     const big = t.struct({ xs: t.vec(t.f64, 100) });
-    expect(() => compileEncoder(big)({ xs: new Float64Array(100) }, w.reset(0, 64))).toThrow(expect.toSatisfy((e) => e === OVERFLOW));
+    expect(() => compileEncoder(big)({ xs: new Float64Array(100) }, w.reset(0, 64))).toThrow(
+      expect.toSatisfy((e) => e === OVERFLOW),
+    );
     expect(encodedSize(big, { xs: new Float64Array(100) })).toBe(1 + 3 + 3 + 800);
   });
 
@@ -225,7 +252,15 @@ describe('interop with independent msgpack libraries', () => {
     const ring = Ring.format(sab, 0, 4, slotSize);
     const writer = new SlotWriter();
     const slot = ring.slotAt(1);
-    writer.write(ring, slot, { method: 3, flags: 1, corr: 9, keyLo: 42, keyHi: 0, sender: 0xffffffff, grain: 0 }, everything, everythingValue, 'Test', 'm');
+    writer.write(
+      ring,
+      slot,
+      { method: 3, flags: 1, corr: 9, keyLo: 42, keyHi: 0, sender: 0xffffffff, grain: 0 },
+      everything,
+      everythingValue,
+      'Test',
+      'm',
+    );
     const length = ring.dv.getUint32(slot + 4, true);
     const payload = ring.u8.slice(slot + SLOT_HEADER_SIZE, slot + SLOT_HEADER_SIZE + length);
     expect(fromGeneric(everything, mpDecode(payload))).toEqual(everythingValue);
@@ -233,15 +268,18 @@ describe('interop with independent msgpack libraries', () => {
     expect(new SlotReader().payload(ring, slot, everything)).toEqual(everythingValue);
   });
 
-  it('our decoder accepts what @msgpack/msgpack encodes (number[] arrays, typed arrays as bin, float64 for f32)', () => {
-    const plain = toPlain(everythingValue);
-    expect(decode(everything, mpEncode(plain))).toEqual(everythingValue);
-    // @msgpack/msgpack writes typed arrays as bin of their bytes (little-endian here).
-    expect(decode(everything, mpEncode(everythingValue))).toEqual(everythingValue);
-    // Any key order, float64 for an f32 field (rounded to float32), ints for floats.
-    const s = t.struct({ a: t.f32, b: t.f64, c: t.i32 });
-    expect(decode(s, mpEncode({ c: -7, b: 2, a: 0.1 }))).toEqual({ a: Math.fround(0.1), b: 2, c: -7 });
-  });
+  it(
+    'our decoder accepts what @msgpack/msgpack encodes (number[] arrays, typed arrays as bin, float64 ' + 'for f32)',
+    () => {
+      const plain = toPlain(everythingValue);
+      expect(decode(everything, mpEncode(plain))).toEqual(everythingValue);
+      // @msgpack/msgpack writes typed arrays as bin of their bytes (little-endian here).
+      expect(decode(everything, mpEncode(everythingValue))).toEqual(everythingValue);
+      // Any key order, float64 for an f32 field (rounded to float32), ints for floats.
+      const s = t.struct({ a: t.f32, b: t.f64, c: t.i32 });
+      expect(decode(s, mpEncode({ c: -7, b: 2, a: 0.1 }))).toEqual({ a: Math.fround(0.1), b: 2, c: -7 });
+    },
+  );
 
   it('property: our decoder accepts msgpackr (useRecords:false) and @msgpack/msgpack encodings of plain values', () => {
     fc.assert(
@@ -305,7 +343,9 @@ describe('malformed bytes never crash the decoder', () => {
   it('property: truncated and bit-flipped valid payloads give a value or a DecodeError', () => {
     fc.assert(
       fc.property(
-        structArb(3).chain((s) => fc.tuple(fc.constant(s), valueArb(s), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 }))),
+        structArb(3).chain((s) =>
+          fc.tuple(fc.constant(s), valueArb(s), fc.nat(), fc.nat(), fc.integer({ min: 1, max: 255 })),
+        ),
         ([s, v, cut, at, xor]) => {
           const bytes = encode(s, v);
           decodeOrDecodeError(s, bytes.subarray(0, cut % (bytes.length + 1)));
@@ -321,10 +361,14 @@ describe('malformed bytes never crash the decoder', () => {
   it('an array header is checked against the bytes left before anything is allocated for it', () => {
     // 5 bytes claiming 2^24 f64 elements: refused as truncated at the header, no 128 MiB array first.
     const claim = new Uint8Array([0xdd, 0x01, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03]);
-    expect(() => decode(t.vec(t.f64, 2 ** 24), claim)).toThrow(/array of 16777216 elements needs at least 16777216 more bytes, 3 remain/);
+    expect(() => decode(t.vec(t.f64, 2 ** 24), claim)).toThrow(
+      /array of 16777216 elements needs at least 16777216 more bytes, 3 remain/,
+    );
     // Elements of a struct take at least their keys: 4 elements of {abc: u8} need 4 * 6 bytes.
     const s = t.vec(t.struct({ abc: t.u8 }), 1000);
-    expect(() => decode(s, new Uint8Array([0x94, ...new Array(20).fill(0)]))).toThrow(/needs at least 24 more bytes, 20 remain/);
+    expect(() => decode(s, new Uint8Array([0x94, ...new Array(20).fill(0)]))).toThrow(
+      /needs at least 24 more bytes, 20 remain/,
+    );
     // The bound is a lower bound: the smallest valid encodings still decode.
     expect(decode(s, encode(s, [{ abc: 1 }, { abc: 2 }]))).toEqual([{ abc: 1 }, { abc: 2 }]);
     expect(decode(t.array(t.f64, 3), new Uint8Array([0x93, 1, 2, 3]))).toEqual(new Float64Array([1, 2, 3]));
@@ -356,7 +400,9 @@ describe('SlotWriter errors', () => {
     expect(err).toBeInstanceOf(SchemaValidationError);
     expect(err.path).toEqual(['inner', 'b']);
     expect(err.message).toContain('a u8 is an integer in 0..255');
-    expect(() => new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { b: 1, c: -32769 } }, 'G', 'm')).toThrow(/"inner\.c".*an i16 is an integer in -32768\.\.32767/);
+    expect(() => new SlotWriter().write(ring, ring.slotAt(0), h, s, { inner: { b: 1, c: -32769 } }, 'G', 'm')).toThrow(
+      /"inner\.c".*an i16 is an integer in -32768\.\.32767/,
+    );
   });
 
   it('a schema violation is a SchemaValidationError with the zod path', () => {
@@ -376,8 +422,12 @@ describe('SlotWriter errors', () => {
     const s = t.struct({ xs: t.vec(t.f64, 64) });
     const slot = ring.slotAt(0);
     ring.dv.setUint32(slot + 4, 0xdead, true);
-    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(PayloadTooLargeError);
-    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(/needs 519 bytes but a slot holds 80/);
+    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(
+      PayloadTooLargeError,
+    );
+    expect(() => new SlotWriter().write(ring, slot, h, s, { xs: new Float64Array(64) }, 'G', 'm')).toThrow(
+      /needs 519 bytes but a slot holds 80/,
+    );
     expect(ring.dv.getUint32(slot + 4, true)).toBe(0xdead); // header untouched: no partial message
   });
 });

@@ -6,7 +6,10 @@ import { decodeIntoColumns, type Columns } from '../src/schema/msgpack-decode.ts
 import { structArb, valueArb } from './arbitraries.ts';
 
 /** Decodes `bytes` both ways: as an object, and into row 2 of fresh columns. */
-function both(schema: ReturnType<typeof t.struct>, bytes: Uint8Array): { obj: unknown; cols: Columns; err: [unknown, unknown] } {
+function both(
+  schema: ReturnType<typeof t.struct>,
+  bytes: Uint8Array,
+): { obj: unknown; cols: Columns; err: [unknown, unknown] } {
   const names = schema.fieldNames;
   const cols: Columns = names.map(() => new Array<unknown>(4));
   let obj: unknown;
@@ -47,7 +50,13 @@ describe('decodeIntoColumns (askMany replies straight into columns)', () => {
     const ok = both(s, mpEncode({ c: -3, a: 7, b: 0.5 }));
     expect(ok.err).toEqual([undefined, undefined]);
     expect([ok.cols[0]![2], ok.cols[1]![2], ok.cols[2]![2]]).toEqual([7, 0.5, -3]);
-    for (const bad of [{ a: 1, b: 2 }, { a: 1, b: 2, c: 3, d: 4 }, { a: -1, b: 2, c: 3 }, { a: 1, b: 'x', c: 3 }, [1, 2, 3]]) {
+    for (const bad of [
+      { a: 1, b: 2 },
+      { a: 1, b: 2, c: 3, d: 4 },
+      { a: -1, b: 2, c: 3 },
+      { a: 1, b: 'x', c: 3 },
+      [1, 2, 3],
+    ]) {
       const r = both(s, mpEncode(bad));
       expect(r.err[0]).toBeInstanceOf(DecodeError);
       expect(r.err[1]).toBeInstanceOf(DecodeError);

@@ -22,7 +22,11 @@ describe('copyBytes (slot payload copies, two steps when a SharedArrayBuffer end
               const dst = makeDst(4200);
               dst.fill(0xee);
               copyBytes(dst, 16 + da, src, 8 + sa, len);
-              expect(Buffer.from(dst.subarray(16 + da, 16 + da + len)).equals(Buffer.from(src.subarray(8 + sa, 8 + sa + len)))).toBe(true);
+              expect(
+                Buffer.from(dst.subarray(16 + da, 16 + da + len)).equals(
+                  Buffer.from(src.subarray(8 + sa, 8 + sa + len)),
+                ),
+              ).toBe(true);
               // Nothing outside the range is touched.
               expect(dst[16 + da - 1]).toBe(0xee);
               expect(dst[16 + da + len]).toBe(0xee);

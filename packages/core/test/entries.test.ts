@@ -48,7 +48,13 @@ const ROOT_TYPES = [
 
 /** Every name a module's source exports (`export { a, type B } from`, `export type { C } from`). */
 function exportedNames(file: URL): { names: string[]; typeOnly: string[]; star: boolean } {
-  const src = ts.createSourceFile(file.pathname, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, false, ts.ScriptKind.TS);
+  const src = ts.createSourceFile(
+    file.pathname,
+    readFileSync(file, 'utf8'),
+    ts.ScriptTarget.ES2022,
+    false,
+    ts.ScriptKind.TS,
+  );
   const names: string[] = [];
   const typeOnly: string[] = [];
   let star = false;
@@ -82,7 +88,8 @@ describe("core's application entries", () => {
     expect(defined.length).toBeGreaterThan(30);
     expect(Object.keys(errors).sort()).toEqual(defined.sort());
     // The root's errors are the same classes (one identity for instanceof).
-    for (const [k, v] of Object.entries(root)) if (k.endsWith('Error')) expect(v, k).toBe((errors as Record<string, unknown>)[k]);
+    for (const [k, v] of Object.entries(root))
+      if (k.endsWith('Error')) expect(v, k).toBe((errors as Record<string, unknown>)[k]);
   });
 
   it('/types holds types only, none of them also in the root', () => {

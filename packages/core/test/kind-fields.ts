@@ -7,7 +7,17 @@ import fc from 'fast-check';
 import { Grain, t, type GrainDef } from '../src/entries/internal.ts';
 
 /** One field of each kind: f64, f32, i32, u32, bool, i8, u8, i16, u16. */
-export const KIND_FIELDS = t.struct({ a: t.f64, b: t.f32, c: t.i32, d: t.u32, e: t.bool, f: t.i8, g: t.u8, h: t.i16, k: t.u16 });
+export const KIND_FIELDS = t.struct({
+  a: t.f64,
+  b: t.f32,
+  c: t.i32,
+  d: t.u32,
+  e: t.bool,
+  f: t.i8,
+  g: t.u8,
+  h: t.i16,
+  k: t.u16,
+});
 
 /** Arbitraries of KIND_FIELDS' values; `finite` leaves NaN and ±Infinity out of the floats. */
 export function kindValues(finite: boolean) {

@@ -9,7 +9,19 @@ describe('laneOfKey (the host and every CPU worker route a key to the same lane)
 
   it('is a pure function of key and lane count, in range, for integer and string keys', () => {
     for (const lanes of [2, 3, 15, 64]) {
-      for (const key of [0, 1, -1, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 'a', 'alice', '', 'ünïcødé']) {
+      for (const key of [
+        0,
+        1,
+        -1,
+        2 ** 31,
+        2 ** 32 + 5,
+        Number.MAX_SAFE_INTEGER,
+        -Number.MAX_SAFE_INTEGER,
+        'a',
+        'alice',
+        '',
+        'ünïcødé',
+      ]) {
         const l = laneOfKey(key, lanes);
         expect(Number.isInteger(l) && l >= 0 && l < lanes).toBe(true);
         expect(laneOfKey(key, lanes)).toBe(l);

@@ -120,7 +120,17 @@ class CEmitter {
   typeOf(s: Schema): string {
     // Spelled independently of codegen's C types: this is the oracle layoutOf is checked against.
     if (s.kind === 'scalar') {
-      const c = { f32: 'float', f64: 'double', i8: 'int8_t', u8: 'uint8_t', i16: 'int16_t', u16: 'uint16_t', i32: 'int32_t', u32: 'uint32_t', bool: 'bool' } as const;
+      const c = {
+        f32: 'float',
+        f64: 'double',
+        i8: 'int8_t',
+        u8: 'uint8_t',
+        i16: 'int16_t',
+        u16: 'uint16_t',
+        i32: 'int32_t',
+        u32: 'uint32_t',
+        bool: 'bool',
+      } as const;
       return c[s.scalar];
     }
     const hit = this.names.get(s);
@@ -146,7 +156,10 @@ class CEmitter {
       const offs = (layout.fields ?? []).map((f) => `printf(" %zu", offsetof(${type}, ${f.name}));`).join(' ');
       return `printf("${type} %zu %zu", sizeof(${type}), alignof(${type})); ${offs} printf("\\n");`;
     });
-    return `#include <cstdio>\n#include <cstddef>\n#include <cstdint>\n${this.defs.join('\n')}\nint main() {\n${lines.join('\n')}\nreturn 0; }\n`;
+    return (
+      `#include <cstdio>\n#include <cstddef>\n#include <cstdint>\n${this.defs.join('\n')}\nint main() ` +
+      `{\n${lines.join('\n')}\nreturn 0; }\n`
+    );
   }
 }
 
@@ -155,9 +168,24 @@ describe.skipIf(!gxx)('layoutOf agrees with g++ sizeof/alignof/offsetof', () => 
     const em = new CEmitter();
     const picked: Schema[] = [
       t.struct({ a: t.bool, b: t.f64, c: t.u32, d: t.bool }),
-      t.struct({ x: t.bool, inner: t.struct({ y: t.f32, z: t.bool }), w: t.bool, v: t.vec(t.f64, 3), bs: t.vec(t.bool, 3) }),
+      t.struct({
+        x: t.bool,
+        inner: t.struct({ y: t.f32, z: t.bool }),
+        w: t.bool,
+        v: t.vec(t.f64, 3),
+        bs: t.vec(t.bool, 3),
+      }),
       t.struct({ grid: t.array(t.array(t.i32, 3), 2), flags: t.array(t.bool, 7), tail: t.f64 }),
-      t.struct({ a: t.u8, b: t.i16, c: t.i8, d: t.u16, e: t.vec(t.u8, 5), f: t.array(t.i16, 3), g: t.vec(t.i8, 2), h: t.f64 }),
+      t.struct({
+        a: t.u8,
+        b: t.i16,
+        c: t.i8,
+        d: t.u16,
+        e: t.vec(t.u8, 5),
+        f: t.array(t.i16, 3),
+        g: t.vec(t.i8, 2),
+        h: t.f64,
+      }),
       t.struct({}),
       SlotHeader,
       RingHeader,

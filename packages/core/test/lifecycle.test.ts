@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidTransitionError, accepting, canTransition, nextState, type LifecycleAction, type LifecycleState } from '../src/entries/internal.ts';
+import {
+  InvalidTransitionError,
+  accepting,
+  canTransition,
+  nextState,
+  type LifecycleAction,
+  type LifecycleState,
+} from '../src/entries/internal.ts';
 
 const STATES: LifecycleState[] = ['created', 'launched', 'active', 'deactivated', 'terminated', 'faulted'];
 const ACTIONS: LifecycleAction[] = ['launch', 'activate', 'deactivate', 'terminate', 'fault'];

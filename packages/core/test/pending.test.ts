@@ -7,7 +7,14 @@ import type { MethodDef } from '../src/grain.ts';
 const kernelA = { name: 'A' } as unknown as RingKernel;
 const kernelB = { name: 'B' } as unknown as RingKernel;
 const method = { name: 'm' } as unknown as MethodDef;
-const single = (kernel: RingKernel, lane: number, deadline = 100): PendingAsk => ({ resolve: () => {}, reject: () => {}, kernel, lane, method, deadline });
+const single = (kernel: RingKernel, lane: number, deadline = 100): PendingAsk => ({
+  resolve: () => {},
+  reject: () => {},
+  kernel,
+  lane,
+  method,
+  deadline,
+});
 
 function batchOf(corrBase: number, key: number[], lanes: number, deadline = 100): PendingAsk & { batch: AskBatch } {
   const batch: AskBatch = { corrBase, n: key.length, key, lanes, ok: () => {}, fail: () => {} };
@@ -59,7 +66,12 @@ describe('PendingAsks (single asks as map entries, askMany rows as one id range)
     p.delete(51);
     expect(p.expired(5)).toEqual([]);
     expect(p.expired(15).map(([c]) => c)).toEqual([50, 52]);
-    expect(p.expired(25).map(([c]) => c).sort((a, b) => a - b)).toEqual([7, 50, 52]);
+    expect(
+      p
+        .expired(25)
+        .map(([c]) => c)
+        .sort((a, b) => a - b),
+    ).toEqual([7, 50, 52]);
   });
 
   it('iteration is a snapshot: deleting while iterating visits each waiting ask once', () => {

@@ -6,7 +6,20 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Grain, RING, Ring, RingConsumer, RingProducer, SLOT, SLOT_HEADER_SIZE, SlotFlag, laneOfKey, ringBytes, t, type GrainDef } from '../src/entries/internal.ts';
+import {
+  Grain,
+  RING,
+  Ring,
+  RingConsumer,
+  RingProducer,
+  SLOT,
+  SLOT_HEADER_SIZE,
+  SlotFlag,
+  laneOfKey,
+  ringBytes,
+  t,
+  type GrainDef,
+} from '../src/entries/internal.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { compileRowLoop } from '../src/row-codegen.ts';
 import { KIND_FIELDS, kindValues } from './kind-fields.ts';
@@ -48,7 +61,18 @@ const EDGE = {
   h: [0, -1, -0x8000, 0x7fff, -129, 255],
   k: [0, 1, 0xff, 0x100, 0xffff],
 } as const;
-const KEYS = [0, 1, -1, 0x7fffffff, -0x80000000, 2 ** 32, -(2 ** 32) - 5, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER];
+const KEYS = [
+  0,
+  1,
+  -1,
+  0x7fffffff,
+  -0x80000000,
+  2 ** 32,
+  -(2 ** 32) - 5,
+  2 ** 40 + 3,
+  Number.MAX_SAFE_INTEGER,
+  Number.MIN_SAFE_INTEGER,
+];
 
 /** Rows covering every edge value of every field (the longest list cycled, the others wrap). */
 function edgeRows(n: number) {
@@ -59,14 +83,29 @@ function edgeRows(n: number) {
 
 /** Typed columns where the kind has a typed array (bool stays a plain array). */
 function typed(cols: Record<string, unknown[]>): Record<string, ArrayLike<unknown>> {
-  const T: Record<string, new (xs: number[]) => ArrayLike<number>> = { a: Float64Array as never, b: Float32Array as never, c: Int32Array as never, d: Uint32Array as never, f: Int8Array as never, g: Uint8Array as never, h: Int16Array as never, k: Uint16Array as never };
+  const T: Record<string, new (xs: number[]) => ArrayLike<number>> = {
+    a: Float64Array as never,
+    b: Float32Array as never,
+    c: Int32Array as never,
+    d: Uint32Array as never,
+    f: Int8Array as never,
+    g: Uint8Array as never,
+    h: Int16Array as never,
+    k: Uint16Array as never,
+  };
   const out: Record<string, ArrayLike<unknown>> = {};
   for (const [f, vs] of Object.entries(cols)) out[f] = T[f] ? new T[f]!(vs as number[]) : vs;
   return out;
 }
 
 /** Slot bytes of rows [0, n) written by the closure writer (plus seq), the reference. */
-function reference(key: ArrayLike<number>, cols: Record<string, ArrayLike<unknown>>, n: number, ask: boolean, corrBase: number): Uint8Array[] {
+function reference(
+  key: ArrayLike<number>,
+  cols: Record<string, ArrayLike<unknown>>,
+  n: number,
+  ask: boolean,
+  corrBase: number,
+): Uint8Array[] {
   const ring = ringOf(1024);
   const p = new RingProducer(ring);
   const write = compileRowWriter(put, 7, key, cols, ring.payloadCapacity)!;
@@ -84,26 +123,46 @@ function reference(key: ArrayLike<number>, cols: Record<string, ArrayLike<unknow
   return out;
 }
 
-function generated(key: ArrayLike<number>, cols: Record<string, ArrayLike<unknown>>, n: number, ask: boolean, corrBase: number): Uint8Array[] {
+function generated(
+  key: ArrayLike<number>,
+  cols: Record<string, ArrayLike<unknown>>,
+  n: number,
+  ask: boolean,
+  corrBase: number,
+): Uint8Array[] {
   const ring = ringOf(1024);
   const p = new RingProducer(ring);
   const loop = compileRowLoop(put, 7, key, cols, ring.payloadCapacity, ask)!;
-  expect(loop([p], key, put.request.fieldNames.map((f) => cols[f]!), 0, n, 98765.25, corrBase)).toBe(n);
+  expect(
+    loop(
+      [p],
+      key,
+      put.request.fieldNames.map((f) => cols[f]!),
+      0,
+      n,
+      98765.25,
+      corrBase,
+    ),
+  ).toBe(n);
   return Array.from({ length: n }, (_, i) => ring.u8.slice(ring.slotAt(i), ring.slotAt(i) + SLOT_SIZE));
 }
 
 describe('generated tellMany row loop (row-codegen.ts)', () => {
-  it('writes the closure writer’s bytes for every field kind and edge value: plain and typed columns, int and wide keys, tells and asks', () => {
-    const n = 90;
-    const { key, cols } = edgeRows(n);
-    for (const ask of [false, true]) {
-      expect(generated(key, cols, n, ask, 0xfffffff0)).toEqual(reference(key, cols, n, ask, 0xfffffff0));
-      const tc = typed(cols);
-      expect(generated(key, tc, n, ask, 5)).toEqual(reference(key, tc, n, ask, 5));
-      const ik = Int32Array.from(key, (k) => k | 0);
-      expect(generated(ik, tc, n, ask, 5)).toEqual(reference(ik, tc, n, ask, 5));
-    }
-  });
+  it(
+    'writes the closure writer’s bytes for every field kind and edge value: plain and typed columns, int and ' +
+      'wide keys, tells and asks',
+    () => {
+      const n = 90;
+      const { key, cols } = edgeRows(n);
+      for (const ask of [false, true]) {
+        expect(generated(key, cols, n, ask, 0xfffffff0)).toEqual(reference(key, cols, n, ask, 0xfffffff0));
+        const tc = typed(cols);
+        expect(generated(key, tc, n, ask, 5)).toEqual(reference(key, tc, n, ask, 5));
+        const ik = Int32Array.from(key, (k) => k | 0);
+        expect(generated(ik, tc, n, ask, 5)).toEqual(reference(ik, tc, n, ask, 5));
+      }
+    },
+  );
 
   it('property: any valid row is written byte for byte as the closure writer writes it', () => {
     const row = fc.record({
@@ -169,7 +228,9 @@ describe('generated tellMany row loop (row-codegen.ts)', () => {
 
   it('with several lanes, rows go to laneOfKey’s lane (wide and negative keys, plain and Int32Array columns)', () => {
     for (const lanes of [2, 3, 4, 7]) {
-      const wide = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? -i * 7919 : i % 3 === 1 ? i * 2 ** 33 + i : -(2 ** 40) - i));
+      const wide = Array.from({ length: 300 }, (_, i) =>
+        i % 3 === 0 ? -i * 7919 : i % 3 === 1 ? i * 2 ** 33 + i : -(2 ** 40) - i,
+      );
       const small = Int32Array.from({ length: 300 }, (_, i) => (i * 2654435761) | 0);
       for (const key of [wide, small] as ArrayLike<number>[]) {
         const rings = Array.from({ length: lanes }, () => ringOf(512));

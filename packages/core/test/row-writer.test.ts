@@ -16,7 +16,14 @@ const SLOT_SIZE = 128;
 
 function target(bytes: number) {
   const buffer = new ArrayBuffer(bytes);
-  return { buffer, u8: new Uint8Array(buffer), i32: new Int32Array(buffer), dv: new DataView(buffer), slotSize: SLOT_SIZE, payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE };
+  return {
+    buffer,
+    u8: new Uint8Array(buffer),
+    i32: new Int32Array(buffer),
+    dv: new DataView(buffer),
+    slotSize: SLOT_SIZE,
+    payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE,
+  };
 }
 
 describe('tellMany row images (row-writer.ts)', () => {
@@ -35,7 +42,15 @@ describe('tellMany row images (row-writer.ts)', () => {
         const slow = target(SLOT_SIZE);
         const keyLo = r.key >>> 0;
         const keyHi = Math.floor(r.key / 2 ** 32) >>> 0;
-        new SlotWriter().write(slow, 0, { method: put.id, flags: 0, corr: 0, keyLo, keyHi, sender: HOST_SENDER, grain: 3 }, put.request, { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f, g: r.g, h: r.h, k: r.k }, 'Mixed', 'put');
+        new SlotWriter().write(
+          slow,
+          0,
+          { method: put.id, flags: 0, corr: 0, keyLo, keyHi, sender: HOST_SENDER, grain: 3 },
+          put.request,
+          { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f, g: r.g, h: r.h, k: r.k },
+          'Mixed',
+          'put',
+        );
         for (const f of ['method', 'flags', 'corr', 'keyLo', 'keyHi', 'sender', 'grain'] as const) {
           expect(fast.dv.getUint32(SLOT[f], true), f).toBe(slow.dv.getUint32(SLOT[f], true));
         }
@@ -43,7 +58,9 @@ describe('tellMany row images (row-writer.ts)', () => {
         const len = fast.dv.getUint32(SLOT.length, true);
         const payload = fast.u8.subarray(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len);
         const want = { a: r.a, b: r.b, c: r.c, d: r.d, e: r.e, f: r.f, g: r.g, h: r.h, k: r.k };
-        expect(decodeExact(put.request, new Reader(fast.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len))).toEqual(want);
+        expect(decodeExact(put.request, new Reader(fast.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len))).toEqual(
+          want,
+        );
         expect(mpDecode(payload)).toEqual(want);
       }),
       { numRuns: 300 },
@@ -52,6 +69,8 @@ describe('tellMany row images (row-writer.ts)', () => {
 
   it('does not apply to a request with a non-scalar field, nor where the image exceeds the slot', () => {
     expect(compileRowWriter(def.methodByName.get('nested')!, 0, [1], { p: [{ x: 1 }] }, 1000)).toBeUndefined();
-    expect(compileRowWriter(put, 0, [1], { a: [1], b: [1], c: [1], d: [1], e: [true], f: [1], g: [1], h: [1], k: [1] }, 10)).toBeUndefined();
+    expect(
+      compileRowWriter(put, 0, [1], { a: [1], b: [1], c: [1], d: [1], e: [true], f: [1], g: [1], h: [1], k: [1] }, 10),
+    ).toBeUndefined();
   });
 });

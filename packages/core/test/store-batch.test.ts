@@ -7,7 +7,12 @@ const strings: StateTableSpec = { name: 'S', keyKind: 'string' };
 
 describe('keyOrder: the order a store applies a batch in', () => {
   it('is null for ascending keys and an ascending permutation otherwise, for any safe integers', () => {
-    const key = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.maxSafeInteger(), fc.maxSafeNat(), fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 32, -(2 ** 32), 2 ** 32 - 1));
+    const key = fc.oneof(
+      fc.integer({ min: -1000, max: 1000 }),
+      fc.maxSafeInteger(),
+      fc.maxSafeNat(),
+      fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 32, -(2 ** 32), 2 ** 32 - 1),
+    );
     fc.assert(
       fc.property(fc.uniqueArray(key, { maxLength: 300 }), (keys) => {
         const order = keyOrder('test', ints, keys);

@@ -5,7 +5,18 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Grain, HOST_SENDER, Reader, SLOT, SLOT_HEADER_SIZE, SlotFlag, SlotWriter, decodeExact, t, type GrainDef } from '../src/entries/internal.ts';
+import {
+  Grain,
+  HOST_SENDER,
+  Reader,
+  SLOT,
+  SLOT_HEADER_SIZE,
+  SlotFlag,
+  SlotWriter,
+  decodeExact,
+  t,
+  type GrainDef,
+} from '../src/entries/internal.ts';
 import { compileRowWriter } from '../src/row-writer.ts';
 import { fixedWriter } from '../src/tell-image.ts';
 import { KIND_FIELDS } from './kind-fields.ts';
@@ -29,13 +40,28 @@ const fields = put.request.fieldNames;
 
 function target() {
   const buffer = new SharedArrayBuffer(SLOT_SIZE);
-  return { buffer, u8: new Uint8Array(buffer), i32: new Int32Array(buffer), dv: new DataView(buffer), slotSize: SLOT_SIZE, payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE };
+  return {
+    buffer,
+    u8: new Uint8Array(buffer),
+    i32: new Int32Array(buffer),
+    dv: new DataView(buffer),
+    slotSize: SLOT_SIZE,
+    payloadCapacity: SLOT_SIZE - SLOT_HEADER_SIZE,
+  };
 }
 
 /** Whether the general encoder takes `payload` (it throws a typed error when not). */
 function generalAccepts(payload: unknown): boolean {
   try {
-    new SlotWriter().write(target(), 0, { method: put.id, flags: 0, corr: 0, keyLo: 0, keyHi: 0, sender: HOST_SENDER, grain: 3 }, put.request, payload, 'Kinds', 'put');
+    new SlotWriter().write(
+      target(),
+      0,
+      { method: put.id, flags: 0, corr: 0, keyLo: 0, keyHi: 0, sender: HOST_SENDER, grain: 3 },
+      put.request,
+      payload,
+      'Kinds',
+      'put',
+    );
     return true;
   } catch {
     return false;
@@ -65,54 +91,75 @@ describe('single-send fixed image (tell-image.ts)', () => {
         expect(write(tg.i32, tg.dv, tg.u8, 0, GOOD, key, corr, 4321.5)).toBe(true);
         expect(tg.u8).toEqual(rowImage(GOOD, key, corr));
         const len = tg.dv.getUint32(SLOT.length, true);
-        expect(decodeExact(put.request, new Reader(tg.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len))).toEqual(GOOD);
+        expect(decodeExact(put.request, new Reader(tg.u8).reset(SLOT_HEADER_SIZE, SLOT_HEADER_SIZE + len))).toEqual(
+          GOOD,
+        );
       }
   });
 
-  it('refuses (writing nothing) exactly what the general encoder refuses: wrong types, out of range, fractions, missing and extra keys', () => {
-    const write = fixedWriter(put, 3, SLOT_SIZE - SLOT_HEADER_SIZE)!;
-    const bad: unknown[] = [
-      null,
-      7,
-      'x',
-      { ...GOOD, extra: 1 },
-      { ...GOOD, a: undefined },
-      { ...GOOD, a: '1' },
-      { ...GOOD, c: 0x80000000 },
-      { ...GOOD, c: 1.5 },
-      { ...GOOD, c: Number.NaN },
-      { ...GOOD, d: -1 },
-      { ...GOOD, d: 2 ** 32 },
-      { ...GOOD, e: 1 },
-      { ...GOOD, f: 128 },
-      { ...GOOD, g: 256 },
-      { ...GOOD, h: 32768 },
-      { ...GOOD, k: -1 },
-      { ...GOOD, k: Number.POSITIVE_INFINITY },
-    ];
-    for (const p of bad) {
-      const tg = target();
-      expect(generalAccepts(p), JSON.stringify(p)).toBe(false);
-      expect(write(tg.i32, tg.dv, tg.u8, 0, p, 1, 0, 0), JSON.stringify(p)).toBe(false);
-      expect(tg.u8.every((b) => b === 0)).toBe(true);
-    }
-    // What the general encoder takes, so does the image: NaN and ±Infinity as floats, -0, a key set to undefined.
-    for (const p of [{ ...GOOD, a: Number.NaN }, { ...GOOD, b: Number.NEGATIVE_INFINITY }, { ...GOOD, c: -0 }, { ...GOOD, more: undefined }]) {
-      expect(generalAccepts(p)).toBe(true);
-      expect(write(target().i32, target().dv, target().u8, 0, p, 1, 0, 0)).toBe(true);
-    }
-  });
+  it(
+    'refuses (writing nothing) exactly what the general encoder refuses: wrong types, out of range, ' +
+      'fractions, missing and extra keys',
+    () => {
+      const write = fixedWriter(put, 3, SLOT_SIZE - SLOT_HEADER_SIZE)!;
+      const bad: unknown[] = [
+        null,
+        7,
+        'x',
+        { ...GOOD, extra: 1 },
+        { ...GOOD, a: undefined },
+        { ...GOOD, a: '1' },
+        { ...GOOD, c: 0x80000000 },
+        { ...GOOD, c: 1.5 },
+        { ...GOOD, c: Number.NaN },
+        { ...GOOD, d: -1 },
+        { ...GOOD, d: 2 ** 32 },
+        { ...GOOD, e: 1 },
+        { ...GOOD, f: 128 },
+        { ...GOOD, g: 256 },
+        { ...GOOD, h: 32768 },
+        { ...GOOD, k: -1 },
+        { ...GOOD, k: Number.POSITIVE_INFINITY },
+      ];
+      for (const p of bad) {
+        const tg = target();
+        expect(generalAccepts(p), JSON.stringify(p)).toBe(false);
+        expect(write(tg.i32, tg.dv, tg.u8, 0, p, 1, 0, 0), JSON.stringify(p)).toBe(false);
+        expect(tg.u8.every((b) => b === 0)).toBe(true);
+      }
+      // What the general encoder takes, so does the image: NaN and ±Infinity as floats, -0, a key set to undefined.
+      for (const p of [
+        { ...GOOD, a: Number.NaN },
+        { ...GOOD, b: Number.NEGATIVE_INFINITY },
+        { ...GOOD, c: -0 },
+        { ...GOOD, more: undefined },
+      ]) {
+        expect(generalAccepts(p)).toBe(true);
+        expect(write(target().i32, target().dv, target().u8, 0, p, 1, 0, 0)).toBe(true);
+      }
+    },
+  );
 
   it('property: for any payload, accepts exactly when the general encoder does', () => {
-    const num = fc.oneof(fc.double(), fc.integer({ min: -(2 ** 33), max: 2 ** 33 }), fc.constantFrom(0, -0, 255, 256, -129, 65536, 0xffffffff, 0x80000000), fc.boolean(), fc.constant('1'));
-    const payload = fc.record(Object.fromEntries(fields.map((f) => [f, f === 'e' ? fc.oneof(fc.boolean(), num) : num])), { requiredKeys: [] });
+    const num = fc.oneof(
+      fc.double(),
+      fc.integer({ min: -(2 ** 33), max: 2 ** 33 }),
+      fc.constantFrom(0, -0, 255, 256, -129, 65536, 0xffffffff, 0x80000000),
+      fc.boolean(),
+      fc.constant('1'),
+    );
+    const payload = fc.record(
+      Object.fromEntries(fields.map((f) => [f, f === 'e' ? fc.oneof(fc.boolean(), num) : num])),
+      { requiredKeys: [] },
+    );
     const write = fixedWriter(put, 3, SLOT_SIZE - SLOT_HEADER_SIZE)!;
     fc.assert(
       fc.property(payload, (p) => {
         const tg = target();
         const ok = write(tg.i32, tg.dv, tg.u8, 0, p, 5, 0, 1);
         expect(ok).toBe(generalAccepts(p));
-        if (ok) expect(tg.u8).toEqual(rowImage(p, 5, 0).map((b, i) => (i >= SLOT.time && i < SLOT.time + 8 ? tg.u8[i]! : b)));
+        if (ok)
+          expect(tg.u8).toEqual(rowImage(p, 5, 0).map((b, i) => (i >= SLOT.time && i < SLOT.time + 8 ? tg.u8[i]! : b)));
       }),
       { numRuns: 500 },
     );

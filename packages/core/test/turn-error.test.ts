@@ -25,11 +25,17 @@ function roundTrip(room: number, code: number, fields: Array<string | number>) {
 
 describe('turn errors on the wire (code and fields)', () => {
   it('a code with its fields reads back as written', () => {
-    expect(roundTrip(200, TURN_ERROR.STATE_LOAD, [17, 'cannot load ✓'])).toEqual({ code: TURN_ERROR.STATE_LOAD, fields: [17, 'cannot load ✓'] });
+    expect(roundTrip(200, TURN_ERROR.STATE_LOAD, [17, 'cannot load ✓'])).toEqual({
+      code: TURN_ERROR.STATE_LOAD,
+      fields: [17, 'cannot load ✓'],
+    });
   });
 
   it('fits the smallest slot (16 payload bytes): numbers whole, text cut with a mark on a character boundary', () => {
-    expect(roundTrip(16, TURN_ERROR.STATE_TABLE_FULL, [65536])).toEqual({ code: TURN_ERROR.STATE_TABLE_FULL, fields: [65536] });
+    expect(roundTrip(16, TURN_ERROR.STATE_TABLE_FULL, [65536])).toEqual({
+      code: TURN_ERROR.STATE_TABLE_FULL,
+      fields: [65536],
+    });
     const long = `${'é'.repeat(100)}`;
     const r = roundTrip(60, TURN_ERROR.HANDLER, [long]) as unknown as { fields: string[] };
     expect(r.fields[0]).toMatch(/^é+… \[cut to fit slot\]$/);
@@ -48,19 +54,29 @@ describe('turn errors on the wire (code and fields)', () => {
 });
 
 describe('the host builds the typed error from a reply slot', () => {
-  it('the CUDA runtime\'s bytes for a full table (reply.cuh rg_reply_code1: [3, [maxActors]]) are StateTableFullError', () => {
-    const sab = new SharedArrayBuffer(ringBytes(2, 64));
-    const ring = Ring.format(sab, 0, 2, 64);
-    const slot = ring.slotAt(0);
-    const bytes = [0x92, TURN_ERROR.STATE_TABLE_FULL, 0x91, 0xcb, ...new Uint8Array(new Float64Array([4096]).buffer).reverse()];
-    ring.u8.set(bytes, slot + SLOT_HEADER_SIZE);
-    ring.dv.setUint32(slot + SLOT.length, bytes.length, true);
-    ring.dv.setUint32(slot + SLOT.corr, 7, true);
-    const loads = { byId: () => undefined };
-    const e = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
-    expect(e).toBeInstanceOf(StateTableFullError);
-    expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 4096 });
-  });
+  it(
+    "the CUDA runtime's bytes for a full table (reply.cuh rg_reply_code1: [3, [maxActors]]) are " +
+      'StateTableFullError',
+    () => {
+      const sab = new SharedArrayBuffer(ringBytes(2, 64));
+      const ring = Ring.format(sab, 0, 2, 64);
+      const slot = ring.slotAt(0);
+      const bytes = [
+        0x92,
+        TURN_ERROR.STATE_TABLE_FULL,
+        0x91,
+        0xcb,
+        ...new Uint8Array(new Float64Array([4096]).buffer).reverse(),
+      ];
+      ring.u8.set(bytes, slot + SLOT_HEADER_SIZE);
+      ring.dv.setUint32(slot + SLOT.length, bytes.length, true);
+      ring.dv.setUint32(slot + SLOT.corr, 7, true);
+      const loads = { byId: () => undefined };
+      const e = errorOfReply(ring, slot, SlotFlag.REPLY | SlotFlag.REJECTED, 'Account', 'deposit', loads);
+      expect(e).toBeInstanceOf(StateTableFullError);
+      expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 4096 });
+    },
+  );
 
   /** A reply slot holding `bytes` as its payload (corr 7: an ask's). */
   function replySlot(bytes: readonly number[]) {
@@ -90,7 +106,7 @@ describe('the host builds the typed error from a reply slot', () => {
     expect(oe.message).toContain('(unreadable reason)');
   });
 
-  it('a failed load (rg_res_reply_text: [STATE_LOAD, [failureId, text]]) is the host\'s StateLoadError', () => {
+  it("a failed load (rg_res_reply_text: [STATE_LOAD, [failureId, text]]) is the host's StateLoadError", () => {
     const failure = new StateLoadError('lmdb', 'Account', [5], new Error('disk on fire'));
     const loads = { byId: (id: number) => (id === failure.failureId ? failure : undefined) };
     const r = replySlot([0x92, TURN_ERROR.STATE_LOAD, 0x92, ...f64(failure.failureId), ...str('disk on fire')]);

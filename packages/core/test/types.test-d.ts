@@ -65,8 +65,26 @@ describe('schema types', () => {
   });
 
   it('small integer kinds are numbers; their arrays are Uint8Array, Int8Array, Uint16Array, Int16Array', () => {
-    const s = t.struct({ a: t.u8, b: t.i8, c: t.u16, d: t.i16, bytes: t.vec(t.u8, 4), i8s: t.array(t.i8, 2), u16s: t.vec(t.u16, 2), i16s: t.array(t.i16, 2) });
-    expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{ a: number; b: number; c: number; d: number; bytes: Uint8Array; i8s: Int8Array; u16s: Uint16Array; i16s: Int16Array }>();
+    const s = t.struct({
+      a: t.u8,
+      b: t.i8,
+      c: t.u16,
+      d: t.i16,
+      bytes: t.vec(t.u8, 4),
+      i8s: t.array(t.i8, 2),
+      u16s: t.vec(t.u16, 2),
+      i16s: t.array(t.i16, 2),
+    });
+    expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      bytes: Uint8Array;
+      i8s: Int8Array;
+      u16s: Uint16Array;
+      i16s: Int16Array;
+    }>();
     expectTypeOf<Input<typeof s>['bytes']>().toEqualTypeOf<Uint8Array | readonly number[]>();
     expectTypeOf<Input<typeof s>['i16s']>().toEqualTypeOf<Int16Array | readonly number[]>();
     type V = StateView<typeof s>;
@@ -111,7 +129,9 @@ describe('askMany columns', () => {
 
 describe('tellMany columns', () => {
   it('a key column and one column per request field; numeric fields take typed arrays or number[]', () => {
-    expectTypeOf(system.tellMany(Wallet, 'deposit', { key: new Int32Array(2), amount: new Float64Array(2) })).toEqualTypeOf<number>();
+    expectTypeOf(
+      system.tellMany(Wallet, 'deposit', { key: new Int32Array(2), amount: new Float64Array(2) }),
+    ).toEqualTypeOf<number>();
     void system.tellMany(Wallet, 'note', { key: [1, 2], code: [3, 4] });
     // @ts-expect-error: a column for a field the request does not have
     void system.tellMany(Wallet, 'deposit', { key: [1], amount: [1], extra: [1] });

@@ -7,9 +7,16 @@ import { compileEncoder, layoutOf, snapshot, t, viewAt, Writer } from '../src/en
  */
 describe('state views: any field name', () => {
   const inner = t.struct({ kids: t.u16, dv: t.f32 });
-  const schema = t.struct({ base: t.i32, buffer: t.f64, dv: t.u8, kids: t.array(t.u16, 3), nest: inner, constructor: t.u32 });
+  const schema = t.struct({
+    base: t.i32,
+    buffer: t.f64,
+    dv: t.u8,
+    kids: t.array(t.u16, 3),
+    nest: inner,
+    constructor: t.u32,
+  });
 
-  it('fields named like the view\'s internals read and write their own bytes', () => {
+  it("fields named like the view's internals read and write their own bytes", () => {
     const buf = new ArrayBuffer(layoutOf(schema).size);
     const v = viewAt(schema, buf, 0) as any;
     v.base = 8;
@@ -22,12 +29,19 @@ describe('state views: any field name', () => {
     expect(v.base).toBe(8);
     expect(v.buffer).toBe(2.5);
     expect(v.dv).toBe(44);
-    expect(snapshot(schema, buf, 0)).toEqual({ base: 8, buffer: 2.5, dv: 44, kids: new Uint16Array([0, 7, 0]), nest: { kids: 9, dv: 1.5 }, constructor: 11 });
+    expect(snapshot(schema, buf, 0)).toEqual({
+      base: 8,
+      buffer: 2.5,
+      dv: 44,
+      kids: new Uint16Array([0, 7, 0]),
+      nest: { kids: 9, dv: 1.5 },
+      constructor: 11,
+    });
     // A second view of the same bytes sees the same values: nothing was written beside the state.
     expect((viewAt(schema, buf, 0) as any).base).toBe(8);
   });
 
-  it('a view encodes as its schema\'s value (the fields only)', () => {
+  it("a view encodes as its schema's value (the fields only)", () => {
     const buf = new ArrayBuffer(layoutOf(schema).size);
     const v = viewAt(schema, buf, 0) as any;
     v.base = -3;

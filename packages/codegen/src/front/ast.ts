@@ -12,9 +12,23 @@ export interface Loc {
 }
 
 export type BinaryOp =
-  | '+' | '-' | '*' | '/' | '%'
-  | '<' | '<=' | '>' | '>=' | '===' | '!=='
-  | '|' | '&' | '^' | '<<' | '>>' | '>>>';
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | '==='
+  | '!=='
+  | '|'
+  | '&'
+  | '^'
+  | '<<'
+  | '>>'
+  | '>>>';
 export type LogicalOp = '&&' | '||';
 export type UnaryOp = '-' | '+' | '!' | '~';
 export type AssignOp = '=' | '+=' | '-=' | '*=' | '/=' | '%=' | '|=' | '&=' | '^=' | '<<=' | '>>=' | '>>>=';
@@ -31,7 +45,11 @@ export type Expr =
   | { readonly kind: 'binary'; readonly loc: Loc; readonly op: BinaryOp; readonly left: Expr; readonly right: Expr }
   | { readonly kind: 'logical'; readonly loc: Loc; readonly op: LogicalOp; readonly left: Expr; readonly right: Expr }
   | { readonly kind: 'cond'; readonly loc: Loc; readonly test: Expr; readonly then: Expr; readonly otherwise: Expr }
-  | { readonly kind: 'object'; readonly loc: Loc; readonly props: readonly { readonly name: string; readonly value: Expr; readonly loc: Loc }[] }
+  | {
+      readonly kind: 'object';
+      readonly loc: Loc;
+      readonly props: readonly { readonly name: string; readonly value: Expr; readonly loc: Loc }[];
+    }
   /** `[a, b, c]`: only as the value of an array/vec field of a reply or K2K payload (filled element by element). */
   | { readonly kind: 'array'; readonly loc: Loc; readonly elements: readonly Expr[] };
 
@@ -40,9 +58,28 @@ export type Stmt =
   | { readonly kind: 'assign'; readonly loc: Loc; readonly op: AssignOp; readonly target: Expr; readonly value: Expr }
   | { readonly kind: 'update'; readonly loc: Loc; readonly op: '++' | '--'; readonly target: Expr }
   | { readonly kind: 'expr'; readonly loc: Loc; readonly expr: Expr }
-  | { readonly kind: 'if'; readonly loc: Loc; readonly test: Expr; readonly then: readonly Stmt[]; readonly otherwise: readonly Stmt[] | null }
-  | { readonly kind: 'for'; readonly loc: Loc; readonly init: Stmt | null; readonly test: Expr | null; readonly update: Stmt | null; readonly body: readonly Stmt[] }
-  | { readonly kind: 'while'; readonly loc: Loc; readonly test: Expr; readonly body: readonly Stmt[]; readonly doWhile: boolean }
+  | {
+      readonly kind: 'if';
+      readonly loc: Loc;
+      readonly test: Expr;
+      readonly then: readonly Stmt[];
+      readonly otherwise: readonly Stmt[] | null;
+    }
+  | {
+      readonly kind: 'for';
+      readonly loc: Loc;
+      readonly init: Stmt | null;
+      readonly test: Expr | null;
+      readonly update: Stmt | null;
+      readonly body: readonly Stmt[];
+    }
+  | {
+      readonly kind: 'while';
+      readonly loc: Loc;
+      readonly test: Expr;
+      readonly body: readonly Stmt[];
+      readonly doWhile: boolean;
+    }
   | { readonly kind: 'return'; readonly loc: Loc; readonly value: Expr | null }
   /** `throw new Error('constant')`: ends the turn with that message (turn error RG_E_THROW). */
   | { readonly kind: 'throw'; readonly loc: Loc; readonly message: string }

@@ -9,7 +9,12 @@ export interface SourceSite {
   readonly column: number;
 }
 
-export type CodegenErrorCode = 'CODEGEN_UNSUPPORTED' | 'CODEGEN_TYPE' | 'CODEGEN_SOURCE' | 'CODEGEN_K2K' | 'CODEGEN_TIMER';
+export type CodegenErrorCode =
+  | 'CODEGEN_UNSUPPORTED'
+  | 'CODEGEN_TYPE'
+  | 'CODEGEN_SOURCE'
+  | 'CODEGEN_K2K'
+  | 'CODEGEN_TIMER';
 
 /**
  * Thrown for anything the translator cannot or will not translate. The message names the construct,

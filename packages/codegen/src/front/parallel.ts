@@ -122,7 +122,11 @@ function access(c: Chain, v: string, loc: Loc): Access {
 const overlaps = (a: string, b: string) => a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`);
 
 /** Decides whether handler loop `s` may run element-parallel, and what it captures (at most maxCaptures locals). */
-export function planParallel<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCaptures: number): Plan<Local> {
+export function planParallel<Local extends LocalView>(
+  s: ForStmt,
+  fn: ScopeView<Local>,
+  maxCaptures: number,
+): Plan<Local> {
   try {
     return plan(s, fn, maxCaptures);
   } catch (e) {
@@ -141,13 +145,19 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   if (!init || init.kind !== 'let' || init.constant) no('its header does not start with `let i = <start>`');
   const v = (init as Extract<Stmt, { kind: 'let' }>).name;
   const test = s.test;
-  if (!test || test.kind !== 'binary' || test.op !== '<' || test.left.kind !== 'ident' || test.left.name !== v) no(`its condition is not \`${v} < <end>\``);
+  if (!test || test.kind !== 'binary' || test.op !== '<' || test.left.kind !== 'ident' || test.left.name !== v)
+    no(`its condition is not \`${v} < <end>\``);
   const hi = (test as Extract<Expr, { kind: 'binary' }>).right;
   const u = s.update;
   const step1 =
     u &&
     ((u.kind === 'update' && u.op === '++' && u.target.kind === 'ident' && u.target.name === v) ||
-      (u.kind === 'assign' && u.op === '+=' && u.target.kind === 'ident' && u.target.name === v && u.value.kind === 'num' && u.value.value === 1));
+      (u.kind === 'assign' &&
+        u.op === '+=' &&
+        u.target.kind === 'ident' &&
+        u.target.name === v &&
+        u.value.kind === 'num' &&
+        u.value.value === 1));
   if (!step1) no(`its update is not \`${v}++\``);
   const lo = (init as Extract<Stmt, { kind: 'let' }>).init;
 
@@ -167,7 +177,10 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
 
   /** An outer `let` local the statement reduces into, with the reduction's kind and term; else undefined. */
   const reductionOf = (st: Stmt): { name: string; kind: Reduction['kind']; term: Expr | undefined } | undefined => {
-    const outer = (e: Expr) => (e.kind === 'ident' && e.name !== v && !bodyLocals.has(e.name) && !fn.roles.has(e.name) && fn.lookup(e.name) ? e.name : undefined);
+    const outer = (e: Expr) =>
+      e.kind === 'ident' && e.name !== v && !bodyLocals.has(e.name) && !fn.roles.has(e.name) && fn.lookup(e.name)
+        ? e.name
+        : undefined;
     if (st.kind === 'update') {
       const name = outer(st.target);
       return name ? { name, kind: 'sum', term: undefined } : undefined;
@@ -177,7 +190,15 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
     if (!name) return undefined;
     if (st.op === '+=' || st.op === '-=') return { name, kind: 'sum', term: st.value };
     const c = st.value;
-    if (st.op !== '=' || c.kind !== 'call' || c.args.length !== 2 || c.callee.kind !== 'member' || c.callee.object.kind !== 'ident' || c.callee.object.name !== 'Math') return undefined;
+    if (
+      st.op !== '=' ||
+      c.kind !== 'call' ||
+      c.args.length !== 2 ||
+      c.callee.kind !== 'member' ||
+      c.callee.object.kind !== 'ident' ||
+      c.callee.object.name !== 'Math'
+    )
+      return undefined;
     if (c.callee.name !== 'min' && c.callee.name !== 'max') return undefined;
     const [a, b] = c.args as [Expr, Expr];
     const self = (e: Expr) => e.kind === 'ident' && e.name === name;
@@ -201,7 +222,8 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
         if (!local) return; // Math, module constants, helpers, NaN, Infinity
         if (where === 'body') outerReads.add(e.name);
         else boundReadsOf.add(e.name);
-        if (local.t.k !== 'num' && local.t.k !== 'bool') no(`it reads ${e.name}, a local naming a struct (lanes get numbers and booleans only)`);
+        if (local.t.k !== 'num' && local.t.k !== 'bool')
+          no(`it reads ${e.name}, a local naming a struct (lanes get numbers and booleans only)`);
         if (where === 'body') captures.set(e.name, local);
         return;
       }
@@ -221,7 +243,9 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
       case 'call': {
         const callee = e.callee;
         const ok =
-          (callee.kind === 'member' && callee.object.kind === 'ident' && (callee.object.name === 'Math' || (fn.roles.get(callee.object.name) === 'ctx' && callee.name === 'now'))) ||
+          (callee.kind === 'member' &&
+            callee.object.kind === 'ident' &&
+            (callee.object.name === 'Math' || (fn.roles.get(callee.object.name) === 'ctx' && callee.name === 'now'))) ||
           (callee.kind === 'ident' && !fn.lookup(callee.name) && !fn.roles.has(callee.name));
         if (!ok) no('it calls something other than Math functions, ctx.now() and helper functions');
         for (const a of e.args) readExpr(a, where);
@@ -264,7 +288,8 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
     for (const st of body) {
       switch (st.kind) {
         case 'let':
-          if (st.name === v || fn.lookup(st.name) || fn.roles.has(st.name)) no(`it declares ${st.name}, which shadows a name outside the loop`);
+          if (st.name === v || fn.lookup(st.name) || fn.roles.has(st.name))
+            no(`it declares ${st.name}, which shadows a name outside the loop`);
           readExpr(st.init, 'body');
           bodyLocals.add(st.name);
           break;
@@ -275,7 +300,8 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
             const local = fn.lookup(red.name) as Local;
             if (local.constant || local.t.k !== 'num') no(`it reduces into ${red.name}, which is not a let number`);
             const had = reductions.get(red.name);
-            if (had && had.kind !== red.kind) no(`it reduces into ${red.name} both as a ${had.kind} and as a ${red.kind}`);
+            if (had && had.kind !== red.kind)
+              no(`it reduces into ${red.name} both as a ${had.kind} and as a ${red.kind}`);
             const r = had ?? { local, kind: red.kind, terms: [] };
             reductions.set(red.name, r);
             if (red.term) {
@@ -332,7 +358,11 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   for (const w of writes) {
     for (const r of reads.slice(boundReads)) {
       if (r.length || !overlaps(r.sig, w.sig)) continue;
-      if (!r.byLoopVar) no(`it stores into ${w.sig}[${v}] and reads ${r.sig} at another index (line ${r.loc.line}): an iteration may read what another writes`);
+      if (!r.byLoopVar)
+        no(
+          `it stores into ${w.sig}[${v}] and reads ${r.sig} at another index (line ${r.loc.line}): an ` +
+            'iteration may read what another writes',
+        );
     }
     for (const r of reads.slice(0, boundReads)) {
       if (!r.length && overlaps(r.sig, w.sig)) no(`its bounds read ${r.sig}, which the body stores into`);
@@ -340,7 +370,8 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
   }
   for (const name of reductions.keys()) {
     if (outerReads.has(name)) no(`it reduces into ${name} and also reads it (an iteration would see a partial result)`);
-    if (boundReadsOf.has(name)) no(`it reduces into ${name}, which its bounds read (JS re-tests the end after every iteration)`);
+    if (boundReadsOf.has(name))
+      no(`it reduces into ${name}, which its bounds read (JS re-tests the end after every iteration)`);
   }
   const outerSums = sumPerIteration(s.body, sumStmts);
   for (const [name, r] of reductions) {
@@ -350,13 +381,16 @@ function plan<Local extends LocalView>(s: ForStmt, fn: ScopeView<Local>, maxCapt
     if (outer * SUM_ITERATIONS + inner * SUM_INNER_ITERATIONS <= SUM_ROOM) continue;
     no(
       inner > 0
-        ? `it sums into ${name} inside a nested loop, whose terms only the turn budget bounds: partial sums could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`
-        : `it sums into ${name} more than one integer term an iteration: over 2^20 iterations partial sums could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`,
+        ? `it sums into ${name} inside a nested loop, whose terms only the turn budget bounds: partial sums ` +
+            `could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`
+        : `it sums into ${name} more than one integer term an iteration: over 2^20 iterations partial sums ` +
+            `could pass 2^53, where a double rounds and the lanes' order would round differently from JS's`,
     );
   }
   if (reductions.size > MAX_REDUCTIONS) no(`it reduces into ${reductions.size} locals (at most ${MAX_REDUCTIONS})`);
   const list = [...captures].map(([name, local]) => ({ name, local }));
-  if (list.length > maxCaptures) no(`it reads ${list.length} locals of the handler (at most ${maxCaptures} fit the lanes' shared block)`);
+  if (list.length > maxCaptures)
+    no(`it reads ${list.length} locals of the handler (at most ${maxCaptures} fit the lanes' shared block)`);
   const reds = [...reductions].map(([name, r]) => ({ name, local: r.local, kind: r.kind, terms: r.terms }));
   return { ok: true, v, lo, hi, captures: list, writesState, reductions: reds };
 }
@@ -370,7 +404,10 @@ function termMagnitude(term: Expr | undefined): number {
 }
 
 /** Per sum local, the most that one iteration's statements outside nested loops add (the larger branch of an if). */
-function sumPerIteration(body: readonly Stmt[], sums: ReadonlyMap<Stmt, { name: string; mag: number }>): Map<string, number> {
+function sumPerIteration(
+  body: readonly Stmt[],
+  sums: ReadonlyMap<Stmt, { name: string; mag: number }>,
+): Map<string, number> {
   const out = new Map<string, number>();
   const add = (name: string, v: number) => out.set(name, (out.get(name) ?? 0) + v);
   for (const st of body) {

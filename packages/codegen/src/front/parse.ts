@@ -1,5 +1,14 @@
 import ts from 'typescript';
-import { AST_VERSION, type AssignOp, type BinaryOp, type Expr, type FunctionAst, type Loc, type ParamType, type Stmt } from './ast.ts';
+import {
+  AST_VERSION,
+  type AssignOp,
+  type BinaryOp,
+  type Expr,
+  type FunctionAst,
+  type Loc,
+  type ParamType,
+  type Stmt,
+} from './ast.ts';
 import { CodegenError, type SourceSite } from './errors.ts';
 
 /** What the parser needs to name a construct's place in an error. */
@@ -21,35 +30,44 @@ export function siteAt(site: ParseSite, loc: Loc): SourceSite {
 
 /** Constructs the parser refuses, with what to write instead. Keyed by a short construct name. */
 const HINTS: Record<string, string> = {
-  'arrow function': 'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
-  'function expression': 'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
-  'spread': 'write each field out: { a: x.a, b: x.b }',
+  'arrow function':
+    'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
+  'function expression':
+    'closures are not translated; move the logic into a module-level `function` helper that takes numbers',
+  spread: 'write each field out: { a: x.a, b: x.b }',
   'try/catch': 'handlers cannot catch on the GPU; check the condition before the operation instead',
-  'throw': "throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated",
-  'Error message that is not a constant string': "write the message as one string literal, throw new Error('amount must be positive'), and return values in the reply instead",
-  'await': 'handlers are synchronous turns; send a one-way message with ctx.send instead',
+  throw:
+    "throw new Error('a constant message') ends the turn with that message on both backends; other thrown " +
+    'values are not translated',
+  'Error message that is not a constant string':
+    "write the message as one string literal, throw new Error('amount must be positive'), and return " +
+    'values in the reply instead',
+  await: 'handlers are synchronous turns; send a one-way message with ctx.send instead',
   'async function': 'handlers are synchronous turns; drop `async`',
   'new': 'no allocation on the GPU; use fixed arrays in the state or message schema (t.array / t.vec)',
-  'array literal': 'no allocation on the GPU: an array literal is translated only as the value of a t.array / t.vec field in a reply or a ctx.send/ctx.forward payload; elsewhere use fixed arrays in the state or message schema',
+  'array literal':
+    'no allocation on the GPU: an array literal is translated only as the value of a t.array / t.vec field ' +
+    'in a reply or a ctx.send/ctx.forward payload; elsewhere use fixed arrays in the state or message ' +
+    'schema',
   'template literal': 'strings exist only as method names of ctx.send/ctx.forward',
-  'string': 'strings exist only as method names of ctx.send/ctx.forward',
+  string: 'strings exist only as method names of ctx.send/ctx.forward',
   'for..of': 'write an index loop: for (let i = 0; i < xs.length; i++)',
   'for..in': 'write an index loop: for (let i = 0; i < xs.length; i++)',
-  'switch': 'write if / else if chains',
-  'var': 'use const or let',
-  'destructuring': 'read each field through its full path: msg.a, msg.b',
+  switch: 'write if / else if chains',
+  var: 'use const or let',
+  destructuring: 'read each field through its full path: msg.a, msg.b',
   'labeled statement': 'restructure the loop with a flag variable',
   '==': 'use === (no coercion)',
   '!=': 'use !== (no coercion)',
   '??': 'fields always have a value; remove the ?? fallback',
   'optional chaining': 'fields always exist; write a.b',
-  'typeof': 'types are known from the schemas; remove the typeof test',
-  'delete': 'state fields always exist; set the field to 0 instead',
-  'this': 'handlers are translated as functions of (state, msg, ctx); call module-level helpers instead of methods',
+  typeof: 'types are known from the schemas; remove the typeof test',
+  delete: 'state fields always exist; set the field to 0 instead',
+  this: 'handlers are translated as functions of (state, msg, ctx); call module-level helpers instead of methods',
   'comma expression': 'write separate statements',
   'assignment in expression': 'assign in its own statement',
   'increment in expression': 'write i++ / i += 1 as its own statement',
-  'class': 'declare data in schemas; only handler methods and module-level functions are translated',
+  class: 'declare data in schemas; only handler methods and module-level functions are translated',
   'nested function': 'declare helpers at module level with `function name(x: number): number { ... }`',
   'default parameter': 'pass every argument explicitly',
   'rest parameter': 'pass every argument explicitly',
@@ -60,14 +78,14 @@ const HINTS: Record<string, string> = {
   'operator ||=': 'write if (!x) x = y',
   'operator ??=': 'fields always have a value; remove the ??= fallback',
   'in operator': 'fields always exist; remove the test',
-  'instanceof': 'types are known from the schemas; remove the test',
+  instanceof: 'types are known from the schemas; remove the test',
   'void operator': 'remove it',
-  'bigint': 'use numbers (i32/u32/f64 fields)',
+  bigint: 'use numbers (i32/u32/f64 fields)',
   'getter/setter': 'use plain fields',
-  'debugger': 'remove it',
-  'with': 'remove it',
-  'null': 'fields always have a value; use 0 or false',
-  'undefined': 'fields always have a value; use 0 or false',
+  debugger: 'remove it',
+  with: 'remove it',
+  null: 'fields always have a value; use 0 or false',
+  undefined: 'fields always have a value; use 0 or false',
 };
 
 export function unsupported(site: ParseSite, node: ts.Node | Loc, construct: string, hint?: string): never {
@@ -120,7 +138,14 @@ const ASSIGN: Partial<Record<ts.SyntaxKind, AssignOp>> = {
 
 function strip(e: ts.Expression): ts.Expression {
   // Type-only wrappers (parentheses, `as`, `satisfies`, `!`) carry no run-time meaning.
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
+  while (
+    ts.isParenthesizedExpression(e) ||
+    ts.isAsExpression(e) ||
+    ts.isSatisfiesExpression(e) ||
+    ts.isTypeAssertionExpression(e) ||
+    ts.isNonNullExpression(e)
+  )
+    e = e.expression;
   return e;
 }
 
@@ -151,8 +176,16 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
   }
   if (ts.isPrefixUnaryExpression(e)) {
     const op = e.operator;
-    if (op === ts.SyntaxKind.PlusPlusToken || op === ts.SyntaxKind.MinusMinusToken) unsupported(site, e, 'increment in expression');
-    const u = op === ts.SyntaxKind.MinusToken ? '-' : op === ts.SyntaxKind.PlusToken ? '+' : op === ts.SyntaxKind.ExclamationToken ? '!' : '~';
+    if (op === ts.SyntaxKind.PlusPlusToken || op === ts.SyntaxKind.MinusMinusToken)
+      unsupported(site, e, 'increment in expression');
+    const u =
+      op === ts.SyntaxKind.MinusToken
+        ? '-'
+        : op === ts.SyntaxKind.PlusToken
+          ? '+'
+          : op === ts.SyntaxKind.ExclamationToken
+            ? '!'
+            : '~';
     return { kind: 'unary', loc, op: u, arg: expr(site, e.operand) };
   }
   if (ts.isPostfixUnaryExpression(e)) unsupported(site, e, 'increment in expression');
@@ -174,12 +207,19 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
     return { kind: 'binary', loc, op, left, right };
   }
   if (ts.isConditionalExpression(e)) {
-    return { kind: 'cond', loc, test: expr(site, e.condition), then: expr(site, e.whenTrue), otherwise: expr(site, e.whenFalse) };
+    return {
+      kind: 'cond',
+      loc,
+      test: expr(site, e.condition),
+      then: expr(site, e.whenTrue),
+      otherwise: expr(site, e.whenFalse),
+    };
   }
   if (ts.isArrayLiteralExpression(e)) {
     const elements = e.elements.map((x) => {
       if (ts.isSpreadElement(x)) unsupported(site, x, 'spread');
-      if (ts.isOmittedExpression(x)) unsupported(site, e, 'array literal with a hole', 'write every element: [a, 0, c]');
+      if (ts.isOmittedExpression(x))
+        unsupported(site, e, 'array literal with a hole', 'write every element: [a, 0, c]');
       return expr(site, x);
     });
     return { kind: 'array', loc, elements };
@@ -189,11 +229,17 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
     for (const p of e.properties) {
       if (ts.isSpreadAssignment(p)) unsupported(site, p, 'spread');
       if (ts.isShorthandPropertyAssignment(p)) {
-        props.push({ name: p.name.text, value: { kind: 'ident', loc: locOf(site, p), name: p.name.text }, loc: locOf(site, p) });
+        props.push({
+          name: p.name.text,
+          value: { kind: 'ident', loc: locOf(site, p), name: p.name.text },
+          loc: locOf(site, p),
+        });
         continue;
       }
-      if (!ts.isPropertyAssignment(p)) unsupported(site, p, 'method or accessor in object literal', 'write plain `name: value` properties');
-      if (!ts.isIdentifier(p.name) && !ts.isStringLiteral(p.name)) unsupported(site, p.name, 'computed property name', 'write the field name literally');
+      if (!ts.isPropertyAssignment(p))
+        unsupported(site, p, 'method or accessor in object literal', 'write plain `name: value` properties');
+      if (!ts.isIdentifier(p.name) && !ts.isStringLiteral(p.name))
+        unsupported(site, p.name, 'computed property name', 'write the field name literally');
       props.push({ name: p.name.text, value: expr(site, p.initializer), loc: locOf(site, p) });
     }
     return { kind: 'object', loc, props };
@@ -232,11 +278,26 @@ function exprStmt(site: ParseSite, node: ts.Expression): Stmt {
   const e = strip(node);
   const loc = locOf(site, e);
   if (ts.isBinaryExpression(e) && ASSIGN[e.operatorToken.kind]) {
-    if (ts.isObjectLiteralExpression(e.left) || ts.isArrayLiteralExpression(e.left)) unsupported(site, e.left, 'destructuring');
-    return { kind: 'assign', loc, op: ASSIGN[e.operatorToken.kind] as AssignOp, target: expr(site, e.left), value: expr(site, e.right) };
+    if (ts.isObjectLiteralExpression(e.left) || ts.isArrayLiteralExpression(e.left))
+      unsupported(site, e.left, 'destructuring');
+    return {
+      kind: 'assign',
+      loc,
+      op: ASSIGN[e.operatorToken.kind] as AssignOp,
+      target: expr(site, e.left),
+      value: expr(site, e.right),
+    };
   }
-  if ((ts.isPrefixUnaryExpression(e) || ts.isPostfixUnaryExpression(e)) && (e.operator === ts.SyntaxKind.PlusPlusToken || e.operator === ts.SyntaxKind.MinusMinusToken)) {
-    return { kind: 'update', loc, op: e.operator === ts.SyntaxKind.PlusPlusToken ? '++' : '--', target: expr(site, e.operand) };
+  if (
+    (ts.isPrefixUnaryExpression(e) || ts.isPostfixUnaryExpression(e)) &&
+    (e.operator === ts.SyntaxKind.PlusPlusToken || e.operator === ts.SyntaxKind.MinusMinusToken)
+  ) {
+    return {
+      kind: 'update',
+      loc,
+      op: e.operator === ts.SyntaxKind.PlusPlusToken ? '++' : '--',
+      target: expr(site, e.operand),
+    };
   }
   return { kind: 'expr', loc, expr: expr(site, e) };
 }
@@ -247,7 +308,13 @@ function declarations(site: ParseSite, list: ts.VariableDeclarationList): Stmt[]
   return list.declarations.map((d) => {
     if (!ts.isIdentifier(d.name)) unsupported(site, d.name, 'destructuring');
     if (!d.initializer) unsupported(site, d, 'declaration without initializer', 'initialise every local: let x = 0');
-    return { kind: 'let', loc: locOf(site, d), constant: (flags & ts.NodeFlags.Const) !== 0, name: d.name.text, init: expr(site, d.initializer) } satisfies Stmt;
+    return {
+      kind: 'let',
+      loc: locOf(site, d),
+      constant: (flags & ts.NodeFlags.Const) !== 0,
+      name: d.name.text,
+      init: expr(site, d.initializer),
+    } satisfies Stmt;
   });
 }
 
@@ -256,21 +323,41 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
   if (ts.isVariableStatement(s)) return declarations(site, s.declarationList);
   if (ts.isExpressionStatement(s)) return [exprStmt(site, s.expression)];
   if (ts.isIfStatement(s)) {
-    return [{ kind: 'if', loc, test: expr(site, s.expression), then: block(site, s.thenStatement), otherwise: s.elseStatement ? block(site, s.elseStatement) : null }];
+    return [
+      {
+        kind: 'if',
+        loc,
+        test: expr(site, s.expression),
+        then: block(site, s.thenStatement),
+        otherwise: s.elseStatement ? block(site, s.elseStatement) : null,
+      },
+    ];
   }
   if (ts.isForStatement(s)) {
     let init: Stmt | null = null;
     if (s.initializer) {
       if (ts.isVariableDeclarationList(s.initializer)) {
         const ds = declarations(site, s.initializer);
-        if (ds.length !== 1) unsupported(site, s.initializer, 'several declarations in a for header', 'declare one loop variable');
+        if (ds.length !== 1)
+          unsupported(site, s.initializer, 'several declarations in a for header', 'declare one loop variable');
         init = ds[0] as Stmt;
       } else init = exprStmt(site, s.initializer);
     }
-    return [{ kind: 'for', loc, init, test: s.condition ? expr(site, s.condition) : null, update: s.incrementor ? exprStmt(site, s.incrementor) : null, body: block(site, s.statement) }];
+    return [
+      {
+        kind: 'for',
+        loc,
+        init,
+        test: s.condition ? expr(site, s.condition) : null,
+        update: s.incrementor ? exprStmt(site, s.incrementor) : null,
+        body: block(site, s.statement),
+      },
+    ];
   }
-  if (ts.isWhileStatement(s)) return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: false }];
-  if (ts.isDoStatement(s)) return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: true }];
+  if (ts.isWhileStatement(s))
+    return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: false }];
+  if (ts.isDoStatement(s))
+    return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: true }];
   if (ts.isReturnStatement(s)) return [{ kind: 'return', loc, value: s.expression ? expr(site, s.expression) : null }];
   if (ts.isBreakStatement(s)) {
     if (s.label) unsupported(site, s, 'labeled statement');
@@ -298,14 +385,16 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
 /** `throw new Error('constant')` (or "..." or a template literal without substitutions); nothing else. */
 function throwStmt(site: ParseSite, s: ts.ThrowStatement, loc: Loc): Stmt {
   const e = strip(s.expression);
-  if (!ts.isNewExpression(e) || !ts.isIdentifier(e.expression)) return unsupported(site, e, 'throw of a value other than new Error(...)', HINTS['throw']);
+  if (!ts.isNewExpression(e) || !ts.isIdentifier(e.expression))
+    return unsupported(site, e, 'throw of a value other than new Error(...)', HINTS['throw']);
   if (e.expression.text !== 'Error') return unsupported(site, e, `throw new ${e.expression.text}(...)`, HINTS['throw']);
   const args = e.arguments ?? [];
   const a = args[0] === undefined ? undefined : strip(args[0]);
   if (args.length !== 1 || !a || !(ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a))) {
     return unsupported(site, a && args.length === 1 ? a : e, 'Error message that is not a constant string');
   }
-  if (a.text.includes('\0')) return unsupported(site, a, 'NUL character in an Error message', 'remove it: the message travels as a C string');
+  if (a.text.includes('\0'))
+    return unsupported(site, a, 'NUL character in an Error message', 'remove it: the message travels as a C string');
   return { kind: 'throw', loc, message: a.text };
 }
 
@@ -341,7 +430,13 @@ export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): Fun
     if (r && r.kind === ts.SyntaxKind.VoidKeyword) returns = 'void';
     else {
       returns = paramType(site, r);
-      if (returns === 'unknown') unsupported(site, fn, 'helper without a number, boolean or void return type', 'annotate it: function f(x: number): number');
+      if (returns === 'unknown')
+        unsupported(
+          site,
+          fn,
+          'helper without a number, boolean or void return type',
+          'annotate it: function f(x: number): number',
+        );
     }
   }
   return {
@@ -350,7 +445,9 @@ export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): Fun
     params,
     returns,
     // An arrow function with an expression body returns that expression.
-    body: ts.isBlock(fn.body) ? fn.body.statements.flatMap((s) => stmt(site, s)) : [{ kind: 'return', loc: locOf(site, fn.body), value: expr(site, fn.body) }],
+    body: ts.isBlock(fn.body)
+      ? fn.body.statements.flatMap((s) => stmt(site, s))
+      : [{ kind: 'return', loc: locOf(site, fn.body), value: expr(site, fn.body) }],
     loc: locOf(site, fn),
   };
 }

@@ -22,7 +22,13 @@ export interface GrainModule {
 function numericLiteral(e: ts.Expression | undefined): number | undefined {
   if (!e) return undefined;
   // Type-only wrappers: `const K = 5 as const`, `(5)`, `5 satisfies number`.
-  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e) || ts.isTypeAssertionExpression(e)) e = e.expression;
+  while (
+    ts.isParenthesizedExpression(e) ||
+    ts.isAsExpression(e) ||
+    ts.isSatisfiesExpression(e) ||
+    ts.isTypeAssertionExpression(e)
+  )
+    e = e.expression;
   if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken) {
     const v = numericLiteral(e.operand);
     return v === undefined ? undefined : -v;
@@ -43,7 +49,12 @@ function grainSpecName(cls: ts.ClassDeclaration): string | undefined {
       const spec = call.arguments[0];
       if (!spec || !ts.isObjectLiteralExpression(spec)) return '';
       for (const p of spec.properties) {
-        if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === 'name' && ts.isStringLiteral(p.initializer)) {
+        if (
+          ts.isPropertyAssignment(p) &&
+          ts.isIdentifier(p.name) &&
+          p.name.text === 'name' &&
+          ts.isStringLiteral(p.initializer)
+        ) {
           return p.initializer.text;
         }
       }
@@ -62,7 +73,13 @@ export function loadModule(moduleUrl: string): GrainModule {
     path = moduleUrl.startsWith('file:') ? fileURLToPath(moduleUrl) : moduleUrl;
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new CodegenError('CODEGEN_SOURCE', 'module', `cannot read grain module ${moduleUrl}: ${(e as Error).message}`, undefined, 'the spec\'s module must be import.meta.url of a readable .ts file');
+    throw new CodegenError(
+      'CODEGEN_SOURCE',
+      'module',
+      `cannot read grain module ${moduleUrl}: ${(e as Error).message}`,
+      undefined,
+      "the spec's module must be import.meta.url of a readable .ts file",
+    );
   }
   const sf = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
   const classes = new Map<string, ts.ClassDeclaration>();
@@ -100,11 +117,23 @@ export function siteFor(mod: GrainModule, grain: string, method: string): ParseS
 export function parseHandler(mod: GrainModule, grain: string, method: string): FunctionAst {
   const cls = mod.classes.get(grain);
   if (!cls) {
-    throw new CodegenError('CODEGEN_SOURCE', 'class', `no exported class extending Grain({ name: '${grain}', ... }) in ${mod.file}`, undefined, 'declare the grain class in the module its spec names (module: import.meta.url)');
+    throw new CodegenError(
+      'CODEGEN_SOURCE',
+      'class',
+      `no exported class extending Grain({ name: '${grain}', ... }) in ${mod.file}`,
+      undefined,
+      'declare the grain class in the module its spec names (module: import.meta.url)',
+    );
   }
   const m = handlerNode(mod, grain, cls, method);
   if (!m) {
-    throw new CodegenError('CODEGEN_SOURCE', 'method', `class for grain ${grain} in ${mod.file} has no method ${method}`, undefined, `add a method ${method}(state, msg, ctx) to the class`);
+    throw new CodegenError(
+      'CODEGEN_SOURCE',
+      'method',
+      `class for grain ${grain} in ${mod.file} has no method ${method}`,
+      undefined,
+      `add a method ${method}(state, msg, ctx) to the class`,
+    );
   }
   return parseFunction(siteFor(mod, grain, method), m, false);
 }
@@ -113,7 +142,11 @@ export function parseHandler(mod: GrainModule, grain: string, method: string): F
 function memberName(n: ts.PropertyName | undefined): string | undefined {
   if (!n) return undefined;
   if (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) return n.text;
-  if (ts.isComputedPropertyName(n) && (ts.isStringLiteral(n.expression) || ts.isNoSubstitutionTemplateLiteral(n.expression))) return n.expression.text;
+  if (
+    ts.isComputedPropertyName(n) &&
+    (ts.isStringLiteral(n.expression) || ts.isNoSubstitutionTemplateLiteral(n.expression))
+  )
+    return n.expression.text;
   return undefined;
 }
 
@@ -124,15 +157,27 @@ function memberName(n: ts.PropertyName | undefined): string | undefined {
  */
 function handlerNode(mod: GrainModule, grain: string, cls: ts.ClassDeclaration, method: string): FnLike | undefined {
   const site = siteFor(mod, grain, method);
-  const isStatic = (x: ts.ClassElement) => ts.canHaveModifiers(x) && (ts.getModifiers(x) ?? []).some((k) => k.kind === ts.SyntaxKind.StaticKeyword);
+  const isStatic = (x: ts.ClassElement) =>
+    ts.canHaveModifiers(x) && (ts.getModifiers(x) ?? []).some((k) => k.kind === ts.SyntaxKind.StaticKeyword);
   for (const x of cls.members) {
     if (memberName(x.name) !== method) continue;
-    if (isStatic(x)) unsupported(site, x, `static handler ${method}`, `the CPU backend calls handlers on an instance: drop \`static\``);
+    if (isStatic(x))
+      unsupported(
+        site,
+        x,
+        `static handler ${method}`,
+        `the CPU backend calls handlers on an instance: drop \`static\``,
+      );
     if (ts.isMethodDeclaration(x) && x.body) return x;
     if (ts.isPropertyDeclaration(x) && x.initializer) {
       const init = x.initializer;
       if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
-      unsupported(site, x, `handler ${method} as a property that is not a function`, `write it as a method: ${method}(state, msg, ctx) { ... }`);
+      unsupported(
+        site,
+        x,
+        `handler ${method} as a property that is not a function`,
+        `write it as a method: ${method}(state, msg, ctx) { ... }`,
+      );
     }
     if (ts.isGetAccessorDeclaration(x) || ts.isSetAccessorDeclaration(x)) unsupported(site, x, 'getter/setter');
   }

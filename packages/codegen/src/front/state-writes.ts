@@ -1,10 +1,13 @@
 import { t, type Schema, type StructSchema } from '@ringgrain/core/backend';
 import type { Expr, FunctionAst, Stmt } from './ast.ts';
 
-/** What a name or expression reached from the state is: a part of the state schema, a state vec's `.items`, or unknown. */
+/**
+ * What a name or expression reached from the state is: a part of the state schema, a state vec's `.items`, or unknown.
+ */
 type Place = { readonly s: Schema } | { readonly items: Schema } | 'unknown';
 
-const isScalar = (p: Place): boolean => p !== 'unknown' && 's' in p && p.s.kind !== 'struct' && p.s.kind !== 'array' && p.s.kind !== 'vec';
+const isScalar = (p: Place): boolean =>
+  p !== 'unknown' && 's' in p && p.s.kind !== 'struct' && p.s.kind !== 'array' && p.s.kind !== 'vec';
 
 /**
  * Whether a handler may store into its actor's state: an assignment or ++/-- whose target is reached
@@ -50,7 +53,8 @@ export function mayWriteState(ast: FunctionAst, state: StructSchema): boolean {
     const p = place(e);
     return p !== undefined && !isScalar(p);
   };
-  const root = (e: Expr): string | undefined => (e.kind === 'ident' ? e.name : e.kind === 'member' || e.kind === 'index' ? root(e.object) : undefined);
+  const root = (e: Expr): string | undefined =>
+    e.kind === 'ident' ? e.name : e.kind === 'member' || e.kind === 'index' ? root(e.object) : undefined;
 
   /** Reads in an expression; a view named other than as a chain's base counts as written. */
   const expr = (e: Expr, asBase = false): void => {
