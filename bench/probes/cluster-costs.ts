@@ -63,7 +63,11 @@ async function through(subject: string, msgs: readonly Uint8Array[], entries: nu
   let left = msgs.length;
   let done!: () => void;
   const all = new Promise<void>((r) => (done = r));
-  const s = sub.subscribe(subject, { callback: () => --left === 0 && done() });
+  const s = sub.subscribe(subject, {
+    callback: () => {
+      if (--left === 0) done();
+    },
+  });
   await sub.flush();
   const t0 = performance.now();
   for (const m of msgs) pub.publish(subject, m);
