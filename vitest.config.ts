@@ -48,6 +48,11 @@ export default defineConfig({
           // Files that leave nothing behind (test/shared-files.ts) run one after another in a reused process:
           // a fork and the module imports (1-3 s of CPU each) once per worker instead of once per file.
           isolate: false,
+          // Their hang guard. The code generator's tests here build g++ harnesses and nvcc units; with an
+          // empty build cache (a fresh CI machine) and a loaded machine (load average 22 on 2 cores, 2026-11-28)
+          // a test's first builds took past 60 s.
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -298,7 +298,7 @@ export class Harness {
     const coop = opts.coop === true;
     const lanes = opts.lanes === true;
     if (coop && lanes) throw new Error('a harness runs turns either on lanes (lanes) or with a warp to help (coop), not both');
-    const r = gxxBuild(unit, harnessSource(grain, coop, lanes), ['-pthread']);
+    const r = gxxBuild(unit, harnessSource(grain, coop, lanes), ['-pthread'], { stdPch: true });
     if (!r.ok) throw new Error(`harness build failed:\n${r.log}`);
     return new Harness(r.out);
   }

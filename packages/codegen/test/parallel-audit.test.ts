@@ -197,7 +197,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     expect(near.exactReplies).toBe(40);
     expect(near.posts).toBeGreaterThan(5);
     expect(near.posts).toBeLessThan(35);
-  }, 120_000);
+  }, 300_000);
 
   it('a sum inside a nested loop stays sequential when its terms may be large: 1.2 M terms of 2^32 - 1 from 2^52, with a budget that allows them', () => {
     const warp = Harness.build('ParAudit', generateKernel(ParAudit.grain).source, { coop: true });
@@ -216,7 +216,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     expect(verdict.get('nestedBigSum')).toMatchObject({ parallel: false, why: expect.stringContaining('inside a nested loop') });
     // Counting (terms of 1) inside a nested loop stays on the lanes: the turn budget bounds it far below 2^53.
     expect(verdict.get('nestedCount')).toMatchObject({ parallel: true });
-  }, 120_000);
+  }, 300_000);
 
   it('a loop starting at -0 (a float start): JS’s first i is -0 and -0 * k is -0; the lanes run only a start that is not -0', () => {
     const r = differential(ParAudit, [ParAudit.grain], [caseOf('negZeroStart')], 60, 440, { coop: true });
@@ -229,7 +229,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     // An integer start (a literal, an integer field) cannot be -0: no check.
     const m = src.slice(src.indexOf('static int rg_h_ParAudit_map('));
     expect(m.slice(0, m.indexOf('\n}\n'))).not.toContain('rg_signbit');
-  }, 120_000);
+  }, 300_000);
 
   it('an integer sum that JS leaves at -0 (start -0, nothing added or only -= 0): the lanes’ partials start at -0', () => {
     const r = differential(ParAudit, [ParAudit.grain], [caseOf('negZeroSum')], 60, 450, { coop: true });
@@ -238,5 +238,5 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     const minusZero = Buffer.from(encode(ParAudit.grain.methodByName.get('negZeroSum')!.reply!, { sum: -0 })).toString('hex');
     const negZero = r.results.filter((y) => y !== 'REJECT' && Buffer.from(y.reply ?? []).toString('hex') === minusZero);
     expect(negZero.length).toBeGreaterThan(5);
-  }, 120_000);
+  }, 300_000);
 });

@@ -49,7 +49,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
     expect(r.posts).toBeGreaterThan(150);
     expect(r.replies).toBeGreaterThan(200);
     expect(N).toBe(4096);
-  }, 120_000);
+  }, 300_000);
 
   it('a failing iteration (an index past the state array): the warp fails the turn as the sequential loop does — same error, same state', () => {
     // JS reads undefined there and goes on, so this compares the warp with the generated sequential loop.
@@ -78,7 +78,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
       expect(y.error?.text).toBe(x.error?.text);
       expect(Buffer.from(y.state).equals(Buffer.from(x.state)), `input ${i} state`).toBe(true);
     });
-  }, 120_000);
+  }, 300_000);
 
   it('Par: long vectors only (every input past 2,048 elements: each lane runs 64 or more iterations)', () => {
     const long = (m: any) => {
@@ -93,7 +93,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
     const r = differential(Par, [Par.grain], cases, 40, 302, { coop: true });
     expect(r.posts).toBe(40);
     expect(r.replies).toBe(40);
-  }, 120_000);
+  }, 300_000);
 
   it('the examples: vector-add (vectors up to 5,000 elements, sometimes of different lengths) and SIR Person.setup', () => {
     const f32 = (r: () => number) => Math.fround((r() * 2 - 1) * 1e3);
@@ -111,7 +111,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
     const p = differential(Person, sir, [{ method: 'setup', ranges: SMALL }, { method: 'status', ranges: SMALL }], 150, 312, { coop: true });
     expect(p.posts).toBeGreaterThan(40);
     expect(p.exactReplies).toBe(p.replies);
-  }, 120_000);
+  }, 300_000);
 
   it('audit and conformance fixtures whose loops go parallel (Shrinking, Algo, conformance grains)', () => {
     const grains = CONFORMANCE_GRAINS.map((g) => g.grain);
@@ -125,7 +125,7 @@ describe.skipIf(!HAVE_GXX)('element-parallel loops on an emulated warp: JS handl
       posted += differential(cls, grains, all(cls, { float: 1e3, int: 1000 }), 100, 330, { coop: true }).posts;
     }
     expect(posted).toBeGreaterThan(0);
-  }, 120_000);
+  }, 300_000);
 });
 
 /**
@@ -149,7 +149,7 @@ describe.skipIf(!HAVE_GXX)('lane-parallel turns on threads: JS handler vs genera
     const g = differential(Guard, [Guard.grain], ['root', 'check', 'never', 'pack', 'relay'].map((method) => ({ method, ranges: SMALL })), 600, 404, lanes);
     expect(g.throws).toBeGreaterThan(200);
     expect(g.rounds).toBe(Math.ceil(600 / 32));
-  }, 120_000);
+  }, 300_000);
 
   it('audit fixtures (integer kinds, floats, shapes, nested arrays, state views, algorithms) and the conformance grains', () => {
     let rounds = 0;
@@ -163,6 +163,6 @@ describe.skipIf(!HAVE_GXX)('lane-parallel turns on threads: JS handler vs genera
     const n = differential(C.Numbers, grains, all(C.Numbers, SMALL).map((c) => (c.method === 'fail' || c.method === 'failTell' ? { ...c, tweak: (m: any) => (m.code = m.code % 2) } : c)), 320, 417, lanes);
     expect(n.throws).toBeGreaterThan(10);
     expect(n.rounds).toBe(10);
-  }, 120_000);
+  }, 300_000);
 });
 
