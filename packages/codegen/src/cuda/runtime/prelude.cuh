@@ -49,13 +49,20 @@ RG_HD static inline double rg_nan() { return rg_u2d(0x7ff8000000000000ULL); }
 RG_HD static inline double rg_inf() { return rg_u2d(0x7ff0000000000000ULL); }
 RG_HD static inline bool rg_finite(double x) { return x - x == 0.0; }
 RG_HD static inline bool rg_signbit(double x) { return (rg_d2u(x) >> 63) != 0; }
-/* ToInt32 / ToUint32 of ECMA-262: NaN and infinities give 0, otherwise truncate modulo 2^32. */
+/*
+ * ToInt32 / ToUint32 of ECMA-262: NaN and infinities give 0, otherwise truncate modulo 2^32. Past the int range
+ * without fmod: below 2^63 a 64-bit truncation is exact and its low 32 bits are the value modulo 2^32; from 2^63
+ * on, x is m * 2^e (m the 53-bit significand, e >= 11), whose low 32 bits are those of m << e (0 from e = 32).
+ * NVVM inlined fmod's loop at every call (a u32 store, each bitwise operator): a quarter of SIR Person's turn.
+ */
 RG_HD static inline int rg_toi32(double x) {
   if (!rg_finite(x)) return 0;
   if (x > -2147483649.0 && x < 2147483648.0) return (int)x;
-  double m = fmod(trunc(x), 4294967296.0);
-  if (m < 0) m += 4294967296.0;
-  return (int)(unsigned int)m;
+  if (x > -9223372036854775808.0 && x < 9223372036854775808.0) return (int)(unsigned int)(long long)x;
+  const unsigned long long b = rg_d2u(x);
+  const int e = (int)((b >> 52) & 0x7ffu) - 1075;
+  const unsigned int lo = e >= 32 ? 0u : (unsigned int)(((b & 0xfffffffffffffULL) | 0x10000000000000ULL) << e);
+  return (int)((b >> 63) != 0 ? 0u - lo : lo);
 }
 RG_HD static inline unsigned int rg_tou32(double x) { return (unsigned int)rg_toi32(x); }
 /* Per scalar kind (codegen kind-arith.ts): C types as laid out, integer ranges, narrowing stores. */
