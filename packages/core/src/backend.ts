@@ -271,6 +271,13 @@ export interface BackendKernel {
    * plan's `evicted`, the slots are freed. Resolves to how many.
    */
   deactivateIdle?: ((before: number, now: number) => Promise<number>) | undefined;
+  /**
+   * Core deactivates this kernel's actors and writes their states while it still runs, before STOP at the
+   * terminate of an active kernel (deactivateIdle with Number.MAX_VALUE: actors waiting for a load stay), then asks the
+   * stopped kernel only for what arrived since. Set by a backend whose stopped kernel serves the deactivation
+   * in a mode of its own (CUDA's RESIDENT), so the states are written before the kernel is asked to stop.
+   */
+  readonly deactivateBeforeStop?: boolean | undefined;
   /** Timer figures (present when the plan had `timers`). */
   timerStats?: (() => TimerStats) | undefined;
   /**

@@ -50,6 +50,11 @@ export interface KernelHost {
    * write their states (write-behind) before it is freed. Errors are the host's to report; never thrown.
    */
   stopped?(kernel: RingKernel): Promise<void>;
+  /**
+   * The terminate of an active kernel whose backend asks for it (BackendKernel.deactivateBeforeStop),
+   * before STOP: deactivate its actors and write their states while it still runs. Never thrown.
+   */
+  beforeStop?(kernel: RingKernel): Promise<void>;
 }
 
 /** The host's end of one lane of a kernel (backend.ts LaneMemory). */
@@ -303,6 +308,10 @@ export class RingKernel extends EventEmitter<KernelEvents> {
         } finally {
           this.draining = false;
         }
+      }
+      // The actors deactivated and written while the kernel still runs (where the backend asks), then STOP.
+      if (wasActive && this.impl?.deactivateBeforeStop && this.impl.health().fault === undefined) {
+        await this.host.beforeStop?.(this);
       }
       let stopped = false;
       if (prior !== 'faulted' && this.impl?.health().fault === undefined) {

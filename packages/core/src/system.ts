@@ -277,6 +277,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     return this.persistence.stopped(kernel);
   }
 
+  /** KernelHost: before STOP (where the backend asks): deactivate every actor and write the states while it runs. */
+  beforeStop(kernel: RingKernel): Promise<void> {
+    return this.persistence.beforeStop(kernel);
+  }
+
   /**
    * Runs the timers and reminders due by the system's clock now: fires the due reminders (tells) and,
    * with an injected clock, publishes its time to the kernels and resolves once every active kernel has

@@ -75,6 +75,12 @@ export class CudaKernel implements GroupKernel {
   readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
   /** core writeStates: the same (residency.ts install board). */
   readonly writeStates: ((upload: StateUpload) => Promise<void>) | undefined;
+  /**
+   * core deactivates the actors before STOP, while the kernel runs: on the H200 at d4c1e90 a stopped kernel
+   * (RG_MODE_RESIDENT) left the deactivation asked of it unanswered where the same request was answered while
+   * active (bench/results/gpu/2026-11-28-h200-d4c1e90-cuda-lanes-residency-stop.json).
+   */
+  readonly deactivateBeforeStop: boolean;
   /** Reads the load-request and evict rings while the kernel runs (kernel-residency.ts loadPump). */
   private loadPoll: LoadPump | undefined;
   /** The timers' host block (timer-host.ts), where the class declares timers; its byte offset in the host region. */
@@ -150,6 +156,7 @@ export class CudaKernel implements GroupKernel {
       plan.persistence !== undefined && abi.residency && opts.residency && plan.grain.keyKind !== 'string';
     this.deactivateIdle = residency ? (before, now) => this.residencyAccess().deactivateIdle(before, now) : undefined;
     this.writeStates = residency ? (u) => this.residencyAccess().host.writeStates(u) : undefined;
+    this.deactivateBeforeStop = residency;
     const timerCount = plan.timers ? plan.grain.timers.length : 0;
     const layout = kernelLayout(abi, {
       maxActors: o.maxActors,
@@ -232,7 +239,10 @@ export class CudaKernel implements GroupKernel {
       buffer: this.host.buffer,
       offset: this.host.offset + this.residencyHostAt,
       stopTimeoutMs: this.owner.options.stopTimeoutMs,
-      fault: () => this.health().fault ?? (this.freed ? new Error('the kernel was disposed') : undefined),
+      // A kernel that ended (its stream complete) answers no request: fail it at once, not after the timeout.
+      fault: () =>
+        this.health().fault ??
+        (this.freed ? new Error('the kernel was disposed') : this.exited ? new Error('the kernel exited') : undefined),
     });
     return this.residency;
   }

@@ -45,6 +45,8 @@ export class LaneGroupKernel implements BackendKernel {
   readonly readDirty: (() => Promise<StateBatch>) | undefined;
   readonly writeStates: ((upload: StateUpload) => Promise<void>) | undefined;
   readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
+  /** As each group's kernel (kernel.ts deactivateBeforeStop). */
+  readonly deactivateBeforeStop: boolean;
   readonly timerStats: (() => TimerStats) | undefined;
   readonly publishTime: ((now: number) => void) | undefined;
   readonly timersCaughtUp: (() => boolean) | undefined;
@@ -68,6 +70,7 @@ export class LaneGroupKernel implements BackendKernel {
       ? async (before, now) =>
           (await Promise.all(groups.map((g) => g.deactivateIdle!(before, now)))).reduce((a, b) => a + b, 0)
       : undefined;
+    this.deactivateBeforeStop = first.deactivateBeforeStop === true;
     this.timerStats = first.timerStats
       ? () => {
           let ticks = 0;

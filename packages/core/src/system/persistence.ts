@@ -85,15 +85,43 @@ export class Persistence {
     events.emit('storageError', e);
   }
 
-  /** KernelHost.stopped: a kernel acknowledged STOP at terminate: deactivate every actor (onDeactivate), write the states. */
+  /**
+   * KernelHost.beforeStop: before STOP, where the backend asks (BackendKernel.deactivateBeforeStop): every actor not
+   * waiting for a load deactivated (onDeactivate) and the states written while the kernel still runs. A kernel
+   * whose deactivation failed here is not asked again once stopped (its requests are not answered): the flush
+   * after STOP writes what its actors left dirty.
+   */
+  async beforeStop(kernel: RingKernel): Promise<void> {
+    const reg = this.state.regs.find((r) => r.kernel === kernel);
+    const impl = kernel.backendKernel;
+    if (!reg || !impl?.deactivateIdle || (!reg.writeBehind && reg.storage.idleMs === undefined)) return;
+    while (reg.collecting) await reg.collecting;
+    try {
+      await impl.deactivateIdle(Number.MAX_VALUE, this.state.config.clock());
+    } catch (e) {
+      this.unanswered.add(kernel);
+      const line = `${reg.def.name}: deactivating the actors before stopping failed: ${(e as Error).message}`;
+      this.state.config.logger.warn({ err: e, grain: reg.def.name }, `${line}; their dirty states are flushed instead`);
+    }
+    if (reg.writeBehind) await reg.writeBehind.flush();
+  }
+
+  /** Kernels whose deactivation before STOP failed (beforeStop): not asked again once stopped. */
+  private readonly unanswered = new WeakSet<RingKernel>();
+
+  /** KernelHost.stopped: a kernel acknowledged STOP at terminate: deactivate every actor (onDeactivate), write states. */
   async stopped(kernel: RingKernel): Promise<void> {
     const reg = this.state.regs.find((r) => r.kernel === kernel);
     const impl = kernel.backendKernel;
     if (!reg || !impl?.deactivateIdle || (!reg.writeBehind && reg.storage.idleMs === undefined)) return;
-    try {
-      await impl.deactivateIdle(Number.POSITIVE_INFINITY, this.state.config.clock());
-    } catch (e) {
-      this.state.config.logger.warn({ err: e, grain: reg.def.name }, `${reg.def.name}: deactivating the actors at terminate failed: ${(e as Error).message}`);
+    if (!this.unanswered.has(kernel)) {
+      try {
+        await impl.deactivateIdle(Number.POSITIVE_INFINITY, this.state.config.clock());
+      } catch (e) {
+        const line = `${reg.def.name}: deactivating the actors at terminate failed: ${(e as Error).message}`;
+        const grain = reg.def.name;
+        this.state.config.logger.warn({ err: e, grain }, `${line}; their dirty states are flushed instead`);
+      }
     }
     if (reg.writeBehind) await reg.writeBehind.flush();
   }
