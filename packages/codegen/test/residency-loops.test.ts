@@ -31,6 +31,21 @@ describe.skipIf(!HAVE_GXX)('residency through the real control and worker loops 
     expect(r.status).toBe(0);
   }, 120_000);
 
+  it('the same with the messages through the host rings (the control warp and a host-lane ingress warp)', () => {
+    const r = runLoops('two', 'rings');
+    expect(r.lines.filter((l) => /answered|acknowledged|ended|reply/.test(l))).toEqual([
+      'ACTIVE acknowledged',
+      'install 1 answered: evicted 0 installed 1 rejected 0',
+      'reply corr 1 flags 2 fits',
+      'install 2 answered: evicted 0 installed 1 rejected 0',
+      'reply corr 2 flags 2 fits',
+      'STOPPED acknowledged',
+      'deactivate 3 answered: evicted 2 installed 0 rejected 0',
+      'every warp ended',
+    ]);
+    expect(r.status).toBe(0);
+  }, 120_000);
+
   it('a deactivation while active, a reload, then the stopped kernel deactivates the reloaded actor', () => {
     const r = runLoops('active-first');
     expect(r.lines.filter((l) => /answered|acknowledged|ended/.test(l))).toEqual([

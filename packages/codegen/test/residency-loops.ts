@@ -63,13 +63,22 @@ export function hostUnit(source: string): string {
   return text.replace(/#define RG_WARPS_PER_BLOCK \d+u/, '#define RG_WARPS_PER_BLOCK 32u');
 }
 
-/** Builds the harness (cached) and runs one scenario of driver.cpp: its exit status and output lines. */
-export function runLoops(scenario: string): { status: number | null; lines: string[] } {
+/** A harness run: its exit status (null: killed at the bound) and output lines. */
+export interface LoopsRun {
+  readonly status: number | null;
+  readonly lines: string[];
+}
+
+/**
+ * Builds the harness (cached) and runs one scenario of driver.cpp: its exit status and output lines. `via`: the
+ * messages written into the partition queues directly, or into the host inbound rings (moved by the ingress warps).
+ */
+export function runLoops(scenario: string, via: 'queues' | 'rings' = 'queues'): LoopsRun {
   const unit = hostUnit(generateKernel(Stored.grain).source);
   const harness = `${file('prelude.h')}\n#include "unit.cu"\n${file('driver.cpp')}`;
   const b = gxxBuild(unit, harness, ['-w', '-D__CUDACC__', '-pthread']);
   expect(b.log).toBe('');
   // Bounded: a warp that never ends (a request or EXIT not answered) is killed, and says so in its status.
-  const r = spawnSync(b.out, [scenario], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
+  const r = spawnSync(b.out, [scenario, via], { encoding: 'utf8', timeout: 60_000, killSignal: 'SIGKILL' });
   return { status: r.status, lines: r.stdout.trim().split('\n') };
 }

@@ -82,7 +82,30 @@ static void drainReplies() {
     st(&r->tail, replyTail);
   }
 }
+/* Through the host rings (as core writes them): inbound ring `key % LANES`, moved by that lane's ingress warp. */
+static bool viaRings = false;
+static unsigned char* inboundRings;
+static size_t inStride;
+static unsigned int inHead[LANES];
+static void sendHost(unsigned int method, long long key, double n, bool ask) {
+  const unsigned int l = (unsigned int)(key % LANES), idx = inHead[l]++;
+  unsigned char* s = inboundRings + l * inStride + RG_RING_HDR + (idx & 15u) * SLOT;
+  RG_G(req) u;
+  memset(&u, 0, sizeof u);
+  if (method == 0u) u.m0.n = n;
+  if (method == 1u) u.m1.n = n;
+  rg_wr w = {s + RG_HDR, 0u, SLOT - RG_HDR};
+  if (!RG_G(encode_request)(method, &u, &w)) { printf("encode failed\n"); exit(2); }
+  rg_SlotHeader* h = (rg_SlotHeader*)s;
+  h->length = w.pos; h->method = method; h->flags = ask ? RG_ASK : 0u; h->corr = ask ? ++corrs : 0u;
+  h->keyLo = (unsigned int)key; h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+  h->sender = RG_HOST_SENDER; h->grain = 0; h->time = now();
+  st(&h->seq, idx + 1u);
+  st(&((rg_RingHeader*)(inboundRings + l * inStride))->head, idx + 1u);
+  printf("send method %u key %lld corr %u\n", method, key, h->corr);
+}
 static void send(unsigned int method, long long key, double n, bool ask) {
+  if (viaRings) { sendHost(method, key, n, ask); return; }
   const unsigned int p = rg_partition(key, P);
   unsigned char* qb = queues + (size_t)p * (RG_RING_HDR + QCAP * SLOT);
   const unsigned int idx = __atomic_fetch_add(&((rg_RingHeader*)qb)->head, 1u, __ATOMIC_SEQ_CST);
@@ -161,6 +184,7 @@ static void place(unsigned int* lo, unsigned int* hi, const void* p) {
 int main(int argc, char** argv) {
   setvbuf(stdout, 0, _IONBF, 0);
   const std::string scenario = argc > 1 ? argv[1] : "two";
+  viaRings = argc > 2 && std::string(argv[2]) == "rings";
   L.acksAt = 512; L.roomsAt = 1024; L.parksAt = 1536; L.stagingAt = 4096; L.boardAt = 65536;
   L.kindsAt = 8 * 64; L.statesAt = 1024; L.errorAt = 1024 + 64 * sizeof(RG_G(state));
   L.bytes = L.boardAt + L.errorAt + 2048;
@@ -180,8 +204,12 @@ int main(int argc, char** argv) {
   dg = (rg_DeviceGlobals*)globals;
   dg->metaOn = 1; dg->hooksOn = 1; dg->loadOn = 1;
   cbs = al(RG_CONTROL_STRIDE * LANES);
-  const size_t inStride = RG_RING_HDR + 16 * SLOT;
-  unsigned char* inbound = al(inStride * LANES);
+  inStride = RG_RING_HDR + 16 * SLOT;
+  unsigned char* inbound = inboundRings = al(inStride * LANES);
+  for (unsigned l = 0; l < LANES; l++) {
+    ((rg_RingHeader*)(inbound + l * inStride))->capacity = 16;
+    ((rg_RingHeader*)(inbound + l * inStride))->slotSize = SLOT;
+  }
   replies = al(RG_RING_HDR + REPLYCAP * SLOT);
   queues = al(P * (RG_RING_HDR + QCAP * SLOT));
   rg_kernel& k = K;
