@@ -70,13 +70,21 @@ for (const fx of fixtures) {
         }
         const key = Int32Array.from({ length: 900 }, (_, i) => 8000 + ((i * 5) % ACTORS));
         // Numbers.store: last writer wins, so the final state names the last row of each key; every kind.
-        const numCols = { key, f32: Float32Array.from(key, (_, i) => i / 4), f64: Float64Array.from(key, (_, i) => i * 1.5), i32: Int32Array.from(key, (_, i) => -i), u32: Uint32Array.from(key, (_, i) => i * 3), b: Array.from(key, (_, i) => i % 3 === 0) };
+        const numCols = {
+          key,
+          f32: Float32Array.from(key, (_, i) => i / 4),
+          f64: Float64Array.from(key, (_, i) => i * 1.5),
+          i32: Int32Array.from(key, (_, i) => -i),
+          u32: Uint32Array.from(key, (_, i) => i * 3),
+          b: Array.from(key, (_, i) => i % 3 === 0),
+        };
         sent += system.tellMany(Numbers, 'store', numCols);
         await system.idle();
         const counted = (k: AnyGrainClass) => system.kernel(k).counters();
         expect(counted(Seq).sent + counted(Numbers).sent).toBe(sent);
         const states = [];
-        for (let a = 0; a < ACTORS; a++) states.push(await system.grain(Seq, 7000 + a).stats({}), await system.grain(Numbers, 8000 + a).load({}));
+        for (let a = 0; a < ACTORS; a++)
+          states.push(await system.grain(Seq, 7000 + a).stats({}), await system.grain(Numbers, 8000 + a).load({}));
         for (let a = 0; a < ACTORS; a++) expect((states[2 * a] as { violations: number }).violations).toBe(0);
         await system.idle(); // the asks above: counted once their lanes publish
         const c = system.kernel(Seq).counters();
@@ -85,7 +93,17 @@ for (const fx of fixtures) {
         expect(c.processed).toBe(c.received);
         // metrics() balances: every row a sent and a processed message.
         expect(m['Seq']!.processed + m['Seq']!.rejected).toBe(m['Seq']!.sent);
-        results.push({ states, seq: { sent: c.sent, received: c.received, processed: c.processed, rejected: c.rejected, handlerErrors: c.handlerErrors }, numbers: counted(Numbers).processed });
+        results.push({
+          states,
+          seq: {
+            sent: c.sent,
+            received: c.received,
+            processed: c.processed,
+            rejected: c.rejected,
+            handlerErrors: c.handlerErrors,
+          },
+          numbers: counted(Numbers).processed,
+        });
         await stop(system);
       }
       expect(results[1]).toEqual(results[0]);
@@ -103,7 +121,13 @@ for (const fx of fixtures) {
         await system.idle();
         expect(errors.every((e) => e.startsWith('Numbers.failTell: ') && e.includes('tell refused'))).toBe(true);
         const c = system.kernel(Numbers).counters();
-        out.push({ errors: errors.length, handlerErrors: c.handlerErrors, processed: c.processed, received: c.received, sent: c.sent });
+        out.push({
+          errors: errors.length,
+          handlerErrors: c.handlerErrors,
+          processed: c.processed,
+          received: c.received,
+          sent: c.sent,
+        });
         await stop(system);
       }
       expect(out[0]).toEqual({ errors: 3, handlerErrors: 3, processed: 400, received: 400, sent: 400 });

@@ -22,8 +22,16 @@ function typed(f: () => unknown, cls: abstract new (...a: never[]) => RinggrainE
 }
 
 it('GrainSystem: timeouts, maxQueuedBytes and replySpinMicros out of range are SystemOptionsError', () => {
-  const make = (o: Record<string, unknown>) => () => new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', ...o });
-  for (const name of ['askTimeoutMs', 'queueFullTimeoutMs', 'handshakeTimeoutMs', 'heartbeatTimeoutMs', 'signalExitMs', 'maxQueuedBytes']) {
+  const make = (o: Record<string, unknown>) => () =>
+    new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', ...o });
+  for (const name of [
+    'askTimeoutMs',
+    'queueFullTimeoutMs',
+    'handshakeTimeoutMs',
+    'heartbeatTimeoutMs',
+    'signalExitMs',
+    'maxQueuedBytes',
+  ]) {
     for (const v of [0, -5, Number.NaN, '10']) typed(make({ [name]: v }), SystemOptionsError, 'SYSTEM_OPTIONS');
   }
   typed(make({ replySpinMicros: -1 }), SystemOptionsError, 'SYSTEM_OPTIONS');
@@ -35,5 +43,6 @@ it('each backend types its own options errors', () => {
   typed(() => new CudaBackend({ queueCapacity: 3 }), CudaBackendOptionsError, 'CUDA_BACKEND_OPTIONS');
   typed(() => new IsolatedCudaBackend({ arenaBytes: -1 }), CudaBackendOptionsError, 'CUDA_BACKEND_OPTIONS');
   typed(() => new IsolatedCudaBackend({ hostTimeoutMs: Number.NaN }), CudaBackendOptionsError, 'CUDA_BACKEND_OPTIONS');
-  for (const sliceMs of [0, -1, Number.NaN]) typed(() => new InlineBackend({ sliceMs }), InlineBackendOptionsError, 'INLINE_BACKEND_OPTIONS');
+  for (const sliceMs of [0, -1, Number.NaN])
+    typed(() => new InlineBackend({ sliceMs }), InlineBackendOptionsError, 'INLINE_BACKEND_OPTIONS');
 });

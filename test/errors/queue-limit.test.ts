@@ -47,5 +47,8 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
 });
 
 it('maxQueuedBytes out of range is a typed SystemOptionsError', () => {
-  for (const v of [0, -1, Number.NaN]) expect(() => new GrainSystem({ backends: {}, maxQueuedBytes: v, handleSignals: false, logLevel: 'silent' })).toThrow(SystemOptionsError);
+  for (const v of [0, -1, Number.NaN])
+    expect(
+      () => new GrainSystem({ backends: {}, maxQueuedBytes: v, handleSignals: false, logLevel: 'silent' }),
+    ).toThrow(SystemOptionsError);
 });

@@ -19,7 +19,10 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       system.on('tellError', (e) => tellErrors.push(e.error as RinggrainError));
       await system.grain(Probe, 1).read({});
       await system.grain(Probe, 2).read({});
-      const e = await system.grain(Probe, 3).read({}).catch((x: unknown) => x);
+      const e = await system
+        .grain(Probe, 3)
+        .read({})
+        .catch((x: unknown) => x);
       expect(e).toBeInstanceOf(StateTableFullError);
       expect(e).not.toBeInstanceOf(HandlerError);
       expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 2, hint: expect.stringMatching(/maxActors/) });
@@ -32,7 +35,10 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
       expect(m.handlerErrors).toBe(0);
       expect(m.rejected).toBe(2);
       // A handler's own throw is still a HandlerError with its message.
-      const h = await system.grain(Probe, 1).boom({ code: 1 }).catch((x: unknown) => x);
+      const h = await system
+        .grain(Probe, 1)
+        .boom({ code: 1 })
+        .catch((x: unknown) => x);
       expect(h).toBeInstanceOf(HandlerError);
       expect(system.metrics()['Probe']!.handlerErrors).toBe(1);
     } finally {
@@ -45,12 +51,19 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
 const probe = probeCuda();
 describe.skipIf(!probe.ok)(`cuda${probe.ok ? '' : ' (skipped: no CUDA driver/device on this machine)'}`, () => {
   it('a full actor table is StateTableFullError with maxActors, counted rejected, not a handler error', async () => {
-    const system = new GrainSystem({ backends: { cuda: new CudaBackend({ hostLanes: 1 }) }, logLevel: 'silent', handleSignals: false });
+    const system = new GrainSystem({
+      backends: { cuda: new CudaBackend({ hostLanes: 1 }) },
+      logLevel: 'silent',
+      handleSignals: false,
+    });
     system.register(Account, { placement: 'cuda', maxActors: 64, ringCapacity: 256, replyCapacity: 256 });
     await system.start();
     try {
       for (let key = 0; key < 64; key++) await system.grain(Account, key).deposit({ amount: 1 });
-      const e = await system.grain(Account, 64).deposit({ amount: 1 }).catch((x: unknown) => x);
+      const e = await system
+        .grain(Account, 64)
+        .deposit({ amount: 1 })
+        .catch((x: unknown) => x);
       expect(e).toBeInstanceOf(StateTableFullError);
       expect(e).toMatchObject({ code: 'STATE_TABLE_FULL', maxActors: 64 });
       await system.idle();

@@ -22,43 +22,73 @@ const backends: Array<[string, () => Backend]> = [
 
 describe('new-user errors', () => {
   for (const [name, make] of backends) {
-    it(`${name}: a reply outside its schema names the handler's return value, the field and its value, uncut`, async () => {
-      const s = new GrainSystem({ backends: { b: make() }, logLevel: 'silent', handleSignals: false });
-      s.register(Strict, { placement: 'b' });
-      await s.start();
-      try {
-        expect(await s.grain(Strict, 1).half({ x: 4 })).toEqual({ n: 2 });
-        const e = await s.grain(Strict, 1).half({ x: 3 }).then(() => undefined, (err: unknown) => err);
-        expect(e).toBeInstanceOf(HandlerError);
-        const m = (e as Error).message;
-        expect(m).toContain(`Strict.half failed: reply does not match its schema: the handler's return value has field "n" = 1.5; expected an integer`);
-        expect(m).not.toContain('cut to fit');
-        expect(m).not.toContain('send a payload');
-        const nested = await s.grain(Strict, 2).point({}).then(() => undefined, (err: unknown) => err);
-        expect((nested as Error).message).toContain(`the handler's return value has field "at.tag" = 300; too large`);
-        // The actor is fine afterwards: the failed reply changed nothing else.
-        s.grain(Strict, 1).tell.bump({});
-        await s.idle();
-      } finally {
-        await s.shutdown();
-      }
-    });
+    it(
+      `${name}: a reply outside its schema names the ` + `handler's return value, the field and its value, uncut`,
+      async () => {
+        const s = new GrainSystem({ backends: { b: make() }, logLevel: 'silent', handleSignals: false });
+        s.register(Strict, { placement: 'b' });
+        await s.start();
+        try {
+          expect(await s.grain(Strict, 1).half({ x: 4 })).toEqual({ n: 2 });
+          const e = await s
+            .grain(Strict, 1)
+            .half({ x: 3 })
+            .then(
+              () => undefined,
+              (err: unknown) => err,
+            );
+          expect(e).toBeInstanceOf(HandlerError);
+          const m = (e as Error).message;
+          expect(m).toContain(
+            `Strict.half failed: reply does not match its schema: the handler's return value has field "n" ` +
+              '= 1.5; expected an integer',
+          );
+          expect(m).not.toContain('cut to fit');
+          expect(m).not.toContain('send a payload');
+          const nested = await s
+            .grain(Strict, 2)
+            .point({})
+            .then(
+              () => undefined,
+              (err: unknown) => err,
+            );
+          expect((nested as Error).message).toContain(`the handler's return value has field "at.tag" = 300; too large`);
+          // The actor is fine afterwards: the failed reply changed nothing else.
+          s.grain(Strict, 1).tell.bump({});
+          await s.idle();
+        } finally {
+          await s.shutdown();
+        }
+      },
+    );
 
     it(`${name}: NaN and ±Infinity keys are named so`, async () => {
       const s = new GrainSystem({ backends: { b: make() }, logLevel: 'silent', handleSignals: false });
       s.register(Strict, { placement: 'b' });
       await s.start();
       try {
-        for (const [key, shown] of [[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infinity'], [1.5, '1.5']] as const) {
+        for (const [key, shown] of [
+          [NaN, 'NaN'],
+          [Infinity, 'Infinity'],
+          [-Infinity, '-Infinity'],
+          [1.5, '1.5'],
+        ] as const) {
           const e = await Promise.resolve()
             .then(() => s.grain(Strict, key).half({ x: 2 }))
-            .then(() => undefined, (err: unknown) => err);
+            .then(
+              () => undefined,
+              (err: unknown) => err,
+            );
           expect(e, String(key)).toBeInstanceOf(InvalidKeyError);
           expect((e as Error).message).toContain(`got key ${shown};`);
         }
         expect(() => s.tellMany(Strict, 'bump', { key: Float64Array.from([1, NaN]) })).toThrow(SchemaValidationError);
-        expect(() => s.tellMany(Strict, 'bump', { key: Float64Array.from([1, NaN]) })).toThrow('row 1: NaN is not a safe integer key');
-        expect(() => s.tellMany(Strict, 'bump', { key: Float64Array.from([Infinity]) })).toThrow('row 0: Infinity is not a safe integer key');
+        expect(() => s.tellMany(Strict, 'bump', { key: Float64Array.from([1, NaN]) })).toThrow(
+          'row 1: NaN is not a safe integer key',
+        );
+        expect(() => s.tellMany(Strict, 'bump', { key: Float64Array.from([Infinity]) })).toThrow(
+          'row 0: Infinity is not a safe integer key',
+        );
       } finally {
         await s.shutdown();
       }
@@ -66,9 +96,16 @@ describe('new-user errors', () => {
   }
 
   it("placement 'cuda' with no cuda entry in backends: the hint is to pass a CudaBackend", async () => {
-    const s = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
+    const s = new GrainSystem({
+      backends: { cpu: new CpuBackend({ threads: 1 }) },
+      logLevel: 'silent',
+      handleSignals: false,
+    });
     s.register(Strict, { placement: 'cuda' });
-    const e = await s.start().then(() => undefined, (err: unknown) => err);
+    const e = await s.start().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     await s.shutdown();
     expect(e).toBeInstanceOf(BackendUnavailableError);
     expect((e as Error).message).toContain('no "cuda" backend was given to the system');

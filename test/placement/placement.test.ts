@@ -42,25 +42,43 @@ describe('backends by name', () => {
 
   it("'auto' passes over backends whose probe fails, by rank: a rank-5 backend is tried before the CPU", async () => {
     const lines: string[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line).msg as string) });
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line).msg as string) },
+    );
     const s = system({ backends: { cpu: new CpuBackend(), fast: unavailable('fast', 5) }, logger });
     s.register(Numbers, { placement: 'auto' });
     await s.start();
     expect(await s.grain(Numbers, 1).add({ by: 1 })).toEqual({ count: 1, total: 1 });
-    expect(lines.find((l) => l.startsWith('placement auto'))).toMatch(/on cpu.*passed over fast: fast is absent in this test/);
+    expect(lines.find((l) => l.startsWith('placement auto'))).toMatch(
+      /on cpu.*passed over fast: fast is absent in this test/,
+    );
   });
 
   it("autoOrder sets the preference; a name it lists must be a backend's", async () => {
-    const s = system({ backends: { a: unavailable('a', 9), b: new CpuBackend() }, autoOrder: ['b', 'a'] }).register(Numbers, { placement: 'auto' });
+    const s = system({ backends: { a: unavailable('a', 9), b: new CpuBackend() }, autoOrder: ['b', 'a'] }).register(
+      Numbers,
+      { placement: 'auto' },
+    );
     await s.start();
     expect(s.metrics()['Numbers']!.backend).toBe('cpu');
     expect(() => system({ backends: { b: new CpuBackend() }, autoOrder: ['gpu'] })).toThrow(PlacementError);
   });
 
   it("'auto' with no backend that can run here fails, listing every reason; an unknown name fails too", async () => {
-    const none = system({ backends: { x: unavailable('x', 0), y: unavailable('y', 1) } }).register(Numbers, { placement: 'auto' });
+    const none = system({ backends: { x: unavailable('x', 0), y: unavailable('y', 1) } }).register(Numbers, {
+      placement: 'auto',
+    });
     await expect(none.start()).rejects.toThrow(BackendUnavailableError);
-    await expect(system({ backends: { x: unavailable('x', 0), y: unavailable('y', 1) } }).register(Numbers, { placement: 'auto' }).start()).rejects.toThrow(/y: y is absent.*x: x is absent/);
-    await expect(system({ backends: { cpu: new CpuBackend() } }).register(Numbers, { placement: 'gpu' }).start()).rejects.toThrow(/no "gpu" backend was given/);
+    await expect(
+      system({ backends: { x: unavailable('x', 0), y: unavailable('y', 1) } })
+        .register(Numbers, { placement: 'auto' })
+        .start(),
+    ).rejects.toThrow(/y: y is absent.*x: x is absent/);
+    await expect(
+      system({ backends: { cpu: new CpuBackend() } })
+        .register(Numbers, { placement: 'gpu' })
+        .start(),
+    ).rejects.toThrow(/no "gpu" backend was given/);
   });
 });

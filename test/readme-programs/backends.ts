@@ -20,7 +20,12 @@ export async function startSystem(
 ): Promise<GrainSystem> {
   const b = BACKENDS.find((x) => x.name === backend)!;
   const { threads, ...rest } = opts;
-  const system = new GrainSystem({ backends: { [backend]: b.make(threads) }, logLevel: 'silent', handleSignals: false, ...rest });
+  const system = new GrainSystem({
+    backends: { [backend]: b.make(threads) },
+    logLevel: 'silent',
+    handleSignals: false,
+    ...rest,
+  });
   for (const g of grains) {
     const [cls, o] = Array.isArray(g) ? (g as readonly [AnyGrainClass, RegisterOptions]) : [g as AnyGrainClass, {}];
     system.register(cls, { placement: backend, ...o });

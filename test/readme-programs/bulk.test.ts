@@ -114,26 +114,30 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     }
   });
 
-  it('tellMany: a row over the slot size is a tellError carrying its row (PayloadTooLargeError); the other rows go, in order', async () => {
-    const events: Array<{ row?: number; error: Error }> = [];
-    const on = (e: { row?: number; error: Error }) => events.push(e);
-    system.on('tellError', on);
-    try {
-      const keys = ['ta', 'tb', 'tc', 't'.repeat(1000), 'td'];
-      expect(system.tellMany(Named, 'poke', { key: keys, by: [1, 2, 3, 4, 5] })).toBe(5);
-      const bytes = [new Uint8Array(10), new Uint8Array(900), new Uint8Array(20)];
-      system.tellMany(Probe, 'blob', { key: [9001, 9002, 9003], bytes } as never);
-      await system.idle();
-      expect(events.map((e) => [e.row, e.error.constructor.name])).toEqual([
-        [3, 'PayloadTooLargeError'],
-        [1, 'PayloadTooLargeError'],
-      ]);
-      const hits = await system.askMany(Named, 'hit', { key: ['ta', 'tb', 'tc', 'td'], by: [0, 0, 0, 0] });
-      expect(Array.from(hits.hits)).toEqual([1, 2, 3, 5]);
-      await system.idle();
-      expect(await imbalance(system)).toEqual([]);
-    } finally {
-      system.off('tellError', on);
-    }
-  });
+  it(
+    'tellMany: a row over the slot size is a tellError carrying its row (PayloadTooLargeError); the other ' +
+      'rows go, in order',
+    async () => {
+      const events: Array<{ row?: number; error: Error }> = [];
+      const on = (e: { row?: number; error: Error }) => events.push(e);
+      system.on('tellError', on);
+      try {
+        const keys = ['ta', 'tb', 'tc', 't'.repeat(1000), 'td'];
+        expect(system.tellMany(Named, 'poke', { key: keys, by: [1, 2, 3, 4, 5] })).toBe(5);
+        const bytes = [new Uint8Array(10), new Uint8Array(900), new Uint8Array(20)];
+        system.tellMany(Probe, 'blob', { key: [9001, 9002, 9003], bytes } as never);
+        await system.idle();
+        expect(events.map((e) => [e.row, e.error.constructor.name])).toEqual([
+          [3, 'PayloadTooLargeError'],
+          [1, 'PayloadTooLargeError'],
+        ]);
+        const hits = await system.askMany(Named, 'hit', { key: ['ta', 'tb', 'tc', 'td'], by: [0, 0, 0, 0] });
+        expect(Array.from(hits.hits)).toEqual([1, 2, 3, 5]);
+        await system.idle();
+        expect(await imbalance(system)).toEqual([]);
+      } finally {
+        system.off('tellError', on);
+      }
+    },
+  );
 });

@@ -43,7 +43,20 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(m['Probe']).toMatchObject({ sent: 3, processed: 3, handlerErrors: 3, rejected: 0, replied: 0 });
     // counters(G) is the same figures for one class (state and backend aside).
     const c = system.counters(Account);
-    for (const k of ['sent', 'received', 'processed', 'replied', 'k2kSent', 'k2kReceived', 'handlerErrors', 'rejected', 'hostRejected', 'cancelled', 'inboundDepth', 'activations'] as const) {
+    for (const k of [
+      'sent',
+      'received',
+      'processed',
+      'replied',
+      'k2kSent',
+      'k2kReceived',
+      'handlerErrors',
+      'rejected',
+      'hostRejected',
+      'cancelled',
+      'inboundDepth',
+      'activations',
+    ] as const) {
       expect(c[k], k).toBe(m['Account']![k]);
     }
     expect(typeof c.heartbeat).toBe('number');
@@ -51,39 +64,42 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect(await imbalance(system)).toEqual([]);
   });
 
-  it('tellError: one event per failed tell, with grain, method and a typed error; asks are never tellErrors', async () => {
-    const events: Array<{ grain: string; method: string; error: Error; row?: number }> = [];
-    const on = (e: (typeof events)[number]) => events.push(e);
-    system.on('tellError', on);
-    try {
-      const p = system.grain(Probe, 2);
-      p.tell.boomTell({ code: 1 });
-      p.tell.boomTell({ code: 0 });
-      p.tell.boomTell({ code: 7 });
-      await p.boom({ code: 1 }).catch(() => undefined); // an ask's failure goes to its asker only
-      await system.idle();
-      expect(events.length).toBe(2);
-      for (const e of events) {
-        expect(e.grain).toBe('Probe');
-        expect(e.method).toBe('boomTell');
-        expect(e.error).toBeInstanceOf(HandlerError);
-        expect((e.error as HandlerError).code).toBe('HANDLER');
-        expect((e.error as HandlerError).grain).toBe('Probe');
-        expect((e.error as HandlerError).method).toBe('boomTell');
-        expect(e.row).toBeUndefined();
+  it(
+    'tellError: one event per failed tell, with grain, ' + 'method and a typed error; asks are never tellErrors',
+    async () => {
+      const events: Array<{ grain: string; method: string; error: Error; row?: number }> = [];
+      const on = (e: (typeof events)[number]) => events.push(e);
+      system.on('tellError', on);
+      try {
+        const p = system.grain(Probe, 2);
+        p.tell.boomTell({ code: 1 });
+        p.tell.boomTell({ code: 0 });
+        p.tell.boomTell({ code: 7 });
+        await p.boom({ code: 1 }).catch(() => undefined); // an ask's failure goes to its asker only
+        await system.idle();
+        expect(events.length).toBe(2);
+        for (const e of events) {
+          expect(e.grain).toBe('Probe');
+          expect(e.method).toBe('boomTell');
+          expect(e.error).toBeInstanceOf(HandlerError);
+          expect((e.error as HandlerError).code).toBe('HANDLER');
+          expect((e.error as HandlerError).grain).toBe('Probe');
+          expect((e.error as HandlerError).method).toBe('boomTell');
+          expect(e.row).toBeUndefined();
+        }
+        // tellMany rows that fail carry their row.
+        events.length = 0;
+        system.tellMany(Probe, 'boomTell', { key: [3, 3, 3, 3], code: [0, 1, 0, 1] });
+        await system.idle();
+        expect(events.map((e) => e.method)).toEqual(['boomTell', 'boomTell']);
+        expect(events.every((e) => e.error instanceof HandlerError)).toBe(true);
+        expect((await system.grain(Probe, 3).read({})).count).toBe(2);
+      } finally {
+        system.off('tellError', on);
       }
-      // tellMany rows that fail carry their row.
-      events.length = 0;
-      system.tellMany(Probe, 'boomTell', { key: [3, 3, 3, 3], code: [0, 1, 0, 1] });
-      await system.idle();
-      expect(events.map((e) => e.method)).toEqual(['boomTell', 'boomTell']);
-      expect(events.every((e) => e.error instanceof HandlerError)).toBe(true);
-      expect((await system.grain(Probe, 3).read({})).count).toBe(2);
-    } finally {
-      system.off('tellError', on);
-    }
-    expect(await imbalance(system)).toEqual([]);
-  });
+      expect(await imbalance(system)).toEqual([]);
+    },
+  );
 
   it('a throwing handler: the actor keeps the state it had and keeps running (ask and tell alike)', async () => {
     const a = system.grain(Account, 50);

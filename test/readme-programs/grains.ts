@@ -42,14 +42,20 @@ export class Probe extends Grain({
   state: t.struct({ last: t.i32, bad: t.u32, count: t.u32, small: t.u8, signed: t.i8, flag: t.bool }),
   methods: {
     seq: { request: t.struct({ n: t.i32 }) },
-    read: { request: t.struct({}), reply: t.struct({ last: t.i32, bad: t.u32, count: t.u32, small: t.u8, signed: t.i8, flag: t.bool }) },
+    read: {
+      request: t.struct({}),
+      reply: t.struct({ last: t.i32, bad: t.u32, count: t.u32, small: t.u8, signed: t.i8, flag: t.bool }),
+    },
     boom: { request: t.struct({ code: t.i32 }), reply: t.struct({ ok: t.bool }) },
     boomTell: { request: t.struct({ code: t.i32 }) },
     bump: { request: t.struct({ by: t.i32 }) },
     flip: { request: t.struct({ on: t.bool }), reply: t.struct({ on: t.bool }) },
     now: { request: t.struct({}), reply: t.struct({ t: t.f64 }) },
     relay: { request: t.struct({ to: t.i32, n: t.i32 }) },
-    vec: { request: t.struct({ xs: t.vec(t.f64, 8), fixed: t.array(t.i16, 3) }), reply: t.struct({ n: t.u32, sum: t.f64, xs: t.vec(t.f64, 8) }) },
+    vec: {
+      request: t.struct({ xs: t.vec(t.f64, 8), fixed: t.array(t.i16, 3) }),
+      reply: t.struct({ n: t.u32, sum: t.f64, xs: t.vec(t.f64, 8) }),
+    },
     blob: { request: t.struct({ bytes: t.vec(t.u8, 1000) }), reply: t.struct({ n: t.u32 }) },
   },
 }) {
@@ -224,7 +230,11 @@ export class Sender extends Grain({
   forwardTell(_s: SR['state'], m: SR['req']['forwardTell'], ctx: SR['ctx']): void {
     ctx.forward(Chain, m.to, 'walk', { hops: 2, acc: 0 });
   }
-  forwardToTellOnly(_s: SR['state'], m: SR['req']['forwardToTellOnly'], ctx: SR['ctx']): SR['reply']['forwardToTellOnly'] {
+  forwardToTellOnly(
+    _s: SR['state'],
+    m: SR['req']['forwardToTellOnly'],
+    ctx: SR['ctx'],
+  ): SR['reply']['forwardToTellOnly'] {
     return ctx.forward(Probe, m.to, 'seq', { n: 1 }) as never;
   }
 }

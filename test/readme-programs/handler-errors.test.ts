@@ -59,52 +59,68 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     }
   });
 
-  it('a bad ctx.send (key, payload, unregistered class, unknown method, forward to another reply schema) fails the turn with a message saying what', async () => {
-    const r = system.grain(Sender, 1);
-    const cases: Array<[() => Promise<unknown>, RegExp]> = [
-      [() => r.badKey({ to: 1.5 }), /invalid key 1\.5/],
-      [() => r.badKey({ to: Number.NaN }), /invalid key NaN/],
-      [() => r.badPayload({ n: 1.5 }), /"n"/],
-      [() => r.badPayload({ n: 2 ** 40 }), /"n"/],
-      [() => r.toOrphan({}), /Orphan/],
-      [() => r.badMethod({}), /no method "nope"/],
-      [() => r.forwardToTellOnly({ to: 5 }), /same schema/],
-    ];
-    for (const [call, message] of cases) {
-      const e = await call().then(() => undefined, (x: unknown) => x);
-      expect(e, String(message)).toBeInstanceOf(HandlerError);
-      expect((e as Error).message).toMatch(message);
-    }
-    // A tell that forwards: the chain runs, its reply goes nowhere and nothing fails.
-    const errors: Error[] = [];
-    const on = (e: { error: Error }) => errors.push(e.error);
-    system.on('tellError', on);
-    r.tell.forwardTell({ to: 10 });
-    await system.idle();
-    system.off('tellError', on);
-    expect(errors).toEqual([]);
-    expect(await system.grain(Chain, 12).walk({ hops: 0, acc: 0 })).toEqual({ acc: 12, at: 12 });
-    await system.idle();
-    expect(await imbalance(system)).toEqual([]);
-  });
+  it(
+    'a bad ctx.send (key, payload, unregistered class, unknown method, forward to another reply schema) ' +
+      'fails the turn with a message saying what',
+    async () => {
+      const r = system.grain(Sender, 1);
+      const cases: Array<[() => Promise<unknown>, RegExp]> = [
+        [() => r.badKey({ to: 1.5 }), /invalid key 1\.5/],
+        [() => r.badKey({ to: Number.NaN }), /invalid key NaN/],
+        [() => r.badPayload({ n: 1.5 }), /"n"/],
+        [() => r.badPayload({ n: 2 ** 40 }), /"n"/],
+        [() => r.toOrphan({}), /Orphan/],
+        [() => r.badMethod({}), /no method "nope"/],
+        [() => r.forwardToTellOnly({ to: 5 }), /same schema/],
+      ];
+      for (const [call, message] of cases) {
+        const e = await call().then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+        expect(e, String(message)).toBeInstanceOf(HandlerError);
+        expect((e as Error).message).toMatch(message);
+      }
+      // A tell that forwards: the chain runs, its reply goes nowhere and nothing fails.
+      const errors: Error[] = [];
+      const on = (e: { error: Error }) => errors.push(e.error);
+      system.on('tellError', on);
+      r.tell.forwardTell({ to: 10 });
+      await system.idle();
+      system.off('tellError', on);
+      expect(errors).toEqual([]);
+      expect(await system.grain(Chain, 12).walk({ hops: 0, acc: 0 })).toEqual({ acc: 12, at: 12 });
+      await system.idle();
+      expect(await imbalance(system)).toEqual([]);
+    },
+  );
 
-  it('a reply that breaks its schema (missing field, wrong type, out of range, none) rejects the ask with the path; a tell-only ask resolves to undefined', async () => {
-    const r = system.grain(Replier, 1);
-    const cases: Array<[() => Promise<unknown>, RegExp]> = [
-      [() => r.missing({}), /reply does not match its schema.*"v"/],
-      [() => r.wrongType({}), /reply does not match its schema.*"v"/],
-      [() => r.tooBig({}), /reply does not match its schema.*u8/],
-      [() => r.nothing({}), /reply does not match its schema/],
-    ];
-    for (const [call, message] of cases) {
-      const e = await call().then(() => undefined, (x: unknown) => x);
-      expect(e, String(message)).toBeInstanceOf(HandlerError);
-      expect((e as Error).message).toMatch(message);
-    }
-    expect(await r.tellOnly({ by: 2 })).toBeUndefined();
-    expect(await r.read({})).toEqual({ n: 2, f: Math.fround(0.1) });
-    await expect(system.askMany(Replier, 'tellOnly' as never, { key: [1], by: [1] } as never)).rejects.toThrow(/no reply/);
-    await system.idle();
-    expect(await imbalance(system)).toEqual([]);
-  });
+  it(
+    'a reply that breaks its schema (missing field, wrong type, out of range, none) rejects the ask with the ' +
+      'path; a tell-only ask resolves to undefined',
+    async () => {
+      const r = system.grain(Replier, 1);
+      const cases: Array<[() => Promise<unknown>, RegExp]> = [
+        [() => r.missing({}), /reply does not match its schema.*"v"/],
+        [() => r.wrongType({}), /reply does not match its schema.*"v"/],
+        [() => r.tooBig({}), /reply does not match its schema.*u8/],
+        [() => r.nothing({}), /reply does not match its schema/],
+      ];
+      for (const [call, message] of cases) {
+        const e = await call().then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+        expect(e, String(message)).toBeInstanceOf(HandlerError);
+        expect((e as Error).message).toMatch(message);
+      }
+      expect(await r.tellOnly({ by: 2 })).toBeUndefined();
+      expect(await r.read({})).toEqual({ n: 2, f: Math.fround(0.1) });
+      await expect(system.askMany(Replier, 'tellOnly' as never, { key: [1], by: [1] } as never)).rejects.toThrow(
+        /no reply/,
+      );
+      await system.idle();
+      expect(await imbalance(system)).toEqual([]);
+    },
+  );
 });

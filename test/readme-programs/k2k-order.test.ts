@@ -8,7 +8,9 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
   let system: GrainSystem;
   beforeAll(async () => {
     // Three pool threads: actors spread over lanes, so K2K crosses threads.
-    system = await startSystem(backend, [[Probe, { ringCapacity: 256 }], Chain, [Named, { slotSize: 256 }]], { threads: 3 });
+    system = await startSystem(backend, [[Probe, { ringCapacity: 256 }], Chain, [Named, { slotSize: 256 }]], {
+      threads: 3,
+    });
   });
   afterAll(() => system.shutdown());
 
@@ -35,34 +37,43 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     let sum = 0;
     for (let k = 1000; k <= 1200; k++) sum += k;
     expect(r.acc).toBe(sum);
-    const many = await Promise.all(Array.from({ length: 50 }, (_, i) => system.grain(Chain, 5000 + i * 100).walk({ hops: 10, acc: 0.5 })));
+    const many = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => system.grain(Chain, 5000 + i * 100).walk({ hops: 10, acc: 0.5 })),
+    );
     for (let i = 0; i < 50; i++) expect(many[i]!.at).toBe(5000 + i * 100 + 10);
     await system.idle();
     expect(await imbalance(system)).toEqual([]);
   });
 
-  it('payloads: a vec at its bound fits or is PayloadTooLargeError naming the size; a long string key is refused, never truncated', async () => {
-    const p = system.grain(Probe, 9);
-    const e = await p.blob({ bytes: new Uint8Array(1000) }).then(() => undefined, (x: unknown) => x);
-    // The default slot (256 bytes) cannot hold 1000 bytes: the error says how many are needed.
-    expect(e).toBeInstanceOf(PayloadTooLargeError);
-    expect((e as Error).message).toMatch(/\d+ bytes/);
-    expect((await p.blob({ bytes: new Uint8Array(100).fill(255) })).n).toBe(100);
-    const longKey = 'k'.repeat(1000);
-    let err: unknown;
-    try {
-      await system.grain(Named, longKey).hit({ by: 1 });
-    } catch (x) {
-      err = x;
-    }
-    if (err === undefined) {
-      // Accepted: then it must be its own actor, distinct from every prefix of it.
-      expect((await system.grain(Named, longKey).hit({ by: 0 })).hits).toBe(1);
-      expect((await system.grain(Named, longKey.slice(0, 200)).hit({ by: 0 })).hits).toBe(0);
-    } else {
-      expect(err).toBeInstanceOf(PayloadTooLargeError);
-    }
-    await system.idle();
-    expect(await imbalance(system)).toEqual([]);
-  });
+  it(
+    'payloads: a vec at its bound fits or is PayloadTooLargeError naming the size; a long string key is ' +
+      'refused, never truncated',
+    async () => {
+      const p = system.grain(Probe, 9);
+      const e = await p.blob({ bytes: new Uint8Array(1000) }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      // The default slot (256 bytes) cannot hold 1000 bytes: the error says how many are needed.
+      expect(e).toBeInstanceOf(PayloadTooLargeError);
+      expect((e as Error).message).toMatch(/\d+ bytes/);
+      expect((await p.blob({ bytes: new Uint8Array(100).fill(255) })).n).toBe(100);
+      const longKey = 'k'.repeat(1000);
+      let err: unknown;
+      try {
+        await system.grain(Named, longKey).hit({ by: 1 });
+      } catch (x) {
+        err = x;
+      }
+      if (err === undefined) {
+        // Accepted: then it must be its own actor, distinct from every prefix of it.
+        expect((await system.grain(Named, longKey).hit({ by: 0 })).hits).toBe(1);
+        expect((await system.grain(Named, longKey.slice(0, 200)).hit({ by: 0 })).hits).toBe(0);
+      } else {
+        expect(err).toBeInstanceOf(PayloadTooLargeError);
+      }
+      await system.idle();
+      expect(await imbalance(system)).toEqual([]);
+    },
+  );
 });

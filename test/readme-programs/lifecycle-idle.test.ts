@@ -27,23 +27,30 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     expect((await system.grain(Account, 2).get({})).balance).toBe(10);
   });
 
-  it('deactivated: messages wait; idle() throws IdleTimeoutError naming the class; after activate they run in order', async () => {
-    const events: TransitionEvent[] = [];
-    system.on('transition', (e) => events.push(e));
-    const k = system.kernel(Probe);
-    await k.deactivate();
-    await expect(k.deactivate()).rejects.toBeInstanceOf(InvalidTransitionError);
-    for (let i = 1; i <= 100; i++) system.grain(Probe, 3).tell.seq({ n: i });
-    const read = system.grain(Probe, 3).read({});
-    const e = await system.idle({ timeoutMs: 100 }).then(() => undefined, (x: unknown) => x);
-    expect(e).toBeInstanceOf(IdleTimeoutError);
-    expect((e as Error).message).toContain('Probe');
-    await k.activate();
-    expect(await read).toMatchObject({ last: 100, bad: 0, count: 100 });
-    await system.idle();
-    expect(await imbalance(system)).toEqual([]);
-    expect(events.map((x) => `${x.from}->${x.to}`)).toEqual(['active->deactivated', 'deactivated->active']);
-  });
+  it(
+    'deactivated: messages wait; idle() throws IdleTimeoutError naming the class; after activate they run ' +
+      'in order',
+    async () => {
+      const events: TransitionEvent[] = [];
+      system.on('transition', (e) => events.push(e));
+      const k = system.kernel(Probe);
+      await k.deactivate();
+      await expect(k.deactivate()).rejects.toBeInstanceOf(InvalidTransitionError);
+      for (let i = 1; i <= 100; i++) system.grain(Probe, 3).tell.seq({ n: i });
+      const read = system.grain(Probe, 3).read({});
+      const e = await system.idle({ timeoutMs: 100 }).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(e).toBeInstanceOf(IdleTimeoutError);
+      expect((e as Error).message).toContain('Probe');
+      await k.activate();
+      expect(await read).toMatchObject({ last: 100, bad: 0, count: 100 });
+      await system.idle();
+      expect(await imbalance(system)).toEqual([]);
+      expect(events.map((x) => `${x.from}->${x.to}`)).toEqual(['active->deactivated', 'deactivated->active']);
+    },
+  );
 
   it('terminate then launch: state starts fresh; sends while terminated fail', async () => {
     await system.grain(Account, 1).deposit({ amount: 5 });

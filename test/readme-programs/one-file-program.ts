@@ -47,7 +47,11 @@ type T = TypesOf<typeof Total>;
 await new Promise((r) => setTimeout(r, 20));
 
 async function main(): Promise<void> {
-  const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2 }) }, logLevel: 'warn', handleSignals: false });
+  const system = new GrainSystem({
+    backends: { cpu: new CpuBackend({ threads: 2 }) },
+    logLevel: 'warn',
+    handleSignals: false,
+  });
   system.register(Counter, { placement: 'cpu' }).register(Total, { placement: 'cpu' });
   await system.start();
   for (let i = 0; i < 1000; i++) system.grain(Counter, i % 10).tell.add({ by: 1, to: i % 3 });
@@ -56,7 +60,13 @@ async function main(): Promise<void> {
   const totals = await Promise.all([0, 1, 2].map((k) => system.grain(Total, k).read({})));
   const m = system.metrics();
   await system.shutdown();
-  console.log(JSON.stringify({ counts: counts.map((c) => c.n), totals: totals.map((x) => x.sum), k2k: [m['OneFileCounter']!.k2kSent, m['OneFileTotal']!.k2kReceived] }));
+  console.log(
+    JSON.stringify({
+      counts: counts.map((c) => c.n),
+      totals: totals.map((x) => x.sum),
+      k2k: [m['OneFileCounter']!.k2kSent, m['OneFileTotal']!.k2kReceived],
+    }),
+  );
 }
 
 await main();

@@ -12,7 +12,11 @@ const program = fileURLToPath(new URL('./one-file-program.ts', import.meta.url))
 
 describe('one file', () => {
   it('runs on a two-thread CPU pool to the end and exits by itself, every message counted once', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', program], { cwd: root, encoding: 'utf8', timeout: 90_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', program], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
     expect(r.error, `${r.stdout}\n${r.stderr}`).toBeUndefined();
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');

@@ -20,7 +20,10 @@ afterEach(async () => {
 
 function logged(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, lines };
 }
 
@@ -50,32 +53,47 @@ describe('placement', () => {
     expect([m['Account']!.backend, m['Probe']!.backend]).toEqual(['cpu', 'inline']);
   });
 
-  it("'auto' without autoOrder: CUDA ranks first, its probe fails here (no driver), the CPU runs the class; the log says why", async () => {
-    const { logger, lines } = logged();
-    const s = make({ backends: { cpu: new CpuBackend({ threads: 1 }), cuda: new CudaBackend() }, logger });
-    s.register(Account, { placement: 'auto' });
-    await s.start();
-    expect(await s.grain(Account, 1).deposit({ amount: 1 })).toEqual({ balance: 1 });
-    expect(s.metrics()['Account']!.backend).toBe('cpu');
-    const line = lines.find((l) => String(l['msg']).startsWith('placement auto'));
-    expect(line, JSON.stringify(lines.map((l) => l['msg']))).toBeDefined();
-    expect(String(line!['msg'])).toMatch(/Account on cpu/);
-    expect(String(line!['msg'])).toMatch(/passed over cuda: .*libcuda/);
-  });
+  it(
+    "'auto' without autoOrder: CUDA ranks first, its probe fails here (no driver), the CPU runs the class; " +
+      'the log says why',
+    async () => {
+      const { logger, lines } = logged();
+      const s = make({ backends: { cpu: new CpuBackend({ threads: 1 }), cuda: new CudaBackend() }, logger });
+      s.register(Account, { placement: 'auto' });
+      await s.start();
+      expect(await s.grain(Account, 1).deposit({ amount: 1 })).toEqual({ balance: 1 });
+      expect(s.metrics()['Account']!.backend).toBe('cpu');
+      const line = lines.find((l) => String(l['msg']).startsWith('placement auto'));
+      expect(line, JSON.stringify(lines.map((l) => l['msg']))).toBeDefined();
+      expect(String(line!['msg'])).toMatch(/Account on cpu/);
+      expect(String(line!['msg'])).toMatch(/passed over cuda: .*libcuda/);
+    },
+  );
 
   it("'auto' with autoOrder: the first listed backend whose probe passes wins, even over a higher rank", async () => {
     const { logger, lines } = logged();
-    const s = make({ backends: { cpu: new CpuBackend({ threads: 1 }), cuda: new CudaBackend(), inline: new InlineBackend() }, autoOrder: ['cuda', 'inline', 'cpu'], logger });
+    const s = make({
+      backends: { cpu: new CpuBackend({ threads: 1 }), cuda: new CudaBackend(), inline: new InlineBackend() },
+      autoOrder: ['cuda', 'inline', 'cpu'],
+      logger,
+    });
     s.register(Account, { placement: 'auto' });
     await s.start();
     expect(s.metrics()['Account']!.backend).toBe('inline');
-    expect(String(lines.find((l) => String(l['msg']).startsWith('placement auto'))?.['msg'])).toMatch(/on inline.*passed over cuda/);
+    expect(String(lines.find((l) => String(l['msg']).startsWith('placement auto'))?.['msg'])).toMatch(
+      /on inline.*passed over cuda/,
+    );
   });
 
-  it("autoOrder naming a backend that was not given is a PlacementError at construction", () => {
+  it('autoOrder naming a backend that was not given is a PlacementError at construction', () => {
     const e = (() => {
       try {
-        new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, autoOrder: ['gpu'], logLevel: 'silent', handleSignals: false });
+        new GrainSystem({
+          backends: { cpu: new CpuBackend({ threads: 1 }) },
+          autoOrder: ['gpu'],
+          logLevel: 'silent',
+          handleSignals: false,
+        });
       } catch (x) {
         return x;
       }
@@ -94,15 +112,19 @@ describe('placement', () => {
     expect((e as Error).message).toMatch(/"gpu"/);
   });
 
-  it("placement: 'cuda' with no GPU: a typed BackendUnavailableError at start saying why (no crash), and shutdown still works", async () => {
-    const s = make({ backends: { cuda: new CudaBackend(), cpu: new CpuBackend({ threads: 1 }) } });
-    s.register(Account, { placement: 'cuda' }).register(Probe, { placement: 'cpu' });
-    const e = await thrown(() => s.start());
-    expect(e).toBeInstanceOf(BackendUnavailableError);
-    expect((e as RinggrainError).hint).toBeTruthy();
-    expect((e as Error).message).toMatch(/backend "cuda" is unavailable: .*libcuda/);
-    await s.shutdown();
-  });
+  it(
+    "placement: 'cuda' with no GPU: a typed BackendUnavailableError at start saying why (no crash), and " +
+      'shutdown still works',
+    async () => {
+      const s = make({ backends: { cuda: new CudaBackend(), cpu: new CpuBackend({ threads: 1 }) } });
+      s.register(Account, { placement: 'cuda' }).register(Probe, { placement: 'cpu' });
+      const e = await thrown(() => s.start());
+      expect(e).toBeInstanceOf(BackendUnavailableError);
+      expect((e as RinggrainError).hint).toBeTruthy();
+      expect((e as Error).message).toMatch(/backend "cuda" is unavailable: .*libcuda/);
+      await s.shutdown();
+    },
+  );
 
   it("'auto' with only a CUDA backend: BackendUnavailableError listing the reason", async () => {
     const s = make({ backends: { cuda: new CudaBackend() } });
@@ -112,10 +134,14 @@ describe('placement', () => {
     expect((e as Error).message).toMatch(/cuda: .*libcuda/);
   });
 
-  it('a start that failed is not a started system: start() again fails the same way (it does not resolve with nothing running)', async () => {
-    const s = make({ backends: { cpu: new CpuBackend({ threads: 1 }) } });
-    s.register(Account, { placement: 'gpu' });
-    await expect(s.start()).rejects.toBeInstanceOf(BackendUnavailableError);
-    await expect(s.start()).rejects.toBeInstanceOf(BackendUnavailableError);
-  });
+  it(
+    'a start that failed is not a started system: start() again fails the same way (it does not resolve with ' +
+      'nothing running)',
+    async () => {
+      const s = make({ backends: { cpu: new CpuBackend({ threads: 1 }) } });
+      s.register(Account, { placement: 'gpu' });
+      await expect(s.start()).rejects.toBeInstanceOf(BackendUnavailableError);
+      await expect(s.start()).rejects.toBeInstanceOf(BackendUnavailableError);
+    },
+  );
 });

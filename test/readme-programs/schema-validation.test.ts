@@ -27,29 +27,34 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     ['vec', 'i16 element out of range', { xs: [], fixed: [1, 2, 40000] }, 'fixed'],
   ];
 
-  it.each(bad)('%s: %s throws SchemaValidationError naming the field, sends nothing', async (method, _what, payload, field) => {
-    const before = system.metrics()['Probe']!.sent;
-    const ref = system.grain(Probe, 1) as unknown as Record<string, (p: unknown) => Promise<unknown>> & { tell: Record<string, (p: unknown) => unknown> };
-    let err: unknown;
-    try {
-      ref.tell[method]!(payload);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(SchemaValidationError);
-    expect((err as SchemaValidationError).code).toBeTypeOf('string');
-    expect((err as Error).message).toContain(field);
-    // The ask form rejects (or throws) the same way.
-    let askErr: unknown;
-    try {
-      await ref[method]!(payload);
-    } catch (e) {
-      askErr = e;
-    }
-    expect(askErr).toBeInstanceOf(SchemaValidationError);
-    await system.idle();
-    expect(system.metrics()['Probe']!.sent).toBe(before);
-  });
+  it.each(bad)(
+    '%s: %s throws SchemaValidationError naming the field, sends nothing',
+    async (method, _what, payload, field) => {
+      const before = system.metrics()['Probe']!.sent;
+      const ref = system.grain(Probe, 1) as unknown as Record<string, (p: unknown) => Promise<unknown>> & {
+        tell: Record<string, (p: unknown) => unknown>;
+      };
+      let err: unknown;
+      try {
+        ref.tell[method]!(payload);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(SchemaValidationError);
+      expect((err as SchemaValidationError).code).toBeTypeOf('string');
+      expect((err as Error).message).toContain(field);
+      // The ask form rejects (or throws) the same way.
+      let askErr: unknown;
+      try {
+        await ref[method]!(payload);
+      } catch (e) {
+        askErr = e;
+      }
+      expect(askErr).toBeInstanceOf(SchemaValidationError);
+      await system.idle();
+      expect(system.metrics()['Probe']!.sent).toBe(before);
+    },
+  );
 
   it('boundary values pass and round trip; an integer state field wraps like its typed array', async () => {
     const p = system.grain(Probe, 2);

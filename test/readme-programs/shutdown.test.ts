@@ -6,7 +6,10 @@ import { Account, Probe } from './grains.ts';
 
 describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
   it('drain: asks and tells sent before shutdown (more than the ring holds, K2K among them) all run', async () => {
-    const system: GrainSystem = await startSystem(backend, [[Probe, { ringCapacity: 64 }], [Account, { ringCapacity: 64 }]]);
+    const system: GrainSystem = await startSystem(backend, [
+      [Probe, { ringCapacity: 64 }],
+      [Account, { ringCapacity: 64 }],
+    ]);
     const tellErrors: Error[] = [];
     system.on('tellError', (e) => tellErrors.push(e.error));
     const n = 1000;
@@ -22,15 +25,19 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     const done = system.shutdown();
     const settled = await Promise.allSettled([...pending, ...asks]);
     await done;
-    expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+    expect(
+      settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)),
+    ).toEqual([]);
     expect(tellErrors).toEqual([]);
     const m = system.metrics();
     expect(m['Probe']!.processed).toBe(n + 10 + 20);
     expect(m['Account']!.processed + m['Account']!.rejected).toBe(1 + 50 + 50);
-    await expect(Promise.resolve().then(() => system.grain(Probe, 1).read({}))).rejects.toBeInstanceOf(KernelTerminatedError);
+    await expect(Promise.resolve().then(() => system.grain(Probe, 1).read({}))).rejects.toBeInstanceOf(
+      KernelTerminatedError,
+    );
   });
 
-  it("reject: pending asks fail with KernelTerminatedError; nothing hangs; counters balance", async () => {
+  it('reject: pending asks fail with KernelTerminatedError; nothing hangs; counters balance', async () => {
     const system: GrainSystem = await startSystem(backend, [[Probe, { ringCapacity: 64 }]]);
     await system.kernel(Probe).deactivate();
     const asks = Array.from({ length: 100 }, (_, i) => system.grain(Probe, i).read({}));

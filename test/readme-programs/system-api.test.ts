@@ -19,7 +19,12 @@ async function thrown(p: () => unknown): Promise<unknown> {
 }
 
 describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
-  const make = () => new GrainSystem({ backends: { [backend]: BACKENDS.find((b) => b.name === backend)!.make() }, logLevel: 'silent', handleSignals: false });
+  const make = () =>
+    new GrainSystem({
+      backends: { [backend]: BACKENDS.find((b) => b.name === backend)!.make() },
+      logLevel: 'silent',
+      handleSignals: false,
+    });
 
   it('start() called twice at once: both resolve only once the system serves', async () => {
     const s = make().register(Account, { placement: backend });
@@ -89,41 +94,50 @@ describe.each(BACKENDS.map((b) => b.name))('%s', (backend) => {
     }
   });
 
-  it('an unknown method (untyped JS caller) is UnknownMethodError for tellMany/askMany; a ref has no such property', async () => {
-    const s = await startSystem(backend, [Account]);
-    try {
-      const e1 = await thrown(() => s.tellMany(Account, 'withdraw' as never, { key: [1] } as never));
-      expect(e1).toBeInstanceOf(UnknownMethodError);
-      expect((e1 as Error).message).toMatch(/withdraw/);
-      const e2 = await thrown(() => s.askMany(Account, 'withdraw' as never, { key: [1] } as never));
-      expect(e2).toBeInstanceOf(UnknownMethodError);
-      expect((s.grain(Account, 1) as unknown as Record<string, unknown>)['withdraw']).toBeUndefined();
-      await s.idle();
-      expect(s.metrics()['Account']!.sent).toBe(0);
-    } finally {
-      await s.shutdown();
-    }
-  });
+  it(
+    'an unknown method (untyped JS caller) is UnknownMethodError for tellMany/askMany; a ref has no such ' + 'property',
+    async () => {
+      const s = await startSystem(backend, [Account]);
+      try {
+        const e1 = await thrown(() => s.tellMany(Account, 'withdraw' as never, { key: [1] } as never));
+        expect(e1).toBeInstanceOf(UnknownMethodError);
+        expect((e1 as Error).message).toMatch(/withdraw/);
+        const e2 = await thrown(() => s.askMany(Account, 'withdraw' as never, { key: [1] } as never));
+        expect(e2).toBeInstanceOf(UnknownMethodError);
+        expect((s.grain(Account, 1) as unknown as Record<string, unknown>)['withdraw']).toBeUndefined();
+        await s.idle();
+        expect(s.metrics()['Account']!.sent).toBe(0);
+      } finally {
+        await s.shutdown();
+      }
+    },
+  );
 
-  it('idle({ timeoutMs }) with a deactivated kernel holding messages: IdleTimeoutError names the class and the count; idle() passes after activate', async () => {
-    const s = await startSystem(backend, [Account, Named]);
-    try {
-      await s.kernel(Named).deactivate();
-      for (let i = 0; i < 7; i++) s.grain(Named, 'k').tell.poke({ by: 1 });
-      const e = await thrown(() => s.idle({ timeoutMs: 50 }));
-      expect(e).toBeInstanceOf(IdleTimeoutError);
-      expect((e as IdleTimeoutError).code).toBe('IDLE_TIMEOUT');
-      expect((e as IdleTimeoutError).unbalanced.join('; ')).toMatch(/NamedRP \(deactivated\): 7 of 7 messages not yet processed/);
-      expect((e as IdleTimeoutError).unbalanced.join('; ')).not.toMatch(/Account/);
-      expect((e as Error).message).toMatch(/50 ms/);
-      await s.kernel(Named).activate();
-      await s.idle({ timeoutMs: 10_000 });
-      expect((await s.grain(Named, 'k').hit({ by: 0 })).hits).toBe(7);
-      expect(await imbalance(s)).toEqual([]);
-    } finally {
-      await s.shutdown();
-    }
-  });
+  it(
+    'idle({ timeoutMs }) with a deactivated kernel holding messages: IdleTimeoutError names the class and ' +
+      'the count; idle() passes after activate',
+    async () => {
+      const s = await startSystem(backend, [Account, Named]);
+      try {
+        await s.kernel(Named).deactivate();
+        for (let i = 0; i < 7; i++) s.grain(Named, 'k').tell.poke({ by: 1 });
+        const e = await thrown(() => s.idle({ timeoutMs: 50 }));
+        expect(e).toBeInstanceOf(IdleTimeoutError);
+        expect((e as IdleTimeoutError).code).toBe('IDLE_TIMEOUT');
+        expect((e as IdleTimeoutError).unbalanced.join('; ')).toMatch(
+          /NamedRP \(deactivated\): 7 of 7 messages not yet processed/,
+        );
+        expect((e as IdleTimeoutError).unbalanced.join('; ')).not.toMatch(/Account/);
+        expect((e as Error).message).toMatch(/50 ms/);
+        await s.kernel(Named).activate();
+        await s.idle({ timeoutMs: 10_000 });
+        expect((await s.grain(Named, 'k').hit({ by: 0 })).hits).toBe(7);
+        expect(await imbalance(s)).toEqual([]);
+      } finally {
+        await s.shutdown();
+      }
+    },
+  );
 });
 
 describe.each(BACKENDS.map((b) => b.name))('%s: shutdown racing a kernel terminate', (backend) => {

@@ -18,7 +18,9 @@ interface Run {
 }
 
 async function signalled(backend: string, signals: NodeJS.Signals[], args: string[] = [], gapMs = 0): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', program, '--backend', backend, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', program, '--backend', backend, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -45,7 +47,11 @@ async function signalled(backend: string, signals: NodeJS.Signals[], args: strin
 const probe = probeCuda();
 const lanes = [
   { backend: 'cpu', title: 'cpu', run: describe },
-  { backend: 'cuda', title: probe.ok ? `cuda (${probe.device.name})` : `cuda (skipped: no CUDA driver/device — ${probe.reason})`, run: probe.ok ? describe : describe.skip },
+  {
+    backend: 'cuda',
+    title: probe.ok ? `cuda (${probe.device.name})` : `cuda (skipped: no CUDA driver/device — ${probe.reason})`,
+    run: probe.ok ? describe : describe.skip,
+  },
 ] as const;
 
 for (const lane of lanes) {

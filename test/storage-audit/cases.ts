@@ -41,17 +41,29 @@ async function rejection(p: Promise<unknown>): Promise<unknown> {
 }
 
 /** Every key's state read back with get and getMany (shuffled), each the one written for it. */
-async function checkAll<K extends number | string>(table: StateTable<K>, keys: readonly K[], gen: number, version: number): Promise<void> {
+async function checkAll<K extends number | string>(
+  table: StateTable<K>,
+  keys: readonly K[],
+  gen: number,
+  version: number,
+): Promise<void> {
   for (let i = 0; i < keys.length; i++) {
     const e = await table.get(keys[i]!);
     expect(e, `get ${JSON.stringify(keys[i])}`).toBeDefined();
-    expect([idOf(e!.state), genOf(e!.state), e!.version], `get ${JSON.stringify(keys[i])}`).toEqual([i + 0.5, gen, version]);
+    expect([idOf(e!.state), genOf(e!.state), e!.version], `get ${JSON.stringify(keys[i])}`).toEqual([
+      i + 0.5,
+      gen,
+      version,
+    ]);
   }
   const order = keys.map((_, i) => i).reverse();
   const r = await table.getMany(order.map((i) => keys[i]!) as never);
   expect(r.found).toBe(keys.length);
   for (let j = 0; j < order.length; j++) {
-    expect([idOf(r.bytes, r.offsets[j]!), genOf(r.bytes, r.offsets[j]!), r.versions[j]], `getMany ${JSON.stringify(keys[order[j]!])}`).toEqual([order[j]! + 0.5, gen, version]);
+    expect(
+      [idOf(r.bytes, r.offsets[j]!), genOf(r.bytes, r.offsets[j]!), r.versions[j]],
+      `getMany ${JSON.stringify(keys[order[j]!])}`,
+    ).toEqual([order[j]! + 0.5, gen, version]);
   }
 }
 
@@ -72,11 +84,18 @@ export function tableCases(f: AuditFixture): void {
       // One row at a time, then every row in one shuffled batch (keys sharing chunks with others).
       for (let i = 0; i < INT_KEYS.length; i++) expect(await t.put(INT_KEYS[i]!, stateOf(i, 1), 0)).toBe(1);
       await checkAll(t, INT_KEYS, 1, 1);
-      const shuffled = [...INT_KEYS.keys()].filter((i) => i % 2 === 1).reverse().concat([...INT_KEYS.keys()].filter((i) => i % 2 === 0));
+      const shuffled = [...INT_KEYS.keys()]
+        .filter((i) => i % 2 === 1)
+        .reverse()
+        .concat([...INT_KEYS.keys()].filter((i) => i % 2 === 0));
       expect(new Set(shuffled).size).toBe(INT_KEYS.length);
       const bytes = new Uint8Array(INT_KEYS.length * SIZE);
       shuffled.forEach((i, j) => bytes.set(stateOf(i, 2), j * SIZE));
-      const v = await t.putMany({ keys: shuffled.map((i) => INT_KEYS[i]!), expected: shuffled.map(() => 1), states: { bytes, stride: SIZE } });
+      const v = await t.putMany({
+        keys: shuffled.map((i) => INT_KEYS[i]!),
+        expected: shuffled.map(() => 1),
+        states: { bytes, stride: SIZE },
+      });
       expect(Array.from(v)).toEqual(shuffled.map(() => 2));
       await checkAll(t, INT_KEYS, 2, 2);
       const sorted = [...INT_KEYS].sort((a, b) => a - b);
@@ -115,7 +134,9 @@ export function tableCases(f: AuditFixture): void {
       expect((await rejection(t.put(0, stateOf(0, 2), 0))) as Error).toHaveProperty('code', 'STATE_VERSION_CONFLICT');
       expect(await t.put(0, stateOf(0, 2), 1)).toBe(2);
       // -0 and 1 in one batch: the chunk id of the run is that of -0; key 1 must land in chunk 0.
-      expect(Array.from(await t.putMany({ keys: [-0, 1], expected: [2, 0], states: [stateOf(0, 3), stateOf(1, 3)] }))).toEqual([3, 1]);
+      expect(
+        Array.from(await t.putMany({ keys: [-0, 1], expected: [2, 0], states: [stateOf(0, 3), stateOf(1, 3)] })),
+      ).toEqual([3, 1]);
       expect(idOf((await t.get(1))!.state)).toBe(1.5);
       expect(genOf((await t.get(0))!.state)).toBe(3);
       expect(await scanAll(t, 1)).toEqual([0, 1]);
@@ -183,15 +204,28 @@ function watch(system: GrainSystem): StorageErrorEvent[] {
 const fmt = (errors: StorageErrorEvent[]) => errors.map((e) => `${e.grain} ${e.op}: ${e.error.message}`);
 
 /** Many actors across chunks: the listed keys plus dense and sparse runs. */
-const MANY = [...new Set([...INT_KEYS, ...Array.from({ length: 300 }, (_, i) => i - 150), ...Array.from({ length: 100 }, (_, i) => i * 64 - 3200), ...Array.from({ length: 50 }, (_, i) => 2 ** 52 + i * 97)])];
+const MANY = [
+  ...new Set([
+    ...INT_KEYS,
+    ...Array.from({ length: 300 }, (_, i) => i - 150),
+    ...Array.from({ length: 100 }, (_, i) => i * 64 - 3200),
+    ...Array.from({ length: 50 }, (_, i) => 2 ** 52 + i * 97),
+  ]),
+];
 
 export function systemCases(f: AuditFixture): void {
   for (const [bname, backend] of f.backends) {
     const make = (clock?: { now: number }) =>
-      new GrainSystem({ backends: { b: backend() }, logLevel: 'silent', handleSignals: false, ...(clock ? { clock: () => clock.now } : {}) });
+      new GrainSystem({
+        backends: { b: backend() },
+        logLevel: 'silent',
+        handleSignals: false,
+        ...(clock ? { clock: () => clock.now } : {}),
+      });
     const strKeys = STR_KEYS.filter((k) => !(f.refusedStrings ?? []).includes(k));
 
-    it(`${bname}: turns, flush, shutdown, a new system reads every actor's state back (int and string keys), then preload`, async () => {
+    it(`${bname}: turns, flush, shutdown, a new system reads every actor's state back (int and string keys), ` +
+      'then preload', async () => {
       const store = await f.make();
       const a = make();
       const errors = watch(a);
@@ -200,7 +234,10 @@ export function systemCases(f: AuditFixture): void {
       await a.start();
       try {
         for (let i = 0; i < MANY.length; i++) a.grain(IntKeyed, MANY[i]!).mark({ mark: markOf(i) });
-        a.tellMany(IntKeyed, 'mark', { key: Float64Array.from(MANY), mark: Float64Array.from(MANY, (_, i) => markOf(i)) });
+        a.tellMany(IntKeyed, 'mark', {
+          key: Float64Array.from(MANY),
+          mark: Float64Array.from(MANY, (_, i) => markOf(i)),
+        });
         for (let i = 0; i < strKeys.length; i++) a.grain(StrKeyed, strKeys[i]!).mark({ mark: markOf(i) });
         await a.idle();
         const fl = await a.flush();
@@ -222,8 +259,13 @@ export function systemCases(f: AuditFixture): void {
       await b.start();
       try {
         const r = await b.askMany(IntKeyed, 'get', { key: Float64Array.from(MANY) });
-        for (let i = 0; i < MANY.length; i++) expect([r.mark[i], r.turns[i]], `int key ${MANY[i]}`).toEqual([markOf(i), 3]);
-        for (let i = 0; i < strKeys.length; i++) expect(await b.grain(StrKeyed, strKeys[i]!).get({}), `string key ${JSON.stringify(strKeys[i])}`).toEqual({ mark: markOf(i), turns: 1 });
+        for (let i = 0; i < MANY.length; i++)
+          expect([r.mark[i], r.turns[i]], `int key ${MANY[i]}`).toEqual([markOf(i), 3]);
+        for (let i = 0; i < strKeys.length; i++)
+          expect(await b.grain(StrKeyed, strKeys[i]!).get({}), `string key ${JSON.stringify(strKeys[i])}`).toEqual({
+            mark: markOf(i),
+            turns: 1,
+          });
         // The stored tables, read directly: every key once, int keys in order.
         const tab = await again.table(stateTableSpec(IntKeyed.grain, 'layout'));
         expect(await scanAll(tab, 77)).toEqual([...MANY].sort((x, y) => x - y));
@@ -242,8 +284,13 @@ export function systemCases(f: AuditFixture): void {
         expect(await c.preload(IntKeyed)).toBe(MANY.length);
         expect(await c.preload(StrKeyed)).toBe(strKeys.length);
         const r = await c.askMany(IntKeyed, 'get', { key: Float64Array.from(MANY) });
-        for (let i = 0; i < MANY.length; i++) expect([r.mark[i], r.turns[i]], `preloaded int key ${MANY[i]}`).toEqual([markOf(i), 3]);
-        for (let i = 0; i < strKeys.length; i++) expect(await c.grain(StrKeyed, strKeys[i]!).get({}), `preloaded ${JSON.stringify(strKeys[i])}`).toEqual({ mark: markOf(i), turns: 1 });
+        for (let i = 0; i < MANY.length; i++)
+          expect([r.mark[i], r.turns[i]], `preloaded int key ${MANY[i]}`).toEqual([markOf(i), 3]);
+        for (let i = 0; i < strKeys.length; i++)
+          expect(await c.grain(StrKeyed, strKeys[i]!).get({}), `preloaded ${JSON.stringify(strKeys[i])}`).toEqual({
+            mark: markOf(i),
+            turns: 1,
+          });
       } finally {
         await c.shutdown();
       }
@@ -256,7 +303,8 @@ export function systemCases(f: AuditFixture): void {
       try {
         const pick = INT_KEYS.filter((_, i) => i % 3 === 0);
         await d.preload(IntKeyed, [...pick, 12345, -12345]);
-        for (const k of pick) expect((await d.grain(IntKeyed, k).get({})).mark, `preload(keys) ${k}`).toBe(markOf(MANY.indexOf(k)));
+        for (const k of pick)
+          expect((await d.grain(IntKeyed, k).get({})).mark, `preload(keys) ${k}`).toBe(markOf(MANY.indexOf(k)));
         expect(await d.grain(IntKeyed, 12345).get({})).toEqual({ mark: 0, turns: 0 });
       } finally {
         await d.shutdown();
@@ -270,7 +318,13 @@ export function systemCases(f: AuditFixture): void {
       const a = make(clock);
       const errors = watch(a);
       a.register(IntKeyed, { placement: 'b', storage: store, flushIntervalMs: 3_600_000, idleMs: 1_000_000 });
-      a.register(StrKeyed, { placement: 'b', slotSize: 1536, storage: store, flushIntervalMs: 3_600_000, idleMs: 1_000_000 });
+      a.register(StrKeyed, {
+        placement: 'b',
+        slotSize: 1536,
+        storage: store,
+        flushIntervalMs: 3_600_000,
+        idleMs: 1_000_000,
+      });
       await a.start();
       try {
         for (let round = 1; round <= 2; round++) {
@@ -282,8 +336,13 @@ export function systemCases(f: AuditFixture): void {
           expect(a.metrics()['AuditInt']!.storage!.resident, `round ${round}`).toBe(0);
         }
         const r = await a.askMany(IntKeyed, 'get', { key: Float64Array.from(MANY) });
-        for (let i = 0; i < MANY.length; i++) expect([r.mark[i], r.turns[i]], `int key ${MANY[i]}`).toEqual([markOf(i) + 2, 2]);
-        for (let i = 0; i < strKeys.length; i++) expect(await a.grain(StrKeyed, strKeys[i]!).get({}), JSON.stringify(strKeys[i])).toEqual({ mark: markOf(i) + 2, turns: 2 });
+        for (let i = 0; i < MANY.length; i++)
+          expect([r.mark[i], r.turns[i]], `int key ${MANY[i]}`).toEqual([markOf(i) + 2, 2]);
+        for (let i = 0; i < strKeys.length; i++)
+          expect(await a.grain(StrKeyed, strKeys[i]!).get({}), JSON.stringify(strKeys[i])).toEqual({
+            mark: markOf(i) + 2,
+            turns: 2,
+          });
       } finally {
         await a.shutdown();
         await store.close();
@@ -336,8 +395,14 @@ export function systemCases(f: AuditFixture): void {
       await a.start();
       try {
         for (const k of ['', '\uD800']) {
-          await expect(Promise.resolve().then(() => a.grain(StrKeyed, k).mark({ mark: 1 })), JSON.stringify(k)).rejects.toThrow(InvalidKeyError);
-          await expect(Promise.resolve().then(() => a.grain(StrKeyed, k).get({})), JSON.stringify(k)).rejects.toThrow(InvalidKeyError);
+          await expect(
+            Promise.resolve().then(() => a.grain(StrKeyed, k).mark({ mark: 1 })),
+            JSON.stringify(k),
+          ).rejects.toThrow(InvalidKeyError);
+          await expect(
+            Promise.resolve().then(() => a.grain(StrKeyed, k).get({})),
+            JSON.stringify(k),
+          ).rejects.toThrow(InvalidKeyError);
         }
       } finally {
         await a.shutdown();

@@ -1,4 +1,7 @@
-/** The key-space audit (cases.ts) on the LMDB store, with the CPU backend (one thread, a pool of 2) and the inline backend. */
+/**
+ * The key-space audit (cases.ts) on the LMDB store, with the CPU backend (one thread, a pool of 2) and the inline
+ * backend.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -86,7 +86,14 @@ export function storeContract(fx: StoreFixture): void {
       await t.put(5, stateOf(5, 2), 1);
       const e = await rejection(t.put(5, stateOf(5, 9), 1));
       expect(e).toBeInstanceOf(StateVersionConflictError);
-      expect(e).toMatchObject({ code: 'STATE_VERSION_CONFLICT', grain: 'Account', key: 5, row: 0, expected: 1, found: 2 });
+      expect(e).toMatchObject({
+        code: 'STATE_VERSION_CONFLICT',
+        grain: 'Account',
+        key: 5,
+        row: 0,
+        expected: 1,
+        found: 2,
+      });
       const again = await rejection(t.put(5, stateOf(5, 9), 0));
       expect(again).toMatchObject({ expected: 0, found: 2 });
       const absent = await rejection(t.put(6, stateOf(6, 1), 3));
@@ -112,20 +119,23 @@ export function storeContract(fx: StoreFixture): void {
       });
     });
 
-    it('putMany takes states as packed offsets or as an array, of any size when the table has no stateSize', async () => {
-      const t = await (await fresh()).table({ name: 'Loose', keyKind: 'int' });
-      const sizes = [0, 1, 5, 300];
-      const parts = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
-      const offsets = new Uint32Array(sizes.length + 1);
-      sizes.forEach((n, i) => (offsets[i + 1] = offsets[i]! + n));
-      const bytes = new Uint8Array(offsets[sizes.length]!);
-      parts.forEach((p, i) => bytes.set(p, offsets[i]));
-      await t.putMany({ keys: [1, 2, 3, 4], expected: [0, 0, 0, 0], states: { bytes, offsets } });
-      await t.putMany({ keys: [1, 2, 3, 4], expected: [1, 1, 1, 1], states: [...parts].reverse() });
-      const r = await t.getMany([1, 2, 3, 4]);
-      expect([...r.versions]).toEqual([2, 2, 2, 2]);
-      [...parts].reverse().forEach((p, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(p));
-    });
+    it(
+      'putMany takes states as packed offsets or as an ' + 'array, of any size when the table has no stateSize',
+      async () => {
+        const t = await (await fresh()).table({ name: 'Loose', keyKind: 'int' });
+        const sizes = [0, 1, 5, 300];
+        const parts = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
+        const offsets = new Uint32Array(sizes.length + 1);
+        sizes.forEach((n, i) => (offsets[i + 1] = offsets[i]! + n));
+        const bytes = new Uint8Array(offsets[sizes.length]!);
+        parts.forEach((p, i) => bytes.set(p, offsets[i]));
+        await t.putMany({ keys: [1, 2, 3, 4], expected: [0, 0, 0, 0], states: { bytes, offsets } });
+        await t.putMany({ keys: [1, 2, 3, 4], expected: [1, 1, 1, 1], states: [...parts].reverse() });
+        const r = await t.getMany([1, 2, 3, 4]);
+        expect([...r.versions]).toEqual([2, 2, 2, 2]);
+        [...parts].reverse().forEach((p, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(p));
+      },
+    );
 
     it('a conflict in the middle of a batch writes nothing of it', async () => {
       const t = await ints();
@@ -133,7 +143,9 @@ export function storeContract(fx: StoreFixture): void {
       await t.putMany({ keys, expected: new Array(500).fill(0), states: fixedStates(keys, 1) });
       await t.put(250, stateOf(250, 2), 1); // someone else wrote 250
       const expected = new Array(500).fill(1);
-      const e = await rejection(t.putMany({ keys: [...keys, 900], expected: [...expected, 0], states: fixedStates([...keys, 900], 3) }));
+      const e = await rejection(
+        t.putMany({ keys: [...keys, 900], expected: [...expected, 0], states: fixedStates([...keys, 900], 3) }),
+      );
       expect(e).toBeInstanceOf(StateVersionConflictError);
       expect(e).toMatchObject({ key: 250, row: 250, expected: 1, found: 2 });
       const r = await t.getMany([...keys, 900]);
@@ -144,66 +156,82 @@ export function storeContract(fx: StoreFixture): void {
       }
     });
 
-    it('two writers race for the same actors: one batch wins whole, the other conflicts, no accepted write is lost', async () => {
-      const s = await fresh();
-      const other = fx.reopen(s); // a second store object over the same location: a second writer
-      await other.open();
-      opened.push(other);
-      const a = await ints(s);
-      const b = await ints(other);
-      for (const base of [0, 1000]) {
-        // Round 1: both find no chunk and insert; round 2: both update what round 1 left.
-        const keys = Array.from({ length: 200 }, (_, i) => base + i);
-        const res = await Promise.allSettled([
-          a.putMany({ keys, expected: keys.map(() => 0), states: fixedStates(keys, 1) }),
-          b.putMany({ keys: [...keys].reverse(), expected: keys.map(() => 0), states: fixedStates([...keys].reverse(), 2) }),
-        ]);
-        const won = res.findIndex((r) => r.status === 'fulfilled');
-        expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-        const lost = res[1 - won] as PromiseRejectedResult;
-        expect(lost.reason).toBeInstanceOf(StateVersionConflictError);
-        expect(lost.reason).toMatchObject({ expected: 0, found: 1 });
-        const r = await a.getMany(keys);
-        expect(r.found).toBe(200);
-        keys.forEach((k, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(stateOf(k, won + 1)));
-        const again = await Promise.allSettled([
-          a.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 3) }),
-          b.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 4) }),
-        ]);
-        const won2 = again.findIndex((x) => x.status === 'fulfilled');
-        expect(again.filter((x) => x.status === 'fulfilled')).toHaveLength(1);
-        expect((again[1 - won2] as PromiseRejectedResult).reason).toMatchObject({ code: 'STATE_VERSION_CONFLICT', expected: 1, found: 2 });
-        const r2 = await b.getMany(keys);
-        expect([...r2.versions].every((v) => v === 2)).toBe(true);
-        keys.forEach((k, i) => expect(r2.bytes.subarray(r2.offsets[i], r2.offsets[i + 1])).toEqual(stateOf(k, won2 + 3)));
-      }
-    });
+    it(
+      'two writers race for the same actors: one batch wins whole, the other conflicts, no accepted write ' + 'is lost',
+      async () => {
+        const s = await fresh();
+        const other = fx.reopen(s); // a second store object over the same location: a second writer
+        await other.open();
+        opened.push(other);
+        const a = await ints(s);
+        const b = await ints(other);
+        for (const base of [0, 1000]) {
+          // Round 1: both find no chunk and insert; round 2: both update what round 1 left.
+          const keys = Array.from({ length: 200 }, (_, i) => base + i);
+          const res = await Promise.allSettled([
+            a.putMany({ keys, expected: keys.map(() => 0), states: fixedStates(keys, 1) }),
+            b.putMany({
+              keys: [...keys].reverse(),
+              expected: keys.map(() => 0),
+              states: fixedStates([...keys].reverse(), 2),
+            }),
+          ]);
+          const won = res.findIndex((r) => r.status === 'fulfilled');
+          expect(res.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+          const lost = res[1 - won] as PromiseRejectedResult;
+          expect(lost.reason).toBeInstanceOf(StateVersionConflictError);
+          expect(lost.reason).toMatchObject({ expected: 0, found: 1 });
+          const r = await a.getMany(keys);
+          expect(r.found).toBe(200);
+          keys.forEach((k, i) => expect(r.bytes.subarray(r.offsets[i], r.offsets[i + 1])).toEqual(stateOf(k, won + 1)));
+          const again = await Promise.allSettled([
+            a.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 3) }),
+            b.putMany({ keys, expected: keys.map(() => 1), states: fixedStates(keys, 4) }),
+          ]);
+          const won2 = again.findIndex((x) => x.status === 'fulfilled');
+          expect(again.filter((x) => x.status === 'fulfilled')).toHaveLength(1);
+          expect((again[1 - won2] as PromiseRejectedResult).reason).toMatchObject({
+            code: 'STATE_VERSION_CONFLICT',
+            expected: 1,
+            found: 2,
+          });
+          const r2 = await b.getMany(keys);
+          expect([...r2.versions].every((v) => v === 2)).toBe(true);
+          keys.forEach((k, i) =>
+            expect(r2.bytes.subarray(r2.offsets[i], r2.offsets[i + 1])).toEqual(stateOf(k, won2 + 3)),
+          );
+        }
+      },
+    );
 
-    it('keys in any order are written; a repeated key or a malformed batch is a StateBatchError and writes nothing', async () => {
-      const t = await ints();
-      const keys = [9, 3, 7, 1, 5];
-      await t.putMany({ keys, expected: [0, 0, 0, 0, 0], states: fixedStates(keys, 1) });
-      expect((await t.getMany([1, 3, 5, 7, 9])).found).toBe(5);
-      const batches = [
-        { keys: [11, 12, 11], expected: [0, 0, 0], states: fixedStates([11, 12, 11], 1) },
-        { keys: [11, 12.5], expected: [0, 0], states: fixedStates([11, 12], 1) },
-        { keys: [11, 12], expected: [0], states: fixedStates([11, 12], 1) },
-        { keys: [11, 12], expected: [0, -1], states: fixedStates([11, 12], 1) },
-        { keys: [11, 12], expected: [0, 0], states: { bytes: new Uint8Array(2 * 16), stride: 16 } },
-        { keys: [11, 12], expected: [0, 0], states: [new Uint8Array(SIZE), new Uint8Array(SIZE + 1)] },
-      ];
-      for (const b of batches) {
-        const e = await rejection(t.putMany(b));
-        expect(e, JSON.stringify(b.keys)).toBeInstanceOf(StateBatchError);
-        expect(e).toMatchObject({ code: 'STATE_BATCH', grain: 'Account' });
-      }
-      expect(await t.count()).toBe(5);
-    });
+    it(
+      'keys in any order are written; a repeated key or a malformed batch is a StateBatchError and writes ' + 'nothing',
+      async () => {
+        const t = await ints();
+        const keys = [9, 3, 7, 1, 5];
+        await t.putMany({ keys, expected: [0, 0, 0, 0, 0], states: fixedStates(keys, 1) });
+        expect((await t.getMany([1, 3, 5, 7, 9])).found).toBe(5);
+        const batches = [
+          { keys: [11, 12, 11], expected: [0, 0, 0], states: fixedStates([11, 12, 11], 1) },
+          { keys: [11, 12.5], expected: [0, 0], states: fixedStates([11, 12], 1) },
+          { keys: [11, 12], expected: [0], states: fixedStates([11, 12], 1) },
+          { keys: [11, 12], expected: [0, -1], states: fixedStates([11, 12], 1) },
+          { keys: [11, 12], expected: [0, 0], states: { bytes: new Uint8Array(2 * 16), stride: 16 } },
+          { keys: [11, 12], expected: [0, 0], states: [new Uint8Array(SIZE), new Uint8Array(SIZE + 1)] },
+        ];
+        for (const b of batches) {
+          const e = await rejection(t.putMany(b));
+          expect(e, JSON.stringify(b.keys)).toBeInstanceOf(StateBatchError);
+          expect(e).toMatchObject({ code: 'STATE_BATCH', grain: 'Account' });
+        }
+        expect(await t.count()).toBe(5);
+      },
+    );
 
     it('scan pages through every row once, in key order, and says when it is done', async () => {
       const t = await ints();
       expect(await t.scan({ limit: 10 })).toMatchObject({ keys: [], next: undefined });
-      const keys = Array.from({ length: 2500 }, (_, i) => (i * 7919) % 2500 - 1250);
+      const keys = Array.from({ length: 2500 }, (_, i) => ((i * 7919) % 2500) - 1250);
       await t.putMany({ keys, expected: new Array(2500).fill(0), states: fixedStates(keys, 1) });
       const seen: number[] = [];
       let pages = 0;
@@ -275,7 +303,9 @@ export function storeContract(fx: StoreFixture): void {
       const page = await t.scan({ limit: 10 });
       expect(page.keys).toEqual(['Zed', 'a', 'alice', 'bob', 'émile']);
       expect((await t.scan({ after: 'alice', limit: 1 })).keys).toEqual(['bob']);
-      const e = await rejection(t.putMany({ keys: ['ok', ''], expected: [0, 0], states: [new Uint8Array(1), new Uint8Array(1)] }));
+      const e = await rejection(
+        t.putMany({ keys: ['ok', ''], expected: [0, 0], states: [new Uint8Array(1), new Uint8Array(1)] }),
+      );
       expect(e).toMatchObject({ code: 'STATE_BATCH', row: 1 });
     });
 
@@ -384,93 +414,168 @@ export function storeContract(fx: StoreFixture): void {
       expect(r.found).toBe(n);
       expect(r.versions.every((x) => x === 2)).toBe(true);
       // Buffer.equals: a deep toEqual of 3.2 MB compares element by element for seconds.
-      expect(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.length).equals(fixedStates(keys, 2).bytes)).toBe(true);
+      expect(Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.length).equals(fixedStates(keys, 2).bytes)).toBe(
+        true,
+      );
     });
 
-    it('cluster fencing: a claim raises a partition above every earlier claim; a write under an older epoch is refused typed, nothing of its batch written; the epoch is stored with the row', async () => {
-      const t = await ints();
-      expect(t.claim).toBeTypeOf('function');
-      // Keys 1..4 in partitions 0 and 1 (the caller names each row's partition).
-      const parts = [0, 0, 1, 1];
-      expect([...(await t.claim!([0, 1], [1, 1]))]).toEqual([1, 1]);
-      await t.putMany({ keys: [1, 2, 3, 4], expected: [0, 0, 0, 0], states: fixedStates([1, 2, 3, 4], 1), fence: { partitions: parts, epochs: [1, 1, 1, 1] } });
-      expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
-      // A new owner claims partition 1 (table epoch 1 again, e.g. a new cluster): it gets 2, above the stored 1.
-      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
-      // The old owner's write (epoch 1) to both partitions: refused at the row of partition 1, nothing written.
-      const e = await rejection(t.putMany({ keys: [1, 3], expected: [1, 1], states: fixedStates([1, 3], 2), fence: { partitions: [0, 1], epochs: [1, 1] } }));
-      expect(e).toBeInstanceOf(StateFencedError);
-      expect(e).toMatchObject({ code: 'STATE_FENCED', grain: 'Account', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
-      expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
-      expect(await t.get(3)).toEqual({ version: 1, state: stateOf(3, 1), epoch: 1 });
-      // The new owner writes under its epoch; the row keeps it (its activation epoch), neighbours keep theirs.
-      await t.putMany({ keys: [3], expected: [1], states: fixedStates([3], 3), fence: { partitions: [1], epochs: [2] } });
-      expect(await t.get(3)).toEqual({ version: 2, state: stateOf(3, 3), epoch: 2 });
-      expect((await t.get(4))?.epoch).toBe(1);
-      // A higher table epoch than stored is taken as is; claimed() reads the claims (0: none).
-      expect([...(await t.claim!([0], [7]))]).toEqual([7]);
-      expect([...(await t.claimed!([0, 1, 2]))]).toEqual([7, 2, 0]);
-      // An unfenced write still works on a fenced table; a fence of the wrong shape is a batch error.
-      await t.put(9, stateOf(9, 1), 0);
-      expect((await t.get(9))?.version).toBe(1);
-      const bad = await rejection(t.putMany({ keys: [9], expected: [1], states: fixedStates([9], 2), fence: { partitions: [0, 1], epochs: [7] } }));
-      expect(bad).toBeInstanceOf(StateBatchError);
-    });
+    it(
+      'cluster fencing: a claim raises a partition above every earlier claim; a write under an older epoch ' +
+        'is refused typed, nothing of its batch written; the epoch is stored with the row',
+      async () => {
+        const t = await ints();
+        expect(t.claim).toBeTypeOf('function');
+        // Keys 1..4 in partitions 0 and 1 (the caller names each row's partition).
+        const parts = [0, 0, 1, 1];
+        expect([...(await t.claim!([0, 1], [1, 1]))]).toEqual([1, 1]);
+        await t.putMany({
+          keys: [1, 2, 3, 4],
+          expected: [0, 0, 0, 0],
+          states: fixedStates([1, 2, 3, 4], 1),
+          fence: { partitions: parts, epochs: [1, 1, 1, 1] },
+        });
+        expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
+        // A new owner claims partition 1 (table epoch 1 again, e.g. a new cluster): it gets 2, above the stored 1.
+        expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+        // The old owner's write (epoch 1) to both partitions: refused at the row of partition 1, nothing written.
+        const e = await rejection(
+          t.putMany({
+            keys: [1, 3],
+            expected: [1, 1],
+            states: fixedStates([1, 3], 2),
+            fence: { partitions: [0, 1], epochs: [1, 1] },
+          }),
+        );
+        expect(e).toBeInstanceOf(StateFencedError);
+        expect(e).toMatchObject({
+          code: 'STATE_FENCED',
+          grain: 'Account',
+          key: 3,
+          row: 1,
+          partition: 1,
+          epoch: 1,
+          fence: 2,
+        });
+        expect(await t.get(1)).toEqual({ version: 1, state: stateOf(1, 1), epoch: 1 });
+        expect(await t.get(3)).toEqual({ version: 1, state: stateOf(3, 1), epoch: 1 });
+        // The new owner writes under its epoch; the row keeps it (its activation epoch), neighbours keep theirs.
+        await t.putMany({
+          keys: [3],
+          expected: [1],
+          states: fixedStates([3], 3),
+          fence: { partitions: [1], epochs: [2] },
+        });
+        expect(await t.get(3)).toEqual({ version: 2, state: stateOf(3, 3), epoch: 2 });
+        expect((await t.get(4))?.epoch).toBe(1);
+        // A higher table epoch than stored is taken as is; claimed() reads the claims (0: none).
+        expect([...(await t.claim!([0], [7]))]).toEqual([7]);
+        expect([...(await t.claimed!([0, 1, 2]))]).toEqual([7, 2, 0]);
+        // An unfenced write still works on a fenced table; a fence of the wrong shape is a batch error.
+        await t.put(9, stateOf(9, 1), 0);
+        expect((await t.get(9))?.version).toBe(1);
+        const bad = await rejection(
+          t.putMany({
+            keys: [9],
+            expected: [1],
+            states: fixedStates([9], 2),
+            fence: { partitions: [0, 1], epochs: [7] },
+          }),
+        );
+        expect(bad).toBeInstanceOf(StateBatchError);
+      },
+    );
 
-    it('cluster fencing of deletes: a delete under an older epoch is refused typed, nothing of its batch deleted; under the claim it deletes', async () => {
-      const t = await ints();
-      await t.claim!([0, 1], [1, 1]);
-      await t.putMany({ keys: [1, 2, 3], expected: [0, 0, 0], states: fixedStates([1, 2, 3], 1), fence: { partitions: [0, 0, 1], epochs: [1, 1, 1] } });
-      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
-      // The old owner deletes a key of each partition: refused at the row of partition 1, nothing deleted.
-      const e = await rejection(t.deleteMany({ keys: [1, 3], fence: { partitions: [0, 1], epochs: [1, 1] } }));
-      expect(e).toBeInstanceOf(StateFencedError);
-      expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
-      expect((await t.get(1))?.version).toBe(1);
-      expect((await t.get(3))?.version).toBe(1);
-      // With versions too: still refused by the fence first.
-      expect(await rejection(t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [1] } }))).toBeInstanceOf(StateFencedError);
-      // The new owner's fenced delete, and the old owner's of its own partition 0 (still claimed at 1), go through.
-      expect(await t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [2] } })).toBe(1);
-      expect(await t.deleteMany({ keys: [1], fence: { partitions: [0], epochs: [1] } })).toBe(1);
-      expect(await t.get(3)).toBeUndefined();
-      expect((await t.get(2))?.version).toBe(1);
-      const bad = await rejection(t.deleteMany({ keys: [2], fence: { partitions: [0, 1], epochs: [1] } }));
-      expect(bad).toBeInstanceOf(StateBatchError);
-      // A string-keyed table's deletes are fenced the same way.
-      const s = await (await fresh()).table({ name: 'NamedDel', keyKind: 'string', stateSize: SIZE });
-      await s.claim!([5], [3]);
-      await s.putMany({ keys: ['a'], expected: [0], states: [stateOf(1, 1)], fence: { partitions: [5], epochs: [3] } });
-      await s.claim!([5], [3]);
-      expect(await rejection(s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [3] } }))).toMatchObject({ code: 'STATE_FENCED', key: 'a', partition: 5, epoch: 3, fence: 4 });
-      expect((await s.get('a'))?.version).toBe(1);
-      expect(await s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [4] } })).toBe(1);
-    });
+    it(
+      'cluster fencing of deletes: a delete under an older epoch is refused typed, nothing of its batch ' +
+        'deleted; under the claim it deletes',
+      async () => {
+        const t = await ints();
+        await t.claim!([0, 1], [1, 1]);
+        await t.putMany({
+          keys: [1, 2, 3],
+          expected: [0, 0, 0],
+          states: fixedStates([1, 2, 3], 1),
+          fence: { partitions: [0, 0, 1], epochs: [1, 1, 1] },
+        });
+        expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+        // The old owner deletes a key of each partition: refused at the row of partition 1, nothing deleted.
+        const e = await rejection(t.deleteMany({ keys: [1, 3], fence: { partitions: [0, 1], epochs: [1, 1] } }));
+        expect(e).toBeInstanceOf(StateFencedError);
+        expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
+        expect((await t.get(1))?.version).toBe(1);
+        expect((await t.get(3))?.version).toBe(1);
+        // With versions too: still refused by the fence first.
+        expect(
+          await rejection(t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [1] } })),
+        ).toBeInstanceOf(StateFencedError);
+        // The new owner's fenced delete, and the old owner's of its own partition 0 (still claimed at 1), go through.
+        expect(await t.deleteMany({ keys: [3], expected: [1], fence: { partitions: [1], epochs: [2] } })).toBe(1);
+        expect(await t.deleteMany({ keys: [1], fence: { partitions: [0], epochs: [1] } })).toBe(1);
+        expect(await t.get(3)).toBeUndefined();
+        expect((await t.get(2))?.version).toBe(1);
+        const bad = await rejection(t.deleteMany({ keys: [2], fence: { partitions: [0, 1], epochs: [1] } }));
+        expect(bad).toBeInstanceOf(StateBatchError);
+        // A string-keyed table's deletes are fenced the same way.
+        const s = await (await fresh()).table({ name: 'NamedDel', keyKind: 'string', stateSize: SIZE });
+        await s.claim!([5], [3]);
+        await s.putMany({
+          keys: ['a'],
+          expected: [0],
+          states: [stateOf(1, 1)],
+          fence: { partitions: [5], epochs: [3] },
+        });
+        await s.claim!([5], [3]);
+        expect(await rejection(s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [3] } }))).toMatchObject({
+          code: 'STATE_FENCED',
+          key: 'a',
+          partition: 5,
+          epoch: 3,
+          fence: 4,
+        });
+        expect((await s.get('a'))?.version).toBe(1);
+        expect(await s.deleteMany({ keys: ['a'], fence: { partitions: [5], epochs: [4] } })).toBe(1);
+      },
+    );
 
-    it('cluster fencing of reminders: a put or delete under an older epoch is refused typed, nothing of it written; under the claim it goes through', async () => {
-      const s = await fresh();
-      expect(s.reminders).toBeTypeOf('function');
-      const t = await s.table({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
-      const r = await s.reminders!({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
-      const row = (key: number, nextDue: number) => ({ key, name: 'ping', method: 'ping', periodMs: 1000, nextDue });
-      await t.claim!([0, 1], [1, 1]);
-      await r.put([row(1, 10), row(3, 10)], { partitions: [0, 1], epochs: [1, 1] });
-      // The class's claims fence its reminders: a new owner claims partition 1.
-      expect([...(await t.claim!([1], [1]))]).toEqual([2]);
-      const e = await rejection(r.put([row(1, 20), row(3, 20)], { partitions: [0, 1], epochs: [1, 1] }));
-      expect(e).toBeInstanceOf(StateFencedError);
-      expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
-      expect(await rejection(r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [1] }))).toBeInstanceOf(StateFencedError);
-      expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([[1, 10], [3, 10]]);
-      // The new owner's writes, and the old owner's of partition 0 (still its own), go through; so does an unfenced one.
-      await r.put([row(3, 30)], { partitions: [1], epochs: [2] });
-      await r.put([row(1, 40)], { partitions: [0], epochs: [1] });
-      expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([[1, 40], [3, 30]]);
-      expect(await r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [2] })).toBe(1);
-      expect(await r.delete([{ key: 1, name: 'ping' }])).toBe(1);
-      expect(await r.list()).toEqual([]);
-      expect(await rejection(r.put([row(5, 1)], { partitions: [0, 1], epochs: [1] }))).toBeInstanceOf(StateBatchError);
-    });
+    it(
+      'cluster fencing of reminders: a put or delete under an older epoch is refused typed, nothing of it ' +
+        'written; under the claim it goes through',
+      async () => {
+        const s = await fresh();
+        expect(s.reminders).toBeTypeOf('function');
+        const t = await s.table({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
+        const r = await s.reminders!({ name: 'Alarm', keyKind: 'int', stateSize: SIZE });
+        const row = (key: number, nextDue: number) => ({ key, name: 'ping', method: 'ping', periodMs: 1000, nextDue });
+        await t.claim!([0, 1], [1, 1]);
+        await r.put([row(1, 10), row(3, 10)], { partitions: [0, 1], epochs: [1, 1] });
+        // The class's claims fence its reminders: a new owner claims partition 1.
+        expect([...(await t.claim!([1], [1]))]).toEqual([2]);
+        const e = await rejection(r.put([row(1, 20), row(3, 20)], { partitions: [0, 1], epochs: [1, 1] }));
+        expect(e).toBeInstanceOf(StateFencedError);
+        expect(e).toMatchObject({ code: 'STATE_FENCED', key: 3, row: 1, partition: 1, epoch: 1, fence: 2 });
+        expect(await rejection(r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [1] }))).toBeInstanceOf(
+          StateFencedError,
+        );
+        expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([
+          [1, 10],
+          [3, 10],
+        ]);
+        // The new owner's writes, and the old owner's of partition 0 (still its own), go through; so does an unfenced
+        // one.
+        await r.put([row(3, 30)], { partitions: [1], epochs: [2] });
+        await r.put([row(1, 40)], { partitions: [0], epochs: [1] });
+        expect((await r.list()).map((x) => [x.key, x.nextDue])).toEqual([
+          [1, 40],
+          [3, 30],
+        ]);
+        expect(await r.delete([{ key: 3, name: 'ping' }], { partitions: [1], epochs: [2] })).toBe(1);
+        expect(await r.delete([{ key: 1, name: 'ping' }])).toBe(1);
+        expect(await r.list()).toEqual([]);
+        expect(await rejection(r.put([row(5, 1)], { partitions: [0, 1], epochs: [1] }))).toBeInstanceOf(
+          StateBatchError,
+        );
+      },
+    );
 
     it('cluster fencing of a string-keyed table: stale writes refused the same way', async () => {
       const t = await (await fresh()).table({ name: 'Named', keyKind: 'string', stateSize: SIZE });
@@ -478,7 +583,9 @@ export function storeContract(fx: StoreFixture): void {
       await t.claim!([5], [3]);
       await t.putMany({ keys: ['a'], expected: [0], states: [stateOf(1, 1)], fence: { partitions: [5], epochs: [3] } });
       await t.claim!([5], [3]);
-      const e = await rejection(t.putMany({ keys: ['a'], expected: [1], states: [stateOf(1, 2)], fence: { partitions: [5], epochs: [3] } }));
+      const e = await rejection(
+        t.putMany({ keys: ['a'], expected: [1], states: [stateOf(1, 2)], fence: { partitions: [5], epochs: [3] } }),
+      );
       expect(e).toMatchObject({ code: 'STATE_FENCED', key: 'a', partition: 5, epoch: 3, fence: 4 });
       expect((await t.get('a'))?.state).toEqual(stateOf(1, 1));
     });

@@ -12,17 +12,20 @@ type B = TypesOf<typeof Body>;
 type D = TypesOf<typeof Directory>;
 
 describe('TypesOf parts', () => {
-  it("'state' is the live view: scalars assignable, nested structs, vec { length, items }, arrays as typed arrays", () => {
-    expectTypeOf<A['state']>().toEqualTypeOf<{ balance: number; ops: number }>();
-    expectTypeOf<B['state']['pos']>().toEqualTypeOf<{ x: number; y: number; z: number }>();
-    expectTypeOf<B['state']['trail']>().toEqualTypeOf<{ length: number; readonly items: Float32Array }>();
-    expectTypeOf<B['state']['grid']>().toEqualTypeOf<Uint8Array>();
-    expectTypeOf<B['state']['alive']>().toEqualTypeOf<boolean>();
-    expectTypeOf<B['state']['hits']>().toEqualTypeOf<number>();
-    // bool arrays in a state are bytes (0/1)
-    expectTypeOf<B['state']['flags']['items']>().toEqualTypeOf<Uint8Array>();
-    expectTypeOf<B['state']['joints']>().toEqualTypeOf<{ angle: number; locked: boolean }[]>();
-  });
+  it(
+    "'state' is the live view: scalars assignable, nested structs, vec { length, items }, arrays as typed " + 'arrays',
+    () => {
+      expectTypeOf<A['state']>().toEqualTypeOf<{ balance: number; ops: number }>();
+      expectTypeOf<B['state']['pos']>().toEqualTypeOf<{ x: number; y: number; z: number }>();
+      expectTypeOf<B['state']['trail']>().toEqualTypeOf<{ length: number; readonly items: Float32Array }>();
+      expectTypeOf<B['state']['grid']>().toEqualTypeOf<Uint8Array>();
+      expectTypeOf<B['state']['alive']>().toEqualTypeOf<boolean>();
+      expectTypeOf<B['state']['hits']>().toEqualTypeOf<number>();
+      // bool arrays in a state are bytes (0/1)
+      expectTypeOf<B['state']['flags']['items']>().toEqualTypeOf<Uint8Array>();
+      expectTypeOf<B['state']['joints']>().toEqualTypeOf<{ angle: number; locked: boolean }[]>();
+    },
+  );
 
   it("'req' is the decoded request: typed arrays for numeric arrays, boolean[] for bool arrays", () => {
     expectTypeOf<A['req']['deposit']>().toEqualTypeOf<{ amount: number }>();
@@ -38,8 +41,16 @@ describe('TypesOf parts', () => {
   it("'reply' is what a handler returns: the reply's input type, void for tell-only, or a forward", () => {
     expectTypeOf<A['reply']['deposit']>().toEqualTypeOf<{ balance: number } | Forwarded>();
     expectTypeOf<A['reply']['credit']>().toEqualTypeOf<void | Forwarded>();
-    expectTypeOf<B['reply']['record']>().toEqualTypeOf<{ n: number; sum: Float32Array | readonly number[] } | Forwarded>();
-    const ok: B['reply']['snapshot'] = { alive: true, hits: 1, grid: [1, 2, 3, 4], tag: new Int32Array(3), flags: [true] };
+    expectTypeOf<B['reply']['record']>().toEqualTypeOf<
+      { n: number; sum: Float32Array | readonly number[] } | Forwarded
+    >();
+    const ok: B['reply']['snapshot'] = {
+      alive: true,
+      hits: 1,
+      grid: [1, 2, 3, 4],
+      tag: new Int32Array(3),
+      flags: [true],
+    };
     void ok;
     // @ts-expect-error: reply field of the wrong type
     const bad: A['reply']['deposit'] = { balance: '1' };
@@ -58,8 +69,36 @@ describe('TypesOf parts', () => {
   });
 
   it('schemas: Infer/Input of every kind', () => {
-    const s = t.struct({ a: t.f32, b: t.f64, c: t.i8, d: t.u8, e: t.i16, f: t.u16, g: t.i32, h: t.u32, ok: t.bool, v: t.vec(t.f64, 3), arr: t.array(t.u32, 2), bs: t.vec(t.bool, 2), n: t.struct({ m: t.struct({ q: t.i32 }) }) });
-    expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{ a: number; b: number; c: number; d: number; e: number; f: number; g: number; h: number; ok: boolean; v: Float64Array; arr: Uint32Array; bs: boolean[]; n: { m: { q: number } } }>();
+    const s = t.struct({
+      a: t.f32,
+      b: t.f64,
+      c: t.i8,
+      d: t.u8,
+      e: t.i16,
+      f: t.u16,
+      g: t.i32,
+      h: t.u32,
+      ok: t.bool,
+      v: t.vec(t.f64, 3),
+      arr: t.array(t.u32, 2),
+      bs: t.vec(t.bool, 2),
+      n: t.struct({ m: t.struct({ q: t.i32 }) }),
+    });
+    expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{
+      a: number;
+      b: number;
+      c: number;
+      d: number;
+      e: number;
+      f: number;
+      g: number;
+      h: number;
+      ok: boolean;
+      v: Float64Array;
+      arr: Uint32Array;
+      bs: boolean[];
+      n: { m: { q: number } };
+    }>();
     expectTypeOf<Input<typeof s>['v']>().toEqualTypeOf<Float64Array | readonly number[]>();
     expectTypeOf<Input<typeof s>['bs']>().toEqualTypeOf<readonly boolean[]>();
     expectTypeOf<StateView<typeof s>['n']['m']['q']>().toEqualTypeOf<number>();
@@ -100,7 +139,12 @@ describe('ctx.send and ctx.forward', () => {
     ctx.send(Account, 7, 'credit', { amount: 1 });
     ctx.send(Body, 1, 'paint', { cells: [1, 2, 3, 4], alive: true });
     ctx.send(Body, 1, 'record', { samples: new Float32Array(2), mask: [true, false, true, false] });
-    ctx.send(Body, 1, 'setJoints', { joints: [{ angle: 1, locked: false }, { angle: 2, locked: true }] });
+    ctx.send(Body, 1, 'setJoints', {
+      joints: [
+        { angle: 1, locked: false },
+        { angle: 2, locked: true },
+      ],
+    });
     ctx.send(Directory, 'alice', 'assign', { owner: 3 });
     // @ts-expect-error: unknown method
     ctx.send(Account, 7, 'withdraw', { amount: 1 });
@@ -162,9 +206,21 @@ describe('grain spec errors at compile time', () => {
     Grain({ name: 'X', module: import.meta.url, state: t.struct({}), methods: { m: { request: t.f64 } } });
     // @ts-expect-error: state missing
     Grain({ name: 'X', module: import.meta.url, methods: { m: { request: t.struct({}) } } });
-    // @ts-expect-error: key is 'int' or 'string'
-    Grain({ name: 'X', module: import.meta.url, key: 'uuid', state: t.struct({}), methods: { m: { request: t.struct({}) } } });
-    // @ts-expect-error: a timer's period is a number
-    Grain({ name: 'X', module: import.meta.url, state: t.struct({}), methods: { m: { request: t.struct({}) } }, timers: { a: { method: 'm', periodMs: '1s' } } });
+    Grain({
+      name: 'X',
+      module: import.meta.url,
+      // @ts-expect-error: key is 'int' or 'string'
+      key: 'uuid',
+      state: t.struct({}),
+      methods: { m: { request: t.struct({}) } },
+    });
+    Grain({
+      name: 'X',
+      module: import.meta.url,
+      state: t.struct({}),
+      methods: { m: { request: t.struct({}) } },
+      // @ts-expect-error: a timer's period is a number
+      timers: { a: { method: 'm', periodMs: '1s' } },
+    });
   });
 });

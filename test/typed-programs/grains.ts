@@ -7,22 +7,22 @@ import { Grain, t, type TypesOf } from '@ringgrain/core';
 /** README "A grain", verbatim. */
 export class Account extends Grain({
   name: 'Account',
-  module: import.meta.url,                 // workers import the class; the code generator parses it
+  module: import.meta.url, // workers import the class; the code generator parses it
   state: t.struct({ balance: t.f64, ops: t.u32 }),
   methods: {
     deposit: { request: t.struct({ amount: t.f64 }), reply: t.struct({ balance: t.f64 }) },
-    transfer: { request: t.struct({ to: t.i32, amount: t.f64 }) },   // no reply: tell-only
+    transfer: { request: t.struct({ to: t.i32, amount: t.f64 }) }, // no reply: tell-only
     credit: { request: t.struct({ amount: t.f64 }) },
   },
 }) {
   deposit(s: A['state'], m: A['req']['deposit']): A['reply']['deposit'] {
-    s.balance += m.amount;                 // writes straight into the actor's state slot
+    s.balance += m.amount; // writes straight into the actor's state slot
     return { balance: s.balance };
   }
   transfer(s: A['state'], m: A['req']['transfer'], ctx: A['ctx']): void {
     if (m.amount <= s.balance) {
       s.balance -= m.amount;
-      ctx.send(Account, m.to, 'credit', { amount: m.amount });   // actor → actor, never via the host
+      ctx.send(Account, m.to, 'credit', { amount: m.amount }); // actor → actor, never via the host
     }
   }
   credit(s: A['state'], m: A['req']['credit']): void {
@@ -45,11 +45,26 @@ export class Body extends Grain({
     joints: t.array(t.struct({ angle: t.f32, locked: t.bool }), 2),
   }),
   methods: {
-    move: { request: t.struct({ dx: t.f64, dy: t.f64, dz: t.f64 }), reply: t.struct({ pos: t.struct({ x: t.f64, y: t.f64, z: t.f64 }) }) },
-    record: { request: t.struct({ samples: t.vec(t.f32, 16), mask: t.array(t.bool, 4) }), reply: t.struct({ n: t.u32, sum: t.vec(t.f32, 16) }) },
+    move: {
+      request: t.struct({ dx: t.f64, dy: t.f64, dz: t.f64 }),
+      reply: t.struct({ pos: t.struct({ x: t.f64, y: t.f64, z: t.f64 }) }),
+    },
+    record: {
+      request: t.struct({ samples: t.vec(t.f32, 16), mask: t.array(t.bool, 4) }),
+      reply: t.struct({ n: t.u32, sum: t.vec(t.f32, 16) }),
+    },
     paint: { request: t.struct({ cells: t.array(t.u8, 4), alive: t.bool }) },
     setJoints: { request: t.struct({ joints: t.array(t.struct({ angle: t.f32, locked: t.bool }), 2) }) },
-    snapshot: { request: t.struct({}), reply: t.struct({ alive: t.bool, hits: t.i16, grid: t.array(t.u8, 4), tag: t.vec(t.i32, 3), flags: t.vec(t.bool, 4) }) },
+    snapshot: {
+      request: t.struct({}),
+      reply: t.struct({
+        alive: t.bool,
+        hits: t.i16,
+        grid: t.array(t.u8, 4),
+        tag: t.vec(t.i32, 3),
+        flags: t.vec(t.bool, 4),
+      }),
+    },
     ping: { request: t.struct({}) },
   },
 }) {
@@ -119,12 +134,12 @@ export class Sensor extends Grain({
   module: import.meta.url,
   state: t.struct({ samples: t.u32, alerts: t.u32 }),
   methods: {
-    sample: { request: t.struct({}) },                       // a tick's message is empty
+    sample: { request: t.struct({}) }, // a tick's message is empty
     escalate: { request: t.struct({}) },
     arm: { request: t.struct({ periodMs: t.f64 }) },
   },
-  timers: { sampler: { method: 'sample', periodMs: 100 } },  // starts at activation (autoStart: false to not)
-  reminders: { daily: { method: 'escalate' } },              // persisted; needs storage
+  timers: { sampler: { method: 'sample', periodMs: 100 } }, // starts at activation (autoStart: false to not)
+  reminders: { daily: { method: 'escalate' } }, // persisted; needs storage
 }) {
   sample(s: S['state'], _m: S['req']['sample'], ctx: S['ctx']): void {
     s.samples += 1;
@@ -134,8 +149,8 @@ export class Sensor extends Grain({
     s.alerts += 1;
   }
   arm(_s: S['state'], m: S['req']['arm'], ctx: S['ctx']): void {
-    ctx.startTimer('sampler', { periodMs: m.periodMs });     // restart with another period (dueMs: first delay)
-    ctx.setReminder('daily', { periodMs: 86_400_000 });     // ctx.clearReminder('daily') removes it
+    ctx.startTimer('sampler', { periodMs: m.periodMs }); // restart with another period (dueMs: first delay)
+    ctx.setReminder('daily', { periodMs: 86_400_000 }); // ctx.clearReminder('daily') removes it
   }
 }
 type S = TypesOf<typeof Sensor>;

@@ -49,15 +49,28 @@ describe('refs', () => {
 
   it('every schema kind in payloads and replies', async () => {
     const b = system.grain(Body, 1);
-    expectTypeOf(b.move({ dx: 1, dy: 2, dz: 3 })).resolves.toEqualTypeOf<{ pos: { x: number; y: number; z: number } }>();
+    expectTypeOf(b.move({ dx: 1, dy: 2, dz: 3 })).resolves.toEqualTypeOf<{
+      pos: { x: number; y: number; z: number };
+    }>();
     const rec = await b.record({ samples: [1, 2, 3], mask: [true, false, false, true] });
     expectTypeOf(rec).toEqualTypeOf<{ n: number; sum: Float32Array }>();
     void b.record({ samples: new Float32Array(16), mask: [] });
     b.tell.paint({ cells: new Uint8Array(4), alive: false });
     b.tell.paint({ cells: [1, 2, 3, 4], alive: true });
-    b.tell.setJoints({ joints: [{ angle: 0.5, locked: true }, { angle: 1, locked: false }] });
+    b.tell.setJoints({
+      joints: [
+        { angle: 0.5, locked: true },
+        { angle: 1, locked: false },
+      ],
+    });
     const snap = await b.snapshot({});
-    expectTypeOf(snap).toEqualTypeOf<{ alive: boolean; hits: number; grid: Uint8Array; tag: Int32Array; flags: boolean[] }>();
+    expectTypeOf(snap).toEqualTypeOf<{
+      alive: boolean;
+      hits: number;
+      grid: Uint8Array;
+      tag: Int32Array;
+      flags: boolean[];
+    }>();
     void b.ping({});
     // @ts-expect-error: Int8Array is not a byte array
     b.tell.paint({ cells: new Int8Array(4), alive: true });
@@ -79,7 +92,9 @@ describe('refs', () => {
     await b.snapshot({}, { into: { grid: new Uint8Array(4), tag: new Int32Array(3) } });
     await b.snapshot({}, {});
     expectTypeOf<ReplyArrays<{ n: number; sum: Float32Array }>>().toEqualTypeOf<{ readonly sum?: Float32Array }>();
-    expectTypeOf<AskOptions<{ sum: Float32Array }>['into']>().toEqualTypeOf<{ readonly sum?: Float32Array } | undefined>();
+    expectTypeOf<AskOptions<{ sum: Float32Array }>['into']>().toEqualTypeOf<
+      { readonly sum?: Float32Array } | undefined
+    >();
     // @ts-expect-error: wrong kind for the field
     void b.record({ samples: [], mask: [] }, { into: { sum: new Float64Array(16) } });
     // @ts-expect-error: not a numeric array field of the reply
@@ -147,7 +162,14 @@ describe('tellMany / askMany', () => {
   });
 
   it('array fields take a column of what a ref takes: typed arrays or number[] per row', () => {
-    system.tellMany(Body, 'record', { key: [1, 2], samples: [[1, 2], new Float32Array(3)], mask: [[true, false, true, false], [false, false, false, false]] });
+    system.tellMany(Body, 'record', {
+      key: [1, 2],
+      samples: [[1, 2], new Float32Array(3)],
+      mask: [
+        [true, false, true, false],
+        [false, false, false, false],
+      ],
+    });
     system.tellMany(Body, 'paint', { key: [1], cells: [[1, 2, 3, 4]], alive: [true] });
     void system.askMany(Body, 'record', { key: [1], samples: [[1]], mask: [[true, true, true, true]] });
     // @ts-expect-error: a Float64Array row for an f32 field

@@ -52,7 +52,12 @@ describe('system options and registration', () => {
   it('every documented option', () => {
     const clock = { now: 0 };
     const system = new GrainSystem({
-      backends: { cpu: new CpuBackend({ threads: 2, laneRestarts: 3 }), inline: new InlineBackend(), gpu: new CudaBackend({ hostLanes: 4, overflowBytes: 0 }), iso: new IsolatedCudaBackend({ arenaBytes: 1 << 20 }) },
+      backends: {
+        cpu: new CpuBackend({ threads: 2, laneRestarts: 3 }),
+        inline: new InlineBackend(),
+        gpu: new CudaBackend({ hostLanes: 4, overflowBytes: 0 }),
+        iso: new IsolatedCudaBackend({ arenaBytes: 1 << 20 }),
+      },
       autoOrder: ['gpu', 'cpu'],
       clock: () => clock.now,
       logLevel: 'debug',
@@ -64,7 +69,13 @@ describe('system options and registration', () => {
       defaults: { ringCapacity: 1024 },
     });
     system
-      .register(Account, { placement: 'auto', maxActors: 1 << 20, ringCapacity: 8192, replyCapacity: 8192, slotSize: 512 })
+      .register(Account, {
+        placement: 'auto',
+        maxActors: 1 << 20,
+        ringCapacity: 8192,
+        replyCapacity: 8192,
+        slotSize: 512,
+      })
       .register(Body, { placement: 'inline' })
       .register(Directory, { placement: 'cpu', idleMs: 60_000 })
       .register(Heart, { placement: 'cpu' });
@@ -209,12 +220,36 @@ describe('lifecycle, idle, events, metrics', () => {
     // noUncheckedIndexedAccess: a class may be missing
     expectTypeOf(a).toEqualTypeOf<ClassMetrics | undefined>();
     if (!a) return;
-    const nums: number[] = [a.sent, a.processed, a.rejected, a.hostRejected, a.k2kReceived, a.k2kSent, a.cancelled, a.inboundDepth, a.heartbeat];
+    const nums: number[] = [
+      a.sent,
+      a.processed,
+      a.rejected,
+      a.hostRejected,
+      a.k2kReceived,
+      a.k2kSent,
+      a.cancelled,
+      a.inboundDepth,
+      a.heartbeat,
+    ];
     void nums;
     expectTypeOf(a.state).toEqualTypeOf<string>();
     expectTypeOf(a.backend).toEqualTypeOf<string>();
-    if (a.overflow) void [a.overflow.capacity, a.overflow.inUse, a.overflow.highWater, a.overflow.overflowed, a.overflow.exhausted];
-    if (a.storage) void [a.storage.resident, a.storage.unwritten, a.storage.flushes, a.storage.rowsWritten, a.storage.loads, a.storage.loadedFound, a.storage.preloaded, a.storage.conflicts, a.storage.errors, a.storage.deactivated, a.storage.laneLoads];
+    if (a.overflow)
+      void [a.overflow.capacity, a.overflow.inUse, a.overflow.highWater, a.overflow.overflowed, a.overflow.exhausted];
+    if (a.storage)
+      void [
+        a.storage.resident,
+        a.storage.unwritten,
+        a.storage.flushes,
+        a.storage.rowsWritten,
+        a.storage.loads,
+        a.storage.loadedFound,
+        a.storage.preloaded,
+        a.storage.conflicts,
+        a.storage.errors,
+        a.storage.deactivated,
+        a.storage.laneLoads,
+      ];
     if (a.timers) void [a.timers.ticks, a.timers.tickErrors, a.timers.armed];
     if (a.reminders) void [a.reminders.armed, a.reminders.fired, a.reminders.writeErrors];
     expectTypeOf(system.counters(Account).sent).toEqualTypeOf<number>();
@@ -258,7 +293,10 @@ describe('errors', () => {
     if (e instanceof AskManyError) expectTypeOf([e.row, e.failedRows]).toEqualTypeOf<number[]>();
     if (e instanceof ReplyTargetError) expectTypeOf(e.field).toEqualTypeOf<string>();
     if (e instanceof IdleTimeoutError) expectTypeOf(e.unbalanced).toEqualTypeOf<readonly string[]>();
-    if (e instanceof TimerSpecError) expectTypeOf(e.problem).toEqualTypeOf<'unknown-method' | 'request-not-empty' | 'bad-period' | 'bad-due' | 'too-many' | 'unknown-timer' | 'bad-name'>();
+    if (e instanceof TimerSpecError)
+      expectTypeOf(e.problem).toEqualTypeOf<
+        'unknown-method' | 'request-not-empty' | 'bad-period' | 'bad-due' | 'too-many' | 'unknown-timer' | 'bad-name'
+      >();
     if (e instanceof TimerArgumentError) void e.problem;
     const all: RinggrainError[] = [
       new InvalidKeyError('A', 1.5, 'a safe integer'),
