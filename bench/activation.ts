@@ -98,7 +98,8 @@ for (let t = 0; t < TRIALS; t++) {
     if (mode === 'host' && p.laneLoads !== 0) throw new Error(`host loads: the lane loaded ${p.laneLoads}`);
     runs[mode].push(p);
     console.log(
-      `trial ${t} ${mode} loads: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs (${(p.first / p.held).toFixed(2)}×)`,
+      `trial ${t} ${mode} loads: first message p50 ${p.first.toFixed(1)} µs, held ` +
+        `p50 ${p.held.toFixed(1)} µs (${(p.first / p.held).toFixed(2)}×)`,
     );
   }
 }
@@ -108,13 +109,17 @@ const f = median(runs.lane.map((r) => r.first));
 const h = median(runs.lane.map((r) => r.held));
 const fh = median(runs.host.map((r) => r.first));
 console.log(
-  `activation of a stored actor on its first message (LMDB, ${THREADS} thread(s), ${ACTORS} actors, median of ${TRIALS} trials' p50):`,
+  `activation of a stored actor on its first message (LMDB, ${THREADS} thread(s), ${ACTORS} actors, ` +
+    `median of ${TRIALS} trials' p50):`,
 );
 console.log(
-  `| loads by | first message p50 | held actor ask p50 |\n|---|---:|---:|\n| the consumer thread (laneReads, default) | ${f.toFixed(1)} µs | ${h.toFixed(1)} µs |\n| the host (laneReads: false) | ${fh.toFixed(1)} µs | ${median(runs.host.map((r) => r.held)).toFixed(1)} µs |`,
+  `| loads by | first message p50 | held actor ask p50 |\n|---|---:|---:|\n| the consumer thread ` +
+    `(laneReads, default) | ${f.toFixed(1)} µs | ${h.toFixed(1)} µs |\n| the host (laneReads: false) ` +
+    `| ${fh.toFixed(1)} µs | ${median(runs.host.map((r) => r.held)).toFixed(1)} µs |`,
 );
 console.log(
-  `host path / lane path: ${(fh / f).toFixed(2)}×; target first message ≤ 50 µs: ${f <= 50 ? 'met' : 'not met'} (${f.toFixed(1)} µs)`,
+  `host path / lane path: ${(fh / f).toFixed(2)}×; target first message ≤ 50 ` +
+    `µs: ${f <= 50 ? 'met' : 'not met'} (${f.toFixed(1)} µs)`,
 );
 
 /** Asks every key once (first message, checked by `check`) and again (held); p50s in µs. */
@@ -188,13 +193,15 @@ async function cudaBench(): Promise<void> {
     await st.close();
     loads.push(p);
     console.log(
-      `trial ${t} cuda, stored state loaded through the host: first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`,
+      `trial ${t} cuda, stored state loaded through the host: first message p50 ${p.first.toFixed(1)} µs, ` +
+        `held p50 ${p.held.toFixed(1)} µs`,
     );
   }
   if (refused !== undefined) console.log(`storage on CUDA: refused (${refused})`);
   else
     rows.push(
-      `| stored actor, loaded through the host | ${median(loads.map((r) => r.first)).toFixed(1)} µs | ${median(loads.map((r) => r.held)).toFixed(1)} µs |`,
+      `| stored actor, loaded through the host | ${median(loads.map((r) => r.first)).toFixed(1)} µs ` +
+        `| ${median(loads.map((r) => r.held)).toFixed(1)} µs |`,
     );
   // No load: an actor the kernel never held is activated, runs the translated onActivate, then the turn.
   const fresh: Array<{ first: number; held: number }> = [];
@@ -209,17 +216,21 @@ async function cudaBench(): Promise<void> {
     const p = await firstAndHeld(s, ACTORS, (k, r) => {
       if (r.activations !== 1 || r.logLen !== 2 || r.log[0] !== 1 || r.log[1] !== 3)
         throw new Error(
-          `actor ${k}: onActivate then get expected, got activations ${r.activations}, log ${Array.from(r.log).slice(0, r.logLen).join(',')}`,
+          `actor ${k}: onActivate then get expected, got activations ${r.activations}, ` +
+            `log ${Array.from(r.log).slice(0, r.logLen).join(',')}`,
         );
     });
     await s.shutdown();
     fresh.push(p);
     console.log(
-      `trial ${t} cuda, new actor with onActivate (no load): first message p50 ${p.first.toFixed(1)} µs, held p50 ${p.held.toFixed(1)} µs`,
+      `trial ${t} cuda, new actor with onActivate (no load): first message p50 ${p.first.toFixed(1)} µs, ` +
+        `held p50 ${p.held.toFixed(1)} µs`,
     );
   }
   rows.push(
-    `| new actor: activation + onActivate on the GPU, no load | ${median(fresh.map((r) => r.first)).toFixed(1)} µs | ${median(fresh.map((r) => r.held)).toFixed(1)} µs |`,
+    '| new actor: activation + onActivate on the GPU, no load ' +
+      `| ${median(fresh.map((r) => r.first)).toFixed(1)} µs ` +
+      `| ${median(fresh.map((r) => r.held)).toFixed(1)} µs |`,
   );
   rmSync(cdir, { recursive: true, force: true });
   console.log(`${commitOf()} ${machineOf()} ${probe.device.name}`);

@@ -86,7 +86,8 @@ async function walkTrial(
   if (share && cpu) {
     cpu.push({ ...share, k2kPerPoolCpuS: Math.round(k2k / seconds / Math.max(0.01, share.pool)) });
     log(
-      `   trial ${cpu.length}: ${(k2k / seconds / 1e6).toFixed(2)} M/s; cores busy: pool ${share.pool}, main ${share.main}, other threads ${share.other}, other work on the machine ${share.foreign}`,
+      `   trial ${cpu.length}: ${(k2k / seconds / 1e6).toFixed(2)} M/s; cores busy: pool ${share.pool}, ` +
+        `main ${share.main}, other threads ${share.other}, other work on the machine ${share.foreign}`,
     );
   }
   if (k2k !== WALKS * STEPS) throw new Error(`walks: ${k2k} K2K messages received, expected ${WALKS * STEPS}`);
@@ -128,12 +129,14 @@ const rows: Array<{
 }> = [];
 for (const threads of THREADS) {
   log(
-    `== K2K walks, ${threads} thread${threads === 1 ? '' : 's'}: ${WALKS} walks × ${STEPS} hops over ${RELAY_ACTORS.toLocaleString('en-US')} actors, ${TRIALS} trials`,
+    `== K2K walks, ${threads} thread${threads === 1 ? '' : 's'}: ${WALKS} walks × ${STEPS} hops ` +
+      `over ${RELAY_ACTORS.toLocaleString('en-US')} actors, ${TRIALS} trials`,
   );
   const { k2kPerS: r, cpu } = await atThreads(threads);
   rows.push({ threads, k2kPerS: r, cpu });
   log(
-    `   median ${(r.median / 1e6).toFixed(2)} M K2K msgs/s (min ${(r.min / 1e6).toFixed(2)}, max ${(r.max / 1e6).toFixed(2)})`,
+    `   median ${(r.median / 1e6).toFixed(2)} M K2K msgs/s (min ${(r.min / 1e6).toFixed(2)}, ` +
+      `max ${(r.max / 1e6).toFixed(2)})`,
   );
 }
 const base = rows.find((r) => r.threads === 1)?.k2kPerS.median;
@@ -188,7 +191,8 @@ const record = {
 console.log('\n threads | K2K msgs/s (median) | × 1 thread | efficiency');
 for (const [i, r] of rows.entries()) {
   console.log(
-    ` ${String(r.threads).padStart(7)} | ${(r.k2kPerS.median / 1e6).toFixed(2).padStart(15)} M | ${String(record.speedup?.[i] ?? '-').padStart(10)} | ${record.efficiency?.[i] ?? '-'}`,
+    ` ${String(r.threads).padStart(7)} | ${(r.k2kPerS.median / 1e6).toFixed(2).padStart(15)} M ` +
+      `| ${String(record.speedup?.[i] ?? '-').padStart(10)} | ${record.efficiency?.[i] ?? '-'}`,
   );
 }
 if (sir)

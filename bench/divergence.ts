@@ -9,7 +9,8 @@
  * Prints turns/s per mix (median of trials) and the ratios the SIMT model predicts against those measured.
  * The CPU backend runs the same mixes beside it (it has no lanes: its ratios show the work itself).
  *
- *   node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]
+ *   node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3]
+ *   [--partitions 4]
  * Writes $OUT/divergence.json (or bench/results/divergence.json).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,8 @@ const argv = process.argv.slice(2);
 const option = (n: string, d: string) => (argv.includes(n) ? (argv[argv.indexOf(n) + 1] ?? d) : d);
 if (argv.includes('--help')) {
   console.log(
-    'usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] [--trials 3] [--partitions 4]',
+    'usage: node --import tsx bench/divergence.ts [--backend cuda|cpu|both] [--rows 200000] [--iters 4000] ' +
+      '[--trials 3] [--partitions 4]',
   );
   process.exit(0);
 }
@@ -99,7 +101,8 @@ async function run(
       const st = trials(rates);
       out[mix.name] = { turnsPerS: st.median, all: st.all };
       console.log(
-        `${name.padEnd(4)} ${mix.name.padEnd(10)} ${(st.median / 1e6).toFixed(3)} M turns/s (trials ${st.all.map((x) => (x / 1e6).toFixed(3)).join(', ')})`,
+        `${name.padEnd(4)} ${mix.name.padEnd(10)} ${(st.median / 1e6).toFixed(3)} M turns/s ` +
+          `(trials ${st.all.map((x) => (x / 1e6).toFixed(3)).join(', ')})`,
       );
     }
   } finally {
@@ -138,8 +141,11 @@ for (const [name, make] of backends) {
     imbalanceVsUniform0: time('imbalance') / u[0]!,
   };
   console.log(
-    `${name}: time per turn, mixed 2 / mean of its two paths alone ${ratios.mixed2VsMeanUniform.toFixed(2)}x (all-serial SIMT model ${ratios.mixed2SimtModel.toFixed(2)}x); ` +
-      `mixed 4 ${ratios.mixed4VsMeanUniform.toFixed(2)}x (model ${ratios.mixed4SimtModel.toFixed(2)}x); imbalance / uniform ${ratios.imbalanceVsUniform0.toFixed(2)}x`,
+    `${name}: time per turn, mixed 2 / mean of its two paths ` +
+      `alone ${ratios.mixed2VsMeanUniform.toFixed(2)}x (all-serial SIMT ` +
+      `model ${ratios.mixed2SimtModel.toFixed(2)}x); ` +
+      (`mixed 4 ${ratios.mixed4VsMeanUniform.toFixed(2)}x (model ${ratios.mixed4SimtModel.toFixed(2)}x); ` +
+        `imbalance / uniform ${ratios.imbalanceVsUniform0.toFixed(2)}x`),
   );
   results[name] = { mixes: r, ratios };
 }

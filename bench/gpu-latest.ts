@@ -80,7 +80,9 @@ const num = (name: string, key: string): number | null => {
 async function hopFloor(ctx: CudaContext): Promise<Record<string, unknown>> {
   const { hops, runs } = await hopFloorRuns(ctx, TRIALS);
   return {
-    what: 'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), half a round trip, globaltimer',
+    what:
+      'one hop of a word between two blocks through device memory (st.release.gpu / ld.acquire.gpu spin), ' +
+      'half a round trip, globaltimer',
     hops,
     hopNs: trials(runs),
   };
@@ -157,7 +159,9 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
     const tellMany = (sys as unknown as Record<string, unknown>)['tellMany'];
     if (typeof tellMany === 'function') {
       bulk = {
-        what: 'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to 1,024 actors, timed until processed',
+        what:
+          'system.tellMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 1,000,000 rows to ' +
+          '1,024 actors, timed until processed',
         perSecond: trials(await tellManyTrials(sys, 'tellMany')),
       };
     }
@@ -172,7 +176,8 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
         const t0 = performance.now();
         const r = await sys.askMany(Account, 'deposit', { key, amount });
         bulkAsks.push(M / ((performance.now() - t0) / 1000));
-        // Row i is the (t * M/1024 + floor(i / 1024) + 1)-th deposit of 1 to its actor (M is a multiple of 1024 plus 672).
+        // Row i is the (t * M/1024 + floor(i / 1024) + 1)-th deposit of 1 to its actor (M is a multiple of 1024 plus
+        // 672).
         for (let i = 0; i < M; i += 997) {
           const want = t * share(M, i & 1023) + Math.floor(i / 1024) + 1;
           if (r.balance[i] !== want) throw new Error(`askMany: row ${i} balance ${r.balance[i]}, want ${want}`);
@@ -181,7 +186,9 @@ async function hostPath(name: 'cpu' | 'cuda'): Promise<Record<string, unknown>> 
     }
     return {
       askManyPerS: {
-        what: 'await system.askMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 100,000 rows to 1,024 actors, replies as columns (sampled rows checked)',
+        what:
+          'await system.askMany(Account, deposit, { key: Int32Array, amount: Float64Array }) of 100,000 rows ' +
+          'to 1,024 actors, replies as columns (sampled rows checked)',
         perSecond: trials(bulkAsks),
       },
       bulkAsks: median(bulkAsks),
@@ -261,7 +268,9 @@ async function bulkLanes(): Promise<Record<string, unknown>> {
     }
   }
   return {
-    what: 'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until processed, balances checked',
+    what:
+      'tellMany of 1,000,000 rows to 1,024 actors, CudaBackend({ partitions: 32, hostLanes }), timed until ' +
+      'processed, balances checked',
     points,
   };
 }
@@ -304,7 +313,11 @@ function vectorAdd(): Record<string, unknown> {
   );
   const rows = [
     ...(r.stdout ?? '').matchAll(
-      /^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$/gm,
+      new RegExp(
+        String.raw`^\| ([\d,]+) \| [\d,]+ \| (\d+) \| [^|]+ \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) µs \| ` +
+          String.raw`([\d.]+) \| ([\d.]+) µs \| ([\d.]+) \| ([\d.]+) \| (\d+) \|$`,
+        'gm',
+      ),
     ),
   ].map((m) => ({
     elements: Number(m[1]!.replace(/,/g, '')),
@@ -320,7 +333,8 @@ function vectorAdd(): Record<string, unknown> {
   }));
   if (r.status !== 0 || rows.length !== 2)
     throw new Error(
-      `vector-add example: exit ${r.status}, ${rows.length} rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`,
+      `vector-add example: exit ${r.status}, ${rows.length} ` +
+        `rows\n${(r.stdout ?? '').slice(-1500)}\n${(r.stderr ?? '').slice(-1500)}`,
     );
   return {
     command: 'node --import tsx examples/vector-add/main.ts --backend cuda --sizes 10,1000000',
@@ -339,7 +353,8 @@ if (!probe.ok) {
   ok = false;
 } else {
   record['device'] =
-    `${probe.device.name} (${probe.device.arch}, ${probe.device.multiprocessorCount} SMs), driver ${probe.driverVersionString}`;
+    `${probe.device.name} (${probe.device.arch}, ${probe.device.multiprocessorCount} SMs), ` +
+    `driver ${probe.driverVersionString}`;
   // Floors first: they load modules, which must not meet a running persistent kernel.
   const ctx = CudaContext.create();
   await step('pingPong', async () => {
@@ -381,7 +396,9 @@ function timersFigures(j: unknown): Record<string, unknown> | null {
   const m = t?.kernelGenerated?.median;
   if (!t || !m || typeof m.ticksPerS !== 'number' || !t.actors || !t.hz) return j === null ? null : { unreadable: j };
   return {
-    what: `${t.actors.toLocaleString('en-US')} actors × ${t.hz} Hz timers, ticks generated by the kernel (\`bench/timers.ts\`, at ${String(t.commit)})`,
+    what:
+      `${t.actors.toLocaleString('en-US')} actors × ${t.hz} Hz timers, ticks generated by the kernel ` +
+      `(\`bench/timers.ts\`, at ${String(t.commit)})`,
     ticksPerS: m.ticksPerS,
     offeredPerS: t.actors * t.hz,
     hostCorePct: m.processCpuPct,
@@ -399,12 +416,18 @@ function gpuStateFigures(j: unknown): Record<string, unknown> | null {
   } | null;
   if (!g || typeof g.copyMs?.median !== 'number') return j === null ? null : { unreadable: j };
   return {
-    what: `device → host copy of ${(g.rows ?? 0).toLocaleString('en-US')} dirty 32-byte states (\`bench/gpu-state.ts\`, at ${String(g.commit)}; whole readDirty ${g.readDirtyMs?.median?.toFixed(2)} ms)`,
+    what:
+      `device → host copy of ${(g.rows ?? 0).toLocaleString('en-US')} dirty 32-byte states ` +
+      `(\`bench/gpu-state.ts\`, at ${String(g.commit)}; whole ` +
+      `readDirty ${g.readDirtyMs?.median?.toFixed(2)} ms)`,
     copyMs: g.copyMs.median,
   };
 }
 
-/** bench/gpu-persistence.ts's record (--persistence): each figure as { cuda, cpu } (issue 30's targets name the cuda one). */
+/**
+ * bench/gpu-persistence.ts's record (--persistence): each figure as { cuda, cpu } (issue 30's targets name the cuda
+ * one).
+ */
 function persistenceFigures(r: unknown): unknown {
   if (!r || typeof r !== 'object') return null;
   const rec = r as Record<string, Record<string, number> | undefined>;
@@ -483,7 +506,8 @@ Object.assign(record, {
   gpuState: gpuStateFigures(readJson('--gpu-state')),
   cpuChainHopsPerS: chainFigures(readJson('--chains'), 'cpu'),
   cudaChainHopsPerS: chainFigures(readJson('--chains'), 'cuda'),
-  // bench/gpu-persistence.ts's record (issue 30): firstMessageUs (cuda beside cpu), coldActivationsPerS, preloadPerS, flushS; conformanceSkips from the tests.
+  // bench/gpu-persistence.ts's record (issue 30): firstMessageUs (cuda beside cpu), coldActivationsPerS, preloadPerS,
+  // flushS; conformanceSkips from the tests.
   persistence: persistenceFigures(readJson('--persistence')),
   trials: TRIALS,
   ok,

@@ -115,7 +115,9 @@ try {
     decode.push(g.decodeMs);
     if (g.dropped !== 0) throw new Error(`trial ${t}: ${g.dropped} rows dropped with no turn running (idle kernel)`);
     console.log(
-      `trial ${t}: ${g.rows} rows, gather ${g.gatherMs.toFixed(2)} ms, device→host copy ${g.copyMs.toFixed(2)} ms (${((g.rows * (STRIDE + 8)) / g.copyMs / 1e6).toFixed(2)} GB/s), decode ${g.decodeMs.toFixed(2)} ms, readDirty ${total.at(-1)!.toFixed(2)} ms`,
+      `trial ${t}: ${g.rows} rows, gather ${g.gatherMs.toFixed(2)} ms, device→host ` +
+        `copy ${g.copyMs.toFixed(2)} ms (${((g.rows * (STRIDE + 8)) / g.copyMs / 1e6).toFixed(2)} GB/s), ` +
+        `decode ${g.decodeMs.toFixed(2)} ms, readDirty ${total.at(-1)!.toFixed(2)} ms`,
     );
   }
   // Race: gather while this round's tells land; whatever a gather missed is dirty again for the last one.
@@ -139,7 +141,8 @@ try {
   for (let k = 0; k < ROWS; k++) if (last.get(k) !== n) lost++;
   if (lost) throw new Error(`race check: ${lost} actors' last update is in no gather`);
   console.log(
-    `race check: ${during} rows gathered while tells landed (${dropped} dropped for a turn overlapping their copy), every actor's last state read out (none lost)`,
+    `race check: ${during} rows gathered while tells landed (${dropped} dropped for a turn overlapping ` +
+      `their copy), every actor's last state read out (none lost)`,
   );
   const c = trials(copy);
   Object.assign(out, {
@@ -152,7 +155,9 @@ try {
     copyMeetsTarget: c.median <= TARGET_COPY_MS,
   });
   console.log(
-    `median device→host copy of ${ROWS.toLocaleString('en')} dirty ${STRIDE}-byte states: ${c.median.toFixed(2)} ms (target ≤ ${TARGET_COPY_MS} ms: ${c.median <= TARGET_COPY_MS ? 'met' : 'NOT met'})`,
+    `median device→host copy of ${ROWS.toLocaleString('en')} dirty ${STRIDE}-byte ` +
+      `states: ${c.median.toFixed(2)} ms (target ≤ ${TARGET_COPY_MS} ` +
+      `ms: ${c.median <= TARGET_COPY_MS ? 'met' : 'NOT met'})`,
   );
 } finally {
   await sys.shutdown();

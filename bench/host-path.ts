@@ -73,7 +73,9 @@ export function hostPathSteps(): Record<string, number> {
   const cols = { key, amount } as Record<string, ArrayLike<unknown>>;
   const out: Record<string, number> = {};
 
-  out['tellMany: validate columns (Int32Array key, Float64Array f64), per row'] = perItem(n, () => validateColumns('Acct.deposit', method, false, cols));
+  out['tellMany: validate columns (Int32Array key, Float64Array f64), per row'] = perItem(n, () =>
+    validateColumns('Acct.deposit', method, false, cols),
+  );
 
   const write = compileRowWriter(method, 0, key, cols, ring.payloadCapacity)!;
   out['tellMany rows BEFORE: closure row writer + claim/publishSeq per slot, per row'] = perItem(n, () => {
@@ -87,13 +89,18 @@ export function hostPathSteps(): Record<string, number> {
   });
   const loop = compileRowLoop(method, 0, key, cols, ring.payloadCapacity, false)!;
   const colList = [amount];
-  out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row'] = perItem(n, () => {
-    if (loop([producer], key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
-    empty();
-  });
+  out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row'] = perItem(
+    n,
+    () => {
+      if (loop([producer], key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
+      empty();
+    },
+  );
 
   // Four lanes (the CUDA backend's default host lanes): each row's lane from its key, a claim per slot.
-  const lanes = Array.from({ length: 4 }, () => Ring.format(new SharedArrayBuffer(ringBytes(CAP, SLOT_SIZE)), 0, CAP, SLOT_SIZE, { zeroed: true }));
+  const lanes = Array.from({ length: 4 }, () =>
+    Ring.format(new SharedArrayBuffer(ringBytes(CAP, SLOT_SIZE)), 0, CAP, SLOT_SIZE, { zeroed: true }),
+  );
   const laneProducers = lanes.map((r) => new RingProducer(r));
   const laneConsumers = lanes.map((r) => new RingConsumer(r));
   const emptyLanes = () => {
@@ -112,38 +119,58 @@ export function hostPathSteps(): Record<string, number> {
     for (const p of laneProducers) p.flushHead();
     emptyLanes();
   });
-  out['tellMany rows, 4 lanes AFTER: generated row loop (chunks of 256 rows sorted by lane, one reserve per lane), per row'] = perItem(n, () => {
+  out[
+    'tellMany rows, 4 lanes AFTER: generated row loop (chunks of 256 rows sorted by lane, one reserve per ' +
+      'lane), per row'
+  ] = perItem(n, () => {
     if (loop(laneProducers, key, colList, 0, n, 1234.5, 0) !== n) throw new Error('row loop stopped early');
     emptyLanes();
   });
 
   const fields = columnImageFields(method, 0)!;
   out['tellMany column image: the columns packed into one image (no slot per row), per row'] = perItem(n, () => {
-    if (packColumnImage(fields, { grainId: 0, method: method.id, key, cols, from: 0, to: n }).byteLength === 0) throw new Error('empty image');
+    if (packColumnImage(fields, { grainId: 0, method: method.id, key, cols, from: 0, to: n }).byteLength === 0)
+      throw new Error('empty image');
   });
   out['tellMany: rows AFTER / column image, host ns per row ratio (x)'] =
-    out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row']! / out['tellMany column image: the columns packed into one image (no slot per row), per row']!;
+    out['tellMany rows AFTER: generated row loop + chunked claim (reserve/claimNext/publishReserved), per row']! /
+    out['tellMany column image: the columns packed into one image (no slot per row), per row']!;
 
   const writer = new SlotWriter();
   const payload = { amount: 1 };
-  out['single tell BEFORE: general encoder (header object, compiled encoder) + claim/publish, per message'] = perItem(n, () => {
-    for (let i = 0; i < n; i++) {
-      const slot = producer.claim();
-      writer.write(ring, slot, { method: method.id, flags: 0, corr: 0, keyLo: key[i]! >>> 0, keyHi: 0, sender: HOST_SENDER, grain: 0 }, method.request, payload, 'Acct', 'deposit');
-      ring.dv.setFloat64(slot + SLOT.time, 1234.5, true);
-      producer.publish(slot);
-    }
-    empty();
-  });
+  out['single tell BEFORE: general encoder (header object, compiled encoder) + claim/publish, per message'] = perItem(
+    n,
+    () => {
+      for (let i = 0; i < n; i++) {
+        const slot = producer.claim();
+        writer.write(
+          ring,
+          slot,
+          { method: method.id, flags: 0, corr: 0, keyLo: key[i]! >>> 0, keyHi: 0, sender: HOST_SENDER, grain: 0 },
+          method.request,
+          payload,
+          'Acct',
+          'deposit',
+        );
+        ring.dv.setFloat64(slot + SLOT.time, 1234.5, true);
+        producer.publish(slot);
+      }
+      empty();
+    },
+  );
   const fixed = fixedWriter(method, 0, ring.payloadCapacity)!;
-  out['single tell AFTER: fixed image (checked fields, patched words) + claim/publish, per message'] = perItem(n, () => {
-    for (let i = 0; i < n; i++) {
-      const slot = producer.claim();
-      if (!fixed(ring.i32, ring.dv, ring.u8, slot, payload, key[i]!, 0, 1234.5)) throw new Error('fixed image refused a valid payload');
-      producer.publish(slot);
-    }
-    empty();
-  });
+  out['single tell AFTER: fixed image (checked fields, patched words) + claim/publish, per message'] = perItem(
+    n,
+    () => {
+      for (let i = 0; i < n; i++) {
+        const slot = producer.claim();
+        if (!fixed(ring.i32, ring.dv, ring.u8, slot, payload, key[i]!, 0, 1234.5))
+          throw new Error('fixed image refused a valid payload');
+        producer.publish(slot);
+      }
+      empty();
+    },
+  );
 
   // The consumer's take, on a full ring published once (the payload is not decoded here).
   const fill = () => {

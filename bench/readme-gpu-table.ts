@@ -61,7 +61,10 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
       cuda: `p50 ${us(askP50)}, p99 ${us(askP99)}`,
       cpu: cpu !== undefined ? `p50 ${us(cpu)}` : '',
       floor: `one-word ping-pong p50 ${us(floor)}${launch !== undefined ? `; launch + sync ${us(launch)}` : ''}`,
-      target: `${verdict('p50 ≤ 1.3 × floor', askP50 / floor, 1.3, false, (v) => `${x(v)} floor`)}; ${verdict('p99 ≤ 2 × p50', askP99 / askP50, 2, false, (v) => `${x(v)} p50`)}`,
+      target:
+        verdict('p50 ≤ 1.3 × floor', askP50 / floor, 1.3, false, (v) => `${x(v)} floor`) +
+        '; ' +
+        verdict('p99 ≤ 2 × p50', askP99 / askP50, 2, false, (v) => `${x(v)} p50`),
     });
   }
   const pair = (what: string, k: string, cpuK: string, target: (v: number, cpu: number | undefined) => string) => {
@@ -125,7 +128,9 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
     let cpu = '';
     if (Array.isArray(threads) && Array.isArray(per) && threads.length && per.length === threads.length) {
       const i = per.indexOf(Math.max(...(per as number[])));
-      cpu = `${rate(per[i] as number)} msgs/s (${String(threads[i])} threads, \`bench/cpu-scaling.ts\`, at ${String(scaling?.['commit'])})`;
+      cpu =
+        `${rate(per[i] as number)} msgs/s (${String(threads[i])} threads, \`bench/cpu-scaling.ts\`, ` +
+        `at ${String(scaling?.['commit'])})`;
     }
     rows.push({
       what: 'K2K throughput, 1,048,576 actors, 16,384 walks',
@@ -172,7 +177,8 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
     ];
     if (into !== undefined)
       parts.push(
-        `replies \`into\` caller arrays: ${rate(into)}${intoOne !== undefined ? `, ${rate(intoOne)} one at a time` : ''}`,
+        `replies \`into\` caller ` +
+          `arrays: ${rate(into)}${intoOne !== undefined ? `, ${rate(intoOne)} one at a time` : ''}`,
       );
     const best = Math.max(va, into ?? 0);
     const bestOne = Math.max(one ?? 0, intoOne ?? 0);
@@ -181,7 +187,9 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
       cuda: parts.join('; '),
       cpu: '',
       floor: '',
-      target: `${verdict('≥ 1 G elements/s', best, 1e9, true, (n) => rate(n))}${bestOne ? `; ${verdict('one at a time ≥ 0.5 G', bestOne, 0.5e9, true, (n) => rate(n))}` : ''}`,
+      target:
+        verdict('≥ 1 G elements/s', best, 1e9, true, (n) => rate(n)) +
+        (bestOne ? `; ${verdict('one at a time ≥ 0.5 G', bestOne, 0.5e9, true, (n) => rate(n))}` : ''),
     });
   }
   const va10 = f('vectorAdd10AskUs');
@@ -205,7 +213,17 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
       cuda: `${rate(tr)} ticks/s${core !== undefined ? `, host ${core.toFixed(1)}% of a core` : ''}`,
       cpu: '',
       floor: base !== undefined ? `ticks sent by the host as tells: ${rate(base)}/s` : '',
-      target: `${offered !== undefined ? verdict('every period handled (≥ 99.5% of offered)', tr / offered, 0.995, true, (n) => `${(n * 100).toFixed(2)}%`) : verdict('≥ 10 M ticks/s', tr, 10e6, true, (n) => rate(n))}${core !== undefined ? `; ${verdict('host < 5% of a core', core, 5, false, (n) => `${n.toFixed(1)}%`)}` : ''}`,
+      target:
+        (offered !== undefined
+          ? verdict(
+              'every period handled (≥ 99.5% of offered)',
+              tr / offered,
+              0.995,
+              true,
+              (n) => `${(n * 100).toFixed(2)}%`,
+            )
+          : verdict('≥ 10 M ticks/s', tr, 10e6, true, (n) => rate(n))) +
+        (core !== undefined ? `; ${verdict('host < 5% of a core', core, 5, false, (n) => `${n.toFixed(1)}%`)}` : ''),
     });
   }
   const state = obj(latest['gpuState']);
@@ -222,7 +240,9 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
   const tests = obj(latest['tests']);
   if (tests) {
     rows.push({
-      what: `tests on the H100 (CUDA backend and every conformance lane) at ${String(tests['commit'] ?? latest['commit'])}`,
+      what:
+        'tests on the H100 (CUDA backend and every conformance lane) ' +
+        `at ${String(tests['commit'] ?? latest['commit'])}`,
       cuda: `${String(tests['passed'])} passed, ${String(tests['failed'])} failed, ${String(tests['skipped'])} skipped`,
       cpu: '',
       floor: '',
@@ -251,7 +271,8 @@ export function renderTable(latest: Json, scaling: Json | undefined): string {
   const head = [
     // Short: commit, date, device. The record's `provenance` (which run gave which figure, what changed since)
     // stays in bench/results/gpu-latest.json; how the figures moved is docs/performance.md.
-    `Recorded ${String(latest['date'] ?? '').slice(0, 10)} on ${String(latest['device'])}, figures at commit ${String(latest['commit'])}` +
+    `Recorded ${String(latest['date'] ?? '').slice(0, 10)} on ${String(latest['device'])}, figures at ` +
+      `commit ${String(latest['commit'])}` +
       (tests?.['commit'] && tests['commit'] !== latest['commit'] ? `, tests at ${String(tests['commit'])}` : '') +
       `. Every figure's run and command: [\`bench/results/gpu-latest.json\`](bench/results/gpu-latest.json)` +
       (prov ? ' (`provenance`)' : '') +

@@ -8,7 +8,8 @@
  * targets are judged on the median. A plain run writes bench/results/local/<stamp>.{json,md} and its charts
  * under bench/results/local/charts-<stamp>/ (git-ignored) and leaves tracked files alone; --record also
  * updates bench/results/cpu-latest.{json,md} and bench/results/charts/. Options: --quick (fewer samples,
- * 3 trials), --trials N, --rtt N, --tells N, --record, --host-path (only the host path's step table: bench/host-path.ts).
+ * 3 trials), --trials N, --rtt N, --tells N, --record, --host-path (only the host path's step table:
+ * bench/host-path.ts).
  */
 process.env['RINGGRAIN_LOG'] ??= 'warn';
 
@@ -83,7 +84,10 @@ interface SystemResult {
   spread?: { trials: number; rttP50: [number, number]; throughput: [number, number] };
 }
 
-/** Runs one system's measurement TRIALS times: the trial with the median RTT p50 gives the latency figures, medians the rest. */
+/**
+ * Runs one system's measurement TRIALS times: the trial with the median RTT p50 gives the latency figures, medians the
+ * rest.
+ */
 async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
   const runs: SystemResult[] = [];
   for (let t = 1; t <= TRIALS; t++) {
@@ -104,8 +108,22 @@ async function trialsOf(f: () => Promise<SystemResult>): Promise<SystemResult> {
     ...(pipes.length ? { pipelined: median(pipes) } : {}),
     ...(bulks.length ? { bulk: median(bulks) } : {}),
     idleCpuPct: median(runs.map((r) => r.idleCpuPct)),
-    notes: [...m.notes, `median of ${TRIALS} trials: RTT p50 ${Math.min(...p50s).toFixed(2)}–${Math.max(...p50s).toFixed(2)} µs, throughput ${Math.round(Math.min(...tps)).toLocaleString('en-US')}–${Math.round(Math.max(...tps)).toLocaleString('en-US')} msgs/s${bulks.length ? `, tellMany ${Math.round(Math.min(...bulks)).toLocaleString('en-US')}–${Math.round(Math.max(...bulks)).toLocaleString('en-US')} rows/s` : ''}`],
-    spread: { trials: TRIALS, rttP50: [Math.min(...p50s), Math.max(...p50s)], throughput: [Math.min(...tps), Math.max(...tps)] },
+    notes: [
+      ...m.notes,
+      `median of ${TRIALS} trials: RTT ` +
+        `p50 ${Math.min(...p50s).toFixed(2)}–${Math.max(...p50s).toFixed(2)} µs, ` +
+        `throughput ${Math.round(Math.min(...tps)).toLocaleString('en-US')}` +
+        `–${Math.round(Math.max(...tps)).toLocaleString('en-US')} msgs/s` +
+        (bulks.length
+          ? `, tellMany ${Math.round(Math.min(...bulks)).toLocaleString('en-US')}` +
+            `–${Math.round(Math.max(...bulks)).toLocaleString('en-US')} rows/s`
+          : ''),
+    ],
+    spread: {
+      trials: TRIALS,
+      rttP50: [Math.min(...p50s), Math.max(...p50s)],
+      throughput: [Math.min(...tps), Math.max(...tps)],
+    },
   };
 }
 
@@ -144,7 +162,10 @@ const PIPE_ACTORS = 64;
 const BULK_N = QUICK ? 200_000 : 1_000_000;
 const BULK_ACTORS = 1024;
 
-/** Asks answered per second with PIPE_IN_FLIGHT callers each awaiting its ask before the next (round robin over PIPE_ACTORS actors). */
+/**
+ * Asks answered per second with PIPE_IN_FLIGHT callers each awaiting its ask before the next (round robin over
+ * PIPE_ACTORS actors).
+ */
 async function pipelinedAsks(ask: (actor: number, i: number) => Promise<unknown>): Promise<number> {
   const n = QUICK ? 50_000 : 300_000;
   let next = 0;
@@ -229,7 +250,11 @@ async function benchRinggrain(): Promise<SystemResult> {
     pipelined,
     bulk: bulk.perS,
     idleCpuPct,
-    notes: [`tellMany: ${bulk.note}`, `${backpressured} of ${TELL_N} tells met a full ring and waited (backpressure)`, `kernel counters: processed ${c.processed}, handler errors ${c.handlerErrors}`],
+    notes: [
+      `tellMany: ${bulk.note}`,
+      `${backpressured} of ${TELL_N} tells met a full ring and waited (backpressure)`,
+      `kernel counters: processed ${c.processed}, handler errors ${c.handlerErrors}`,
+    ],
   };
 }
 
@@ -256,7 +281,10 @@ async function bulkTells(system: GrainSystem): Promise<{ perS: number; note: str
     let per = 0;
     for (let i = a; i < BULK_N; i += BULK_ACTORS, per++) sum += x[i]!;
     const st = (await system.kernel(Echo).inspect(100_000 + a)) as { hits: number; sum: number } | undefined;
-    if (!st || st.hits !== 2 * per || st.sum !== 2 * sum) throw new Error(`tellMany: actor ${100_000 + a} holds ${JSON.stringify(st)}, expected hits ${2 * per}, sum ${2 * sum}`);
+    if (!st || st.hits !== 2 * per || st.sum !== 2 * sum)
+      throw new Error(
+        `tellMany: actor ${100_000 + a} holds ${JSON.stringify(st)}, expected hits ${2 * per}, sum ${2 * sum}`,
+      );
   }
   return { perS, note: `${BULK_N} rows to ${BULK_ACTORS} actors, second of two runs, actors' states checked` };
 }
@@ -293,12 +321,24 @@ async function benchRawWorker(): Promise<SystemResult> {
   await sleep(300);
   const idleCpuPct = await idleCpu(IDLE_MS);
   await w.terminate();
-  return { name: 'worker_threads postMessage', rtt, throughput: TELL_N / ((t1 - t0) / 1000), sendRate: TELL_N / ((tSent - t0) / 1000), idleCpuPct, notes: [] };
+  return {
+    name: 'worker_threads postMessage',
+    rtt,
+    throughput: TELL_N / ((t1 - t0) / 1000),
+    sendRate: TELL_N / ((tSent - t0) / 1000),
+    idleCpuPct,
+    notes: [],
+  };
 }
 
 async function benchPiscina(): Promise<SystemResult> {
   log('piscina: starting');
-  const pool = new Piscina({ filename: here('./workers/piscina-echo.mjs'), minThreads: 1, maxThreads: 1, idleTimeout: 60_000 });
+  const pool = new Piscina({
+    filename: here('./workers/piscina-echo.mjs'),
+    minThreads: 1,
+    maxThreads: 1,
+    idleTimeout: 60_000,
+  });
   log('piscina: round trips');
   const rtt = await measureRtt((i) => pool.run({ t: 0, x: i }));
   log('piscina: task throughput');
@@ -320,7 +360,13 @@ async function benchPiscina(): Promise<SystemResult> {
   await sleep(300);
   const idleCpuPct = await idleCpu(IDLE_MS);
   await pool.destroy();
-  return { name: 'Piscina (1 thread)', rtt, throughput: n / ((t1 - t0) / 1000), idleCpuPct, notes: [`${n} tasks, ${window} in flight; a task always answers (no one-way mode)`] };
+  return {
+    name: 'Piscina (1 thread)',
+    rtt,
+    throughput: n / ((t1 - t0) / 1000),
+    idleCpuPct,
+    notes: [`${n} tasks, ${window} in flight; a task always answers (no one-way mode)`],
+  };
 }
 
 /** One thread, no workers: what each step of a message costs (encode, publish, peek, decode). */
@@ -373,18 +419,31 @@ function breakdown(): Record<string, number> {
   const notifyNs = time(() => Atomics.notify(words, 0));
   const addNs = time(() => Atomics.add(words, 1, 1));
   void n;
-  return { encodeNs, decodeNs, zodSafeParseNs: zodNs, ringClaimPublishPeekReleaseNs: ringNs, encodeRingDecodeNs: fullNs, plainObjectNs: objNs, atomicsNotifyNoWaiterNs: notifyNs, atomicsAddNs: addNs };
+  return {
+    encodeNs,
+    decodeNs,
+    zodSafeParseNs: zodNs,
+    ringClaimPublishPeekReleaseNs: ringNs,
+    encodeRingDecodeNs: fullNs,
+    plainObjectNs: objNs,
+    atomicsNotifyNoWaiterNs: notifyNs,
+    atomicsAddNs: addNs,
+  };
 }
 
 /**
  * Host cost of the public API per message (issue target ≤ 200 ns): `ref.tell.*` and `tellMany` rows into
  * a ring with room, the kernel paused so nothing else runs; medians of 5 runs after two warm-ups. The
- * ring (2^19 slots: a run writes 2 × 200,000) is written over completely by the warm-ups, so the runs measure the sends, not the
+ * ring (2^19 slots: a run writes 2 × 200,000) is written over completely by the warm-ups, so the runs measure the
+ * sends, not the
  * first touch of the ring's pages (a fresh page fault every few slots: 4–10× the send itself here).
  */
 async function hostCost(): Promise<Record<string, number>> {
   const n = QUICK ? 50_000 : 200_000;
-  const sys = new GrainSystem({ backends: { cpu: new CpuBackend() }, logLevel: 'warn', handleSignals: false }).register(Echo, { placement: 'cpu', ringCapacity: 1 << 19, maxActors: 4096 });
+  const sys = new GrainSystem({ backends: { cpu: new CpuBackend() }, logLevel: 'warn', handleSignals: false }).register(
+    Echo,
+    { placement: 'cpu', ringCapacity: 1 << 19, maxActors: 4096 },
+  );
   await sys.start();
   const k = sys.kernel(Echo);
   const refs = Array.from({ length: 1024 }, (_, i) => sys.grain(Echo, i));
@@ -420,12 +479,21 @@ if (argv.includes('--host-path')) {
   // what a change to encoding, claiming or publishing moves.
   log('host path steps');
   const steps = { ...hostPathSteps(), ...breakdown(), ...(await hostCost()) };
-  const lines = ['# Host path, step by step (ns per message, one thread; median of 5 runs)', '', `${new Date().toISOString()} · commit ${commitOf()} · Node ${process.version} · ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'unknown'} · load average (1 min) ${os.loadavg()[0]!.toFixed(2)}`, '', '| step | ns |', '|---|---:|'];
+  const lines = [
+    '# Host path, step by step (ns per message, one thread; median of 5 runs)',
+    '',
+    `${new Date().toISOString()} · commit ${commitOf()} · Node ${process.version} · ${os.cpus().length} ` +
+      `× ${os.cpus()[0]?.model ?? 'unknown'} · load average (1 min) ${os.loadavg()[0]!.toFixed(2)}`,
+    '',
+    '| step | ns |',
+    '|---|---:|',
+  ];
   for (const [k, v] of Object.entries(steps)) lines.push(`| ${k} | ${v.toFixed(1)} |`);
   process.stdout.write(lines.join('\n') + '\n');
   process.exit(0);
 }
-// Issue 12's CPU targets (2-core development machine): ask p50 ≤ 1.5 µs, tells ≥ 5 M/s, tellMany ≥ 20 M/s, a tell's host cost ≤ 200 ns.
+// Issue 12's CPU targets (2-core development machine): ask p50 ≤ 1.5 µs, tells ≥ 5 M/s, tellMany ≥ 20 M/s, a tell's
+// host cost ≤ 200 ns.
 const TARGET = { p50us: 1.5, tellPerS: 5e6, bulkPerS: 20e6, apiTellNs: 200, rttRatio: 25, tputRatio: 4 };
 const tAll = performance.now();
 const loadBefore = os.loadavg()[0]!;
@@ -447,48 +515,135 @@ const f1 = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.
 const kps = (v: number) => `${(v / 1000).toLocaleString('en-US', { maximumFractionDigits: 0 })} K/s`;
 const ratio = (x: number) => `${x >= 10 ? x.toFixed(0) : x.toFixed(2)}×`;
 const commit = commitOf();
-const env = { loadavg1mBefore: Number(loadBefore.toFixed(2)), loadavg1mAfter: Number(os.loadavg()[0]!.toFixed(2)), date: new Date().toISOString(), commit, node: process.version, cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', platform: `${os.platform()} ${os.release()}`, rttSamples: RTT_N, tells: TELL_N, seconds: Number(elapsed.toFixed(1)) };
+const env = {
+  loadavg1mBefore: Number(loadBefore.toFixed(2)),
+  loadavg1mAfter: Number(os.loadavg()[0]!.toFixed(2)),
+  date: new Date().toISOString(),
+  commit,
+  node: process.version,
+  cpus: os.cpus().length,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  platform: `${os.platform()} ${os.release()}`,
+  rttSamples: RTT_N,
+  tells: TELL_N,
+  seconds: Number(elapsed.toFixed(1)),
+};
 
 const md: string[] = [];
 md.push('# Ringgrain CPU benchmark', '');
-md.push(`${env.date} · commit ${env.commit} · Node ${env.node} · ${env.cpus} × ${env.cpu} · ${env.platform} · load average (1 min) ${env.loadavg1mBefore} before, ${env.loadavg1mAfter} after`, '');
-if (env.loadavg1mBefore > 0.5 * env.cpus) md.push(`> **Warning**: the machine was busy when the run started (load ${env.loadavg1mBefore} on ${env.cpus} CPUs); spin-based latencies suffer most. Re-run on an idle machine before comparing.`, '');
-md.push(`Median of ${TRIALS} trials per system (spread in the notes; targets judged on the median). Small messages (\`{ x: i32 }\`), one kernel / one worker thread each. Round trip: ${RTT_N} sequential asks after ${RTT_WARM} warm-up, µs. Throughput: ${TELL_N} one-way messages, first send until the consumer processed the last. Idle: CPU of the whole process over ${IDLE_MS / 1000} s while nothing is sent (% of one core; the process with no workers idles at ${baselineIdle.toFixed(2)} %).`, '');
-md.push('| system | RTT p50 | p90 | p99 | p99.9 | min | throughput | idle CPU | RTT p50 vs ours | throughput vs ours |');
+md.push(
+  `${env.date} · commit ${env.commit} · Node ${env.node} · ${env.cpus} × ${env.cpu} · ${env.platform} · ` +
+    `load average (1 min) ${env.loadavg1mBefore} before, ${env.loadavg1mAfter} after`,
+  '',
+);
+if (env.loadavg1mBefore > 0.5 * env.cpus)
+  md.push(
+    `> **Warning**: the machine was busy when the run started (load ${env.loadavg1mBefore} on ${env.cpus} ` +
+      'CPUs); spin-based latencies suffer most. Re-run on an idle machine before comparing.',
+    '',
+  );
+md.push(
+  `Median of ${TRIALS} trials per system (spread in the notes; targets judged on the median). Small ` +
+    `messages (\`{ x: i32 }\`), one kernel / one worker thread each. Round trip: ${RTT_N} sequential asks ` +
+    `after ${RTT_WARM} warm-up, µs. Throughput: ${TELL_N} one-way messages, first send until the consumer ` +
+    `processed the last. Idle: CPU of the whole process over ${IDLE_MS / 1000} s while nothing is sent (% of ` +
+    `one core; the process with no workers idles at ${baselineIdle.toFixed(2)} %).`,
+  '',
+);
+md.push(
+  '| system | RTT p50 | p90 | p99 | p99.9 | min | throughput | idle CPU | RTT p50 vs ours | throughput vs ours |',
+);
 md.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of results) {
-  const vs = r === ours ? '—' : `ours ${ours.rtt.p50 <= r.rtt.p50 ? `${ratio(r.rtt.p50 / ours.rtt.p50)} lower` : `${ratio(ours.rtt.p50 / r.rtt.p50)} HIGHER`}`;
+  const vs =
+    r === ours
+      ? '—'
+      : 'ours ' +
+        (ours.rtt.p50 <= r.rtt.p50
+          ? `${ratio(r.rtt.p50 / ours.rtt.p50)} lower`
+          : `${ratio(ours.rtt.p50 / r.rtt.p50)} HIGHER`);
   const tv = r === ours ? '—' : `ours ${ratio(ours.throughput / r.throughput)}`;
-  md.push(`| ${r.name} | ${f1(r.rtt.p50)} µs | ${f1(r.rtt.p90)} µs | ${f1(r.rtt.p99)} µs | ${f1(r.rtt.p999)} µs | ${f1(r.rtt.min)} µs | ${kps(r.throughput)} | ${r.idleCpuPct.toFixed(2)} % | ${vs} | ${tv} |`);
+  md.push(
+    `| ${r.name} | ${f1(r.rtt.p50)} µs | ${f1(r.rtt.p90)} µs | ${f1(r.rtt.p99)} µs | ${f1(r.rtt.p999)} µs ` +
+      `| ${f1(r.rtt.min)} µs | ${kps(r.throughput)} | ${r.idleCpuPct.toFixed(2)} % | ${vs} | ${tv} |`,
+  );
 }
 md.push('', '## Against the targets', '');
 md.push('| target | measured | verdict |', '|---|---:|---|');
 const verdict = (ok: boolean, miss: string) => (ok ? 'met' : `missed: ${miss}`);
-md.push(`| ask round trip p50 ≤ ${TARGET.p50us} µs | ${f1(ours.rtt.p50)} µs | ${verdict(ours.rtt.p50 <= TARGET.p50us, `${ratio(ours.rtt.p50 / TARGET.p50us)} too slow`)} |`);
-md.push(`| tell throughput ≥ ${TARGET.tellPerS / 1e6} M msgs/s per kernel | ${kps(ours.throughput)} | ${verdict(ours.throughput >= TARGET.tellPerS, `${ratio(TARGET.tellPerS / ours.throughput)} short`)} |`);
-md.push(`| tellMany ≥ ${TARGET.bulkPerS / 1e6} M rows/s, until processed | ${kps(ours.bulk ?? 0)} | ${verdict((ours.bulk ?? 0) >= TARGET.bulkPerS, `${ratio(TARGET.bulkPerS / (ours.bulk ?? 1))} short`)} |`);
-md.push(`| host cost of a tell ≤ ${TARGET.apiTellNs} ns | ${f1(parts['apiTellNs'] ?? NaN)} ns | ${verdict((parts['apiTellNs'] ?? Infinity) <= TARGET.apiTellNs, `${ratio((parts['apiTellNs'] ?? 0) / TARGET.apiTellNs)} too slow`)} |`);
+md.push(
+  `| ask round trip p50 ≤ ${TARGET.p50us} µs | ${f1(ours.rtt.p50)} µs ` +
+    `| ${verdict(ours.rtt.p50 <= TARGET.p50us, `${ratio(ours.rtt.p50 / TARGET.p50us)} too slow`)} |`,
+);
+md.push(
+  `| tell throughput ≥ ${TARGET.tellPerS / 1e6} M msgs/s per kernel | ${kps(ours.throughput)} ` +
+    `| ${verdict(ours.throughput >= TARGET.tellPerS, `${ratio(TARGET.tellPerS / ours.throughput)} short`)} |`,
+);
+md.push(
+  `| tellMany ≥ ${TARGET.bulkPerS / 1e6} M rows/s, until processed | ${kps(ours.bulk ?? 0)} ` +
+    `| ${verdict((ours.bulk ?? 0) >= TARGET.bulkPerS, `${ratio(TARGET.bulkPerS / (ours.bulk ?? 1))} short`)} |`,
+);
+md.push(
+  `| host cost of a tell ≤ ${TARGET.apiTellNs} ns | ${f1(parts['apiTellNs'] ?? NaN)} ns ` +
+    '| ' +
+    verdict(
+      (parts['apiTellNs'] ?? Infinity) <= TARGET.apiTellNs,
+      `${ratio((parts['apiTellNs'] ?? 0) / TARGET.apiTellNs)} too slow`,
+    ) +
+    ' |',
+);
 const rttX = raw.rtt.p50 / ours.rtt.p50;
 const tputX = ours.throughput / raw.throughput;
-md.push(`| round trip ≥ ${TARGET.rttRatio}× lower than postMessage | ${ratio(rttX)} | ${verdict(rttX >= TARGET.rttRatio, `${ratio(TARGET.rttRatio / rttX)} short of the ratio`)} |`);
-md.push(`| throughput ≥ ${TARGET.tputRatio}× postMessage | ${ratio(tputX)} | ${verdict(tputX >= TARGET.tputRatio, `${ratio(TARGET.tputRatio / tputX)} short of the ratio`)} |`);
+md.push(
+  `| round trip ≥ ${TARGET.rttRatio}× lower than postMessage | ${ratio(rttX)} ` +
+    `| ${verdict(rttX >= TARGET.rttRatio, `${ratio(TARGET.rttRatio / rttX)} short of the ratio`)} |`,
+);
+md.push(
+  `| throughput ≥ ${TARGET.tputRatio}× postMessage | ${ratio(tputX)} ` +
+    `| ${verdict(tputX >= TARGET.tputRatio, `${ratio(TARGET.tputRatio / tputX)} short of the ratio`)} |`,
+);
 md.push('', '## Where the time goes (one thread, no workers, ns per message)', '');
 md.push('| step | ns |', '|---|---:|');
 for (const [k, v] of Object.entries(parts)) md.push(`| ${k} | ${v.toFixed(1)} |`);
-md.push('', `Bulk tells: \`system.tellMany\` of ${BULK_N.toLocaleString('en-US')} rows to ${BULK_ACTORS} actors, call until processed: ${kps(ours.bulk ?? 0)} (${ratio((ours.bulk ?? 0) / ours.throughput)} the one-by-one tells above).`);
-md.push('', `Host send rate alone (tell loop, not waiting for the consumer): Ringgrain ${kps(ours.sendRate ?? 0)}, postMessage ${kps(raw.sendRate ?? 0)}.`);
-md.push('', `Asks with ${PIPE_IN_FLIGHT} in flight over ${PIPE_ACTORS} actors (each caller awaits its reply before the next ask): Ringgrain ${kps(ours.pipelined ?? 0)} (Piscina's throughput above is tasks with 1024 in flight).`);
+md.push(
+  '',
+  `Bulk tells: \`system.tellMany\` of ${BULK_N.toLocaleString('en-US')} rows to ${BULK_ACTORS} actors, ` +
+    `call until processed: ${kps(ours.bulk ?? 0)} (${ratio((ours.bulk ?? 0) / ours.throughput)} the ` +
+    'one-by-one tells above).',
+);
+md.push(
+  '',
+  `Host send rate alone (tell loop, not waiting for the consumer): Ringgrain ${kps(ours.sendRate ?? 0)}, ` +
+    `postMessage ${kps(raw.sendRate ?? 0)}.`,
+);
+md.push(
+  '',
+  `Asks with ${PIPE_IN_FLIGHT} in flight over ${PIPE_ACTORS} actors (each caller awaits its reply before ` +
+    `the next ask): Ringgrain ${kps(ours.pipelined ?? 0)} (Piscina's throughput above is tasks with 1024 in ` +
+    'flight).',
+);
 md.push('', '## Notes', '');
 for (const r of results) for (const n of r.notes) md.push(`- ${r.name}: ${n}`);
 md.push(`- total bench time ${env.seconds} s`);
-md.push('', '![latency CDF](charts/cpu-latency-cdf.svg)', '![latency histogram](charts/cpu-latency-histogram.svg)', '![throughput](charts/cpu-throughput.svg)', '');
+md.push(
+  '',
+  '![latency CDF](charts/cpu-latency-cdf.svg)',
+  '![latency histogram](charts/cpu-latency-histogram.svg)',
+  '![throughput](charts/cpu-throughput.svg)',
+  '',
+);
 const mdText = md.join('\n') + '\n';
 
 const json = {
   env,
   targets: TARGET,
   results: results.map((r) => ({ ...r, rtt: { ...r.rtt, samples: undefined } })),
-  ratios: { rttLowerThanPostMessage: rttX, rttLowerThanPiscina: pisc.rtt.p50 / ours.rtt.p50, throughputVsPostMessage: tputX, throughputVsPiscina: ours.throughput / pisc.throughput },
+  ratios: {
+    rttLowerThanPostMessage: rttX,
+    rttLowerThanPiscina: pisc.rtt.p50 / ours.rtt.p50,
+    throughputVsPostMessage: tputX,
+    throughputVsPiscina: ours.throughput / pisc.throughput,
+  },
   breakdownNs: parts,
   baselineIdleCpuPct: baselineIdle,
 };
@@ -499,7 +654,9 @@ const stamp = env.date.replace(/[:.]/g, '-');
 const chartsRel = RECORD ? 'charts' : `local/charts-${stamp}`;
 mkdirSync(`${resultsDir}local`, { recursive: true });
 mkdirSync(`${resultsDir}${chartsRel}`, { recursive: true });
-const localMd = RECORD ? mdText.replace(/\(charts\//g, '(../charts/') : mdText.replace(/\(charts\//g, `(charts-${stamp}/`);
+const localMd = RECORD
+  ? mdText.replace(/\(charts\//g, '(../charts/')
+  : mdText.replace(/\(charts\//g, `(charts-${stamp}/`);
 writeFileSync(`${resultsDir}local/${stamp}.json`, JSON.stringify(json, null, 2) + '\n');
 writeFileSync(`${resultsDir}local/${stamp}.md`, localMd);
 if (RECORD) {
@@ -516,13 +673,37 @@ const cdf = (s: Float64Array) => {
 };
 writeFileSync(
   `${resultsDir}${chartsRel}/cpu-latency-cdf.svg`,
-  lineChart({ title: 'Round-trip latency CDF (small message, CPU)', xLabel: 'round trip (µs)', yLabel: 'fraction of round trips ≤ x', series: results.map((r) => ({ name: r.name, points: cdf(r.rtt.samples) })), marks: [{ x: TARGET.p50us, label: 'target p50' }] }),
+  lineChart({
+    title: 'Round-trip latency CDF (small message, CPU)',
+    xLabel: 'round trip (µs)',
+    yLabel: 'fraction of round trips ≤ x',
+    series: results.map((r) => ({ name: r.name, points: cdf(r.rtt.samples) })),
+    marks: [{ x: TARGET.p50us, label: 'target p50' }],
+  }),
 );
-writeFileSync(`${resultsDir}${chartsRel}/cpu-latency-histogram.svg`, histogramChart({ title: 'Round-trip latency distribution (CPU)', xLabel: 'round trip (µs)', series: results.map((r) => ({ name: r.name, samples: r.rtt.samples })) }));
+writeFileSync(
+  `${resultsDir}${chartsRel}/cpu-latency-histogram.svg`,
+  histogramChart({
+    title: 'Round-trip latency distribution (CPU)',
+    xLabel: 'round trip (µs)',
+    series: results.map((r) => ({ name: r.name, samples: r.rtt.samples })),
+  }),
+);
 writeFileSync(
   `${resultsDir}${chartsRel}/cpu-throughput.svg`,
-  barChart({ title: 'One-way throughput, small messages (CPU, one consumer thread)', unit: 'msgs/s', bars: results.map((r) => ({ name: r.name, value: Math.round(r.throughput) })), target: { value: TARGET.tellPerS, label: `target ${TARGET.tellPerS / 1e6} M/s` } }),
+  barChart({
+    title: 'One-way throughput, small messages (CPU, one consumer thread)',
+    unit: 'msgs/s',
+    bars: results.map((r) => ({ name: r.name, value: Math.round(r.throughput) })),
+    target: { value: TARGET.tellPerS, label: `target ${TARGET.tellPerS / 1e6} M/s` },
+  }),
 );
 
 process.stdout.write(mdText);
-log(RECORD ? `wrote bench/results/cpu-latest.{json,md}, bench/results/local/${stamp}.{json,md}, bench/results/charts/*.svg (${env.seconds} s)` : `wrote bench/results/local/${stamp}.{json,md} and bench/results/local/charts-${stamp}/*.svg (${env.seconds} s); --record also updates bench/results/cpu-latest.* and bench/results/charts/`);
+log(
+  RECORD
+    ? `wrote bench/results/cpu-latest.{json,md}, bench/results/local/${stamp}.{json,md}, ` +
+        `bench/results/charts/*.svg (${env.seconds} s)`
+    : `wrote bench/results/local/${stamp}.{json,md} and bench/results/local/charts-${stamp}/*.svg ` +
+        `(${env.seconds} s); --record also updates bench/results/cpu-latest.* and bench/results/charts/`,
+);

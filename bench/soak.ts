@@ -134,17 +134,26 @@ const record = {
 mkdirSync(new URL('./results/local/', import.meta.url), { recursive: true });
 writeFileSync(new URL(`./results/local/soak-${args.backend}.json`, import.meta.url), JSON.stringify(record, null, 2));
 console.log(
-  `soak on ${describe}: ${record.messages.toLocaleString()} messages (${asks} asks, ${tells} tells, ${transfers} transfers + ${c.k2kSent} K2K) in ${seconds.toFixed(1)} s = ${record.messagesPerSecond.toLocaleString()} msg/s`,
+  `soak on ${describe}: ${record.messages.toLocaleString()} messages (${asks} asks, ${tells} ` +
+    `tells, ${transfers} transfers + ${c.k2kSent} K2K) in ${seconds.toFixed(1)} s ` +
+    `= ${record.messagesPerSecond.toLocaleString()} msg/s`,
 );
 console.log(
-  `counters: sent ${c.sent} + k2kReceived ${c.k2kReceived} = ${c.sent + c.k2kReceived}; processed ${c.processed} + rejected ${c.rejected} = ${c.processed + c.rejected} → ${balanced ? 'balanced' : 'NOT BALANCED'}`,
+  `counters: sent ${c.sent} + k2kReceived ${c.k2kReceived} = ${c.sent + c.k2kReceived}; ` +
+    `processed ${c.processed} + rejected ${c.rejected} = ${c.processed + c.rejected} ` +
+    `→ ${balanced ? 'balanced' : 'NOT BALANCED'}`,
 );
 console.log(`money: deposited ${deposited}, found ${money} → ${money === deposited ? 'conserved' : 'MISMATCH'}`);
 if (record.deviceFreeDropBytes !== undefined)
   console.log(
-    `GPU memory from ${first.messages.toLocaleString()} msgs to the end: pinned ${record.pinnedGrowthBytes} B, device allocations ${record.deviceAllocGrowthBytes} B, device free memory dropped ${record.deviceFreeDropBytes} B`,
+    `GPU memory from ${first.messages.toLocaleString()} msgs to the end: ` +
+      `pinned ${record.pinnedGrowthBytes} B, device allocations ${record.deviceAllocGrowthBytes} B, device ` +
+      `free memory dropped ${record.deviceFreeDropBytes} B`,
   );
 console.log(
-  `memory after ${first.messages.toLocaleString()} msgs: heap ${first.heapMB.toFixed(1)} MB rss ${first.rssMB.toFixed(1)} MB; at the end: heap ${last.heapMB.toFixed(1)} MB rss ${last.rssMB.toFixed(1)} MB (growth heap ${record.heapGrowthMB.toFixed(1)} MB, rss ${record.rssGrowthMB.toFixed(1)} MB)`,
+  `memory after ${first.messages.toLocaleString()} msgs: heap ${first.heapMB.toFixed(1)} MB ` +
+    `rss ${first.rssMB.toFixed(1)} MB; at the end: heap ${last.heapMB.toFixed(1)} MB ` +
+    `rss ${last.rssMB.toFixed(1)} MB (growth heap ${record.heapGrowthMB.toFixed(1)} MB, ` +
+    `rss ${record.rssGrowthMB.toFixed(1)} MB)`,
 );
 if (!balanced || money !== deposited) process.exit(1);

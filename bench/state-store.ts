@@ -6,7 +6,8 @@
  * 1,000,000 in ≤ 1 s to LMDB and ≤ 3 s to PostgreSQL (2-core development machine).
  *
  * Baselines, what a user would write without bulk calls: LMDB one `put` per actor in a loop (its own
- * transaction each) over --naive-lmdb rows (default 2,000; each commit is flushed to disk, milliseconds apiece); PostgreSQL one INSERT ... ON CONFLICT
+ * transaction each) over --naive-lmdb rows (default 2,000; each commit is flushed to disk, milliseconds apiece);
+ * PostgreSQL one INSERT ... ON CONFLICT
  * statement per actor over --naive-pg rows (default 2,000); both extrapolated to N, labelled so.
  *
  *   node --import tsx bench/state-store.ts [--rows 1000000] [--trials 5] [--stores lmdb,postgres]
@@ -31,7 +32,12 @@ import { commitOf, machineOf } from './record.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log(readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 19).join('\n'));
+  console.log(
+    readFileSync(new URL(import.meta.url), 'utf8')
+      .split('\n')
+      .slice(1, 19)
+      .join('\n'),
+  );
   process.exit(0);
 }
 const option = (n: string, d: string) => (argv.includes(`--${n}`) ? (argv[argv.indexOf(`--${n}`) + 1] ?? d) : d);
@@ -105,14 +111,29 @@ async function measure(name: string, store: StateStore): Promise<StoreResult> {
     let read: Awaited<ReturnType<typeof t.getMany>> | undefined;
     const g = await timeIt(async () => (read = await t.getMany(keys)));
     gets.push(g);
-    if (read!.found !== N || read!.versions[N - 1] !== trial + 1 || !Buffer.from(read!.bytes).equals(bytes)) throw new Error(`${name}: getMany after flush ${trial} did not read back what was written`);
-    log(`   ${name} ${trial === 0 ? 'first flush (inserts)' : `flush ${trial}/${TRIALS}`}: ${s.toFixed(3)} s (this process's CPU ${((cpu.user + cpu.system) / 1e6).toFixed(3)} s); getMany ${g.toFixed(3)} s; load average ${os.loadavg()[0]!.toFixed(1)}`);
+    if (read!.found !== N || read!.versions[N - 1] !== trial + 1 || !Buffer.from(read!.bytes).equals(bytes))
+      throw new Error(`${name}: getMany after flush ${trial} did not read back what was written`);
+    log(
+      `   ${name} ${trial === 0 ? 'first flush (inserts)' : `flush ${trial}/${TRIALS}`}: ${s.toFixed(3)} ` +
+        `s (this process's CPU ${((cpu.user + cpu.system) / 1e6).toFixed(3)} s); getMany ${g.toFixed(3)} s; ` +
+        `load average ${os.loadavg()[0]!.toFixed(1)}`,
+    );
   }
   await store.close();
   const flushS = trials(flushes);
   const getS = trials(gets);
   const targetS = TARGET_S[name]! * (N / 1_000_000);
-  return { store: name, flushCpuS: trials(cpus).median, firstFlushS, flushS, getS, flushRowsPerS: Math.round(N / flushS.median), getRowsPerS: Math.round(N / getS.median), targetS, ratioToTarget: Number((flushS.median / targetS).toFixed(2)) };
+  return {
+    store: name,
+    flushCpuS: trials(cpus).median,
+    firstFlushS,
+    flushS,
+    getS,
+    flushRowsPerS: Math.round(N / flushS.median),
+    getRowsPerS: Math.round(N / getS.median),
+    targetS,
+    ratioToTarget: Number((flushS.median / targetS).toFixed(2)),
+  };
 }
 
 /** One store.put per actor in a loop (each its own transaction): what a user without putMany writes. */
@@ -132,11 +153,18 @@ async function naiveLmdb(dir: string): Promise<{ rows: number; seconds: number; 
 async function naivePg(url: string): Promise<{ rows: number; seconds: number; extrapolatedS: number }> {
   const c = new pg.Client(url);
   await c.connect();
-  await c.query('DROP TABLE IF EXISTS naive; CREATE TABLE naive (key bigint PRIMARY KEY, version bigint NOT NULL, state bytea NOT NULL)');
+  await c.query(
+    'DROP TABLE IF EXISTS naive; CREATE TABLE naive (key bigint PRIMARY KEY, version bigint NOT NULL, ' +
+      'state bytea NOT NULL)',
+  );
   const bytes = Buffer.from(states(0));
   const s = await timeIt(async () => {
     for (let i = 0; i < NAIVE_PG; i++) {
-      await c.query('INSERT INTO naive (key, version, state) VALUES ($1, 1, $2) ON CONFLICT (key) DO UPDATE SET version = naive.version + 1, state = EXCLUDED.state WHERE naive.version = 0', [keys[i], bytes.subarray(i * SIZE, (i + 1) * SIZE)]);
+      await c.query(
+        'INSERT INTO naive (key, version, state) VALUES ($1, 1, $2) ON CONFLICT (key) DO UPDATE SET ' +
+          'version = naive.version + 1, state = EXCLUDED.state WHERE naive.version = 0',
+        [keys[i], bytes.subarray(i * SIZE, (i + 1) * SIZE)],
+      );
     }
   });
   await c.query('DROP TABLE naive');
@@ -151,7 +179,9 @@ let server: PgServer | undefined;
 let pgVersion: string | null = null;
 try {
   if (STORES.includes('lmdb')) {
-    log(`== LMDB: flush of ${N.toLocaleString('en-US')} × ${SIZE}-byte states (${ORDER} keys), ${TRIALS} update trials`);
+    log(
+      `== LMDB: flush of ${N.toLocaleString('en-US')} × ${SIZE}-byte states (${ORDER} keys), ${TRIALS} update trials`,
+    );
     results.push(await measure('lmdb', new LmdbStore({ dataDir: path.join(scratch, 'lmdb') })));
     if (NAIVE_LMDB > 0) {
       log(`== LMDB baseline: one put per actor over ${NAIVE_LMDB.toLocaleString('en-US')} rows`);
@@ -169,7 +199,10 @@ try {
     await c.connect();
     pgVersion = (await c.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
     await c.end();
-    log(`== PostgreSQL ${pgVersion}: flush of ${N.toLocaleString('en-US')} × ${SIZE}-byte states (${ORDER} keys), ${TRIALS} update trials`);
+    log(
+      `== PostgreSQL ${pgVersion}: flush of ${N.toLocaleString('en-US')} × ${SIZE}-byte states (${ORDER} ` +
+        `keys), ${TRIALS} update trials`,
+    );
     results.push(await measure('postgres', new PostgresStore({ connection: url, schema: 'bench' })));
     if (NAIVE_PG > 0) {
       log(`== PostgreSQL baseline: one INSERT ... ON CONFLICT per actor over ${NAIVE_PG.toLocaleString('en-US')} rows`);
@@ -181,11 +214,19 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 
-console.log(`\n store    | first flush | flush (median) | rows/s  | ratio to target | getMany (median) | naive (extrapolated) | bulk speedup`);
+console.log(
+  `\n store    | first flush | flush (median) | rows/s  | ratio to target | getMany (median) | naive ` +
+    '(extrapolated) | bulk speedup',
+);
 for (const r of results) {
   const nv = naive[r.store];
   console.log(
-    ` ${r.store.padEnd(8)} | ${r.firstFlushS.toFixed(3).padStart(9)} s | ${r.flushS.median.toFixed(3).padStart(12)} s | ${(r.flushRowsPerS / 1e6).toFixed(2)} M  | ${String(r.ratioToTarget).padStart(6)} (≤ ${r.targetS} s) | ${r.getS.median.toFixed(3).padStart(14)} s | ${nv ? `${nv.extrapolatedS.toFixed(1)} s (${nv.rows} rows)` : '-'} | ${nv ? `${(nv.extrapolatedS / r.flushS.median).toFixed(0)}×` : '-'}`,
+    ` ${r.store.padEnd(8)} | ${r.firstFlushS.toFixed(3).padStart(9)} s ` +
+      `| ${r.flushS.median.toFixed(3).padStart(12)} s | ${(r.flushRowsPerS / 1e6).toFixed(2)} M  ` +
+      `| ${String(r.ratioToTarget).padStart(6)} (≤ ${r.targetS} s) ` +
+      `| ${r.getS.median.toFixed(3).padStart(14)} s ` +
+      `| ${nv ? `${nv.extrapolatedS.toFixed(1)} s (${nv.rows} rows)` : '-'} ` +
+      `| ${nv ? `${(nv.extrapolatedS / r.flushS.median).toFixed(0)}×` : '-'}`,
   );
 }
 const commit = commitOf();

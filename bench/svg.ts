@@ -23,7 +23,8 @@ interface Frame {
 
 function frame(title: string, f: Frame): string[] {
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${f.w}" height="${f.h}" viewBox="0 0 ${f.w} ${f.h}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${f.w}" height="${f.h}" viewBox="0 0 ${f.w} ${f.h}" ` +
+      'font-family="sans-serif" font-size="12">',
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${f.w / 2}" y="20" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`,
   ];
@@ -77,7 +78,8 @@ export function lineChart(opts: {
     out.push(`<text x="${f.left + pw + 34}" y="${ly - 3}">${esc(s.name)}</text>`);
   });
   out.push(
-    `<text x="${f.left + pw / 2}" y="${f.h - 18}" text-anchor="middle">${esc(opts.xLabel)}${logX ? ' (log scale)' : ''}</text>`,
+    `<text x="${f.left + pw / 2}" y="${f.h - 18}" ` +
+      `text-anchor="middle">${esc(opts.xLabel)}${logX ? ' (log scale)' : ''}</text>`,
   );
   out.push(
     `<text transform="translate(18 ${f.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(opts.yLabel)}</text>`,
@@ -104,7 +106,8 @@ export function barChart(opts: {
     const y = f.top + 10 + i * rowH;
     out.push(`<text x="${f.left - 8}" y="${y + 17}" text-anchor="end">${esc(b.name)}</text>`);
     out.push(
-      `<rect x="${f.left}" y="${y}" width="${Math.max(1, px(b.value) - f.left).toFixed(1)}" height="24" fill="${COLORS[i % COLORS.length]}"/>`,
+      `<rect x="${f.left}" y="${y}" width="${Math.max(1, px(b.value) - f.left).toFixed(1)}" height="24" ` +
+        `fill="${COLORS[i % COLORS.length]}"/>`,
     );
     out.push(`<text x="${px(b.value) + 6}" y="${y + 17}">${fmt(b.value)} ${esc(opts.unit)}</text>`);
   });

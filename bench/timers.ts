@@ -13,7 +13,8 @@
  * Baseline in the same run: the same ticks sent by the host instead (the actors' timers stopped; every
  * 100 ms one tellMany of `onTick` to all N actors) — what a host-side timer service would cost.
  *
- *   node --import tsx bench/timers.ts [--actors 100000] [--trials 3] [--seconds 3] [--threads 1] [--no-baseline] [--backend cpu|cuda]
+ *   node --import tsx bench/timers.ts [--actors 100000] [--trials 3] [--seconds 3] [--threads 1] [--no-baseline]
+ *   [--backend cpu|cuda]
  *   node --import tsx bench/timers.ts --actors 1000000
  *   node --import tsx bench/timers.ts --backend cuda --actors 1000000 --no-baseline
  *
@@ -84,7 +85,11 @@ async function measure(ticks: () => number, seconds: number): Promise<Window> {
   const wall = performance.now() - t0;
   const c = process.cpuUsage(c0);
   const m = mainThreadCpuMs() - m0;
-  return { ticksPerS: ((ticks() - k0) >>> 0) / (wall / 1000), mainCpuPct: (100 * m) / wall, processCpuPct: (100 * (c.user + c.system)) / 1000 / wall };
+  return {
+    ticksPerS: ((ticks() - k0) >>> 0) / (wall / 1000),
+    mainCpuPct: (100 * m) / wall,
+    processCpuPct: (100 * (c.user + c.system)) / 1000 / wall,
+  };
 }
 
 async function started(): Promise<GrainSystem> {
@@ -119,7 +124,8 @@ async function hostTrial(): Promise<Window> {
   try {
     await s.askMany(Sensor, 'quiet', { key });
     // A GPU kernel publishes its timer figures with its counters (every few tens of µs): wait for the stops to show.
-    if (!(await waitUntil(() => s.metrics()['Sensor']!.timers!.armed === 0, 5000))) throw new Error('timers still running in the host-sent baseline');
+    if (!(await waitUntil(() => s.metrics()['Sensor']!.timers!.armed === 0, 5000)))
+      throw new Error('timers still running in the host-sent baseline');
     let busy = false;
     let skipped = 0;
     timer = setInterval(() => {
@@ -134,7 +140,8 @@ async function hostTrial(): Promise<Window> {
     }, 1000 / HZ);
     await new Promise((r) => setTimeout(r, 1000));
     const w = await measure(() => s.metrics()['Sensor']!.processed, SECONDS);
-    if (skipped) console.log(`  host-sent: ${skipped} periods skipped (the previous period's ticks were not all processed)`);
+    if (skipped)
+      console.log(`  host-sent: ${skipped} periods skipped (the previous period's ticks were not all processed)`);
     return w;
   } finally {
     if (timer) clearInterval(timer);
@@ -142,7 +149,10 @@ async function hostTrial(): Promise<Window> {
   }
 }
 
-const fmt = (w: Window) => `${(w.ticksPerS / 1e6).toFixed(3)} M ticks/s (${((100 * w.ticksPerS) / (N * HZ)).toFixed(1)}% of ${N * HZ}/s), main thread ${w.mainCpuPct.toFixed(1)}% of a core, process ${w.processCpuPct.toFixed(1)}%`;
+const fmt = (w: Window) =>
+  `${(w.ticksPerS / 1e6).toFixed(3)} M ticks/s (${((100 * w.ticksPerS) / (N * HZ)).toFixed(1)}% ` +
+  `of ${N * HZ}/s), main thread ${w.mainCpuPct.toFixed(1)}% of a core, ` +
+  `process ${w.processCpuPct.toFixed(1)}%`;
 const kernel: Window[] = [];
 const host: Window[] = [];
 for (let t = 0; t < TRIALS; t++) {
@@ -155,10 +165,17 @@ for (let t = 0; t < TRIALS; t++) {
     console.log(`trial ${t} host-sent:        ${fmt(h)}`);
   }
 }
-const med = (ws: Window[]): Window => ({ ticksPerS: median(ws.map((w) => w.ticksPerS)), mainCpuPct: median(ws.map((w) => w.mainCpuPct)), processCpuPct: median(ws.map((w) => w.processCpuPct)) });
+const med = (ws: Window[]): Window => ({
+  ticksPerS: median(ws.map((w) => w.ticksPerS)),
+  mainCpuPct: median(ws.map((w) => w.mainCpuPct)),
+  processCpuPct: median(ws.map((w) => w.processCpuPct)),
+});
 const K = med(kernel);
 const H = host.length ? med(host) : undefined;
-console.log(`${commitOf()} ${machineOf()}, ${BACKEND === 'cuda' ? 'CUDA ring kernel' : `${THREADS} pool thread(s)`}, ${N} actors × ${HZ} Hz, ${SECONDS} s windows, median of ${TRIALS} trials`);
+console.log(
+  `${commitOf()} ${machineOf()}, ${BACKEND === 'cuda' ? 'CUDA ring kernel' : `${THREADS} pool thread(s)`}, ${N} ` +
+    `actors × ${HZ} Hz, ${SECONDS} s windows, median of ${TRIALS} trials`,
+);
 console.log(`kernel-generated ticks: ${fmt(K)}`);
 const offered = N * HZ;
 const hostPct = BACKEND === 'cuda' ? K.processCpuPct : K.mainCpuPct;
@@ -173,16 +190,43 @@ const target = {
   met: rateMet && cpuMet,
 };
 console.log(
-  `target: every period handled (≥ ${(100 * (1 - RATE_TOLERANCE)).toFixed(1)}% of ${(offered / 1e6).toFixed(3)} M/s): ${rateMet ? 'met' : 'not met'} (${((100 * K.ticksPerS) / offered).toFixed(2)}%); ` +
-    `host (${target.hostCpu}) < ${HOST_CPU_TARGET_PCT}% of a core: ${cpuMet ? 'met' : 'not met'} (${hostPct.toFixed(2)}%)`,
+  `target: every period handled (≥ ${(100 * (1 - RATE_TOLERANCE)).toFixed(1)}% ` +
+    `of ${(offered / 1e6).toFixed(3)} M/s): ${rateMet ? 'met' : 'not met'} ` +
+    `(${((100 * K.ticksPerS) / offered).toFixed(2)}%); ` +
+    (`host (${target.hostCpu}) < ${HOST_CPU_TARGET_PCT}% of a core: ${cpuMet ? 'met' : 'not met'} ` +
+      `(${hostPct.toFixed(2)}%)`),
 );
 if (H) {
   console.log(`host-sent ticks:        ${fmt(H)}`);
-  console.log(`ratios kernel / host-sent: ticks/s ${(K.ticksPerS / H.ticksPerS).toFixed(2)}×, main-thread CPU ${(K.mainCpuPct / H.mainCpuPct).toFixed(3)}×, process CPU ${(K.processCpuPct / H.processCpuPct).toFixed(2)}×`);
+  console.log(
+    `ratios kernel / host-sent: ticks/s ${(K.ticksPerS / H.ticksPerS).toFixed(2)}×, main-thread ` +
+      `CPU ${(K.mainCpuPct / H.mainCpuPct).toFixed(3)}×, process ` +
+      `CPU ${(K.processCpuPct / H.processCpuPct).toFixed(2)}×`,
+  );
 }
-const out = new URL(`./results/timers${BACKEND === 'cpu' ? '' : `-${BACKEND}`}${N === 100_000 ? '' : `-${N}`}.json`, import.meta.url);
+const out = new URL(
+  `./results/timers${BACKEND === 'cpu' ? '' : `-${BACKEND}`}${N === 100_000 ? '' : `-${N}`}.json`,
+  import.meta.url,
+);
 writeFileSync(
   out,
-  JSON.stringify({ commit: commitOf(), machine: machineOf(), date: new Date().toISOString(), backend: BACKEND, actors: N, hz: HZ, threads: BACKEND === 'cpu' ? THREADS : null, target, seconds: SECONDS, trials: TRIALS, kernelGenerated: { median: K, trials: kernel }, hostSent: H ? { median: H, trials: host } : null }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      commit: commitOf(),
+      machine: machineOf(),
+      date: new Date().toISOString(),
+      backend: BACKEND,
+      actors: N,
+      hz: HZ,
+      threads: BACKEND === 'cpu' ? THREADS : null,
+      target,
+      seconds: SECONDS,
+      trials: TRIALS,
+      kernelGenerated: { median: K, trials: kernel },
+      hostSent: H ? { median: H, trials: host } : null,
+    },
+    null,
+    2,
+  ) + '\n',
 );
 console.log(`wrote ${out.pathname}`);

@@ -4,7 +4,8 @@
  * sizes and CUDA host lanes, so a ring-bound run (rises with the rings) is told apart from a
  * consumer-bound one. Every row's balance is checked.
  *
- *   node --import tsx bench/probes/askmany.ts [--rows 10000,100000] [--rings 1024,16384] [--trials 7] [--backends cuda,cpu]
+ *   node --import tsx bench/probes/askmany.ts [--rows 10000,100000] [--rings 1024,16384] [--trials 7] [--backends
+ *   cuda,cpu]
  * Writes $OUT/askmany-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -62,7 +63,9 @@ for (const name of backends) {
         const m = median(rates);
         out.push({ backend: name, rows: R, ring, rowsPerS: m, msPerCall: (R / m) * 1000, trials: rates });
         console.log(
-          `${name.padEnd(4)} ring ${String(ring).padStart(5)}  rows ${String(R).padStart(7)}: ${(m / 1e6).toFixed(2)} M rows/s, ${((R / m) * 1000).toFixed(2)} ms a call`,
+          `${name.padEnd(4)} ring ${String(ring).padStart(5)}  ` +
+            `rows ${String(R).padStart(7)}: ${(m / 1e6).toFixed(2)} M rows/s, ${((R / m) * 1000).toFixed(2)} ` +
+            'ms a call',
         );
       } finally {
         await sys.shutdown();
@@ -72,5 +75,13 @@ for (const name of backends) {
 }
 writeFileSync(
   path.join(outDir, 'askmany-probe.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), command: `node --import tsx bench/probes/askmany.ts ${argv.join(' ')}`, results: out }, null, 1)}\n`,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      command: `node --import tsx bench/probes/askmany.ts ${argv.join(' ')}`,
+      results: out,
+    },
+    null,
+    1,
+  ) + '\n',
 );

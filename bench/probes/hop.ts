@@ -25,7 +25,8 @@ for (const partitions of partitionsList) {
   try {
     const h = await relayHop(sys, hops);
     console.log(
-      `hop-probe ${defines} partitions ${partitions}: hop ${h.hopNs.toFixed(0)} ns (chain of 0: ${h.chain0P50Us.toFixed(1)} µs, of ${hops}: ${h.chainHP50Us.toFixed(0)} µs)`,
+      `hop-probe ${defines} partitions ${partitions}: hop ${h.hopNs.toFixed(0)} ns (chain of ` +
+        `0: ${h.chain0P50Us.toFixed(1)} µs, of ${hops}: ${h.chainHP50Us.toFixed(0)} µs)`,
     );
   } finally {
     await sys.shutdown();

@@ -9,7 +9,8 @@
  * walks (device.ts RG_WS_*): messages per batch of lane turns, waves per batch, cycles per batch, per
  * lane turn and per phase of a turn, and the cycles between batches.
  *
- *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/k2k.ts [--partitions 1024,2048] [--queue 1024,256] [--walks 16384] [--trials 3]
+ *   RINGGRAIN_NVRTC_DEFINES=... node --import tsx bench/probes/k2k.ts [--partitions 1024,2048] [--queue 1024,256]
+ *   [--walks 16384] [--trials 3]
  */
 import { CudaBackend, probeCuda } from '../../packages/cuda-backend/src/index.ts';
 import { readWaveStats } from '../../packages/cuda-backend/src/fault-injection.ts';

@@ -108,7 +108,9 @@ let bad = false;
 for (const fresh of [0, 7]) {
   for (const swapReleases of [false, true]) {
     const r = check(3, swapReleases, fresh);
-    const name = `${swapReleases ? 'atom.acq_rel.exch (fixed)' : 'atomicExch, relaxed (3e6fe6f)'}, nodes ${fresh ? 'from the free stack' : 'from the bump area'}`;
+    const name =
+      `${swapReleases ? 'atom.acq_rel.exch (fixed)' : 'atomicExch, relaxed (3e6fe6f)'}, ` +
+      `nodes ${fresh ? 'from the free stack' : 'from the bump area'}`;
     console.log(`${name}: ${r.finals} interleavings, ${r.stranded} end with nodes stranded`);
     if (r.example && !swapReleases && fresh === 0) console.log(`  e.g.\n    ${r.example.join('\n    ')}`);
     if (swapReleases && r.stranded) bad = true;

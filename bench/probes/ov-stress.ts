@@ -1,6 +1,7 @@
 /**
  * K2K overflow stress (`node --import tsx bench/probes/ov-stress.ts --backend cpu|cuda [--senders 8192] [--fan 32]
- * [--targets 4096] [--hot 0] [--rounds 400] [--seconds 120] [--stall-s 20] [--partitions 64] [--queue-log2 4] [--threads T] [--inject-loss]`).
+ * [--targets 4096] [--hot 0] [--rounds 400] [--seconds 120] [--stall-s 20] [--partitions 64] [--queue-log2 4]
+ * [--threads T] [--inject-loss]`).
  *
  * Rounds of one burst each: the host tells every sender `fire`, each sends `fan` K2K `hit`s (fan-out over
  * 32 targets a sender), and the host waits until the system is quiet (every host and K2K message
@@ -11,7 +12,8 @@
  * prints where every kernel stands (K2K sent/received, overflow in use) and exits 1. At the end it asks
  * every target what it got and compares count, sum of message values and per-sender order (first 32
  * senders) with a JS computation; exits 1 on any difference, 0 when everything arrived.
- * New rounds stop after --seconds (the run then checks what it did), so a GPU run (with a cold NVRTC compile) stays under ~3 minutes.
+ * New rounds stop after --seconds (the run then checks what it did), so a GPU run (with a cold NVRTC compile) stays
+ * under ~3 minutes.
  * --inject-loss makes the expectation one message more than was sent (the check must then fail); --stall-s 0
  * makes the first round a stall (the stall report must then print).
  */
@@ -67,7 +69,8 @@ system.on('tellError', (e) => {
 });
 await system.start();
 console.log(
-  `ov-stress: ${describe}; ${S} senders × ${FAN} hits a round over ${T} targets${HOT ? ` (all in partitions 0..${HOT - 1})` : ''}; ${PARTITIONS} partitions × ${QUEUE} slots`,
+  `ov-stress: ${describe}; ${S} senders × ${FAN} hits a round over ${T} ` +
+    `targets${HOT ? ` (all in partitions 0..${HOT - 1})` : ''}; ${PARTITIONS} partitions × ${QUEUE} slots`,
 );
 
 const where = () => whereItStands(system);
@@ -110,7 +113,8 @@ for (let round = 0; round < ROUNDS && performance.now() - t0 < SECONDS * 1000; r
   rounds++;
   if (!ok) {
     console.error(
-      `STALL in round ${round} (${rounds} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s): not quiet within ${STALL_S} s\n  ${where()}`,
+      `STALL in round ${round} (${rounds} rounds, ${((performance.now() - t0) / 1000).toFixed(1)} s): not ` +
+        `quiet within ${STALL_S} s\n  ${where()}`,
     );
     await finish(1);
   }
@@ -119,7 +123,8 @@ for (let round = 0; round < ROUNDS && performance.now() - t0 < SECONDS * 1000; r
 const secs = (performance.now() - t0) / 1000;
 const k2k = Object.values(system.metrics()).reduce((a, c) => a + c.k2kSent, 0);
 console.log(
-  `${rounds} rounds, ${k2k.toLocaleString('en-US')} K2K messages in ${secs.toFixed(1)} s (${(k2k / secs / 1e6).toFixed(2)} M/s), overflow high-water ${maxInUse}`,
+  `${rounds} rounds, ${k2k.toLocaleString('en-US')} K2K messages in ${secs.toFixed(1)} s ` +
+    `(${(k2k / secs / 1e6).toFixed(2)} M/s), overflow high-water ${maxInUse}`,
 );
 
 // Every target: count, sum and order.

@@ -21,7 +21,8 @@ const TRIALS = Number(argv.includes('--trials') ? argv[argv.indexOf('--trials') 
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const show = (name: string, xs: number[], unit: string, digits = 2) =>
   console.log(
-    `${name}: ${med(xs).toFixed(digits)} ${unit} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, ${xs.length} trials)`,
+    `${name}: ${med(xs).toFixed(digits)} ${unit} ` +
+      `(${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, ${xs.length} trials)`,
   );
 
 const load0 = loadavg()[0]!;

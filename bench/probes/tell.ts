@@ -6,7 +6,8 @@
  * warps) and the actor count, so a worker-bound drain (scales with partitions) is told apart from an
  * ingress-bound one (does not).
  *
- *   node --import tsx bench/probes/tell.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096] [--host-lanes 4]
+ *   node --import tsx bench/probes/tell.ts [--rows 1000000] [--partitions 4,32,128] [--trials 3] [--ring 4096]
+ *   [--host-lanes 4]
  * Writes $OUT/tell-probe.json (or .device/out/).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -117,7 +118,10 @@ async function measure(
 const rows: Row[] = [];
 const show = (r: Row) =>
   console.log(
-    `${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call; paused: tellMany ${r.pausedBulkNsPerRow} ns/row, tell ${r.pausedTellNsPerCall} ns/call)`,
+    `${r.backend.padEnd(4)} partitions ${String(r.partitions ?? '-').padStart(4)} ` +
+      `actors ${String(r.actors).padStart(6)}: tellMany ${(r.bulkPerS / 1e6).toFixed(2)} M/s, ` +
+      `tell ${(r.tellsPerS / 1e6).toFixed(2)} M/s (send loop ${r.tellLoopNsPerCall} ns/call; paused: ` +
+      `tellMany ${r.pausedBulkNsPerRow} ns/row, tell ${r.pausedTellNsPerCall} ns/call)`,
   );
 for (const actors of [1024, 65536]) {
   rows.push(await measure('cpu', new CpuBackend(), null, actors));
@@ -131,5 +135,16 @@ for (const actors of [1024, 65536]) {
 }
 writeFileSync(
   path.join(outDir, 'tell-probe.json'),
-  `${JSON.stringify({ rows: M, trials: TRIALS, ringCapacity: RING, hostLanes: HOST_LANES, date: new Date().toISOString(), results: rows }, null, 2)}\n`,
+  JSON.stringify(
+    {
+      rows: M,
+      trials: TRIALS,
+      ringCapacity: RING,
+      hostLanes: HOST_LANES,
+      date: new Date().toISOString(),
+      results: rows,
+    },
+    null,
+    2,
+  ) + '\n',
 );

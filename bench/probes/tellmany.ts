@@ -56,19 +56,23 @@ for (let k = 0; k < 1024; k += 101) {
 await sys.shutdown();
 const sorted = [...runs].sort((a, b) => a - b);
 console.log(
-  `${TELLS ? 'tells' : 'tellMany'} ${M} rows: median ${(sorted[sorted.length >> 1]! / 1e6).toFixed(2)} M/s (${runs.map((r) => (r / 1e6).toFixed(2)).join(', ')}); host call ${sendNs.map((n) => n.toFixed(0)).join(', ')} ns/row`,
+  `${TELLS ? 'tells' : 'tellMany'} ${M} rows: median ${(sorted[sorted.length >> 1]! / 1e6).toFixed(2)} ` +
+    `M/s (${runs.map((r) => (r / 1e6).toFixed(2)).join(', ')}); host ` +
+    `call ${sendNs.map((n) => n.toFixed(0)).join(', ')} ns/row`,
 );
 if (COMPARE) {
   const m = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   for (const p of ['rows', 'images'] as const) {
     const xs = byPath[p];
     console.log(
-      `${p}: median ${(m(xs) / 1e6).toFixed(2)} M rows/s, min ${(Math.min(...xs) / 1e6).toFixed(2)}, max ${(Math.max(...xs) / 1e6).toFixed(2)} (${xs.map((r) => (r / 1e6).toFixed(2)).join(', ')})`,
+      `${p}: median ${(m(xs) / 1e6).toFixed(2)} M rows/s, min ${(Math.min(...xs) / 1e6).toFixed(2)}, ` +
+        `max ${(Math.max(...xs) / 1e6).toFixed(2)} (${xs.map((r) => (r / 1e6).toFixed(2)).join(', ')})`,
     );
   }
   console.log(
-    `images / rows (medians): ${(m(byPath.images) / m(byPath.rows)).toFixed(2)}x; load average before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
+    `images / rows (medians): ${(m(byPath.images) / m(byPath.rows)).toFixed(2)}x; load average ` +
+      `before ${load0.map((l) => l.toFixed(2)).join(' ')}, after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
   );
 }

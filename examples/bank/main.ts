@@ -10,7 +10,17 @@
  * whatever the arrival order). Amounts are whole numbers, so f64 sums are exact in any order.
  */
 import { Account } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
+import {
+  buildSystem,
+  fail,
+  intFlag,
+  mulberry32,
+  ms,
+  parseArgs,
+  progress,
+  rejectUnknown,
+  whereItStands,
+} from '../shared/backend.ts';
 
 const args = parseArgs();
 rejectUnknown(args, ['accounts', 'transfers', 'seed', 'inject-mismatch']);
@@ -47,7 +57,10 @@ const replies = await Promise.all(deposits.map((amount, k) => system.grain(Accou
 for (let k = 0; k < N; k++) {
   ref.balance[k]! += deposits[k]!;
   ref.ops[k]!++;
-  check(replies[k]!.balance === ref.balance[k], `deposit reply of account ${k}: ${replies[k]!.balance} != ${ref.balance[k]}`);
+  check(
+    replies[k]!.balance === ref.balance[k],
+    `deposit reply of account ${k}: ${replies[k]!.balance} != ${ref.balance[k]}`,
+  );
 }
 const tDeposit = performance.now() - t;
 
@@ -63,7 +76,11 @@ wKeys.forEach((k, i) => {
   const ok = amount <= ref.balance[k]!;
   if (ok) ref.balance[k]! -= amount;
   else refused++;
-  check(wReplies[i]!.ok === ok && wReplies[i]!.balance === ref.balance[k], `withdraw reply of account ${k}: ${JSON.stringify(wReplies[i])} != ${JSON.stringify({ ok, balance: ref.balance[k] })}`);
+  check(
+    wReplies[i]!.ok === ok && wReplies[i]!.balance === ref.balance[k],
+    `withdraw reply of account ${k}: ${JSON.stringify(wReplies[i])} ` +
+      `!= ${JSON.stringify({ ok, balance: ref.balance[k] })}`,
+  );
 });
 const tWithdraw = performance.now() - t;
 const totalBefore = ref.balance.reduce((a, b) => a + b, 0);
@@ -130,7 +147,11 @@ for (let k = 0; k < N; k++) {
   total += finals[k]!.balance;
   if (finals[k]!.balance !== ref.balance[k] || finals[k]!.ops !== ref.ops[k]) {
     mismatched++;
-    check(false, `account ${k}: got ${JSON.stringify(finals[k])}, model says ${JSON.stringify({ balance: ref.balance[k], ops: ref.ops[k] })}`);
+    check(
+      false,
+      `account ${k}: got ${JSON.stringify(finals[k])}, model ` +
+        `says ${JSON.stringify({ balance: ref.balance[k], ops: ref.ops[k] })}`,
+    );
   }
 }
 const tBalance = performance.now() - t;
@@ -140,18 +161,39 @@ const tEnd = performance.now();
 
 check(total === totalBefore, `total changed across transfers: ${totalBefore} → ${total}`);
 check(tellErrors === 0, `${tellErrors} tells failed in their handlers`);
-check(c.handlerErrors === 0 && c.rejected === 0, `kernel counted ${c.handlerErrors} handler errors and ${c.rejected} rejected messages`);
+check(
+  c.handlerErrors === 0 && c.rejected === 0,
+  `kernel counted ${c.handlerErrors} handler errors and ${c.rejected} rejected messages`,
+);
 
 const line = (label: string, value: string) => console.log(`  ${label.padEnd(28)} ${value}`);
 console.log(`\nRinggrain bank — backend ${describe}, seed ${seed}`);
 line('accounts', `${N}`);
-line('deposits (asks)', `${N} in ${ms(tDeposit)}  (${Math.round(N / (tDeposit / 1000)).toLocaleString('en-US')} asks/s)`);
+line(
+  'deposits (asks)',
+  `${N} in ${ms(tDeposit)}  (${Math.round(N / (tDeposit / 1000)).toLocaleString('en-US')} asks/s)`,
+);
 line('withdrawals (asks)', `${wKeys.length} in ${ms(tWithdraw)}, ${refused} refused for lack of funds`);
-line('transfers (tells + K2K)', `${M} in ${ms(tTransfer)} over ${rounds} rounds, ${failedTransfers} refused, ${c.k2kSent} credits sent actor→actor`);
+line(
+  'transfers (tells + K2K)',
+  `${M} in ${ms(tTransfer)} over ${rounds} rounds, ${failedTransfers} refused, ${c.k2kSent} credits sent actor→actor`,
+);
 line('balance checks (asks)', `${N} in ${ms(tBalance)}`);
-line('total money', `${total.toLocaleString('en-US')} before and after transfers: ${total === totalBefore ? 'unchanged' : `CHANGED (was ${totalBefore})`}`);
-line('kernel counters', `received ${c.received}, processed ${c.processed}, replied ${c.replied}, k2k ${c.k2kSent}/${c.k2kReceived}, activations ${c.activations}, errors ${c.handlerErrors}`);
-line('time', `start ${ms(tStart - t0)}, work ${ms(tDeposit + tWithdraw + tTransfer + tBalance)}, total with shutdown ${ms(tEnd - t0)}`);
+line(
+  'total money',
+  `${total.toLocaleString('en-US')} before and after ` +
+    `transfers: ${total === totalBefore ? 'unchanged' : `CHANGED (was ${totalBefore})`}`,
+);
+line(
+  'kernel counters',
+  `received ${c.received}, processed ${c.processed}, replied ${c.replied}, ` +
+    `k2k ${c.k2kSent}/${c.k2kReceived}, activations ${c.activations}, errors ${c.handlerErrors}`,
+);
+line(
+  'time',
+  `start ${ms(tStart - t0)}, work ${ms(tDeposit + tWithdraw + tTransfer + tBalance)}, total with ` +
+    `shutdown ${ms(tEnd - t0)}`,
+);
 if (problems.length) {
   console.log(`\nMISMATCH: ${mismatched} accounts differ from the JavaScript model`);
   for (const p of problems) console.log(`  - ${p}`);

@@ -80,14 +80,29 @@ try {
       });
     }),
   );
-  const client = new GrainSystem({ backends: {}, logger: quietLogger(), handleSignals: false, cluster: natsCluster({ servers: url!, name: cluster, ...auth }) });
+  const client = new GrainSystem({
+    backends: {},
+    logger: quietLogger(),
+    handleSignals: false,
+    cluster: natsCluster({ servers: url!, name: cluster, ...auth }),
+  });
   await client.start();
   await client.cluster!.waitFor(() => client.cluster!.settled(SILOS), 15_000);
-  console.log(`${SILOS} silos up in ${ms(performance.now() - t0)}: ${client.cluster!.live().filter((s) => !s.client).map((s) => s.id).join(', ')}`);
+  console.log(
+    `${SILOS} silos up in ${ms(performance.now() - t0)}: ${client
+      .cluster!.live()
+      .filter((s) => !s.client)
+      .map((s) => s.id)
+      .join(', ')}`,
+  );
 
   const rand = mulberry32(seed);
   const model = new Float64Array(N);
-  const seeded = await Promise.all(Array.from({ length: N }, (_, k) => client.grain(Account, k).deposit({ amount: (model[k] = 100 + Math.floor(rand() * 900)) })));
+  const seeded = await Promise.all(
+    Array.from({ length: N }, (_, k) =>
+      client.grain(Account, k).deposit({ amount: (model[k] = 100 + Math.floor(rand() * 900)) }),
+    ),
+  );
   const total = model.reduce((a, b) => a + b, 0);
   if (seeded.some((r, k) => r.balance !== model[k])) fail('a seeded balance differs');
   const t1 = performance.now();
@@ -124,13 +139,22 @@ try {
     const o = client.cluster!.ownerOf('Account', k)!;
     perSilo.set(o, (perSilo.get(o) ?? 0) + 1);
   }
-  console.log(`${done} transfers (${refused} refused: not enough money) in ${ms(elapsed)}: ${((done * 2 - refused) / (elapsed / 1000)).toFixed(0)} cross-process asks/s`);
-  console.log(`money: ${sum} in the bank, ${total} deposited: ${sum === total ? 'conserved' : 'NOT CONSERVED'}; ${wrong} accounts differ from the model`);
+  console.log(
+    `${done} transfers (${refused} refused: not enough money) ` +
+      `in ${ms(elapsed)}: ${((done * 2 - refused) / (elapsed / 1000)).toFixed(0)} cross-process asks/s`,
+  );
+  console.log(
+    `money: ${sum} in the bank, ${total} ` +
+      `deposited: ${sum === total ? 'conserved' : 'NOT CONSERVED'}; ${wrong} accounts differ from the model`,
+  );
   await client.shutdown();
   await stopAll();
   for (const f of figures) {
     const x = JSON.parse(f) as { silo: string; turns: number; fromOthers: number; framesIn: number; framesOut: number };
-    console.log(`  silo ${x.silo}: ${perSilo.get(x.silo) ?? 0} accounts, ${x.turns} turns, ${x.fromOthers} messages from other members in ${x.framesIn} frames`);
+    console.log(
+      `  silo ${x.silo}: ${perSilo.get(x.silo) ?? 0} accounts, ${x.turns} turns, ${x.fromOthers} messages ` +
+        `from other members in ${x.framesIn} frames`,
+    );
   }
   if (sum !== total || wrong > 0) process.exit(1);
 } catch (e) {

@@ -22,6 +22,17 @@ process.stdout.write(`READY ${system.cluster!.self}\n`);
 process.once('SIGTERM', () => {
   const c = system.cluster!.metrics();
   const k = system.metrics()['Account']!;
-  process.stdout.write(`FIGURES ${JSON.stringify({ silo: c['silo'], turns: k.processed, fromOthers: c['messagesIn'], framesIn: c['framesIn'], framesOut: c['framesOut'], forwarded: c['forwarded'] })}\n`);
+  process.stdout.write(
+    'FIGURES ' +
+      JSON.stringify({
+        silo: c['silo'],
+        turns: k.processed,
+        fromOthers: c['messagesIn'],
+        framesIn: c['framesIn'],
+        framesOut: c['framesOut'],
+        forwarded: c['forwarded'],
+      }) +
+      '\n',
+  );
   void system.shutdown().then(() => process.exit(0));
 });

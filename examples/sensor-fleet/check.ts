@@ -26,7 +26,8 @@ export function checkFleet(model: FleetModel, got: FleetState, maxLines = 10): C
   for (const f of DEVICE_FIELDS) {
     const want = model[f];
     const have = got[f];
-    if (have.length !== want.length) note(`${f}: the actors answered ${have.length} devices, the model has ${want.length}`);
+    if (have.length !== want.length)
+      note(`${f}: the actors answered ${have.length} devices, the model has ${want.length}`);
     for (let d = 0; d < Math.min(want.length, have.length); d++) {
       r.compared++;
       if (!Object.is(have[d], want[d])) note(`device ${d} ${f}: actors ${have[d]}, model ${want[d]}`);
@@ -35,7 +36,8 @@ export function checkFleet(model: FleetModel, got: FleetState, maxLines = 10): C
   for (const f of REGION_FIELDS) {
     const want = model[f];
     const have = got[f];
-    if (have.length !== want.length) note(`${f}: the actors answered ${have.length} regions, the model has ${want.length}`);
+    if (have.length !== want.length)
+      note(`${f}: the actors answered ${have.length} regions, the model has ${want.length}`);
     for (let g = 0; g < Math.min(want.length, have.length); g++) {
       r.compared++;
       if (have[g] !== want[g]) note(`region ${g} ${f}: actors ${have[g]}, model ${want[g]}`);

@@ -51,7 +51,17 @@ export class Device extends Grain({
     check: { request: t.struct({}) },
     get: {
       request: t.struct({}),
-      reply: t.struct({ last: t.f64, lastAt: t.f64, min: t.f64, max: t.f64, sum: t.f64, count: t.u32, alert: t.u32, raised: t.u32, checks: t.u32 }),
+      reply: t.struct({
+        last: t.f64,
+        lastAt: t.f64,
+        min: t.f64,
+        max: t.f64,
+        sum: t.f64,
+        count: t.u32,
+        alert: t.u32,
+        raised: t.u32,
+        checks: t.u32,
+      }),
     },
   },
   timers: { check: { method: 'check', periodMs: RULES.checkPeriodMs } },
@@ -88,7 +98,17 @@ export class Device extends Grain({
   }
 
   get(s: D['state']): D['reply']['get'] {
-    return { last: s.last, lastAt: s.lastAt, min: s.min, max: s.max, sum: s.sum, count: s.count, alert: s.alert, raised: s.raised, checks: s.checks };
+    return {
+      last: s.last,
+      lastAt: s.lastAt,
+      min: s.min,
+      max: s.max,
+      sum: s.sum,
+      count: s.count,
+      alert: s.alert,
+      raised: s.raised,
+      checks: s.checks,
+    };
   }
 }
 type D = TypesOf<typeof Device>;

@@ -65,25 +65,54 @@ export class PhaseRefused extends Error {
 export async function runPhase(c: PhaseConfig): Promise<PhaseResult> {
   const clock = { now: roundTime(c.first - 1) };
   const t0 = performance.now();
-  // On CUDA the fleet's state lives on the device (actor residency, the CUDA backend's default: load on first message, deactivation).
+  // On CUDA the fleet's state lives on the device (actor residency, the CUDA backend's default: load on first message,
+  // deactivation).
   const { system, placement, describe } = await buildSystem(c.backend, { clock: () => clock.now }, {}, c.cpuOptions);
   const regions = Math.ceil(c.devices / RULES.regionSize);
-  system.register(Device, { placement, maxActors: Math.max(c.devices, 1024), storage: c.store, flushIntervalMs: c.flushIntervalMs });
+  system.register(Device, {
+    placement,
+    maxActors: Math.max(c.devices, 1024),
+    storage: c.store,
+    flushIntervalMs: c.flushIntervalMs,
+  });
   // A check round sends up to one K2K message per device to the regions: room for bursts.
-  system.register(Alerts, { placement, maxActors: Math.max(regions, 1024), storage: c.store, flushIntervalMs: c.flushIntervalMs, ringCapacity: 1 << 16 });
+  system.register(Alerts, {
+    placement,
+    maxActors: Math.max(regions, 1024),
+    storage: c.store,
+    flushIntervalMs: c.flushIntervalMs,
+    ringCapacity: 1 << 16,
+  });
   const problems: string[] = [];
   let tellErrors = 0;
   system.on('tellError', (e) => {
     if (tellErrors++ < 5) problems.push(`tell failed: ${e.grain}.${e.method}: ${e.error.message.split('\n')[0]}`);
   });
-  system.on('storageError', (e) => problems.push(`storage ${e.op} failed for ${e.keys.length} ${e.grain} rows: ${e.error.message.split('\n')[0]}`));
+  system.on('storageError', (e) =>
+    problems.push(`storage ${e.op} failed for ${e.keys.length} ${e.grain} rows: ${e.error.message.split('\n')[0]}`),
+  );
   try {
     await system.start();
   } catch (e) {
     if (e instanceof RinggrainError) throw new PhaseRefused(e);
     throw e;
   }
-  const r: PhaseResult = { describe, startMs: performance.now() - t0, preloaded: 0, preloadMs: 0, readings: 0, readingMs: 0, tickMs: 0, ticks: 0, flushed: 0, flushMs: 0, shutdownMs: 0, readMs: 0, state: undefined, problems };
+  const r: PhaseResult = {
+    describe,
+    startMs: performance.now() - t0,
+    preloaded: 0,
+    preloadMs: 0,
+    readings: 0,
+    readingMs: 0,
+    tickMs: 0,
+    ticks: 0,
+    flushed: 0,
+    flushMs: 0,
+    shutdownMs: 0,
+    readMs: 0,
+    state: undefined,
+    problems,
+  };
   try {
     if (c.preload) {
       const t = performance.now();
@@ -108,7 +137,8 @@ export async function runPhase(c: PhaseConfig): Promise<PhaseResult> {
     const m = system.metrics();
     r.ticks = m['Device']?.timers?.ticks ?? 0;
     for (const [name, k] of Object.entries(m)) {
-      if (k.handlerErrors || k.rejected) problems.push(`${name}: ${k.handlerErrors} handler errors, ${k.rejected} rejected messages`);
+      if (k.handlerErrors || k.rejected)
+        problems.push(`${name}: ${k.handlerErrors} handler errors, ${k.rejected} rejected messages`);
     }
     if (c.flush) {
       const t = performance.now();

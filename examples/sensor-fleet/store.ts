@@ -40,11 +40,17 @@ export interface StoreArgs {
 
 export async function openPlace(a: StoreArgs): Promise<FleetStorePlace> {
   if (a.kind === 'lmdb') {
-    if ((a.resume || a.keep) && a.dataDir === undefined) fail('--restart and --phase1-only need --data-dir DIR (the same directory for both runs)');
+    if ((a.resume || a.keep) && a.dataDir === undefined)
+      fail('--restart and --phase1-only need --data-dir DIR (the same directory for both runs)');
     const dir = a.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'ringgrain-fleet-'));
     const hasData = existsSync(dir) && readdirSync(dir).length > 0;
-    if (a.resume && !hasData) fail(`--restart: ${dir} holds no stored fleet (run with --phase1-only --data-dir ${dir} first)`);
-    if (!a.resume && hasData && a.dataDir !== undefined) fail(`--data-dir ${dir} is not empty: a fresh run starts from no stored state\n  hint: remove it, name a new directory, or pass --restart to continue it`);
+    if (a.resume && !hasData)
+      fail(`--restart: ${dir} holds no stored fleet (run with --phase1-only --data-dir ${dir} first)`);
+    if (!a.resume && hasData && a.dataDir !== undefined)
+      fail(
+        `--data-dir ${dir} is not empty: a fresh run starts from no stored state\n  hint: remove it, name ` +
+          'a new directory, or pass --restart to continue it',
+      );
     return {
       kind: 'lmdb',
       describe: `lmdb ${dir}`,
@@ -54,24 +60,31 @@ export async function openPlace(a: StoreArgs): Promise<FleetStorePlace> {
       },
     };
   }
-  if ((a.resume || a.keep) && a.pgUrl === undefined) fail('--restart and --phase1-only with --store postgres need --pg-url (a server that outlives the run)');
+  if ((a.resume || a.keep) && a.pgUrl === undefined)
+    fail('--restart and --phase1-only with --store postgres need --pg-url (a server that outlives the run)');
   let server: PgServer | undefined;
   let url = a.pgUrl;
   if (url === undefined) {
     try {
       server = await startPostgres();
     } catch (e) {
-      fail(`--store postgres: no --pg-url, and no PostgreSQL server could be started here: ${(e as Error).message.split('\n')[0]}`);
+      fail(
+        '--store postgres: no --pg-url, and no PostgreSQL server could be started ' +
+          `here: ${(e as Error).message.split('\n')[0]}`,
+      );
     }
     url = server.url;
   }
   // A fresh run on a server that outlives it gets its own schema unless one is named.
   const schema = a.pgSchema ?? (a.pgUrl === undefined ? 'fleet' : `fleet_${process.pid}`);
-  if (a.resume && a.pgSchema === undefined) fail('--restart with --store postgres needs --pg-schema (the schema the --phase1-only run printed)');
+  if (a.resume && a.pgSchema === undefined)
+    fail('--restart with --store postgres needs --pg-schema (the schema the --phase1-only run printed)');
   const where = url;
   return {
     kind: 'postgres',
-    describe: `postgres ${server ? `(started here from ${server.binaries})` : where.replace(/:[^:@/]*@/, ':***@')}, schema ${schema}`,
+    describe:
+      `postgres ${server ? `(started here from ${server.binaries})` : where.replace(/:[^:@/]*@/, ':***@')}, ` +
+      `schema ${schema}`,
     open: () => new PostgresStore({ connection: where, schema }),
     async dispose() {
       await server?.stop();

@@ -67,7 +67,11 @@ export function printUsage(script = process.argv[1] ?? ''): void {
   let doc = '';
   try {
     const m = /\/\*\*([\s\S]*?)\*\//.exec(readFileSync(script, 'utf8'));
-    doc = (m?.[1] ?? '').split('\n').map((l) => l.replace(/^\s*\* ?/, '')).join('\n').trim();
+    doc = (m?.[1] ?? '')
+      .split('\n')
+      .map((l) => l.replace(/^\s*\* ?/, ''))
+      .join('\n')
+      .trim();
   } catch {
     doc = '';
   }
@@ -79,15 +83,18 @@ export function intFlag(args: ExampleArgs, name: string, def: number, min?: numb
   const v = args.flags.get(name);
   if (v === undefined) return def;
   const n = Number(v);
-  if (v === true || !Number.isSafeInteger(n) || n < 0) fail(`--${name} must be a non-negative integer (got ${String(v)})`);
-  if ((min !== undefined && n < min) || (max !== undefined && n > max)) fail(`--${name} must be an integer in ${min ?? 0}..${max ?? Number.MAX_SAFE_INTEGER} (got ${n})`);
+  if (v === true || !Number.isSafeInteger(n) || n < 0)
+    fail(`--${name} must be a non-negative integer (got ${String(v)})`);
+  if ((min !== undefined && n < min) || (max !== undefined && n > max))
+    fail(`--${name} must be an integer in ${min ?? 0}..${max ?? Number.MAX_SAFE_INTEGER} (got ${n})`);
   return n;
 }
 
 /** A misspelt flag (--acounts 5) or a stray word must not run the defaults silently: exits 2 naming it. */
 export function rejectUnknown(args: ExampleArgs, known: readonly string[]): void {
   const unknown = [...args.flags.keys()].filter((f) => !known.includes(f)).map((f) => `--${f}`);
-  if (unknown.length || args.rest.length) fail(`unknown option ${unknown.concat(args.rest).join(', ')} (--help lists them)`);
+  if (unknown.length || args.rest.length)
+    fail(`unknown option ${unknown.concat(args.rest).join(', ')} (--help lists them)`);
 }
 
 export function fail(message: string): never {
@@ -139,18 +146,32 @@ export function quietLogger(level = process.env['RINGGRAIN_LOG'] ?? 'warn'): Log
 }
 
 /**
- * Builds the system for `choice` (`cudaOptions` go to `new CudaBackend(...)`: partitions, queueCapacity…). `cuda` fails with a clear message when the backend is missing or its
+ * Builds the system for `choice` (`cudaOptions` go to `new CudaBackend(...)`: partitions, queueCapacity…). `cuda` fails
+ * with a clear message when the backend is missing or its
  * probe fails; `auto` picks cuda when it probes ok and says why when it falls back to cpu.
  */
-export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOptions, 'backends'> = {}, cudaOptions: Record<string, unknown> = {}, cpuOptions: CpuBackendOptions = {}): Promise<BuiltSystem> {
+export async function buildSystem(
+  choice: BackendChoice,
+  opts: Omit<SystemOptions, 'backends'> = {},
+  cudaOptions: Record<string, unknown> = {},
+  cpuOptions: CpuBackendOptions = {},
+): Promise<BuiltSystem> {
   if (choice === 'inline') {
     const inline = new InlineBackend();
-    return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends: { inline } }), placement: 'inline', describe: 'inline (handlers on the host thread)' };
+    return {
+      system: new GrainSystem({ logger: quietLogger(), ...opts, backends: { inline } }),
+      placement: 'inline',
+      describe: 'inline (handlers on the host thread)',
+    };
   }
   const cpu = new CpuBackend(cpuOptions);
   const backends: Record<string, Backend> = { cpu };
   if (choice === 'cpu') {
-    return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cpu', describe: `cpu (${(await cpu.probe()).device ?? 'worker threads'})` };
+    return {
+      system: new GrainSystem({ logger: quietLogger(), ...opts, backends }),
+      placement: 'cpu',
+      describe: `cpu (${(await cpu.probe()).device ?? 'worker threads'})`,
+    };
   }
   const cuda = await loadCudaBackend(cudaOptions);
   let why = cuda.reason;
@@ -166,10 +187,19 @@ export async function buildSystem(choice: BackendChoice, opts: Omit<SystemOption
   }
   if (device !== undefined) {
     backends.cuda = cuda.backend!;
-    return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cuda', describe: `cuda (${device})` };
+    return {
+      system: new GrainSystem({ logger: quietLogger(), ...opts, backends }),
+      placement: 'cuda',
+      describe: `cuda (${device})`,
+    };
   }
-  if (choice === 'cuda') fail(`--backend cuda is not available: ${why}\n  hint: run with --backend cpu or --backend auto`);
-  return { system: new GrainSystem({ logger: quietLogger(), ...opts, backends }), placement: 'cpu', describe: `cpu (auto: ${why})` };
+  if (choice === 'cuda')
+    fail(`--backend cuda is not available: ${why}\n  hint: run with --backend cpu or --backend auto`);
+  return {
+    system: new GrainSystem({ logger: quietLogger(), ...opts, backends }),
+    placement: 'cpu',
+    describe: `cpu (auto: ${why})`,
+  };
 }
 
 /** A seeded PRNG (mulberry32): same seed, same sequence, on every machine. */
@@ -188,7 +218,12 @@ export function mulberry32(seed: number): () => number {
 export function progress(label: string, total: number): { update(n: number): void; stop(): void } {
   if (process.stderr.isTTY) {
     const bar = new cliProgress.SingleBar(
-      { format: `${label.padEnd(14)} [{bar}] {percentage}% | {value}/{total} | {duration_formatted}`, stream: process.stderr, hideCursor: true, clearOnComplete: false },
+      {
+        format: `${label.padEnd(14)} [{bar}] {percentage}% | {value}/{total} | {duration_formatted}`,
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: false,
+      },
       cliProgress.Presets.shades_classic,
     );
     bar.start(total, 0);
@@ -217,6 +252,15 @@ export function ms(t: number): string {
 /** Where each kernel stands: what a person needs to tell a lost message from a slow one. */
 export function whereItStands(system: GrainSystem): string {
   return Object.entries(system.metrics())
-    .map(([g, c]) => `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound depth ${c.inboundDepth}${c.overflow ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})` : ''}`)
+    .map(
+      ([g, c]) =>
+        `${g}: sent ${c.sent}, k2k sent ${c.k2kSent}/received ${c.k2kReceived}, processed ${c.processed}, ` +
+        `rejected ${c.rejected}, handler errors ${c.handlerErrors}, inbound ` +
+        `depth ${c.inboundDepth}` +
+        (c.overflow
+          ? `, overflow in use ${c.overflow.inUse} (high ${c.overflow.highWater}, ` +
+            `overflowed ${c.overflow.overflowed}, refused ${c.overflow.exhausted})`
+          : ''),
+    )
     .join('\n  ');
 }

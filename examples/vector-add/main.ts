@@ -1,5 +1,6 @@
 /**
- * Vector add (`pnpm example:vector-add -- --backend cpu|cuda|auto [--sizes 10,25,100,...] [--seed S] [--partitions P]`).
+ * Vector add (`pnpm example:vector-add -- --backend cpu|cuda|auto [--sizes 10,25,100,...] [--seed S] [--partitions
+ * P]`).
  *
  * For each size: a system whose slot size is chosen from the size (two f32 vectors in, one out), a batch
  * of asks `add({a, b})` across a few actors, and every element of every reply checked against
@@ -9,17 +10,33 @@
  */
 import { PayloadTooLargeError, SchemaValidationError, SLOT_HEADER_SIZE, encodedSize } from '@ringgrain/core';
 import { MAX_LEN, VectorAdd } from './grains.ts';
-import { buildSystem, fail, intFlag, mulberry32, ms, parseArgs, progress, rejectUnknown, type BackendChoice } from '../shared/backend.ts';
+import {
+  buildSystem,
+  fail,
+  intFlag,
+  mulberry32,
+  ms,
+  parseArgs,
+  progress,
+  rejectUnknown,
+  type BackendChoice,
+} from '../shared/backend.ts';
 
 const args = parseArgs();
 rejectUnknown(args, ['sizes', 'seed', 'partitions', 'inject-mismatch']);
 const seed = intFlag(args, 'seed', 7);
 const sizesFlag = args.flags.get('sizes');
 if (sizesFlag === true) fail('--sizes needs a value: comma-separated element counts, e.g. --sizes 10,1000');
-// --partitions: the CUDA kernel's worker warps (default 32 for a small class); idle ones take chunks of a large turn's copies and loops.
-const cudaOptions: Record<string, unknown> = args.flags.has('partitions') ? { partitions: intFlag(args, 'partitions', 32) } : {};
-const sizes = typeof sizesFlag === 'string' ? sizesFlag.split(',').map(Number) : [10, 25, 100, 1000, 10_000, 100_000, 1_000_000];
-for (const n of sizes) if (!Number.isInteger(n) || n < 1 || n > MAX_LEN) fail(`--sizes: each size must be an integer in 1..${MAX_LEN} (got ${n})`);
+// --partitions: the CUDA kernel's worker warps (default 32 for a small class); idle ones take chunks of a large turn's
+// copies and loops.
+const cudaOptions: Record<string, unknown> = args.flags.has('partitions')
+  ? { partitions: intFlag(args, 'partitions', 32) }
+  : {};
+const sizes =
+  typeof sizesFlag === 'string' ? sizesFlag.split(',').map(Number) : [10, 25, 100, 1000, 10_000, 100_000, 1_000_000];
+for (const n of sizes)
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LEN)
+    fail(`--sizes: each size must be an integer in 1..${MAX_LEN} (got ${n})`);
 
 const req = VectorAdd.grain.methodByName.get('add')!.request;
 const rep = VectorAdd.grain.methodByName.get('add')!.reply!;
@@ -96,7 +113,8 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
       if (inject && i === 0 && j === 0) want += 1; // --inject-mismatch: prove the checker fails the run
       if (!Object.is(r.sum[j], want)) {
         mismatches++;
-        if (examples.length < 5) examples.push(`size ${n} request ${i} element ${j}: ${r.sum[j]} != ${want} (a=${a[j]}, b=${b[j]})`);
+        if (examples.length < 5)
+          examples.push(`size ${n} request ${i} element ${j}: ${r.sum[j]} != ${want} (a=${a[j]}, b=${b[j]})`);
       }
     }
   };
@@ -114,7 +132,8 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
   const serial = Math.min(requests, 5);
   const t1 = performance.now();
   const serialReplies: { n: number; sum: Float32Array }[] = [];
-  for (let i = 0; i < serial; i++) serialReplies.push(await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!));
+  for (let i = 0; i < serial; i++)
+    serialReplies.push(await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!));
   const serialMs = performance.now() - t1;
   serialReplies.forEach((r, i) => check(i, r));
   // Again with every reply decoded into a caller array (AskOptions.into): a new reply array is fresh
@@ -126,7 +145,9 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
   const t2 = performance.now();
   const intoWorker = async () => {
     for (let i = next++; i < requests; i = next++) {
-      intoReplies[i] = await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!, { into: { sum: outs[i]! } });
+      intoReplies[i] = await system
+        .grain(VectorAdd, i % actors)
+        .add(inputs[i % inputs.length]!, { into: { sum: outs[i]! } });
     }
   };
   await Promise.all(Array.from({ length: window }, intoWorker));
@@ -142,7 +163,10 @@ async function runSize(choice: BackendChoice, n: number): Promise<{ row: Row; ba
   intoChecked(intoReplies);
   const t3 = performance.now();
   const intoSerial: { n: number; sum: Float32Array }[] = [];
-  for (let i = 0; i < serial; i++) intoSerial.push(await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!, { into: { sum: outs[i]! } }));
+  for (let i = 0; i < serial; i++)
+    intoSerial.push(
+      await system.grain(VectorAdd, i % actors).add(inputs[i % inputs.length]!, { into: { sum: outs[i]! } }),
+    );
   const intoSerialMs = performance.now() - t3;
   intoChecked(intoSerial);
   let calls = 0;
@@ -195,22 +219,29 @@ async function errorPaths(choice: BackendChoice): Promise<string[]> {
     await ref.add({ a: big, b: big });
     out.push('1000 elements in a slot sized for 100 did NOT raise PayloadTooLargeError');
   } catch (e) {
-    if (e instanceof PayloadTooLargeError) console.log(`  too large for the slot → ${e.name}: ${e.message.replace(/\n/g, '\n      ')}`);
-    else out.push(`1000 elements in a slot sized for 100 raised ${(e as Error).name} instead of PayloadTooLargeError: ${(e as Error).message}`);
+    if (e instanceof PayloadTooLargeError)
+      console.log(`  too large for the slot → ${e.name}: ${e.message.replace(/\n/g, '\n      ')}`);
+    else
+      out.push(
+        `1000 elements in a slot sized for 100 raised ${(e as Error).name} instead of ` +
+          `PayloadTooLargeError: ${(e as Error).message}`,
+      );
   }
   const huge = new Float32Array(MAX_LEN + 1);
   try {
     await ref.add({ a: huge, b: huge });
     out.push(`${MAX_LEN + 1} elements did NOT raise SchemaValidationError`);
   } catch (e) {
-    if (e instanceof SchemaValidationError) console.log(`  longer than the schema  → ${e.name}: ${e.message.split('\n')[0]}`);
+    if (e instanceof SchemaValidationError)
+      console.log(`  longer than the schema  → ${e.name}: ${e.message.split('\n')[0]}`);
     else out.push(`${MAX_LEN + 1} elements raised ${(e as Error).name} instead of SchemaValidationError`);
   }
   const diff = await ref.add({ a: new Float32Array(3), b: new Float32Array(4) });
   if (diff.n !== 0) out.push(`vectors of different lengths were added (n = ${diff.n})`);
   else console.log('  different lengths       → reply n = 0 (not added)');
   const r = await ref.add({ a: [1, 2], b: [3, 4] });
-  if (r.n !== 2 || r.sum[0] !== 4 || r.sum[1] !== 6) out.push(`after the error paths the actor answered ${Array.from(r.sum)}`);
+  if (r.n !== 2 || r.sum[0] !== 4 || r.sum[1] !== 6)
+    out.push(`after the error paths the actor answered ${Array.from(r.sum)}`);
   await system.shutdown();
   return out;
 }
@@ -229,13 +260,23 @@ for (const [i, n] of sizes.entries()) {
 }
 bar.stop();
 
-console.log(`\nRinggrain vector-add — backend ${backendLine}, seed ${seed}${process.env['RINGGRAIN_NVRTC_DEFINES'] ? `, NVRTC defines ${process.env['RINGGRAIN_NVRTC_DEFINES']}` : ''}`);
-console.log('| elements | slot bytes | asks | time | per ask | M elements/s | one at a time: per ask | one at a time: M elements/s | into caller arrays: per ask | into: M elements/s | into, one at a time: M elements/s | mismatches |');
+console.log(
+  `\nRinggrain vector-add — backend ${backendLine}, ` +
+    `seed ${seed}` +
+    (process.env['RINGGRAIN_NVRTC_DEFINES'] ? `, NVRTC defines ${process.env['RINGGRAIN_NVRTC_DEFINES']}` : ''),
+);
+console.log(
+  '| elements | slot bytes | asks | time | per ask | M elements/s | one at a time: per ask | one at a ' +
+    'time: M elements/s | into caller arrays: per ask | into: M elements/s | into, one at a time: M ' +
+    'elements/s | mismatches |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   console.log(
-    `| ${r.size.toLocaleString('en-US')} | ${r.slotSize.toLocaleString('en-US')} | ${r.requests} | ${ms(r.ms)} | ${r.perAskUs.toFixed(1)} µs | ${r.melemPerS.toFixed(1)} | ` +
-      `${r.serialPerAskUs.toFixed(1)} µs | ${r.serialMelemPerS.toFixed(1)} | ${r.intoPerAskUs.toFixed(1)} µs | ${r.intoMelemPerS.toFixed(1)} | ${r.intoSerialMelemPerS.toFixed(1)} | ${r.mismatches} |`,
+    `| ${r.size.toLocaleString('en-US')} | ${r.slotSize.toLocaleString('en-US')} | ${r.requests} ` +
+      `| ${ms(r.ms)} | ${r.perAskUs.toFixed(1)} µs | ${r.melemPerS.toFixed(1)} | ` +
+      (`${r.serialPerAskUs.toFixed(1)} µs | ${r.serialMelemPerS.toFixed(1)} | ${r.intoPerAskUs.toFixed(1)} ` +
+        `µs | ${r.intoMelemPerS.toFixed(1)} | ${r.intoSerialMelemPerS.toFixed(1)} | ${r.mismatches} |`),
   );
 }
 console.log('\nError paths:');
