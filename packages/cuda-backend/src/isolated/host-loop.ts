@@ -175,6 +175,7 @@ export class HostLoop {
           readDirty: !!kernel.readDirty,
           writeStates: !!kernel.writeStates,
           deactivateIdle: !!kernel.deactivateIdle,
+          deactivateBeforeStop: kernel.deactivateBeforeStop === true,
         };
         return { ...created, state } satisfies CreatedKernel;
       }

@@ -48,6 +48,8 @@ export class IsolatedKernel implements BackendKernel {
   readonly readDirty: (() => Promise<StateBatch>) | undefined;
   readonly writeStates: ((upload: StateUpload) => Promise<void>) | undefined;
   readonly deactivateIdle: ((before: number, now: number) => Promise<number>) | undefined;
+  /** As the GPU host's kernel (kernel.ts deactivateBeforeStop): its actors deactivated before STOP. */
+  readonly deactivateBeforeStop: boolean;
 
   timerStats?: (() => TimerStats) | undefined;
   publishTime?: ((now: number) => void) | undefined;
@@ -62,6 +64,7 @@ export class IsolatedKernel implements BackendKernel {
   ) {
     const s = created.state;
     this.loads = s?.writeStates === true;
+    this.deactivateBeforeStop = s?.deactivateBeforeStop === true;
     if (s?.readDirty) this.readDirty = () => this.stateRequest({ op: 'readDirty', id }, readBatch);
     if (s?.writeStates) {
       this.writeStates = async (u) => void (await this.host.request({ op: 'writeStates', id, upload: wireUpload(u) }));

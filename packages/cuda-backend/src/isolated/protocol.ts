@@ -110,6 +110,8 @@ export interface StateMethods {
   readonly readDirty: boolean;
   readonly writeStates: boolean;
   readonly deactivateIdle: boolean;
+  /** The kernel's actors are deactivated before STOP, while it runs (core BackendKernel.deactivateBeforeStop). */
+  readonly deactivateBeforeStop?: boolean;
 }
 
 export type FromHost =
