@@ -50,18 +50,21 @@ storeContract({
     new PostgresStore({ connection: `postgres://postgres@127.0.0.1:${deadPort}/postgres`, connectTimeoutMs: 5000 }),
 });
 
-it('a schema name PostgreSQL would cut is refused; a long table name maps to the same table on every open', async () => {
-  expect(() => new PostgresStore({ connection: url, schema: `s${'x'.repeat(63)}` })).toThrow(
-    expect.objectContaining({ code: 'STATE_TABLE_SPEC', message: expect.stringMatching(/PostgreSQL keeps 63/) }),
-  );
-  const schema = `contract_${process.pid}_long`;
-  const spec = { name: `Long${'y'.repeat(80)}`, keyKind: 'int', stateSize: 8 } as const;
-  const a = new PostgresStore({ connection: url, schema });
-  await a.open();
-  await (await a.table(spec)).put(5, new Uint8Array(8).fill(9), 0);
-  await a.close();
-  const b = new PostgresStore({ connection: url, schema });
-  await b.open();
-  expect((await (await b.table(spec)).get(5))?.state).toEqual(new Uint8Array(8).fill(9));
-  await b.close();
-});
+it(
+  'a schema name PostgreSQL would cut is refused; a long ' + 'table name maps to the same table on every open',
+  async () => {
+    expect(() => new PostgresStore({ connection: url, schema: `s${'x'.repeat(63)}` })).toThrow(
+      expect.objectContaining({ code: 'STATE_TABLE_SPEC', message: expect.stringMatching(/PostgreSQL keeps 63/) }),
+    );
+    const schema = `contract_${process.pid}_long`;
+    const spec = { name: `Long${'y'.repeat(80)}`, keyKind: 'int', stateSize: 8 } as const;
+    const a = new PostgresStore({ connection: url, schema });
+    await a.open();
+    await (await a.table(spec)).put(5, new Uint8Array(8).fill(9), 0);
+    await a.close();
+    const b = new PostgresStore({ connection: url, schema });
+    await b.open();
+    expect((await (await b.table(spec)).get(5))?.state).toEqual(new Uint8Array(8).fill(9));
+    await b.close();
+  },
+);
