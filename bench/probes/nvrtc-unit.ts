@@ -77,6 +77,7 @@ try {
       let size = 0;
       for (let t = 0; t < trials; t++) {
         const file = join(dir, `${name}-${t}.csv`);
+        rmSync(file, { force: true }); // NVRTC appends to a --time file
         const t0 = performance.now();
         const c0 = process.cpuUsage();
         const extraOpts = [...base, ...extra, `--time=${file}`];
