@@ -123,7 +123,11 @@ export interface StateUpload extends StateBatch {
    */
   readonly mode: 'load' | 'preload';
   /** Keys whose load failed: their waiting messages are rejected with this text, the actor stays out. */
-  readonly failed?: { readonly keys: readonly ActorKey[]; readonly error: string; /** StateLoadError.failureId */ readonly failure?: number };
+  readonly failed?: {
+    readonly keys: readonly ActorKey[];
+    readonly error: string /** StateLoadError.failureId */;
+    readonly failure?: number;
+  };
 }
 
 /** Actors a kernel deactivated (idle, or to make room): final states after onDeactivate. */
@@ -287,7 +291,9 @@ export interface BackendKernel {
   publishTime?: ((now: number) => void) | undefined;
   /** Whether every lane has run the ticks due by the time last published (true when none was). */
   timersCaughtUp?: (() => boolean) | undefined;
-  /** Device memory the kernel holds, per device (a GPU backend; a class over several GPUs has one entry per lane group). */
+  /**
+   * Device memory the kernel holds, per device (a GPU backend; a class over several GPUs has one entry per lane group).
+   */
   deviceMemory?(): readonly DeviceMemoryStats[];
 }
 

@@ -1,6 +1,7 @@
 /**
  * tellMany's column image: ONE buffer per call (or per chunk of rows) that carries a method's columns as
- * they are, for a backend that expands rows where they run (a CPU lane, SlotFlag.IMAGE; a CUDA kernel's bulk job) instead of the host
+ * they are, for a backend that expands rows where they run (a CPU lane, SlotFlag.IMAGE; a CUDA kernel's bulk job)
+ * instead of the host
  * writing one ring slot per row. Only methods whose request is all scalars and whose key is an integer
  * (the row template of row-writer.ts exists) have one. Layout: a ColumnImageHeader, `columns`
  * ColumnDesc entries (request field order), then the key column (f64: keys up to 2^53, one native
@@ -51,12 +52,25 @@ export const ColumnDesc = t.struct({
 export const COLUMN_IMAGE_HEADER_BYTES = layoutOf(ColumnImageHeader).size;
 export const COLUMN_DESC_BYTES = layoutOf(ColumnDesc).size;
 
-const H = { magic: 0, version: 4, grainId: 8, method: 12, rows: 16, columns: 20, firstRow: 24, bytes: 28, keysAt: 32 } as const;
+const H = {
+  magic: 0,
+  version: 4,
+  grainId: 8,
+  method: 12,
+  rows: 16,
+  columns: 20,
+  firstRow: 24,
+  bytes: 28,
+  keysAt: 32,
+} as const;
 
 /** An image that does not read back (wrong magic or version, a column outside the buffer). */
 export class ColumnImageError extends RinggrainError {
   constructor(message: string, opts: { cause?: unknown } = {}) {
-    super('COLUMN_IMAGE_INVALID', `column image: ${message}`, { ...opts, hint: 'build images with packColumnImage from validated columns, and read them with the same core version' });
+    super('COLUMN_IMAGE_INVALID', `column image: ${message}`, {
+      ...opts,
+      hint: 'build images with packColumnImage from validated columns, and read them with the same core version',
+    });
   }
 }
 
@@ -80,7 +94,14 @@ function columnBytes(kind: ScalarKind, rows: number): number {
 /** Packs rows [from, to) of validated columns into one image. */
 export function packColumnImage(
   fields: readonly ColumnField[],
-  o: { readonly grainId: number; readonly method: number; readonly key: ArrayLike<unknown>; readonly cols: Readonly<Record<string, ArrayLike<unknown>>>; readonly from: number; readonly to: number },
+  o: {
+    readonly grainId: number;
+    readonly method: number;
+    readonly key: ArrayLike<unknown>;
+    readonly cols: Readonly<Record<string, ArrayLike<unknown>>>;
+    readonly from: number;
+    readonly to: number;
+  },
 ): Uint8Array {
   const rows = o.to - o.from;
   let at = align8(COLUMN_IMAGE_HEADER_BYTES + COLUMN_DESC_BYTES * fields.length);
@@ -121,7 +142,10 @@ export function packColumnImage(
   return new Uint8Array(buf);
 }
 
-/** dst[r] = src[from + r]: a plain loop, which measured several times faster than TypedArray.set here (bench/host-path.ts). */
+/**
+ * dst[r] = src[from + r]: a plain loop, which measured several times faster than TypedArray.set here
+ * (bench/host-path.ts).
+ */
 function copyColumn(dst: { [i: number]: number }, src: ArrayLike<number>, from: number, rows: number): void {
   for (let r = 0; r < rows; r++) dst[r] = src[from + r]!;
 }
@@ -138,14 +162,20 @@ export interface ColumnImage {
 
 /** Reads an image back (the reference reader: tests, and a backend that expands on the host). */
 export function readColumnImage(image: Uint8Array): ColumnImage {
-  if (image.byteLength < COLUMN_IMAGE_HEADER_BYTES || image.byteOffset % 8 !== 0) throw new ColumnImageError(`${image.byteLength} bytes at offset ${image.byteOffset} are not an 8-aligned image`);
+  if (image.byteLength < COLUMN_IMAGE_HEADER_BYTES || image.byteOffset % 8 !== 0)
+    throw new ColumnImageError(`${image.byteLength} bytes at offset ${image.byteOffset} are not an 8-aligned image`);
   const dv = new DataView(image.buffer, image.byteOffset, image.byteLength);
   const u = (at: number): number => dv.getUint32(at, true);
-  if (u(H.magic) !== COLUMN_IMAGE_MAGIC || u(H.version) !== COLUMN_IMAGE_VERSION) throw new ColumnImageError(`magic/version ${u(H.magic).toString(16)}/${u(H.version)} is not ${COLUMN_IMAGE_MAGIC.toString(16)}/${COLUMN_IMAGE_VERSION}`);
+  if (u(H.magic) !== COLUMN_IMAGE_MAGIC || u(H.version) !== COLUMN_IMAGE_VERSION)
+    throw new ColumnImageError(
+      `magic/version ${u(H.magic).toString(16)}/${u(H.version)} is ` +
+        `not ${COLUMN_IMAGE_MAGIC.toString(16)}/${COLUMN_IMAGE_VERSION}`,
+    );
   const rows = u(H.rows);
   const n = u(H.columns);
   const within = (at: number, len: number, what: string): void => {
-    if (at % 8 !== 0 || at + len > u(H.bytes) || u(H.bytes) > image.byteLength) throw new ColumnImageError(`${what} at ${at} (+${len}) is outside the image's ${u(H.bytes)} bytes`);
+    if (at % 8 !== 0 || at + len > u(H.bytes) || u(H.bytes) > image.byteLength)
+      throw new ColumnImageError(`${what} at ${at} (+${len}) is outside the image's ${u(H.bytes)} bytes`);
   };
   within(u(H.keysAt), 8 * rows, 'the key column');
   const keys = new Float64Array(image.buffer, image.byteOffset + u(H.keysAt), rows);
@@ -156,7 +186,10 @@ export function readColumnImage(image: Uint8Array): ColumnImage {
     if (kind === undefined) throw new ColumnImageError(`column ${i} has kind code ${u(d)}`);
     const at = u(d + 4);
     within(at, columnBytes(kind, rows), `column ${i}`);
-    const values = kind === 'bool' ? new Uint8Array(image.buffer, image.byteOffset + at, rows) : new (kindSpec(kind).array!)(image.buffer, image.byteOffset + at, rows);
+    const values =
+      kind === 'bool'
+        ? new Uint8Array(image.buffer, image.byteOffset + at, rows)
+        : new (kindSpec(kind).array!)(image.buffer, image.byteOffset + at, rows);
     columns.push({ kind, values });
   }
   return { grainId: u(H.grainId), method: u(H.method), rows, firstRow: u(H.firstRow), keys, columns };
@@ -177,11 +210,22 @@ export function columnImageBytes(fields: readonly ColumnField[], rows: number): 
 export function packColumnImageRows(
   fields: readonly ColumnField[],
   dst: Uint8Array,
-  o: { readonly grainId: number; readonly method: number; readonly key: ArrayLike<unknown>; readonly cols: ReadonlyArray<ArrayLike<unknown>>; readonly idx: Int32Array; readonly from: number; readonly to: number },
+  o: {
+    readonly grainId: number;
+    readonly method: number;
+    readonly key: ArrayLike<unknown>;
+    readonly cols: ReadonlyArray<ArrayLike<unknown>>;
+    readonly idx: Int32Array;
+    readonly from: number;
+    readonly to: number;
+  },
 ): number {
   const rows = o.to - o.from;
   const bytes = columnImageBytes(fields, rows);
-  if (bytes > dst.byteLength || dst.byteOffset % 8 !== 0) throw new ColumnImageError(`${rows} rows take ${bytes} bytes; the target has ${dst.byteLength} at offset ${dst.byteOffset}`);
+  if (bytes > dst.byteLength || dst.byteOffset % 8 !== 0)
+    throw new ColumnImageError(
+      `${rows} rows take ${bytes} bytes; the target has ${dst.byteLength} at offset ${dst.byteOffset}`,
+    );
   const buf = dst.buffer;
   const base = dst.byteOffset;
   const dv = new DataView(buf, base, bytes);

@@ -368,7 +368,8 @@ if (
   fieldOffset(StateMeta, 'busy') !== 12
 ) {
   throw new Error(
-    'core cuda-layouts: StateMeta must be 32 bytes with lastActive, dirty, busy in its first 16 (one vector store per turn)',
+    'core cuda-layouts: StateMeta must be 32 bytes with lastActive, dirty, busy in its first 16 (one ' +
+      'vector store per turn)',
   );
 }
 

@@ -12,7 +12,10 @@ export class RinggrainError extends Error {
   readonly hint: string | undefined;
 
   constructor(code: string, message: string, opts: ErrorOptions = {}) {
-    super(opts.hint ? `${message}\n  hint: ${opts.hint}` : message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(
+      opts.hint ? `${message}\n  hint: ${opts.hint}` : message,
+      opts.cause === undefined ? undefined : { cause: opts.cause },
+    );
     this.name = new.target.name;
     this.code = code;
     this.hint = opts.hint;
@@ -34,7 +37,7 @@ export class SchemaValidationError extends RinggrainError {
   constructor(where: string, path: ReadonlyArray<PropertyKey>, detail: string, opts: ErrorOptions = {}) {
     const at = path.length ? path.map(String).join('.') : '(root)';
     super('SCHEMA_VALIDATION', `${where}: invalid payload at "${at}": ${detail}`, {
-      hint: 'send a payload that matches the method\'s request schema',
+      hint: "send a payload that matches the method's request schema",
       ...opts,
     });
     this.path = path;
@@ -51,7 +54,9 @@ export class ReplyTargetError extends RinggrainError {
   readonly field: string;
   constructor(field: string, detail: string, opts: ErrorOptions = {}) {
     super('REPLY_TARGET', `reply into caller arrays: ${detail}`, {
-      hint: "pass in `into` only the reply's numeric array fields, each as its kind's typed array (f32: Float32Array, …) long enough for the longest reply",
+      hint:
+        "pass in `into` only the reply's numeric array fields, each as its kind's typed array (f32: " +
+        'Float32Array, …) long enough for the longest reply',
       ...opts,
     });
     this.field = field;
@@ -61,7 +66,10 @@ export class ReplyTargetError extends RinggrainError {
 /** Bytes taken from a ring are not a valid message for the schema (malformed or hostile input). */
 export class DecodeError extends RinggrainError {
   constructor(message: string, opts: ErrorOptions = {}) {
-    super('DECODE', message, { hint: 'only write to rings through the typed API; the message was rejected and counted', ...opts });
+    super('DECODE', message, {
+      hint: 'only write to rings through the typed API; the message was rejected and counted',
+      ...opts,
+    });
   }
 }
 
@@ -69,7 +77,9 @@ export class PayloadTooLargeError extends RinggrainError {
   /** `headerBytes`: the slot header the payload shares its slot with (protocol.ts SLOT_HEADER_SIZE). */
   constructor(where: string, needed: number, capacity: number, headerBytes: number) {
     super('PAYLOAD_TOO_LARGE', `${where}: encoded payload needs ${needed} bytes but a slot holds ${capacity}`, {
-      hint: `raise slotSize to at least ${Math.ceil((needed + headerBytes) / 16) * 16} (header included, a multiple of 16) in the grain's placement options, or send smaller messages`,
+      hint:
+        `raise slotSize to at least ${Math.ceil((needed + headerBytes) / 16) * 16} (header included, a ` +
+        `multiple of 16) in the grain's placement options, or send smaller messages`,
     });
   }
 }
@@ -85,7 +95,7 @@ export class UnknownGrainError extends RinggrainError {
 export class UnknownMethodError extends RinggrainError {
   constructor(grain: string, method: string | number) {
     super('UNKNOWN_METHOD', `grain "${grain}" has no method ${JSON.stringify(method)}`, {
-      hint: 'use one of the methods declared in the grain\'s spec',
+      hint: "use one of the methods declared in the grain's spec",
     });
   }
 }
@@ -106,7 +116,9 @@ export function showValue(v: unknown): string {
 export class InvalidKeyError extends RinggrainError {
   constructor(grain: string, key: unknown, expected: string) {
     super('INVALID_KEY', `grain "${grain}" got key ${showValue(key)}; expected ${expected}`, {
-      hint: 'integer keys must be safe integers; string keys are used when the spec says key: "string" (non-empty for a class with storage)',
+      hint:
+        'integer keys must be safe integers; string keys are used when the spec says key: "string" ' +
+        '(non-empty for a class with storage)',
     });
   }
 }
@@ -114,7 +126,9 @@ export class InvalidKeyError extends RinggrainError {
 export class InvalidTransitionError extends RinggrainError {
   constructor(grain: string, from: string, action: string) {
     super('INVALID_TRANSITION', `kernel "${grain}" cannot ${action} while ${from}`, {
-      hint: 'lifecycle: Created → Launched → Active ⇄ Deactivated → Terminated; a Terminated kernel can be launched again',
+      hint:
+        'lifecycle: Created → Launched → Active ⇄ Deactivated → Terminated; a Terminated kernel can be ' +
+        'launched again',
     });
   }
 }
@@ -147,9 +161,16 @@ export class QueueFullError extends RinggrainError {
 export class QueueLimitError extends RinggrainError {
   readonly waiting: number;
   constructor(grain: string, waiting: number, bytes: number, maxBytes: number) {
-    super('QUEUE_LIMIT', `grain "${grain}": ${waiting} sends (${bytes} bytes) already wait for its full ring, the limit is ${maxBytes} bytes; the message was not sent`, {
-      hint: 'the sender outruns the kernel: await sends or asks so the loop yields to the kernel\'s pace, or raise maxQueuedBytes in the system options; the waiting sends are kept and go in order',
-    });
+    super(
+      'QUEUE_LIMIT',
+      `grain "${grain}": ${waiting} sends (${bytes} bytes) already wait for its full ring, the limit ` +
+        `is ${maxBytes} bytes; the message was not sent`,
+      {
+        hint:
+          "the sender outruns the kernel: await sends or asks so the loop yields to the kernel's pace, or " +
+          'raise maxQueuedBytes in the system options; the waiting sends are kept and go in order',
+      },
+    );
     this.waiting = waiting;
   }
 }
@@ -157,7 +178,9 @@ export class QueueLimitError extends RinggrainError {
 /** A GrainSystem option is out of range. */
 export class SystemOptionsError extends RinggrainError {
   constructor(detail: string) {
-    super('SYSTEM_OPTIONS', `GrainSystem: ${detail}`, { hint: 'see SystemOptions for each option\'s range, or leave it out for its default' });
+    super('SYSTEM_OPTIONS', `GrainSystem: ${detail}`, {
+      hint: "see SystemOptions for each option's range, or leave it out for its default",
+    });
   }
 }
 
@@ -180,7 +203,7 @@ export class StateTableFullError extends RinggrainError {
   readonly maxActors: number;
   constructor(grain: string, maxActors: number) {
     super('STATE_TABLE_FULL', `grain "${grain}": all ${maxActors} actor slots are taken`, {
-      hint: 'raise maxActors in the grain\'s placement options, or let idle actors go (storage idleMs)',
+      hint: "raise maxActors in the grain's placement options, or let idle actors go (storage idleMs)",
     });
     this.maxActors = maxActors;
   }
@@ -198,13 +221,17 @@ export class KernelFaultError extends RinggrainError {
 export class AskTimeoutError extends RinggrainError {
   constructor(grain: string, method: string, ms: number) {
     super('ASK_TIMEOUT', `${grain}.${method}: no reply within ${ms} ms`, {
-      hint: 'the handler may be stuck; raise askTimeoutMs or check the kernel\'s heartbeat',
+      hint: "the handler may be stuck; raise askTimeoutMs or check the kernel's heartbeat",
     });
   }
 }
 
 export class BackendUnavailableError extends RinggrainError {
-  constructor(backend: string, reason: string, hint = 'use placement "auto" to fall back to the CPU backend, or install the driver') {
+  constructor(
+    backend: string,
+    reason: string,
+    hint = 'use placement "auto" to fall back to the CPU backend, or install the driver',
+  ) {
     super('BACKEND_UNAVAILABLE', `backend "${backend}" is unavailable: ${reason}`, { hint });
   }
 }
@@ -227,10 +254,16 @@ export class AskManyError extends RinggrainError {
   readonly row: number;
   readonly failedRows: number;
   constructor(where: string, row: number, failedRows: number, rows: number, cause: Error) {
-    super('ASK_MANY', `${where}: ${failedRows} of ${rows} asks failed; the first, row ${row}: ${cause.message.split('\n')[0]}`, {
-      hint: 'the cause says what failed (a handler error, a timeout, a full ring); the other rows were answered but are not returned',
-      cause,
-    });
+    super(
+      'ASK_MANY',
+      `${where}: ${failedRows} of ${rows} asks failed; the first, row ${row}: ${cause.message.split('\n')[0]}`,
+      {
+        hint:
+          'the cause says what failed (a handler error, a timeout, a full ring); the other rows were ' +
+          'answered but are not returned',
+        cause,
+      },
+    );
     this.row = row;
     this.failedRows = failedRows;
   }
@@ -240,7 +273,9 @@ export class IdleTimeoutError extends RinggrainError {
   readonly unbalanced: readonly string[];
   constructor(timeoutMs: number, unbalanced: readonly string[]) {
     super('IDLE_TIMEOUT', `system.idle(): still busy after ${timeoutMs} ms: ${unbalanced.join('; ')}`, {
-      hint: 'a handler may be sending forever (a K2K cycle) or a kernel is deactivated with messages waiting; raise timeoutMs or look at system.metrics()',
+      hint:
+        'a handler may be sending forever (a K2K cycle) or a kernel is deactivated with messages waiting; ' +
+        'raise timeoutMs or look at system.metrics()',
     });
     this.unbalanced = unbalanced;
   }

@@ -27,19 +27,25 @@ export function noteGrainClass(cls: AnyGrainClass): void {
 export class GrainModuleError extends RinggrainError {
   constructor(module: string, why: string, cause?: unknown) {
     super('GRAIN_MODULE', `cannot load grain classes from ${module}: ${why}`, {
-      hint: 'export the grain class from the module; if the module is also a program, register the class with system.register(...) before its first await, or move the program into a file of its own',
+      hint:
+        'export the grain class from the module; if the module is also a program, register the class with ' +
+        'system.register(...) before its first await, or move the program into a file of its own',
       ...(cause === undefined ? {} : { cause }),
     });
   }
 }
 
-const isGrainClass = (v: unknown): v is AnyGrainClass => typeof v === 'function' && typeof (v as { grain?: { name?: unknown } }).grain?.name === 'string';
+const isGrainClass = (v: unknown): v is AnyGrainClass =>
+  typeof v === 'function' && typeof (v as { grain?: { name?: unknown } }).grain?.name === 'string';
 
 /**
  * The grain classes of `moduleUrl` (all of them, or the `names` asked for): the module's exports once it
  * finishes, or — when it is a program paused at its first await — the classes it registered.
  */
-export async function loadGrainClasses(moduleUrl: string, opts: { names?: readonly string[]; timeoutMs?: number; settleMs?: number } = {}): Promise<AnyGrainClass[]> {
+export async function loadGrainClasses(
+  moduleUrl: string,
+  opts: { names?: readonly string[]; timeoutMs?: number; settleMs?: number } = {},
+): Promise<AnyGrainClass[]> {
   g[ACTIVE] = true;
   const fromRecord = (): AnyGrainClass[] => [...(g[SEEN]?.values() ?? [])].filter((c) => c.grain.module === moduleUrl);
   const wanted = (cs: AnyGrainClass[]): AnyGrainClass[] | undefined => {
@@ -61,13 +67,20 @@ export async function loadGrainClasses(moduleUrl: string, opts: { names?: readon
     if (settled && 'ok' in settled) {
       const w = wanted([...settled.ok, ...fromRecord()]);
       if (w) return w;
-      throw new GrainModuleError(moduleUrl, opts.names ? `it exports no grain class named ${opts.names.join(', ')}` : 'it exports no grain class');
+      throw new GrainModuleError(
+        moduleUrl,
+        opts.names ? `it exports no grain class named ${opts.names.join(', ')}` : 'it exports no grain class',
+      );
     }
     const rec = fromRecord();
     if (settled && 'err' in settled) {
       const w = wanted(rec);
       if (w) return w;
-      throw new GrainModuleError(moduleUrl, `importing it failed: ${(settled.err as Error)?.message ?? String(settled.err)}`, settled.err);
+      throw new GrainModuleError(
+        moduleUrl,
+        `importing it failed: ${(settled.err as Error)?.message ?? String(settled.err)}`,
+        settled.err,
+      );
     }
     // A program paused at an await: what it registered, once asked-for names are there (or, for all
     // classes, once the record stopped growing).
@@ -76,7 +89,12 @@ export async function loadGrainClasses(moduleUrl: string, opts: { names?: readon
       stableSince = Date.now();
     }
     if (opts.names ? wanted(rec) : rec.length && Date.now() - stableSince >= settleMs) return wanted(rec)!;
-    if (Date.now() - t0 > timeoutMs) throw new GrainModuleError(moduleUrl, `its top-level code did not finish within ${timeoutMs} ms and registered no${opts.names ? ` class named ${opts.names.join(', ')}` : ' grain class'}`);
+    if (Date.now() - t0 > timeoutMs)
+      throw new GrainModuleError(
+        moduleUrl,
+        `its top-level code did not finish within ${timeoutMs} ms and registered ` +
+          `no${opts.names ? ` class named ${opts.names.join(', ')}` : ' grain class'}`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }

@@ -62,6 +62,8 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>): FixedRead {
   for (const { kind, at } of t.fields) {
     if (kind === 'bool') checks.push(`(u8[s + ${at - SLOT_HEADER_SIZE}] | 1) === 0xc3`); // 0xc2 or 0xc3
   }
-  const src = `"use strict";\nreturn function fixedRead(u8, dv, s, length) {\n  if (!(${checks.join(' &&\n      ')})) return undefined;\n  return { ${values.join(', ')} };\n};`;
+  const src =
+    `"use strict";\nreturn function fixedRead(u8, dv, s, length) {\n  if (!(${checks.join(' &&\n      ')})) ` +
+    `return undefined;\n  return { ${values.join(', ')} };\n};`;
   return new Function(src)() as FixedRead;
 }

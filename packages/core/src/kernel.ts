@@ -26,7 +26,10 @@ export interface KernelCounters extends Record<CounterName, number> {
   sent: number;
   /** Messages written into the inbound ring that the kernel never took (left there at terminate). */
   hostRejected: number;
-  /** Sends that waited for ring space and were cancelled (terminate, fault, the ring stayed full past queueFullTimeoutMs) before being written: never in `sent`. */
+  /**
+   * Sends that waited for ring space and were cancelled (terminate, fault, the ring stayed full past
+   * queueFullTimeoutMs) before being written: never in `sent`.
+   */
   cancelled: number;
   inboundDepth: number;
   heartbeat: number;
@@ -133,7 +136,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     return accepting(this.state);
   }
 
-  /** A drain-mode terminate is waiting for what was accepted earlier: new sends are refused, waiting ones still go in. */
+  /**
+   * A drain-mode terminate is waiting for what was accepted earlier: new sends are refused, waiting ones still go in.
+   */
   draining = false;
 
   /** Throws the typed error a send to this kernel deserves when it is not accepting messages. */
@@ -175,7 +180,9 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     return this.lanes.every((l) => Atomics.load(l.control, CONTROL.publishEpoch) >>> 0 === r);
   }
 
-  /** Messages in device queues or turns at the last answered publication (0 where the backend publishes between turns). */
+  /**
+   * Messages in device queues or turns at the last answered publication (0 where the backend publishes between turns).
+   */
   queued(): number {
     let n = 0;
     for (const l of this.lanes) n += Atomics.load(l.control, CONTROL.queued) >>> 0;
@@ -237,13 +244,22 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       const impl = this.prepared ?? (await this.makeKernel());
       this.prepared = undefined;
       const mem = impl.memory;
-      if (mem.lanes.length === 0) throw new KernelFaultError(this.def.name, `backend ${this.backend.name} gave the kernel no lanes`);
+      if (mem.lanes.length === 0)
+        throw new KernelFaultError(this.def.name, `backend ${this.backend.name} gave the kernel no lanes`);
       this.lanes = mem.lanes.map((l) => {
         const inbound = new Ring(l.inbound.buffer, l.inbound.offset);
-        const lane: KernelLane = { control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2), inbound, producer: new RingProducer(inbound) };
+        const lane: KernelLane = {
+          control: new Int32Array(l.control.buffer, l.control.offset, CONTROL_BLOCK_SIZE >> 2),
+          inbound,
+          producer: new RingProducer(inbound),
+        };
         const a = l.images;
         if (!a) return lane;
-        const buffers = Array.from({ length: a.buffers }, (_, i) => new Uint8Array(a.region.buffer, a.region.offset + IMAGE_AREA_HEADER + i * a.bufferBytes, a.bufferBytes));
+        const buffers = Array.from(
+          { length: a.buffers },
+          (_, i) =>
+            new Uint8Array(a.region.buffer, a.region.offset + IMAGE_AREA_HEADER + i * a.bufferBytes, a.bufferBytes),
+        );
         return { ...lane, images: { busy: new Int32Array(a.region.buffer, a.region.offset, a.buffers), buffers } };
       });
       this.producers = this.lanes.map((l) => l.producer);
@@ -304,7 +320,13 @@ export class RingKernel extends EventEmitter<KernelEvents> {
         // the system keeps moving them into the ring while `draining` (they were cancelled before).
         this.draining = true;
         try {
-          await waitUntil(() => (this.host.waitingSendsOf?.(this) ?? 0) === 0 && this.inboundDepth() === 0 && this.host.pendingAsksOf(this) === 0, timeoutMs);
+          await waitUntil(
+            () =>
+              (this.host.waitingSendsOf?.(this) ?? 0) === 0 &&
+              this.inboundDepth() === 0 &&
+              this.host.pendingAsksOf(this) === 0,
+            timeoutMs,
+          );
         } finally {
           this.draining = false;
         }
@@ -325,7 +347,13 @@ export class RingKernel extends EventEmitter<KernelEvents> {
       if (stopped) await this.host.stopped?.(this);
       const unprocessed = this.inboundDepth();
       this.hostRejected += unprocessed;
-      this.host.rejectAsksOf(this, new KernelTerminatedError(this.def.name, stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging'));
+      this.host.rejectAsksOf(
+        this,
+        new KernelTerminatedError(
+          this.def.name,
+          stopped ? 'the kernel was terminated before answering' : 'the kernel was terminated without acknowledging',
+        ),
+      );
       this.carry();
       if (!opts.keepMemory) await this.release();
       this.state = prior;
@@ -339,7 +367,10 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     this.transition('fault');
     this.logger.error({ err: error }, `kernel ${this.def.name} faulted`);
     this.emit('fault', { grain: this.def.name, error });
-    this.host.rejectAsksOf(this, error instanceof RinggrainError ? error : new KernelFaultError(this.def.name, error.message, { cause: error }));
+    this.host.rejectAsksOf(
+      this,
+      error instanceof RinggrainError ? error : new KernelFaultError(this.def.name, error.message, { cause: error }),
+    );
   }
 
   health(): Error | undefined {
@@ -360,7 +391,13 @@ export class RingKernel extends EventEmitter<KernelEvents> {
   }
 
   counters(): KernelCounters {
-    const out = { sent: this.sent, hostRejected: this.hostRejected, cancelled: this.cancelled, inboundDepth: this.inboundDepth(), heartbeat: 0 } as KernelCounters;
+    const out = {
+      sent: this.sent,
+      hostRejected: this.hostRejected,
+      cancelled: this.cancelled,
+      inboundDepth: this.inboundDepth(),
+      heartbeat: 0,
+    } as KernelCounters;
     const lanes = this.laneSnapshot();
     COUNTERS.forEach((name, i) => (out[name] = (this.carried[name] ?? 0) + lanes[i]!));
     out.heartbeat = this.laneSum('heartbeat') >>> 0;
@@ -470,14 +507,19 @@ export class RingKernel extends EventEmitter<KernelEvents> {
     const laneAcked = (c: Int32Array) =>
       want === KernelState.IDLE
         ? Atomics.load(c, CONTROL.observed) >= KernelState.IDLE
-        : (Atomics.load(c, CONTROL.ackEpoch) >>> 0) === epoch && Atomics.load(c, CONTROL.observed) === want;
+        : Atomics.load(c, CONTROL.ackEpoch) >>> 0 === epoch && Atomics.load(c, CONTROL.observed) === want;
     const acked = () => lanes.every((l) => laneAcked(l.control));
     const ok = await waitUntil(() => acked() || this.impl?.health().fault !== undefined, timeoutMs);
     const fault = this.impl?.health().fault;
     if (fault) throw new KernelFaultError(this.def.name, `${action} failed: ${fault.message}`, { cause: fault });
     if (!ok) {
-      const late = lanes.flatMap((l, i) => (laneAcked(l.control) ? [] : [`lane ${i} observed state ${Atomics.load(l.control, CONTROL.observed)}`]));
-      throw new KernelFaultError(this.def.name, `${action} was not acknowledged within ${timeoutMs} ms (${late.join(', ')})`);
+      const late = lanes.flatMap((l, i) =>
+        laneAcked(l.control) ? [] : [`lane ${i} observed state ${Atomics.load(l.control, CONTROL.observed)}`],
+      );
+      throw new KernelFaultError(
+        this.def.name,
+        `${action} was not acknowledged within ${timeoutMs} ms (${late.join(', ')})`,
+      );
     }
   }
 }

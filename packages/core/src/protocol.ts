@@ -90,7 +90,10 @@ export const IMAGE_AREA_RUNNING_WORD = 30;
 
 export const HOST_SENDER = 0xffffffff;
 
-/** Requested/observed states of the handshake: the host writes requested + requestEpoch, the kernel answers with observed + ackEpoch. */
+/**
+ * Requested/observed states of the handshake: the host writes requested + requestEpoch, the kernel answers with
+ * observed + ackEpoch.
+ */
 export const KernelState = {
   NONE: 0,
   IDLE: 1,
@@ -140,8 +143,25 @@ export const ControlBlock = t.struct({
   _pad3: t.array(t.u32, LINE_WORDS - 1),
 });
 
-export type CounterName = 'received' | 'processed' | 'replied' | 'k2kSent' | 'k2kReceived' | 'handlerErrors' | 'rejected' | 'activations';
-export const COUNTERS: readonly CounterName[] = ['received', 'processed', 'replied', 'k2kSent', 'k2kReceived', 'handlerErrors', 'rejected', 'activations'];
+export type CounterName =
+  | 'received'
+  | 'processed'
+  | 'replied'
+  | 'k2kSent'
+  | 'k2kReceived'
+  | 'handlerErrors'
+  | 'rejected'
+  | 'activations';
+export const COUNTERS: readonly CounterName[] = [
+  'received',
+  'processed',
+  'replied',
+  'k2kSent',
+  'k2kReceived',
+  'handlerErrors',
+  'rejected',
+  'activations',
+];
 
 /** Byte offset of a field of a protocol struct, from the one layout function. */
 export function offsetOf(schema: StructSchema, field: string): number {
@@ -178,7 +198,20 @@ export const SLOT = {
 
 export const CONTROL = Object.fromEntries(
   (layoutOf(ControlBlock).fields ?? []).filter((f) => !f.name.startsWith('_')).map((f) => [f.name, f.offset >> 2]),
-) as Record<'requested' | 'requestEpoch' | 'publishRequest' | 'observed' | 'ackEpoch' | 'heartbeat' | 'faultCode' | 'publishEpoch' | 'queued' | 'doorbell' | CounterName, number>;
+) as Record<
+  | 'requested'
+  | 'requestEpoch'
+  | 'publishRequest'
+  | 'observed'
+  | 'ackEpoch'
+  | 'heartbeat'
+  | 'faultCode'
+  | 'publishEpoch'
+  | 'queued'
+  | 'doorbell'
+  | CounterName,
+  number
+>;
 
 /** Bytes a ring of `capacity` slots of `slotSize` bytes occupies (header included). */
 export function ringBytes(capacity: number, slotSize: number): number {

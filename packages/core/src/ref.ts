@@ -1,7 +1,9 @@
 import type { AnyGrainClass, GrainDef, MethodName, ReplyOf, RequestInput, SpecOf } from './grain.ts';
 
 /** A reply's typed-array fields (its numeric arrays), each optional. */
-export type ReplyArrays<R> = R extends object ? { readonly [K in keyof R as R[K] extends ArrayBufferView ? K : never]?: R[K] } : never;
+export type ReplyArrays<R> = R extends object
+  ? { readonly [K in keyof R as R[K] extends ArrayBufferView ? K : never]?: R[K] }
+  : never;
 
 /** Options of one ask. */
 export interface AskOptions<R> {
@@ -17,7 +19,10 @@ export interface AskOptions<R> {
 
 /** Typed reference to one actor. Methods ask (a Promise of the typed reply); `tell` is one-way. */
 export type GrainRef<C extends AnyGrainClass> = {
-  readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>, opts?: AskOptions<ReplyOf<SpecOf<C>, M>>) => Promise<ReplyOf<SpecOf<C>, M>>;
+  readonly [M in MethodName<SpecOf<C>>]: (
+    payload: RequestInput<SpecOf<C>, M>,
+    opts?: AskOptions<ReplyOf<SpecOf<C>, M>>,
+  ) => Promise<ReplyOf<SpecOf<C>, M>>;
 } & {
   readonly key: SpecOf<C>['key'] extends 'string' ? string : number;
   /**
@@ -25,13 +30,21 @@ export type GrainRef<C extends AnyGrainClass> = {
    * full ring made room for it (rejects with QueueFullError, also a tellError event): backpressure,
    * never a silent drop.
    */
-  readonly tell: { readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>) => Promise<void> | undefined };
+  readonly tell: {
+    readonly [M in MethodName<SpecOf<C>>]: (payload: RequestInput<SpecOf<C>, M>) => Promise<void> | undefined;
+  };
 };
 
 /** What refs need of the system; the route is opaque here (resolved once per method, passed back on send). */
 interface Sender<R> {
   route(def: GrainDef, method: string): R;
-  sendRoute(route: R, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined;
+  sendRoute(
+    route: R,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+    into?: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> | undefined;
 }
 
 /** One prototype per grain class; a ref is then a single small object. */
@@ -41,7 +54,11 @@ export function makeRefFactory<R>(def: GrainDef, sys: Sender<R>): (key: number |
   for (const m of def.methods) {
     const name = m.name;
     const route = sys.route(def, name);
-    proto[name] = function (this: { key: number | string }, payload: unknown, opts?: { readonly into?: Readonly<Record<string, unknown>> }) {
+    proto[name] = function (
+      this: { key: number | string },
+      payload: unknown,
+      opts?: { readonly into?: Readonly<Record<string, unknown>> },
+    ) {
       try {
         return sys.sendRoute(route, this.key, payload, true, opts?.into);
       } catch (e) {

@@ -13,13 +13,27 @@ export interface LoadFailures {
  * The typed error of a failed or refused turn's reply (SlotFlag.ERROR / REJECTED): built on the host from
  * its code and fields (turn-error.ts), never from the message's text.
  */
-export function errorOfReply(ring: Ring, slot: number, flags: number, grain: string, method: string, loads: LoadFailures): RinggrainError {
+export function errorOfReply(
+  ring: Ring,
+  slot: number,
+  flags: number,
+  grain: string,
+  method: string,
+  loads: LoadFailures,
+): RinggrainError {
   const refused = `${grain}.${method}${ring.dv.getUint32(slot + SLOT.corr, true) === 0 ? '' : ' refused the message'}`;
   const length = Math.min(ring.dv.getUint32(slot + SLOT.length, true), ring.payloadCapacity);
   const start = slot + SLOT_HEADER_SIZE;
   const data = decodeTurnError(ring.u8, ring.dv, start, start + length);
   const rejected = (flags & SlotFlag.REJECTED) !== 0;
-  if (!data) return rejected ? new DecodeError(`${refused}: (unreadable reason)`) : new HandlerError(grain, method, `(unreadable error payload, type byte 0x${(ring.u8[start] ?? 0).toString(16)})`);
+  if (!data)
+    return rejected
+      ? new DecodeError(`${refused}: (unreadable reason)`)
+      : new HandlerError(
+          grain,
+          method,
+          `(unreadable error payload, type byte 0x${(ring.u8[start] ?? 0).toString(16)})`,
+        );
   return build(data.code, data.fields, grain, method, refused, loads);
 }
 
@@ -28,7 +42,14 @@ function text(fields: readonly TurnErrorValue[], at: number): string {
   return typeof v === 'string' ? v : v === undefined ? '' : String(v);
 }
 
-function build(code: number, fields: readonly TurnErrorValue[], grain: string, method: string, refused: string, loads: LoadFailures): RinggrainError {
+function build(
+  code: number,
+  fields: readonly TurnErrorValue[],
+  grain: string,
+  method: string,
+  refused: string,
+  loads: LoadFailures,
+): RinggrainError {
   switch (code) {
     case TURN_ERROR.HANDLER:
       return new HandlerError(grain, method, text(fields, 0));

@@ -28,7 +28,13 @@ export class Ring {
    * `zeroed`: the memory is known to be all zeros (a new SharedArrayBuffer), so it is not written over —
    * the OS then commits a big ring's pages only as they are used.
    */
-  static format(buffer: ArrayBufferLike, offset: number, capacity: number, slotSize: number, opts: { zeroed?: boolean } = {}): Ring {
+  static format(
+    buffer: ArrayBufferLike,
+    offset: number,
+    capacity: number,
+    slotSize: number,
+    opts: { zeroed?: boolean } = {},
+  ): Ring {
     if (!Number.isInteger(capacity) || capacity < 2 || (capacity & (capacity - 1)) !== 0) {
       throw new RingError(`ring capacity must be a power of two ≥ 2, got ${capacity}`);
     }
@@ -37,7 +43,10 @@ export class Ring {
     }
     if (offset % 128 !== 0) throw new RingError(`ring offset ${offset} must be 128-byte aligned`);
     if (offset + ringBytes(capacity, slotSize) > buffer.byteLength) {
-      throw new RingError(`buffer of ${buffer.byteLength} bytes cannot hold a ring of ${ringBytes(capacity, slotSize)} bytes at ${offset}`);
+      throw new RingError(
+        `buffer of ${buffer.byteLength} bytes cannot hold a ring of ${ringBytes(capacity, slotSize)} ` +
+          `bytes at ${offset}`,
+      );
     }
     if (!opts.zeroed) new Uint8Array(buffer, offset, ringBytes(capacity, slotSize)).fill(0);
     const words = new Int32Array(buffer, offset, RING_HEADER_SIZE >> 2);
@@ -53,7 +62,9 @@ export class Ring {
     this.capacity = this.words[RING.capacity] as number;
     this.slotSize = this.words[RING.slotSize] as number;
     if (this.capacity < 2 || (this.capacity & (this.capacity - 1)) !== 0 || this.slotSize <= SLOT_HEADER_SIZE) {
-      throw new RingError(`no formatted ring at offset ${offset} (capacity ${this.capacity}, slotSize ${this.slotSize})`);
+      throw new RingError(
+        `no formatted ring at offset ${offset} (capacity ${this.capacity}, slotSize ${this.slotSize})`,
+      );
     }
     this.mask = this.capacity - 1;
     this.u8 = new Uint8Array(buffer);
@@ -117,9 +128,9 @@ export class RingProducer {
     const r = this.ring;
     const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     const head = (base + this.heldSlots) >>> 0;
-    if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+    if ((head - this.tailSeen) >>> 0 >= r.capacity) {
       this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
-      if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+      if ((head - this.tailSeen) >>> 0 >= r.capacity) return -1;
     }
     this.heldSlots++;
     return r.slotAt(head);
@@ -144,10 +155,10 @@ export class RingProducer {
     const r = this.ring;
     if (this.heldSlots !== 0) this.releaseHeld();
     const head = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
-    if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+    if ((head - this.tailSeen) >>> 0 >= r.capacity) {
       // Re-read the consumer's line only when the cached tail says full: it is a cross-core (or PCIe) read.
       this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
-      if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+      if ((head - this.tailSeen) >>> 0 >= r.capacity) return -1;
     }
     this.index = head;
     return r.slotAt(head);
@@ -205,7 +216,8 @@ export class RingProducer {
 
   /** The index after the last slot this producer wrote (held ones included): moves when it writes. */
   position(): number {
-    const base = this.pendingHead === undefined ? Atomics.load(this.ring.words, RING.head) >>> 0 : this.pendingHead >>> 0;
+    const base =
+      this.pendingHead === undefined ? Atomics.load(this.ring.words, RING.head) >>> 0 : this.pendingHead >>> 0;
     return (base + this.heldSlots) >>> 0;
   }
 
@@ -216,7 +228,7 @@ export class RingProducer {
   depth(): number {
     const r = this.ring;
     const base = this.pendingHead === undefined ? Atomics.load(r.words, RING.head) >>> 0 : this.pendingHead >>> 0;
-    return ((base + this.heldSlots - (Atomics.load(r.words, RING.tail) >>> 0)) >>> 0);
+    return (base + this.heldSlots - (Atomics.load(r.words, RING.tail) >>> 0)) >>> 0;
   }
 
   /** After publishSeq calls: head for observers. */
@@ -235,9 +247,9 @@ export class RingProducer {
     const r = this.ring;
     for (;;) {
       const head = Atomics.load(r.words, RING.head) >>> 0;
-      if (((head - this.tailSeen) >>> 0) >= r.capacity) {
+      if ((head - this.tailSeen) >>> 0 >= r.capacity) {
         this.tailSeen = Atomics.load(r.words, RING.tail) >>> 0;
-        if (((head - this.tailSeen) >>> 0) >= r.capacity) return -1;
+        if ((head - this.tailSeen) >>> 0 >= r.capacity) return -1;
       }
       if (Atomics.compareExchange(r.words, RING.head, head | 0, (head + 1) | 0) === (head | 0)) {
         this.index = head;

@@ -25,7 +25,15 @@ import { kindSpec } from './schema/kinds.ts';
  * Writes rows [from, end) (keys[i], cols[f][i] for request field f in schema order) into the lanes'
  * rings until a row's lane is full; returns the next row. `corrBase`: an ask row i gets corr corrBase + i.
  */
-export type RowLoop = (producers: readonly RingProducer[], keys: ArrayLike<number>, cols: ReadonlyArray<ArrayLike<unknown>>, from: number, end: number, time: number, corrBase: number) => number;
+export type RowLoop = (
+  producers: readonly RingProducer[],
+  keys: ArrayLike<number>,
+  cols: ReadonlyArray<ArrayLike<unknown>>,
+  from: number,
+  end: number,
+  time: number,
+  corrBase: number,
+) => number;
 
 const loops = new WeakMap<MethodDef, Map<string, RowLoop | null>>();
 
@@ -38,10 +46,22 @@ function shapeOf(col: unknown): string {
  * The generated loop for `method`'s rows with these column types, or undefined where the fast path does
  * not apply (a field that is not a scalar, or an image larger than a slot's payload).
  */
-export function compileRowLoop(method: MethodDef, grainId: number, key: ArrayLike<unknown>, cols: Record<string, ArrayLike<unknown>>, payloadCapacity: number, ask: boolean): RowLoop | undefined {
+export function compileRowLoop(
+  method: MethodDef,
+  grainId: number,
+  key: ArrayLike<unknown>,
+  cols: Record<string, ArrayLike<unknown>>,
+  payloadCapacity: number,
+  ask: boolean,
+): RowLoop | undefined {
   const t = rowTemplate(method, grainId);
   if (!t || t.image.length + 4 - SLOT_HEADER_SIZE > payloadCapacity) return undefined;
-  const intKeys = key instanceof Int32Array || key instanceof Int16Array || key instanceof Int8Array || key instanceof Uint16Array || key instanceof Uint8Array;
+  const intKeys =
+    key instanceof Int32Array ||
+    key instanceof Int16Array ||
+    key instanceof Int8Array ||
+    key instanceof Uint16Array ||
+    key instanceof Uint8Array;
   const shape = `${grainId}|${ask ? 'ask' : 'tell'}|${intKeys ? 'int' : 'any'}|${t.fields.map((f) => shapeOf(cols[f.name])).join(',')}`;
   let byShape = loops.get(method);
   if (!byShape) loops.set(method, (byShape = new Map()));
@@ -62,10 +82,14 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>, intKeys: boole
     if (at === W(SLOT.keyLo) || at === W(SLOT.keyHi) || (ask && at === W(SLOT.corr))) continue; // row values below
     if (at === W(SLOT.time)) per.push(`i32[w + ${at}] = T0;`);
     else if (at === W(SLOT.time) + 1) per.push(`i32[w + ${at}] = T1;`);
-    else if (ask && at === W(SLOT.flags)) per.push(`i32[w + ${at}] = ${(words[w]! | SlotFlag.ASK) | 0};`);
+    else if (ask && at === W(SLOT.flags)) per.push(`i32[w + ${at}] = ${words[w]! | SlotFlag.ASK | 0};`);
     else per.push(`i32[w + ${at}] = ${words[w]! | 0};`);
   }
-  per.push('const k = keys[i];', `i32[w + ${W(SLOT.keyLo)}] = k;`, `i32[w + ${W(SLOT.keyHi)}] = ${intKeys ? 'k >> 31' : 'Math.floor(k / 4294967296)'};`);
+  per.push(
+    'const k = keys[i];',
+    `i32[w + ${W(SLOT.keyLo)}] = k;`,
+    `i32[w + ${W(SLOT.keyHi)}] = ${intKeys ? 'k >> 31' : 'Math.floor(k / 4294967296)'};`,
+  );
   if (ask) per.push(`i32[w + ${W(SLOT.corr)}] = corrBase + i;`);
   for (const [f, { kind, at }] of fields.entries()) {
     const op = kindSpec(kind).msgpack.fixed.op;
@@ -163,6 +187,20 @@ return function rowLoop(producers, keys, cols, from, end, time, corrBase) {
   // Scratch of the multi-lane chunks (the loop is synchronous: one call at a time uses them).
   const CHUNK = 256;
   const MAX_LANES = 64;
-  const scratch = { CHUNK, MAX_LANES, laneOf: new Uint16Array(CHUNK), order: new Int32Array(CHUNK), countS: new Int32Array(MAX_LANES), roomS: new Int32Array(MAX_LANES), startS: new Int32Array(MAX_LANES), fillS: new Int32Array(MAX_LANES) };
-  return new Function('mix32', 'tf', 'ti', ...Object.keys(scratch), src)(mix32, tf, ti, ...Object.values(scratch)) as RowLoop;
+  const scratch = {
+    CHUNK,
+    MAX_LANES,
+    laneOf: new Uint16Array(CHUNK),
+    order: new Int32Array(CHUNK),
+    countS: new Int32Array(MAX_LANES),
+    roomS: new Int32Array(MAX_LANES),
+    startS: new Int32Array(MAX_LANES),
+    fillS: new Int32Array(MAX_LANES),
+  };
+  return new Function('mix32', 'tf', 'ti', ...Object.keys(scratch), src)(
+    mix32,
+    tf,
+    ti,
+    ...Object.values(scratch),
+  ) as RowLoop;
 }

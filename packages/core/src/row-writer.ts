@@ -24,7 +24,9 @@ export interface Template {
 
 const templates = new WeakMap<MethodDef, Map<number, Template | null>>();
 
-/** The method's fixed slot image for int keys (cached per method and grain id), or null where a field is not a scalar. */
+/**
+ * The method's fixed slot image for int keys (cached per method and grain id), or null where a field is not a scalar.
+ */
 export function rowTemplate(method: MethodDef, grainId: number): Template | null {
   let byGrain = templates.get(method);
   if (!byGrain) templates.set(method, (byGrain = new Map()));
@@ -71,7 +73,13 @@ function template(method: MethodDef, grainId: number): Template | null {
  * the tests hold byte for byte to this writer, and this writer to the general encoder; bench/host-path.ts
  * times it as the baseline.
  */
-export function compileRowWriter(method: MethodDef, grainId: number, key: ArrayLike<unknown>, cols: Record<string, ArrayLike<unknown>>, payloadCapacity: number): RowWrite | undefined {
+export function compileRowWriter(
+  method: MethodDef,
+  grainId: number,
+  key: ArrayLike<unknown>,
+  cols: Record<string, ArrayLike<unknown>>,
+  payloadCapacity: number,
+): RowWrite | undefined {
   if (SLOT.seq !== 0) return undefined;
   const t = rowTemplate(method, grainId);
   if (!t || t.image.length + 4 - SLOT_HEADER_SIZE > payloadCapacity) return undefined;

@@ -23,14 +23,24 @@ export function installSignalShutdown(s: SignalShutdown): () => void {
   const onSignal = (sig: NodeJS.Signals): void => {
     const code = sig === 'SIGINT' ? SIGNAL_EXIT_CODE.SIGINT : SIGNAL_EXIT_CODE.SIGTERM;
     if (exiting) {
-      s.logger.error({ signal: sig }, `${sig} again: exiting now with ${code}; not freed: ${s.leftBehind().join(', ') || 'nothing'}`);
+      s.logger.error(
+        { signal: sig },
+        `${sig} again: exiting now with ${code}; not freed: ${s.leftBehind().join(', ') || 'nothing'}`,
+      );
       process.exit(code);
     }
     exiting = true;
-    s.logger.warn({ signal: sig }, `${sig}: terminating every kernel (exit with ${code} within ${s.exitAfterMs} ms; a second signal exits at once)`);
+    s.logger.warn(
+      { signal: sig },
+      `${sig}: terminating every kernel (exit with ${code} within ${s.exitAfterMs} ms; a second signal exits at once)`,
+    );
     const deadline = setTimeout(() => {
       const left = s.leftBehind();
-      s.logger.error({ signal: sig, notFreed: left }, `${sig}: shutdown did not finish within ${s.exitAfterMs} ms; exiting with ${code}; not freed: ${left.join(', ') || 'nothing'}`);
+      s.logger.error(
+        { signal: sig, notFreed: left },
+        `${sig}: shutdown did not finish within ${s.exitAfterMs} ms; exiting with ${code}; not ` +
+          `freed: ${left.join(', ') || 'nothing'}`,
+      );
       process.exit(code);
     }, s.exitAfterMs);
     s.shutdown()

@@ -54,7 +54,16 @@ export class SlotWriter {
    * Encodes `payload` by `schema` into the slot at `slot` and fills the header (all but seq).
    * Throws SchemaValidationError (with the zod path) or PayloadTooLargeError; the slot is then unused.
    */
-  write(ring: SlotTarget, slot: number, h: SlotFields, schema: Schema, payload: unknown, grain: string, method: string, stringKey?: string): void {
+  write(
+    ring: SlotTarget,
+    slot: number,
+    h: SlotFields,
+    schema: Schema,
+    payload: unknown,
+    grain: string,
+    method: string,
+    stringKey?: string,
+  ): void {
     // No closure or string is built per message (tsx's keepNames makes every named closure costly);
     // "Grain.method" is assembled only on the error path.
     const w = this.writerFor(ring);
@@ -67,7 +76,12 @@ export class SlotWriter {
       if (e === OVERFLOW) {
         const parsed = schema.zod.safeParse(payload);
         if (!parsed.success) throw validationError(schema, payload, `${grain}.${method}`);
-        throw new PayloadTooLargeError(`${grain}.${method}`, encodedSize(schema, payload) + stringKeyBytes(stringKey), ring.payloadCapacity, SLOT_HEADER_SIZE);
+        throw new PayloadTooLargeError(
+          `${grain}.${method}`,
+          encodedSize(schema, payload) + stringKeyBytes(stringKey),
+          ring.payloadCapacity,
+          SLOT_HEADER_SIZE,
+        );
       }
       throw e;
     }
@@ -78,7 +92,12 @@ export class SlotWriter {
       // The key's UTF-8 bytes follow the payload; the kernel reads them back for ctx.key.
       const bytes = textEncoder.encode(stringKey);
       if (w.pos + bytes.length > end) {
-        throw new PayloadTooLargeError(`${grain}.${method}`, length + bytes.length, ring.payloadCapacity, SLOT_HEADER_SIZE);
+        throw new PayloadTooLargeError(
+          `${grain}.${method}`,
+          length + bytes.length,
+          ring.payloadCapacity,
+          SLOT_HEADER_SIZE,
+        );
       }
       ring.u8.set(bytes, w.pos);
       flags |= SlotFlag.STRING_KEY;
@@ -106,7 +125,8 @@ export class SlotWriter {
   writeText(ring: Ring, slot: number, h: SlotFields, text: string): void {
     let bytes = textEncoder.encode(text);
     const room = ring.payloadCapacity - 5;
-    if (bytes.length > room) bytes = textEncoder.encode(`${text.slice(0, Math.max(0, room - 40))}${TEXT_CUT_MARK}`).subarray(0, room);
+    if (bytes.length > room)
+      bytes = textEncoder.encode(`${text.slice(0, Math.max(0, room - 40))}${TEXT_CUT_MARK}`).subarray(0, room);
     const start = slot + SLOT_HEADER_SIZE;
     const u8 = ring.u8;
     let p = start;
@@ -153,7 +173,8 @@ export class SlotReader {
    */
   payload(ring: Ring, slot: number, schema: Schema, into?: Readonly<Record<string, unknown>>): unknown {
     const length = ring.dv.getUint32(slot + SLOT.length, true);
-    if (length > ring.payloadCapacity) throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
+    if (length > ring.payloadCapacity)
+      throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
     const start = slot + SLOT_HEADER_SIZE;
     const r = this.readerFor(ring).reset(start, start + length);
     if (into === undefined) return decodeExact(schema, r);
@@ -169,7 +190,8 @@ export class SlotReader {
   /** Decodes the slot's payload, a `schema` struct, into row `row` of `cols` (askMany's reply columns). */
   payloadInto(ring: Ring, slot: number, schema: StructSchema, row: number, cols: Columns): void {
     const length = ring.dv.getUint32(slot + SLOT.length, true);
-    if (length > ring.payloadCapacity) throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
+    if (length > ring.payloadCapacity)
+      throw new DecodeError(`slot claims ${length} payload bytes; a slot holds ${ring.payloadCapacity}`);
     const start = slot + SLOT_HEADER_SIZE;
     decodeIntoColumns(schema, this.readerFor(ring).reset(start, start + length), row, cols);
   }

@@ -136,7 +136,8 @@ export class Spill {
     let tail = this.segments.length ? this.segments.peekLast() : undefined;
     if (!(tail instanceof Chunk) || !tail.fits()) {
       // Refused at the call, before anything is encoded: what already waits stays and is sent.
-      if (this.bytes + this.chunkBytes > this.maxBytes) throw new QueueLimitError(this.grain, this.size, this.bytes, this.maxBytes);
+      if (this.bytes + this.chunkBytes > this.maxBytes)
+        throw new QueueLimitError(this.grain, this.size, this.bytes, this.maxBytes);
       tail = new Chunk(this.chunkBytes, this.slotSize);
       this.bytes += this.chunkBytes;
       this.segments.push(tail);

@@ -2,7 +2,16 @@ import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
 import type { KernelOptions } from './backend.ts';
 import { InvalidTransitionError, PlacementError, RinggrainError, UnknownGrainError } from './errors.ts';
-import type { AnyGrainClass, AskMethodName, GrainDef, MethodName, ReplyOf, RequestInput, SpecOf, TypesOf } from './grain.ts';
+import type {
+  AnyGrainClass,
+  AskMethodName,
+  GrainDef,
+  MethodName,
+  ReplyOf,
+  RequestInput,
+  SpecOf,
+  TypesOf,
+} from './grain.ts';
 import type { KernelCounters, RingKernel, TerminateOptions } from './kernel.ts';
 import type { Columns, ReplyColumns } from './bulk.ts';
 import { installSignalShutdown } from './signals.ts';
@@ -13,7 +22,14 @@ import { storageOptions } from './persist/options.ts';
 import type { FlushResult } from './persist/write-behind.ts';
 import type { ClusterRouter } from './cluster/router.ts';
 import { ReminderStorageError } from './timers/errors.ts';
-import { kernelOptionsOf, systemConfig, type RegisterOptions, type SystemConfig, type SystemOptions, type WithHandlers } from './system/options.ts';
+import {
+  kernelOptionsOf,
+  systemConfig,
+  type RegisterOptions,
+  type SystemConfig,
+  type SystemOptions,
+  type WithHandlers,
+} from './system/options.ts';
 import type { ClassMetrics, SystemEvents } from './system/events.ts';
 import { SystemState, type Registration, type Route } from './system/state.ts';
 import { SendClock } from './system/send-clock.ts';
@@ -26,9 +42,21 @@ import { Persistence } from './system/persistence.ts';
 import { IdleCollection } from './system/idle-collection.ts';
 import { Sweeper } from './system/sweep.ts';
 import { waitIdle } from './system/quiescence.ts';
-import { allocateOwnerships, createKernels, joinSystemCluster, launchKernels, resolvePlacements } from './system/start.ts';
+import {
+  allocateOwnerships,
+  createKernels,
+  joinSystemCluster,
+  launchKernels,
+  resolvePlacements,
+} from './system/start.ts';
 
-export { DEFAULT_KERNEL_OPTIONS, type Placement, type RegisterOptions, type SystemOptions, type WithHandlers } from './system/options.ts';
+export {
+  DEFAULT_KERNEL_OPTIONS,
+  type Placement,
+  type RegisterOptions,
+  type SystemOptions,
+  type WithHandlers,
+} from './system/options.ts';
 export type { ClassMetrics, SystemEvents } from './system/events.ts';
 export type { Route } from './system/state.ts';
 export type { SystemReminders } from './system/timers.ts';
@@ -135,20 +163,34 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.uninstallSignals = undefined;
   }
 
-  /** `cls` must define a handler for every method its spec declares (a compile error otherwise, not a launch failure). */
+  /**
+   * `cls` must define a handler for every method its spec declares (a compile error otherwise, not a launch failure).
+   */
   register<C extends AnyGrainClass>(cls: C & WithHandlers<C>, opts: RegisterOptions = {}): this {
     const def = cls.grain as GrainDef;
     const { regs, byDef } = this.state;
     if (byDef.has(def)) throw new PlacementError(`grain "${def.name}" is registered twice`);
     if (regs.some((r) => r.def.name === def.name)) {
-      throw new PlacementError(`two grain classes are named "${def.name}"`, { hint: 'grain names must be unique in a system' });
+      throw new PlacementError(`two grain classes are named "${def.name}"`, {
+        hint: 'grain names must be unique in a system',
+      });
     }
     if (this.started) throw new PlacementError(`register "${def.name}" before system.start()`);
     if (inGrainImport()) noteGrainClass(cls);
     const { placement = 'auto', storage, flushIntervalMs, idleMs, ...rest } = opts;
-    if (def.reminders.length && !storage) throw new ReminderStorageError(def.name, 'it declares reminders but was registered without storage');
+    if (def.reminders.length && !storage)
+      throw new ReminderStorageError(def.name, 'it declares reminders but was registered without storage');
     const options = kernelOptionsOf(def, rest as Partial<KernelOptions>, this.config);
-    const reg: Registration = { cls, def, placement, options, storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }), lastCollect: 0, collecting: undefined, dropped: 0 };
+    const reg: Registration = {
+      cls,
+      def,
+      placement,
+      options,
+      storage: storageOptions(def.name, { storage, flushIntervalMs, idleMs }),
+      lastCollect: 0,
+      collecting: undefined,
+      dropped: 0,
+    };
     regs.push(reg);
     byDef.set(def, reg);
     return this;
@@ -184,8 +226,20 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
     this.sweeper.start();
     this.installSignalHandlers();
     if (this.config.cluster) {
-      const local = { idle: (o: { timeoutMs: number }) => this.localIdle(o), metrics: () => this.metrics(), advanceTimers: (o: { timeoutMs: number }) => this.timers.advanceTimers(o) };
-      state.router = await joinSystemCluster(state, this.config.cluster, resolved, this.sender, this.persistence, ownership, local);
+      const local = {
+        idle: (o: { timeoutMs: number }) => this.localIdle(o),
+        metrics: () => this.metrics(),
+        advanceTimers: (o: { timeoutMs: number }) => this.timers.advanceTimers(o),
+      };
+      state.router = await joinSystemCluster(
+        state,
+        this.config.cluster,
+        resolved,
+        this.sender,
+        this.persistence,
+        ownership,
+        local,
+      );
     }
   }
 
@@ -193,7 +247,8 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   kernel(cls: AnyGrainClass): RingKernel {
     const reg = this.state.byDef.get(cls.grain as GrainDef);
     if (!reg) throw new UnknownGrainError(cls.grain?.name ?? String(cls));
-    if (!reg.kernel) throw new PlacementError(`grain "${reg.def.name}" has no kernel yet`, { hint: 'call system.start() first' });
+    if (!reg.kernel)
+      throw new PlacementError(`grain "${reg.def.name}" has no kernel yet`, { hint: 'call system.start() first' });
     return reg.kernel;
   }
 
@@ -202,10 +257,14 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** A typed reference: `await ref.deposit({...})` asks; `ref.tell.deposit({...})` is one-way. */
-  grain<C extends AnyGrainClass>(cls: C, key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never): GrainRef<C> {
+  grain<C extends AnyGrainClass>(
+    cls: C,
+    key: C extends { grain: GrainDef<infer S> } ? (S['key'] extends 'string' ? string : number) : never,
+  ): GrainRef<C> {
     const def = cls.grain as GrainDef;
     // In a cluster, a class hosted elsewhere is reached through it (client mode).
-    if (!this.state.byDef.has(def) && !(this.config.cluster && def?.methodByName)) throw new UnknownGrainError(def?.name ?? String(cls));
+    if (!this.state.byDef.has(def) && !(this.config.cluster && def?.methodByName))
+      throw new UnknownGrainError(def?.name ?? String(cls));
     let make = this.refFactories.get(def);
     if (!make) {
       make = makeRefFactory(def, this.sender);
@@ -221,7 +280,11 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * exactly as N `ref.tell.method(...)` calls would (FIFO, counters, a full ring waits, handler failures
    * arrive as `tellError` events). Returns the number of messages sent.
    */
-  tellMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>>>(cls: C, method: M, columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>): number {
+  tellMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>>>(
+    cls: C,
+    method: M,
+    columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>,
+  ): number {
     return this.bulk.tellMany(cls, method, columns);
   }
 
@@ -232,12 +295,22 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
    * nothing); the asks then go out in order and are answered in flight. If any fails, it rejects after
    * all have settled with an AskManyError naming the first failed row and its error.
    */
-  askMany<C extends AnyGrainClass, M extends AskMethodName<SpecOf<C>>>(cls: C, method: M, columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
+  askMany<C extends AnyGrainClass, M extends AskMethodName<SpecOf<C>>>(
+    cls: C,
+    method: M,
+    columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>,
+  ): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
     return this.bulk.askMany(cls, method, columns);
   }
 
   /** Untyped send used by refs; `corr` 0 means a tell. */
-  send(def: GrainDef, methodName: string, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined {
+  send(
+    def: GrainDef,
+    methodName: string,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+  ): Promise<unknown> | undefined {
     return this.sender.sendRoute(this.sender.route(def, methodName), key, payload, ask);
   }
 
@@ -247,7 +320,13 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
   }
 
   /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
-  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
+  sendRoute(
+    route: Route,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+    into?: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> | undefined {
     return this.sender.sendRoute(route, key, payload, ask, into);
   }
 
@@ -344,7 +423,16 @@ export class GrainSystem extends EventEmitter<SystemEvents> {
       const timers = k.backendKernel?.timerStats?.();
       const reminders = reg.reminders?.metrics();
       const devices = k.backendKernel?.deviceMemory?.();
-      out[k.def.name] = { ...k.counters(), state: k.state, backend: k.backend.name, ...(overflow ? { overflow } : {}), ...(storage ? { storage } : {}), ...(timers ? { timers } : {}), ...(reminders ? { reminders } : {}), ...(devices ? { devices } : {}) };
+      out[k.def.name] = {
+        ...k.counters(),
+        state: k.state,
+        backend: k.backend.name,
+        ...(overflow ? { overflow } : {}),
+        ...(storage ? { storage } : {}),
+        ...(timers ? { timers } : {}),
+        ...(reminders ? { reminders } : {}),
+        ...(devices ? { devices } : {}),
+      };
     }
     return out;
   }

@@ -12,12 +12,27 @@ import { SLOT, SLOT_HEADER_SIZE, SlotFlag } from './protocol.ts';
 import { rowTemplate } from './row-writer.ts';
 import { kindSpec, type ScalarKind } from './schema/kinds.ts';
 
-/** Writes the message into the slot at `slot` (all but seq) and returns true, or false (nothing certain written) where the payload is not plain valid scalars. */
-export type FixedWrite = (i32: Int32Array, dv: DataView, u8: Uint8Array, slot: number, payload: unknown, key: number, corr: number, time: number) => boolean;
+/**
+ * Writes the message into the slot at `slot` (all but seq) and returns true, or false (nothing certain written) where
+ * the payload is not plain valid scalars.
+ */
+export type FixedWrite = (
+  i32: Int32Array,
+  dv: DataView,
+  u8: Uint8Array,
+  slot: number,
+  payload: unknown,
+  key: number,
+  corr: number,
+  time: number,
+) => boolean;
 
 const writers = new WeakMap<MethodDef, Map<number, FixedWrite>>();
 
-/** The method's fixed writer, or null where the fast path does not apply (a non-scalar field, an image larger than a slot's payload). */
+/**
+ * The method's fixed writer, or null where the fast path does not apply (a non-scalar field, an image larger than a
+ * slot's payload).
+ */
 export function fixedWriter(method: MethodDef, grainId: number, payloadCapacity: number): FixedWrite | null {
   let byGrain = writers.get(method);
   if (!byGrain) writers.set(method, (byGrain = new Map()));
@@ -63,7 +78,11 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>): FixedWrite {
     lines.push(`const v${f} = v[${JSON.stringify(name)}];`, `if (!(${check(kind, `v${f}`)})) return false;`);
   }
   // The general encoder counts the keys that have a value: any other one is a mismatch.
-  lines.push('let present = 0;', 'for (const name in v) if (v[name] !== undefined) present++;', `if (present !== ${fields.length}) return false;`);
+  lines.push(
+    'let present = 0;',
+    'for (const name in v) if (v[name] !== undefined) present++;',
+    `if (present !== ${fields.length}) return false;`,
+  );
   lines.push('const w = s >> 2;', 'tf[0] = time;');
   for (let w = 0; w < words.length; w++) {
     const at = w + 1;
@@ -73,7 +92,8 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>): FixedWrite {
     else lines.push(`i32[w + ${at}] = ${words[w]! | 0};`);
   }
   lines.push(
-    `i32[w + ${W(SLOT.flags)}] = corr === 0 ? ${words[W(SLOT.flags) - 1]! | 0} : ${(words[W(SLOT.flags) - 1]! | SlotFlag.ASK) | 0};`,
+    `i32[w + ${W(SLOT.flags)}] = corr === 0 ? ${words[W(SLOT.flags) - 1]! | 0} ` +
+      `: ${words[W(SLOT.flags) - 1]! | SlotFlag.ASK | 0};`,
     `i32[w + ${W(SLOT.corr)}] = corr;`,
     `i32[w + ${W(SLOT.keyLo)}] = k;`,
     `i32[w + ${W(SLOT.keyHi)}] = Math.floor(k / 4294967296);`,
@@ -83,7 +103,8 @@ function generate(t: NonNullable<ReturnType<typeof rowTemplate>>): FixedWrite {
     lines.push(op === 'tag' ? `u8[s + ${at}] = v${f} ? 0xc3 : 0xc2;` : `dv.${op}(s + ${at + 1}, v${f});`);
   }
   lines.push('return true;');
-  const src = `"use strict";\nreturn function fixedWrite(i32, dv, u8, s, v, k, corr, time) {\n  ${lines.join('\n  ')}\n};`;
+  const src =
+    `"use strict";\nreturn function fixedWrite(i32, dv, u8, s, v, k, corr, time) ` + `{\n  ${lines.join('\n  ')}\n};`;
   const tf = new Float64Array(1);
   const ti = new Int32Array(tf.buffer);
   return new Function('tf', 'ti', src)(tf, ti) as FixedWrite;

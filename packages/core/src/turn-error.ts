@@ -70,16 +70,26 @@ function cut(bytes: Uint8Array, max: number): Uint8Array {
  * Writes [code, fields] at `start` in at most `room` bytes (room ≥ 16); returns its length. String fields
  * that do not fit are cut, the longest first; the code and number fields are never cut.
  */
-export function encodeTurnError(u8: Uint8Array, dv: DataView, start: number, room: number, code: number, fields: readonly TurnErrorValue[]): number {
-  if (!Number.isInteger(code) || code < 0 || code > 127 || fields.length > 15) throw new RangeError(`turn error code ${code} with ${fields.length} fields`);
+export function encodeTurnError(
+  u8: Uint8Array,
+  dv: DataView,
+  start: number,
+  room: number,
+  code: number,
+  fields: readonly TurnErrorValue[],
+): number {
+  if (!Number.isInteger(code) || code < 0 || code > 127 || fields.length > 15)
+    throw new RangeError(`turn error code ${code} with ${fields.length} fields`);
   const values: Array<Uint8Array | number> = fields.map((v) => (typeof v === 'string' ? enc.encode(v) : v));
   const size = () => 3 + values.reduce<number>((s, v) => s + (typeof v === 'number' ? 9 : strSize(v.length)), 0);
   for (let over = size() - room; over > 0; over = size() - room) {
     let longest = -1;
     values.forEach((v, i) => {
-      if (typeof v !== 'number' && v.length > 0 && (longest < 0 || v.length > (values[longest] as Uint8Array).length)) longest = i;
+      if (typeof v !== 'number' && v.length > 0 && (longest < 0 || v.length > (values[longest] as Uint8Array).length))
+        longest = i;
     });
-    if (longest < 0) throw new RangeError(`turn error ${code}: its number fields need ${size()} bytes, the slot holds ${room}`);
+    if (longest < 0)
+      throw new RangeError(`turn error ${code}: its number fields need ${size()} bytes, the slot holds ${room}`);
     const v = values[longest] as Uint8Array;
     // Its header may shrink too: cut by the excess, then loop if a header size change left some.
     values[longest] = cut(v, Math.max(0, v.length - over));

@@ -8,7 +8,8 @@ import { EntryKind, type ClusterConnection, type SiloInfo } from './types.ts';
 /**
  * Questions one member asks another about its system, as Control entries ([4, corr, op, arg]) answered by
  * Reply entries: `metrics` (the silo's `system.metrics()`), `idle` (the silo's own `system.idle()`,
- * then its message counts) and `advanceTimers` (the silo's `system.advanceTimers()`, by its own clock). A client hosts no kernel, so this is how it reads the cluster's counters and
+ * then its message counts) and `advanceTimers` (the silo's `system.advanceTimers()`, by its own clock). A client hosts
+ * no kernel, so this is how it reads the cluster's counters and
  * waits until everything sent into the cluster was processed.
  */
 export type ControlOp = 'metrics' | 'idle' | 'advanceTimers';
@@ -135,7 +136,10 @@ export class ClusterControl {
     return got.reduce((n: number, x) => n + (typeof x === 'number' ? x : 0), own);
   }
 
-  /** The classes' figures summed over the silos (numbers added, nested figures too; a text the silos disagree on joined by ','). */
+  /**
+   * The classes' figures summed over the silos (numbers added, nested figures too; a text the silos disagree on joined
+   * by ',').
+   */
   async classMetrics(timeoutMs = 10_000): Promise<Record<string, ClassMetrics>> {
     const out: Record<string, ClassMetrics> = {};
     for (const perClass of Object.values(await this.siloMetrics(timeoutMs))) {

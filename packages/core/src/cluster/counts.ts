@@ -3,7 +3,10 @@ export function routerCounts() {
   return {
     asksOut: 0,
     tellsOut: 0,
-    /** Tells the silos they went to confirmed (acks): with lostTells and unconfirmedTells, every tellsOut (and forward) is accounted for. */
+    /**
+     * Tells the silos they went to confirmed (acks): with lostTells and unconfirmedTells, every tellsOut (and forward)
+     * is accounted for.
+     */
     tellsConfirmed: 0,
     /** Message entries received and sent to other members (forwards included): control.ts balances them. */
     messagesIn: 0,

@@ -5,7 +5,9 @@ export class SiloUnavailableError extends RinggrainError {
   readonly silo: string;
   constructor(grain: string, method: string, silo: string, reason: string, opts: ErrorOptions = {}) {
     super('SILO_UNAVAILABLE', `${grain}.${method}: silo ${silo} ${reason} before it replied`, {
-      hint: 'delivery is at most once: the ask may have run on that silo; retry it if the method is idempotent (the key now lives on a live silo)',
+      hint:
+        'delivery is at most once: the ask may have run on that silo; retry it if the method is idempotent ' +
+        '(the key now lives on a live silo)',
       ...opts,
     });
     this.silo = silo;
@@ -16,7 +18,9 @@ export class SiloUnavailableError extends RinggrainError {
 export class NoSiloError extends RinggrainError {
   constructor(grain: string, waitedMs: number) {
     super('NO_SILO', `grain "${grain}": no live silo hosts it (waited ${waitedMs} ms)`, {
-      hint: 'start a silo that registers this class (with a backend it can run on), or check the cluster name and server',
+      hint:
+        'start a silo that registers this class (with a backend it can run on), or check the cluster name ' +
+        'and server',
     });
   }
 }
@@ -36,7 +40,9 @@ export class RemoteGrainError extends RinggrainError {
 export class MalformedEntryError extends RinggrainError {
   constructor(from: string, detail: string) {
     super('MALFORMED_ENTRY', `a frame from ${from} carried a malformed entry: ${detail}`, {
-      hint: 'only Ringgrain silos and clients of this cluster should publish to its subjects; check who holds its credentials',
+      hint:
+        'only Ringgrain silos and clients of this cluster should publish to its subjects; check who holds ' +
+        'its credentials',
     });
   }
 }
@@ -45,7 +51,9 @@ export class MalformedEntryError extends RinggrainError {
 export class SiloEvictedError extends RinggrainError {
   constructor(reason: string) {
     super('SILO_EVICTED', `this silo was declared dead by the cluster: ${reason}`, {
-      hint: 'its heartbeats were later than the dead timeout (a paused process or a partitioned network); restart it, or raise deadMs',
+      hint:
+        'its heartbeats were later than the dead timeout (a paused process or a partitioned network); ' +
+        'restart it, or raise deadMs',
     });
   }
 }
@@ -69,10 +77,18 @@ export class ClusterK2KUnsupportedError extends RinggrainError {
   readonly grain: string;
   readonly key: number | string;
   constructor(grain: string, key: number | string, method: string, forward = false, opts: ErrorOptions = {}) {
-    super('CLUSTER_K2K_REMOTE', `K2K ${forward ? 'forward' : 'send'} to ${grain}.${method} key ${JSON.stringify(key)} refused (CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and the send cannot leave for its owner from here`, {
-      hint: 'run the class on a backend whose kernels hand cross-silo K2K to the host (cpu, inline), and send after system.start() resolved; or send from application code with refs (docs/cluster.md)',
-      ...opts,
-    });
+    super(
+      'CLUSTER_K2K_REMOTE',
+      `K2K ${forward ? 'forward' : 'send'} to ${grain}.${method} key ${JSON.stringify(key)} refused ` +
+        '(CLUSTER_K2K_REMOTE): its partition is not owned by this silo, and the send cannot leave for its ' +
+        'owner from here',
+      {
+        hint:
+          'run the class on a backend whose kernels hand cross-silo K2K to the host (cpu, inline), and send ' +
+          'after system.start() resolved; or send from application code with refs (docs/cluster.md)',
+        ...opts,
+      },
+    );
     this.grain = grain;
     this.key = key;
   }

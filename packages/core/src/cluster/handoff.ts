@@ -7,7 +7,10 @@ import { EntryKind, type ClusterConnection, type MessageEntry, type PartitionTab
 
 /** A failed claim is tried again after this long (the partition's messages wait meanwhile). */
 const CLAIM_RETRY_MS = 500;
-/** The longest a gained partition's messages wait for the old owner's handoff (then they run: at-most-once, newest flushed state). */
+/**
+ * The longest a gained partition's messages wait for the old owner's handoff (then they run: at-most-once, newest
+ * flushed state).
+ */
 export const HANDOFF_MS = 5_000;
 
 /** What the router needs of a class's write-behind to fence it (persist/write-behind.ts). */
@@ -21,9 +24,14 @@ export interface FencedWrites {
 /** What the handoffs need of the system (a part of RouterHost). */
 export interface HandOffHost {
   readonly logger: Logger;
-  /** This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them. */
+  /**
+   * This silo lost partitions of `grain`: write its actors' states (deactivating them) before the new owners load them.
+   */
   handOff?(grain: string): Promise<void>;
-  /** A hosted class's ownership memory shared with its kernels (ownership.ts): K2K to a key not owned here is refused there. */
+  /**
+   * A hosted class's ownership memory shared with its kernels (ownership.ts): K2K to a key not owned here is refused
+   * there.
+   */
   ownership?(grain: string): SharedArrayBuffer | undefined;
   /** A hosted class's write-behind (undefined: no storage): partitions are claimed in its store, its writes fenced. */
   fenced?(grain: string): FencedWrites | undefined;
@@ -100,7 +108,10 @@ export class HandOffs {
     this.counts.heldForHandOff++;
   }
 
-  /** Silo `id` died: it sends nothing more; partitions waiting for its handoff are claimed and run from the newest flushed state. */
+  /**
+   * Silo `id` died: it sends nothing more; partitions waiting for its handoff are claimed and run from the newest
+   * flushed state.
+   */
   died(id: string): void {
     this.deadIds.add(id);
     this.release((w) => w.from === id);
@@ -200,7 +211,9 @@ export class HandOffs {
     this.host.served?.(grain, t.owners.length, serves);
   }
 
-  /** The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here). */
+  /**
+   * The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here).
+   */
   claimedEpoch(grain: string, key: number | string): number | undefined {
     const f = this.host.fenced?.(grain)?.fence;
     return f && f.epochs[partitionOf(key, f.partitions)];
@@ -250,7 +263,8 @@ export class HandOffs {
         this.warnedNoFence.add(grain);
         this.host.logger.warn(
           { grain },
-          `cluster: ${grain}'s store cannot claim partitions (no StateTable.claim): its writes are not fenced, so a stale owner's writes are not refused (docs/cluster.md)`,
+          `cluster: ${grain}'s store cannot claim partitions (no StateTable.claim): its writes are not ` +
+            `fenced, so a stale owner's writes are not refused (docs/cluster.md)`,
         );
       }
       return false;
@@ -306,7 +320,8 @@ export class HandOffs {
         this.counts.claimFailures++;
         this.host.logger.warn(
           { err: e, grain, partitions: parts.length },
-          `cluster: claiming ${parts.length} partitions of ${grain} in the store failed; their messages wait, retrying in ${CLAIM_RETRY_MS} ms`,
+          `cluster: claiming ${parts.length} partitions of ${grain} in the store failed; their messages ` +
+            `wait, retrying in ${CLAIM_RETRY_MS} ms`,
         );
         const retry = setTimeout(() => {
           if (this.router.closed) return;

@@ -24,7 +24,10 @@ export function allocateOwnership(): SharedArrayBuffer {
  */
 export function writeOwnership(sab: SharedArrayBuffer, partitions: number, owned: (p: number) => boolean): void {
   const w = new Int32Array(sab);
-  if (!Number.isInteger(partitions) || partitions < 0 || partitions > MAX_PARTITIONS) throw new ClusterConfigError(`a placement table has ${partitions} partitions; a class has 1..${MAX_PARTITIONS}`, { hint: 'set the cluster engine\'s partitions option (natsCluster({ partitions })) within 1..65536' });
+  if (!Number.isInteger(partitions) || partitions < 0 || partitions > MAX_PARTITIONS)
+    throw new ClusterConfigError(`a placement table has ${partitions} partitions; a class has 1..${MAX_PARTITIONS}`, {
+      hint: "set the cluster engine's partitions option (natsCluster({ partitions })) within 1..65536",
+    });
   if ((Atomics.load(w, 0) | 0) !== partitions) Atomics.store(w, 0, 0);
   for (let word = 0; word < Math.ceil(partitions / 32); word++) {
     let bits = 0;

@@ -41,7 +41,11 @@ export interface Assignment {
  * of over-full silos move, to the silos below their share. Shares differ by at most one; the silos
  * holding most keep the larger shares. An owner change bumps the partition's epoch.
  */
-export function assignPartitions(partitions: number, eligible: readonly string[], prev?: { owners: readonly string[]; epochs: readonly number[] }): Assignment {
+export function assignPartitions(
+  partitions: number,
+  eligible: readonly string[],
+  prev?: { owners: readonly string[]; epochs: readonly number[] },
+): Assignment {
   const owners = new Array<string>(partitions).fill('');
   const epochs = new Array<number>(partitions).fill(0);
   const same = prev !== undefined && prev.owners.length === partitions;

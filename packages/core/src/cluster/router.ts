@@ -348,7 +348,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     this.emit('leave', s, reason);
   }
 
-  /** The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here). */
+  /**
+   * The epoch this silo claimed `key`'s partition under (0: not claimed here; undefined: the class is not fenced here).
+   */
   claimedEpoch(grain: string, key: number | string): number | undefined {
     return this.handoffs.claimedEpoch(grain, key);
   }
@@ -407,7 +409,9 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     return this.control.classMetrics(timeoutMs);
   }
 
-  /** Every silo's `advanceTimers()`, each by its own clock (a client's `system.advanceTimers()`): the reminders fired. */
+  /**
+   * Every silo's `advanceTimers()`, each by its own clock (a client's `system.advanceTimers()`): the reminders fired.
+   */
   advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
     return this.control.advanceTimers(opts);
   }

@@ -12,17 +12,41 @@ export * from '../grain.ts';
 export * from '../protocol.ts';
 export * from '../ring.ts';
 export * from '../slot.ts';
-export { TURN_ERROR, decodeTurnError, encodeTurnError, type TurnErrorData, type TurnErrorValue } from '../turn-error.ts';
+export {
+  TURN_ERROR,
+  decodeTurnError,
+  encodeTurnError,
+  type TurnErrorData,
+  type TurnErrorValue,
+} from '../turn-error.ts';
 export * from '../column-image.ts';
 export { fixedReader, type FixedRead } from '../image-decode.ts';
 export { rowTemplate, compileRowWriter, type Template as RowTemplate, type RowWrite } from '../row-writer.ts';
 export { laneOfKey } from '../lanes.ts';
 export { fixedWriter, type FixedWrite } from '../tell-image.ts';
-export type { KernelCounters, KernelHost, KernelLane, TerminateOptions, TransitionEvent, RingKernel } from '../kernel.ts';
+export type {
+  KernelCounters,
+  KernelHost,
+  KernelLane,
+  TerminateOptions,
+  TransitionEvent,
+  RingKernel,
+} from '../kernel.ts';
 export { DEFAULT_KERNEL_OPTIONS } from '../system/options.ts';
 export { GrainModuleError, inGrainImport, loadGrainClasses } from '../grain-import.ts';
 export * from '../timers/errors.ts';
-export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from '../timers/spec.ts';
+export {
+  nextDue,
+  startArgs,
+  byName,
+  validDue,
+  validPeriod,
+  type ReminderDef,
+  type ReminderSpec,
+  type TimerDef,
+  type TimerSpec,
+  type TimerStart,
+} from '../timers/spec.ts';
 export { LANE_GUARD } from '../persist/write-behind.ts';
 export { Deque } from '../deque.ts';
 export { scaledDefault, timeoutScale } from '../timeouts.ts';

@@ -35,7 +35,14 @@ export {
   PlacementError,
 } from '../errors.ts';
 export * from '../store/errors.ts';
-export { ReminderNotOwnedError, ReminderStorageError, TimerArgumentError, TimerSpecError, TimersUnsupportedError, type TimerProblem } from '../timers/errors.ts';
+export {
+  ReminderNotOwnedError,
+  ReminderStorageError,
+  TimerArgumentError,
+  TimerSpecError,
+  TimersUnsupportedError,
+  type TimerProblem,
+} from '../timers/errors.ts';
 export * from '../cluster/errors.ts';
 export { GrainModuleError } from '../grain-import.ts';
 export { ColumnImageError } from '../column-image.ts';

@@ -10,7 +10,13 @@ export * from '../protocol.ts';
 export * from '../ring.ts';
 export type * from '../backend.ts';
 export * from '../slot.ts';
-export { TURN_ERROR, decodeTurnError, encodeTurnError, type TurnErrorData, type TurnErrorValue } from '../turn-error.ts';
+export {
+  TURN_ERROR,
+  decodeTurnError,
+  encodeTurnError,
+  type TurnErrorData,
+  type TurnErrorValue,
+} from '../turn-error.ts';
 export * from '../lifecycle.ts';
 export * from '../kernel.ts';
 export * from '../system.ts';
@@ -24,10 +30,28 @@ export { formatLogLine } from '../log.ts';
 export { scaledDefault, timeoutScale } from '../timeouts.ts';
 export { laneOfKey } from '../lanes.ts';
 export * from '../store/index.ts';
-export { LANE_GUARD, WriteBehind, type FlushResult, type StorageErrorEvent, type StorageMetrics, type StorageOp } from '../persist/write-behind.ts';
+export {
+  LANE_GUARD,
+  WriteBehind,
+  type FlushResult,
+  type StorageErrorEvent,
+  type StorageMetrics,
+  type StorageOp,
+} from '../persist/write-behind.ts';
 export { DEFAULT_FLUSH_INTERVAL_MS, type StorageOptions } from '../persist/options.ts';
 export * from '../timers/errors.ts';
-export { nextDue, startArgs, byName, validDue, validPeriod, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from '../timers/spec.ts';
+export {
+  nextDue,
+  startArgs,
+  byName,
+  validDue,
+  validPeriod,
+  type ReminderDef,
+  type ReminderSpec,
+  type TimerDef,
+  type TimerSpec,
+  type TimerStart,
+} from '../timers/spec.ts';
 export type { ReminderInfo, ReminderMetrics } from '../reminders/service.ts';
 export { fixedReader, type FixedRead } from '../image-decode.ts';
 export { fixedWriter, type FixedWrite } from '../tell-image.ts';

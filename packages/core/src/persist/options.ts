@@ -10,7 +10,9 @@ export interface StorageOptions {
    * The application owns the store: the system never closes it.
    */
   storage?: StateStore | undefined;
-  /** How often dirty actors are written (ms, default 1000). A crash loses the updates since the last completed flush. */
+  /**
+   * How often dirty actors are written (ms, default 1000). A crash loses the updates since the last completed flush.
+   */
   flushIntervalMs?: number | undefined;
   /**
    * Actors whose last turn is older than this (by the system's clock, ms) are deactivated: onDeactivate
@@ -31,13 +33,24 @@ export const DEFAULT_FLUSH_INTERVAL_MS = 1000;
 export function storageOptions(grain: string, o: StorageOptions): ResolvedStorageOptions {
   const flushIntervalMs = o.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
   if (!(flushIntervalMs > 0) || !Number.isFinite(flushIntervalMs)) {
-    throw new PlacementError(`grain "${grain}": flushIntervalMs must be a positive number of ms, got ${flushIntervalMs}`, { hint: 'leave it out for 1000 ms' });
+    throw new PlacementError(
+      `grain "${grain}": flushIntervalMs must be a positive number of ms, got ${flushIntervalMs}`,
+      { hint: 'leave it out for 1000 ms' },
+    );
   }
   if (o.idleMs !== undefined && !(o.idleMs > 0)) {
-    throw new PlacementError(`grain "${grain}": idleMs must be a positive number of ms, got ${o.idleMs}`, { hint: 'leave it out to keep actors until terminate' });
+    throw new PlacementError(`grain "${grain}": idleMs must be a positive number of ms, got ${o.idleMs}`, {
+      hint: 'leave it out to keep actors until terminate',
+    });
   }
   if (o.flushIntervalMs !== undefined && !o.storage) {
-    throw new PlacementError(`grain "${grain}": flushIntervalMs without storage`, { hint: 'give storage: a StateStore (e.g. new LmdbStore(...))' });
+    throw new PlacementError(`grain "${grain}": flushIntervalMs without storage`, {
+      hint: 'give storage: a StateStore (e.g. new LmdbStore(...))',
+    });
   }
-  return { flushIntervalMs, ...(o.storage ? { storage: o.storage } : {}), ...(o.idleMs !== undefined ? { idleMs: o.idleMs } : {}) };
+  return {
+    flushIntervalMs,
+    ...(o.storage ? { storage: o.storage } : {}),
+    ...(o.idleMs !== undefined ? { idleMs: o.idleMs } : {}),
+  };
 }

@@ -60,7 +60,9 @@ export interface StorageMetrics {
   laneLoads: number;
   preloaded: number;
   conflicts: number;
-  /** Rows a fenced store refused (cluster: this silo was a stale owner of their partitions; their bytes are dropped). */
+  /**
+   * Rows a fenced store refused (cluster: this silo was a stale owner of their partitions; their bytes are dropped).
+   */
   fenced: number;
   /** Store failures (unreachable, full, decode) of any operation. */
   errors: number;
@@ -113,7 +115,17 @@ export class WriteBehind {
   private evictedWhileReading: ActorRecord[] = [];
   private flushSoon = false;
   private readonly stride: number;
-  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = { flushes: 0, rowsWritten: 0, loads: 0, loadedFound: 0, preloaded: 0, conflicts: 0, fenced: 0, errors: 0, deactivated: 0 };
+  readonly counts: Omit<StorageMetrics, 'resident' | 'unwritten' | 'laneLoads'> = {
+    flushes: 0,
+    rowsWritten: 0,
+    loads: 0,
+    loadedFound: 0,
+    preloaded: 0,
+    conflicts: 0,
+    fenced: 0,
+    errors: 0,
+    deactivated: 0,
+  };
   /** Cluster fencing of the writes (undefined: not in a cluster, or the store cannot fence). */
   fence: WriteFence | undefined;
 
@@ -149,7 +161,14 @@ export class WriteBehind {
     const g = this.laneLoad?.guard;
     const lane = g ? Atomics.load(g, LANE_GUARD.loads) : 0;
     const found = g ? Atomics.load(g, LANE_GUARD.found) : 0;
-    return { resident, unwritten: this.unwritten.length, ...this.counts, loads: this.counts.loads + lane, loadedFound: this.counts.loadedFound + found, laneLoads: lane };
+    return {
+      resident,
+      unwritten: this.unwritten.length,
+      ...this.counts,
+      loads: this.counts.loads + lane,
+      loadedFound: this.counts.loadedFound + found,
+      laneLoads: lane,
+    };
   }
 
   /** Whether the store can claim partitions (fence a cluster's writes). */
@@ -164,7 +183,10 @@ export class WriteBehind {
 
   // ---- from the kernel ----------------------------------------------------------------------------
 
-  /** The kernel parked messages of actors it does not hold: upload their states (unwritten bytes first, else the store's). */
+  /**
+   * The kernel parked messages of actors it does not hold: upload their states (unwritten bytes first, else the
+   * store's).
+   */
   load(keys: readonly ActorKey[]): void {
     const local: ActorKey[] = [];
     const read: ActorKey[] = [];
@@ -184,7 +206,13 @@ export class WriteBehind {
       const bytes = new Uint8Array(local.length * this.stride);
       local.forEach((k, i) => bytes.set(this.records.get(k)!.pending!, i * this.stride));
       this.counts.loadedFound += local.length;
-      this.upload({ keys: local, bytes, stride: this.stride, found: new Uint8Array(local.length).fill(1), mode: 'load' });
+      this.upload({
+        keys: local,
+        bytes,
+        stride: this.stride,
+        found: new Uint8Array(local.length).fill(1),
+        mode: 'load',
+      });
     }
     if (read.length === 0) return;
     this.readStates(read).then(
@@ -196,7 +224,14 @@ export class WriteBehind {
         }
         const error = new StateLoadError(this.store.kind, this.def.name, read, e);
         this.fail('load', error, read);
-        this.upload({ keys: [], bytes: new Uint8Array(0), stride: this.stride, found: new Uint8Array(0), mode: 'load', failed: { keys: read, error: error.message, failure: error.failureId } });
+        this.upload({
+          keys: [],
+          bytes: new Uint8Array(0),
+          stride: this.stride,
+          found: new Uint8Array(0),
+          mode: 'load',
+          failed: { keys: read, error: error.message, failure: error.failureId },
+        });
       },
     );
   }
@@ -257,7 +292,10 @@ export class WriteBehind {
     return this.chain;
   }
 
-  /** Uploads stored states into the kernel before any message asks for them: `keys`, or every stored actor. Resolves to how many were uploaded. */
+  /**
+   * Uploads stored states into the kernel before any message asks for them: `keys`, or every stored actor. Resolves to
+   * how many were uploaded.
+   */
   async preload(keys?: readonly ActorKey[]): Promise<number> {
     const k = this.kernel();
     if (!k?.writeStates) return 0;
@@ -271,8 +309,17 @@ export class WriteBehind {
           const rows = fresh.flatMap((_, i) => (r.found[i] ? [i] : []));
           const found = rows.map((i) => fresh[i]!);
           const bytes = new Uint8Array(rows.length * this.stride);
-          rows.forEach((row, i) => bytes.set(r.bytes.subarray(row * this.stride, (row + 1) * this.stride), i * this.stride));
-          if (found.length) n += await this.preloadRows(found, { keys: found, bytes, stride: this.stride, found: new Uint8Array(found.length).fill(1), versions: Float64Array.from(rows, (i) => r.versions[i]!) });
+          rows.forEach((row, i) =>
+            bytes.set(r.bytes.subarray(row * this.stride, (row + 1) * this.stride), i * this.stride),
+          );
+          if (found.length)
+            n += await this.preloadRows(found, {
+              keys: found,
+              bytes,
+              stride: this.stride,
+              found: new Uint8Array(found.length).fill(1),
+              versions: Float64Array.from(rows, (i) => r.versions[i]!),
+            });
         }
       } else {
         for await (const page of scanPages(this.table)) {
@@ -291,7 +338,13 @@ export class WriteBehind {
             bytes.set(page.bytes.subarray(page.offsets[r]!, page.offsets[r + 1]!), i * this.stride);
             versions[i] = page.versions[r]!;
           });
-          n += await this.preloadRows(fresh, { keys: fresh, bytes, stride: this.stride, found: new Uint8Array(fresh.length).fill(1), versions });
+          n += await this.preloadRows(fresh, {
+            keys: fresh,
+            bytes,
+            stride: this.stride,
+            found: new Uint8Array(fresh.length).fill(1),
+            versions,
+          });
         }
       }
     } catch (e) {
@@ -338,7 +391,12 @@ export class WriteBehind {
   private upload(u: Parameters<NonNullable<BackendKernel['writeStates']>>[0]): void {
     const k = this.kernel();
     if (!k?.writeStates) return;
-    k.writeStates(u).catch((e: unknown) => this.logger.warn({ err: e, grain: this.def.name }, `${this.def.name}: uploading states into the kernel failed: ${(e as Error)?.message}`));
+    k.writeStates(u).catch((e: unknown) =>
+      this.logger.warn(
+        { err: e, grain: this.def.name },
+        `${this.def.name}: uploading states into the kernel failed: ${(e as Error)?.message}`,
+      ),
+    );
   }
 
   private keyColumn(keys: readonly ActorKey[]): Float64Array | string[] {
@@ -379,11 +437,13 @@ export class WriteBehind {
         // A faulted or released kernel: what it had not given us is gone with it (the fault is reported on
         // its own; a released one was deactivated and flushed at terminate first). A live, healthy one that
         // failed to hand its dirty rows over is a storage failure the user must see.
-        if (this.kernel() !== k || k.health().fault) this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
+        if (this.kernel() !== k || k.health().fault)
+          this.logger.debug({ err: e, grain: this.def.name }, `${this.def.name}: reading dirty states failed`);
         else this.fail('flush', e as Error, []);
       } finally {
         if (--this.reading === 0) {
-          for (const r of this.evictedWhileReading) if (!r.resident && !r.pending && this.records.get(r.key) === r) this.records.delete(r.key);
+          for (const r of this.evictedWhileReading)
+            if (!r.resident && !r.pending && this.records.get(r.key) === r) this.records.delete(r.key);
           this.evictedWhileReading = [];
         }
       }
@@ -407,7 +467,12 @@ export class WriteBehind {
       }
       const fence = this.fence && fenceOf(this.fence, rows);
       try {
-        const versions = await this.table.putMany({ keys: this.keyColumn(rows) as never, expected, states: { bytes, stride: this.stride }, ...(fence ? { fence } : {}) });
+        const versions = await this.table.putMany({
+          keys: this.keyColumn(rows) as never,
+          expected,
+          states: { bytes, stride: this.stride },
+          ...(fence ? { fence } : {}),
+        });
         for (let i = 0; i < recs.length; i++) {
           const rec = recs[i]!;
           rec.version = versions[i]!;
@@ -440,7 +505,11 @@ export class WriteBehind {
           }
           this.unwritten = this.unwritten.filter((r) => r.queued);
           this.guardPending();
-          this.fail('flush', e, drop.map((r) => r.key));
+          this.fail(
+            'flush',
+            e,
+            drop.map((r) => r.key),
+          );
           recs = recs.filter((_, i) => fence.partitions[i] !== e.partition);
           continue;
         }

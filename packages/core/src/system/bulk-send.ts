@@ -1,5 +1,15 @@
 import { AskManyError, KernelNotRunningError, SchemaValidationError } from '../errors.ts';
-import type { AnyGrainClass, AskMethodName, GrainDef, MethodDef, MethodName, ReplyOf, RequestInput, SpecOf, TypesOf } from '../grain.ts';
+import type {
+  AnyGrainClass,
+  AskMethodName,
+  GrainDef,
+  MethodDef,
+  MethodName,
+  ReplyOf,
+  RequestInput,
+  SpecOf,
+  TypesOf,
+} from '../grain.ts';
 import type { RingKernel } from '../kernel.ts';
 import { laneOfKey } from '../lanes.ts';
 import { columnImageBytes, columnImageFields, packColumnImageRows, type ColumnField } from '../column-image.ts';
@@ -27,7 +37,10 @@ interface BulkRows {
   readonly key: ArrayLike<unknown>;
   readonly cols: Record<string, ArrayLike<unknown>>;
   readonly names: readonly string[];
-  /** The generated row loop (row-codegen.ts) and its columns in schema order, once chosen; null where it does not apply (a field that is not a scalar, string keys). */
+  /**
+   * The generated row loop (row-codegen.ts) and its columns in schema order, once chosen; null where it does not apply
+   * (a field that is not a scalar, string keys).
+   */
   loop?: { readonly run: RowLoop; readonly cols: ReadonlyArray<ArrayLike<unknown>> } | null;
   /** askMany's rows: row i is an ask with correlation id corrBase + i (its pending entry is made up front). */
   readonly corrBase?: number;
@@ -69,7 +82,14 @@ function imageRowsFitting(fields: readonly ColumnField[], bytes: number): number
  * askMany's replies into columns, both paths: row i's reply fields go to out[field][i]; once every row has
  * settled it resolves with the columns, or rejects with an AskManyError naming the lowest failed row.
  */
-function replyColumns(n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string, resolve: (v: unknown) => void, reject: (e: Error) => void): Pick<AskBatch, 'ok' | 'fail' | 'okInPlace'> {
+function replyColumns(
+  n: number,
+  out: Record<string, Float64Array | unknown[]>,
+  replyNames: readonly string[],
+  where: string,
+  resolve: (v: unknown) => void,
+  reject: (e: Error) => void,
+): Pick<AskBatch, 'ok' | 'fail' | 'okInPlace'> {
   let left = n;
   let failed = 0;
   let first: { row: number; error: Error } | undefined;
@@ -112,11 +132,21 @@ export class BulkSender {
     private readonly sender: Sender,
   ) {}
 
-  tellMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>>>(cls: C, method: M, columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>): number {
+  tellMany<C extends AnyGrainClass, M extends MethodName<SpecOf<C>>>(
+    cls: C,
+    method: M,
+    columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>,
+  ): number {
     const def = cls.grain as GrainDef;
     const route = this.sender.route(def, method);
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
-    const n = validateColumns(`${def.name}.${method} (tellMany)`, route.method, def.keyKind === 'string', cols, route.reg.storage.storage !== undefined);
+    const n = validateColumns(
+      `${def.name}.${method} (tellMany)`,
+      route.method,
+      def.keyKind === 'string',
+      cols,
+      route.reg.storage.storage !== undefined,
+    );
     if (this.state.router !== undefined) return this.tellRowsOneByOne(route, cols, n);
     let rows: BulkRows = { next: 0, end: n, key: cols['key']!, cols, names: route.method.request.fieldNames };
     const kernel = route.reg.kernel;
@@ -153,12 +183,19 @@ export class BulkSender {
     return n;
   }
 
-  askMany<C extends AnyGrainClass, M extends AskMethodName<SpecOf<C>>>(cls: C, method: M, columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
+  askMany<C extends AnyGrainClass, M extends AskMethodName<SpecOf<C>>>(
+    cls: C,
+    method: M,
+    columns: Columns<RequestInput<SpecOf<C>, M>, TypesOf<C>['key']>,
+  ): Promise<ReplyColumns<ReplyOf<SpecOf<C>, M>>> {
     const def = cls.grain as GrainDef;
     const route = this.sender.route(def, method);
     const where = `${def.name}.${method} (askMany)`;
     const reply = route.method.reply;
-    if (!reply) return Promise.reject(new SchemaValidationError(where, [], `method "${method}" has no reply; send its messages with tellMany`));
+    if (!reply)
+      return Promise.reject(
+        new SchemaValidationError(where, [], `method "${method}" has no reply; send its messages with tellMany`),
+      );
     const cols = columns as unknown as Record<string, ArrayLike<unknown>>;
     let n: number;
     try {
@@ -203,9 +240,25 @@ export class BulkSender {
    * Promise per row. A ring that fills makes the rest wait as one segment, as for tellMany. Undefined
    * where it does not apply (askMany then sends row by row).
    */
-  private askRows(def: GrainDef, route: Route, cols: Record<string, ArrayLike<unknown>>, n: number, out: Record<string, Float64Array | unknown[]>, replyNames: readonly string[], where: string): Promise<unknown> | undefined {
+  private askRows(
+    def: GrainDef,
+    route: Route,
+    cols: Record<string, ArrayLike<unknown>>,
+    n: number,
+    out: Record<string, Float64Array | unknown[]>,
+    replyNames: readonly string[],
+    where: string,
+  ): Promise<unknown> | undefined {
     const kernel = route.reg.kernel;
-    if (n === 0 || def.keyKind === 'string' || !kernel || !kernel.accepting || this.state.spills.get(kernel)?.size || this.state.router) return undefined;
+    if (
+      n === 0 ||
+      def.keyKind === 'string' ||
+      !kernel ||
+      !kernel.accepting ||
+      this.state.spills.get(kernel)?.size ||
+      this.state.router
+    )
+      return undefined;
     const key = cols['key'] as ArrayLike<number>;
     const run = compileRowLoop(route.method, kernel.grainId, key, cols, kernel.lanes[0]!.inbound.payloadCapacity, true);
     if (!run) return undefined;
@@ -213,12 +266,37 @@ export class BulkSender {
     if (corrBase === undefined) return undefined;
     const names = route.method.request.fieldNames;
     return new Promise((resolve, reject) => {
-      const batch: AskBatch = { corrBase, n, key, lanes: kernel.lanes.length, columns: replyNames.map((f) => out[f]!), ...replyColumns(n, out, replyNames, where, resolve, reject) };
-      this.state.pending.addBatch({ resolve: unexpected, reject: unexpected, kernel, lane: 0, method: route.method, deadline: performance.now() + this.state.config.askTimeoutMs, batch });
-      const rows: BulkRows = { next: 0, end: n, key, cols, names, loop: { run, cols: names.map((f) => cols[f]!) }, corrBase };
+      const batch: AskBatch = {
+        corrBase,
+        n,
+        key,
+        lanes: kernel.lanes.length,
+        columns: replyNames.map((f) => out[f]!),
+        ...replyColumns(n, out, replyNames, where, resolve, reject),
+      };
+      this.state.pending.addBatch({
+        resolve: unexpected,
+        reject: unexpected,
+        kernel,
+        lane: 0,
+        method: route.method,
+        deadline: performance.now() + this.state.config.askTimeoutMs,
+        batch,
+      });
+      const rows: BulkRows = {
+        next: 0,
+        end: n,
+        key,
+        cols,
+        names,
+        loop: { run, cols: names.map((f) => cols[f]!) },
+        corrBase,
+      };
       this.writeRows(kernel, route.method, rows);
       if (rows.next < n) {
-        this.state.spillOf(kernel).pushRows({ rows, method: route.method.name, def: route.method } as RowsWaiting, performance.now());
+        this.state
+          .spillOf(kernel)
+          .pushRows({ rows, method: route.method.name, def: route.method } as RowsWaiting, performance.now());
         this.state.waiting.add(kernel);
       }
       this.state.schedulePump();
@@ -229,7 +307,12 @@ export class BulkSender {
    * tellMany's rows split for column images, where every lane of the kernel takes them (LaneMemory.images)
    * and the request is all scalars: per lane its rows' indices in call order. Undefined: rows apply.
    */
-  private imageRows(kernel: RingKernel, method: MethodDef, cols: Record<string, ArrayLike<unknown>>, n: number): ImageRows | undefined {
+  private imageRows(
+    kernel: RingKernel,
+    method: MethodDef,
+    cols: Record<string, ArrayLike<unknown>>,
+    n: number,
+  ): ImageRows | undefined {
     const lanes = kernel.lanes;
     if (!lanes.every((l) => l.images !== undefined)) return undefined;
     const fields = columnImageFields(method, kernel.grainId);
@@ -278,7 +361,15 @@ export class BulkSender {
         const slot = producer.claim();
         if (slot < 0) break;
         const to = Math.min(list.length, at + img.perImage);
-        packColumnImageRows(img.fields, area.buffers[b]!, { grainId: kernel.grainId, method: img.method.id, key: img.key, cols: img.cols, idx: list, from: at, to });
+        packColumnImageRows(img.fields, area.buffers[b]!, {
+          grainId: kernel.grainId,
+          method: img.method.id,
+          key: img.key,
+          cols: img.cols,
+          idx: list,
+          from: at,
+          to,
+        });
         Atomics.store(area.busy, b, 1);
         const dv = producer.ring.dv;
         dv.setUint32(slot + SLOT.length, 0, true);
@@ -311,11 +402,22 @@ export class BulkSender {
     const lanes = kernel.lanes;
     if (rows.loop === undefined) {
       // tellMany's rows (askMany's come with their loop): the generated loop, where the request is all scalars.
-      const run = kernel.def.keyKind !== 'string' ? compileRowLoop(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity, false) : undefined;
+      const run =
+        kernel.def.keyKind !== 'string'
+          ? compileRowLoop(method, kernel.grainId, rows.key, rows.cols, lanes[0]!.inbound.payloadCapacity, false)
+          : undefined;
       rows.loop = run ? { run, cols: rows.names.map((f) => rows.cols[f]!) } : null;
     }
     if (rows.loop) {
-      rows.next = rows.loop.run(kernel.producers, rows.key as ArrayLike<number>, rows.loop.cols, rows.next, rows.end, this.state.config.clock(), rows.corrBase ?? 0);
+      rows.next = rows.loop.run(
+        kernel.producers,
+        rows.key as ArrayLike<number>,
+        rows.loop.cols,
+        rows.next,
+        rows.end,
+        this.state.config.clock(),
+        rows.corrBase ?? 0,
+      );
       kernel.sent += rows.next - start;
       if (rows.next !== start) kernel.wakeAll();
       return rows.next !== start;
@@ -350,7 +452,12 @@ export class BulkSender {
       } catch (e) {
         // A row that cannot be encoded: report it, skip it, keep the rest in order.
         seg.rows.next++;
-        this.state.events.emit('tellError', { grain: kernel.def.name, method: seg.method, error: e as Error, row: seg.rows.next - 1 });
+        this.state.events.emit('tellError', {
+          grain: kernel.def.name,
+          method: seg.method,
+          error: e as Error,
+          row: seg.rows.next - 1,
+        });
       }
     }
   };

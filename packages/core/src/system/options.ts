@@ -9,7 +9,10 @@ import { scaledDefault } from '../timeouts.ts';
 import type { Cluster } from '../cluster/types.ts';
 
 /** A class whose instances have a method for each of its spec's methods (any class when its spec is not known). */
-export type WithHandlers<C extends AnyGrainClass> = string extends MethodName<SpecOf<C>> ? unknown : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
+export type WithHandlers<C extends AnyGrainClass> =
+  string extends MethodName<SpecOf<C>>
+    ? unknown
+    : { new (): { readonly [M in MethodName<SpecOf<C>>]: (...args: never[]) => unknown } };
 
 /** A backend's name as given in `backends` (e.g. 'cpu', 'cuda', or any name of yours), or 'auto'. */
 export type Placement = 'auto' | (string & {});
@@ -106,11 +109,25 @@ export interface SystemConfig {
 export function systemConfig(opts: SystemOptions): SystemConfig {
   const given = Object.keys(opts.backends);
   for (const n of opts.autoOrder ?? []) {
-    if (!given.includes(n)) throw new PlacementError(`autoOrder names "${n}", which is not one of the backends given (${given.join(', ') || 'none'})`, { hint: 'list only names that are keys of `backends`' });
+    if (!given.includes(n))
+      throw new PlacementError(
+        `autoOrder names "${n}", which is not one of the backends given (${given.join(', ') || 'none'})`,
+        { hint: 'list only names that are keys of `backends`' },
+      );
   }
-  const autoOrder = opts.autoOrder ?? given.map((n, i) => ({ n, i, rank: opts.backends[n]!.autoRank ?? 0 })).sort((a, b) => b.rank - a.rank || a.i - b.i).map((x) => x.n);
+  const autoOrder =
+    opts.autoOrder ??
+    given
+      .map((n, i) => ({ n, i, rank: opts.backends[n]!.autoRank ?? 0 }))
+      .sort((a, b) => b.rank - a.rank || a.i - b.i)
+      .map((x) => x.n);
   // On a terminal, lines a person reads; piped or redirected, JSON lines (for log tools).
-  const logger = opts.logger ?? pino({ name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' }, process.stderr.isTTY ? readableStderr() : pino.destination(2));
+  const logger =
+    opts.logger ??
+    pino(
+      { name: 'ringgrain', level: opts.logLevel ?? process.env['RINGGRAIN_LOG'] ?? 'info' },
+      process.stderr.isTTY ? readableStderr() : pino.destination(2),
+    );
   const c: SystemConfig = {
     backends: opts.backends,
     autoOrder,
@@ -130,12 +147,21 @@ export function systemConfig(opts: SystemOptions): SystemConfig {
     signalExitMs: opts.signalExitMs ?? 5_000,
     cluster: opts.cluster,
   };
-  if (typeof c.maxQueuedBytes !== 'number' || !(c.maxQueuedBytes > 0)) throw new SystemOptionsError(`maxQueuedBytes must be a number of bytes > 0, got ${opts.maxQueuedBytes}`);
+  if (typeof c.maxQueuedBytes !== 'number' || !(c.maxQueuedBytes > 0))
+    throw new SystemOptionsError(`maxQueuedBytes must be a number of bytes > 0, got ${opts.maxQueuedBytes}`);
   // Timeouts must be > 0 (NaN and negatives fired at once); replySpinMicros may be 0 (no spin).
-  for (const [name, v] of [['askTimeoutMs', c.askTimeoutMs], ['queueFullTimeoutMs', c.queueFullTimeoutMs], ['handshakeTimeoutMs', c.handshakeTimeoutMs], ['heartbeatTimeoutMs', c.heartbeatTimeoutMs], ['signalExitMs', c.signalExitMs]] as const) {
-    if (typeof v !== 'number' || !(v > 0)) throw new SystemOptionsError(`${name} must be a number of milliseconds > 0, got ${String(v)}`);
+  for (const [name, v] of [
+    ['askTimeoutMs', c.askTimeoutMs],
+    ['queueFullTimeoutMs', c.queueFullTimeoutMs],
+    ['handshakeTimeoutMs', c.handshakeTimeoutMs],
+    ['heartbeatTimeoutMs', c.heartbeatTimeoutMs],
+    ['signalExitMs', c.signalExitMs],
+  ] as const) {
+    if (typeof v !== 'number' || !(v > 0))
+      throw new SystemOptionsError(`${name} must be a number of milliseconds > 0, got ${String(v)}`);
   }
-  if (typeof c.replySpinMicros !== 'number' || !(c.replySpinMicros >= 0)) throw new SystemOptionsError(`replySpinMicros must be a number ≥ 0, got ${String(c.replySpinMicros)}`);
+  if (typeof c.replySpinMicros !== 'number' || !(c.replySpinMicros >= 0))
+    throw new SystemOptionsError(`replySpinMicros must be a number ≥ 0, got ${String(c.replySpinMicros)}`);
   return c;
 }
 
@@ -145,13 +171,20 @@ export function kernelOptionsOf(def: GrainDef, given: Partial<KernelOptions>, co
   // A reply ring follows a larger inbound ring unless set (up to 16,384 slots): a batch of asks as large
   // as the inbound ring otherwise waits on reply space (askMany of 10,000 rows on the H100: 1.8 M rows/s
   // with 16,384 reply slots, 0.9 M with 4,096).
-  if (given.replyCapacity === undefined && config.userDefaults.replyCapacity === undefined && options.ringCapacity > options.replyCapacity) {
+  if (
+    given.replyCapacity === undefined &&
+    config.userDefaults.replyCapacity === undefined &&
+    options.ringCapacity > options.replyCapacity
+  ) {
     options.replyCapacity = Math.min(options.ringCapacity, Math.max(options.replyCapacity, REPLY_RING_FOLLOWS_UP_TO));
   }
   // Checked here, not by the first message: maxActors 0 (or 1.5, NaN) used to start, then fail every turn
   // with 'all 0 actor slots are taken'.
   if (!Number.isSafeInteger(options.maxActors) || options.maxActors < 1) {
-    throw new PlacementError(`grain "${def.name}": maxActors must be a positive integer (actor slots a lane holds), got ${options.maxActors}`, { hint: 'leave it out for 131,072' });
+    throw new PlacementError(
+      `grain "${def.name}": maxActors must be a positive integer (actor slots a lane holds), got ${options.maxActors}`,
+      { hint: 'leave it out for 131,072' },
+    );
   }
   return options;
 }

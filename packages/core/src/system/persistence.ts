@@ -37,9 +37,17 @@ export class Persistence {
     if (!store || reg.writeBehind) return;
     await store.open();
     const table = await store.table(stateTableSpec(reg.def, 'layout'));
-    reg.writeBehind = new WriteBehind(reg.def, store, table, () => reg.kernel?.backendKernel, (e) => this.reportStorageError(e), this.state.config.logger);
+    reg.writeBehind = new WriteBehind(
+      reg.def,
+      store,
+      table,
+      () => reg.kernel?.backendKernel,
+      (e) => this.reportStorageError(e),
+      this.state.config.logger,
+    );
     if (reg.def.reminders.length === 0) return;
-    if (!store.reminders) throw new ReminderStorageError(reg.def.name, `its ${store.kind} store does not keep reminders`);
+    if (!store.reminders)
+      throw new ReminderStorageError(reg.def.name, `its ${store.kind} store does not keep reminders`);
     const reminders = await store.reminders(stateTableSpec(reg.def, 'layout'));
     // In a cluster a silo loads a partition's reminders when it claims it (system/start.ts), not all at start.
     const config = this.state.config;
@@ -109,7 +117,9 @@ export class Persistence {
   /** Kernels whose deactivation before STOP failed (beforeStop): not asked again once stopped. */
   private readonly unanswered = new WeakSet<RingKernel>();
 
-  /** KernelHost.stopped: a kernel acknowledged STOP at terminate: deactivate every actor (onDeactivate), write states. */
+  /**
+   * KernelHost.stopped: a kernel acknowledged STOP at terminate: deactivate every actor (onDeactivate), write states.
+   */
   async stopped(kernel: RingKernel): Promise<void> {
     const reg = this.state.regs.find((r) => r.kernel === kernel);
     const impl = kernel.backendKernel;
@@ -146,7 +156,10 @@ export class Persistence {
   /** GrainSystem.preload: stored states uploaded before messages ask for them. */
   async preload<C extends AnyGrainClass>(cls: C, keys?: ReadonlyArray<TypesOf<C>['key']>): Promise<number> {
     const reg = this.state.registration(cls);
-    if (!reg.writeBehind) throw new PlacementError(`grain "${reg.def.name}" has no storage to preload from`, { hint: 'register it with { storage }' });
+    if (!reg.writeBehind)
+      throw new PlacementError(`grain "${reg.def.name}" has no storage to preload from`, {
+        hint: 'register it with { storage }',
+      });
     if (!reg.kernel?.backendKernel) throw new KernelNotRunningError(reg.def.name, 'not launched');
     return reg.writeBehind.preload(keys as readonly ActorKey[] | undefined);
   }

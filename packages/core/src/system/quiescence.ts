@@ -7,7 +7,11 @@ import type { SystemState } from './state.ts';
  * GrainSystem.idle: resolves when everything sent has been processed (two waves of balanced counters;
  * the facade's comment says why that is exact). `drainReplies` runs before every reading.
  */
-export async function waitIdle(state: SystemState, drainReplies: () => number, opts: { timeoutMs?: number; holdMs?: number } = {}): Promise<void> {
+export async function waitIdle(
+  state: SystemState,
+  drainReplies: () => number,
+  opts: { timeoutMs?: number; holdMs?: number } = {},
+): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   const holdMs = opts.holdMs ?? 0.25;
   const t0 = performance.now();
@@ -30,14 +34,24 @@ export async function waitIdle(state: SystemState, drainReplies: () => number, o
       wave = { done: processed, at: now, asked };
     }
     if (now - t0 > timeoutMs) {
-      const why = busy.length ? busy : wave ? [`counts still moving, or a kernel did not answer a counter publication request (processed ${processed}, queued ${queued})`] : [`counts still moving (processed ${processed})`];
+      const why = busy.length
+        ? busy
+        : wave
+          ? [
+              'counts still moving, or a kernel did not answer a counter publication request ' +
+                `(processed ${processed}, queued ${queued})`,
+            ]
+          : [`counts still moving (processed ${processed})`];
       throw new IdleTimeoutError(timeoutMs, why);
     }
     await new Promise((r) => (now - t0 < 20 ? setImmediate(r) : setTimeout(r, 1)));
   }
 }
 
-/** What keeps the system from being idle (`busy`, empty when idle), every message processed so far, and the kernels' `queued`. */
+/**
+ * What keeps the system from being idle (`busy`, empty when idle), every message processed so far, and the kernels'
+ * `queued`.
+ */
 function balance(state: SystemState): { busy: string[]; processed: number; queued: number } {
   const out: string[] = [];
   let processed = 0;
@@ -60,7 +74,8 @@ function balance(state: SystemState): { busy: string[]; processed: number; queue
     const done = c.processed + c.rejected + c.hostRejected;
     processed += done;
     if (k.accepting) queued += k.queued();
-    if (inn !== done || c.inboundDepth !== 0) out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
+    if (inn !== done || c.inboundDepth !== 0)
+      out.push(`${k.def.name} (${k.state}): ${inn - done} of ${inn} messages not yet processed`);
   }
   if (k2kSent !== k2kReceived) out.push(`${k2kSent - k2kReceived} K2K messages in flight`);
   return { busy: out, processed, queued };
@@ -68,5 +83,10 @@ function balance(state: SystemState): { busy: string[]; processed: number; queue
 
 /** Two reads of a kernel's counters agree on every count (the heartbeat aside). */
 function sameCounts(a: KernelCounters, b: KernelCounters): boolean {
-  return a.sent === b.sent && a.hostRejected === b.hostRejected && a.inboundDepth === b.inboundDepth && COUNTERS.every((n) => a[n] === b[n]);
+  return (
+    a.sent === b.sent &&
+    a.hostRejected === b.hostRejected &&
+    a.inboundDepth === b.inboundDepth &&
+    COUNTERS.every((n) => a[n] === b[n])
+  );
 }

@@ -118,7 +118,13 @@ export class ReplyPump {
     const grainId = dv.getUint32(slot + SLOT.grain, true);
     const methodId = dv.getUint32(slot + SLOT.method, true);
     const replier = this.state.regs[grainId]?.def;
-    const method = replier?.methods[methodId] ?? (methodId === HOOK_METHOD.onActivate ? HOOK_DEF.onActivate : methodId === HOOK_METHOD.onDeactivate ? HOOK_DEF.onDeactivate : undefined);
+    const method =
+      replier?.methods[methodId] ??
+      (methodId === HOOK_METHOD.onActivate
+        ? HOOK_DEF.onActivate
+        : methodId === HOOK_METHOD.onDeactivate
+          ? HOOK_DEF.onDeactivate
+          : undefined);
     if (corr === 0 && methodId === KERNEL_RECORD.reminder && !(flags & (SlotFlag.ERROR | SlotFlag.REJECTED))) {
       this.onReminderRecord(replier, this.reader.text(ring, slot));
       return;
@@ -128,8 +134,10 @@ export class ReplyPump {
       const error = errorOfReply(ring, slot, flags, replier?.name ?? '?', method?.name ?? '?', this.loadLookups);
       // The application that listens for tellError handles it: a debug line then. Otherwise one warn line
       // with the message (a stack from the reply pump says nothing about the sender).
-      if (events.listenerCount('tellError') > 0) logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
-      else logger.warn({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
+      if (events.listenerCount('tellError') > 0)
+        logger.debug({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
+      else
+        logger.warn({ grain: replier?.name, method: method?.name, code: error.code }, `tell failed: ${error.message}`);
       events.emit('tellError', { grain: replier?.name ?? '?', method: method?.name ?? '?', error });
       return;
     }

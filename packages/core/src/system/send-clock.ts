@@ -39,7 +39,10 @@ export class SendClock {
     return this.timeCached;
   }
 
-  /** The burst's end: every lane's held sends published (one wake each), head moved for observers, the clock reading dropped. */
+  /**
+   * The burst's end: every lane's held sends published (one wake each), head moved for observers, the clock reading
+   * dropped.
+   */
   private readonly endBurst = (): void => {
     this.burst = false;
     this.timeUses = 0; // the burst ended: the next send reads the clock

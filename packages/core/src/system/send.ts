@@ -1,4 +1,10 @@
-import { InvalidKeyError, KernelNotRunningError, ReplyTargetError, UnknownGrainError, UnknownMethodError } from '../errors.ts';
+import {
+  InvalidKeyError,
+  KernelNotRunningError,
+  ReplyTargetError,
+  UnknownGrainError,
+  UnknownMethodError,
+} from '../errors.ts';
 import type { GrainDef, MethodDef } from '../grain.ts';
 import type { RingKernel } from '../kernel.ts';
 import { rejectAsk, resolveAsk } from '../pending.ts';
@@ -43,14 +49,21 @@ export class Sender {
   }
 
   /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
-  sendRoute(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
+  sendRoute(
+    route: Route,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+    into?: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> | undefined {
     checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
     const router = this.state.router;
     if (router !== undefined) {
       const r = router.intercept(route.reg.def, route.method, key, payload, ask, into);
       if (r !== LOCAL) return r;
-    } else if (route.reg.kernel === undefined && this.state.config.cluster) throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
+    } else if (route.reg.kernel === undefined && this.state.config.cluster)
+      throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
     return this.sendLocal(route, key, payload, ask, into);
   }
 
@@ -60,7 +73,13 @@ export class Sender {
    * failure: a tellError event). A forward (corr: this host's ask that the forwarding turn owed) is routed
    * as an ask, whose reply (or error) settles the original ask: the kernel never replies to it.
    */
-  readonly remoteSend = (target: number, method: string, key: number | string, payload: unknown, corr: number): void => {
+  readonly remoteSend = (
+    target: number,
+    method: string,
+    key: number | string,
+    payload: unknown,
+    corr: number,
+  ): void => {
     const reg = this.state.regs[target];
     const grain = reg?.def.name ?? String(target);
     const pending = this.state.pending;
@@ -69,9 +88,16 @@ export class Sender {
     if (corr !== 0 && p === undefined) return;
     if (p) pending.delete(corr);
     try {
-      if (reg === undefined || this.state.router === undefined) throw new ClusterK2KUnsupportedError(grain, key, method, corr !== 0);
-      const r = this.sendRoute(this.route(reg.def, method), key, payload, p !== undefined, p?.into) as Promise<unknown> | undefined;
-      if (p) r!.then((v) => resolveAsk(corr, p, v), (e: unknown) => rejectAsk(corr, p, e as Error));
+      if (reg === undefined || this.state.router === undefined)
+        throw new ClusterK2KUnsupportedError(grain, key, method, corr !== 0);
+      const r = this.sendRoute(this.route(reg.def, method), key, payload, p !== undefined, p?.into) as
+        | Promise<unknown>
+        | undefined;
+      if (p)
+        r!.then(
+          (v) => resolveAsk(corr, p, v),
+          (e: unknown) => rejectAsk(corr, p, e as Error),
+        );
       // A tell's wait for ring space (the key moved here meanwhile): its failure is already a tellError.
       else r?.catch(() => {});
     } catch (e) {
@@ -81,7 +107,13 @@ export class Sender {
   };
 
   /** sendRoute without cluster routing: the key is served by this process. */
-  sendLocal(route: Route, key: number | string, payload: unknown, ask: boolean, into?: Readonly<Record<string, unknown>>): Promise<unknown> | undefined {
+  sendLocal(
+    route: Route,
+    key: number | string,
+    payload: unknown,
+    ask: boolean,
+    into?: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> | undefined {
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
     if (!kernel.accepting) kernel.assertAccepting();
@@ -93,7 +125,11 @@ export class Sender {
     let fixed: FixedWrite | null = null;
     if (typeof key === 'number') {
       let f = route.fixed;
-      if (f === undefined || f.kernel !== kernel) route.fixed = f = { kernel, write: fixedWriter(method, kernel.grainId, kernel.lanes[0]!.inbound.payloadCapacity) };
+      if (f === undefined || f.kernel !== kernel)
+        route.fixed = f = {
+          kernel,
+          write: fixedWriter(method, kernel.grainId, kernel.lanes[0]!.inbound.payloadCapacity),
+        };
       fixed = f.write;
     }
     if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr, fixed)) {
@@ -103,7 +139,11 @@ export class Sender {
     // The ring is full: encode now (a bad payload still throws here) into the kernel's spill.
     const s = spill ?? this.state.spillOf(kernel);
     const { chunk, at } = s.target();
-    if (fixed === null || !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock.sendTime())) this.encode(chunk, at, kernel, method, key, payload, corr);
+    if (
+      fixed === null ||
+      !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock.sendTime())
+    )
+      this.encode(chunk, at, kernel, method, key, payload, corr);
     const written = s.commit(chunk, at, lane);
     this.state.waiting.add(kernel);
     this.state.schedulePump();
@@ -111,7 +151,15 @@ export class Sender {
   }
 
   /** Encodes into the lane's next free slot and publishes it; false when the ring is full. Throws on bad input. */
-  tryWrite(kernel: RingKernel, lane: number, method: MethodDef, key: number | string, payload: unknown, corr: number, fixed: FixedWrite | null = null): boolean {
+  tryWrite(
+    kernel: RingKernel,
+    lane: number,
+    method: MethodDef,
+    key: number | string,
+    payload: unknown,
+    corr: number,
+    fixed: FixedWrite | null = null,
+  ): boolean {
     const producer = kernel.lanes[lane]!.producer;
     const first = !this.clock.burst;
     const slot = producer.claimHeld();
@@ -126,7 +174,8 @@ export class Sender {
     const r = producer.ring;
     try {
       // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
-      if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock.sendTime())) this.encode(r, slot, kernel, method, key, payload, corr);
+      if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock.sendTime()))
+        this.encode(r, slot, kernel, method, key, payload, corr);
     } catch (e) {
       producer.dropHeld(); // a bad payload: the slot is not ours to publish
       throw e;
@@ -143,11 +192,52 @@ export class Sender {
   }
 
   /** Header and payload of one message at `slot` of `ring` (a ring, or a spill chunk); all but seq. */
-  private encode(ring: SlotTarget, slot: number, kernel: RingKernel, method: MethodDef, key: number | string, payload: unknown, corr: number): void {
+  private encode(
+    ring: SlotTarget,
+    slot: number,
+    kernel: RingKernel,
+    method: MethodDef,
+    key: number | string,
+    payload: unknown,
+    corr: number,
+  ): void {
     if (typeof key === 'number') {
-      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: splitKeyLo(key), keyHi: splitKeyHi(key), sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name);
+      this.writer.write(
+        ring,
+        slot,
+        {
+          method: method.id,
+          flags: corr ? SlotFlag.ASK : 0,
+          corr,
+          keyLo: splitKeyLo(key),
+          keyHi: splitKeyHi(key),
+          sender: HOST_SENDER,
+          grain: kernel.grainId,
+        },
+        method.request,
+        payload,
+        kernel.def.name,
+        method.name,
+      );
     } else {
-      this.writer.write(ring, slot, { method: method.id, flags: corr ? SlotFlag.ASK : 0, corr, keyLo: this.internKey(kernel.def, key), keyHi: 0, sender: HOST_SENDER, grain: kernel.grainId }, method.request, payload, kernel.def.name, method.name, key);
+      this.writer.write(
+        ring,
+        slot,
+        {
+          method: method.id,
+          flags: corr ? SlotFlag.ASK : 0,
+          corr,
+          keyLo: this.internKey(kernel.def, key),
+          keyHi: 0,
+          sender: HOST_SENDER,
+          grain: kernel.grainId,
+        },
+        method.request,
+        payload,
+        kernel.def.name,
+        method.name,
+        key,
+      );
     }
     ring.dv.setFloat64(slot + SLOT.time, this.clock.sendTime(), true);
   }
@@ -183,10 +273,21 @@ export class Sender {
     return undefined;
   }
 
-  private awaitReply(corr: number, kernel: RingKernel, lane: number, method: MethodDef, into?: Readonly<Record<string, unknown>>): Promise<unknown> {
+  private awaitReply(
+    corr: number,
+    kernel: RingKernel,
+    lane: number,
+    method: MethodDef,
+    into?: Readonly<Record<string, unknown>>,
+  ): Promise<unknown> {
     const deadline = performance.now() + this.state.config.askTimeoutMs;
     return new Promise((resolve, reject) => {
-      this.state.pending.set(corr, into === undefined ? { resolve, reject, kernel, lane, method, deadline } : { resolve, reject, kernel, lane, method, deadline, into });
+      this.state.pending.set(
+        corr,
+        into === undefined
+          ? { resolve, reject, kernel, lane, method, deadline }
+          : { resolve, reject, kernel, lane, method, deadline, into },
+      );
       this.state.schedulePump();
     });
   }
@@ -198,10 +299,13 @@ function checkInto(method: MethodDef, into: Readonly<Record<string, unknown>>): 
   for (const [field, arr] of Object.entries(into)) {
     if (arr === undefined) continue;
     const f = reply?.kind === 'struct' ? (reply.fields[field] as Schema | undefined) : undefined;
-    const kind = f && (f.kind === 'vec' || f.kind === 'array') && isNumericScalar(f.element) ? f.element.scalar : undefined;
-    if (kind === undefined) throw new ReplyTargetError(field, `${method.name}'s reply has no numeric array field "${field}"`);
+    const kind =
+      f && (f.kind === 'vec' || f.kind === 'array') && isNumericScalar(f.element) ? f.element.scalar : undefined;
+    if (kind === undefined)
+      throw new ReplyTargetError(field, `${method.name}'s reply has no numeric array field "${field}"`);
     const Ctor = KINDS[kind].array;
-    if (!(arr instanceof Ctor)) throw new ReplyTargetError(field, `into.${field} must be a ${Ctor.name} (the field is ${kind})`);
+    if (!(arr instanceof Ctor))
+      throw new ReplyTargetError(field, `into.${field} must be a ${Ctor.name} (the field is ${kind})`);
   }
 }
 
@@ -210,7 +314,12 @@ export function checkKey(def: GrainDef, key: unknown, stored: boolean): void {
     if (typeof key !== 'string') throw new InvalidKeyError(def.name, key, 'a string');
     // A state store holds no empty key (an LMDB key cannot be empty): with storage, '' used to reach the
     // kernel and then fail every load (StateLoadError) and flush of that actor. Refused at the call.
-    if (stored && key.length === 0) throw new InvalidKeyError(def.name, key, 'a non-empty string (the class has storage, and a state store holds no empty key)');
+    if (stored && key.length === 0)
+      throw new InvalidKeyError(
+        def.name,
+        key,
+        'a non-empty string (the class has storage, and a state store holds no empty key)',
+      );
     // A lone surrogate travels as UTF-8's U+FFFD: the turn would run as another key's actor, in a lane
     // the host picked for this key (two activations of that key on two threads).
     if (!key.isWellFormed()) throw new InvalidKeyError(def.name, key, 'a well-formed string (no lone surrogate)');

@@ -38,7 +38,8 @@ export class SpillDrain {
       const images = spill.drain(kernel.producers, (seg) => this.drainRows(kernel, seg as RowsWaiting), now);
       kernel.sent += images;
       if (spill.size === 0) this.state.waiting.delete(kernel);
-      else if (now - spill.since > this.state.config.queueFullTimeoutMs) this.cancel(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));
+      else if (now - spill.since > this.state.config.queueFullTimeoutMs)
+        this.cancel(kernel, new QueueFullError(kernel.def.name, Math.round(now - spill.since)));
       // Only the lanes this drain wrote to: waking an idle lane's thread (it spins before it sleeps again)
       // on every retry put three busy threads on two cores, and the host lost its core for milliseconds.
       for (let i = 0; i < lanes.length; i++) if (lanes[i]!.producer.position() !== before[i]) kernel.wake(i);
@@ -59,7 +60,8 @@ export class SpillDrain {
         if (p) {
           pending.delete(m.corr);
           rejectAsk(m.corr, p, error);
-        } else if (!m.corr) events.emit('tellError', { grain, method: kernel.def.methods[m.method]?.name ?? String(m.method), error });
+        } else if (!m.corr)
+          events.emit('tellError', { grain, method: kernel.def.methods[m.method]?.name ?? String(m.method), error });
       },
       (seg) => {
         const base = (seg as RowsWaiting).rows.corrBase;
@@ -76,6 +78,9 @@ export class SpillDrain {
       },
     );
     kernel.cancelled += n;
-    this.state.config.logger.warn({ grain, cancelled: n, code: (error as { code?: string }).code }, `${n} sends to ${grain} that waited for ring space were cancelled: ${error.message.split('\n')[0]}`);
+    this.state.config.logger.warn(
+      { grain, cancelled: n, code: (error as { code?: string }).code },
+      `${n} sends to ${grain} that waited for ring space were cancelled: ${error.message.split('\n')[0]}`,
+    );
   }
 }

@@ -21,7 +21,9 @@ const BACKEND_CLASSES: Record<string, readonly [string, string]> = {
 };
 function missingBackendHint(name: string): string {
   const c = BACKEND_CLASSES[name];
-  const pass = c ? `new GrainSystem({ backends: { ${name}: new ${c[0]}(), ... } }) (${c[0]} from ${c[1]})` : `new GrainSystem({ backends: { ${name}: <a backend>, ... } })`;
+  const pass = c
+    ? `new GrainSystem({ backends: { ${name}: new ${c[0]}(), ... } }) (${c[0]} from ${c[1]})`
+    : `new GrainSystem({ backends: { ${name}: <a backend>, ... } })`;
   return `pass a "${name}" backend: ${pass}, or register the class with placement "auto"`;
 }
 
@@ -54,26 +56,46 @@ export async function resolvePlacements(state: SystemState): Promise<Map<Registr
         passed.push(`${n}: ${p.reason ?? 'probe failed'}`);
       }
       if (chosen === undefined) {
-        const error = new BackendUnavailableError('auto', `no backend can run here (${passed.join('; ') || 'none was given'})`);
+        const error = new BackendUnavailableError(
+          'auto',
+          `no backend can run here (${passed.join('; ') || 'none was given'})`,
+        );
         if (!cluster) throw error;
-        logger.warn({ grain: reg.def.name }, `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to silos that host it`);
+        logger.warn(
+          { grain: reg.def.name },
+          `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to ` +
+            'silos that host it',
+        );
         continue;
       }
       name = chosen;
       const dev = (await probe(name)).device;
-      logger.info({ grain: reg.def.name, placement: name }, `placement auto: ${reg.def.name} on ${name}${dev ? ` (${dev})` : ''}${passed.length ? `; passed over ${passed.join('; ')}` : ''}`);
+      logger.info(
+        { grain: reg.def.name, placement: name },
+        `placement auto: ${reg.def.name} ` +
+          `on ${name}${dev ? ` (${dev})` : ''}${passed.length ? `; passed over ${passed.join('; ')}` : ''}`,
+      );
     } else name = reg.placement;
     const p = await probe(name);
     if (!p.ok) {
-      const error = new BackendUnavailableError(name, p.reason ?? 'probe failed', Object.hasOwn(backends, name) ? undefined : missingBackendHint(name));
+      const error = new BackendUnavailableError(
+        name,
+        p.reason ?? 'probe failed',
+        Object.hasOwn(backends, name) ? undefined : missingBackendHint(name),
+      );
       // In a cluster a class this silo cannot run is hosted by the silos that can (a cuda class on GPU silos).
       if (!cluster) throw error;
-      logger.warn({ grain: reg.def.name, placement: name }, `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to silos that host it`);
+      logger.warn(
+        { grain: reg.def.name, placement: name },
+        `cluster: ${reg.def.name} is not hosted here (${error.message.split('\n')[0]}); its keys go to ` +
+          'silos that host it',
+      );
       continue;
     }
     resolved.set(reg, backends[name]!);
   }
-  if (resolved.size < state.regs.length) state.regs.splice(0, state.regs.length, ...state.regs.filter((r) => resolved.has(r)));
+  if (resolved.size < state.regs.length)
+    state.regs.splice(0, state.regs.length, ...state.regs.filter((r) => resolved.has(r)));
   return resolved;
 }
 
@@ -81,13 +103,23 @@ export async function resolvePlacements(state: SystemState): Promise<Map<Registr
  * One RingKernel per registered class on its resolved backend (not launched). `ownership`: in a cluster,
  * each class's partition ownership by class name, shared with the kernels of its backend.
  */
-export function createKernels(state: SystemState, resolved: Map<Registration, Backend>, host: KernelHost, persistence: Persistence, sender: Sender, ownership: Map<string, SharedArrayBuffer> | undefined): void {
+export function createKernels(
+  state: SystemState,
+  resolved: Map<Registration, Backend>,
+  host: KernelHost,
+  persistence: Persistence,
+  sender: Sender,
+  ownership: Map<string, SharedArrayBuffer> | undefined,
+): void {
   const { logger, timerClock } = state.config;
   const regs = state.regs;
   for (const [i, reg] of regs.entries()) {
     const backend = resolved.get(reg)!;
     const grains = regs.map((r) => (resolved.get(r) === backend ? r.def : undefined));
-    const owned = ownership && { ownership: regs.map((r) => (resolved.get(r) === backend ? ownership.get(r.def.name) : undefined)), remoteSend: sender.remoteSend };
+    const owned = ownership && {
+      ownership: regs.map((r) => (resolved.get(r) === backend ? ownership.get(r.def.name) : undefined)),
+      remoteSend: sender.remoteSend,
+    };
     const plan = persistence.persistencePlan(reg);
     const kernel = new RingKernel({
       grainId: i,
@@ -98,7 +130,17 @@ export function createKernels(state: SystemState, resolved: Map<Registration, Ba
       host,
       makeKernel: async () => {
         const timers = reg.def.timers.length ? { timers: { clock: timerClock } } : {};
-        const k = await backend.createKernel({ grainId: i, grain: reg.def, cls: reg.cls, grains, options: reg.options, logger, ...(plan ? { persistence: plan } : {}), ...timers, ...owned });
+        const k = await backend.createKernel({
+          grainId: i,
+          grain: reg.def,
+          cls: reg.cls,
+          grains,
+          options: reg.options,
+          logger,
+          ...(plan ? { persistence: plan } : {}),
+          ...timers,
+          ...owned,
+        });
         if (reg.def.timers.length && !(k.timerStats && k.publishTime && k.timersCaughtUp)) {
           await k.dispose();
           throw new TimersUnsupportedError(reg.def.name, backend.name);
@@ -132,7 +174,10 @@ export async function launchKernels(regs: readonly Registration[]): Promise<void
   for (const reg of regs) await reg.kernel!.activate();
 }
 
-/** Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through persistence. */
+/**
+ * Joins the cluster: the router reaches this silo's classes through the sender and hands partitions off through
+ * persistence.
+ */
 export async function joinSystemCluster(
   state: SystemState,
   cluster: Cluster,
@@ -150,7 +195,13 @@ export async function joinSystemCluster(
   const regs = state.regs;
   for (const reg of regs) {
     const k = reg.kernel?.backendKernel;
-    if (k && !k.checksOwnership) logger.warn({ grain: reg.def.name, backend: resolved.get(reg)!.name }, `cluster: ${reg.def.name} runs on backend "${resolved.get(reg)!.name}", whose kernels do not check partition ownership on K2K sends: a ctx.send/forward from it to a key another silo owns activates that key here too (docs/cluster.md)`);
+    if (k && !k.checksOwnership)
+      logger.warn(
+        { grain: reg.def.name, backend: resolved.get(reg)!.name },
+        `cluster: ${reg.def.name} runs on backend "${resolved.get(reg)!.name}", whose kernels do not ` +
+          'check partition ownership on K2K sends: a ctx.send/forward from it to a key another silo owns ' +
+          'activates that key here too (docs/cluster.md)',
+      );
   }
   const grains = Object.fromEntries(regs.map((r) => [r.def.name, resolved.get(r)!.name]));
   const host = {
@@ -161,7 +212,8 @@ export async function joinSystemCluster(
       const m = reg?.def.methodByName.get(method);
       return m ? { route: sender.route(reg!.def, method), method: m } : undefined;
     },
-    sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) => sender.sendLocal(route, key, payload, ask),
+    sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) =>
+      sender.sendLocal(route, key, payload, ask),
     handOff: (grain: string) => persistence.handOff(grain),
     ownership: (grain: string) => ownership?.get(grain),
     fenced: (grain: string) => fencedWrites(regs.find((r) => r.def.name === grain)),

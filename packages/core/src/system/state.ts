@@ -36,7 +36,10 @@ export interface Registration {
 export interface Route {
   readonly reg: { readonly def: GrainDef; kernel?: RingKernel; readonly storage: { readonly storage?: unknown } };
   readonly method: MethodDef;
-  /** The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not apply. */
+  /**
+   * The fixed-image writer of single sends (tell-image.ts) for the kernel it was made for; null where it does not
+   * apply.
+   */
   fixed?: { readonly kernel: RingKernel; readonly write: FixedWrite | null };
 }
 
@@ -73,7 +76,11 @@ export class SystemState {
 
   spillOf(kernel: RingKernel): Spill {
     let s = this.spills.get(kernel);
-    if (!s) this.spills.set(kernel, (s = new Spill(kernel.lanes[0]!.inbound.slotSize, kernel.def.name, this.config.maxQueuedBytes)));
+    if (!s)
+      this.spills.set(
+        kernel,
+        (s = new Spill(kernel.lanes[0]!.inbound.slotSize, kernel.def.name, this.config.maxQueuedBytes)),
+      );
     return s;
   }
 }

@@ -26,7 +26,9 @@ export class Sweeper {
   private readonly heartbeats = new Map<RingKernel, Array<{ beat: number; at: number }>>();
   /** Per kernel, the lane restarts the sweep has already handled (backend.ts KernelHealth.laneRestarts). */
   private readonly laneRestartsSeen = new Map<RingKernel, number[]>();
-  /** Since when nothing but this system has kept the process alive (0: something else does), and whether it was said. */
+  /**
+   * Since when nothing but this system has kept the process alive (0: something else does), and whether it was said.
+   */
   private aloneSince = 0;
   private aloneWarned = false;
   /** When the last sweep ran: a sweep that comes late (the event loop was blocked) judges no heartbeat. */
@@ -72,7 +74,10 @@ export class Sweeper {
       if (r.restarts <= before) continue;
       const error = r.error ?? new KernelFaultError(k.def.name, `the consumer of lane ${lane} died and was restarted`);
       const failedAsks = this.rejectAsksOfLane(k, lane, error);
-      this.state.config.logger.warn({ grain: k.def.name, lane, failedAsks, err: error }, `${k.def.name}: lane ${lane} restarted after its consumer died (${failedAsks} asks failed)`);
+      this.state.config.logger.warn(
+        { grain: k.def.name, lane, failedAsks, err: error },
+        `${k.def.name}: lane ${lane} restarted after its consumer died (${failedAsks} asks failed)`,
+      );
       this.state.events.emit('laneRestart', { grain: k.def.name, lane, error, failedAsks });
     }
   }
@@ -87,7 +92,11 @@ export class Sweeper {
   private checkForgottenShutdown(): void {
     if (this.aloneWarned || this.parts.stopping()) return;
     const { pending, waiting, regs } = this.state;
-    const alone = pending.size === 0 && waiting.size === 0 && !process.getActiveResourcesInfo().some((r) => !QUIET_RESOURCES.has(r)) && !regs.some((r) => r.def.timers.length || r.def.reminders.length);
+    const alone =
+      pending.size === 0 &&
+      waiting.size === 0 &&
+      !process.getActiveResourcesInfo().some((r) => !QUIET_RESOURCES.has(r)) &&
+      !regs.some((r) => r.def.timers.length || r.def.reminders.length);
     if (!alone) {
       this.aloneSince = 0;
       return;
@@ -96,7 +105,11 @@ export class Sweeper {
     if (this.aloneSince === 0) this.aloneSince = now;
     else if (now - this.aloneSince >= 5_000) {
       this.aloneWarned = true;
-      this.state.config.logger.warn("nothing but this GrainSystem has kept the process alive for 5 s (no ask waiting, nothing else scheduled): if the program is done, it must call `await system.shutdown()` (which also writes stored states); until then the system's worker threads keep the process running");
+      this.state.config.logger.warn(
+        'nothing but this GrainSystem has kept the process alive for 5 s (no ask waiting, nothing else ' +
+          'scheduled): if the program is done, it must call `await system.shutdown()` (which also writes ' +
+          "stored states); until then the system's worker threads keep the process running",
+      );
     }
   }
 
@@ -123,7 +136,8 @@ export class Sweeper {
       const beats = k.heartbeats();
       const starting = health?.starting;
       let seen = this.heartbeats.get(k);
-      if (!seen || seen.length !== beats.length) this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
+      if (!seen || seen.length !== beats.length)
+        this.heartbeats.set(k, (seen = beats.map((beat) => ({ beat, at: now }))));
       for (const [i, beat] of beats.entries()) {
         const hb = seen[i]!;
         const asks = perLane[i] ?? 0;
@@ -132,7 +146,13 @@ export class Sweeper {
           hb.at = now;
         } else if (now - hb.at > config.heartbeatTimeoutMs) {
           const where = beats.length > 1 ? ` on lane ${i} of ${beats.length}` : '';
-          k.markFaulted(new KernelFaultError(k.def.name, `heartbeat stood still for ${Math.round(now - hb.at)} ms${where} with ${asks} asks waiting (a handler that never returns?)`));
+          k.markFaulted(
+            new KernelFaultError(
+              k.def.name,
+              `heartbeat stood still for ${Math.round(now - hb.at)} ms${where} with ${asks} asks waiting ` +
+                '(a handler that never returns?)',
+            ),
+          );
           break;
         }
       }

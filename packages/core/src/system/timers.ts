@@ -43,7 +43,8 @@ export class SystemTimers {
     for (const reg of this.state.regs) {
       fired += reg.reminders?.fireDue(now) ?? 0;
       const k = reg.kernel;
-      if (config.timerClock === 'host' && reg.def.timers.length && k?.state === 'active') k.backendKernel?.publishTime?.(now);
+      if (config.timerClock === 'host' && reg.def.timers.length && k?.state === 'active')
+        k.backendKernel?.publishTime?.(now);
     }
     return fired;
   }
@@ -52,8 +53,15 @@ export class SystemTimers {
   async advanceTimers(opts: { timeoutMs?: number } = {}): Promise<number> {
     const fired = this.runTimers();
     const askTimeoutMs = this.state.config.askTimeoutMs;
-    const kernels = this.state.regs.flatMap((r) => (r.def.timers.length && r.kernel?.state === 'active' && r.kernel.backendKernel?.timersCaughtUp ? [r.kernel.backendKernel] : []));
-    if (this.state.config.timerClock === 'host' && !(await waitUntil(() => kernels.every((k) => k.timersCaughtUp!()), opts.timeoutMs ?? askTimeoutMs))) {
+    const kernels = this.state.regs.flatMap((r) =>
+      r.def.timers.length && r.kernel?.state === 'active' && r.kernel.backendKernel?.timersCaughtUp
+        ? [r.kernel.backendKernel]
+        : [],
+    );
+    if (
+      this.state.config.timerClock === 'host' &&
+      !(await waitUntil(() => kernels.every((k) => k.timersCaughtUp!()), opts.timeoutMs ?? askTimeoutMs))
+    ) {
       throw new IdleTimeoutError(opts.timeoutMs ?? askTimeoutMs, ['a kernel did not run its due timer ticks']);
     }
     return fired;
@@ -63,7 +71,13 @@ export class SystemTimers {
   reminders<C extends AnyGrainClass>(cls: C): SystemReminders<C> {
     const reg = this.state.registration(cls);
     const svc = () => {
-      if (!reg.reminders) throw new ReminderStorageError(reg.def.name, reg.def.reminders.length ? 'its reminders are not loaded yet: call system.start() first' : 'it declares no reminders');
+      if (!reg.reminders)
+        throw new ReminderStorageError(
+          reg.def.name,
+          reg.def.reminders.length
+            ? 'its reminders are not loaded yet: call system.start() first'
+            : 'it declares no reminders',
+        );
       return reg.reminders;
     };
     // In a cluster only the silo serving the key keeps its reminders (reminders/service.ts).
@@ -85,10 +99,23 @@ export class SystemTimers {
   /** A kernel's record of a reminder set or cleared by a handler (dispatcher: ctx.setReminder). */
   readonly onReminderRecord = (def: GrainDef | undefined, text: string): void => {
     const reg = def && this.state.byDef.get(def);
-    const r = JSON.parse(text) as { op: 'set' | 'clear'; key: ActorKey; name: string; periodMs?: number; dueAt?: number };
+    const r = JSON.parse(text) as {
+      op: 'set' | 'clear';
+      key: ActorKey;
+      name: string;
+      periodMs?: number;
+      dueAt?: number;
+    };
     const svc = reg?.reminders;
     if (!svc) {
-      this.state.events.emit('tellError', { grain: def?.name ?? '?', method: `${r.op}Reminder`, error: new ReminderStorageError(def?.name ?? '?', 'a handler set a reminder, but the class has no reminder storage') });
+      this.state.events.emit('tellError', {
+        grain: def?.name ?? '?',
+        method: `${r.op}Reminder`,
+        error: new ReminderStorageError(
+          def?.name ?? '?',
+          'a handler set a reminder, but the class has no reminder storage',
+        ),
+      });
       return;
     }
     const done = r.op === 'set' ? svc.set(r.key, r.name, r.periodMs!, r.dueAt!) : svc.clear(r.key, r.name);

@@ -5,11 +5,21 @@
  */
 import { RinggrainError, type ErrorOptions } from '../errors.ts';
 
-/** The most timers (and, separately, reminders) one grain class may declare: the per-actor timer table has one entry per declared timer. */
+/**
+ * The most timers (and, separately, reminders) one grain class may declare: the per-actor timer table has one entry per
+ * declared timer.
+ */
 export const MAX_TIMERS = 16;
 
 /** Why a timer or reminder declaration or argument was refused (stable, for branching). */
-export type TimerProblem = 'unknown-method' | 'request-not-empty' | 'bad-period' | 'bad-due' | 'too-many' | 'unknown-timer' | 'bad-name';
+export type TimerProblem =
+  | 'unknown-method'
+  | 'request-not-empty'
+  | 'bad-period'
+  | 'bad-due'
+  | 'too-many'
+  | 'unknown-timer'
+  | 'bad-name';
 
 /** A grain spec's `timers` or `reminders` entry is invalid. */
 export class TimerSpecError extends RinggrainError {
@@ -32,9 +42,13 @@ export class TimerArgumentError extends RinggrainError {
 /** A grain class declares timers, but its backend's kernels cannot generate ticks. */
 export class TimersUnsupportedError extends RinggrainError {
   constructor(grain: string, backend: string) {
-    super('TIMERS_UNSUPPORTED', `grain "${grain}" declares timers, but the ${backend} backend's kernels do not run timers`, {
-      hint: 'place the grain on a backend that runs timers (cpu, inline), or leave `timers` out of its spec',
-    });
+    super(
+      'TIMERS_UNSUPPORTED',
+      `grain "${grain}" declares timers, but the ${backend} backend's kernels do not run timers`,
+      {
+        hint: 'place the grain on a backend that runs timers (cpu, inline), or leave `timers` out of its spec',
+      },
+    );
   }
 }
 
@@ -42,7 +56,9 @@ export class TimersUnsupportedError extends RinggrainError {
 export class ReminderStorageError extends RinggrainError {
   constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
     super('REMINDER_STORAGE', `grain "${grain}": ${detail}`, {
-      hint: 'register the grain with { storage } on a store that keeps reminders (LmdbStore, PostgresStore), or leave `reminders` out of its spec',
+      hint:
+        'register the grain with { storage } on a store that keeps reminders (LmdbStore, PostgresStore), or ' +
+        'leave `reminders` out of its spec',
       ...opts,
     });
   }
@@ -70,11 +86,12 @@ export class ReminderNotOwnedError extends RinggrainError {
 }
 
 const SPEC_HINTS: Record<TimerProblem, string> = {
-  'unknown-method': 'name one of the grain\'s message methods (a key of `methods`)',
+  'unknown-method': "name one of the grain's message methods (a key of `methods`)",
   'request-not-empty': 'a timer or reminder delivers an empty message: give its method request: t.struct({})',
   'bad-period': 'periodMs must be a finite number of milliseconds greater than 0',
   'bad-due': 'dueMs (the delay of the first tick) must be a finite number of milliseconds ≥ 0',
   'too-many': `declare at most ${MAX_TIMERS} timers and ${MAX_TIMERS} reminders per grain class`,
-  'unknown-timer': 'start, stop, set or clear only the timers and reminders the grain spec declares (`timers`, `reminders`)',
+  'unknown-timer':
+    'start, stop, set or clear only the timers and reminders the grain spec declares (`timers`, `reminders`)',
   'bad-name': 'timer and reminder names are identifiers',
 };

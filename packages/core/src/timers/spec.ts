@@ -57,8 +57,20 @@ export function validDue(ms: unknown): ms is number {
 
 function tickMethod(grain: string, what: string, name: string, methods: ReadonlyMap<string, MethodDef>): MethodDef {
   const m = methods.get(name);
-  if (!m) throw new TimerSpecError(grain, what, 'unknown-method', `method ${JSON.stringify(name)} is not one of the grain's methods`);
-  if (m.request.fieldNames.length !== 0) throw new TimerSpecError(grain, what, 'request-not-empty', `method "${name}" takes fields (${m.request.fieldNames.join(', ')}); a tick's message is empty`);
+  if (!m)
+    throw new TimerSpecError(
+      grain,
+      what,
+      'unknown-method',
+      `method ${JSON.stringify(name)} is not one of the grain's methods`,
+    );
+  if (m.request.fieldNames.length !== 0)
+    throw new TimerSpecError(
+      grain,
+      what,
+      'request-not-empty',
+      `method "${name}" takes fields (${m.request.fieldNames.join(', ')}); a tick's message is empty`,
+    );
   return m;
 }
 
@@ -66,21 +78,31 @@ function checkCount(grain: string, kind: string, n: number): void {
   if (n > MAX_TIMERS) throw new TimerSpecError(grain, kind, 'too-many', `${n} declared; at most ${MAX_TIMERS}`);
 }
 
-export function timerDefs(grain: string, spec: Readonly<Record<string, TimerSpec>> | undefined, methods: ReadonlyMap<string, MethodDef>): TimerDef[] {
+export function timerDefs(
+  grain: string,
+  spec: Readonly<Record<string, TimerSpec>> | undefined,
+  methods: ReadonlyMap<string, MethodDef>,
+): TimerDef[] {
   const entries = Object.entries(spec ?? {});
   checkCount(grain, 'timers', entries.length);
   return entries.map(([name, s], id) => {
     const what = `timer "${name}"`;
     if (!NAME.test(name)) throw new TimerSpecError(grain, what, 'bad-name', 'the name is not an identifier');
     const method = tickMethod(grain, what, s?.method, methods);
-    if (!validPeriod(s.periodMs)) throw new TimerSpecError(grain, what, 'bad-period', `periodMs ${String(s.periodMs)} is not a finite number > 0`);
+    if (!validPeriod(s.periodMs))
+      throw new TimerSpecError(grain, what, 'bad-period', `periodMs ${String(s.periodMs)} is not a finite number > 0`);
     const dueMs = s.dueMs ?? s.periodMs;
-    if (!validDue(dueMs)) throw new TimerSpecError(grain, what, 'bad-due', `dueMs ${String(s.dueMs)} is not a finite number ≥ 0`);
+    if (!validDue(dueMs))
+      throw new TimerSpecError(grain, what, 'bad-due', `dueMs ${String(s.dueMs)} is not a finite number ≥ 0`);
     return { id, name, method, periodMs: s.periodMs, dueMs, autoStart: s.autoStart ?? true };
   });
 }
 
-export function reminderDefs(grain: string, spec: Readonly<Record<string, ReminderSpec>> | undefined, methods: ReadonlyMap<string, MethodDef>): ReminderDef[] {
+export function reminderDefs(
+  grain: string,
+  spec: Readonly<Record<string, ReminderSpec>> | undefined,
+  methods: ReadonlyMap<string, MethodDef>,
+): ReminderDef[] {
   const entries = Object.entries(spec ?? {});
   checkCount(grain, 'reminders', entries.length);
   return entries.map(([name, s], id) => {
@@ -94,11 +116,17 @@ export function reminderDefs(grain: string, spec: Readonly<Record<string, Remind
  * The period and first delay of a start or set call: the declared ones unless `opts` overrides them.
  * Throws TimerArgumentError (nothing changes) on a bad value.
  */
-export function startArgs(where: string, opts: TimerStart | undefined, fallback: { periodMs?: number; dueMs?: number }): { periodMs: number; dueMs: number } {
+export function startArgs(
+  where: string,
+  opts: TimerStart | undefined,
+  fallback: { periodMs?: number; dueMs?: number },
+): { periodMs: number; dueMs: number } {
   const periodMs = opts?.periodMs ?? fallback.periodMs;
-  if (!validPeriod(periodMs)) throw new TimerArgumentError(where, 'bad-period', `periodMs ${String(periodMs)} is not a finite number > 0`);
+  if (!validPeriod(periodMs))
+    throw new TimerArgumentError(where, 'bad-period', `periodMs ${String(periodMs)} is not a finite number > 0`);
   const dueMs = opts?.dueMs ?? (opts?.periodMs !== undefined ? periodMs : (fallback.dueMs ?? periodMs));
-  if (!validDue(dueMs)) throw new TimerArgumentError(where, 'bad-due', `dueMs ${String(dueMs)} is not a finite number ≥ 0`);
+  if (!validDue(dueMs))
+    throw new TimerArgumentError(where, 'bad-due', `dueMs ${String(dueMs)} is not a finite number ≥ 0`);
   return { periodMs, dueMs };
 }
 
@@ -113,8 +141,19 @@ export function nextDue(due: number, periodMs: number, now: number): number {
 }
 
 /** The declared timer or reminder named `name`, or a TimerArgumentError. */
-export function byName<T extends { readonly name: string }>(where: string, kind: 'timer' | 'reminder', defs: readonly T[], name: string): T {
+export function byName<T extends { readonly name: string }>(
+  where: string,
+  kind: 'timer' | 'reminder',
+  defs: readonly T[],
+  name: string,
+): T {
   const d = defs.find((x) => x.name === name);
-  if (!d) throw new TimerArgumentError(where, 'unknown-timer', `no ${kind} named ${JSON.stringify(name)} is declared${defs.length ? ` (declared: ${defs.map((x) => x.name).join(', ')})` : ''}`);
+  if (!d)
+    throw new TimerArgumentError(
+      where,
+      'unknown-timer',
+      `no ${kind} named ${JSON.stringify(name)} is ` +
+        `declared${defs.length ? ` (declared: ${defs.map((x) => x.name).join(', ')})` : ''}`,
+    );
   return d;
 }
