@@ -48,7 +48,12 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
     const logger = req.logger.child({ cluster: o.name, silo: o.id });
     let nc: NatsConnection;
     try {
-      nc = await connect({ servers: o.servers, name: `ringgrain-${o.name}-${o.id}`, maxReconnectAttempts: -1, ...o.connect });
+      nc = await connect({
+        servers: o.servers,
+        name: `ringgrain-${o.name}-${o.id}`,
+        maxReconnectAttempts: -1,
+        ...o.connect,
+      });
     } catch (e) {
       throw new NatsConnectError(o.servers.join(','), (e as Error).message, { cause: e });
     }
@@ -58,9 +63,18 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       const tables = await kvm.create(`rg_${o.name}_placement`, { history: 1 });
       const self: SiloInfo = { id: o.id, grains: req.grains, ...(req.client ? { client: true } : {}) };
       const membership = new Membership(members, self, o.heartbeatMs, o.deadMs, logger);
-      const placement = new Placement(tables, o.id, o.partitions, () => membership.live(), logger, () => membership.current());
+      const placement = new Placement(
+        tables,
+        o.id,
+        o.partitions,
+        () => membership.live(),
+        logger,
+        () => membership.current(),
+      );
       const c = new NatsConnection_(nc, o, membership, placement, logger);
-      c.sub = nc.subscribe(c.subject(o.id), { callback: (err, msg) => (err ? logger.warn({ err }, 'cluster: subscription error') : c.onFrame(msg.data)) });
+      c.sub = nc.subscribe(c.subject(o.id), {
+        callback: (err, msg) => (err ? logger.warn({ err }, 'cluster: subscription error') : c.onFrame(msg.data)),
+      });
       // Frames still queued (they leave once per event-loop turn) go out before the router hears of a
       // membership or table change: what it sent before the change leaves as it would have without the wait.
       membership.on('join', (s) => {
@@ -86,7 +100,9 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       return c;
     } catch (e) {
       await nc.close().catch(() => {});
-      throw e instanceof NatsConnectError ? e : new NatsConnectError(o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, { cause: e });
+      throw e instanceof NatsConnectError
+        ? e
+        : new NatsConnectError(o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, { cause: e });
     }
   }
 
@@ -98,7 +114,9 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
       this.placement.reconcile();
     } catch (e) {
       await this.nc.close().catch(() => {});
-      throw new NatsConnectError(this.o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, { cause: e });
+      throw new NatsConnectError(this.o.servers.join(','), `JetStream key-value: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
   }
 
@@ -176,7 +194,8 @@ export class NatsConnection_ extends EventEmitter<ClusterConnectionEvents> imple
     await this.membership.leave();
     // Serve (and forward) until no table names this silo, or drainMs.
     const start = performance.now();
-    while (this.placement.names(this.self) && performance.now() - start < drainMs) await new Promise((r) => setTimeout(r, 20));
+    while (this.placement.names(this.self) && performance.now() - start < drainMs)
+      await new Promise((r) => setTimeout(r, 20));
     // Senders switch to the new owners as the same tables reach them: keep forwarding a little longer.
     await new Promise((r) => setTimeout(r, Math.min(250, drainMs)));
     this.flush();

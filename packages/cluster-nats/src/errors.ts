@@ -5,7 +5,9 @@ import type { ErrorOptions } from '@ringgrain/core/errors';
 export class NatsConnectError extends RinggrainError {
   constructor(servers: string, detail: string, opts: ErrorOptions = {}) {
     super('NATS_CONNECT', `cluster: cannot use NATS at ${servers}: ${detail}`, {
-      hint: 'start nats-server with JetStream (-js) and pass its URL and credentials (user/pass or token) to natsCluster()',
+      hint:
+        'start nats-server with JetStream (-js) and pass its URL and credentials (user/pass or token) to ' +
+        'natsCluster()',
       ...opts,
     });
   }
@@ -25,7 +27,9 @@ export class MalformedFrameError extends RinggrainError {
 export class NatsServerMissingError extends RinggrainError {
   constructor(detail: string) {
     super('NATS_SERVER_MISSING', `nats-server is not available: ${detail}`, {
-      hint: 'install it (Debian/Ubuntu: apt-get install -y nats-server) or set NATS_SERVER_BIN to its path; or pass --nats URL of a running server',
+      hint:
+        'install it (Debian/Ubuntu: apt-get install -y nats-server) or set NATS_SERVER_BIN to its path; or ' +
+        'pass --nats URL of a running server',
     });
   }
 }

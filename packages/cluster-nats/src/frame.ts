@@ -155,14 +155,18 @@ export function decodeFrame(data: Uint8Array): { from: string; entries: unknown[
   } catch (e) {
     throw new MalformedFrameError(`${data.length} bytes that are not msgpack`, { cause: e });
   }
-  if (!Array.isArray(v) || (v[0] === 1 ? v.length !== 3 : v.length !== 4)) throw new MalformedFrameError('not a [version, from, entries, strings] array');
-  if (v[0] !== FRAME_VERSION && v[0] !== 1) throw new MalformedFrameError(`frame version ${JSON.stringify(v[0])}, this silo reads ${FRAME_VERSION} and 1`);
-  if (typeof v[1] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(v[1])) throw new MalformedFrameError('the sender id is not a silo id');
+  if (!Array.isArray(v) || (v[0] === 1 ? v.length !== 3 : v.length !== 4))
+    throw new MalformedFrameError('not a [version, from, entries, strings] array');
+  if (v[0] !== FRAME_VERSION && v[0] !== 1)
+    throw new MalformedFrameError(`frame version ${JSON.stringify(v[0])}, this silo reads ${FRAME_VERSION} and 1`);
+  if (typeof v[1] !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(v[1]))
+    throw new MalformedFrameError('the sender id is not a silo id');
   if (!Array.isArray(v[2])) throw new MalformedFrameError('entries is not an array');
   const entries = v[2] as unknown[];
   if (v[0] === 1) return { from: v[1], entries };
   const table = v[3];
-  if (!Array.isArray(table) || !table.every((s) => typeof s === 'string')) throw new MalformedFrameError('strings is not an array of strings');
+  if (!Array.isArray(table) || !table.every((s) => typeof s === 'string'))
+    throw new MalformedFrameError('strings is not an array of strings');
   // Names back in place; an index that is not one stays a non-string, which the router refuses as a malformed entry.
   const name = (i: unknown): unknown => (typeof i === 'number' ? (table[i] as unknown) : null) ?? null;
   for (const e of entries) {

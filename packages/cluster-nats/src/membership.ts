@@ -107,7 +107,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
     for (const [id, m] of this.members) {
       if (id === this.self.id || performance.now() - m.seen <= this.deadMs) continue;
       m.seen = performance.now(); // one delete per deadMs at most
-      this.logger.warn({ silo: id, deadMs: this.deadMs }, `cluster: silo ${id} missed its heartbeats for ${this.deadMs} ms; declaring it dead`);
+      this.logger.warn(
+        { silo: id, deadMs: this.deadMs },
+        `cluster: silo ${id} missed its heartbeats for ${this.deadMs} ms; declaring it dead`,
+      );
       this.kv.delete(id, { previousSeq: m.rev }).catch(() => {
         // Another survivor deleted it first, or it heartbeat meanwhile: the watch tells which.
       });
@@ -133,7 +136,8 @@ export class Membership extends EventEmitter<MembershipEvents> {
     const had = this.members.get(id);
     this.members.delete(id);
     if (id === this.self.id) {
-      if (!this.stopping && !this.evicted) this.evict('the other members removed its record (its heartbeats were late)');
+      if (!this.stopping && !this.evicted)
+        this.evict('the other members removed its record (its heartbeats were late)');
       return;
     }
     if (had) this.emit('leave', had.info, had.info.left ? 'left' : 'dead');
@@ -165,7 +169,10 @@ export class Membership extends EventEmitter<MembershipEvents> {
         }
         await this.kv.delete(this.self.id);
       } catch (e) {
-        this.logger.warn({ err: e }, 'cluster: could not remove this silo from the membership table (the others will time it out)');
+        this.logger.warn(
+          { err: e },
+          'cluster: could not remove this silo from the membership table (the others will time it out)',
+        );
       }
     }
   }

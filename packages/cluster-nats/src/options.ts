@@ -41,20 +41,35 @@ const NAME = /^[A-Za-z0-9_-]{1,48}$/;
 
 function positive(name: string, v: number | undefined, dflt: number, min = 1): number {
   if (v === undefined) return dflt;
-  if (!Number.isFinite(v) || v < min) throw new ClusterConfigError(`natsCluster: ${name} must be a number ≥ ${min}, got ${v}`, { hint: `leave it out for ${dflt}` });
+  if (!Number.isFinite(v) || v < min)
+    throw new ClusterConfigError(`natsCluster: ${name} must be a number ≥ ${min}, got ${v}`, {
+      hint: `leave it out for ${dflt}`,
+    });
   return v;
 }
 
 export function resolveOptions(o: NatsClusterOptions): ResolvedOptions {
-  if (!o || (typeof o.servers !== 'string' && !Array.isArray(o.servers))) throw new ClusterConfigError('natsCluster: servers is required (a URL or a list of URLs)', { hint: "e.g. natsCluster({ servers: 'nats://127.0.0.1:4222', name: 'bank' })" });
-  if (typeof o.name !== 'string' || !NAME.test(o.name)) throw new ClusterConfigError(`natsCluster: name ${JSON.stringify(o.name)} must be 1-48 letters, digits, _ or -`, { hint: 'it names the subjects and buckets of the cluster' });
+  if (!o || (typeof o.servers !== 'string' && !Array.isArray(o.servers)))
+    throw new ClusterConfigError('natsCluster: servers is required (a URL or a list of URLs)', {
+      hint: "e.g. natsCluster({ servers: 'nats://127.0.0.1:4222', name: 'bank' })",
+    });
+  if (typeof o.name !== 'string' || !NAME.test(o.name))
+    throw new ClusterConfigError(`natsCluster: name ${JSON.stringify(o.name)} must be 1-48 letters, digits, _ or -`, {
+      hint: 'it names the subjects and buckets of the cluster',
+    });
   const id = o.id ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
-  if (!NAME.test(id)) throw new ClusterConfigError(`natsCluster: id ${JSON.stringify(id)} must be 1-48 letters, digits, _ or -`);
+  if (!NAME.test(id))
+    throw new ClusterConfigError(`natsCluster: id ${JSON.stringify(id)} must be 1-48 letters, digits, _ or -`);
   const heartbeatMs = positive('heartbeatMs', o.heartbeatMs, 500, 10);
   const deadMs = positive('deadMs', o.deadMs, 3000, 50);
-  if (deadMs < 2 * heartbeatMs) throw new ClusterConfigError(`natsCluster: deadMs (${deadMs}) must be at least twice heartbeatMs (${heartbeatMs})`, { hint: 'a member would be declared dead between two heartbeats' });
+  if (deadMs < 2 * heartbeatMs)
+    throw new ClusterConfigError(
+      `natsCluster: deadMs (${deadMs}) must be at least twice heartbeatMs (${heartbeatMs})`,
+      { hint: 'a member would be declared dead between two heartbeats' },
+    );
   const partitions = positive('partitions', o.partitions, 256);
-  if (!Number.isInteger(partitions) || partitions > 65_536) throw new ClusterConfigError(`natsCluster: partitions must be an integer 1..65536, got ${partitions}`);
+  if (!Number.isInteger(partitions) || partitions > 65_536)
+    throw new ClusterConfigError(`natsCluster: partitions must be an integer 1..65536, got ${partitions}`);
   const connect: Partial<NodeConnectionOptions> = { ...o.connect };
   if (o.user !== undefined) connect.user = o.user;
   if (o.pass !== undefined) connect.pass = o.pass;

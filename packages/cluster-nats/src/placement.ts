@@ -72,7 +72,10 @@ export class Placement extends EventEmitter<{ table: (t: PartitionTable) => void
 
   private leads(): boolean {
     if (!this.canLead()) return false;
-    const hosts = this.live().filter((s) => !s.client && Object.keys(s.grains).length > 0).map((s) => s.id).sort();
+    const hosts = this.live()
+      .filter((s) => !s.client && Object.keys(s.grains).length > 0)
+      .map((s) => s.id)
+      .sort();
     return hosts[0] === this.self;
   }
 
@@ -86,7 +89,9 @@ export class Placement extends EventEmitter<{ table: (t: PartitionTable) => void
     if (!this.leads()) return;
     this.busy = true;
     void this.reconcileOnce()
-      .catch((e: unknown) => this.logger.warn({ err: e }, 'cluster: a placement write failed; retrying on the next change'))
+      .catch((e: unknown) =>
+        this.logger.warn({ err: e }, 'cluster: a placement write failed; retrying on the next change'),
+      )
       .finally(() => {
         this.busy = false;
         if (this.again) {
@@ -109,7 +114,10 @@ export class Placement extends EventEmitter<{ table: (t: PartitionTable) => void
       try {
         if (had) await this.kv.update(keyOf(g), body, had.rev);
         else await this.kv.create(keyOf(g), body);
-        this.logger.info({ grain: g, version: t.version, moved: a.moved, silos: eligible.length }, `cluster: placement of ${g} v${t.version}: ${a.moved} partitions moved over ${eligible.length} silos`);
+        this.logger.info(
+          { grain: g, version: t.version, moved: a.moved, silos: eligible.length },
+          `cluster: placement of ${g} v${t.version}: ${a.moved} partitions moved over ${eligible.length} silos`,
+        );
       } catch (e) {
         // Someone wrote first: the watch brings their table, and onEntry reconciles again.
         this.logger.debug({ err: e, grain: g }, 'cluster: placement CAS lost');

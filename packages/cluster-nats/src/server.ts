@@ -7,7 +7,12 @@ import { NatsServerMissingError } from './errors.ts';
 
 /** The nats-server binary: NATS_SERVER_BIN, else `nats-server` on PATH (or /usr/sbin), or undefined with why. */
 export function findNatsServer(): { path: string; version: string } | { missing: string } {
-  const candidates = [process.env['NATS_SERVER_BIN'], 'nats-server', '/usr/sbin/nats-server', '/usr/bin/nats-server'].filter((x): x is string => !!x);
+  const candidates = [
+    process.env['NATS_SERVER_BIN'],
+    'nats-server',
+    '/usr/sbin/nats-server',
+    '/usr/bin/nats-server',
+  ].filter((x): x is string => !!x);
   for (const c of candidates) {
     const r = spawnSync(c, ['--version'], { encoding: 'utf8' });
     if (r.status === 0) return { path: c, version: r.stdout.trim() };
@@ -48,16 +53,27 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Nat
   if ('missing' in found) throw new NatsServerMissingError(found.missing);
   const dir = mkdtempSync(join(tmpdir(), 'ringgrain-nats-'));
   const store = opts.storeDir ?? join(dir, 'js');
-  const auth = opts.auth === 'token' ? { token: randomBytes(16).toString('hex') } : { user: 'rg', pass: randomBytes(16).toString('hex') };
+  const auth =
+    opts.auth === 'token'
+      ? { token: randomBytes(16).toString('hex') }
+      : { user: 'rg', pass: randomBytes(16).toString('hex') };
   // Credentials in a config file, not on the command line (ps would show them).
   const conf = join(dir, 'nats.conf');
-  const authConf = 'token' in auth ? `authorization { token: "${auth.token}" }` : `authorization { user: "${auth.user}", password: "${auth.pass}" }`;
+  const authConf =
+    'token' in auth
+      ? `authorization { token: "${auth.token}" }`
+      : `authorization { user: "${auth.user}", password: "${auth.pass}" }`;
   writeFileSync(conf, `${authConf}\njetstream { store_dir: "${store}" }\n`, { mode: 0o600 });
-  const child = spawn(found.path, ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(found.path, ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-c', conf], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let log = '';
     const startMs = opts.startMs ?? 30_000;
-    const timer = setTimeout(() => fail(new Error(`nats-server did not start within ${startMs / 1000} s:\n${log}`)), startMs);
+    const timer = setTimeout(
+      () => fail(new Error(`nats-server did not start within ${startMs / 1000} s:\n${log}`)),
+      startMs,
+    );
     const fail = (e: Error) => {
       clearTimeout(timer);
       child.kill('SIGKILL');

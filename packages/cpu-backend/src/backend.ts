@@ -14,7 +14,15 @@ import {
 } from '@ringgrain/core/backend';
 import { CpuBackendOptionsError, GrainModuleError, WorkerDiedError } from './errors.ts';
 import { countLostOfDeadLane } from './dead-lane.ts';
-import { OVERFLOW_WORD, allocateKernelBuffers, k2kLeft, overflowWords, peerInfo, type KernelBuffers, type PeerInfo } from './memory.ts';
+import {
+  OVERFLOW_WORD,
+  allocateKernelBuffers,
+  k2kLeft,
+  overflowWords,
+  peerInfo,
+  type KernelBuffers,
+  type PeerInfo,
+} from './memory.ts';
 import { ThreadPool, type PoolStats, type PoolThread } from './pool.ts';
 import type { LaneInit } from './protocol.ts';
 import { StateAccess } from './state-access.ts';
@@ -95,7 +103,14 @@ class CpuKernel implements BackendKernel {
         for (const t of this.threads) this.backend.pool.ring(t.index);
       };
     }
-    this.memory = { lanes: buffers.lanes.map((l) => ({ control: l.control, inbound: l.inbound, replies: [l.reply], ...(l.images ? { images: l.images } : {}) })) };
+    this.memory = {
+      lanes: buffers.lanes.map((l) => ({
+        control: l.control,
+        inbound: l.inbound,
+        replies: [l.reply],
+        ...(l.images ? { images: l.images } : {}),
+      })),
+    };
     this.controls = buffers.lanes.map((l) => new Int32Array(buffers.sab, l.control.offset, CONTROL_BLOCK_SIZE >> 2));
     this.restarts = buffers.lanes.map(() => ({ restarts: 0, error: undefined }));
     this.starting = buffers.lanes.map(() => false);
@@ -118,17 +133,48 @@ class CpuKernel implements BackendKernel {
     const l = this.buffers.lanes[i]!;
     const grains = this.plan.grains.map((g) => (g ? { name: g.name, module: g.module } : null));
     const p = this.plan.persistence;
-    return { ...(p ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } } : {}), ...(this.timerInit ? { timers: this.timerInit } : {}), ...(this.plan.ownership ? { ownership: this.plan.ownership } : {}), ...(this.plan.remoteSend ? { remoteSends: true } : {}), kernelId: this.kernelId, grainId: this.plan.grainId, grains, options: this.plan.options, sab: this.buffers.sab, controlOffset: l.control.offset, ...(l.images ? { imageOffset: l.images.region.offset } : {}), inboundOffset: l.inbound.offset, replyOffset: l.reply.offset, k2kOffset: l.k2k.offset, overflowOffset: this.buffers.overflow.offset, lane: i, lanes: this.buffers.lanes.length, ...(resume ? { resume } : {}) };
+    return {
+      ...(p
+        ? { persistence: { load: p.load, idleMs: p.idleMs, ...(p.laneLoad ? { laneLoad: p.laneLoad } : {}) } }
+        : {}),
+      ...(this.timerInit ? { timers: this.timerInit } : {}),
+      ...(this.plan.ownership ? { ownership: this.plan.ownership } : {}),
+      ...(this.plan.remoteSend ? { remoteSends: true } : {}),
+      kernelId: this.kernelId,
+      grainId: this.plan.grainId,
+      grains,
+      options: this.plan.options,
+      sab: this.buffers.sab,
+      controlOffset: l.control.offset,
+      ...(l.images ? { imageOffset: l.images.region.offset } : {}),
+      inboundOffset: l.inbound.offset,
+      replyOffset: l.reply.offset,
+      k2kOffset: l.k2k.offset,
+      overflowOffset: this.buffers.overflow.offset,
+      lane: i,
+      lanes: this.buffers.lanes.length,
+      ...(resume ? { resume } : {}),
+    };
   }
 
   peerInfo(): PeerInfo {
-    return peerInfo(this.plan.grainId, this.buffers, this.threads.map((t) => t.doorbell));
+    return peerInfo(
+      this.plan.grainId,
+      this.buffers,
+      this.threads.map((t) => t.doorbell),
+    );
   }
 
   /** K2K messages other workers hold for this kernel until its rings have room (their queues are heap: unbounded). */
   overflow(): OverflowStats {
     const w = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, OVERFLOW_WORD.heldBy);
-    return { capacity: Number.POSITIVE_INFINITY, inUse: Atomics.load(w, OVERFLOW_WORD.inUse), highWater: Atomics.load(w, OVERFLOW_WORD.highWater), overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0, exhausted: 0 };
+    return {
+      capacity: Number.POSITIVE_INFINITY,
+      inUse: Atomics.load(w, OVERFLOW_WORD.inUse),
+      highWater: Atomics.load(w, OVERFLOW_WORD.highWater),
+      overflowed: Atomics.load(w, OVERFLOW_WORD.overflowed) >>> 0,
+      exhausted: 0,
+    };
   }
 
   /** After dispose: K2K messages left in this kernel's rings (memory.ts k2kLeft). */
@@ -144,7 +190,9 @@ class CpuKernel implements BackendKernel {
     if (failed) {
       await Promise.all(this.threads.map((t) => t.remove(this.kernelId, this.backend.releaseTimeoutMs)));
       const e = failed.reason as Error & { code?: string };
-      this.fault = /pool thread \d+ ended/.test(e.message) ? new WorkerDiedError(grain.name, e.message, { cause: e }) : new GrainModuleError(grain.name, grain.module, e.message, { cause: e });
+      this.fault = /pool thread \d+ ended/.test(e.message)
+        ? new WorkerDiedError(grain.name, e.message, { cause: e })
+        : new GrainModuleError(grain.name, grain.module, e.message, { cause: e });
       throw this.fault;
     }
     this.generations = this.threads.map((t) => t.generation);
@@ -169,22 +217,36 @@ class CpuKernel implements BackendKernel {
         // Exiting after this kernel's STOP is not a fault of this kernel.
         if (Atomics.load(this.controls[i]!, CONTROL.observed) === KernelState.STOPPED) continue;
         this.generations[i] = t.generation;
-        const why = `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ended: ${t.lastDeath?.detail ?? 'unknown'}`;
+        const why =
+          `pool thread ${t.index} (lane ${i} of ${this.threads.length}) ` +
+          `ended: ${t.lastDeath?.detail ?? 'unknown'}`;
         const r = this.restarts[i]!;
         if (r.restarts >= this.backend.laneRestarts) {
           this.settleDeadLane(i);
-          this.fault = new WorkerDiedError(this.plan.grain.name, `${why}; the lane was already restarted ${r.restarts} times (laneRestarts)`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
+          this.fault = new WorkerDiedError(
+            this.plan.grain.name,
+            `${why}; the lane was already restarted ${r.restarts} times (laneRestarts)`,
+            t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {},
+          );
           break;
         }
         r.restarts++;
         this.states?.fail(new WorkerDiedError(this.plan.grain.name, `${why}: its state requests were lost`), i);
-        r.error = new WorkerDiedError(this.plan.grain.name, `${why}; the lane moved to a new thread and its actors start from fresh state`, t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {});
+        r.error = new WorkerDiedError(
+          this.plan.grain.name,
+          `${why}; the lane moved to a new thread and its actors start from fresh state`,
+          t.lastDeath?.cause ? { cause: t.lastDeath.cause } : {},
+        );
         this.starting[i] = true;
         t.add(this.laneInit(i, true), this.backend.peers()).then(
           () => (this.starting[i] = false),
           (e: Error) => {
             this.starting[i] = false;
-            this.fault ??= new WorkerDiedError(this.plan.grain.name, `${why}; restarting the lane failed: ${e.message}`, { cause: e });
+            this.fault ??= new WorkerDiedError(
+              this.plan.grain.name,
+              `${why}; restarting the lane failed: ${e.message}`,
+              { cause: e },
+            );
           },
         );
       }
@@ -200,10 +262,27 @@ class CpuKernel implements BackendKernel {
   private settleDeadLane(i: number): void {
     const l = this.buffers.lanes[i]!;
     const c = this.controls[i]!;
-    const n = { received: Atomics.load(c, CONTROL.received) >>> 0, k2kReceived: Atomics.load(c, CONTROL.k2kReceived) >>> 0, rejected: Atomics.load(c, CONTROL.rejected) >>> 0 };
-    const images = l.images ? new Int32Array(this.buffers.sab, l.images.region.offset, IMAGE_AREA_HEADER >> 2) : undefined;
-    const ownStats = new Int32Array(this.buffers.sab, this.buffers.overflow.offset, overflowWords(this.buffers.lanes.length));
-    countLostOfDeadLane(n, new Ring(this.buffers.sab, l.inbound.offset).words, new Ring(this.buffers.sab, l.k2k.offset).words, images, ownStats, OVERFLOW_WORD.heldBy + i);
+    const n = {
+      received: Atomics.load(c, CONTROL.received) >>> 0,
+      k2kReceived: Atomics.load(c, CONTROL.k2kReceived) >>> 0,
+      rejected: Atomics.load(c, CONTROL.rejected) >>> 0,
+    };
+    const images = l.images
+      ? new Int32Array(this.buffers.sab, l.images.region.offset, IMAGE_AREA_HEADER >> 2)
+      : undefined;
+    const ownStats = new Int32Array(
+      this.buffers.sab,
+      this.buffers.overflow.offset,
+      overflowWords(this.buffers.lanes.length),
+    );
+    countLostOfDeadLane(
+      n,
+      new Ring(this.buffers.sab, l.inbound.offset).words,
+      new Ring(this.buffers.sab, l.k2k.offset).words,
+      images,
+      ownStats,
+      OVERFLOW_WORD.heldBy + i,
+    );
     Atomics.store(c, CONTROL.received, n.received | 0);
     Atomics.store(c, CONTROL.k2kReceived, n.k2kReceived | 0);
     Atomics.store(c, CONTROL.rejected, n.rejected | 0);
@@ -249,14 +328,19 @@ export class CpuBackend implements Backend {
 
   constructor(opts: CpuBackendOptions = {}) {
     const threads = opts.threads ?? Math.max(1, os.availableParallelism() - 1);
-    if (!Number.isInteger(threads) || threads < 1 || threads > 1024) throw new CpuBackendOptionsError(`threads must be an integer from 1 to 1024, got ${threads}`);
+    if (!Number.isInteger(threads) || threads < 1 || threads > 1024)
+      throw new CpuBackendOptionsError(`threads must be an integer from 1 to 1024, got ${threads}`);
     this.threads = threads;
     this.releaseTimeoutMs = opts.releaseTimeoutMs ?? 200;
     const restarts = opts.laneRestarts ?? 3;
-    if (!Number.isInteger(restarts) || restarts < 0) throw new CpuBackendOptionsError(`laneRestarts must be a non-negative integer, got ${restarts}`);
+    if (!Number.isInteger(restarts) || restarts < 0)
+      throw new CpuBackendOptionsError(`laneRestarts must be a non-negative integer, got ${restarts}`);
     this.laneRestarts = restarts;
     const spin = opts.maxSpinMs;
-    if (spin !== undefined && !(typeof spin === 'number' && spin >= 0 && spin <= 1000)) throw new CpuBackendOptionsError(`maxSpinMs must be a number of milliseconds from 0 to 1000, got ${String(spin)}`);
+    if (spin !== undefined && !(typeof spin === 'number' && spin >= 0 && spin <= 1000))
+      throw new CpuBackendOptionsError(
+        `maxSpinMs must be a number of milliseconds from 0 to 1000, got ${String(spin)}`,
+      );
     this.maxSpinMs = spin;
     const pause = opts.spinPause ?? 0;
     if (!Number.isInteger(pause) || pause < 0 || pause > 1000)
@@ -281,7 +365,12 @@ export class CpuBackend implements Backend {
   }
 
   async createKernel(plan: KernelPlan): Promise<BackendKernel> {
-    return new CpuKernel(this, plan, allocateKernelBuffers(plan.options, this.threads, !plan.persistence), this.pool.threads);
+    return new CpuKernel(
+      this,
+      plan,
+      allocateKernelBuffers(plan.options, this.threads, !plan.persistence),
+      this.pool.threads,
+    );
   }
 
   peers(): PeerInfo[] {

@@ -6,7 +6,16 @@
  */
 export { Dispatcher } from './dispatcher.ts';
 export { loadedGrain, type LoadedGrain } from './grain-load.ts';
-export { OVERFLOW_WORD, allocateKernelBuffers, controlDoorbell, k2kLeft, peerInfo, type Doorbell, type KernelBuffers, type PeerInfo } from './memory.ts';
+export {
+  OVERFLOW_WORD,
+  allocateKernelBuffers,
+  controlDoorbell,
+  k2kLeft,
+  peerInfo,
+  type Doorbell,
+  type KernelBuffers,
+  type PeerInfo,
+} from './memory.ts';
 export { StateAccess } from './state-access.ts';
 export type { StateOp, StateOut } from './protocol.ts';
 export type { LanePersistence } from './lane-states.ts';

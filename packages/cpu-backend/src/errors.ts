@@ -3,7 +3,9 @@ import { RinggrainError, type ErrorOptions } from '@ringgrain/core/backend';
 export class WorkerDiedError extends RinggrainError {
   constructor(grain: string, detail: string, opts: ErrorOptions = {}) {
     super('WORKER_DIED', `grain "${grain}": its worker thread ended: ${detail}`, {
-      hint: "every pending ask was rejected; terminate the kernel and launch it again (the pool has already replaced the thread)",
+      hint:
+        'every pending ask was rejected; terminate the kernel and launch it again (the pool has already ' +
+        'replaced the thread)',
       ...opts,
     });
   }

@@ -70,7 +70,9 @@ export class K2KOut {
   pending = 0;
 
   constructor(
-    /** The lane the owning dispatcher consumes: in the pool, also its thread (lane i of every kernel runs on thread i). */
+    /**
+     * The lane the owning dispatcher consumes: in the pool, also its thread (lane i of every kernel runs on thread i).
+     */
     private readonly lane: number,
     private readonly slotSize: number,
     /** The word (heldBy + lane) of a target's overflow figures where this thread counts what it holds for it. */
@@ -160,7 +162,10 @@ export class K2KOut {
     if (this.pending) for (const peer of this.peers.values()) this.returnHeld(peer);
   }
 
-  /** A message that waits in the lane's overflow queue (in order) until its ring has room; counted in the peer's figures. */
+  /**
+   * A message that waits in the lane's overflow queue (in order) until its ring has room; counted in the peer's
+   * figures.
+   */
   private hold(lane: PeerLaneEnd, image: Int32Array): void {
     lane.overflow.push(image);
     this.pending++;
@@ -168,7 +173,11 @@ export class K2KOut {
     const used = Atomics.add(stats, OVERFLOW_WORD.inUse, 1) + 1;
     Atomics.add(stats, this.heldWord, 1);
     Atomics.add(stats, OVERFLOW_WORD.overflowed, 1);
-    for (let hw = Atomics.load(stats, OVERFLOW_WORD.highWater); used > hw; hw = Atomics.load(stats, OVERFLOW_WORD.highWater)) {
+    for (
+      let hw = Atomics.load(stats, OVERFLOW_WORD.highWater);
+      used > hw;
+      hw = Atomics.load(stats, OVERFLOW_WORD.highWater)
+    ) {
       if (Atomics.compareExchange(stats, OVERFLOW_WORD.highWater, hw, used) === hw) break;
     }
   }
@@ -266,7 +275,8 @@ export class K2KOut {
   private spillOutboxes(): void {
     for (const lane of this.boxed) {
       const box = lane.outbox!;
-      for (let j = 0; j < box.count; j++) this.hold(lane, box.words.slice(j * box.stride, j * box.stride + box.lengths[j]!));
+      for (let j = 0; j < box.count; j++)
+        this.hold(lane, box.words.slice(j * box.stride, j * box.stride + box.lengths[j]!));
       box.count = 0;
     }
     this.boxed.length = 0;

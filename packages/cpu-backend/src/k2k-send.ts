@@ -77,7 +77,8 @@ export class K2KSender {
       if (!mine || !method.reply || describeSchema(mine) !== describeSchema(method.reply)) {
         throw new K2KTargetError(
           target.name,
-          `forward needs ${target.name}.${methodName} to reply with the same schema as ${this.self.name}.${current?.name}`,
+          `forward needs ${target.name}.${methodName} to reply with the same schema ` +
+            `as ${this.self.name}.${current?.name}`,
         );
       }
     }

@@ -188,7 +188,9 @@ export class LaneIntake {
         image.columns.length !== names.length
       ) {
         throw new DecodeError(
-          `image of ${image.rows} rows, method ${image.method}, grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, method ${methodId}, grain ${this.grainId}, ${names.length} fields)`,
+          `image of ${image.rows} rows, method ${image.method}, ` +
+            `grain ${image.grainId}, ${image.columns.length} columns does not match its slot (${rows} rows, ` +
+            `method ${methodId}, grain ${this.grainId}, ${names.length} fields)`,
         );
       }
     } catch (e) {

@@ -73,8 +73,15 @@ export function allocateKernelBuffers(o: KernelOptions, lanes: number, images = 
       Ring.format(sab, l.inbound, o.ringCapacity, o.slotSize, { zeroed: true });
       Ring.format(sab, l.reply, o.replyCapacity, o.slotSize, { zeroed: true });
       Ring.format(sab, l.k2k, o.ringCapacity, o.slotSize, { zeroed: true });
-      const lane = { control: region(l.control), inbound: region(l.inbound), reply: region(l.reply), k2k: region(l.k2k) };
-      return l.images < 0 ? lane : { ...lane, images: { region: region(l.images), buffers: IMAGE_BUFFERS, bufferBytes: IMAGE_BUFFER_BYTES } };
+      const lane = {
+        control: region(l.control),
+        inbound: region(l.inbound),
+        reply: region(l.reply),
+        k2k: region(l.k2k),
+      };
+      return l.images < 0
+        ? lane
+        : { ...lane, images: { region: region(l.images), buffers: IMAGE_BUFFERS, bufferBytes: IMAGE_BUFFER_BYTES } };
     }),
     overflow: region(overflowAt),
   };
@@ -110,7 +117,9 @@ export function controlDoorbell(b: KernelBuffers, lane: number): Doorbell {
   return { buffer: b.sab, index: (b.lanes[lane]!.control.offset >> 2) + CONTROL.doorbell };
 }
 
-/** What a worker needs to reach one lane of another kernel: its K2K ring, and its consumer's doorbell and parked flag. */
+/**
+ * What a worker needs to reach one lane of another kernel: its K2K ring, and its consumer's doorbell and parked flag.
+ */
 export interface PeerLane {
   readonly k2kOffset: number;
   readonly doorbell: Doorbell;

@@ -2,7 +2,18 @@ import os from 'node:os';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
 import type { RemoteSend } from '@ringgrain/core/backend';
-import { SPIN_MAX_MS, SPIN_MIN_MS, THREAD_EXITING, THREAD_STAT, type FromThread, type LaneInit, type StateOp, type StateOut, type ThreadInit, type ToThread } from './protocol.ts';
+import {
+  SPIN_MAX_MS,
+  SPIN_MIN_MS,
+  THREAD_EXITING,
+  THREAD_STAT,
+  type FromThread,
+  type LaneInit,
+  type StateOp,
+  type StateOut,
+  type ThreadInit,
+  type ToThread,
+} from './protocol.ts';
 
 const WORKER_URL = new URL('./worker-entry.mjs', import.meta.url);
 /**
@@ -59,7 +70,11 @@ export class PoolThread {
   ) {}
 
   get doorbell(): Doorbell {
-    return { buffer: this.pool.doorbells, index: this.index * DOORBELL_STRIDE, parked: this.index * DOORBELL_STRIDE + PARKED_WORD };
+    return {
+      buffer: this.pool.doorbells,
+      index: this.index * DOORBELL_STRIDE,
+      parked: this.index * DOORBELL_STRIDE + PARKED_WORD,
+    };
   }
 
   /**
@@ -102,7 +117,8 @@ export class PoolThread {
         else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
         else if (m.type === 'state') this.pool.stateOut.get(m.kernelId)?.(this.index, m.out);
         else if (m.type === 'remoteSends') this.remoteSends(m.sends);
-        else if (m.type === 'fatal') this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
+        else if (m.type === 'fatal')
+          this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
         else if (m.type === 'inspect') {
           this.inspects.get(m.id)?.(m.value);
           this.inspects.delete(m.id);
@@ -125,7 +141,13 @@ export class PoolThread {
   private remoteSends(s: unknown[]): void {
     const takers = this.pool.remoteSend;
     for (let i = 0; i + 5 < s.length; i += 6) {
-      takers.get(s[i] as number)?.(s[i + 1] as number, s[i + 2] as string, s[i + 3] as number | string, s[i + 4], s[i + 5] as number);
+      takers.get(s[i] as number)?.(
+        s[i + 1] as number,
+        s[i + 2] as string,
+        s[i + 3] as number | string,
+        s[i + 4],
+        s[i + 5] as number,
+      );
     }
   }
 
@@ -144,7 +166,10 @@ export class PoolThread {
     this.ready = undefined;
     this.generation++;
     const e = this.lastError;
-    this.lastDeath = { detail: e ? `${e.message} (exit code ${code})` : `exit code ${code}`, ...(e ? { cause: e } : {}) };
+    this.lastDeath = {
+      detail: e ? `${e.message} (exit code ${code})` : `exit code ${code}`,
+      ...(e ? { cause: e } : {}),
+    };
     const err = new Error(`pool thread ${this.index} ended: ${this.lastDeath.detail}`);
     for (const map of [this.adds, this.removes]) {
       for (const w of map.values()) w.reject(err);
@@ -175,7 +200,9 @@ export class PoolThread {
     });
   }
 
-  /** Removes a kernel's lane; false when the thread did not answer within `timeoutMs` (a handler that never returns). */
+  /**
+   * Removes a kernel's lane; false when the thread did not answer within `timeoutMs` (a handler that never returns).
+   */
   async remove(kernelId: number, timeoutMs: number): Promise<boolean> {
     if (!this.worker) return true;
     const done = new Promise<void>((resolve, reject) => {
@@ -185,7 +212,13 @@ export class PoolThread {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)));
     try {
-      return await Promise.race([done.then(() => true, () => true), late]);
+      return await Promise.race([
+        done.then(
+          () => true,
+          () => true,
+        ),
+        late,
+      ]);
     } finally {
       clearTimeout(timer);
       this.removes.delete(kernelId);

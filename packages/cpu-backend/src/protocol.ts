@@ -24,7 +24,11 @@ export interface LaneInit {
   /** The lane's previous thread died: take over its rings and counters mid-run (Dispatcher.begin). */
   readonly resume?: boolean;
   /** Persistent state (core KernelPlan.persistence, minus the host's callbacks, which stay on the host). */
-  readonly persistence?: { readonly load: boolean; readonly idleMs: number | undefined; readonly laneLoad?: LaneLoadPlan };
+  readonly persistence?: {
+    readonly load: boolean;
+    readonly idleMs: number | undefined;
+    readonly laneLoad?: LaneLoadPlan;
+  };
   /** The kernel's timer clock words (core KernelPlan.timers), when its class declares timers. */
   readonly timers?: TimerClockInit;
   /** In a cluster: per K2K target class by id, this silo's partition ownership (core KernelPlan.ownership). */
@@ -94,7 +98,19 @@ export type FromThread =
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =
-  | { readonly op: 'install'; readonly id: number; readonly mode: 'load' | 'preload'; readonly keys: ReadonlyArray<number | string>; readonly bytes: Uint8Array; readonly found: Uint8Array; readonly failed?: { readonly keys: ReadonlyArray<number | string>; readonly error: string; readonly failure?: number } }
+  | {
+      readonly op: 'install';
+      readonly id: number;
+      readonly mode: 'load' | 'preload';
+      readonly keys: ReadonlyArray<number | string>;
+      readonly bytes: Uint8Array;
+      readonly found: Uint8Array;
+      readonly failed?: {
+        readonly keys: ReadonlyArray<number | string>;
+        readonly error: string;
+        readonly failure?: number;
+      };
+    }
   | { readonly op: 'dirty'; readonly id: number }
   | { readonly op: 'collect'; readonly id: number; readonly before: number; readonly now: number };
 
@@ -102,5 +118,16 @@ export type StateOp =
 export type StateOut =
   | { readonly out: 'load'; readonly keys: Array<number | string> }
   | { readonly out: 'loaded'; readonly keys: Array<number | string>; readonly versions: Float64Array }
-  | { readonly out: 'evicted'; readonly keys: Array<number | string>; readonly bytes: Uint8Array; readonly dirty: Uint8Array }
-  | { readonly out: 'done'; readonly id: number; readonly keys?: Array<number | string>; readonly bytes?: Uint8Array; readonly count?: number };
+  | {
+      readonly out: 'evicted';
+      readonly keys: Array<number | string>;
+      readonly bytes: Uint8Array;
+      readonly dirty: Uint8Array;
+    }
+  | {
+      readonly out: 'done';
+      readonly id: number;
+      readonly keys?: Array<number | string>;
+      readonly bytes?: Uint8Array;
+      readonly count?: number;
+    };

@@ -11,7 +11,8 @@ function at(v: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 function show(v: unknown): string {
-  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v === undefined || v === null) return String(v);
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' || v === undefined || v === null)
+    return String(v);
   if (typeof v === 'string') return JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v);
   return Array.isArray(v) ? `an array of ${v.length}` : typeof v === 'object' ? 'an object' : typeof v;
 }
@@ -25,6 +26,8 @@ function show(v: unknown): string {
 export function replyMismatchText(value: unknown, e: unknown): string {
   const head = "reply does not match its schema: the handler's return value";
   if (!(e instanceof SchemaValidationError)) return `${head} cannot be encoded: ${(e as Error)?.message ?? String(e)}`;
-  const field = e.path.length ? `has field "${e.path.map(String).join('.')}" = ${show(at(value, e.path))}` : `is ${show(value)}`;
+  const field = e.path.length
+    ? `has field "${e.path.map(String).join('.')}" = ${show(at(value, e.path))}`
+    : `is ${show(value)}`;
   return `${head} ${field}; ${e.detail}`;
 }

@@ -94,7 +94,12 @@ export class StateTable<K extends number | string> {
     const c = Math.floor(index / CHUNK_SLOTS);
     if (c === this.chunks.length) {
       const sab = new SharedArrayBuffer(CHUNK_SLOTS * this.stride); // zeroed by spec
-      this.chunks.push({ sab, bytes: new Uint8Array(sab), used: new Float64Array(CHUNK_SLOTS), dirty: new Uint8Array(CHUNK_SLOTS) });
+      this.chunks.push({
+        sab,
+        bytes: new Uint8Array(sab),
+        used: new Float64Array(CHUNK_SLOTS),
+        dirty: new Uint8Array(CHUNK_SLOTS),
+      });
     }
     const chunk = this.chunks[c]!;
     const at = (index % CHUNK_SLOTS) * this.stride;
@@ -171,7 +176,8 @@ export class StateTable<K extends number | string> {
     const keyAt = this.keyAt;
     for (let index = 0; index < keyAt.length; index++) {
       const key = keyAt[index];
-      if (key !== undefined && this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS]! < before) out.push(key);
+      if (key !== undefined && this.chunks[Math.floor(index / CHUNK_SLOTS)]!.used[index % CHUNK_SLOTS]! < before)
+        out.push(key);
     }
     return out;
   }
@@ -192,6 +198,10 @@ export class StateTable<K extends number | string> {
   snapshot(key: K): unknown {
     const index = this.where.get(key);
     if (index < 0) return undefined;
-    return snapshot(this.schema, this.chunks[Math.floor(index / CHUNK_SLOTS)]!.sab, (index % CHUNK_SLOTS) * this.stride);
+    return snapshot(
+      this.schema,
+      this.chunks[Math.floor(index / CHUNK_SLOTS)]!.sab,
+      (index % CHUNK_SLOTS) * this.stride,
+    );
   }
 }

@@ -14,45 +14,49 @@ function rng(seed: number): () => number {
 }
 
 describe('KeySlots', () => {
-  it('agrees with a Map over random sets, replaces and deletes of integer keys (growth and backward shifts included)', () => {
-    const slots = new KeySlots<number>(4);
-    const model = new Map<number, number>();
-    const next = rng(7);
-    // Few distinct keys in a narrow range: long probe runs, many deletes inside them; plus wide and negative keys.
-    const pick = (): number => {
-      const r = next();
-      if (r < 0.7) return Math.floor(next() * 3000);
-      if (r < 0.85) return -Math.floor(next() * 2 ** 40);
-      return Math.floor(next() * 2 ** 53);
-    };
-    const wide: number[] = [];
-    // Compared with plain operators and the first mismatch reported through one expect: an expect per
-    // operation (200,000 ops, a full scan every 997) took ~45 s of the suite on the 2-core machine.
-    let mismatch: string | undefined;
-    const agree = (got: unknown, want: unknown, what: string) => {
-      if (mismatch === undefined && got !== want) mismatch = `${what}: got ${String(got)}, want ${String(want)}`;
-    };
-    for (let op = 0; op < 200_000 && mismatch === undefined; op++) {
-      const r = next();
-      const key = r < 0.1 && wide.length ? wide[Math.floor(next() * wide.length)]! : pick();
-      if (key > 3000 || key < 0) wide.push(key);
-      if (next() < 0.55) {
-        const slot = Math.floor(next() * 1e6);
-        slots.set(key, slot);
-        model.set(key, slot);
-      } else {
-        agree(slots.delete(key), model.delete(key), `op ${op}: delete(${key})`);
+  it(
+    'agrees with a Map over random sets, replaces and deletes of integer keys (growth and backward shifts ' +
+      'included)',
+    () => {
+      const slots = new KeySlots<number>(4);
+      const model = new Map<number, number>();
+      const next = rng(7);
+      // Few distinct keys in a narrow range: long probe runs, many deletes inside them; plus wide and negative keys.
+      const pick = (): number => {
+        const r = next();
+        if (r < 0.7) return Math.floor(next() * 3000);
+        if (r < 0.85) return -Math.floor(next() * 2 ** 40);
+        return Math.floor(next() * 2 ** 53);
+      };
+      const wide: number[] = [];
+      // Compared with plain operators and the first mismatch reported through one expect: an expect per
+      // operation (200,000 ops, a full scan every 997) took ~45 s of the suite on the 2-core machine.
+      let mismatch: string | undefined;
+      const agree = (got: unknown, want: unknown, what: string) => {
+        if (mismatch === undefined && got !== want) mismatch = `${what}: got ${String(got)}, want ${String(want)}`;
+      };
+      for (let op = 0; op < 200_000 && mismatch === undefined; op++) {
+        const r = next();
+        const key = r < 0.1 && wide.length ? wide[Math.floor(next() * wide.length)]! : pick();
+        if (key > 3000 || key < 0) wide.push(key);
+        if (next() < 0.55) {
+          const slot = Math.floor(next() * 1e6);
+          slots.set(key, slot);
+          model.set(key, slot);
+        } else {
+          agree(slots.delete(key), model.delete(key), `op ${op}: delete(${key})`);
+        }
+        if (op % 997 === 0) {
+          for (const [k, v] of model) agree(slots.get(k), v, `op ${op}: get(${k})`);
+        }
+        agree(slots.size, model.size, `op ${op}: size`);
       }
-      if (op % 997 === 0) {
-        for (const [k, v] of model) agree(slots.get(k), v, `op ${op}: get(${k})`);
-      }
-      agree(slots.size, model.size, `op ${op}: size`);
-    }
-    for (const [k, v] of model) agree(slots.get(k), v, `end: get(${k})`);
-    for (let k = 0; k < 3000; k++) agree(slots.get(k), model.get(k) ?? -1, `end: get(${k})`);
-    expect(mismatch).toBeUndefined();
-    expect(model.size).toBeGreaterThan(0);
-  });
+      for (const [k, v] of model) agree(slots.get(k), v, `end: get(${k})`);
+      for (let k = 0; k < 3000; k++) agree(slots.get(k), model.get(k) ?? -1, `end: get(${k})`);
+      expect(mismatch).toBeUndefined();
+      expect(model.size).toBeGreaterThan(0);
+    },
+  );
 
   it('keeps string keys apart from integer keys', () => {
     const slots = new KeySlots<number | string>();

@@ -16,7 +16,8 @@ afterEach(async () => {
 });
 
 describe('a pool thread that takes long to end', () => {
-  const title = 'its death is known from the word it wrote, before its exit event: the lane restarts, the kernel keeps serving';
+  const title =
+    'its death is known from the word it wrote, before its exit event: the lane restarts, the kernel keeps serving';
   it(title, async () => {
     const backends = { cpu: new CpuBackend({ threads: 1 }) };
     system = new GrainSystem({ backends, logLevel: 'silent', handleSignals: false, heartbeatTimeoutMs: 1000 });
@@ -25,7 +26,13 @@ describe('a pool thread that takes long to end', () => {
     system.on('fault', (e) => faults.push(e.error));
     await system.start();
     expect(await system.grain(Crashy, 1).ping({})).toEqual({ n: 1 });
-    const e = await system.grain(Crashy, 1).slowExit({ ms: 4000 }).then(() => undefined, (x: unknown) => x);
+    const e = await system
+      .grain(Crashy, 1)
+      .slowExit({ ms: 4000 })
+      .then(
+        () => undefined,
+        (x: unknown) => x,
+      );
     expect(e).toBeInstanceOf(WorkerDiedError);
     expect(faults).toEqual([]);
     expect(system.kernel(Crashy).state).toBe('active');

@@ -6,7 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { nextDue } from '@ringgrain/core/backend';
 import { TimerTable } from '../src/timer-table.ts';
 
-/** Runs every entry due by `now` the way a lane does (take, then re-arm on the period grid); returns [slot, timer] fired. */
+/**
+ * Runs every entry due by `now` the way a lane does (take, then re-arm on the period grid); returns [slot, timer]
+ * fired.
+ */
 function runDue(table: TimerTable, now: number): Array<[number, number]> {
   const fired: Array<[number, number]> = [];
   for (let e = table.takeDue(now); e >= 0; e = table.takeDue(now)) {
@@ -26,9 +29,15 @@ describe('TimerTable', () => {
     expect(table.armed).toBe(3);
     expect(table.nextDue()).toBe(100);
     expect(runDue(table, 99)).toEqual([]);
-    expect(runDue(table, 120)).toEqual([[0, 0], [5, 0]]);
+    expect(runDue(table, 120)).toEqual([
+      [0, 0],
+      [5, 0],
+    ]);
     expect(runDue(table, 150)).toEqual([[0, 1]]);
-    expect(runDue(table, 200).sort()).toEqual([[0, 0], [0, 1]]); // equal due times: any order
+    expect(runDue(table, 200).sort()).toEqual([
+      [0, 0],
+      [0, 1],
+    ]); // equal due times: any order
     expect(table.nextDue()).toBe(220);
   });
 

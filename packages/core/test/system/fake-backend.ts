@@ -68,8 +68,17 @@ export class FakeKernel implements BackendKernel {
       const sab = new SharedArrayBuffer(replyAt + align(ringBytes(replyCapacity, slotSize)));
       const inboundRing = Ring.format(sab, inboundAt, ringCapacity, slotSize, { zeroed: true });
       const replyRing = Ring.format(sab, replyAt, replyCapacity, slotSize, { zeroed: true });
-      this.lanes.push({ control: new Int32Array(sab, 0, CONTROL_BLOCK_SIZE >> 2), inbound: new RingConsumer(inboundRing), inboundRing, reply: new RingProducer(replyRing) });
-      laneMem.push({ control: { buffer: sab, offset: 0 }, inbound: { buffer: sab, offset: inboundAt }, replies: [{ buffer: sab, offset: replyAt }] });
+      this.lanes.push({
+        control: new Int32Array(sab, 0, CONTROL_BLOCK_SIZE >> 2),
+        inbound: new RingConsumer(inboundRing),
+        inboundRing,
+        reply: new RingProducer(replyRing),
+      });
+      laneMem.push({
+        control: { buffer: sab, offset: 0 },
+        inbound: { buffer: sab, offset: inboundAt },
+        replies: [{ buffer: sab, offset: replyAt }],
+      });
       this.strings.push(new Map());
     }
     this.memory = { lanes: laneMem };
@@ -164,7 +173,12 @@ export class FakeKernel implements BackendKernel {
     const method = this.plan.grain.methods[methodId];
     if (!method) {
       Atomics.add(c, CONTROL.rejected, 1);
-      this.replyError(l, { ...h, flags: SlotFlag.REPLY | SlotFlag.REJECTED }, TURN_ERROR.DECODE, `unknown method ${methodId}`);
+      this.replyError(
+        l,
+        { ...h, flags: SlotFlag.REPLY | SlotFlag.REJECTED },
+        TURN_ERROR.DECODE,
+        `unknown method ${methodId}`,
+      );
       return;
     }
     let key: number | string;
@@ -173,7 +187,15 @@ export class FakeKernel implements BackendKernel {
       this.strings[lane]!.set(keyLo, key);
     } else key = joinKey(keyLo, keyHi);
     const payload = this.reader.payload(ring, slot, method.request);
-    const m: FakeMessage = { grain: this.plan.grain.name, lane, method: method.name, key, payload, corr, time: dv.getFloat64(slot + SLOT.time, true) };
+    const m: FakeMessage = {
+      grain: this.plan.grain.name,
+      lane,
+      method: method.name,
+      key,
+      payload,
+      corr,
+      time: dv.getFloat64(slot + SLOT.time, true),
+    };
     this.taken.push(m);
     let reply: unknown;
     try {
@@ -188,11 +210,14 @@ export class FakeKernel implements BackendKernel {
     if (!(flags & SlotFlag.ASK)) return;
     const out = this.claimReply(l);
     try {
-      if (method.reply) this.writer.write(out.ring, out.slot, h, method.reply, reply, this.plan.grain.name, method.name);
+      if (method.reply)
+        this.writer.write(out.ring, out.slot, h, method.reply, reply, this.plan.grain.name, method.name);
       else this.writer.writeText(out.ring, out.slot, h, '');
     } catch (e) {
       // The test's handler gave a reply its schema does not take: the asker sees why.
-      this.writer.writeError(out.ring, out.slot, { ...h, flags: SlotFlag.REPLY | SlotFlag.ERROR }, TURN_ERROR.HANDLER, [`fake reply: ${(e as Error).message}`]);
+      this.writer.writeError(out.ring, out.slot, { ...h, flags: SlotFlag.REPLY | SlotFlag.ERROR }, TURN_ERROR.HANDLER, [
+        `fake reply: ${(e as Error).message}`,
+      ]);
     }
     out.publish();
     Atomics.add(c, CONTROL.replied, 1);
