@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import SlowFirst from './test/sequencer.ts';
 import { SHARED_FILES } from './test/shared-files.ts';
 
@@ -30,7 +30,8 @@ export default defineConfig({
         test: {
           name: 'isolated',
           include: ALL,
-          exclude: [...SHARED_FILES],
+          // vitest's own excludes (node_modules: test/'s workspace links hold other packages' tests) stay.
+          exclude: [...configDefaults.exclude, ...SHARED_FILES],
           // Each file in its own process: CPU kernels are worker threads with SharedArrayBuffers and spin
           // loops, some files kill threads and processes, install signal handlers or hold a CUDA context.
           isolate: true,
