@@ -20,7 +20,12 @@ describe.skipIf(natsSkip !== undefined)(`cluster failover${natsSkip ? ` (skipped
   beforeAll(async () => {
     server = await startServer();
     silos = await Promise.all([0, 1, 2].map(() => spawnSilo(server, 'fo')));
-    client = new GrainSystem({ backends: {}, handleSignals: false, logLevel: 'silent', cluster: natsCluster({ servers: server.url, name: 'fo', ...server.auth }) });
+    client = new GrainSystem({
+      backends: {},
+      handleSignals: false,
+      logLevel: 'silent',
+      cluster: natsCluster({ servers: server.url, name: 'fo', ...server.auth }),
+    });
     await client.start();
     await client.cluster!.waitFor(() => client.cluster!.settled(3), 15_000);
   });
@@ -30,7 +35,8 @@ describe.skipIf(natsSkip !== undefined)(`cluster failover${natsSkip ? ` (skipped
     await server?.stop();
   });
 
-  it('kill -9 of one silo: its ask fails typed, lost tells are counted, every key answers again (the time printed)', async () => {
+  it('kill -9 of one silo: its ask fails typed, lost tells are counted, every key answers again (the time ' +
+    'printed)', async () => {
     const c = client.cluster!;
     for (let k = 0; k < KEYS; k++) await client.grain(Counter, k).add({ n: 1 });
     const victim = silos[0]!;
@@ -69,12 +75,21 @@ describe.skipIf(natsSkip !== undefined)(`cluster failover${natsSkip ? ` (skipped
     expect(lost.reduce((a, b) => a + b, 0)).toBe(m['lostTells']);
     expect(Number(m['lostTells'])).toBeLessThanOrEqual(sentToVictim);
     expect(Number(m['asksFailedDead'])).toBeGreaterThanOrEqual(1);
-    expect(c.live().filter((s) => !s.client).map((s) => s.id).sort()).toEqual([silos[1]!.id, silos[2]!.id].sort());
+    expect(
+      c
+        .live()
+        .filter((s) => !s.client)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual([silos[1]!.id, silos[2]!.id].sort());
     // Keys of the survivors kept their state (every add counted); the victim's keys start afresh.
     for (let k = 0; k < KEYS; k++) {
       const r = await client.grain(Counter, k).get({});
       expect(r.count).toBeLessThanOrEqual(1 + Math.ceil(2000 / KEYS));
     }
-    console.log(`failover: every key answered ${recoveredMs.toFixed(0)} ms after kill -9; ${m['lostTells']} of ${sentToVictim} tells to the dead silo unconfirmed (lost)`);
+    console.log(
+      `failover: every key answered ${recoveredMs.toFixed(0)} ms after kill -9; ${m['lostTells']} ` +
+        `of ${sentToVictim} tells to the dead silo unconfirmed (lost)`,
+    );
   }, 120_000);
 });

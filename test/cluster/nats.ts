@@ -3,7 +3,12 @@
  * credentials, a temp JetStream store) and stops it. Without nats-server the tests skip with the reason
  * and the install command; under CI (CI=true or 1) that skip fails the run instead.
  */
-import { findNatsServer, startNatsServer, type NatsServerHandle, type NatsServerOptions } from '@ringgrain/cluster-nats';
+import {
+  findNatsServer,
+  startNatsServer,
+  type NatsServerHandle,
+  type NatsServerOptions,
+} from '@ringgrain/cluster-nats';
 
 const found = findNatsServer();
 const ci = process.env['CI'] === 'true' || process.env['CI'] === '1';

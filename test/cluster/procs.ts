@@ -13,9 +13,23 @@ export interface SiloProcess {
 
 const script = fileURLToPath(new URL('./silo-process.ts', import.meta.url));
 
-export function spawnSilo(server: NatsServerHandle, cluster: string, opts: Record<string, number> = {}, grains: 'counter' | 'fixtures' = 'counter', env: Record<string, string> = {}): Promise<SiloProcess> {
+export function spawnSilo(
+  server: NatsServerHandle,
+  cluster: string,
+  opts: Record<string, number> = {},
+  grains: 'counter' | 'fixtures' = 'counter',
+  env: Record<string, string> = {},
+): Promise<SiloProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, RG_NATS_URL: server.url, RG_NATS_AUTH: JSON.stringify(server.auth), RG_CLUSTER: cluster, RG_CLUSTER_OPTS: JSON.stringify(opts), RG_GRAINS: grains, ...env },
+    env: {
+      ...process.env,
+      RG_NATS_URL: server.url,
+      RG_NATS_AUTH: JSON.stringify(server.auth),
+      RG_CLUSTER: cluster,
+      RG_CLUSTER_OPTS: JSON.stringify(opts),
+      RG_GRAINS: grains,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

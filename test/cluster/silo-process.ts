@@ -26,12 +26,20 @@ if (process.env['RG_GRAINS'] === 'fixtures') {
   const f = await import('../fixtures/grains.ts');
   // RG_FIXTURE_OPTS: kernel options per class name (the lane's cases that need them: a slot size, a ring).
   const kernelOpts = JSON.parse(process.env['RG_FIXTURE_OPTS'] ?? '{}') as Record<string, Record<string, number>>;
-  for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small]) system.register(cls, { placement: 'cpu', ...kernelOpts[cls.grain.name] });
+  for (const cls of [f.Numbers, f.Seq, f.Sender, f.Hop1, f.Hop2, f.Hop3, f.Coordinator, f.Leaf, f.Named, f.Small])
+    system.register(cls, { placement: 'cpu', ...kernelOpts[cls.grain.name] });
 } else if (process.env['RG_PG_URL']) {
   // A shared PostgreSQL store (the fencing and failover tests); RG_PG_SCHEMA: its schema; RG_FLUSH_MS: the flush timer.
   const { PostgresStore } = await import('@ringgrain/postgres-store');
-  const storage = new PostgresStore({ connection: process.env['RG_PG_URL'], ...(process.env['RG_PG_SCHEMA'] ? { schema: process.env['RG_PG_SCHEMA'] } : {}) });
-  system.register(Counter, { placement: 'cpu', storage, flushIntervalMs: Number(process.env['RG_FLUSH_MS'] ?? 60_000) });
+  const storage = new PostgresStore({
+    connection: process.env['RG_PG_URL'],
+    ...(process.env['RG_PG_SCHEMA'] ? { schema: process.env['RG_PG_SCHEMA'] } : {}),
+  });
+  system.register(Counter, {
+    placement: 'cpu',
+    storage,
+    flushIntervalMs: Number(process.env['RG_FLUSH_MS'] ?? 60_000),
+  });
 } else system.register(Counter, { placement: 'cpu' });
 const storageErrors: Record<string, number> = {};
 system.on('storageError', (e) => {

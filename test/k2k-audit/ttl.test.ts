@@ -14,7 +14,10 @@ describe.each(CONFIGS)('$name', (cfg) => {
   });
   afterAll(() => system?.shutdown());
 
-  const model = { ping: Array.from({ length: BALL_ACTORS }, () => ({ count: 0, sum: 0 })), pong: Array.from({ length: BALL_ACTORS }, () => ({ count: 0, sum: 0 })) };
+  const model = {
+    ping: Array.from({ length: BALL_ACTORS }, () => ({ count: 0, sum: 0 })),
+    pong: Array.from({ length: BALL_ACTORS }, () => ({ count: 0, sum: 0 })),
+  };
   let hops = 0;
 
   /** The model of one ball: the same hops the handlers make. */
@@ -32,30 +35,38 @@ describe.each(CONFIGS)('$name', (cfg) => {
     }
   }
 
-  it.each([1, 2])('round %i: 80 balls with ttl up to 600 from host tells and asks; idle() returns once every hop ran, totals exact', async (round) => {
-    const r = rng(round * 31 + cfg.threads);
-    const asks: Promise<unknown>[] = [];
-    for (let b = 0; b < 80; b++) {
-      const ball = round * 100 + b;
-      const ttl = r.int(600);
-      const key = r.int(BALL_ACTORS);
-      const cls = r.next() < 0.5 ? 'ping' : 'pong';
-      play(cls, key, ball, ttl);
-      // An ask of a tell-only method resolves once its own turn ran (not the chain it started).
-      if (b % 4 === 0) asks.push(cls === 'ping' ? system.grain(Ping, key).bounce({ ball, ttl }) : system.grain(Pong, key).bounce({ ball, ttl }));
-      else if (cls === 'ping') system.grain(Ping, key).tell.bounce({ ball, ttl });
-      else system.grain(Pong, key).tell.bounce({ ball, ttl });
-    }
-    expect(await guard(Promise.all(asks), 'asks')).toEqual(asks.map(() => undefined));
-    expect(await settle(system, `round ${round}`)).toEqual([]);
-    const m = system.metrics();
-    expect(m['Ping']!.processed + m['Pong']!.processed).toBe(hops + readsSoFar);
-    const pings = await Promise.all(Array.from({ length: BALL_ACTORS }, (_, k) => system.grain(Ping, k).read({})));
-    const pongs = await Promise.all(Array.from({ length: BALL_ACTORS }, (_, k) => system.grain(Pong, k).read({})));
-    readsSoFar += 2 * BALL_ACTORS;
-    expect(pings).toEqual(model.ping);
-    expect(pongs).toEqual(model.pong);
-    expect(hops).toBeGreaterThan(round * 10_000);
-  });
+  it.each([1, 2])(
+    'round %i: 80 balls with ttl up to 600 from host tells and asks; idle() returns once every hop ran, totals exact',
+    async (round) => {
+      const r = rng(round * 31 + cfg.threads);
+      const asks: Promise<unknown>[] = [];
+      for (let b = 0; b < 80; b++) {
+        const ball = round * 100 + b;
+        const ttl = r.int(600);
+        const key = r.int(BALL_ACTORS);
+        const cls = r.next() < 0.5 ? 'ping' : 'pong';
+        play(cls, key, ball, ttl);
+        // An ask of a tell-only method resolves once its own turn ran (not the chain it started).
+        if (b % 4 === 0)
+          asks.push(
+            cls === 'ping'
+              ? system.grain(Ping, key).bounce({ ball, ttl })
+              : system.grain(Pong, key).bounce({ ball, ttl }),
+          );
+        else if (cls === 'ping') system.grain(Ping, key).tell.bounce({ ball, ttl });
+        else system.grain(Pong, key).tell.bounce({ ball, ttl });
+      }
+      expect(await guard(Promise.all(asks), 'asks')).toEqual(asks.map(() => undefined));
+      expect(await settle(system, `round ${round}`)).toEqual([]);
+      const m = system.metrics();
+      expect(m['Ping']!.processed + m['Pong']!.processed).toBe(hops + readsSoFar);
+      const pings = await Promise.all(Array.from({ length: BALL_ACTORS }, (_, k) => system.grain(Ping, k).read({})));
+      const pongs = await Promise.all(Array.from({ length: BALL_ACTORS }, (_, k) => system.grain(Pong, k).read({})));
+      readsSoFar += 2 * BALL_ACTORS;
+      expect(pings).toEqual(model.ping);
+      expect(pongs).toEqual(model.pong);
+      expect(hops).toBeGreaterThan(round * 10_000);
+    },
+  );
   let readsSoFar = 0;
 });

@@ -28,11 +28,22 @@ it('a dirty batch read before a deactivation does not overwrite the deactivated 
   const state = (mark: number) => new Uint8Array(stride).fill(mark);
   let answer: (b: StateBatch) => void = () => {};
   let reads = 0;
-  // The first read waits for the test; later ones (the flush a deactivation schedules, the last flush) find nothing dirty.
-  const readDirty = () => (reads++ === 0 ? new Promise<StateBatch>((r) => (answer = r)) : Promise.resolve({ keys: [], bytes: new Uint8Array(0), stride }));
+  // The first read waits for the test; later ones (the flush a deactivation schedules, the last flush) find nothing
+  // dirty.
+  const readDirty = () =>
+    reads++ === 0
+      ? new Promise<StateBatch>((r) => (answer = r))
+      : Promise.resolve({ keys: [], bytes: new Uint8Array(0), stride });
   const kernel = { readDirty, health: () => ({}) } as unknown as BackendKernel;
   const errors: unknown[] = [];
-  const wb = new WriteBehind(Stored.grain, store, table, () => kernel, (e) => errors.push(e), pino({ level: 'silent' }));
+  const wb = new WriteBehind(
+    Stored.grain,
+    store,
+    table,
+    () => kernel,
+    (e) => errors.push(e),
+    pino({ level: 'silent' }),
+  );
   try {
     wb.laneLoaded([5, 6], Float64Array.of(0, 0)); // the lanes hold actors 5 and 6, never stored
     const flushed = wb.flush(); // reads the dirty states: the lanes answer...
@@ -44,8 +55,13 @@ it('a dirty batch read before a deactivation does not overwrite the deactivated 
     await flushed;
     await wb.flush();
     const read = await table.getMany(Float64Array.of(5, 6) as never);
-    expect(Array.from(read.bytes.subarray(read.offsets[0]!, read.offsets[0]! + 1)), 'actor 5: the deactivated bytes').toEqual([2]);
-    expect(Array.from(read.bytes.subarray(read.offsets[1]!, read.offsets[1]! + 1)), 'actor 6: the batch bytes').toEqual([3]);
+    expect(
+      Array.from(read.bytes.subarray(read.offsets[0]!, read.offsets[0]! + 1)),
+      'actor 5: the deactivated bytes',
+    ).toEqual([2]);
+    expect(Array.from(read.bytes.subarray(read.offsets[1]!, read.offsets[1]! + 1)), 'actor 6: the batch bytes').toEqual(
+      [3],
+    );
     expect(wb.metrics().resident).toBe(0);
     expect(wb.metrics().unwritten).toBe(0);
     expect(errors).toEqual([]);

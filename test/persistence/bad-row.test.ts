@@ -92,7 +92,10 @@ for (const lane of lanes) {
       try {
         const ask = b.grain(Stored, 5).add({ n: 1 });
         b.grain(Stored, 5).tell.bump({ n: 1 }); // waits behind the ask for the same load
-        const err = await ask.then(() => undefined, (e: unknown) => e as Error);
+        const err = await ask.then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
         expect(err).toBeInstanceOf(StateLoadError);
         expect((err as StateLoadError).code).toBe('STATE_LOAD');
         expect((err as StateLoadError).keys).toEqual([5]);
@@ -105,7 +108,14 @@ for (const lane of lanes) {
         expect(tellErrors[0]).toBe(second ? storageErrors[1]!.error : err);
         expect(tellErrors[0]).toBeInstanceOf(StateLoadError);
         expect((tellErrors[0] as StateLoadError).keys).toEqual([5]);
-        expect(storageErrors.map((e) => [e.op, e.keys])).toEqual(second ? [['load', [5]], ['load', [5]]] : [['load', [5]]]);
+        expect(storageErrors.map((e) => [e.op, e.keys])).toEqual(
+          second
+            ? [
+                ['load', [5]],
+                ['load', [5]],
+              ]
+            : [['load', [5]]],
+        );
         expect(storageErrors[0]!.error).toBe(err);
 
         // The other actor loads its stored state and runs.

@@ -71,7 +71,8 @@ async function run(fail: (before: number) => boolean): Promise<{ calls: number[]
 }
 
 describe('deactivation before STOP (a backend that asks for it)', () => {
-  it('writes every actor, onDeactivate run, while the kernel runs; the stopped kernel failing loses nothing', async () => {
+  it('writes every actor, onDeactivate run, while the kernel ' +
+    'runs; the stopped kernel failing loses nothing', async () => {
     const { calls, after } = await run((before) => before === Number.POSITIVE_INFINITY);
     // Before STOP (every actor not waiting for a load), then the stopped kernel (Infinity), which failed.
     expect(calls).toEqual([Number.MAX_VALUE, Number.POSITIVE_INFINITY]);
@@ -84,7 +85,8 @@ describe('deactivation before STOP (a backend that asks for it)', () => {
     }
   }, 60_000);
 
-  it('when the deactivation before STOP fails, the stopped kernel is not asked and the flush writes the states', async () => {
+  it('when the deactivation before STOP fails, the stopped ' +
+    'kernel is not asked and the flush writes the states', async () => {
     const { calls, after } = await run(() => true);
     expect(calls).toEqual([Number.MAX_VALUE]);
     for (const k of [5, 6]) {

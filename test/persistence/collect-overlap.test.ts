@@ -36,7 +36,10 @@ describe('collectIdle() overlapping another collection', () => {
       s.register(Stored, { placement: 'cpu', storage: store, flushIntervalMs: 3_600_000, idleMs: 1_000_000 });
       await s.start();
       try {
-        s.tellMany(Stored, 'bump', { key: Float64Array.from({ length: N }, (_, i) => i), n: new Float64Array(N).fill(2) });
+        s.tellMany(Stored, 'bump', {
+          key: Float64Array.from({ length: N }, (_, i) => i),
+          n: new Float64Array(N).fill(2),
+        });
         await s.idle();
         clock.now += 2_000_000;
         const [a, b] = await Promise.all([s.collectIdle(Stored), s.collectIdle(Stored)]);

@@ -13,8 +13,13 @@ import { Stored } from '../fixtures/stored.ts';
 
 const [mode, kind, where, count, schema] = process.argv.slice(2);
 const n = Number(count);
-const store: StateStore = kind === 'lmdb' ? new LmdbStore({ dataDir: where! }) : new PostgresStore({ connection: where!, schema: schema! });
-const system = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 2 }) }, logLevel: 'silent', handleSignals: false });
+const store: StateStore =
+  kind === 'lmdb' ? new LmdbStore({ dataDir: where! }) : new PostgresStore({ connection: where!, schema: schema! });
+const system = new GrainSystem({
+  backends: { cpu: new CpuBackend({ threads: 2 }) },
+  logLevel: 'silent',
+  handleSignals: false,
+});
 system.register(Stored, { placement: 'cpu', storage: store, flushIntervalMs: 3_600_000 });
 await system.start();
 const keys = Float64Array.from({ length: n }, (_, i) => i);

@@ -15,7 +15,11 @@ const N = 2000;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-crash-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-function child(args: string[]): { proc: ReturnType<typeof spawn>; lines: AsyncIterable<string>; exited: Promise<number | null> } {
+function child(args: string[]): {
+  proc: ReturnType<typeof spawn>;
+  lines: AsyncIterable<string>;
+  exited: Promise<number | null>;
+} {
   const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   async function* lines() {
@@ -59,9 +63,14 @@ describe('crash: SIGKILL after a flush loses only the updates since that flush',
 
   // The global setup starts PostgreSQL for an unfiltered run, or one whose filter matches packages/postgres-store.
   const pgUrl = inject('pgUrl') as string | undefined;
-  it.skipIf(pgUrl === undefined)(`PostgreSQL: a new process on the same schema sees every flushed actor${pgUrl === undefined ? ' (skipped: no PostgreSQL server in this filtered run; run it with a filter that includes postgres-store)' : ''}`, async () => {
-    const counts = await crashAndRead('postgres', pgUrl!, `crash_${process.pid}`);
-    expect(counts).toHaveLength(N);
-    expect(counts.every((c) => c === 1)).toBe(true);
-  }, 120_000);
+  it.skipIf(pgUrl === undefined)(
+    'PostgreSQL: a new process on the same schema sees every flushed ' +
+      `actor${pgUrl === undefined ? ' (skipped: no PostgreSQL server in this filtered run; run it with a filter that includes postgres-store)' : ''}`,
+    async () => {
+      const counts = await crashAndRead('postgres', pgUrl!, `crash_${process.pid}`);
+      expect(counts).toHaveLength(N);
+      expect(counts.every((c) => c === 1)).toBe(true);
+    },
+    120_000,
+  );
 });

@@ -20,7 +20,8 @@ const ACTORS = 200_000;
 
 describe('a flush of 200,000 dirty actors on one lane', () => {
   it('writes every row, reports no storage error, and the states come back after a restart', async () => {
-    const make = () => new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
+    const make = () =>
+      new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
     const store = new LmdbStore({ dataDir: tmp });
     const a = make();
     const errors: StorageErrorEvent[] = [];

@@ -18,7 +18,8 @@ import { Ticker } from '../fixtures/timers.ts';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'rg-shutdown-flush-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-const make = () => new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
+const make = () =>
+  new GrainSystem({ backends: { cpu: new CpuBackend({ threads: 1 }) }, logLevel: 'silent', handleSignals: false });
 const N = 2000;
 
 describe('shutdown with two stored grain classes', () => {
@@ -32,12 +33,18 @@ describe('shutdown with two stored grain classes', () => {
       a.register(Stored, { placement: 'cpu', storage: store, flushIntervalMs: 3_600_000 });
       a.register(Ticker, { placement: 'cpu', storage: store, flushIntervalMs: 3_600_000 });
       await a.start();
-      a.tellMany(Stored, 'bump', { key: Int32Array.from({ length: N }, (_, i) => i), n: new Float64Array(N).fill(1.5) });
+      a.tellMany(Stored, 'bump', {
+        key: Int32Array.from({ length: N }, (_, i) => i),
+        n: new Float64Array(N).fill(1.5),
+      });
       a.tellMany(Ticker, 'onManual', { key: Int32Array.from({ length: 3 }, (_, i) => i) });
       await a.idle();
       await a.shutdown();
       await store.close();
-      expect(errors.map((e) => `${e.grain} ${e.op}: ${e.error.message}`), `round ${round}`).toEqual([]);
+      expect(
+        errors.map((e) => `${e.grain} ${e.op}: ${e.error.message}`),
+        `round ${round}`,
+      ).toEqual([]);
 
       const again = new LmdbStore({ dataDir: dir });
       const b = make();
@@ -46,7 +53,10 @@ describe('shutdown with two stored grain classes', () => {
       await b.start();
       try {
         const s = await b.askMany(Stored, 'get', { key: Int32Array.from({ length: N }, (_, i) => i) });
-        expect(Array.from(s.sum).every((x) => x === 1.5), `round ${round}: every Stored sum`).toBe(true);
+        expect(
+          Array.from(s.sum).every((x) => x === 1.5),
+          `round ${round}: every Stored sum`,
+        ).toBe(true);
         expect((await b.grain(Ticker, 2).get({})).manual, `round ${round}`).toBe(1);
       } finally {
         await b.shutdown();
