@@ -11,7 +11,12 @@ import { RELAY_ACTORS, Relay } from '../bench/grains.ts';
  * Writes `count` tells without overfilling the inbound ring: the producer never outruns the kernel,
  * yielding to the event loop whenever it is full.
  */
-export async function tellsWithFlowControl(kernel: RingKernel, count: number, send: (i: number) => void, limitMs: number): Promise<void> {
+export async function tellsWithFlowControl(
+  kernel: RingKernel,
+  count: number,
+  send: (i: number) => void,
+  limitMs: number,
+): Promise<void> {
   const room = kernel.lanes[0]!.inbound.capacity - 64;
   const t0 = performance.now();
   let sent = 0;
@@ -33,7 +38,10 @@ export async function until(done: () => boolean, limitMs: number, progress: () =
 }
 
 /** K2K hop: (p50 of an ask chain of H forwards − p50 of a chain of 0) / H, on a started system with Relay. */
-export async function relayHop(sys: GrainSystem, H = 1000): Promise<{ chain0P50Us: number; chainHP50Us: number; hops: number; hopNs: number }> {
+export async function relayHop(
+  sys: GrainSystem,
+  H = 1000,
+): Promise<{ chain0P50Us: number; chainHP50Us: number; hops: number; hopNs: number }> {
   const r = sys.grain(Relay, 0);
   const time = async (left: number, n: number): Promise<number[]> => {
     const out: number[] = [];
@@ -57,17 +65,31 @@ export async function relayHop(sys: GrainSystem, H = 1000): Promise<{ chain0P50U
  * timed until the kernel counted every turn. Sampled actors are checked against the same walks in JS
  * (cumulative over `round` earlier calls on the same system).
  */
-export async function relayWalks(sys: GrainSystem, walks: number, steps: number, model: Uint32Array, seeds: 'tells' | 'tellMany' = 'tells'): Promise<{ k2kMessages: number; seconds: number; perSecond: number; checkedActors: number }> {
+export async function relayWalks(
+  sys: GrainSystem,
+  walks: number,
+  steps: number,
+  model: Uint32Array,
+  seeds: 'tells' | 'tellMany' = 'tells',
+): Promise<{ k2kMessages: number; seconds: number; perSecond: number; checkedActors: number }> {
   const kernel = sys.kernel(Relay);
   const c0 = sys.counters(Relay);
   const seed = (i: number) => (1 + i * 255) % RELAY_ACTORS;
   const t0 = performance.now();
   // The seeds' host time counts in the figure (the walks start while seeding goes on); tellMany keeps it
   // small for many walks.
-  if (seeds === 'tellMany') await sys.tellMany(Relay, 'spread', { key: Int32Array.from({ length: walks }, (_, i) => seed(i)), ttl: new Uint32Array(walks).fill(steps) });
+  if (seeds === 'tellMany')
+    await sys.tellMany(Relay, 'spread', {
+      key: Int32Array.from({ length: walks }, (_, i) => seed(i)),
+      ttl: new Uint32Array(walks).fill(steps),
+    });
   else await tellsWithFlowControl(kernel, walks, (i) => sys.grain(Relay, seed(i)).tell.spread({ ttl: steps }), 60_000);
   const want = walks * (steps + 1);
-  await until(() => sys.counters(Relay).processed - c0.processed >= want, 90_000, () => `${sys.counters(Relay).processed - c0.processed} of ${want} turns`);
+  await until(
+    () => sys.counters(Relay).processed - c0.processed >= want,
+    90_000,
+    () => `${sys.counters(Relay).processed - c0.processed} of ${want} turns`,
+  );
   const seconds = (performance.now() - t0) / 1000;
   const k2k = sys.counters(Relay).k2kReceived - c0.k2kReceived;
   for (let i = 0; i < walks; i++) {

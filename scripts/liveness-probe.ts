@@ -24,8 +24,14 @@ const STALL_S = Number(option('--stall-s', '20'));
 const PARTITIONS = option('--partitions', '');
 const RING = option('--ring', '');
 const TRIALS = Number(option('--trials', '1'));
-const backend: Backend = name === 'cuda' ? new CudaBackend(PARTITIONS ? { partitions: Number(PARTITIONS) } : {}) : new CpuBackend();
-const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 60_000 }).register(Account, {
+const backend: Backend =
+  name === 'cuda' ? new CudaBackend(PARTITIONS ? { partitions: Number(PARTITIONS) } : {}) : new CpuBackend();
+const sys = new GrainSystem({
+  backends: { [name]: backend },
+  logLevel: 'warn',
+  handleSignals: false,
+  handshakeTimeoutMs: 60_000,
+}).register(Account, {
   placement: name,
   maxActors: ACTORS * 2,
   ...(RING ? { ringCapacity: Number(RING) } : {}),
@@ -33,7 +39,9 @@ const sys = new GrainSystem({ backends: { [name]: backend }, logLevel: 'warn', h
 const defines = process.env['RINGGRAIN_NVRTC_DEFINES'] ?? '';
 const t0 = performance.now();
 await sys.start();
-console.log(`liveness-probe: ${name}, defines [${defines}], started in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+console.log(
+  `liveness-probe: ${name}, defines [${defines}], started in ${((performance.now() - t0) / 1000).toFixed(2)} s`,
+);
 
 /** Waits until `processed` reaches `want`, failing when it stops moving for STALL_S seconds. */
 async function until(phase: string, want: number): Promise<void> {
@@ -80,12 +88,16 @@ for (let trial = 0; trial < TRIALS; trial++) {
   await until('tellMany', want);
   console.log(`tellMany ${ROWS}: ${((performance.now() - ph) / 1000).toFixed(2)} s`);
 }
-const per = (k: number) => TRIALS * [ASKS, TELLS, ROWS].reduce((s, n) => s + Math.floor(n / ACTORS) + (k < n % ACTORS ? 1 : 0), 0);
+const per = (k: number) =>
+  TRIALS * [ASKS, TELLS, ROWS].reduce((s, n) => s + Math.floor(n / ACTORS) + (k < n % ACTORS ? 1 : 0), 0);
 let bad = 0;
 for (let k = 0; k < ACTORS; k += 97) {
   const b = (await refs[k]!.balance({})).balance;
   if (b !== per(k)) bad++;
 }
 await sys.shutdown();
-console.log(`liveness-probe: ${bad === 0 ? 'OK' : `${bad} balances wrong`} (${name}, defines [${defines}]) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+console.log(
+  `liveness-probe: ${bad === 0 ? 'OK' : `${bad} balances wrong`} (${name}, defines [${defines}]) ` +
+    `in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+);
 process.exit(bad === 0 ? 0 : 1);

@@ -3,7 +3,8 @@
  * pure move (the device code nvcc makes of every unit is byte-identical) without a GPU.
  *
  *   npx tsx scripts/ptx-identity.ts gen <dir>          every unit the tests and examples produce → <dir>/<name>.cu
- *                                                      (and <name>.grain.cu: the unit with #include lines for the runtime files)
+ *                                                      (and <name>.grain.cu: the unit with #include lines for the
+ *                                                      runtime files)
  *   npx tsx scripts/ptx-identity.ts ptx <dir> [jobs]   nvcc -ptx -arch=sm_90 --std=c++17 of each .cu → .ptx
  *   npx tsx scripts/ptx-identity.ts compare <a> <b>    byte comparison of a/*.ptx with b/*.ptx (exit 1 on a difference)
  *
@@ -33,7 +34,9 @@ import { Pulse, Ticker } from '../test/fixtures/timers.ts';
 
 type Unit = readonly [name: string, source: string, grainSource: string | undefined];
 
-/** A unit as the tests build it, and its #include form (the runtime files from RUNTIME_DIR) where the generator has one. */
+/**
+ * A unit as the tests build it, and its #include form (the runtime files from RUNTIME_DIR) where the generator has one.
+ */
 function unit(name: string, k: { source: string; grainSource?: string }, prefix = ''): Unit {
   return [name, prefix + k.source, k.grainSource === undefined ? undefined : prefix + k.grainSource];
 }
@@ -54,7 +57,12 @@ function units(): Unit[] {
     unit('Ticker-TURN_LANES1', generateKernel(Ticker.grain), '#define RG_TURN_LANES 1u\n'),
     unit('VectorAdd', generateKernel(VectorAdd.grain)),
     unit('VectorAdd-BULK0', generateKernel(VectorAdd.grain), '#define RG_BULK 0\n'),
-    unit('VectorAdd-tinybulk', generateKernel(VectorAdd.grain), '#define RG_BULK_MIN_BYTES 1024u\n#define RG_BULK_CHUNK_BYTES 256u\n#define RG_BULK_MIN_ITERS 64u\n#define RG_BULK_CHUNK_ITERS 32u\n'),
+    unit(
+      'VectorAdd-tinybulk',
+      generateKernel(VectorAdd.grain),
+      '#define RG_BULK_MIN_BYTES 1024u\n#define RG_BULK_CHUNK_BYTES 256u\n#define RG_BULK_MIN_ITERS ' +
+        '64u\n#define RG_BULK_CHUNK_ITERS 32u\n',
+    ),
     unit('VectorAdd-COOP0-LANES1', generateKernel(VectorAdd.grain), '#define RG_COOP 0\n#define RG_TURN_LANES 1u\n'),
     unit('sir-Person', generateKernel(Person.grain, { grains: sir })),
     unit('sir-Ward', generateKernel(Ward.grain, { grains: sir })),
@@ -75,7 +83,9 @@ function units(): Unit[] {
  * the PTX of two trees can be compared byte for byte.
  */
 const FIXED = join(tmpdir(), 'rg-ptx-identity');
-/** The runtime files the #include forms compile against: RUNTIME_DIR, or a copy of one commit's (RG_PTX_RUNTIME_DIR). */
+/**
+ * The runtime files the #include forms compile against: RUNTIME_DIR, or a copy of one commit's (RG_PTX_RUNTIME_DIR).
+ */
 const INCLUDE_DIR = process.env['RG_PTX_RUNTIME_DIR'] ?? RUNTIME_DIR;
 
 function nvccPtx(cu: string, ptx: string): Promise<{ ok: boolean; log: string }> {
@@ -104,7 +114,9 @@ async function main(): Promise<void> {
     console.log(`${all.length} units written to ${a}`);
   } else if (cmd === 'ptx' && a) {
     // A unit's two forms one after the other (they are compiled from the same fixed path).
-    const files = readdirSync(a).filter((f) => f.endsWith('.cu') && !f.endsWith('.grain.cu')).sort();
+    const files = readdirSync(a)
+      .filter((f) => f.endsWith('.cu') && !f.endsWith('.grain.cu'))
+      .sort();
     const grains = new Set(readdirSync(a).filter((f) => f.endsWith('.grain.cu')));
     const width = Number(b ?? 2);
     let next = 0;
@@ -113,11 +125,16 @@ async function main(): Promise<void> {
       Array.from({ length: width }, async () => {
         while (next < files.length) {
           const main = files[next++] as string;
-          for (const f of [main, ...(grains.has(main.replace(/\.cu$/, '.grain.cu')) ? [main.replace(/\.cu$/, '.grain.cu')] : [])]) {
+          for (const f of [
+            main,
+            ...(grains.has(main.replace(/\.cu$/, '.grain.cu')) ? [main.replace(/\.cu$/, '.grain.cu')] : []),
+          ]) {
             if (existsSync(join(a, f.replace(/\.cu$/, '.ptx')))) continue; // done by an earlier run
             const t0 = Date.now();
             const r = await nvccPtx(join(a, f), join(a, f.replace(/\.cu$/, '.ptx')));
-            console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${f} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.log ? `\n${r.log}` : ''}`);
+            console.log(
+              `${r.ok ? 'ok  ' : 'FAIL'} ${f} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.log ? `\n${r.log}` : ''}`,
+            );
             if (!r.ok) failed++;
           }
         }
@@ -125,7 +142,9 @@ async function main(): Promise<void> {
     );
     if (failed) process.exit(1);
   } else if (cmd === 'compare' && a && b) {
-    const names = readdirSync(a).filter((f) => f.endsWith('.ptx') && !f.endsWith('.grain.ptx')).sort();
+    const names = readdirSync(a)
+      .filter((f) => f.endsWith('.ptx') && !f.endsWith('.grain.ptx'))
+      .sort();
     const other = new Set(readdirSync(b).filter((f) => f.endsWith('.ptx') && !f.endsWith('.grain.ptx')));
     const grainForms = new Set(readdirSync(b).filter((f) => f.endsWith('.grain.ptx')));
     let diff = 0;
@@ -141,7 +160,9 @@ async function main(): Promise<void> {
       const g = f.replace(/\.ptx$/, '.grain.ptx');
       // The #include form (grainSource, compiled with -I RUNTIME_DIR) must give the same PTX too.
       const grainSame = grainForms.has(g) ? ref.equals(readFileSync(join(b, g))) : undefined;
-      console.log(`${same ? 'identical' : 'DIFFERENT'} ${f}${grainSame === undefined ? '' : grainSame ? ' (and its #include form)' : ' (#include form DIFFERENT)'}`);
+      console.log(
+        `${same ? 'identical' : 'DIFFERENT'} ${f}${grainSame === undefined ? '' : grainSame ? ' (and its #include form)' : ' (#include form DIFFERENT)'}`,
+      );
       if (!same || grainSame === false) diff++;
     }
     for (const f of other) {

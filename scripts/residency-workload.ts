@@ -34,7 +34,12 @@ const backendName = arg('backend', 'cuda');
 const keys = Number(arg('keys', '500'));
 const rounds = Number(arg('rounds', '12'));
 const maxActors = Number(arg('max-actors', String(Math.max(1024, 2 * keys))));
-if (!['cuda', 'cpu'].includes(backendName) || !(keys >= 1 && keys <= 100_000) || !(rounds >= 1 && rounds <= 1000) || !(Number.isInteger(maxActors) && maxActors >= 16)) {
+if (
+  !['cuda', 'cpu'].includes(backendName) ||
+  !(keys >= 1 && keys <= 100_000) ||
+  !(rounds >= 1 && rounds <= 1000) ||
+  !(Number.isInteger(maxActors) && maxActors >= 16)
+) {
   console.error('residency-workload: --backend cuda|cpu, --keys 1..100000, --rounds 1..1000, --max-actors ≥ 16');
   process.exit(2);
 }
@@ -50,7 +55,12 @@ async function backend(): Promise<Backend> {
 const dir = mkdtempSync(path.join(tmpdir(), 'rg-residency-'));
 const clock = { now: 1_000_000 };
 const store = new LmdbStore({ dataDir: dir });
-const system = new GrainSystem({ backends: { [backendName]: await backend() }, logLevel: 'warn', handleSignals: false, clock: () => clock.now });
+const system = new GrainSystem({
+  backends: { [backendName]: await backend() },
+  logLevel: 'warn',
+  handleSignals: false,
+  clock: () => clock.now,
+});
 let tellErrors = 0;
 system.on('tellError', (e) => {
   if (tellErrors++ < 5) console.error(`tellError: ${e.error.message.split('\n')[0]} (clock ${clock.now})`);
@@ -100,7 +110,12 @@ try {
     const ev = events(g);
     // Every activation after the first follows a deactivation; the last event is this get.
     const ok = g.count === want.count && g.sum === want.sum && g.activations === g.deactivations + 1 && ev.at(-1) === 3;
-    if (!ok && failed++ < 5) console.error(`key ${k}: count ${g.count} sum ${g.sum} activations ${g.activations} deactivations ${g.deactivations} (want count ${want.count} sum ${want.sum}, activations = deactivations + 1)`);
+    if (!ok && failed++ < 5)
+      console.error(
+        `key ${k}: count ${g.count} sum ${g.sum} activations ${g.activations} ` +
+          `deactivations ${g.deactivations} (want count ${want.count} sum ${want.sum}, activations = ` +
+          'deactivations + 1)',
+      );
   }
 } finally {
   await system.shutdown({ mode: 'drain', timeoutMs: 60_000 }).catch((e) => {
@@ -109,5 +124,15 @@ try {
   });
   rmSync(dir, { recursive: true, force: true });
 }
-console.log(JSON.stringify({ backend: backendName, keys, rounds, maxActors, collected, mismatches: failed, seconds: +((performance.now() - t0) / 1000).toFixed(2) }));
+console.log(
+  JSON.stringify({
+    backend: backendName,
+    keys,
+    rounds,
+    maxActors,
+    collected,
+    mismatches: failed,
+    seconds: +((performance.now() - t0) / 1000).toFixed(2),
+  }),
+);
 process.exit(failed === 0 && collected > 0 ? 0 : 1);

@@ -14,7 +14,8 @@ const ROUNDS = Number(option('--rounds', '20000'));
 const TRIALS = Number(option('--trials', '5'));
 
 // Each thread owns one word (its inbox) on its own 128-byte block; word 64: the notify cost sum (ns).
-const src = `
+const src =
+  `
 const { workerData } = require('node:worker_threads');
 const { sab, me, rounds, park, first } = workerData;
 const w = new Int32Array(sab);
@@ -32,7 +33,8 @@ for (let i = 0; i < rounds; i++) {
     Atomics.store(w, mine, 0);
   }
   Atomics.store(w, theirs, 1);
-  if (park) { const t = process.hrtime.bigint(); Atomics.notify(w, theirs); notifyNs += Number(process.hrtime.bigint() - t); }
+  if (park) { const t = process.hrtime.bigint(); Atomics.notify(w, theirs); notifyNs += ` +
+  `Number(process.hrtime.bigint() - t); }
 }
 if (first) { while (Atomics.load(w, mine) === 0) if (park) Atomics.wait(w, mine, 0); }
 if (me === 0) {
@@ -65,5 +67,9 @@ for (const park of [false, true]) {
     hs.push(r.handoffUs);
     ns.push(r.notifyNs);
   }
-  console.log(`${park ? 'parked receiver (Atomics.wait/notify)' : 'spinning receiver'}: hand-off ${median(hs).toFixed(2)} µs (trials ${hs.map((h) => h.toFixed(2)).join(', ')})${park ? `; the sender's Atomics.notify ${(median(ns) / 1000).toFixed(2)} µs` : ''}`);
+  console.log(
+    `${park ? 'parked receiver (Atomics.wait/notify)' : 'spinning receiver'}: ` +
+      `hand-off ${median(hs).toFixed(2)} µs ` +
+      `(trials ${hs.map((h) => h.toFixed(2)).join(', ')})${park ? `; the sender's Atomics.notify ${(median(ns) / 1000).toFixed(2)} µs` : ''}`,
+  );
 }

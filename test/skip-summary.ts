@@ -22,7 +22,9 @@ function titles(t: TestCase): string[] {
   return out;
 }
 
-export function summarize(tests: Iterable<{ titles: string[]; note?: string | undefined; file: string }>): string | undefined {
+export function summarize(
+  tests: Iterable<{ titles: string[]; note?: string | undefined; file: string }>,
+): string | undefined {
   const by = new Map<string, number>();
   let n = 0;
   for (const t of tests) {

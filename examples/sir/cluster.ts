@@ -72,11 +72,13 @@ const expected = reference(params, graph);
 const modelMs = performance.now() - tGraph;
 
 function compare(label: string, got: Counts[], problems: string[]): void {
-  if (got.length !== expected.length) problems.push(`${label}: the actors ran ${got.length} steps, the model ${expected.length}`);
+  if (got.length !== expected.length)
+    problems.push(`${label}: the actors ran ${got.length} steps, the model ${expected.length}`);
   for (let k = 0; k < Math.min(got.length, expected.length); k++) {
     const a = got[k]!;
     const b = expected[k]!;
-    if ((a.s !== b.s || a.i !== b.i || a.r !== b.r) && problems.length < 10) problems.push(`${label}, start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
+    if ((a.s !== b.s || a.i !== b.i || a.r !== b.r) && problems.length < 10)
+      problems.push(`${label}, start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
   }
 }
 
@@ -86,15 +88,27 @@ const rate = (n: number, t: number) => `${Math.round(n / (t / 1000)).toLocaleStr
 // --- 1. Single process.
 let single: (EpidemicRun & { k2k: number }) | undefined;
 if (!args.flags.has('no-single')) {
-  const sys = new GrainSystem({ backends: { cpu: new CpuBackend({ threads: THREADS }) }, logger: quietLogger(), handleSignals: false });
+  const sys = new GrainSystem({
+    backends: { cpu: new CpuBackend({ threads: THREADS }) },
+    logger: quietLogger(),
+    handleSignals: false,
+  });
   sys.register(Person, { placement: 'cpu', maxActors: Math.max(N, 1024), ringCapacity: 1 << RING_LOG2 });
   sys.register(Ward, { placement: 'cpu', maxActors: Math.max(WARDS, 1024), ringCapacity: 1 << 14 });
   await sys.start();
   let k2k0 = 0;
   const k2kNow = () => Object.values(sys.metrics()).reduce((a, c) => a + c.k2kSent, 0);
-  const run = await epidemic(sys, params, graph, () => sys.idle({ timeoutMs: 120_000 }), async () => void (k2k0 = k2kNow()));
+  const run = await epidemic(
+    sys,
+    params,
+    graph,
+    () => sys.idle({ timeoutMs: 120_000 }),
+    async () => void (k2k0 = k2kNow()),
+  );
   single = { ...run, k2k: k2kNow() - k2k0 };
-  for (const [name, c] of Object.entries(sys.metrics())) if (c.handlerErrors || c.rejected) problems.push(`single process, ${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
+  for (const [name, c] of Object.entries(sys.metrics()))
+    if (c.handlerErrors || c.rejected)
+      problems.push(`single process, ${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
   await sys.shutdown();
   compare('single process', single.got, problems);
   // On stderr as soon as it is known: a long cluster run cut short by a time limit still leaves this.
@@ -150,7 +164,16 @@ try {
   await Promise.all(
     Array.from({ length: SILOS }, () => {
       const c = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./silo.ts', import.meta.url))], {
-        env: { ...process.env, RG_NATS_URL: url, RG_NATS_AUTH: JSON.stringify(auth), RG_CLUSTER: clusterName, RG_SIR_PEOPLE: String(N), RG_SIR_THREADS: String(SILO_THREADS), RG_SIR_RING_LOG2: String(RING_LOG2), RG_SIR_CLUSTER_OPTS: JSON.stringify(deadOpt) },
+        env: {
+          ...process.env,
+          RG_NATS_URL: url,
+          RG_NATS_AUTH: JSON.stringify(auth),
+          RG_CLUSTER: clusterName,
+          RG_SIR_PEOPLE: String(N),
+          RG_SIR_THREADS: String(SILO_THREADS),
+          RG_SIR_RING_LOG2: String(RING_LOG2),
+          RG_SIR_CLUSTER_OPTS: JSON.stringify(deadOpt),
+        },
         stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
       });
       silos.push(c);
@@ -173,7 +196,12 @@ try {
       });
     }),
   );
-  client = new GrainSystem({ backends: {}, logger: quietLogger(), handleSignals: false, cluster: natsCluster({ servers: url!, name: clusterName, ...auth, ...deadOpt }) });
+  client = new GrainSystem({
+    backends: {},
+    logger: quietLogger(),
+    handleSignals: false,
+    cluster: natsCluster({ servers: url!, name: clusterName, ...auth, ...deadOpt }),
+  });
   await client.start();
   await client.cluster!.waitFor(() => client!.cluster!.settled(SILOS), 30_000);
   const startMs = performance.now() - t0;
@@ -225,14 +253,38 @@ try {
   const barrierText =
     BARRIER === 'cluster' ? `barrier the client's idle() (the cluster's) × ${rounds}` : `${rounds} IPC barrier rounds`;
   console.log(`Ringgrain SIR across a cluster — seed ${params.seed}, nats-server ${server?.version ?? url}`);
-  console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${graph.edges.toLocaleString('en-US')} contacts, ${graph.seeds.size} seeds, ${expected.length} steps (peak ${expected[peak]!.i.toLocaleString('en-US')} infected at step ${peak + 1}); graph + JS model ${ms(modelMs)}`);
-  console.log(`  cluster: ${SILOS} silo processes × ${SILO_THREADS} CPU pool thread(s), up in ${ms(startMs)}; Person keys per silo ${[...owned.values()].join(' / ')}; ${barrierText}\n`);
+  console.log(
+    `  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${graph.edges.toLocaleString('en-US')} ` +
+      `contacts, ${graph.seeds.size} seeds, ${expected.length} steps ` +
+      `(peak ${expected[peak]!.i.toLocaleString('en-US')} infected at step ${peak + 1}); graph + JS ` +
+      `model ${ms(modelMs)}`,
+  );
+  console.log(
+    `  cluster: ${SILOS} silo processes × ${SILO_THREADS} CPU pool thread(s), up in ${ms(startMs)}; ` +
+      `Person keys per silo ${[...owned.values()].join(' / ')}; ${barrierText}\n`,
+  );
   console.log('| run | setup | epidemic | K2K msgs | K2K msgs/s | of which cross-silo |');
   console.log('|---|---:|---:|---:|---:|---:|');
-  if (single) console.log(`| single process, cpu × ${THREADS} threads | ${ms(single.setupMs)} | ${ms(single.runMs)} | ${single.k2k.toLocaleString('en-US')} | ${rate(single.k2k, single.runMs)} | — |`);
-  console.log(`| ${SILOS} silos on NATS | ${ms(run.setupMs)} | ${ms(run.runMs)} | ${(inSilo + cross).toLocaleString('en-US')} | ${rate(inSilo + cross, run.runMs)} | ${cross.toLocaleString('en-US')} (${rate(cross, run.runMs)}) |`);
-  if (single) console.log(`\n  cluster / single process: epidemic ${(run.runMs / single.runMs).toFixed(2)}× the time; K2K msgs/s ${((inSilo + cross) / run.runMs / (single.k2k / single.runMs)).toFixed(3)}×`);
-  if (single && single.k2k !== inSilo + cross) problems.push(`K2K sends: ${single.k2k} in one process, ${inSilo + cross} across the cluster (the same epidemic must send the same messages)`);
+  if (single)
+    console.log(
+      `| single process, cpu × ${THREADS} threads | ${ms(single.setupMs)} | ${ms(single.runMs)} ` +
+        `| ${single.k2k.toLocaleString('en-US')} | ${rate(single.k2k, single.runMs)} | — |`,
+    );
+  console.log(
+    `| ${SILOS} silos on NATS | ${ms(run.setupMs)} | ${ms(run.runMs)} ` +
+      `| ${(inSilo + cross).toLocaleString('en-US')} | ${rate(inSilo + cross, run.runMs)} ` +
+      `| ${cross.toLocaleString('en-US')} (${rate(cross, run.runMs)}) |`,
+  );
+  if (single)
+    console.log(
+      `\n  cluster / single process: epidemic ${(run.runMs / single.runMs).toFixed(2)}× the time; K2K ` +
+        `msgs/s ${((inSilo + cross) / run.runMs / (single.k2k / single.runMs)).toFixed(3)}×`,
+    );
+  if (single && single.k2k !== inSilo + cross)
+    problems.push(
+      `K2K sends: ${single.k2k} in one process, ${inSilo + cross} across the cluster (the same epidemic ` +
+        'must send the same messages)',
+    );
 } catch (e) {
   await client?.shutdown().catch(() => undefined);
   await stopAll();
@@ -243,4 +295,6 @@ if (problems.length) {
   for (const p of problems) console.log(`  - ${p}`);
   process.exit(1);
 }
-console.log(`\nOK: S/I/R counts of all ${expected.length} steps equal the JavaScript model${single ? ' in both runs' : ''}.`);
+console.log(
+  `\nOK: S/I/R counts of all ${expected.length} steps equal the JavaScript model${single ? ' in both runs' : ''}.`,
+);

@@ -18,7 +18,13 @@ export interface EpidemicRun {
  * The epidemic driven from `sys` (a local system, or a cluster client): every person's contacts and the seeds
  * as tells, `quiet`, `onSetup`, then per step the wards' askMany (counts, then ticks sent) and `quiet`.
  */
-export async function epidemic(sys: GrainSystem, p: SirParams, g: Graph, quiet: (what: string) => Promise<void>, onSetup: () => Promise<void> = async () => {}): Promise<EpidemicRun> {
+export async function epidemic(
+  sys: GrainSystem,
+  p: SirParams,
+  g: Graph,
+  quiet: (what: string) => Promise<void>,
+  onSetup: () => Promise<void> = async () => {},
+): Promise<EpidemicRun> {
   const N = p.n;
   const wards = Math.ceil(N / WARD_SIZE);
   let t = performance.now();
@@ -93,7 +99,12 @@ export async function siloCounts(system: GrainSystem, tellErrors: number): Promi
  * the client's included) and two consecutive rounds read the same counters (nothing moved in between).
  * Returns the last round's counters and how many rounds it took.
  */
-export async function clusterQuiet(client: GrainSystem, read: () => Promise<SiloCounts[]>, what: string, timeoutMs = 120_000): Promise<{ counts: SiloCounts[]; rounds: number }> {
+export async function clusterQuiet(
+  client: GrainSystem,
+  read: () => Promise<SiloCounts[]>,
+  what: string,
+  timeoutMs = 120_000,
+): Promise<{ counts: SiloCounts[]; rounds: number }> {
   let prev = '';
   let rounds = 0;
   for (const until = performance.now() + timeoutMs; performance.now() < until; ) {

@@ -1,5 +1,6 @@
 /**
- * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE] [--seeds S] [--seed X] [--ring-log2 18] [--partitions P] [--queue-log2 Q] [--threads T] [--devices 0,1|all]`).
+ * SIR epidemic (`pnpm example:sir -- --backend cpu|cuda|auto [--people N] [--degree D] [--days K] [--beta PERMILLE]
+ * [--seeds S] [--seed X] [--ring-log2 18] [--partitions P] [--queue-log2 Q] [--threads T] [--devices 0,1|all]`).
  *
  * A seeded random contact graph of N people (default 100,000). Two grain classes: Person (state, contacts,
  * infection decisions) and Ward (100 people each: mirrors who is infected, ticks its infectious members,
@@ -13,10 +14,33 @@
  */
 import { Person, WARD_SIZE, Ward } from './grains.ts';
 import { buildGraph, reference, type Counts } from './model.ts';
-import { buildSystem, fail, intFlag, ms, parseArgs, progress, rejectUnknown, whereItStands } from '../shared/backend.ts';
+import {
+  buildSystem,
+  fail,
+  intFlag,
+  ms,
+  parseArgs,
+  progress,
+  rejectUnknown,
+  whereItStands,
+} from '../shared/backend.ts';
 
 const args = parseArgs();
-rejectUnknown(args, ['people', 'degree', 'days', 'beta', 'seeds', 'seed', 'max-steps', 'ring-log2', 'partitions', 'queue-log2', 'threads', 'devices', 'inject-mismatch']);
+rejectUnknown(args, [
+  'people',
+  'degree',
+  'days',
+  'beta',
+  'seeds',
+  'seed',
+  'max-steps',
+  'ring-log2',
+  'partitions',
+  'queue-log2',
+  'threads',
+  'devices',
+  'inject-mismatch',
+]);
 const N = intFlag(args, 'people', 100_000);
 const halfDegree = Math.max(1, Math.round(intFlag(args, 'degree', 8) / 2));
 const DAYS = intFlag(args, 'days', 4);
@@ -51,8 +75,14 @@ if (args.flags.has('partitions')) cudaOptions['partitions'] = intFlag(args, 'par
 if (args.flags.has('queue-log2')) cudaOptions['queueCapacity'] = 1 << intFlag(args, 'queue-log2', 8, 1, 30);
 // --devices 0,1 (or all): every class over those GPUs, one lane group each (CudaBackend devices).
 const devicesFlag = args.flags.get('devices');
-if (typeof devicesFlag === 'string') cudaOptions['devices'] = devicesFlag === 'all' ? 'all' : devicesFlag.split(',').map(Number);
-const { system, placement, describe } = await buildSystem(args.backend, {}, cudaOptions, args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1, 1, 1024) } : {});
+if (typeof devicesFlag === 'string')
+  cudaOptions['devices'] = devicesFlag === 'all' ? 'all' : devicesFlag.split(',').map(Number);
+const { system, placement, describe } = await buildSystem(
+  args.backend,
+  {},
+  cudaOptions,
+  args.flags.has('threads') ? { threads: intFlag(args, 'threads', 1, 1, 1024) } : {},
+);
 // Big rings (2^18 slots, ~200 MB of SharedArrayBuffer): a step sends up to infected × degree (~250K) K2K
 // messages at once; with 4096 slots (default) most of
 // them wait in the overflow queue, which the CPU backend drains slowly: 185 s instead of 18 s for 100K people.
@@ -75,7 +105,11 @@ async function quiet(what: string): Promise<void> {
   }
 }
 
-async function tellAll(fn: (i: number) => Promise<void> | undefined, n: number, bar?: { update(n: number): void }): Promise<void> {
+async function tellAll(
+  fn: (i: number) => Promise<void> | undefined,
+  n: number,
+  bar?: { update(n: number): void },
+): Promise<void> {
   for (let i = 0; i < n; i++) {
     const p = fn(i);
     if (p) await p;
@@ -145,32 +179,58 @@ for (let k = 0; k < Math.min(got.length, expected.length); k++) {
   const a = got[k]!;
   const b = expected[k]!;
   if (a.s !== b.s || a.i !== b.i || a.r !== b.r) {
-    if (problems.length < 10) problems.push(`start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
+    if (problems.length < 10)
+      problems.push(`start of step ${k + 1}: actors S/I/R ${a.s}/${a.i}/${a.r}, model ${b.s}/${b.i}/${b.r}`);
   }
 }
-for (const s of sample) if (s.status === 0 || s.infStep !== 0) problems.push(`a seed person reports ${JSON.stringify(s)}`);
+for (const s of sample)
+  if (s.status === 0 || s.infStep !== 0) problems.push(`a seed person reports ${JSON.stringify(s)}`);
 if (tellErrors) problems.push(`${tellErrors} tells failed in their handlers`);
 for (const [name, c] of Object.entries(metrics)) {
-  if (c.handlerErrors || c.rejected) problems.push(`${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
+  if (c.handlerErrors || c.rejected)
+    problems.push(`${name}: ${c.handlerErrors} handler errors, ${c.rejected} rejected`);
 }
 
 const k2k = Object.values(metrics).reduce((a, c) => a + c.k2kSent, 0);
 const processed = Object.values(metrics).reduce((a, c) => a + c.processed, 0);
 const peak = got.reduce((m, c, k) => (c.i > got[m]!.i ? k : m), 0);
 console.log(`\nRinggrain SIR — backend ${describe}, seed ${SEED}`);
-console.log(`  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${edges.toLocaleString('en-US')} contacts (mean degree ${((2 * edges) / N).toFixed(1)}), ${seeds.size} seeds, infectious ${DAYS} steps, p(infect) ${BETA_PERMILLE / 10}%`);
+console.log(
+  `  people ${N.toLocaleString('en-US')} in ${WARDS} wards, ${edges.toLocaleString('en-US')} contacts ` +
+    `(mean degree ${((2 * edges) / N).toFixed(1)}), ${seeds.size} seeds, infectious ${DAYS} steps, ` +
+    `p(infect) ${BETA_PERMILLE / 10}%`,
+);
 console.log('\n| step | S | I | R | step time | of which asks |');
 console.log('|---:|---:|---:|---:|---:|---:|');
-const show = new Set([0, 1, 2, 3, 4, Math.floor(peak / 2), peak, Math.floor((peak + got.length) / 2), got.length - 2, got.length - 1]);
+const show = new Set([
+  0,
+  1,
+  2,
+  3,
+  4,
+  Math.floor(peak / 2),
+  peak,
+  Math.floor((peak + got.length) / 2),
+  got.length - 2,
+  got.length - 1,
+]);
 let prev = -1;
 for (const k of [...show].filter((k) => k >= 0 && k < got.length).sort((a, b) => a - b)) {
   if (prev >= 0 && k > prev + 1) console.log('| … | | | | |');
   const c = got[k]!;
-  console.log(`| ${k + 1}${k === peak ? ' (peak)' : ''} | ${c.s} | ${c.i} | ${c.r} | ${ms(stepMs[k]!)} | ${ms(askMs[k]!)} |`);
+  console.log(
+    `| ${k + 1}${k === peak ? ' (peak)' : ''} | ${c.s} | ${c.i} | ${c.r} | ${ms(stepMs[k]!)} | ${ms(askMs[k]!)} |`,
+  );
   prev = k;
 }
-console.log(`\n  graph ${ms(graphMs)}, JS model ${ms(refMs)}, start ${ms(startMs)}, setup ${ms(setupMs)} (${N.toLocaleString('en-US')} tells), epidemic ${ms(runMs)} over ${got.length} steps`);
-console.log(`  messages processed ${processed.toLocaleString('en-US')}, of which K2K ${k2k.toLocaleString('en-US')} (${Math.round(k2k / (runMs / 1000)).toLocaleString('en-US')} K2K msgs/s during the epidemic)`);
+console.log(
+  `\n  graph ${ms(graphMs)}, JS model ${ms(refMs)}, start ${ms(startMs)}, setup ${ms(setupMs)} ` +
+    `(${N.toLocaleString('en-US')} tells), epidemic ${ms(runMs)} over ${got.length} steps`,
+);
+console.log(
+  `  messages processed ${processed.toLocaleString('en-US')}, of which K2K ${k2k.toLocaleString('en-US')} ` +
+    `(${Math.round(k2k / (runMs / 1000)).toLocaleString('en-US')} K2K msgs/s during the epidemic)`,
+);
 if (problems.length) {
   console.log('\nMISMATCH:');
   for (const p of problems) console.log(`  - ${p}`);

@@ -65,7 +65,13 @@ export function buildGraph(p: SirParams): Graph {
   while (seeds.size < Math.min(p.seeds, N)) seeds.add(Math.floor(rnd() * N));
   let edges = 0;
   for (let a = 0; a < N; a++) edges += degree[a]!;
-  return { degree, adjacency, seeds, edges: edges / 2, contactsOf: (a) => adjacency.subarray(a * MAX_CONTACTS, a * MAX_CONTACTS + degree[a]!) };
+  return {
+    degree,
+    adjacency,
+    seeds,
+    edges: edges / 2,
+    contactsOf: (a) => adjacency.subarray(a * MAX_CONTACTS, a * MAX_CONTACTS + degree[a]!),
+  };
 }
 
 /** The same rules as the grains, sequentially: S/I/R as of the start of each step, until none is infected. */

@@ -24,14 +24,20 @@ const system = new GrainSystem({
   backends: { cpu: new CpuBackend({ threads: Number(env('RG_SIR_THREADS')), maxSpinMs: 0.05 }) },
   logger: quietLogger(),
   handleSignals: false,
-  cluster: natsCluster({ servers: env('RG_NATS_URL'), name: env('RG_CLUSTER'), ...auth, ...(JSON.parse(process.env['RG_SIR_CLUSTER_OPTS'] ?? '{}') as Record<string, number>) }),
+  cluster: natsCluster({
+    servers: env('RG_NATS_URL'),
+    name: env('RG_CLUSTER'),
+    ...auth,
+    ...(JSON.parse(process.env['RG_SIR_CLUSTER_OPTS'] ?? '{}') as Record<string, number>),
+  }),
 });
 const ringCapacity = 1 << Number(env('RG_SIR_RING_LOG2'));
 system.register(Person, { placement: 'cpu', maxActors: Math.max(N, 1024), ringCapacity });
 system.register(Ward, { placement: 'cpu', maxActors: Math.max(Math.ceil(N / WARD_SIZE), 1024), ringCapacity: 1 << 14 });
 let tellErrors = 0;
 system.on('tellError', (e) => {
-  if (tellErrors++ < 5) console.error(`silo ${system.cluster?.self}: tell failed: ${e.grain}.${e.method}: ${e.error.message}`);
+  if (tellErrors++ < 5)
+    console.error(`silo ${system.cluster?.self}: tell failed: ${e.grain}.${e.method}: ${e.error.message}`);
 });
 await system.start();
 

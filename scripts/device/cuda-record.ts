@@ -1,7 +1,8 @@
 /**
  * The GPU-machine run for the CUDA backend, and its record.
  *
- *   RG_COMMIT=<sha> bash scripts/device/run.sh node --import tsx scripts/device/cuda-record.ts [--tests <paths…>] [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
+ *   RG_COMMIT=<sha> bash scripts/device/run.sh node --import tsx scripts/device/cuda-record.ts [--tests <paths…>]
+ *   [--sanitize] [--asks 10000] [--only-k2k 1024,2048] [--k2k-walks 16384] [--k2k-steps 1000]
  *
  * 1. runs vitest over packages/cuda-backend and test/conformance (child process, JSON report);
  * 2. measures in this process, every answer checked: cold vs cached launch of the Account kernel,
@@ -150,11 +151,14 @@ async function measureLaunches(): Promise<Record<string, unknown>> {
   await sys.shutdown();
   cachedMs.sort((a, b) => a - b);
   console.log(
-    `launch: cold ${coldMs.toFixed(1)} ms, cached p50 ${cachedMs[10]?.toFixed(1)} ms, max ${cachedMs[cachedMs.length - 1]?.toFixed(1)} ms`,
+    `launch: cold ${coldMs.toFixed(1)} ms, cached p50 ${cachedMs[10]?.toFixed(1)} ms, ` +
+      `max ${cachedMs[cachedMs.length - 1]?.toFixed(1)} ms`,
   );
   const [first, ...rest] = backend.launches;
   return {
-    what: 'GrainSystem.start / launch(Account) = createKernel (generate, compile or cache, load, allocate) + kernel launch + IDLE and ACTIVE handshakes',
+    what:
+      'GrainSystem.start / launch(Account) = createKernel (generate, compile or cache, load, allocate) + ' +
+      'kernel launch + IDLE and ACTIVE handshakes',
     coldStartMs: coldMs,
     coldCompile: first
       ? { cached: first.cached, compileMs: first.compileMs, generateMs: first.generateMs, loadMs: first.loadMs }
@@ -209,7 +213,9 @@ async function measureAsks(partitions: number, isolated = false): Promise<Record
     ...(isolated ? { backend: 'IsolatedCudaBackend (GPU host process, rings in a shared mapping)' } : {}),
     blocks: launch.blocks,
     asks: {
-      what: 'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → worker warp runs the translated handler → reply ring → core resolves the promise',
+      what:
+        'await ref.deposit({amount:1}) one at a time: host ring → GPU ingress warp → partition queue → ' +
+        'worker warp runs the translated handler → reply ring → core resolves the promise',
       count: ASKS,
       warmup: warm,
       allAnswersChecked: true,
@@ -236,7 +242,8 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   await sys.start();
   const hop = await relayHop(sys);
   console.log(
-    `k2k hop (partitions ${partitions}): chain(0) p50 ${hop.chain0P50Us.toFixed(2)} µs, chain(${hop.hops}) p50 ${hop.chainHP50Us.toFixed(1)} µs → ${hop.hopNs.toFixed(0)} ns/hop`,
+    `k2k hop (partitions ${partitions}): chain(0) p50 ${hop.chain0P50Us.toFixed(2)} µs, ` +
+      `chain(${hop.hops}) p50 ${hop.chainHP50Us.toFixed(1)} µs → ${hop.hopNs.toFixed(0)} ns/hop`,
   );
   // Walks in flight bound the parallelism: each walk is one message at a time.
   const S = Number(option('--k2k-walks', '16384'));
@@ -246,16 +253,21 @@ async function measureK2K(partitions: number): Promise<Record<string, unknown>> 
   const w = await relayWalks(sys, S, T, model);
   await sys.shutdown();
   console.log(
-    `k2k throughput (partitions ${partitions}): ${w.k2kMessages} K2K messages in ${w.seconds.toFixed(3)} s = ${(w.perSecond / 1e6).toFixed(2)} M/s`,
+    `k2k throughput (partitions ${partitions}): ${w.k2kMessages} K2K messages in ${w.seconds.toFixed(3)} ` +
+      `s = ${(w.perSecond / 1e6).toFixed(2)} M/s`,
   );
   return {
     partitions,
     hop: {
-      what: `(p50 of ask chain(${hop.hops}) − p50 of ask chain(0)) / ${hop.hops}: one K2K forward between actors, on the device`,
+      what:
+        `(p50 of ask chain(${hop.hops}) − p50 of ask chain(0)) / ${hop.hops}: one K2K forward between ` +
+        'actors, on the device',
       ...hop,
     },
     throughput: {
-      what: `${S} walks of ${T} K2K sends over ${RELAY_ACTORS} actors, timed until every turn was counted; sampled actors checked against the JS walks`,
+      what:
+        `${S} walks of ${T} K2K sends over ${RELAY_ACTORS} actors, timed until every turn was counted; ` +
+        'sampled actors checked against the JS walks',
       walks: S,
       steps: T,
       ...w,

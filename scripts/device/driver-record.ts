@@ -155,7 +155,9 @@ if (!probe.ok) {
     const pingOk = pp.answered === pings + 1000 && pp.exitCode === PINGPONG_EXIT.stopFlag;
     ok &&= pingOk;
     record['pingPong'] = {
-      what: 'host Atomics.store ping → persistent kernel (1 thread, ld.acquire.sys poll of pinned mapped host memory) → st.release.sys pong = ping + 1 → host Atomics.load spin',
+      what:
+        'host Atomics.store ping → persistent kernel (1 thread, ld.acquire.sys poll of pinned mapped host ' +
+        'memory) → st.release.sys pong = ping + 1 → host Atomics.load spin',
       count: pings,
       warmup: 1000,
       answersChecked: pp.answered,

@@ -12,7 +12,10 @@ const outDir = process.env['OUT'] ?? path.resolve('.device/out');
 mkdirSync(outDir, { recursive: true });
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
-  console.log('usage: node --import tsx scripts/device/tests.ts [paths…]   (default: packages/cuda-backend/test test/conformance)');
+  console.log(
+    'usage: node --import tsx scripts/device/tests.ts [paths…]   (default: packages/cuda-backend/test ' +
+      'test/conformance)',
+  );
   process.exit(0);
 }
 const paths = argv.length ? argv : ['packages/cuda-backend/test', 'test/conformance'];

@@ -28,7 +28,22 @@ interface Baseline {
 }
 
 function files(): string[] {
-  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'packages', 'examples', 'test', 'bench', 'scripts'], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(
+    'git',
+    [
+      'ls-files',
+      '--cached',
+      '--others',
+      '--exclude-standard',
+      '--',
+      'packages',
+      'examples',
+      'test',
+      'bench',
+      'scripts',
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
   return out.split('\n').filter((f) => CODE.test(f) && !GENERATED.some((re) => re.test(f)));
 }
 
@@ -57,16 +72,23 @@ const base = JSON.parse(readFileSync(BASELINE, 'utf8')) as Baseline;
 console.log(`lines over ${LIMIT} characters: ${total} (recorded: ${base.over}, ${base.recorded})`);
 for (const [a, n] of [...byArea].sort((x, y) => y[1] - x[1])) console.log(`  ${String(n).padStart(5)}  ${a}`);
 console.log('worst files:');
-for (const [f, n] of [...perFile].sort((x, y) => y[1] - x[1]).slice(0, 10)) console.log(`  ${String(n).padStart(5)}  ${f}`);
+for (const [f, n] of [...perFile].sort((x, y) => y[1] - x[1]).slice(0, 10))
+  console.log(`  ${String(n).padStart(5)}  ${f}`);
 
 if (process.argv.includes('--update')) {
   if (total > base.over) {
     console.error(`not recorded: ${total} is above the recorded ${base.over}; the count may only go down`);
     process.exit(1);
   }
-  writeFileSync(BASELINE, `${JSON.stringify({ limit: LIMIT, over: total, recorded: new Date().toISOString().slice(0, 10) }, null, 2)}\n`);
+  writeFileSync(
+    BASELINE,
+    `${JSON.stringify({ limit: LIMIT, over: total, recorded: new Date().toISOString().slice(0, 10) }, null, 2)}\n`,
+  );
   console.log(`recorded ${total}`);
 } else if (total > base.over) {
-  console.error(`${total - base.over} more lines over ${LIMIT} characters than recorded: shorten the new ones (the count may only go down)`);
+  console.error(
+    `${total - base.over} more lines over ${LIMIT} characters than recorded: shorten the new ones (the ` +
+      'count may only go down)',
+  );
   process.exit(1);
 }

@@ -26,5 +26,13 @@ export const cases: ConformanceCase[] = [
   // Timers (timers.ts), stepped by the injected clock.
   ...timerCases,
   // Persistent state (persistence.ts) and reminders (reminders.ts), on the runner's store (LMDB in a temp directory).
-  ...[...persistenceCases, ...reminderCases].map((p): ConformanceCase => ({ name: `${p.name} [store]`, grains: [], isolated: true, persistence: p, run: async () => {} })),
+  ...[...persistenceCases, ...reminderCases].map(
+    (p): ConformanceCase => ({
+      name: `${p.name} [store]`,
+      grains: [],
+      isolated: true,
+      persistence: p,
+      run: async () => {},
+    }),
+  ),
 ];

@@ -77,7 +77,9 @@ for (const fx of fixtures) {
       'the shared system starts: every shared grain class compiled, launched and active',
       async () => {
         const { system } = await sharedSystem();
-        const names = new Set(ordered.filter((c) => !c.isolated).flatMap((c) => c.grains.map(([cls]) => cls.grain.name)));
+        const names = new Set(
+          ordered.filter((c) => !c.isolated).flatMap((c) => c.grains.map(([cls]) => cls.grain.name)),
+        );
         for (const name of names) expect(system.metrics()[name]?.state, name).toBe('active');
       },
       300_000,

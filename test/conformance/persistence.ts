@@ -31,7 +31,14 @@ export interface PersistenceCase {
 }
 
 const NEVER = 3_600_000;
-type StoredState = { count: number; sum: number; activations: number; deactivations: number; logLen: number; log: Uint8Array };
+type StoredState = {
+  count: number;
+  sum: number;
+  activations: number;
+  deactivations: number;
+  logLen: number;
+  log: Uint8Array;
+};
 
 /** What the store holds for `key` (decoded with the state layout), or undefined. */
 async function stored(store: StateStore, key: number): Promise<{ version: number; state: StoredState } | undefined> {
@@ -42,7 +49,11 @@ async function stored(store: StateStore, key: number): Promise<{ version: number
   return { version: e.version, state: snapshot(Stored.grain.state, copy.buffer, 0) as StoredState };
 }
 
-async function started(c: PersistenceContext, store: StateStore, opts: { flushIntervalMs?: number; idleMs?: number; maxActors?: number } = {}): Promise<GrainSystem> {
+async function started(
+  c: PersistenceContext,
+  store: StateStore,
+  opts: { flushIntervalMs?: number; idleMs?: number; maxActors?: number } = {},
+): Promise<GrainSystem> {
   const system = c.fresh();
   system.register(Stored, { placement: c.placement, storage: store, flushIntervalMs: NEVER, ...opts });
   await system.start();
@@ -51,7 +62,9 @@ async function started(c: PersistenceContext, store: StateStore, opts: { flushIn
 
 export const persistenceCases: PersistenceCase[] = [
   {
-    name: 'persistent state: written at shutdown, loaded before the first turn after a restart; onActivate / onDeactivate run in order',
+    name:
+      'persistent state: written at shutdown, loaded before the first turn after a restart; onActivate / ' +
+      'onDeactivate run in order',
     async run(c, stores) {
       const store = await stores.make();
       const a = await started(c, store);
@@ -65,8 +78,20 @@ export const persistenceCases: PersistenceCase[] = [
         for (let k = 0; k < 50; k++) {
           const r = await b.grain(Stored, k).get({});
           const bumped = k % 7 === 0;
-          expect({ count: r.count, sum: r.sum, activations: r.activations, deactivations: r.deactivations }).toEqual({ count: bumped ? 2 : 1, sum: k + (bumped ? 0.5 : 0), activations: 2, deactivations: 1 });
-          expect(events(r)).toEqual([EV.activate, EV.add, ...(bumped ? [EV.add] : []), EV.deactivate, EV.activate, EV.get]);
+          expect({ count: r.count, sum: r.sum, activations: r.activations, deactivations: r.deactivations }).toEqual({
+            count: bumped ? 2 : 1,
+            sum: k + (bumped ? 0.5 : 0),
+            activations: 2,
+            deactivations: 1,
+          });
+          expect(events(r)).toEqual([
+            EV.activate,
+            EV.add,
+            ...(bumped ? [EV.add] : []),
+            EV.deactivate,
+            EV.activate,
+            EV.get,
+          ]);
         }
         // A key never stored starts zeroed (onActivate still runs first).
         const fresh = await b.grain(Stored, 10_000).get({});
@@ -80,7 +105,9 @@ export const persistenceCases: PersistenceCase[] = [
     },
   },
   {
-    name: 'persistent state: system.flush() writes exactly the dirty actors; an update landing during a flush stays dirty and goes out with the next',
+    name:
+      'persistent state: system.flush() writes exactly the dirty actors; an update landing during a flush ' +
+      'stays dirty and goes out with the next',
     async run(c, stores) {
       const store = await stores.make();
       const s = await started(c, store);
@@ -112,7 +139,9 @@ export const persistenceCases: PersistenceCase[] = [
     },
   },
   {
-    name: 'persistent state: a version conflict (another writer) is a storageError event, counted, and the actor stays dirty',
+    name:
+      'persistent state: a version conflict (another writer) is a storageError event, counted, and the actor ' +
+      'stays dirty',
     async run(c, stores) {
       const store = await stores.make();
       const s = await started(c, store);
@@ -144,7 +173,9 @@ export const persistenceCases: PersistenceCase[] = [
     },
   },
   {
-    name: 'idle collection: onDeactivate runs, the state is written and the slot freed; the actor comes back from its written state',
+    name:
+      'idle collection: onDeactivate runs, the state is written and the slot freed; the actor comes back ' +
+      'from its written state',
     async run(c, stores) {
       const store = await stores.make();
       const s = await started(c, store, { idleMs: 1000 });
@@ -167,7 +198,9 @@ export const persistenceCases: PersistenceCase[] = [
     },
   },
   {
-    name: 'idle collection: maxActors 1024 per lane serves 100,000 keys over time with bounded slots; every state written once deactivated',
+    name:
+      'idle collection: maxActors 1024 per lane serves 100,000 keys over time with bounded slots; every ' +
+      'state written once deactivated',
     async run(c, stores) {
       const store = await stores.make();
       const s = await started(c, store, { idleMs: 1000, maxActors: 1024 });
@@ -188,7 +221,10 @@ export const persistenceCases: PersistenceCase[] = [
         const table = await store.table(stateTableSpec(Stored.grain, 'layout'));
         expect(await table.count()).toBe(KEYS);
         const some = await stored(store, 12_345);
-        expect(some && { count: some.state.count, deactivations: some.state.deactivations }).toEqual({ count: 1, deactivations: 1 });
+        expect(some && { count: some.state.count, deactivations: some.state.deactivations }).toEqual({
+          count: 1,
+          deactivations: 1,
+        });
         expect(s.metrics()['Stored']!.activations).toBe(KEYS);
       } finally {
         await s.shutdown();

@@ -12,7 +12,11 @@ import type { PersistenceCase, PersistenceContext } from './persistence.ts';
 
 const NEVER = 3_600_000;
 
-async function started(c: PersistenceContext, store: StateStore, before?: (s: GrainSystem) => void): Promise<GrainSystem> {
+async function started(
+  c: PersistenceContext,
+  store: StateStore,
+  before?: (s: GrainSystem) => void,
+): Promise<GrainSystem> {
   const system = c.fresh();
   before?.(system);
   system.register(Reminded, { placement: c.placement, storage: store, flushIntervalMs: NEVER });
@@ -22,7 +26,9 @@ async function started(c: PersistenceContext, store: StateStore, before?: (s: Gr
 
 export const reminderCases: PersistenceCase[] = [
   {
-    name: 'reminders: set by a handler and by the system API, fired by the injected clock; a new system on the same store re-arms them and fires a missed reminder once at start',
+    name:
+      'reminders: set by a handler and by the system API, fired by the injected clock; a new system on the ' +
+      'same store re-arms them and fires a missed reminder once at start',
     async run(c, stores) {
       const store = await stores.make();
       const t0 = c.clock.now;
@@ -30,7 +36,13 @@ export const reminderCases: PersistenceCase[] = [
       await a.grain(Reminded, 1).remind({ periodMs: 1000, dueMs: 500 }); // first at t0 + 500
       await a.reminders(Reminded).set(2, 'nudge', { periodMs: 2000 }); // first at t0 + 2000
       await a.flush(); // the handler's reminder row is committed too
-      expect(a.reminders(Reminded).list().map((r) => [r.key, r.name, r.method, r.periodMs, r.nextDue]).sort()).toEqual([
+      expect(
+        a
+          .reminders(Reminded)
+          .list()
+          .map((r) => [r.key, r.name, r.method, r.periodMs, r.nextDue])
+          .sort(),
+      ).toEqual([
         [1, 'nudge', 'onNudge', 1000, t0 + 500],
         [2, 'nudge', 'onNudge', 2000, t0 + 2000],
       ]);
@@ -45,7 +57,12 @@ export const reminderCases: PersistenceCase[] = [
       expect(await a.grain(Reminded, 2).get({})).toEqual({ nudges: 1, lastNudge: t0 + 2000 });
       await a.grain(Reminded, 2).forget({});
       await a.flush();
-      expect(a.reminders(Reminded).list().map((r) => r.key)).toEqual([1]);
+      expect(
+        a
+          .reminders(Reminded)
+          .list()
+          .map((r) => r.key),
+      ).toEqual([1]);
       expect(a.metrics()['Reminded']!.reminders).toEqual({ armed: 1, fired: 3, writeErrors: 0, fenced: 0 });
       await a.shutdown();
       await store.close();
@@ -57,7 +74,9 @@ export const reminderCases: PersistenceCase[] = [
       try {
         expect(await b.grain(Reminded, 1).get({})).toEqual({ nudges: 3, lastNudge: t0 + 8200 });
         expect(await b.grain(Reminded, 2).get({})).toEqual({ nudges: 1, lastNudge: t0 + 2000 });
-        expect(b.reminders(Reminded).list()).toEqual([{ key: 1, name: 'nudge', method: 'onNudge', periodMs: 1000, nextDue: t0 + 8500 }]);
+        expect(b.reminders(Reminded).list()).toEqual([
+          { key: 1, name: 'nudge', method: 'onNudge', periodMs: 1000, nextDue: t0 + 8500 },
+        ]);
         c.clock.now = t0 + 8500;
         expect(await b.advanceTimers()).toBe(1);
         expect((await b.grain(Reminded, 1).get({})).nudges).toBe(4);
@@ -69,7 +88,9 @@ export const reminderCases: PersistenceCase[] = [
     },
   },
   {
-    name: 'reminders: bad arguments are TimerArgumentError (nothing stored); a stored row the spec does not declare is a storageError and is not armed; reminders without storage are refused',
+    name:
+      'reminders: bad arguments are TimerArgumentError (nothing stored); a stored row the spec does not ' +
+      'declare is a storageError and is not armed; reminders without storage are refused',
     async run(c, stores) {
       const store = await stores.make();
       await store.open();
@@ -86,24 +107,58 @@ export const reminderCases: PersistenceCase[] = [
         expect(errors[0]!.keys).toEqual([7]);
         expect(errors[0]!.error).toBeInstanceOf(StateDecodeError);
         expect(errors[0]!.error.message).toContain('the class declares no reminder "gone"');
-        expect(a.reminders(Reminded).list().map((r) => [r.key, r.name])).toEqual([[8, 'nudge']]);
+        expect(
+          a
+            .reminders(Reminded)
+            .list()
+            .map((r) => [r.key, r.name]),
+        ).toEqual([[8, 'nudge']]);
         // The row is left as it was (another version of the class may still declare it).
         expect((await rows.list()).map((r) => r.name).sort()).toEqual(['gone', 'nudge']);
 
         for (const periodMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-          const e = await a.reminders(Reminded).set(1, 'nudge', { periodMs }).then(() => undefined, (x: unknown) => x as Error);
+          const e = await a
+            .reminders(Reminded)
+            .set(1, 'nudge', { periodMs })
+            .then(
+              () => undefined,
+              (x: unknown) => x as Error,
+            );
           expect(e, `periodMs ${periodMs}`).toBeInstanceOf(TimerArgumentError);
           expect((e as TimerArgumentError).problem).toBe('bad-period');
         }
-        const unknown = await a.reminders(Reminded).set(1, 'nope', { periodMs: 10 }).then(() => undefined, (x: unknown) => x as Error);
+        const unknown = await a
+          .reminders(Reminded)
+          .set(1, 'nope', { periodMs: 10 })
+          .then(
+            () => undefined,
+            (x: unknown) => x as Error,
+          );
         expect((unknown as TimerArgumentError).problem).toBe('unknown-timer');
-        const dueErr = await a.reminders(Reminded).set(1, 'nudge', { periodMs: 10, dueMs: -1 }).then(() => undefined, (x: unknown) => x as Error);
+        const dueErr = await a
+          .reminders(Reminded)
+          .set(1, 'nudge', { periodMs: 10, dueMs: -1 })
+          .then(
+            () => undefined,
+            (x: unknown) => x as Error,
+          );
         expect((dueErr as TimerArgumentError).problem).toBe('bad-due');
-        const inHandler = await a.grain(Reminded, 1).remind({ periodMs: 0, dueMs: 0 }).then(() => undefined, (x: unknown) => x as Error);
+        const inHandler = await a
+          .grain(Reminded, 1)
+          .remind({ periodMs: 0, dueMs: 0 })
+          .then(
+            () => undefined,
+            (x: unknown) => x as Error,
+          );
         expect(inHandler).toBeInstanceOf(HandlerError);
         expect(inHandler!.message).toContain('periodMs 0 is not a finite number > 0');
         await a.flush();
-        expect(a.reminders(Reminded).list().map((r) => r.key)).toEqual([8]);
+        expect(
+          a
+            .reminders(Reminded)
+            .list()
+            .map((r) => r.key),
+        ).toEqual([8]);
         expect((await rows.list()).map((r) => r.key).sort()).toEqual([7, 8]);
       } finally {
         await a.shutdown();

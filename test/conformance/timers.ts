@@ -12,7 +12,9 @@ const KEYS = Array.from({ length: 10 }, (_, i) => i);
 
 export const timerCases: ConformanceCase[] = [
   {
-    name: 'timers: a declared timer ticks every period by the injected clock; a late tick fires once and keeps the phase; ctx.now() is the clock; ticks are not messages',
+    name:
+      'timers: a declared timer ticks every period by the injected clock; a late tick fires once and keeps ' +
+      'the phase; ctx.now() is the clock; ticks are not messages',
     isolated: true,
     grains: [[Ticker]],
     async run({ system, clock, metrics = async () => system.metrics() }) {
@@ -50,7 +52,9 @@ export const timerCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'timers: ctx.startTimer / stopTimer per activation; bad periods and undeclared names fail the turn with TimerArgumentError; a failing tick is a tellError and its timer keeps running',
+    name:
+      'timers: ctx.startTimer / stopTimer per activation; bad periods and undeclared names fail the turn ' +
+      'with TimerArgumentError; a failing tick is a tellError and its timer keeps running',
     isolated: true,
     grains: [[Ticker]],
     async run({ system, clock }) {
@@ -84,12 +88,18 @@ export const timerCases: ConformanceCase[] = [
 
       // Bad input: nothing is started, the ask fails with the typed error's message (code and hint).
       for (const periodMs of [0, -5, Number.POSITIVE_INFINITY, Number.NaN]) {
-        const e = await a.startManual({ periodMs, dueMs: -1 }).then(() => undefined, (x: unknown) => x as Error);
+        const e = await a.startManual({ periodMs, dueMs: -1 }).then(
+          () => undefined,
+          (x: unknown) => x as Error,
+        );
         expect(e, `periodMs ${periodMs}`).toBeInstanceOf(HandlerError);
         expect(e!.message).toContain(`periodMs ${periodMs} is not a finite number > 0`);
         expect(e!.message).toContain('hint: periodMs must be a finite number');
       }
-      const unknown = await a.startUnknown({}).then(() => undefined, (x: unknown) => x as Error);
+      const unknown = await a.startUnknown({}).then(
+        () => undefined,
+        (x: unknown) => x as Error,
+      );
       expect(unknown).toBeInstanceOf(HandlerError);
       expect(unknown!.message).toMatch(/no timer named "nope" is declared \(declared: tick, manual, boom\)/);
       expect(system.metrics()['Ticker']!.timers?.armed).toBe(0);
@@ -108,7 +118,9 @@ export const timerCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'timers: string keys; a first delay of 0 ticks at once; a tick sends K2K to its own actor and stops its own timer; fractional periods',
+    name:
+      'timers: string keys; a first delay of 0 ticks at once; a tick sends K2K to its own actor and stops ' +
+      'its own timer; fractional periods',
     isolated: true,
     grains: [[Pulse]],
     async run({ system, clock, metrics = async () => system.metrics() }) {
@@ -131,11 +143,17 @@ export const timerCases: ConformanceCase[] = [
       await Promise.all(refs.map((r) => r.armSlow({ dueMs: 100 })));
       clock.now = t0 + 600;
       await system.advanceTimers();
-      expect((await all()).map((r) => [r.pulses, r.slows])).toEqual([[3, 1], [3, 1]]);
+      expect((await all()).map((r) => [r.pulses, r.slows])).toEqual([
+        [3, 1],
+        [3, 1],
+      ]);
       clock.now = t0 + 2100;
       await system.advanceTimers();
       // pulse was due at t0 + 750: late, it fires once at t0 + 2100 (then t0 + 2250); slow is due at t0 + 2100.5.
-      expect((await all()).map((r) => [r.pulses, r.slows, r.at])).toEqual([[4, 1, t0 + 2100], [4, 1, t0 + 2100]]);
+      expect((await all()).map((r) => [r.pulses, r.slows, r.at])).toEqual([
+        [4, 1, t0 + 2100],
+        [4, 1, t0 + 2100],
+      ]);
       clock.now = t0 + 2100.5;
       await system.advanceTimers();
       expect((await all()).map((r) => r.slows)).toEqual([2, 2]);

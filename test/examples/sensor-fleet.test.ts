@@ -20,7 +20,12 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const SMALL = ['--devices', '3000', '--rounds', '5'];
 
 function fleet(args: string[]): { rc: number | null; out: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, RINGGRAIN_LOG: 'warn' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, RINGGRAIN_LOG: 'warn' },
+  });
   return { rc: r.status, out: `${r.stdout}\n${r.stderr}` };
 }
 
@@ -33,16 +38,22 @@ function alerts(out: string): [number, number] {
 
 describe('examples/sensor-fleet', () => {
   for (const backend of ['cpu', 'inline']) {
-    it(`--backend ${backend}: phase 1, flush, restart with preload, phase 2 — every device and region equals the model`, () => {
-      const r = fleet(['--backend', backend, ...SMALL, '--threads', '2']);
-      expect(r.rc, r.out).toBe(0);
-      expect(r.out).toContain("OK: every device's state (3,000) and every region's alert counts equal the JavaScript model.");
-      const [model, actors] = alerts(r.out);
-      expect(model).toBeGreaterThan(100);
-      expect(actors).toBe(model);
-      // The restart preloaded every device that reported in phase 1 (all 3,000 here, with 5 rounds).
-      expect(r.out).toMatch(/\| preload \(restart\) \| — \| 3,000 devices in /);
-    });
+    it(
+      `--backend ${backend}: phase 1, flush, restart with preload, phase 2 — every device and region equals ` +
+        'the model',
+      () => {
+        const r = fleet(['--backend', backend, ...SMALL, '--threads', '2']);
+        expect(r.rc, r.out).toBe(0);
+        expect(r.out).toContain(
+          "OK: every device's state (3,000) and every region's alert counts equal the JavaScript model.",
+        );
+        const [model, actors] = alerts(r.out);
+        expect(model).toBeGreaterThan(100);
+        expect(actors).toBe(model);
+        // The restart preloaded every device that reported in phase 1 (all 3,000 here, with 5 rounds).
+        expect(r.out).toMatch(/\| preload \(restart\) \| — \| 3,000 devices in /);
+      },
+    );
   }
 
   it('--inject-mismatch: the check fails, names the value, exits 1', () => {
@@ -96,7 +107,9 @@ describe('examples/sensor-fleet', () => {
     } else if (r.rc === 3) {
       // The CUDA backend's kernels do not run timers or keep persistent state yet: its typed error, as is.
       // (StorageUnsupportedError's message starts with the store: "lmdb state store: grain ...".)
-      expect(r.out).toMatch(/(TimersUnsupportedError \[TIMERS_UNSUPPORTED\]|StorageUnsupportedError \[STORAGE_UNSUPPORTED\]): (lmdb state store: )?grain "(Device|Alerts)"/);
+      expect(r.out).toMatch(
+        /(TimersUnsupportedError \[TIMERS_UNSUPPORTED\]|StorageUnsupportedError \[STORAGE_UNSUPPORTED\]): (lmdb state store: )?grain "(Device|Alerts)"/,
+      );
       expect(r.out).toContain('nothing was checked');
     } else {
       expect(r.rc, r.out).toBe(0);

@@ -32,7 +32,13 @@ async function script(make: () => Backend, placement: string): Promise<unknown[]
   const out: unknown[] = [];
   const clock = { now: 10_000 };
   const system = (store: LmdbStore) => {
-    const s = new GrainSystem({ backends: { [placement]: make() }, logLevel: 'warn', handleSignals: false, clock: () => clock.now, askTimeoutMs: 60_000 });
+    const s = new GrainSystem({
+      backends: { [placement]: make() },
+      logLevel: 'warn',
+      handleSignals: false,
+      clock: () => clock.now,
+      askTimeoutMs: 60_000,
+    });
     s.register(Stored, { placement, storage: store, idleMs: 10, flushIntervalMs: 3_600_000, maxActors: 1024 });
     return s;
   };
@@ -65,7 +71,9 @@ async function script(make: () => Backend, placement: string): Promise<unknown[]
   } finally {
     await sys.shutdown({ mode: 'drain', timeoutMs: 60_000 });
   }
-  return out.map((x) => JSON.parse(JSON.stringify(x, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as Uint8Array) : v))));
+  return out.map((x) =>
+    JSON.parse(JSON.stringify(x, (_, v) => (ArrayBuffer.isView(v) ? Array.from(v as Uint8Array) : v))),
+  );
 }
 
 describe('actor residency: CUDA against the CPU backend', () => {
@@ -74,12 +82,20 @@ describe('actor residency: CUDA against the CPU backend', () => {
   it('the script on the CPU backend (the reference)', async () => {
     cpu = await script(() => new CpuBackend({ threads: 2 }), 'cpu');
     // The first collection takes the half without a second turn; the second, every reloaded actor.
-    expect(cpu.filter((x) => Array.isArray(x) && x[0] === 'collected')).toEqual([['collected', KEYS.length / 2], ['collected', KEYS.length]]);
+    expect(cpu.filter((x) => Array.isArray(x) && x[0] === 'collected')).toEqual([
+      ['collected', KEYS.length / 2],
+      ['collected', KEYS.length],
+    ]);
     expect(cpu.length).toBe(KEYS.length * 3 + KEYS.length / 2 + 4);
   }, 120_000);
 
-  it.skipIf(!probe.ok)(`the same script on CUDA with residency: identical replies, collections and states${probe.ok ? '' : ` (skipped: no CUDA driver/device — ${probe.reason})`}`, async () => {
-    const cuda = await script(() => new CudaBackend({ hostLanes: 1, residency: true }), 'cuda');
-    expect(cuda).toEqual(cpu);
-  }, 300_000);
+  it.skipIf(!probe.ok)(
+    'the same script on CUDA with residency: identical replies, collections and ' +
+      `states${probe.ok ? '' : ` (skipped: no CUDA driver/device — ${probe.reason})`}`,
+    async () => {
+      const cuda = await script(() => new CudaBackend({ hostLanes: 1, residency: true }), 'cuda');
+      expect(cuda).toEqual(cpu);
+    },
+    300_000,
+  );
 });

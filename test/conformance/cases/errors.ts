@@ -170,7 +170,9 @@ export const errorCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is lost); tells cancelled by QueueFullError are tellError events and counted',
+    name:
+      'full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is ' +
+      'lost); tells cancelled by QueueFullError are tellError events and counted',
     isolated: true,
     grains: [[Seq, { ringCapacity: 4 }]],
     system: { queueFullTimeoutMs: 60 },

@@ -89,7 +89,8 @@ function unbalanced(m: Record<string, ClassMetrics>): string[] {
     const out = c.processed + c.rejected + c.hostRejected;
     if (inn !== out)
       bad.push(
-        `${name}: sent ${c.sent} + k2kReceived ${c.k2kReceived} != processed ${c.processed} + rejected ${c.rejected} + hostRejected ${c.hostRejected}`,
+        `${name}: sent ${c.sent} + k2kReceived ${c.k2kReceived} != processed ${c.processed} + ` +
+          `rejected ${c.rejected} + hostRejected ${c.hostRejected}`,
       );
   }
   if (k2kSent !== k2kReceived) bad.push(`k2kSent ${k2kSent} != k2kReceived ${k2kReceived}`);

@@ -96,7 +96,9 @@ export const messagingCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'tellMany: N tells from columns, in order, counted; a bad column fails with the column and row and sends nothing',
+    name:
+      'tellMany: N tells from columns, in order, counted; a bad column fails with the column and row and ' +
+      'sends nothing',
     grains: [[Numbers]],
     isolated: true,
     async run({ system, metrics = async () => system.metrics() }) {
@@ -136,7 +138,9 @@ export const messagingCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'askMany: N asks from columns, replies as columns in row order; a failed row rejects with AskManyError naming it',
+    name:
+      'askMany: N asks from columns, replies as columns in row order; a failed row rejects with AskManyError ' +
+      'naming it',
     grains: [[Numbers]],
     isolated: true,
     async run({ system }) {

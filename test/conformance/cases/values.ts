@@ -37,7 +37,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'small integer kinds (u8 i8 u16 i16): boundary values round trip as scalars, fixed arrays and vecs, decoded to their typed arrays',
+    name:
+      'small integer kinds (u8 i8 u16 i16): boundary values round trip as scalars, fixed arrays and vecs, ' +
+      'decoded to their typed arrays',
     grains: [[Small]],
     async run({ system }) {
       const ref = system.grain(Small, 100);
@@ -59,7 +61,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'small integer kinds: stored by a host tell and by a K2K send, read back; forwarded to the actor that replies',
+    name:
+      'small integer kinds: stored by a host tell and by a K2K send, read back; forwarded to the actor that ' +
+      'replies',
     grains: [[Small]],
     async run({ system }) {
       expect(system.grain(Small, 110).tell.store(SMALL_LO)).toBeUndefined();
@@ -77,7 +81,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: "small integer kinds: arithmetic is on JS numbers and each store wraps like the field's typed array (truncate, modulo 2^bits)",
+    name:
+      "small integer kinds: arithmetic is on JS numbers and each store wraps like the field's typed array " +
+      '(truncate, modulo 2^bits)',
     grains: [[Small]],
     async run({ system }) {
       const ref = system.grain(Small, 120);
@@ -128,7 +134,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'small integer kinds out of range: requests fail with SchemaValidationError naming the field (nothing sent); replies out of range fail the ask',
+    name:
+      'small integer kinds out of range: requests fail with SchemaValidationError naming the field (nothing ' +
+      'sent); replies out of range fail the ask',
     grains: [[Small]],
     async run({ system, metrics = async () => system.metrics() }) {
       const ref = system.grain(Small, 130) as unknown as Record<string, (p: unknown) => Promise<unknown>>;
@@ -190,7 +198,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: 'small integer kinds: tellMany and askMany columns (typed arrays of any kind that fits skip the row check; a value out of range names column and row)',
+    name:
+      'small integer kinds: tellMany and askMany columns (typed arrays of any kind that fits skip the row ' +
+      'check; a value out of range names column and row)',
     grains: [[Small]],
     async run({ system, metrics = async () => system.metrics() }) {
       const key = [140, 141, 142];
@@ -248,7 +258,9 @@ export const valueCases: ConformanceCase[] = [
   },
   {
     // A 464-byte payload: 400 bytes fit as a bin (3 header bytes), not as a msgpack array (values ≥ 128 take 2 bytes).
-    name: 'byte arrays (t.vec(t.u8, 400)) travel as msgpack bin of their bytes: 0, 255, 256 and 400 bytes, as Uint8Array or number[]',
+    name:
+      'byte arrays (t.vec(t.u8, 400)) travel as msgpack bin of their bytes: 0, 255, 256 and 400 bytes, as ' +
+      'Uint8Array or number[]',
     grains: [[Small, { slotSize: 512 }]],
     isolated: true,
     async run({ system }) {
@@ -311,7 +323,9 @@ export const valueCases: ConformanceCase[] = [
     },
   },
   {
-    name: "ask with `into`: the reply's numeric arrays are the caller's own (or views of their first n elements); a wrong kind throws ReplyTargetError at the call, one too short rejects the ask with it",
+    name:
+      "ask with `into`: the reply's numeric arrays are the caller's own (or views of their first n " +
+      'elements); a wrong kind throws ReplyTargetError at the call, one too short rejects the ask with it',
     grains: [[Numbers]],
     async run({ system, metrics = async () => system.metrics() }) {
       const ref = system.grain(Numbers, 201);
