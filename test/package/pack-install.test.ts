@@ -18,13 +18,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The README's pack loop ("Use Ringgrain in your own project"), in its order. */
-const PACKAGES = ['core', 'cpu-backend', 'inline-backend', 'cuda-backend', 'codegen', 'lmdb-store', 'postgres-store'] as const;
+const PACKAGES = [
+  'core',
+  'cpu-backend',
+  'inline-backend',
+  'cuda-backend',
+  'codegen',
+  'lmdb-store',
+  'postgres-store',
+] as const;
 const pnpm = ['--yes', 'pnpm@10.34.8'];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'ringgrain-user-'));
 
 function run(cmd: string, args: string[], cwd: string, timeout = 180_000): SpawnSyncReturns<string> {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, RINGGRAIN_LOG: 'warn', npm_config_yes: 'true' } });
-  if (r.error || r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed: ${r.error?.message ?? `exit ${r.status}`}\n${r.stdout}\n${r.stderr}`);
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout,
+    env: { ...process.env, RINGGRAIN_LOG: 'warn', npm_config_yes: 'true' },
+  });
+  if (r.error || r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(' ')} (in ${cwd}) ` +
+        `failed: ${r.error?.message ?? `exit ${r.status}`}\n${r.stdout}\n${r.stderr}`,
+    );
   return r;
 }
 
@@ -38,7 +55,9 @@ function readmeProgram(): string {
 /** The README's tsconfig.json (its ```json block with compilerOptions). */
 function readmeTsconfig(): string {
   const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-  const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes('"compilerOptions"'));
+  const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .find((b) => b.includes('"compilerOptions"'));
   if (!block) throw new Error('README.md has no tsconfig.json block');
   return block;
 }
@@ -70,14 +89,20 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 describe('the packed packages, installed outside the workspace', () => {
   it('declare their exports as built JavaScript with types', () => {
     for (const p of PACKAGES) {
-      const pkg = JSON.parse(readFileSync(path.join(tmp, 'node_modules', '@ringgrain', p, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }>; dependencies?: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(path.join(tmp, 'node_modules', '@ringgrain', p, 'package.json'), 'utf8')) as {
+        exports: Record<string, { types: string; import: string }>;
+        dependencies?: Record<string, string>;
+      };
       expect(pkg.exports['.']).toEqual({ types: './dist/index.d.ts', import: './dist/index.js' });
-      for (const [dep, v] of Object.entries(pkg.dependencies ?? {})) expect(v, `${p} → ${dep}`).not.toMatch(/^workspace:/);
+      for (const [dep, v] of Object.entries(pkg.dependencies ?? {}))
+        expect(v, `${p} → ${dep}`).not.toMatch(/^workspace:/);
     }
   });
 
   it("load every entry of core and the CPU consumer's with plain node", () => {
-    const core = JSON.parse(readFileSync(path.join(tmp, 'node_modules', '@ringgrain', 'core', 'package.json'), 'utf8')) as { exports: Record<string, { types: string; import: string }> };
+    const core = JSON.parse(
+      readFileSync(path.join(tmp, 'node_modules', '@ringgrain', 'core', 'package.json'), 'utf8'),
+    ) as { exports: Record<string, { types: string; import: string }> };
     const entries = ['.', './backend', './cluster', './errors', './internal', './store', './types'];
     expect(Object.keys(core.exports).sort()).toEqual(entries);
     const probe = [
@@ -90,23 +115,33 @@ describe('the packed packages, installed outside the workspace', () => {
       "import { stateTableSpec } from '@ringgrain/core/store';",
       "import { partitionOf } from '@ringgrain/core/cluster';",
       "import { Dispatcher } from '@ringgrain/cpu-backend/consumer';",
-      'console.log([GrainSystem, RingProducer, layoutOf, stateTableSpec, partitionOf, Dispatcher].map((x) => typeof x).join(" "));',
+      'console.log([GrainSystem, RingProducer, layoutOf, stateTableSpec, partitionOf, Dispatcher].map((x) ' +
+        '=> typeof x).join(" "));',
     ].join('\n');
     writeFileSync(path.join(tmp, 'entries-probe.mjs'), probe);
     const r = run(process.execPath, ['entries-probe.mjs'], tmp, 60_000);
     expect(r.stdout).toContain('function function function function function function');
   });
 
-  it("compile the README's program with tsc and the README's tsconfig.json, then run it with plain node on the CPU backend", () => {
-    writeFileSync(path.join(tmp, 'bank.ts'), readmeProgram());
-    writeFileSync(path.join(tmp, 'tsconfig.json'), readmeTsconfig());
-    run(process.execPath, [path.join(tmp, 'node_modules', 'typescript', 'bin', 'tsc')], tmp); // `npx tsc`: -p tsconfig.json
-    const r = run(process.execPath, ['bank.js'], tmp, 60_000);
-    expect(r.stdout).toContain('README PROGRAM DONE');
-  });
+  it(
+    "compile the README's program with tsc and the README's tsconfig.json, then run it with plain node on " +
+      'the CPU backend',
+    () => {
+      writeFileSync(path.join(tmp, 'bank.ts'), readmeProgram());
+      writeFileSync(path.join(tmp, 'tsconfig.json'), readmeTsconfig());
+      // `npx tsc`: -p tsconfig.json
+      run(process.execPath, [path.join(tmp, 'node_modules', 'typescript', 'bin', 'tsc')], tmp);
+      const r = run(process.execPath, ['bank.js'], tmp, 60_000);
+      expect(r.stdout).toContain('README PROGRAM DONE');
+    },
+  );
 
   it('install the stores the README names: LmdbStore and PostgresStore load from the installed packages', () => {
-    writeFileSync(path.join(tmp, 'stores.mjs'), "import { LmdbStore } from '@ringgrain/lmdb-store';\nimport { PostgresStore } from '@ringgrain/postgres-store';\nconsole.log(typeof LmdbStore, typeof PostgresStore);\n");
+    writeFileSync(
+      path.join(tmp, 'stores.mjs'),
+      "import { LmdbStore } from '@ringgrain/lmdb-store';\nimport { PostgresStore } from " +
+        "'@ringgrain/postgres-store';\nconsole.log(typeof LmdbStore, typeof PostgresStore);\n",
+    );
     const r = run(process.execPath, ['stores.mjs'], tmp, 60_000);
     expect(r.stdout).toContain('function function');
   });

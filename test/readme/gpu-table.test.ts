@@ -11,7 +11,18 @@ describe('README GPU table', () => {
     expect(readme).toBe(next);
   });
   it('computes each verdict from the figures, with the margin', () => {
-    const t = renderTable({ commit: 'abc', device: 'd', askP50Us: 4, askP99Us: 6, pingPongFloorP50Us: 2, hostTellsPerS: 6e6, cpuHostTellsPerS: 7e6 }, undefined);
+    const t = renderTable(
+      {
+        commit: 'abc',
+        device: 'd',
+        askP50Us: 4,
+        askP99Us: 6,
+        pingPongFloorP50Us: 2,
+        hostTellsPerS: 6e6,
+        cpuHostTellsPerS: 7e6,
+      },
+      undefined,
+    );
     expect(t).toContain('p50 ≤ 1.3 × floor — not met (2.00× floor, 1.54× short)');
     expect(t).toContain('p99 ≤ 2 × p50 — met');
     expect(t).toContain('≥ 3 M/s — met; ≥ cpu — not met (6.00 M/s, 1.17× short)');

@@ -27,7 +27,12 @@ describe("the README's code in one file", () => {
   it('runs to the end on the CPU backend (workers import the file without starting its system)', () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, readmeProgram());
-    const r = spawnSync(process.execPath, ['--import', 'tsx', file], { cwd: root, encoding: 'utf8', timeout: 60_000, env: { ...process.env, RINGGRAIN_LOG: 'warn' } });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', file], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, RINGGRAIN_LOG: 'warn' },
+    });
     expect(r.error, `${r.stdout}\n${r.stderr}`).toBeUndefined();
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('README PROGRAM DONE');
@@ -37,7 +42,11 @@ describe("the README's code in one file", () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, readmeProgram());
     const out = path.join(dir, 'out');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'packages/codegen/src/cli.ts'), file, '--out', out], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', path.join(root, 'packages/codegen/src/cli.ts'), file, '--out', out],
+      { cwd: root, encoding: 'utf8', timeout: 60_000 },
+    );
     expect(r.error, `${r.stdout}\n${r.stderr}`).toBeUndefined();
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(path.join(out, 'Account.cu'), 'utf8')).toContain('rg_Account_main');

@@ -17,7 +17,17 @@ it('tsc -p tsconfig.json --noEmit reports no error (type tests included)', async
   const cache = join(ROOT, 'node_modules/.cache/ringgrain');
   mkdirSync(cache, { recursive: true });
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  const args = [tsc, '-p', join(ROOT, 'tsconfig.json'), '--noEmit', '--pretty', 'false', '--incremental', '--tsBuildInfoFile', join(cache, 'tsc.tsbuildinfo')];
+  const args = [
+    tsc,
+    '-p',
+    join(ROOT, 'tsconfig.json'),
+    '--noEmit',
+    '--pretty',
+    'false',
+    '--incremental',
+    '--tsBuildInfoFile',
+    join(cache, 'tsc.tsbuildinfo'),
+  ];
   const { code, out } = await new Promise<{ code: number | null; out: string }>((done) => {
     const p = spawn(process.execPath, args, { cwd: ROOT });
     let out = '';
