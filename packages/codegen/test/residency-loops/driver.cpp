@@ -82,6 +82,21 @@ static void drainReplies() {
     st(&r->tail, replyTail);
   }
 }
+/* One message into slot `s` of a ring at index `idx`: the payload, the header, then seq last. Returns its corr. */
+static unsigned int writeSlot(unsigned char* s, unsigned int idx, unsigned int method, long long key, double n, bool ask) {
+  RG_G(req) u;
+  memset(&u, 0, sizeof u);
+  if (method == 0u) u.m0.n = n;
+  if (method == 1u) u.m1.n = n;
+  rg_wr w = {s + RG_HDR, 0u, SLOT - RG_HDR};
+  if (!RG_G(encode_request)(method, &u, &w)) { printf("encode failed\n"); exit(2); }
+  rg_SlotHeader* h = (rg_SlotHeader*)s;
+  h->length = w.pos; h->method = method; h->flags = ask ? RG_ASK : 0u; h->corr = ask ? ++corrs : 0u;
+  h->keyLo = (unsigned int)key; h->keyHi = (unsigned int)((unsigned long long)key >> 32);
+  h->sender = RG_HOST_SENDER; h->grain = 0; h->time = now();
+  st(&h->seq, idx + 1u);
+  return h->corr;
+}
 /* Through the host rings (as core writes them): inbound ring `key % LANES`, moved by that lane's ingress warp. */
 static bool viaRings = false;
 static unsigned char* inboundRings;
@@ -90,19 +105,9 @@ static unsigned int inHead[LANES];
 static void sendHost(unsigned int method, long long key, double n, bool ask) {
   const unsigned int l = (unsigned int)(key % LANES), idx = inHead[l]++;
   unsigned char* s = inboundRings + l * inStride + RG_RING_HDR + (idx & 15u) * SLOT;
-  RG_G(req) u;
-  memset(&u, 0, sizeof u);
-  if (method == 0u) u.m0.n = n;
-  if (method == 1u) u.m1.n = n;
-  rg_wr w = {s + RG_HDR, 0u, SLOT - RG_HDR};
-  if (!RG_G(encode_request)(method, &u, &w)) { printf("encode failed\n"); exit(2); }
-  rg_SlotHeader* h = (rg_SlotHeader*)s;
-  h->length = w.pos; h->method = method; h->flags = ask ? RG_ASK : 0u; h->corr = ask ? ++corrs : 0u;
-  h->keyLo = (unsigned int)key; h->keyHi = (unsigned int)((unsigned long long)key >> 32);
-  h->sender = RG_HOST_SENDER; h->grain = 0; h->time = now();
-  st(&h->seq, idx + 1u);
+  const unsigned int corr = writeSlot(s, idx, method, key, n, ask);
   st(&((rg_RingHeader*)(inboundRings + l * inStride))->head, idx + 1u);
-  printf("send method %u key %lld corr %u\n", method, key, h->corr);
+  printf("send method %u key %lld corr %u\n", method, key, corr);
 }
 static void send(unsigned int method, long long key, double n, bool ask) {
   if (viaRings) { sendHost(method, key, n, ask); return; }
@@ -110,18 +115,8 @@ static void send(unsigned int method, long long key, double n, bool ask) {
   unsigned char* qb = queues + (size_t)p * (RG_RING_HDR + QCAP * SLOT);
   const unsigned int idx = __atomic_fetch_add(&((rg_RingHeader*)qb)->head, 1u, __ATOMIC_SEQ_CST);
   unsigned char* s = qb + RG_RING_HDR + (idx & (QCAP - 1u)) * SLOT;
-  RG_G(req) u;
-  memset(&u, 0, sizeof u);
-  if (method == 0u) u.m0.n = n;
-  if (method == 1u) u.m1.n = n;
-  rg_wr w = {s + RG_HDR, 0u, SLOT - RG_HDR};
-  if (!RG_G(encode_request)(method, &u, &w)) { printf("encode failed\n"); exit(2); }
-  rg_SlotHeader* h = (rg_SlotHeader*)s;
-  h->length = w.pos; h->method = method; h->flags = ask ? RG_ASK : 0u; h->corr = ask ? ++corrs : 0u;
-  h->keyLo = (unsigned int)key; h->keyHi = (unsigned int)((unsigned long long)key >> 32);
-  h->sender = RG_HOST_SENDER; h->grain = 0; h->time = now();
-  st(&h->seq, idx + 1u);
-  printf("send method %u key %lld corr %u\n", method, key, h->corr);
+  const unsigned int corr = writeSlot(s, idx, method, key, n, ask);
+  printf("send method %u key %lld corr %u\n", method, key, corr);
 }
 static bool answered() { return ld(&hb->doneSeq) == seqWant; }
 /* residency.ts ResidencyHost.request: op and its words, then seq; answered once doneSeq is seq. */
