@@ -83,7 +83,8 @@ static void drainReplies() {
   }
 }
 /* One message into slot `s` of a ring at index `idx`: the payload, the header, then seq last. Returns its corr. */
-static unsigned int writeSlot(unsigned char* s, unsigned int idx, unsigned int method, long long key, double n, bool ask) {
+static unsigned int writeSlot(unsigned char* s, unsigned int idx, unsigned int method, long long key, double n,
+                              bool ask) {
   RG_G(req) u;
   memset(&u, 0, sizeof u);
   if (method == 0u) u.m0.n = n;
