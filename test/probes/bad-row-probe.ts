@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { open } from 'lmdb';
+import pino from 'pino';
 import { GrainSystem } from '@ringgrain/core';
 import { CHUNK, chunkOf, parseChunk, rowOf } from '@ringgrain/core/store';
 import { CudaBackend } from '@ringgrain/cuda-backend';
@@ -64,10 +65,66 @@ async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<
     clearInterval(iv);
   }
 }
+const short = (v: unknown): string => {
+  try {
+    return (typeof v === 'object' && v !== null ? (v.constructor?.name ?? 'object') : String(v)).slice(0, 60);
+  } catch {
+    return '?';
+  }
+};
+/** PROBE_TRACE=1: each call of `obj[name]` logged with how it ended (resolved, rejected, threw), in the order run. */
+function trace(obj: Record<string, unknown> | undefined, name: string, label: string): void {
+  const f = obj?.[name];
+  if (!obj || typeof f !== 'function') return log(`trace: ${label} not found`);
+  obj[name] = function (this: unknown, ...args: unknown[]) {
+    log(`> ${label}(${args.map(short).join(', ')})`);
+    let r: unknown;
+    try {
+      r = f.apply(this, args);
+    } catch (e) {
+      log(`< ${label} threw ${(e as Error).name}: ${(e as Error).message}`);
+      throw e;
+    }
+    if (r instanceof Promise) {
+      r.then(
+        (v) => log(`< ${label} resolved ${short(v)}`),
+        (e) => log(`< ${label} rejected ${(e as Error)?.name}: ${(e as Error)?.message}`),
+      );
+    } else log(`< ${label} returned ${short(r)}`);
+    return r;
+  };
+}
+function traceAll(sys: GrainSystem): void {
+  if (process.env['PROBE_TRACE'] !== '1') return;
+  // biome-ignore lint/suspicious/noExplicitAny: private fields, a diagnosis
+  const s = sys as any;
+  const k = s.kernel(Stored);
+  const impl = k.backendKernel;
+  const host = impl?.residency?.host;
+  trace(host, 'request', 'ResidencyHost.request');
+  trace(host, 'deactivateIdle', 'ResidencyHost.deactivateIdle');
+  trace(host, 'readStaging', 'ResidencyHost.readStaging');
+  trace(host?.host, 'evicted', 'KernelStateHost.evicted');
+  trace(impl, 'deactivateIdle', 'CudaKernel.deactivateIdle');
+  trace(impl, 'dispose', 'CudaKernel.dispose');
+  trace(impl, 'readDirty', 'CudaKernel.readDirty');
+  trace(s.persistence, 'beforeStop', 'Persistence.beforeStop');
+  trace(s.persistence, 'stopped', 'Persistence.stopped');
+  const reg = s.state?.regs?.find((r: { def: { name: string } }) => r.def.name === 'Stored');
+  trace(reg?.writeBehind, 'flush', 'WriteBehind.flush');
+  trace(reg?.writeBehind, 'flushOnce', 'WriteBehind.flushOnce');
+  trace(reg?.writeBehind, 'evicted', 'WriteBehind.evicted');
+  trace(k, 'handshake', 'RingKernel.handshake');
+  trace(k, 'release', 'RingKernel.release');
+  trace(k, 'releaseMemory', 'RingKernel.releaseMemory');
+  log(`traced (reg.collecting ${short(reg?.collecting)})`);
+}
+// Synchronous log lines (in order with the probe's own, none lost when the probe is killed).
+const logger = pino({ name: 'ringgrain', level: 'debug' }, pino.destination({ dest: 1, sync: true }));
 const make = () =>
   new GrainSystem({
     backends: { x: new CudaBackend({ residency: true }) },
-    logLevel: 'debug',
+    logger,
     handleSignals: false,
     handshakeTimeoutMs: 5000,
   });
@@ -83,6 +140,7 @@ if (process.env['PROBE_DEACTIVATE_FIRST'] === '1') {
   await phase('a.deactivateIdle (active)', a, impl.deactivateIdle!(Number.POSITIVE_INFINITY, Date.now()));
   await phase('a.add 5 again', a, a.grain(Stored, 5).add({ n: 1 }));
 }
+traceAll(a);
 await phase('a.shutdown', a, a.shutdown());
 await store.close();
 const env = open({ path: dir, maxDbs: 64, compression: false });

@@ -18,6 +18,13 @@ probe() { # $1 tag, $2 seconds, then env assignments
   echo "rc=$?" >> "$O/$tag.raw"
   clean < "$O/$tag.raw" > "$O/$tag.log"
 }
+if [[ "${ONLY_TRACE:-0}" == 1 ]]; then
+  # Each call on the shutdown path logged with how it ended (PROBE_TRACE), the device words while it waits.
+  probe probe-trace 40 PROBE_TRACE=1 PROBE_DEVICE=1
+  probe probe-trace-first 30 PROBE_TRACE=1 PROBE_DEACTIVATE_FIRST=1
+  cat "$O"/probe-trace.log | cut -c1-300 | grep -v waiting | head -80
+  exit 0
+fi
 probe probe-plain 30 PROBE_X=0
 probe probe-device 30 PROBE_DEVICE=1
 probe probe-first 25 PROBE_DEACTIVATE_FIRST=1 PROBE_DEVICE=1
