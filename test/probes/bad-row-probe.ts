@@ -43,7 +43,8 @@ function words(sys: GrainSystem): string {
     }
     const line0 = w ? Array.from(w.slice(0, 12)).join(',') : '-';
     const line1 = w ? Array.from(w.slice(32, 36)).join(',') : '-';
-    return `${JSON.stringify(f)} words ${line0} / ${line1}${dev}`;
+    const req = impl?.residency?.host?.waiting;
+    return `${JSON.stringify(f)} words ${line0} / ${line1}${dev}${req ? ` | request ${JSON.stringify(req)}` : ''}`;
   } catch (e) {
     return `words: ${(e as Error).message}`;
   }
@@ -53,6 +54,11 @@ async function phase<T>(name: string, sys: GrainSystem, p: Promise<T>): Promise<
   const iv = setInterval(() => {
     log(`${name}: waiting ${JSON.stringify(sys.metrics()['Stored']?.storage ?? {})}`);
     log(`  ${words(sys)}`);
+    // Whether the event loop still runs immediates and 1 ms timers (what a residency request's polls wait on).
+    const t = performance.now();
+    setImmediate(() => log(`  immediate after ${(performance.now() - t).toFixed(1)} ms`));
+    setTimeout(() => log(`  1 ms timer after ${(performance.now() - t).toFixed(1)} ms`), 1);
+    if (process.env['PROBE_TRACE'] === '1') log(`  active: ${process.getActiveResourcesInfo().join(',')}`);
   }, 2000);
   try {
     const v = await p;

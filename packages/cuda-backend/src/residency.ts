@@ -198,6 +198,8 @@ export class ResidencyHost {
    * a read of it then faults the process. Nothing reads it after close: polls find nothing, requests fail typed.
    */
   private closed = false;
+  /** The request waiting for its answer (a diagnosis: how many polls it made, the doneSeq it last read). */
+  waiting: { op: number; seq: number; attempt: number; doneSeq: number } | undefined;
   /** Rows taken off the evict ring so far (a poll's caller tells a poll that found rows from an empty one). */
   drained = 0;
 
@@ -371,9 +373,16 @@ export class ResidencyHost {
     const seq = ((Atomics.load(this.words, H.seq) >>> 0) + 1) >>> 0;
     Atomics.store(this.words, H.seq, seq | 0);
     const t0 = performance.now();
+    const w = { op, seq, attempt: 0, doneSeq: 0 };
+    this.waiting = w;
     for (let attempt = 0; ; attempt++) {
       this.checkOpen(op);
-      if ((Atomics.load(this.words, H.doneSeq) >>> 0) === seq) return;
+      w.attempt = attempt;
+      w.doneSeq = Atomics.load(this.words, H.doneSeq) >>> 0;
+      if (w.doneSeq === seq) {
+        this.waiting = undefined;
+        return;
+      }
       const f = this.device.fault();
       if (f) throw new GpuStateError(this.target.grain, 'GPU_STATE_UNAVAILABLE', `the kernel faulted during a ${op === RES_OP.INSTALL ? 'state install' : 'deactivation'}`, { cause: f });
       if (performance.now() - t0 > this.opts.timeoutMs) {
