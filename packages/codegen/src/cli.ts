@@ -57,10 +57,15 @@ function abiJson(abi: ReturnType<typeof generateKernel>['abi']): string {
 /** `--explain`: one line per top-level handler loop, parallel or not, with the reason. */
 export function explainLoops(grain: string, loops: ReturnType<typeof generateKernel>['loops']): string {
   if (loops.length === 0) return `${grain}: no loops in its handlers\n`;
-  return loops.map((l) => `${grain}.${l.method} line ${l.line}: ${l.parallel ? 'element-parallel' : 'sequential'}: ${l.why}\n`).join('');
+  return loops
+    .map((l) => `${grain}.${l.method} line ${l.line}: ${l.parallel ? 'element-parallel' : 'sequential'}: ${l.why}\n`)
+    .join('');
 }
 
-/** `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node 20). */
+/**
+ * `mkdir -p`, one level at a time: `mkdirSync(dir, { recursive: true })` never returns for a path under /proc (Node
+ * 20).
+ */
 function makeDir(dir: string): void {
   const abs = resolve(dir);
   if (existsSync(abs)) return;
@@ -88,7 +93,8 @@ async function cudaBackend(): Promise<{ buildMain(argv: readonly string[], io: I
   for (let dir = process.cwd(); ; dir = dirname(dir)) {
     const pkg = join(dir, 'node_modules', name, 'package.json');
     if (existsSync(pkg)) {
-      const exp = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports?: Record<string, string | { import?: string }> }).exports?.['.'];
+      const exp = (JSON.parse(readFileSync(pkg, 'utf8')) as { exports?: Record<string, string | { import?: string }> })
+        .exports?.['.'];
       const entry = typeof exp === 'string' ? exp : exp?.import;
       if (entry) return import(pathToFileURL(join(dirname(pkg), entry)).href);
     }
@@ -100,7 +106,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   if (argv[0] === 'build') {
     const backend = await cudaBackend();
     if (!backend) {
-      io.err('ringgrain build compiles kernels for @ringgrain/cuda-backend, which is not installed here\n  hint: npm install @ringgrain/cuda-backend (it compiles with NVRTC; no GPU is needed)\n');
+      io.err(
+        'ringgrain build compiles kernels for @ringgrain/cuda-backend, which is not installed here\n  hint: npm install @ringgrain/cuda-backend (it compiles with NVRTC; no GPU is needed)\n',
+      );
       return 1;
     }
     return backend.buildMain(argv.slice(1), io);
@@ -116,14 +124,18 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   const path = isAbsolute(args.module) ? args.module : resolve(process.cwd(), args.module);
   if (!existsSync(path)) {
-    io.err(`cannot import ${args.module}: no such file (${path})\n  hint: name the .ts module that exports the grain classes, e.g. pnpm codegen examples/bank/grains.ts\n`);
+    io.err(
+      `cannot import ${args.module}: no such file (${path})\n  hint: name the .ts module that exports the grain classes, e.g. pnpm codegen examples/bank/grains.ts\n`,
+    );
     return 1;
   }
   const { loadGrainClasses } = await import('@ringgrain/core/backend');
   let grains: GrainDef[];
   try {
     // The module may also be a program (grain and system in one file): its system does not start here.
-    grains = (await loadGrainClasses(pathToFileURL(path).href)).map((c) => c.grain as GrainDef).filter((d) => Array.isArray(d.methods));
+    grains = (await loadGrainClasses(pathToFileURL(path).href))
+      .map((c) => c.grain as GrainDef)
+      .filter((d) => Array.isArray(d.methods));
   } catch (e) {
     io.err(`cannot import ${args.module}: ${(e as Error).message}\n`);
     return 1;
@@ -134,10 +146,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
   const chosen = args.grain === undefined ? grains : grains.filter((g) => g.name === args.grain);
   if (chosen.length === 0) {
-    io.err(`${args.module} has no grain class "${args.grain}" (it has ${grains.map((g) => g.name).join(', ')})\n${USAGE}\n`);
+    io.err(
+      `${args.module} has no grain class "${args.grain}" (it has ${grains.map((g) => g.name).join(', ')})\n${USAGE}\n`,
+    );
     return 2;
   }
-  const [{ generateKernel }, { CodegenError }] = await Promise.all([import('./cuda/kernel.ts'), import('./front/errors.ts')]);
+  const [{ generateKernel }, { CodegenError }] = await Promise.all([
+    import('./cuda/kernel.ts'),
+    import('./front/errors.ts'),
+  ]);
   try {
     for (const def of chosen) {
       const k = generateKernel(def, { grains });
@@ -150,7 +167,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           writeFileSync(cu, k.source);
           writeFileSync(join(args.outDir, `${def.name}.abi.json`), abiJson(k.abi));
         } catch (e) {
-          io.err(`cannot write to --out ${args.outDir}: ${(e as Error).message}\n  hint: --out names a directory to create (or reuse) that you can write to\n`);
+          io.err(
+            `cannot write to --out ${args.outDir}: ${(e as Error).message}\n  hint: --out names a directory to create (or reuse) that you can write to\n`,
+          );
           return 1;
         }
         io.out(`wrote ${cu}\n`);

@@ -67,31 +67,111 @@ export interface KernelParam {
 
 /** Kernel parameters in order. The C signature is generated from this list. */
 export const KERNEL_PARAMS: readonly KernelParam[] = [
-  { name: 'control', ctype: 'rg_ControlBlock*', kind: 'ptr', doc: 'pinned mapped host memory: one ControlBlock (core protocol.ts) per host lane, CONTROL_STRIDE apart' },
-  { name: 'inbound', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: per host lane, a host → kernel ring formatted by core Ring.format(ringCapacity, slotSize), laneBytes apart' },
-  { name: 'replies', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: kernel → host ring formatted by core Ring.format(replyCapacity, slotSize)' },
-  { name: 'queues', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long' },
+  {
+    name: 'control',
+    ctype: 'rg_ControlBlock*',
+    kind: 'ptr',
+    doc: 'pinned mapped host memory: one ControlBlock (core protocol.ts) per host lane, CONTROL_STRIDE apart',
+  },
+  {
+    name: 'inbound',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'pinned mapped host memory: per host lane, a host → kernel ring formatted by core Ring.format(ringCapacity, slotSize), laneBytes apart',
+  },
+  {
+    name: 'replies',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'pinned mapped host memory: kernel → host ring formatted by core Ring.format(replyCapacity, slotSize)',
+  },
+  {
+    name: 'queues',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long',
+  },
   { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: maxActors state structs' },
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
-  { name: 'globals', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: DeviceGlobals (with the bulk job boards), (partitions + 1) counter rows, then one laneSeen word per host lane' },
-  { name: 'routes', ctype: 'const rg_RouteEntry*', kind: 'ptr', doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)' },
-  { name: 'scratch', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)" },
-  { name: 'overflow', ctype: 'unsigned char*', kind: 'ptr', doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)" },
-  { name: 'overflowNodes', ctype: 'unsigned int', kind: 'u32', doc: 'nodes in the overflow pool, the first `partitions` being the lists\' initial stubs' },
+  {
+    name: 'globals',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'device memory, zero-filled: DeviceGlobals (with the bulk job boards), (partitions + 1) counter rows, then one laneSeen word per host lane',
+  },
+  {
+    name: 'routes',
+    ctype: 'const rg_RouteEntry*',
+    kind: 'ptr',
+    doc: 'device memory, host-written: RouteEntry per grain id (routeCount entries)',
+  },
+  {
+    name: 'scratch',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)",
+  },
+  {
+    name: 'overflow',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: "device memory, zero-filled: this kernel's K2K overflow pool (overflowLayout)",
+  },
+  {
+    name: 'overflowNodes',
+    ctype: 'unsigned int',
+    kind: 'u32',
+    doc: "nodes in the overflow pool, the first `partitions` being the lists' initial stubs",
+  },
   { name: 'routeCount', ctype: 'unsigned int', kind: 'u32', doc: 'entries in routes' },
   { name: 'partitions', ctype: 'unsigned int', kind: 'u32', doc: 'worker warps = partition queues' },
   { name: 'queueCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots per partition queue (power of two)' },
   { name: 'ringCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots of the inbound ring (power of two)' },
   { name: 'replyCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'slots of the reply ring (power of two)' },
-  { name: 'slotSize', ctype: 'unsigned int', kind: 'u32', doc: 'bytes per slot, header included, in every ring and queue' },
+  {
+    name: 'slotSize',
+    ctype: 'unsigned int',
+    kind: 'u32',
+    doc: 'bytes per slot, header included, in every ring and queue',
+  },
   { name: 'maxActors', ctype: 'unsigned int', kind: 'u32', doc: 'state slots' },
   { name: 'dirCapacity', ctype: 'unsigned int', kind: 'u32', doc: 'directory entries (power of two ≥ 2 × maxActors)' },
-  { name: 'turnBudget', ctype: 'unsigned int', kind: 'u32', doc: 'loop iterations a turn may run before failing with TURN_BUDGET' },
-  { name: 'sendBudget', ctype: 'unsigned int', kind: 'u32', doc: 'retries (≈256 ns apart) of a K2K send to a full queue before failing with QUEUE_FULL' },
-  { name: 'lanes', ctype: 'unsigned int', kind: 'u32', doc: 'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart from `inbound`, one ingress warp each' },
-  { name: 'laneBytes', ctype: 'unsigned long long', kind: 'u64', doc: "bytes from one host lane's inbound ring to the next (sizes().inboundStride)" },
-  { name: 'timers', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: the timer area (timerLayout: TimerGlobals, per-worker TimerLaneStats, a timer row per actor slot); 0 for a class without timers' },
-  { name: 'timerHost', ctype: 'unsigned char*', kind: 'ptr', doc: 'pinned mapped host memory: one TimerHostBlock (published time, caught-up epoch, figures); 0 for a class without timers' },
+  {
+    name: 'turnBudget',
+    ctype: 'unsigned int',
+    kind: 'u32',
+    doc: 'loop iterations a turn may run before failing with TURN_BUDGET',
+  },
+  {
+    name: 'sendBudget',
+    ctype: 'unsigned int',
+    kind: 'u32',
+    doc: 'retries (≈256 ns apart) of a K2K send to a full queue before failing with QUEUE_FULL',
+  },
+  {
+    name: 'lanes',
+    ctype: 'unsigned int',
+    kind: 'u32',
+    doc: 'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart from `inbound`, one ingress warp each',
+  },
+  {
+    name: 'laneBytes',
+    ctype: 'unsigned long long',
+    kind: 'u64',
+    doc: "bytes from one host lane's inbound ring to the next (sizes().inboundStride)",
+  },
+  {
+    name: 'timers',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'device memory, zero-filled: the timer area (timerLayout: TimerGlobals, per-worker TimerLaneStats, a timer row per actor slot); 0 for a class without timers',
+  },
+  {
+    name: 'timerHost',
+    ctype: 'unsigned char*',
+    kind: 'ptr',
+    doc: 'pinned mapped host memory: one TimerHostBlock (published time, caught-up epoch, figures); 0 for a class without timers',
+  },
 ];
 
 /** Bytes between two host lanes' control blocks (a control block rounded up to 128). */
@@ -133,7 +213,16 @@ export interface Abi {
   readonly stateAlign: number;
   /** Bytes of one worker's scratch: the request union at 0, the reply union at `replyAt` (unit.ts: RG_SCRATCH_*). */
   readonly scratch: ScratchLayout;
-  readonly schemas: { readonly RouteEntry: StructSchema; readonly DeviceGlobals: StructSchema; readonly BulkBoard: StructSchema; readonly DirEntry: StructSchema; readonly OverflowHeader: StructSchema; readonly OverflowNode: StructSchema; readonly StateMeta: StructSchema; readonly GatherHeader: StructSchema };
+  readonly schemas: {
+    readonly RouteEntry: StructSchema;
+    readonly DeviceGlobals: StructSchema;
+    readonly BulkBoard: StructSchema;
+    readonly DirEntry: StructSchema;
+    readonly OverflowHeader: StructSchema;
+    readonly OverflowNode: StructSchema;
+    readonly StateMeta: StructSchema;
+    readonly GatherHeader: StructSchema;
+  };
   /** Turn error codes as they appear in the unit (messages are the reply texts). */
   readonly errors: Readonly<Record<string, number>>;
   readonly dirCapacity: (o: Pick<AbiOptions, 'maxActors'>) => number;
@@ -153,8 +242,15 @@ export interface Abi {
     readonly routesPerGrain: number;
     readonly scratch: number;
   };
-  /** Warp 0 of block 0 is the control warp and lane 0's ingress; warps 1..partitions are workers; then one ingress warp per further host lane. */
-  readonly launch: (o: Pick<AbiOptions, 'partitions' | 'lanes'>) => { readonly blocks: number; readonly threadsPerBlock: number; readonly sharedBytes: number };
+  /**
+   * Warp 0 of block 0 is the control warp and lane 0's ingress; warps 1..partitions are workers; then one ingress warp
+   * per further host lane.
+   */
+  readonly launch: (o: Pick<AbiOptions, 'partitions' | 'lanes'>) => {
+    readonly blocks: number;
+    readonly threadsPerBlock: number;
+    readonly sharedBytes: number;
+  };
 }
 
 export const TURN_ERRORS = {
@@ -179,7 +275,10 @@ const up16 = (n: number) => Math.ceil(n / 16) * 16;
  * rounded up to 16 (a union's size rounds its largest member up to its alignment, at most 16). The
  * unit checks with static_assert that its unions fit.
  */
-export function scratchLayout(requests: readonly StructSchema[], replies: readonly (StructSchema | undefined)[]): ScratchLayout {
+export function scratchLayout(
+  requests: readonly StructSchema[],
+  replies: readonly (StructSchema | undefined)[],
+): ScratchLayout {
   const req = up16(Math.max(16, ...requests.map((s) => layoutOf(s).size)));
   const rep = up16(Math.max(16, ...replies.map((s) => (s ? layoutOf(s).size : 1))));
   const bytes = req + rep;
@@ -243,7 +342,11 @@ export function makeAbi(grain: string, grainId: number, state: StructSchema, scr
         scratch: scratch.bytes * scratch.lanes * o.partitions,
       };
     },
-    launch: (o) => ({ blocks: Math.ceil((o.partitions + (o.lanes ?? 1)) * 32 / THREADS_PER_BLOCK), threadsPerBlock: THREADS_PER_BLOCK, sharedBytes: 0 }),
+    launch: (o) => ({
+      blocks: Math.ceil(((o.partitions + (o.lanes ?? 1)) * 32) / THREADS_PER_BLOCK),
+      threadsPerBlock: THREADS_PER_BLOCK,
+      sharedBytes: 0,
+    }),
   };
 }
 
@@ -261,4 +364,5 @@ if (Object.values(SlotFlag).some((f) => f >= TICK_FLAG) || (1 << (32 - TICK_TIME
  * these structs with static_asserts and reads rows with column-image.ts's readers.
  */
 export { ColumnDesc, ColumnImageHeader };
-if (layoutOf(ColumnImageHeader).size % 8 !== 0 || layoutOf(ColumnDesc).size % 8 !== 0) throw new Error('codegen: column image header and descriptors must keep the columns 8-aligned');
+if (layoutOf(ColumnImageHeader).size % 8 !== 0 || layoutOf(ColumnDesc).size % 8 !== 0)
+  throw new Error('codegen: column image header and descriptors must keep the columns 8-aligned');

@@ -22,9 +22,14 @@ export class Codecs {
     const name = `rg_dec_${type.replace(/^rg_/, '')}`;
     this.decoders.set(s, name);
     const n = s.fieldNames.length;
-    const match = s.fieldNames.map((f, i) => `    ${i ? 'else ' : ''}if (rg_keyeq(r, ka, kl, "${f}", ${f.length})) f = ${i};`).join('\n');
+    const match = s.fieldNames
+      .map((f, i) => `    ${i ? 'else ' : ''}if (rg_keyeq(r, ka, kl, "${f}", ${f.length})) f = ${i};`)
+      .join('\n');
     const cases = s.fieldNames
-      .map((f, i) => `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${cMember(f)}`, 1), 8)}\n        break;`)
+      .map(
+        (f, i) =>
+          `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${cMember(f)}`, 1), 8)}\n        break;`,
+      )
       .join('\n');
     const body =
       n === 0
@@ -96,7 +101,8 @@ export class Codecs {
         const n = vec ? `${v}.length` : String(s.length);
         const items = vec ? `${v}.items` : v;
         const guard = vec ? `if (${v}.length > ${s.maxLength}) return false;\n` : '';
-        if (isNumericScalar(s.element)) return `${guard}if (!rg_wr_a${s.element.scalar}(w, ${items}, ${n})) return false;`;
+        if (isNumericScalar(s.element))
+          return `${guard}if (!rg_wr_a${s.element.scalar}(w, ${items}, ${n})) return false;`;
         const i = `i${depth}`;
         return (
           `${guard}if (!rg_wr_arrhdr(w, ${n})) return false;\n` +

@@ -29,12 +29,16 @@ export function columnImageSection(def: GrainDef, selfId: number, reqTypes: read
     if (!fields) continue;
     const lines = fields.map((f, c) => {
       const col = `(img + d[${c}].at)`;
-      return f.kind === 'bool' ? `  u->${cMember(f.name)} = ${col}[row] != 0;` : `  u->${cMember(f.name)} = ((const ${C_SCALAR[f.kind]}*)${col})[row];`;
+      return f.kind === 'bool'
+        ? `  u->${cMember(f.name)} = ${col}[row] != 0;`
+        : `  u->${cMember(f.name)} = ((const ${C_SCALAR[f.kind]}*)${col})[row];`;
     });
     const kinds = fields.map((f, c) => `d[${c}].kind == ${COLUMN_KINDS.indexOf(f.kind)}u`);
     fns.push(
       `RG_HD static inline bool rg_${G}_image_row_${i}(const unsigned char* img, unsigned int row, ${reqTypes[i]!}* u) {\n` +
-        (fields.length ? `  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));\n` : `  (void)row; (void)u;\n`) +
+        (fields.length
+          ? `  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));\n`
+          : `  (void)row; (void)u;\n`) +
         `  if (((const rg_ColumnImageHeader*)img)->columns != ${fields.length}u${kinds.length ? ` || !(${kinds.join(' && ')})` : ''}) return false;\n` +
         `${lines.join('\n')}\n  return true;\n}`,
     );
@@ -99,7 +103,8 @@ function slotWriter(G: string, i: number, m: MethodDef, selfId: number): string 
     `  ((unsigned int*)d)[${SLOT.keyHi / 4}] = (unsigned int)((unsigned long long)key >> 32);`,
     `  *(double*)(d + ${SLOT.time}) = time;`,
   );
-  if (tpl.fields.length) lines.push('  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));');
+  if (tpl.fields.length)
+    lines.push('  const rg_ColumnDesc* c = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));');
   for (const [f, { kind, at }] of tpl.fields.entries()) {
     const col = `(img + c[${f}].at)`;
     if (kind === 'bool') {
@@ -107,9 +112,24 @@ function slotWriter(G: string, i: number, m: MethodDef, selfId: number): string 
       continue;
     }
     const width = kindSpec(kind).msgpack.fixed.width - 1;
-    if (kind === 'f64') lines.push(`  { union { double f; unsigned long long u; } x; x.f = ((const double*)${col})[row];`, ...beStores('x.u', at + 1, width), '  }');
-    else if (kind === 'f32') lines.push(`  { union { float f; unsigned int u; } x; x.f = ((const float*)${col})[row];`, ...beStores('x.u', at + 1, width), '  }');
-    else lines.push(`  { const unsigned long long x = (unsigned long long)(long long)((const ${kind.startsWith('u') ? `unsigned ${kind === 'u8' ? 'char' : kind === 'u16' ? 'short' : 'int'}` : kind === 'i8' ? 'signed char' : kind === 'i16' ? 'short' : 'int'}*)${col})[row];`, ...beStores('x', at + 1, width), '  }');
+    if (kind === 'f64')
+      lines.push(
+        `  { union { double f; unsigned long long u; } x; x.f = ((const double*)${col})[row];`,
+        ...beStores('x.u', at + 1, width),
+        '  }',
+      );
+    else if (kind === 'f32')
+      lines.push(
+        `  { union { float f; unsigned int u; } x; x.f = ((const float*)${col})[row];`,
+        ...beStores('x.u', at + 1, width),
+        '  }',
+      );
+    else
+      lines.push(
+        `  { const unsigned long long x = (unsigned long long)(long long)((const ${kind.startsWith('u') ? `unsigned ${kind === 'u8' ? 'char' : kind === 'u16' ? 'short' : 'int'}` : kind === 'i8' ? 'signed char' : kind === 'i16' ? 'short' : 'int'}*)${col})[row];`,
+        ...beStores('x', at + 1, width),
+        '  }',
+      );
   }
   lines.push(`  return ${img.length + 4}u;`);
   return `RG_HD static inline unsigned int rg_${G}_image_slot_${i}(const unsigned char* img, unsigned int row, double time, unsigned char* d) {\n${lines.join('\n')}\n}`;

@@ -22,7 +22,8 @@ export const C_SCALAR: { readonly [K in ScalarKind]: string } = {
  * a schema field of one of these names is a valid JS identifier but not a C member name.
  */
 const RESERVED = new Set(
-  ('alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class compl concept const ' +
+  (
+    'alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class compl concept const ' +
     'consteval constexpr constinit const_cast continue co_await co_return co_yield decltype default delete do double dynamic_cast else ' +
     'enum explicit export extern false float for friend goto if inline int long mutable namespace new noexcept not not_eq nullptr ' +
     'operator or or_eq private protected public register reinterpret_cast requires restrict return short signed sizeof static ' +
@@ -33,7 +34,8 @@ const RESERVED = new Set(
 
 /**
  * The C member name of schema field `name`: the name itself, or `rgk_<name>` where the name is reserved in
- * C++ (above), begins with `__` or `_` and a capital (reserved: `__LINE__` and the like are macros), names a macro family of the
+ * C++ (above), begins with `__` or `_` and a capital (reserved: `__LINE__` and the like are macros), names a macro
+ * family of the
  * unit or its headers (`RG_`, `M_`, `FP_`, `FLT_`, `DBL_`), or begins with `rgk_` itself (so the mapping is
  * one-to-one). Every emitter that names a member of a user struct goes through this.
  */
@@ -84,8 +86,14 @@ export class CTypes {
   private emitStruct(name: string, s: StructSchema): void {
     const members = s.fieldNames.map((f) => `  ${this.decl(s.fields[f] as Schema, cMember(f), name)};`);
     const l = layoutOf(s);
-    const asserts = [`static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");`, `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");`];
-    for (const f of l.fields ?? []) asserts.push(`RG_OFFSET_ASSERT(${name}, ${cMember(f.name)}, ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`);
+    const asserts = [
+      `static_assert(sizeof(${name}) == ${l.size}, "${name}: size differs from layoutOf");`,
+      `static_assert(alignof(${name}) == ${l.align}, "${name}: alignment differs from layoutOf");`,
+    ];
+    for (const f of l.fields ?? [])
+      asserts.push(
+        `RG_OFFSET_ASSERT(${name}, ${cMember(f.name)}, ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`,
+      );
     this.defs.push(`struct ${name} {\n${members.join('\n')}\n};\n${asserts.join('\n')}`);
   }
 

@@ -11,7 +11,19 @@ import {
   offsetOf,
 } from '@ringgrain/core/backend';
 import { MAX_REDUCTIONS } from '../front/parallel.ts';
-import { BULK_BOARDS, BULK_JOB_BYTES, CONTROL_STRIDE, COOP_ENV_BYTES, DIR_STATE, DirEntry, KERNEL_PARAMS, OVERFLOW_NODE_HEADER, OverflowHeader, THREADS_PER_BLOCK, TURN_ERRORS } from './abi.ts';
+import {
+  BULK_BOARDS,
+  BULK_JOB_BYTES,
+  CONTROL_STRIDE,
+  COOP_ENV_BYTES,
+  DIR_STATE,
+  DirEntry,
+  KERNEL_PARAMS,
+  OVERFLOW_NODE_HEADER,
+  OverflowHeader,
+  THREADS_PER_BLOCK,
+  TURN_ERRORS,
+} from './abi.ts';
 import { GATHER_PARAMS, GATHER_THREADS, STATE_META_BYTES, STATE_REGION_ALIGN, gatherLayout } from './state-meta.ts';
 
 /*
@@ -21,7 +33,8 @@ import { GATHER_PARAMS, GATHER_THREADS, STATE_META_BYTES, STATE_REGION_ALIGN, ga
  */
 
 /** A multi-line macro (one line per item; empty where there are none). */
-const macro = (name: string, lines: readonly string[]): string => (lines.length ? `#define ${name} \\\n${lines.join(' \\\n')}` : `#define ${name}`);
+const macro = (name: string, lines: readonly string[]): string =>
+  lines.length ? `#define ${name} \\\n${lines.join(' \\\n')}` : `#define ${name}`;
 
 /** Grain-independent constants: every unit has them first (before runtime/prelude.cuh). */
 export function constantsSection(): string {
@@ -64,13 +77,16 @@ export function constantsSection(): string {
     '/* Profiling stamps (STAMPS below); runtime/ring.cuh makes RG_STAMP a no-op unless the including file defines it. */',
     ...STAMPS.map((s, i) => `#define RG_S_${s} ${i}`),
     `#define RG_NSTAMPS ${STAMPS.length}`,
-    '/* The kernel (abi.ts): threads a block, bytes between two host lanes\' control blocks, the register cap\'s default. */',
+    "/* The kernel (abi.ts): threads a block, bytes between two host lanes' control blocks, the register cap's default. */",
     `#define RG_THREADS_PER_BLOCK ${THREADS_PER_BLOCK}`,
     `#define RG_WARPS_PER_BLOCK ${THREADS_PER_BLOCK / 32}u`,
     `#define RG_CONTROL_STRIDE ${CONTROL_STRIDE}ull`,
     `#define RG_DEFAULT_MIN_BLOCKS_PER_SM ${MIN_BLOCKS_PER_SM}`,
-    '/* The kernel\'s parameters (abi.ts KERNEL_PARAMS, the one list the host launches with). */',
-    macro('RG_KERNEL_PARAMS', KERNEL_PARAMS.map((p, i) => `    ${p.ctype} ${p.name}${i + 1 < KERNEL_PARAMS.length ? ',' : ''}`)),
+    "/* The kernel's parameters (abi.ts KERNEL_PARAMS, the one list the host launches with). */",
+    macro(
+      'RG_KERNEL_PARAMS',
+      KERNEL_PARAMS.map((p, i) => `    ${p.ctype} ${p.name}${i + 1 < KERNEL_PARAMS.length ? ',' : ''}`),
+    ),
     '/* K2K overflow pool (abi.ts OverflowHeader, OVERFLOW_NODE_HEADER). */',
     `#define RG_OV_HDR ${layoutOf(OverflowHeader).size}u`,
     `#define RG_OV_NODE_HDR ${OVERFLOW_NODE_HEADER}u`,
@@ -91,7 +107,10 @@ export function constantsSection(): string {
     `#define RG_STATE_REGION_ALIGN ${STATE_REGION_ALIGN}ull`,
     `#define RG_GATHER_KEYS_AT ${gatherLayout(0, 0).keysAt}ull`,
     `#define RG_GATHER_THREADS ${GATHER_THREADS}`,
-    macro('RG_GATHER_PARAMS', GATHER_PARAMS.map((p, i) => `    ${p.ctype} ${p.name}${i + 1 < GATHER_PARAMS.length ? ',' : ''}`)),
+    macro(
+      'RG_GATHER_PARAMS',
+      GATHER_PARAMS.map((p, i) => `    ${p.ctype} ${p.name}${i + 1 < GATHER_PARAMS.length ? ',' : ''}`),
+    ),
     '/* Idle back-off of the persistent loop (BACKOFF below): NVRTC defines may override each. */',
     ...backoff,
   ].join('\n');
@@ -99,7 +118,12 @@ export function constantsSection(): string {
 
 /** The grain class of the unit: its name (RG_G(name) is rg_<grain>_<name>), id, methods and key kind. */
 export function grainSection(grain: string, selfId: number, methodCount: number, stringKeys: boolean): string {
-  return [`#define RG_GRAIN ${grain}`, `#define RG_SELF_ID ${selfId}u`, `#define RG_METHOD_COUNT ${methodCount}u`, `#define RG_STRING_KEYS ${stringKeys ? 1 : 0}`].join('\n');
+  return [
+    `#define RG_GRAIN ${grain}`,
+    `#define RG_SELF_ID ${selfId}u`,
+    `#define RG_METHOD_COUNT ${methodCount}u`,
+    `#define RG_STRING_KEYS ${stringKeys ? 1 : 0}`,
+  ].join('\n');
 }
 
 /**
@@ -107,7 +131,10 @@ export function grainSection(grain: string, selfId: number, methodCount: number,
  * (abi.ts scratchLayout: the decoded request at 0, the reply at RG_SCRATCH_REPLY_AT, and how many turns a
  * warp runs at once), and its element-parallel loops by id for rg_coop_run, rg_coop_chunk and rg_coop_bulk_ok.
  */
-export function loopSection(scratch: { bytes: number; replyAt: number; lanes: number }, loops: readonly ParallelLoopFn[] = []): string {
+export function loopSection(
+  scratch: { bytes: number; replyAt: number; lanes: number },
+  loops: readonly ParallelLoopFn[] = [],
+): string {
   const bulk = loops.filter((l) => l.bulk);
   return [
     '/* ---- the unit\'s scratch and element-parallel loops (device.ts loopSection) --------------------------- */',
@@ -179,7 +206,10 @@ export interface ParallelLoopFn {
   readonly env: string;
   /** Its lane runner: one lane's iterations, then the warp's agreement on errors and reductions. */
   readonly runner: string;
-  /** Its range runner (iterations [from, to) on one warp), defined where `bulk`: iterations that cannot fail and reduce nothing. */
+  /**
+   * Its range runner (iterations [from, to) on one warp), defined where `bulk`: iterations that cannot fail and reduce
+   * nothing.
+   */
   readonly chunk: string;
   readonly bulk: boolean;
 }

@@ -8,7 +8,17 @@ import {
   type GrainDef,
   type MethodDef,
 } from '@ringgrain/core/backend';
-import { BulkBoard, DeviceGlobals, DirEntry, OverflowHeader, OverflowNode, RouteEntry, makeAbi, scratchLayout, type Abi } from './abi.ts';
+import {
+  BulkBoard,
+  DeviceGlobals,
+  DirEntry,
+  OverflowHeader,
+  OverflowNode,
+  RouteEntry,
+  makeAbi,
+  scratchLayout,
+  type Abi,
+} from './abi.ts';
 import type { FunctionAst } from '../front/ast.ts';
 import { indent } from './codecs.ts';
 import { constantsSection, grainSection, loopSection } from './device.ts';
@@ -36,9 +46,15 @@ export interface GenerateOptions {
 }
 
 export interface GeneratedKernel {
-  /** One CUDA C++ translation unit (NVRTC- and nvcc-compilable; codecs and handlers also build with g++): grainSource with the runtime files inlined. */
+  /**
+   * One CUDA C++ translation unit (NVRTC- and nvcc-compilable; codecs and handlers also build with g++): grainSource
+   * with the runtime files inlined.
+   */
   readonly source: string;
-  /** The unit as generated: the grain's own C, with `#include "<file>"` lines naming the runtime files (runtime.ts; compile with -I RUNTIME_DIR). */
+  /**
+   * The unit as generated: the grain's own C, with `#include "<file>"` lines naming the runtime files (runtime.ts;
+   * compile with -I RUNTIME_DIR).
+   */
   readonly grainSource: string;
   readonly abi: Abi;
   /** The parsed syntax trees (version 1), by `method:<name>`, `hook:<name>` (activation hooks) and `helper:<name>`. */
@@ -54,7 +70,13 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   const grains = opts.grains ?? [def];
   const selfId = grains.indexOf(def);
   if (selfId < 0) {
-    throw new CodegenError('CODEGEN_SOURCE', 'grains', `grain ${def.name} is not in the grains list`, undefined, 'pass the same GrainDef objects the backend places, by id');
+    throw new CodegenError(
+      'CODEGEN_SOURCE',
+      'grains',
+      `grain ${def.name} is not in the grains list`,
+      undefined,
+      'pass the same GrainDef objects the backend places, by id',
+    );
   }
   const G = def.name;
   const mod = loadModule(def.module);
@@ -102,7 +124,13 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     ast.params.forEach((p, j) => {
       const role = ROLES[j];
       if (!role) {
-        throw new CodegenError('CODEGEN_UNSUPPORTED', 'extra parameter', `handler ${G}.${m.name} has ${ast.params.length} parameters`, { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column }, 'handlers take (state, msg, ctx)');
+        throw new CodegenError(
+          'CODEGEN_UNSUPPORTED',
+          'extra parameter',
+          `handler ${G}.${m.name} has ${ast.params.length} parameters`,
+          { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column },
+          'handlers take (state, msg, ctx)',
+        );
       }
       roles.set(p.name, role);
     });
@@ -110,7 +138,12 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     fn.handlerTypes = { state: stateType, req: reqTypes[i] as string };
     const body = lowerBlock(ast.body, fn);
     const last = ast.body[ast.body.length - 1];
-    const tail = last?.kind === 'return' || last?.kind === 'throw' ? '' : m.reply ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;' : '\nreturn RG_OK;';
+    const tail =
+      last?.kind === 'return' || last?.kind === 'throw'
+        ? ''
+        : m.reply
+          ? '\nt->err = RG_E_NO_REPLY;\nreturn t->err;'
+          : '\nreturn RG_OK;';
     return (
       `/* ${G}.${m.name} (${mod.file}:${ast.loc.line}) */\n` +
       `RG_HD static int rg_h_${G}_${m.name}(rg_turn* t, ${stateType}* s, ${reqTypes[i]}* m, ${repTypes[i]}* r) {\n` +
@@ -121,7 +154,9 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
   // Activation hooks (state, ctx): translated like handlers, run by the kernel as turns of the actor
   // (onActivate when it activates one). A hook is a tell without a message: its request is empty.
   const hookDefs: MethodDef[] = HOOK_NAMES.flatMap((name) =>
-    hasMethod(mod, G, name) ? [{ id: HOOK_METHOD[name as keyof typeof HOOK_METHOD], name, request: schema.struct({}), reply: undefined }] : [],
+    hasMethod(mod, G, name)
+      ? [{ id: HOOK_METHOD[name as keyof typeof HOOK_METHOD], name, request: schema.struct({}), reply: undefined }]
+      : [],
   );
   const hooks = hookDefs.map((m) => {
     const ast = parseHandler(mod, G, m.name);
@@ -131,7 +166,13 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     ast.params.forEach((p, j) => {
       const role = j === 0 ? 'state' : j === 1 ? 'ctx' : undefined;
       if (!role) {
-        throw new CodegenError('CODEGEN_UNSUPPORTED', 'extra parameter', `activation hook ${G}.${m.name} has ${ast.params.length} parameters`, { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column }, 'hooks take (state, ctx)');
+        throw new CodegenError(
+          'CODEGEN_UNSUPPORTED',
+          'extra parameter',
+          `activation hook ${G}.${m.name} has ${ast.params.length} parameters`,
+          { grain: G, method: m.name, file: mod.file, line: p.loc.line, column: p.loc.column },
+          'hooks take (state, ctx)',
+        );
       }
       roles.set(p.name, role);
     });
@@ -154,7 +195,9 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     def.methods.map((m) => m.reply),
   );
   // Methods whose turns may change the state (the others only note the actor's last turn: state-meta.ts).
-  const writers = def.methods.flatMap((m, i) => (mayWriteState(unit.trees.get(`method:${m.name}`)!, def.state) ? [i] : []));
+  const writers = def.methods.flatMap((m, i) =>
+    mayWriteState(unit.trees.get(`method:${m.name}`)!, def.state) ? [i] : [],
+  );
   const dispatch = [
     `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
@@ -168,11 +211,15 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       reqEncoders.map((e, i) => `    case ${i}u: return ${e}(&u->m${i}, w);`).join('\n') +
       `\n    default: return false;\n  }\n}`,
     `RG_HD static int rg_${G}_handle(rg_turn* t, rg_${G}_state* s, rg_${G}_req* u, rg_${G}_rep* out) {\n  switch (t->method) {\n` +
-      def.methods.map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`).join('\n') +
+      def.methods
+        .map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`)
+        .join('\n') +
       `\n    default: return RG_E_NO_REPLY;\n  }\n}`,
     `/* The reply payload; methods without a reply schema answer asks with an empty str, as the CPU backend does. */\n` +
       `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n  switch (method) {\n` +
-      encoders.map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`).join('\n') +
+      encoders
+        .map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`)
+        .join('\n') +
       `\n    default: return false;\n  }\n}`,
     `/* Whether a method's handler may store into the state (front/state-writes.ts): only its turns set the dirty mark. */\n` +
       `RG_HD static inline bool rg_${G}_writes_state(unsigned int method) {\n  switch (method) {\n` +

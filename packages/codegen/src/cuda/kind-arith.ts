@@ -26,10 +26,34 @@ export const ARITH: { readonly [K in NumericKind]: KindArith } = {
   f32: { held: 'float', wrap: null },
   f64: { held: 'double', wrap: null },
   // Sign from the low bits by arithmetic, not by an out-of-range conversion (implementation-defined in C++17).
-  i8: { held: 'int', wrap: { fn: 'rg_wrap_i8', c: 'RG_HD static inline signed char rg_wrap_i8(int x) { int b = x & 0xff; return (signed char)(b - ((b & 0x80) << 1)); }' } },
-  u8: { held: 'int', wrap: { fn: 'rg_wrap_u8', c: 'RG_HD static inline unsigned char rg_wrap_u8(int x) { return (unsigned char)(x & 0xff); }' } },
-  i16: { held: 'int', wrap: { fn: 'rg_wrap_i16', c: 'RG_HD static inline short rg_wrap_i16(int x) { int b = x & 0xffff; return (short)(b - ((b & 0x8000) << 1)); }' } },
-  u16: { held: 'int', wrap: { fn: 'rg_wrap_u16', c: 'RG_HD static inline unsigned short rg_wrap_u16(int x) { return (unsigned short)(x & 0xffff); }' } },
+  i8: {
+    held: 'int',
+    wrap: {
+      fn: 'rg_wrap_i8',
+      c: 'RG_HD static inline signed char rg_wrap_i8(int x) { int b = x & 0xff; return (signed char)(b - ((b & 0x80) << 1)); }',
+    },
+  },
+  u8: {
+    held: 'int',
+    wrap: {
+      fn: 'rg_wrap_u8',
+      c: 'RG_HD static inline unsigned char rg_wrap_u8(int x) { return (unsigned char)(x & 0xff); }',
+    },
+  },
+  i16: {
+    held: 'int',
+    wrap: {
+      fn: 'rg_wrap_i16',
+      c: 'RG_HD static inline short rg_wrap_i16(int x) { int b = x & 0xffff; return (short)(b - ((b & 0x8000) << 1)); }',
+    },
+  },
+  u16: {
+    held: 'int',
+    wrap: {
+      fn: 'rg_wrap_u16',
+      c: 'RG_HD static inline unsigned short rg_wrap_u16(int x) { return (unsigned short)(x & 0xffff); }',
+    },
+  },
   i32: { held: 'int', wrap: null },
   u32: { held: 'unsigned', wrap: null },
 };
@@ -56,13 +80,19 @@ function integerKinds(): Array<{ k: NumericKind; min: number; max: number }> {
 /** Static checks that each C scalar type is the size and alignment layoutOf gives its kind. */
 export function kindAssertsC(): string {
   return (Object.keys(C_SCALAR) as ScalarKind[])
-    .map((k) => `static_assert(sizeof(${C_SCALAR[k]}) == ${KINDS[k].size} && alignof(${C_SCALAR[k]}) == ${KINDS[k].align}, "${k}: ${C_SCALAR[k]} differs from layoutOf");`)
+    .map(
+      (k) =>
+        `static_assert(sizeof(${C_SCALAR[k]}) == ${KINDS[k].size} && alignof(${C_SCALAR[k]}) == ${KINDS[k].align}, "${k}: ${C_SCALAR[k]} differs from layoutOf");`,
+    )
     .join('\n');
 }
 
 /** Prelude: rg_is_<k> (an integer of the kind's range, as the host decoder checks) and the narrowing stores. */
 export function kindNumberC(): string {
-  const is = integerKinds().map(({ k, min, max }) => `RG_HD static inline bool rg_is_${k}(double x) { return x == trunc(x) && x >= ${cDouble(min)} && x <= ${cDouble(max)}; }`);
+  const is = integerKinds().map(
+    ({ k, min, max }) =>
+      `RG_HD static inline bool rg_is_${k}(double x) { return x == trunc(x) && x >= ${cDouble(min)} && x <= ${cDouble(max)}; }`,
+  );
   const wraps = Object.values(ARITH).flatMap((a) => (a.wrap ? [a.wrap.c] : []));
   return [...is, ...wraps].join('\n');
 }

@@ -19,11 +19,15 @@ export const ELEMENT_CODEC: { readonly [K in NumericKind]: ElementCodec } = {
   f32: { fromLE: (p) => `rg_u2f(rg_le32(${p}))`, putLE: (w, at, x) => `rg_put_le32(${w}, ${at}, rg_f2u(${x}));` },
   f64: {
     fromLE: (p) => `rg_u2d(rg_le64(${p}))`,
-    putLE: (w, at, x) => `{ unsigned long long u = rg_d2u(${x}); rg_put_le32(${w}, ${at}, (unsigned int)u); rg_put_le32(${w}, ${at} + 4, (unsigned int)(u >> 32)); }`,
+    putLE: (w, at, x) =>
+      `{ unsigned long long u = rg_d2u(${x}); rg_put_le32(${w}, ${at}, (unsigned int)u); rg_put_le32(${w}, ${at} + 4, (unsigned int)(u >> 32)); }`,
   },
   i8: { fromLE: (p) => `rg_wrap_i8((${p})[0])`, putLE: (w, at, x) => `rg_put(${w}, ${at}, (unsigned int)${x});` },
   u8: { fromLE: (p) => `(${p})[0]`, putLE: (w, at, x) => `rg_put(${w}, ${at}, ${x});` },
-  i16: { fromLE: (p) => `rg_wrap_i16((int)rg_le16(${p}))`, putLE: (w, at, x) => `rg_put_le16(${w}, ${at}, (unsigned int)${x});` },
+  i16: {
+    fromLE: (p) => `rg_wrap_i16((int)rg_le16(${p}))`,
+    putLE: (w, at, x) => `rg_put_le16(${w}, ${at}, (unsigned int)${x});`,
+  },
   u16: { fromLE: (p) => `(unsigned short)rg_le16(${p})`, putLE: (w, at, x) => `rg_put_le16(${w}, ${at}, ${x});` },
   i32: { fromLE: (p) => `(int)rg_le32(${p})`, putLE: (w, at, x) => `rg_put_le32(${w}, ${at}, (unsigned int)${x});` },
   u32: { fromLE: (p) => `rg_le32(${p})`, putLE: (w, at, x) => `rg_put_le32(${w}, ${at}, ${x});` },
@@ -78,7 +82,9 @@ function scalarWriter(k: ScalarKind): string {
 export function kindReadersC(): string {
   const scalars = scalarKinds().map(scalarReader);
   const le = numericKinds().map((k) => `#define RG_LE_${k.toUpperCase()}(p) (${ELEMENT_CODEC[k].fromLE('p')})`);
-  const arrays = numericKinds().map((k) => `RG_RD_NUMARR(rg_rd_a${k}, ${C_SCALAR[k]}, ${KINDS[k].size}, rg_rd_${k}, RG_LE_${k.toUpperCase()})`);
+  const arrays = numericKinds().map(
+    (k) => `RG_RD_NUMARR(rg_rd_a${k}, ${C_SCALAR[k]}, ${KINDS[k].size}, rg_rd_${k}, RG_LE_${k.toUpperCase()})`,
+  );
   return [...scalars, ...le, ...arrays].join('\n');
 }
 

@@ -5,7 +5,22 @@ import { CodegenError } from '../front/errors.ts';
 import { siteAt, unsupported } from '../front/parse.ts';
 import type { FnScope } from './scope.ts';
 import {
-  BOOL, F64, I32, U32, asDouble, asI32, asU32, describeVT, fmtDouble, heldAsInt, needBool, paren, schemaType, typeError, type VT, type Val,
+  BOOL,
+  F64,
+  I32,
+  U32,
+  asDouble,
+  asI32,
+  asU32,
+  describeVT,
+  fmtDouble,
+  heldAsInt,
+  needBool,
+  paren,
+  schemaType,
+  typeError,
+  type VT,
+  type Val,
 } from './values.ts';
 import { ARITH } from './kind-arith.ts';
 import { cMember } from './ctypes.ts';
@@ -18,7 +33,8 @@ export function lowerExpr(e: Expr, fn: FnScope): Val {
 }
 
 function numLit(v: number): Val {
-  if (Number.isInteger(v) && Math.abs(v) <= 0x7fffffff && !Object.is(v, -0)) return { c: v < 0 ? `(${v})` : String(v), t: I32, lit: v };
+  if (Number.isInteger(v) && Math.abs(v) <= 0x7fffffff && !Object.is(v, -0))
+    return { c: v < 0 ? `(${v})` : String(v), t: I32, lit: v };
   return { c: fmtDouble(v), t: F64 };
 }
 
@@ -45,7 +61,12 @@ const EXPR: ExprTable = {
   bool: (e) => ({ c: e.value ? 'true' : 'false', t: BOOL }),
   str: (e, fn) => unsupported(fn.site, e.loc, 'string'),
   object: (e, fn) =>
-    unsupported(fn.site, e.loc, 'object literal here', 'object literals are the reply (`return { ... }`) or the payload of ctx.send/ctx.forward'),
+    unsupported(
+      fn.site,
+      e.loc,
+      'object literal here',
+      'object literals are the reply (`return { ... }`) or the payload of ctx.send/ctx.forward',
+    ),
   array: (e, fn) => unsupported(fn.site, e.loc, 'array literal'),
   ident: (e, fn) => {
     const local = fn.lookup(e.name);
@@ -108,7 +129,13 @@ const EXPR: ExprTable = {
       if (a.t.n === b.t.n) return { c: `(${test} ? ${a.c} : ${b.c})`, t: a.t };
       return { c: `(${test} ? ${asDouble(fn.site, e.loc, a)} : ${asDouble(fn.site, e.loc, b)})`, t: F64 };
     }
-    return typeError(fn.site, e.loc, '?:', `both branches of ?: must be numbers or both booleans, got ${describeVT(a.t)} and ${describeVT(b.t)}`, 'give both branches the same type');
+    return typeError(
+      fn.site,
+      e.loc,
+      '?:',
+      `both branches of ?: must be numbers or both booleans, got ${describeVT(a.t)} and ${describeVT(b.t)}`,
+      'give both branches the same type',
+    );
   },
 };
 
@@ -149,7 +176,10 @@ export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val
     case '*':
     case '/': {
       const m = { '+': 'RG_ADD', '-': 'RG_SUB', '*': 'RG_MUL', '/': 'RG_DIV' }[op];
-      return { c: `${m}(${asDouble(site, loc, l, `operator ${op}`)}, ${asDouble(site, loc, r, `operator ${op}`)})`, t: F64 };
+      return {
+        c: `${m}(${asDouble(site, loc, l, `operator ${op}`)}, ${asDouble(site, loc, r, `operator ${op}`)})`,
+        t: F64,
+      };
     }
     case '%':
       return { c: `fmod(${asDouble(site, loc, l, 'operator %')}, ${asDouble(site, loc, r, 'operator %')})`, t: F64 };
@@ -162,14 +192,24 @@ export function binary(fn: FnScope, loc: Loc, op: BinaryOp, l: Val, r: Val): Val
       const cop = op === '===' ? '==' : op === '!==' ? '!=' : op;
       if (l.t.k === 'bool' || r.t.k === 'bool') {
         if (l.t.k !== r.t.k || (op !== '===' && op !== '!==')) {
-          typeError(site, loc, `operator ${op}`, `operator ${op} on ${describeVT(l.t)} and ${describeVT(r.t)}`, 'compare booleans only with === / !== and only with booleans');
+          typeError(
+            site,
+            loc,
+            `operator ${op}`,
+            `operator ${op} on ${describeVT(l.t)} and ${describeVT(r.t)}`,
+            'compare booleans only with === / !== and only with booleans',
+          );
         }
         return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       }
-      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && ARITH[l.t.n].held !== 'float') return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
+      if (l.t.k === 'num' && r.t.k === 'num' && l.t.n === r.t.n && ARITH[l.t.n].held !== 'float')
+        return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
       // Values that are C ints after promotion (integer literals, i8..i32) compare exactly as ints.
       if (heldAsInt(l) && heldAsInt(r)) return { c: `(${l.c} ${cop} ${r.c})`, t: BOOL };
-      return { c: `(${asDouble(site, loc, l, `operator ${op}`)} ${cop} ${asDouble(site, loc, r, `operator ${op}`)})`, t: BOOL };
+      return {
+        c: `(${asDouble(site, loc, l, `operator ${op}`)} ${cop} ${asDouble(site, loc, r, `operator ${op}`)})`,
+        t: BOOL,
+      };
     }
     case '|':
     case '&':
@@ -192,12 +232,16 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
       const k = MATH_CONSTANTS[name];
       if (k !== undefined) return { c: fmtDouble(k), t: F64 };
       if (MATH_FUNCTIONS[name]) return bad(`call it: Math.${name}(...)`);
-      return bad(`Math.${name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}, ${Object.keys(MATH_CONSTANTS).join(', ')}`);
+      return bad(
+        `Math.${name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}, ${Object.keys(MATH_CONSTANTS).join(', ')}`,
+      );
     }
     case 'ctx':
       if (name === 'key') {
         if (fn.grain.keyKind === 'string') {
-          return bad(`a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to ${fn.grain.name} itself; pass other uses in the message`);
+          return bad(
+            `a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to ${fn.grain.name} itself; pass other uses in the message`,
+          );
         }
         return { c: '(double)t->key', t: F64 };
       }
@@ -218,8 +262,13 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
       return bad('arrays offer .length and [i]');
     case 'vec':
       if (name === 'length') return { c: `${o.c}.length`, t: U32, lv: t.origin === 'state' };
-      if (name === 'items' && t.origin === 'state') return { c: `${o.c}.items`, t: { k: 'items', s: t.s, origin: t.origin } };
-      return bad(t.origin === 'state' ? 'state vecs offer .length and .items[i]' : 'message vecs are arrays: use .length and [i]');
+      if (name === 'items' && t.origin === 'state')
+        return { c: `${o.c}.items`, t: { k: 'items', s: t.s, origin: t.origin } };
+      return bad(
+        t.origin === 'state'
+          ? 'state vecs offer .length and .items[i]'
+          : 'message vecs are arrays: use .length and [i]',
+      );
     default:
       return bad('only schema fields, Math and ctx have properties');
   }
@@ -251,26 +300,51 @@ function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
       fn.site,
       loc,
       `dynamic property access on ${describeVT(t)}`,
-      t.k === 'vec' ? 'index a state vec through its storage: state.v.items[i]' : 'only arrays can be indexed; name struct fields with a dot',
+      t.k === 'vec'
+        ? 'index a state vec through its storage: state.v.items[i]'
+        : 'only arrays can be indexed; name struct fields with a dot',
     );
   }
   if (t.origin === 'state' && element.kind === 'scalar' && element.scalar === 'bool') {
-    unsupported(fn.site, loc, 'state array of booleans', 'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u8, n) and store 0/1');
+    unsupported(
+      fn.site,
+      loc,
+      'state array of booleans',
+      'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u8, n) and store 0/1',
+    );
   }
   const i = lowerExpr(ie, fn);
   let ic: string;
   const proven = fn.provenIndex;
   if (i.lit !== undefined && staticBound !== undefined && i.lit >= 0 && i.lit < staticBound) ic = String(i.lit);
-  else if (proven && ie.kind === 'ident' && i.c === proven.cname && HANDLER_SCOPE_BOUND.test(bound) && !/\bv_|\b_[a-z]+\d/.test(bound)) {
+  else if (
+    proven &&
+    ie.kind === 'ident' &&
+    i.c === proven.cname &&
+    HANDLER_SCOPE_BOUND.test(bound) &&
+    !/\bv_|\b_[a-z]+\d/.test(bound)
+  ) {
     // An element-parallel loop's variable, indexing an array whose length the loop checks before it runs
     // on the lanes (lower-stmt.ts parallelFor: 0 <= start, end <= every such length).
     proven.bounds.add(bound);
     ic = proven.index;
   } else {
-    if (i.t.k !== 'num') typeError(fn.site, loc, 'index', `an array index must be a number, got ${describeVT(i.t)}`, 'index with a number');
+    if (i.t.k !== 'num')
+      typeError(
+        fn.site,
+        loc,
+        'index',
+        `an array index must be a number, got ${describeVT(i.t)}`,
+        'index with a number',
+      );
     fn.mayFail = true;
     const held = ARITH[i.t.n].held;
-    ic = held === 'int' ? `rg_idxi(t, ${i.c}, ${bound})` : held === 'unsigned' ? `rg_idxu(t, ${i.c}, ${bound})` : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;
+    ic =
+      held === 'int'
+        ? `rg_idxi(t, ${i.c}, ${bound})`
+        : held === 'unsigned'
+          ? `rg_idxu(t, ${i.c}, ${bound})`
+          : `rg_idx(t, ${asDouble(fn.site, loc, i)}, ${bound})`;
   }
   const vt: VT = schemaType(element, t.origin);
   return { c: `${items}[${ic}]`, t: vt, lv: element.kind === 'scalar' };
@@ -284,15 +358,30 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
     if (o.t.k === 'math') {
       const m = MATH_FUNCTIONS[callee.name];
       if (!m) {
-        return unsupported(site, e.loc, `Math.${callee.name}`, `Math.${callee.name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}`);
+        return unsupported(
+          site,
+          e.loc,
+          `Math.${callee.name}`,
+          `Math.${callee.name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}`,
+        );
       }
       if (m.arity === 'variadic' ? e.args.length < 1 : e.args.length !== m.arity) {
-        typeError(site, e.loc, `Math.${callee.name}`, `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ${e.args.length}`, 'pass the documented arguments');
+        typeError(
+          site,
+          e.loc,
+          `Math.${callee.name}`,
+          `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ${e.args.length}`,
+          'pass the documented arguments',
+        );
       }
       const ordered = inOrder(fn, e.args);
       const args = e.args.map((a, i) => {
         const v = ordered.vals[i] as Val;
-        return m.args === 'i32' ? asI32(site, a.loc, v, `Math.${callee.name}`) : m.args === 'u32' ? asU32(site, a.loc, v, `Math.${callee.name}`) : asDouble(site, a.loc, v, `Math.${callee.name}`);
+        return m.args === 'i32'
+          ? asI32(site, a.loc, v, `Math.${callee.name}`)
+          : m.args === 'u32'
+            ? asU32(site, a.loc, v, `Math.${callee.name}`)
+            : asDouble(site, a.loc, v, `Math.${callee.name}`);
       });
       let c = args[0] as string;
       if (m.arity === 'variadic') for (const a of args.slice(1)) c = `${m.c}(${c}, ${a})`;
@@ -302,32 +391,71 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
     if (o.t.k === 'ctx') {
       if (callee.name === 'now' && e.args.length === 0) return { c: 't->now', t: F64 };
       if (callee.name === 'send' || callee.name === 'forward') {
-        return unsupported(site, e.loc, `ctx.${callee.name} inside an expression`, callee.name === 'send' ? 'call ctx.send(...) as its own statement' : 'write `return ctx.forward(...)`');
+        return unsupported(
+          site,
+          e.loc,
+          `ctx.${callee.name} inside an expression`,
+          callee.name === 'send' ? 'call ctx.send(...) as its own statement' : 'write `return ctx.forward(...)`',
+        );
       }
-      if (callee.name === 'startTimer' || callee.name === 'stopTimer' || callee.name === 'setReminder' || callee.name === 'clearReminder') {
-        throw new CodegenError('CODEGEN_TIMER', `ctx.${callee.name}`, `ctx.${callee.name} inside an expression (it returns nothing)`, siteAt(site, e.loc), `call ctx.${callee.name}(...) as its own statement`);
+      if (
+        callee.name === 'startTimer' ||
+        callee.name === 'stopTimer' ||
+        callee.name === 'setReminder' ||
+        callee.name === 'clearReminder'
+      ) {
+        throw new CodegenError(
+          'CODEGEN_TIMER',
+          `ctx.${callee.name}`,
+          `ctx.${callee.name} inside an expression (it returns nothing)`,
+          siteAt(site, e.loc),
+          `call ctx.${callee.name}(...) as its own statement`,
+        );
       }
-      return unsupported(site, e.loc, `ctx.${callee.name}(...)`, 'ctx offers key, now(), send(...), forward(...), startTimer(...), stopTimer(...), setReminder(...) and clearReminder(...)');
+      return unsupported(
+        site,
+        e.loc,
+        `ctx.${callee.name}(...)`,
+        'ctx offers key, now(), send(...), forward(...), startTimer(...), stopTimer(...), setReminder(...) and clearReminder(...)',
+      );
     }
-    return unsupported(site, e.loc, `method call .${callee.name}(...)`, 'only Math functions, ctx.send/forward/now and module-level helper functions can be called');
+    return unsupported(
+      site,
+      e.loc,
+      `method call .${callee.name}(...)`,
+      'only Math functions, ctx.send/forward/now and module-level helper functions can be called',
+    );
   }
   if (callee.kind === 'ident' && !fn.lookup(callee.name) && !fn.roles.has(callee.name)) {
     const h = fn.unit.helper(callee.name, e.loc, fn.site);
     if (h) {
       if (h.params.length !== e.args.length) {
-        typeError(site, e.loc, `call of ${callee.name}`, `${callee.name} takes ${h.params.length} argument(s), got ${e.args.length}`, 'pass every argument');
+        typeError(
+          site,
+          e.loc,
+          `call of ${callee.name}`,
+          `${callee.name} takes ${h.params.length} argument(s), got ${e.args.length}`,
+          'pass every argument',
+        );
       }
       const ordered = inOrder(fn, e.args);
       const args = e.args.map((a, i) => {
         const v = ordered.vals[i] as Val;
-        return h.params[i] === 'boolean' ? needBool(site, a.loc, v, `argument ${i + 1} of ${callee.name}`) : asDouble(site, a.loc, v, `argument ${i + 1} of ${callee.name}`);
+        return h.params[i] === 'boolean'
+          ? needBool(site, a.loc, v, `argument ${i + 1} of ${callee.name}`)
+          : asDouble(site, a.loc, v, `argument ${i + 1} of ${callee.name}`);
       });
       fn.mayFail = true;
       const t: VT = h.returns === 'number' ? F64 : h.returns === 'boolean' ? BOOL : { k: 'void' };
       return { c: ordered.wrap(`${h.cname}(${['t', ...args].join(', ')})`), t };
     }
   }
-  return unsupported(site, e.loc, `call of ${callee.kind === 'ident' ? callee.name : 'an expression'}`, 'only Math functions, ctx.send/forward/now and module-level `function` helpers of the same module can be called');
+  return unsupported(
+    site,
+    e.loc,
+    `call of ${callee.kind === 'ident' ? callee.name : 'an expression'}`,
+    'only Math functions, ctx.send/forward/now and module-level `function` helpers of the same module can be called',
+  );
 }
 
 export function isNumericSchema(s: Schema): boolean {

@@ -17,27 +17,59 @@ function field(base: string, name: string): string {
 }
 
 /** Fills the C struct at `base` from an object literal, checking it against the schema. */
-export function fillStruct(fn: FnScope, obj: Extract<Expr, { kind: 'object' }>, schema: StructSchema, base: string, what: string, path = ''): string {
+export function fillStruct(
+  fn: FnScope,
+  obj: Extract<Expr, { kind: 'object' }>,
+  schema: StructSchema,
+  base: string,
+  what: string,
+  path = '',
+): string {
   const names = new Set(schema.fieldNames);
   for (const p of obj.props) {
     if (!names.has(p.name)) {
-      throw new CodegenError('CODEGEN_TYPE', `${what} field ${p.name}`, `the ${what} has no field "${p.name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, p.loc), `write exactly the fields ${schema.fieldNames.join(', ') || '(none)'}`);
+      throw new CodegenError(
+        'CODEGEN_TYPE',
+        `${what} field ${p.name}`,
+        `the ${what} has no field "${p.name}" (schema ${describeSchema(schema)})`,
+        siteAt(fn.site, p.loc),
+        `write exactly the fields ${schema.fieldNames.join(', ') || '(none)'}`,
+      );
     }
   }
   for (const name of schema.fieldNames) {
     if (!obj.props.some((x) => x.name === name)) {
-      throw new CodegenError('CODEGEN_TYPE', `${what} field ${name}`, `the ${what} misses field "${name}" (schema ${describeSchema(schema)})`, siteAt(fn.site, obj.loc), `write exactly the fields ${schema.fieldNames.join(', ')}`);
+      throw new CodegenError(
+        'CODEGEN_TYPE',
+        `${what} field ${name}`,
+        `the ${what} misses field "${name}" (schema ${describeSchema(schema)})`,
+        siteAt(fn.site, obj.loc),
+        `write exactly the fields ${schema.fieldNames.join(', ')}`,
+      );
     }
   }
   // In the literal's order, as JS evaluates it (the first failure is the turn's error).
-  return obj.props.map((p) => fillField(fn, p.value, schema.fields[p.name] as Schema, field(base, p.name), what, p.loc, path ? `${path}.${p.name}` : p.name)).join('\n');
+  return obj.props
+    .map((p) =>
+      fillField(
+        fn,
+        p.value,
+        schema.fields[p.name] as Schema,
+        field(base, p.name),
+        what,
+        p.loc,
+        path ? `${path}.${p.name}` : p.name,
+      ),
+    )
+    .join('\n');
 }
 
 function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, loc: Loc, path: string): string {
   if (s.kind === 'struct' && e.kind === 'object') return fillStruct(fn, e, s, lv, what, path);
   if (e.kind === 'array') return fillArray(fn, e, s, lv, what, path);
   if (e.kind === 'cond' && s.kind !== 'scalar') {
-    // `c ? [a, b] : []`, `c ? m.xs : m.ys`, `c ? { x: 1 } : m.p`: the branch taken fills the field, as JS picks one value.
+    // `c ? [a, b] : []`, `c ? m.xs : m.ys`, `c ? { x: 1 } : m.p`: the branch taken fills the field, as JS picks one
+    // value.
     const test = needBool(fn.site, e.test.loc, lowerExpr(e.test, fn), 'condition of ?:');
     const a = fillField(fn, e.then, s, lv, what, loc, path);
     const b = fillField(fn, e.otherwise, s, lv, what, loc, path);
@@ -50,7 +82,12 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
     return `${lv} = ${c};`;
   }
   const src = v.t.k === 'struct' || v.t.k === 'array' || v.t.k === 'vec' ? v.t : undefined;
-  if (!src || describeSchema(src.s) !== describeSchema(s) || (src.k === 'vec' && src.origin === 'state') || (src.origin === 'state' && hasVec(s))) {
+  if (
+    !src ||
+    describeSchema(src.s) !== describeSchema(s) ||
+    (src.k === 'vec' && src.origin === 'state') ||
+    (src.origin === 'state' && hasVec(s))
+  ) {
     return unsupported(
       fn.site,
       loc,
@@ -61,7 +98,8 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
   // A vec copies its length and the items in use, not its whole bound (a bound may be megabytes).
   // Into the reply (device memory), the warp may help; a K2K payload is a local of lane 0, which only it can write.
   const copy = lv.startsWith('r->') ? 'rg_copy_t(t, ' : 'rg_copy(';
-  if (src.k === 'vec') return `${copy}&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
+  if (src.k === 'vec')
+    return `${copy}&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
   return `${copy}&${lv}, &${v.c}, sizeof(${lv}));`;
 }
 
@@ -69,16 +107,41 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
  * An array literal into a fixed array (exactly `length` elements) or a bounded vec (at most `maxLength`;
  * sets its length), element by element with the conversions of a scalar field of the same kind.
  */
-function fillArray(fn: FnScope, e: Extract<Expr, { kind: 'array' }>, s: Schema, lv: string, what: string, path: string): string {
+function fillArray(
+  fn: FnScope,
+  e: Extract<Expr, { kind: 'array' }>,
+  s: Schema,
+  lv: string,
+  what: string,
+  path: string,
+): string {
   const n = e.elements.length;
   if (s.kind !== 'array' && s.kind !== 'vec') {
-    return typeError(fn.site, e.loc, 'array literal', `the ${what} field ${path} is ${describeSchema(s)}, not an array`, 'array literals fill t.array / t.vec fields only');
+    return typeError(
+      fn.site,
+      e.loc,
+      'array literal',
+      `the ${what} field ${path} is ${describeSchema(s)}, not an array`,
+      'array literals fill t.array / t.vec fields only',
+    );
   }
   if (s.kind === 'array' && n !== s.length) {
-    typeError(fn.site, e.loc, 'array literal length', `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} element(s)`, `write exactly ${s.length} element(s): a t.array has a fixed length`);
+    typeError(
+      fn.site,
+      e.loc,
+      'array literal length',
+      `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} element(s)`,
+      `write exactly ${s.length} element(s): a t.array has a fixed length`,
+    );
   }
   if (s.kind === 'vec' && n > s.maxLength) {
-    typeError(fn.site, e.loc, 'array literal length', `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} elements`, `write at most ${s.maxLength} element(s), or raise the vec's maximum length in the schema`);
+    typeError(
+      fn.site,
+      e.loc,
+      'array literal length',
+      `the ${what} field ${path} is ${describeSchema(s)} but the array literal has ${n} elements`,
+      `write at most ${s.maxLength} element(s), or raise the vec's maximum length in the schema`,
+    );
   }
   const items = s.kind === 'array' ? lv : `${lv}.items`;
   const out = e.elements.map((x, i) => fillField(fn, x, s.element, `${items}[${i}]`, what, x.loc, `${path}[${i}]`));

@@ -47,7 +47,13 @@ export function noteLoop(fn: FnScope, s: Stmt, parallel: boolean, why: string): 
  * start is an integer and the iterations fit the turn's budget; otherwise the sequential loop runs, the
  * same as without this. The bounds are evaluated once: the plan checked that nothing in the body changes them.
  */
-function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, sequential: string, lowerBody: LowerBody): string | { why: string } {
+function parallelFor(
+  s: StmtOf<'for'>,
+  fn: FnScope,
+  plan: ParallelPlan<Local>,
+  sequential: string,
+  lowerBody: LowerBody,
+): string | { why: string } {
   const method = fn.method;
   const types = fn.handlerTypes;
   if (!method || !types) return { why: 'not a handler' };
@@ -91,14 +97,21 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
   inner.provenIndex = { cname: `v_${plan.v}`, index: `u_${plan.v}`, bounds };
   const body = lowerBody(s.body, inner);
   if (inexact !== undefined) {
-    return { why: `it sums into ${inexact} values that are not integers: another order would round differently (an integer sum is exact in any order, so it would run on the lanes)` };
+    return {
+      why: `it sums into ${inexact} values that are not integers: another order would round differently (an integer sum is exact in any order, so it would run on the lanes)`,
+    };
   }
   const mayFail = body.includes('t->err');
   if (plan.writesState && mayFail) {
-    return { why: "it stores into state and an iteration can fail (lanes would leave later iterations' stores, which JS never makes)" };
+    return {
+      why: "it stores into state and an iteration can fail (lanes would leave later iterations' stores, which JS never makes)",
+    };
   }
   const fields = [`${types.state}* s;`, `${types.req}* m;`, ...captures.map((c) => `${c.ctype} ${c.cname};`)];
-  const unpack = [...captures.map((c) => `const ${c.ctype} ${c.cname} = e->${c.cname};`), '(void)t; (void)e; (void)s; (void)m;'];
+  const unpack = [
+    ...captures.map((c) => `const ${c.ctype} ${c.cname} = e->${c.cname};`),
+    '(void)t; (void)e; (void)s; (void)m;',
+  ];
   const kinds = plan.reductions.map((r) => r.kind);
   const loop = fn.unit.parallelLoop(method.name, (n) => ({
     bulk: !mayFail && kinds.length === 0,
@@ -131,7 +144,10 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
   // and at most 2^20 terms of at most 2^32 each.
   const exact = plan.reductions
     .filter((r) => r.kind === 'sum')
-    .map((r) => ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ${hi0} - ${lo0} <= 1048576.0`)
+    .map(
+      (r) =>
+        ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ${hi0} - ${lo0} <= 1048576.0`,
+    )
     .join('');
   const cond =
     `t->co && ${lo0} == trunc(${lo0})${loMayBeNegZero ? ` && !rg_signbit(${lo0})` : ''} && ${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
@@ -164,13 +180,18 @@ function parallelFor(s: StmtOf<'for'>, fn: FnScope, plan: ParallelPlan<Local>, s
  * JS order and on the iterations run. A body that cannot fail runs four iterations a step (their indices
  * differ, so the compiler may overlap their loads).
  */
-function laneRunner(n: { env: string; body: string; runner: string; chunk: string }, kinds: readonly ('sum' | 'min' | 'max')[], mayFail: boolean): string {
+function laneRunner(
+  n: { env: string; body: string; runner: string; chunk: string },
+  kinds: readonly ('sum' | 'min' | 'max')[],
+  mayFail: boolean,
+): string {
   const R = kinds.length;
   if (!mayFail && R === 0) return chunkRunner(n);
   // A sum's partials start at -0, the identity of IEEE addition (-0 + x is x for every x, +0 included): a
   // start of -0 that the iterations leave at -0 in JS (nothing added, or only `-= 0`) stays -0.
   const init = kinds.map((k) => (k === 'sum' ? '-0.0' : k === 'min' ? 'rg_inf()' : '-rg_inf()'));
-  const call = (k: string) => `${n.body}(&lt, e_, e_->s, e_->m, ${R ? 'red' : '(double*)0'}, lo_ + (double)(${k}), ulo + ${k});`;
+  const call = (k: string) =>
+    `${n.body}(&lt, e_, e_->s, e_->m, ${R ? 'red' : '(double*)0'}, lo_ + (double)(${k}), ulo + ${k});`;
   const loop = mayFail
     ? [
         'unsigned int fail = 0xffffffffu;',

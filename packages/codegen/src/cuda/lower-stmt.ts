@@ -15,7 +15,19 @@ import { k2k } from './lower-send.ts';
 import { lowerReminderCall } from './reminders.ts';
 import type { FnScope } from './scope.ts';
 import { lowerTimerCall } from './timers.ts';
-import { BOOL, F64, I32, asDouble, describeVT, needBool, paren, storeAs, typeError, type VT, type Val } from './values.ts';
+import {
+  BOOL,
+  F64,
+  I32,
+  asDouble,
+  describeVT,
+  needBool,
+  paren,
+  storeAs,
+  typeError,
+  type VT,
+  type Val,
+} from './values.ts';
 
 type StmtOf<K extends Stmt['kind']> = Extract<Stmt, { kind: K }>;
 type StmtTable = { readonly [K in Stmt['kind']]: (s: StmtOf<K>, fn: FnScope) => string };
@@ -24,7 +36,14 @@ type StmtTable = { readonly [K in Stmt['kind']]: (s: StmtOf<K>, fn: FnScope) => 
 export function lowerStmt(s: Stmt, fn: FnScope): string {
   fn.mayFail = false;
   const c = (STMT[s.kind] as (s: Stmt, fn: FnScope) => string)(s, fn);
-  if (fn.mayFail && s.kind !== 'if' && s.kind !== 'for' && s.kind !== 'while' && s.kind !== 'block' && s.kind !== 'return') {
+  if (
+    fn.mayFail &&
+    s.kind !== 'if' &&
+    s.kind !== 'for' &&
+    s.kind !== 'while' &&
+    s.kind !== 'block' &&
+    s.kind !== 'return'
+  ) {
     fn.mayFail = false;
     return `${c}\n${fn.check()}`;
   }
@@ -49,14 +68,33 @@ function condition(e: Expr, fn: FnScope, what: string): { pre: string; c: string
   return { pre: `const bool ${tmp} = ${c};\n${fn.check()}\n`, c: tmp };
 }
 
-const COMPOUND: Record<string, BinaryOp> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '%=': '%', '|=': '|', '&=': '&', '^=': '^', '<<=': '<<', '>>=': '>>', '>>>=': '>>>' };
+const COMPOUND: Record<string, BinaryOp> = {
+  '+=': '+',
+  '-=': '-',
+  '*=': '*',
+  '/=': '/',
+  '%=': '%',
+  '|=': '|',
+  '&=': '&',
+  '^=': '^',
+  '<<=': '<<',
+  '>>=': '>>',
+  '>>>=': '>>>',
+};
 
 function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, value: (cur: Val) => Val): string {
-  if (target.kind === 'ident' && fn.roles.has(target.name)) unsupported(fn.site, loc, `assignment to parameter ${target.name}`, 'assign to its fields instead');
+  if (target.kind === 'ident' && fn.roles.has(target.name))
+    unsupported(fn.site, loc, `assignment to parameter ${target.name}`, 'assign to its fields instead');
   const lhs = lowerExpr(target, fn);
   if (!lhs.lv) {
-    if (target.kind === 'ident' && fn.lookup(target.name)?.constant) unsupported(fn.site, loc, `assignment to const ${target.name}`, 'declare it with let');
-    unsupported(fn.site, loc, `assignment to ${describeVT(lhs.t)}`, 'assign to let locals and to number/boolean fields and elements; whole structs and arrays are assigned field by field');
+    if (target.kind === 'ident' && fn.lookup(target.name)?.constant)
+      unsupported(fn.site, loc, `assignment to const ${target.name}`, 'declare it with let');
+    unsupported(
+      fn.site,
+      loc,
+      `assignment to ${describeVT(lhs.t)}`,
+      'assign to let locals and to number/boolean fields and elements; whole structs and arrays are assigned field by field',
+    );
   }
   const lhsFails = fn.mayFail;
   const kind = lhs.t.k === 'bool' ? 'bool' : lhs.t.k === 'num' ? lhs.t.n : undefined;
@@ -112,7 +150,9 @@ const STMT: StmtTable = {
         fn.site,
         s.loc,
         `local holding ${describeVT(v.t)}`,
-        v.t.k === 'struct' ? 'declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers or booleans' : 'locals hold numbers or booleans, and const locals may name a struct; read arrays through their full path',
+        v.t.k === 'struct'
+          ? 'declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers or booleans'
+          : 'locals hold numbers or booleans, and const locals may name a struct; read arrays through their full path',
       );
     }
     fn.declare(s.name, { cname, t, constant: s.constant });
@@ -128,14 +168,28 @@ const STMT: StmtTable = {
     });
   },
   update: (s, fn) =>
-    assign(fn, s.loc, s.target, s.op === '++' ? '+' : '-', (cur) => binary(fn, s.loc, s.op === '++' ? '+' : '-', cur, { c: '1', t: I32, lit: 1 })),
+    assign(fn, s.loc, s.target, s.op === '++' ? '+' : '-', (cur) =>
+      binary(fn, s.loc, s.op === '++' ? '+' : '-', cur, { c: '1', t: I32, lit: 1 }),
+    ),
   expr: (s, fn) => {
     const e = s.expr;
-    if (e.kind === 'call' && e.callee.kind === 'member' && e.callee.object.kind === 'ident' && fn.roles.get(e.callee.object.name) === 'ctx') {
+    if (
+      e.kind === 'call' &&
+      e.callee.kind === 'member' &&
+      e.callee.object.kind === 'ident' &&
+      fn.roles.get(e.callee.object.name) === 'ctx'
+    ) {
       if (e.callee.name === 'send') return k2k(fn, e, false);
       if (e.callee.name === 'startTimer' || e.callee.name === 'stopTimer') return lowerTimerCall(fn, e, e.callee.name);
-      if (e.callee.name === 'setReminder' || e.callee.name === 'clearReminder') return lowerReminderCall(fn, e, e.callee.name);
-      if (e.callee.name === 'forward') unsupported(fn.site, e.loc, 'ctx.forward without return', 'write `return ctx.forward(...)`: the reply obligation moves on');
+      if (e.callee.name === 'setReminder' || e.callee.name === 'clearReminder')
+        return lowerReminderCall(fn, e, e.callee.name);
+      if (e.callee.name === 'forward')
+        unsupported(
+          fn.site,
+          e.loc,
+          'ctx.forward without return',
+          'write `return ctx.forward(...)`: the reply obligation moves on',
+        );
     }
     if (e.kind === 'call') {
       const v = lowerExpr(e, fn);
@@ -155,7 +209,8 @@ const STMT: StmtTable = {
     return fn.method ? forLoop(s, fn, sequential, lowerBlock) : sequential;
   },
   while: (s, fn) => {
-    if (fn.method && fn.loops === 0) noteLoop(fn, s, false, 'a while loop (only `for (let i = a; i < b; i++)` loops run on the warp)');
+    if (fn.method && fn.loops === 0)
+      noteLoop(fn, s, false, 'a while loop (only `for (let i = a; i < b; i++)` loops run on the warp)');
     return lowerWhile(s, fn);
   },
   return: (s, fn) => (fn.method ? handlerReturn(s, fn) : helperReturn(s, fn)),
@@ -180,10 +235,16 @@ function lowerFor(s: StmtOf<'for'>, fn: FnScope): string {
     const u = s.update;
     const target = u.kind === 'assign' || u.kind === 'update' ? u.target : undefined;
     if (!target || target.kind !== 'ident' || !fn.lookup(target.name)) {
-      unsupported(fn.site, u.loc, 'for update other than a local', 'update a let local in the header (i++, i += 2); move other updates into the body');
+      unsupported(
+        fn.site,
+        u.loc,
+        'for update other than a local',
+        'update a let local in the header (i++, i += 2); move other updates into the body',
+      );
     }
     update = lowerStmt(u, fn);
-    if (update.includes('\n')) unsupported(fn.site, u.loc, 'for update that can fail', 'move the update into the loop body');
+    if (update.includes('\n'))
+      unsupported(fn.site, u.loc, 'for update that can fail', 'move the update into the loop body');
     update = update.replace(/;$/, '');
   }
   fn.loops++;
@@ -203,7 +264,13 @@ function lowerWhile(s: StmtOf<'while'>, fn: FnScope): string {
   const body = lowerBlock(s.body, fn);
   fn.loops--;
   if (s.doWhile) {
-    if (test.pre) unsupported(fn.site, s.test.loc, 'do..while condition that can fail', 'use while (true) with an if (...) break at the end of the body');
+    if (test.pre)
+      unsupported(
+        fn.site,
+        s.test.loc,
+        'do..while condition that can fail',
+        'use while (true) with an if (...) break at the end of the body',
+      );
     return `do {\n${indent(`${fn.budget()}\n${body}`, 2)}\n} while (${test.c});`;
   }
   if (test.pre) return `for (;;) {\n${indent(`${test.pre}if (!${test.c}) break;\n${fn.budget()}\n${body}`, 2)}\n}`;
@@ -240,13 +307,17 @@ export function cString(text: string): string {
 
 function helperReturn(s: StmtOf<'return'>, fn: FnScope): string {
   if (fn.helperReturns === 'void') {
-    if (s.value) unsupported(fn.site, s.loc, 'return value from a void helper', 'declare the return type: number or boolean');
+    if (s.value)
+      unsupported(fn.site, s.loc, 'return value from a void helper', 'declare the return type: number or boolean');
     return 'return;';
   }
   if (!s.value) unsupported(fn.site, s.loc, 'return without a value', `return a ${fn.helperReturns}`);
   fn.mayFail = false;
   const v = lowerExpr(s.value, fn);
-  const c = fn.helperReturns === 'boolean' ? needBool(fn.site, s.loc, v, 'return value') : asDouble(fn.site, s.loc, v, 'return value');
+  const c =
+    fn.helperReturns === 'boolean'
+      ? needBool(fn.site, s.loc, v, 'return value')
+      : asDouble(fn.site, s.loc, v, 'return value');
   if (!fn.mayFail) return `return ${c};`;
   const tmp = fn.temp('r');
   return `{\n  const ${fn.helperReturns === 'boolean' ? 'bool' : 'double'} ${tmp} = ${c};\n  ${fn.check()}\n  return ${tmp};\n}`;
@@ -256,21 +327,53 @@ function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
   const method = fn.method;
   if (!method) throw new Error('handlerReturn outside a handler');
   const v = s.value;
-  if (v && v.kind === 'call' && v.callee.kind === 'member' && v.callee.name === 'forward' && v.callee.object.kind === 'ident' && fn.roles.get(v.callee.object.name) === 'ctx') {
-    if (HOOK_NAMES.includes(method.name) && method.id >= HOOK_METHOD.onActivate) unsupported(fn.site, v.loc, 'ctx.forward in an activation hook', `${fn.grain.name}.${method.name} has no message to forward: send one with ctx.send`);
+  if (
+    v &&
+    v.kind === 'call' &&
+    v.callee.kind === 'member' &&
+    v.callee.name === 'forward' &&
+    v.callee.object.kind === 'ident' &&
+    fn.roles.get(v.callee.object.name) === 'ctx'
+  ) {
+    if (HOOK_NAMES.includes(method.name) && method.id >= HOOK_METHOD.onActivate)
+      unsupported(
+        fn.site,
+        v.loc,
+        'ctx.forward in an activation hook',
+        `${fn.grain.name}.${method.name} has no message to forward: send one with ctx.send`,
+      );
     return `${k2k(fn, v, true)}\n${fn.check()}\nreturn RG_FORWARDED;`;
   }
   if (!method.reply) {
-    if (v) unsupported(fn.site, s.loc, 'return value from a method without a reply schema', `${fn.grain.name}.${method.name} is a tell: write \`return;\`, or declare a reply schema`);
+    if (v)
+      unsupported(
+        fn.site,
+        s.loc,
+        'return value from a method without a reply schema',
+        `${fn.grain.name}.${method.name} is a tell: write \`return;\`, or declare a reply schema`,
+      );
     return 'return RG_OK;';
   }
-  if (!v) typeError(fn.site, s.loc, 'return without a reply', `${fn.grain.name}.${method.name} must reply ${describeSchema(method.reply)}`, 'return an object literal with every reply field');
+  if (!v)
+    typeError(
+      fn.site,
+      s.loc,
+      'return without a reply',
+      `${fn.grain.name}.${method.name} must reply ${describeSchema(method.reply)}`,
+      'return an object literal with every reply field',
+    );
   if (v.kind !== 'object') {
-    unsupported(fn.site, v.loc, 'reply that is not an object literal', `write the reply out: return { ${method.reply.fieldNames.map((f) => `${f}: ...`).join(', ')} }`);
+    unsupported(
+      fn.site,
+      v.loc,
+      'reply that is not an object literal',
+      `write the reply out: return { ${method.reply.fieldNames.map((f) => `${f}: ...`).join(', ')} }`,
+    );
   }
   fn.mayFail = false;
   const fill = fillStruct(fn, v, method.reply, '(*r)', 'reply');
   // An out-of-range field fails once every field was evaluated (JS builds the object, then the host encodes it).
-  if (fill.includes('rg_chk_')) return `{\n${indent(`bool rg_mis = false;\n${fill}\nif (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n${fn.check()}\nreturn RG_OK;`, 2)}\n}`;
+  if (fill.includes('rg_chk_'))
+    return `{\n${indent(`bool rg_mis = false;\n${fill}\nif (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n${fn.check()}\nreturn RG_OK;`, 2)}\n}`;
   return fn.mayFail ? `${fill}\n${fn.check()}\nreturn RG_OK;` : `${fill}\nreturn RG_OK;`;
 }

@@ -158,7 +158,10 @@ RG_HD static int rg_rem_clear(rg_turn* t, const char* nameJson) {
 }`;
 }
 
-/** The device side: the turn's reminder buffer, and the record onto the reply ring. After reply.cuh, before turn-run.cuh. */
+/**
+ * The device side: the turn's reminder buffer, and the record onto the reply ring. After reply.cuh, before
+ * turn-run.cuh.
+ */
 export function reminderDeviceSection(def: GrainDef): string {
   if (def.reminders.length === 0) return '/* No reminders declared. */\n#define RG_REM_TURN(k, t) ((void)0)';
   return String.raw`/* ---- reminders: the device side (reminders.ts) ---------------------------------------------------- */
@@ -217,7 +220,9 @@ export function lowerReminderCall(fn: FnScope, e: CallExpr, op: 'setReminder' | 
   fn.mayFail = true;
   if (period === undefined) {
     // core's startArgs: no period given and none declared (a reminder declares none).
-    return failTurn(new TimerArgumentError(call.where, 'bad-period', 'periodMs undefined is not a finite number > 0').message);
+    return failTurn(
+      new TimerArgumentError(call.where, 'bad-period', 'periodMs undefined is not a finite number > 0').message,
+    );
   }
   return `rg_rem_set(t, ${nameJson}, ${period}, ${due !== undefined}, ${due ?? '0.0'}, ${badNumberTexts(call.where)});`;
 }

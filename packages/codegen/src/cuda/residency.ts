@@ -1,4 +1,14 @@
-import { DIR_STATE, EvictRow, INSTALL_ERROR_BYTES, RES_MODE, RES_OP, RES_ROW, ResidencyGlobals, ResidencyHostBlock, layoutOf } from '@ringgrain/core/backend';
+import {
+  DIR_STATE,
+  EvictRow,
+  INSTALL_ERROR_BYTES,
+  RES_MODE,
+  RES_OP,
+  RES_ROW,
+  ResidencyGlobals,
+  ResidencyHostBlock,
+  layoutOf,
+} from '@ringgrain/core/backend';
 
 /*
  * The residency layouts (requests, the install board, the load-request and evict rings, ResidencyGlobals) are

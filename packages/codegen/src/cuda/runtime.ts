@@ -54,9 +54,14 @@ export const includeRuntime = (name: RuntimeFile): string => `#include "${name}"
 
 const INCLUDE = /^#include "([a-z0-9-]+\.cuh)"$/gm;
 
-/** A unit with its runtime `#include` lines replaced by the files' text, a runtime file's own includes too (one self-contained translation unit). */
+/**
+ * A unit with its runtime `#include` lines replaced by the files' text, a runtime file's own includes too (one
+ * self-contained translation unit).
+ */
 export function inlineRuntime(unit: string): string {
   return unit.replace(INCLUDE, (line, name: string) =>
-    (RUNTIME_FILES as readonly string[]).includes(name) ? `/* ---- runtime/${name} ---- */\n${inlineRuntime(runtimeFile(name as RuntimeFile).replace(/\n$/, ''))}` : line,
+    (RUNTIME_FILES as readonly string[]).includes(name)
+      ? `/* ---- runtime/${name} ---- */\n${inlineRuntime(runtimeFile(name as RuntimeFile).replace(/\n$/, ''))}`
+      : line,
   );
 }

@@ -29,7 +29,10 @@ export interface UnitServices {
   sender(id: number, def: GrainDef, m: MethodDef): { name: string; type: string };
   helper(name: string, loc: Loc, caller: ParseSite): HelperSig | undefined;
   /** Registers an element-parallel loop's captured-values struct and body function (C text); its id and names. */
-  parallelLoop(method: string, defs: (names: { env: string; body: string; runner: string; chunk: string }) => { c: string; bulk: boolean }): { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean };
+  parallelLoop(
+    method: string,
+    defs: (names: { env: string; body: string; runner: string; chunk: string }) => { c: string; bulk: boolean },
+  ): { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean };
   /** Records what became of a handler loop (`ringgrain codegen --explain`). */
   loopNote(note: LoopNote): void;
 }

@@ -21,7 +21,10 @@ export const NO_TIMER_HOOKS = `/* No timers declared: the timer hooks of the per
 #define RG_TM_CONTROL_CLOCK(k, lane) ((void)0)
 #define RG_TM_PUBLISH(k, lane) ((void)0)`;
 
-/** The device side: tick turns, activation, the scan, the clock, the figures. Emitted in the device loop before rg_*_turn. */
+/**
+ * The device side: tick turns, activation, the scan, the clock, the figures. Emitted in the device loop before
+ * rg_*_turn.
+ */
 export function timerDeviceSection(G: string, selfId: number, def: GrainDef, stringKeys: boolean): string {
   if (def.timers.length === 0) return NO_TIMER_HOOKS;
   const cadence = timerCadenceDefines();
@@ -69,7 +72,13 @@ __device__ static void rg_${G}_tm_activated(rg_kernel* k, rg_${G}_state* st, lon
   rg_TimerRowHeader* row = (rg_TimerRowHeader*)t.tmRow;
   row->keyLo = (unsigned int)(unsigned long long)key;
   row->keyHi = (unsigned int)((unsigned long long)key >> 32);
-${def.timers.filter((tm) => tm.autoStart).map((tm) => `  rg_tm_write(&t, ${tm.id}u, now + ${fmtDouble(tm.dueMs)}, ${fmtDouble(tm.periodMs)}, 1u); /* ${tm.name} */`).join('\n')}
+${def.timers
+  .filter((tm) => tm.autoStart)
+  .map(
+    (tm) =>
+      `  rg_tm_write(&t, ${tm.id}u, now + ${fmtDouble(tm.dueMs)}, ${fmtDouble(tm.periodMs)}, 1u); /* ${tm.name} */`,
+  )
+  .join('\n')}
   __threadfence();
   rg_st_rel_gpu(&row->live, 1u);
 }

@@ -25,7 +25,9 @@ export function timerCadenceDefines(): string {
 
 /** The scan: sending a due tick, a worker's poll between turns, the control warp's clock and figures. */
 export function timerScanSection(G: string, selfId: number, stringKeys: boolean): string {
-  const keyOf = stringKeys ? '(long long)row->keyLo' : '(long long)(((unsigned long long)row->keyHi << 32) | row->keyLo)';
+  const keyOf = stringKeys
+    ? '(long long)row->keyLo'
+    : '(long long)(((unsigned long long)row->keyHi << 32) | row->keyLo)';
   return String.raw`/* Sends entry id of row slot's tick into its owner's partition queue; false when that queue is full (the next scan retries). */
 __device__ static bool rg_${G}_tm_send(rg_kernel* k, const rg_TimerRowHeader* row, rg_TimerEntry* e, unsigned int slot, unsigned int id, unsigned int arm, double now) {
   const long long key = ${keyOf};

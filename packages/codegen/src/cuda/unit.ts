@@ -81,8 +81,13 @@ export class Unit implements UnitServices {
     return s;
   }
 
-  /** `defs` returns the loop's C definitions, and whether it defined the range runner `chunk` (a bulk-eligible loop). */
-  parallelLoop(method: string, defs: (n: { env: string; body: string; runner: string; chunk: string }) => { c: string; bulk: boolean }): { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean } {
+  /**
+   * `defs` returns the loop's C definitions, and whether it defined the range runner `chunk` (a bulk-eligible loop).
+   */
+  parallelLoop(
+    method: string,
+    defs: (n: { env: string; body: string; runner: string; chunk: string }) => { c: string; bulk: boolean },
+  ): { id: number; env: string; body: string; runner: string; chunk: string; bulk: boolean } {
     const id = this.loopFns.length;
     const stem = `${this.grain.name}_${method}_${id}`;
     const names = { env: `rg_env_${stem}`, body: `rg_lp_${stem}`, runner: `rg_run_${stem}`, chunk: `rg_rch_${stem}` };
@@ -100,7 +105,13 @@ export class Unit implements UnitServices {
   /** A module-level helper function, translated on first use; undefined if there is none by that name. */
   helper(name: string, loc: Loc, caller: ParseSite): HelperSig | undefined {
     if (this.inProgress.includes(name)) {
-      throw new CodegenError('CODEGEN_UNSUPPORTED', 'recursion', `recursion is not supported in code translated to CUDA (${[...this.inProgress, name].join(' → ')})`, siteAt(caller, loc), 'write the recursion as a loop');
+      throw new CodegenError(
+        'CODEGEN_UNSUPPORTED',
+        'recursion',
+        `recursion is not supported in code translated to CUDA (${[...this.inProgress, name].join(' → ')})`,
+        siteAt(caller, loc),
+        'write the recursion as a loop',
+      );
     }
     const hit = this.helpers.get(name);
     if (hit) return hit;
@@ -111,14 +122,27 @@ export class Unit implements UnitServices {
     this.inProgress.push(name);
     const ret = ast.returns === 'number' ? 'double' : ast.returns === 'boolean' ? 'bool' : 'void';
     const abort = ast.returns === 'void' ? 'return;' : ast.returns === 'boolean' ? 'return false;' : 'return 0.0;';
-    const fn = new FnScope(this, siteFor(this.mod, this.grain.name, name), this.grain, undefined, new Map(), abort, ast.returns === 'unknown' ? 'number' : ast.returns);
+    const fn = new FnScope(
+      this,
+      siteFor(this.mod, this.grain.name, name),
+      this.grain,
+      undefined,
+      new Map(),
+      abort,
+      ast.returns === 'unknown' ? 'number' : ast.returns,
+    );
     const params = ast.params.map((p) => {
       const t = p.type === 'boolean' ? { k: 'bool' as const } : { k: 'num' as const, n: 'f64' as const };
       fn.declare(p.name, { cname: `v_${p.name}`, t, constant: false });
       return `${p.type === 'boolean' ? 'bool' : 'double'} v_${p.name}`;
     });
     const body = lowerBlock(ast.body, fn);
-    const tail = ast.returns === 'void' ? '' : ast.returns === 'boolean' ? '\nreturn false;' : '\nreturn rg_nan(); /* falling off the end: undefined, NaN in arithmetic */';
+    const tail =
+      ast.returns === 'void'
+        ? ''
+        : ast.returns === 'boolean'
+          ? '\nreturn false;'
+          : '\nreturn rg_nan(); /* falling off the end: undefined, NaN in arithmetic */';
     const head = `RG_HD static ${ret} ${sig.cname}(${['rg_turn* t', ...params].join(', ')})`;
     this.helperProtos.push(`${head};`);
     this.helperDefs.push(`${head} {\n  (void)t;\n${indent(body + tail, 2)}\n}`);

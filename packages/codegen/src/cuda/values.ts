@@ -88,7 +88,14 @@ export function schemaType(s: Schema, origin: Origin): VT {
 }
 
 function needNum(site: ParseSite, loc: Loc, v: Val, what: string): NumericKind {
-  if (v.t.k !== 'num') typeError(site, loc, what, `${what} needs a number, got ${describeVT(v.t)}`, v.t.k === 'bool' ? 'convert explicitly: (b ? 1 : 0)' : 'read a numeric field');
+  if (v.t.k !== 'num')
+    typeError(
+      site,
+      loc,
+      what,
+      `${what} needs a number, got ${describeVT(v.t)}`,
+      v.t.k === 'bool' ? 'convert explicitly: (b ? 1 : 0)' : 'read a numeric field',
+    );
   return v.t.n;
 }
 
@@ -145,7 +152,13 @@ export function asU32(site: ParseSite, loc: Loc, v: Val, what = 'bitwise operato
 
 export function needBool(site: ParseSite, loc: Loc, v: Val, what: string): string {
   if (v.t.k !== 'bool') {
-    typeError(site, loc, what, `${what} needs a boolean, got ${describeVT(v.t)}`, 'compare explicitly, e.g. x !== 0 (JS truthiness is not translated)');
+    typeError(
+      site,
+      loc,
+      what,
+      `${what} needs a boolean, got ${describeVT(v.t)}`,
+      'compare explicitly, e.g. x !== 0 (JS truthiness is not translated)',
+    );
   }
   return v.c;
 }
@@ -190,7 +203,8 @@ export function encodeAs(site: ParseSite, loc: Loc, kind: ScalarKind, v: Val): {
   if (!isNumericKind(kind) || !r) return { c: storeAs(site, loc, kind, v), mayFail: false };
   const n = needNum(site, loc, v, `${kind} field`);
   if (fitsIn(n, kind)) return { c: v.c, mayFail: false };
-  if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max) return { c: ARITH[kind].held === 'unsigned' ? `${v.lit}u` : v.c, mayFail: false };
+  if (v.lit !== undefined && v.lit >= r.min && v.lit <= r.max)
+    return { c: ARITH[kind].held === 'unsigned' ? `${v.lit}u` : v.c, mayFail: false };
   return { c: `rg_chk_${kind}(&rg_mis, ${asDouble(site, loc, v)})`, mayFail: true };
 }
 
