@@ -107,7 +107,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const backend = await cudaBackend();
     if (!backend) {
       io.err(
-        'ringgrain build compiles kernels for @ringgrain/cuda-backend, which is not installed here\n  hint: npm install @ringgrain/cuda-backend (it compiles with NVRTC; no GPU is needed)\n',
+        'ringgrain build compiles kernels for @ringgrain/cuda-backend, which is not installed here\n  hint: npm ' +
+          'install @ringgrain/cuda-backend (it compiles with NVRTC; no GPU is needed)\n',
       );
       return 1;
     }
@@ -125,7 +126,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const path = isAbsolute(args.module) ? args.module : resolve(process.cwd(), args.module);
   if (!existsSync(path)) {
     io.err(
-      `cannot import ${args.module}: no such file (${path})\n  hint: name the .ts module that exports the grain classes, e.g. pnpm codegen examples/bank/grains.ts\n`,
+      `cannot import ${args.module}: no such file (${path})\n  hint: name the .ts module that exports the grain ` +
+        `classes, e.g. pnpm codegen examples/bank/grains.ts\n`,
     );
     return 1;
   }
@@ -168,7 +170,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
           writeFileSync(join(args.outDir, `${def.name}.abi.json`), abiJson(k.abi));
         } catch (e) {
           io.err(
-            `cannot write to --out ${args.outDir}: ${(e as Error).message}\n  hint: --out names a directory to create (or reuse) that you can write to\n`,
+            `cannot write to --out ${args.outDir}: ${(e as Error).message}\n  hint: --out names a directory to ` +
+              `create (or reuse) that you can write to\n`,
           );
           return 1;
         }

@@ -77,7 +77,9 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'inbound',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: 'pinned mapped host memory: per host lane, a host → kernel ring formatted by core Ring.format(ringCapacity, slotSize), laneBytes apart',
+    doc:
+      'pinned mapped host memory: per host lane, a host → kernel ring formatted by core ' +
+      'Ring.format(ringCapacity, slotSize), laneBytes apart',
   },
   {
     name: 'replies',
@@ -89,7 +91,9 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'queues',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: 'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each queueBytes long',
+    doc:
+      'device memory, zero-filled: `partitions` rings of queueCapacity slots of slotSize bytes, each ' +
+      'queueBytes long',
   },
   { name: 'states', ctype: 'unsigned char*', kind: 'ptr', doc: 'device memory, zero-filled: maxActors state structs' },
   { name: 'directory', ctype: 'rg_DirEntry*', kind: 'ptr', doc: 'device memory, zero-filled: dirCapacity DirEntry' },
@@ -97,7 +101,9 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'globals',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: 'device memory, zero-filled: DeviceGlobals (with the bulk job boards), (partitions + 1) counter rows, then one laneSeen word per host lane',
+    doc:
+      'device memory, zero-filled: DeviceGlobals (with the bulk job boards), (partitions + 1) counter rows, ' +
+      'then one laneSeen word per host lane',
   },
   {
     name: 'routes',
@@ -109,7 +115,9 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'scratch',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply (off the stack: arrays and vectors count at their bound)",
+    doc:
+      "device memory: partitions × scratch lanes × scratchBytes, each worker lane's decoded request and reply " +
+      '(off the stack: arrays and vectors count at their bound)',
   },
   {
     name: 'overflow',
@@ -152,7 +160,9 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'lanes',
     ctype: 'unsigned int',
     kind: 'u32',
-    doc: 'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart from `inbound`, one ingress warp each',
+    doc:
+      'host lanes (1..32): control blocks CONTROL_STRIDE apart from `control`, inbound rings laneBytes apart ' +
+      'from `inbound`, one ingress warp each',
   },
   {
     name: 'laneBytes',
@@ -164,13 +174,17 @@ export const KERNEL_PARAMS: readonly KernelParam[] = [
     name: 'timers',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: 'device memory, zero-filled: the timer area (timerLayout: TimerGlobals, per-worker TimerLaneStats, a timer row per actor slot); 0 for a class without timers',
+    doc:
+      'device memory, zero-filled: the timer area (timerLayout: TimerGlobals, per-worker TimerLaneStats, a ' +
+      'timer row per actor slot); 0 for a class without timers',
   },
   {
     name: 'timerHost',
     ctype: 'unsigned char*',
     kind: 'ptr',
-    doc: 'pinned mapped host memory: one TimerHostBlock (published time, caught-up epoch, figures); 0 for a class without timers',
+    doc:
+      'pinned mapped host memory: one TimerHostBlock (published time, caught-up epoch, figures); 0 for a ' +
+      'class without timers',
   },
 ];
 

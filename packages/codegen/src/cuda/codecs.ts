@@ -28,15 +28,19 @@ export class Codecs {
     const cases = s.fieldNames
       .map(
         (f, i) =>
-          `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${cMember(f)}`, 1), 8)}\n        break;`,
+          `      case ${i}:\n${indent(this.decodeInto(s.fields[f] as Schema, `o->${cMember(f)}`, 1), 8)}\n` +
+          `        break;`,
       )
       .join('\n');
     const body =
       n === 0
         ? `  unsigned int n;\n  return rg_rd_maphdr(r, &n) && n == 0;`
-        : `  unsigned int n;\n  if (!rg_rd_maphdr(r, &n) || n != ${n}) return false;\n  bool seen[${n}];\n  for (unsigned int i = 0; i < ${n}; i++) seen[i] = false;\n` +
-          `  for (unsigned int i = 0; i < n; i++) {\n    unsigned int ka, kl;\n    if (!rg_rd_key(r, &ka, &kl)) return false;\n    int f = -1;\n${match}\n` +
-          `    if (f < 0 || seen[f]) return false;\n    seen[f] = true;\n    switch (f) {\n${cases}\n    }\n  }\n  return true;`;
+        : `  unsigned int n;\n  if (!rg_rd_maphdr(r, &n) || n != ${n}) return false;\n  bool seen[${n}];\n` +
+          `  for (unsigned int i = 0; i < ${n}; i++) seen[i] = false;\n` +
+          `  for (unsigned int i = 0; i < n; i++) {\n    unsigned int ka, kl;\n` +
+          `    if (!rg_rd_key(r, &ka, &kl)) return false;\n    int f = -1;\n${match}\n` +
+          `    if (f < 0 || seen[f]) return false;\n    seen[f] = true;\n    switch (f) {\n${cases}\n    }\n  }\n` +
+          `  return true;`;
     this.defs.push(`RG_HD static bool ${name}(rg_rd* r, ${type}* o) {\n${body}\n}`);
     return name;
   }
@@ -83,7 +87,8 @@ export class Codecs {
         return (
           `{\n  unsigned int c${depth};\n  if (!rg_rd_arrhdr(r, &c${depth}) || ${range}) return false;\n` +
           (vec ? `  ${lv}.length = c${depth};\n` : '') +
-          `  for (unsigned int ${i} = 0; ${i} < c${depth}; ${i}++) {\n${indent(this.decodeInto(s.element, `${items}[${i}]`, depth + 1), 4)}\n  }\n}`
+          `  for (unsigned int ${i} = 0; ${i} < c${depth}; ${i}++) {\n` +
+          `${indent(this.decodeInto(s.element, `${items}[${i}]`, depth + 1), 4)}\n  }\n}`
         );
       }
     }
@@ -106,7 +111,8 @@ export class Codecs {
         const i = `i${depth}`;
         return (
           `${guard}if (!rg_wr_arrhdr(w, ${n})) return false;\n` +
-          `for (unsigned int ${i} = 0; ${i} < ${n}; ${i}++) {\n${indent(this.encodeFrom(s.element, `${items}[${i}]`, depth + 1), 2)}\n}`
+          `for (unsigned int ${i} = 0; ${i} < ${n}; ${i}++) {\n` +
+          `${indent(this.encodeFrom(s.element, `${items}[${i}]`, depth + 1), 2)}\n}`
         );
       }
     }

@@ -132,5 +132,8 @@ function slotWriter(G: string, i: number, m: MethodDef, selfId: number): string 
       );
   }
   lines.push(`  return ${img.length + 4}u;`);
-  return `RG_HD static inline unsigned int rg_${G}_image_slot_${i}(const unsigned char* img, unsigned int row, double time, unsigned char* d) {\n${lines.join('\n')}\n}`;
+  return (
+    `RG_HD static inline unsigned int rg_${G}_image_slot_${i}(const unsigned char* img, unsigned int row, double time, unsigned char* d) {\n` +
+    `${lines.join('\n')}\n}`
+  );
 }

@@ -185,7 +185,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     return (
       `/* ${G}.${m.name} (${mod.file}:${ast.loc.line}): activation hook */\n` +
       `RG_HD static int rg_hk_${G}_${m.name}(rg_turn* t, ${stateType}* s, ${req}* m) {\n` +
-      `  (void)t; (void)s; (void)m; /* m: none (0), a hook reads only state and ctx */\n${indent(`${body}${tail}`, 2)}\n}`
+      `  (void)t; (void)s; (void)m; /* m: none (0), a hook reads only state and ctx */\n` +
+      `${indent(`${body}${tail}`, 2)}\n}`
     );
   });
   const hookWriters = hookDefs.filter((m) => mayWriteState(unit.trees.get(`hook:${m.name}`)!, def.state));
@@ -203,20 +204,25 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `/* Decodes exactly [p, p + len) as method's request; false for anything malformed. */\n` +
       `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u, rg_coop* co = 0) {\n` +
-      `  rg_rd r = {p, 0u, len, co};\n#if !defined(__CUDA_ARCH__)\n  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n  switch (method) {\n` +
+      `  rg_rd r = {p, 0u, len, co};\n#if !defined(__CUDA_ARCH__)\n` +
+      `  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n` +
+      `  switch (method) {\n` +
       decoders.map((d, i) => `    case ${i}u: if (!${d}(&r, &u->m${i})) return false; break;`).join('\n') +
       `\n    default: return false;\n  }\n  return r.pos == r.end;\n}`,
     `/* Re-encodes a decoded request (what the host encoder would write for it). */\n` +
-      `RG_HD static bool rg_${G}_encode_request(unsigned int method, const rg_${G}_req* u, rg_wr* w) {\n  switch (method) {\n` +
+      `RG_HD static bool rg_${G}_encode_request(unsigned int method, const rg_${G}_req* u, rg_wr* w) {\n` +
+      `  switch (method) {\n` +
       reqEncoders.map((e, i) => `    case ${i}u: return ${e}(&u->m${i}, w);`).join('\n') +
       `\n    default: return false;\n  }\n}`,
-    `RG_HD static int rg_${G}_handle(rg_turn* t, rg_${G}_state* s, rg_${G}_req* u, rg_${G}_rep* out) {\n  switch (t->method) {\n` +
+    `RG_HD static int rg_${G}_handle(rg_turn* t, rg_${G}_state* s, rg_${G}_req* u, rg_${G}_rep* out) {\n` +
+      `  switch (t->method) {\n` +
       def.methods
         .map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`)
         .join('\n') +
       `\n    default: return RG_E_NO_REPLY;\n  }\n}`,
     `/* The reply payload; methods without a reply schema answer asks with an empty str, as the CPU backend does. */\n` +
-      `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n  switch (method) {\n` +
+      `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n` +
+      `  switch (method) {\n` +
       encoders
         .map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`)
         .join('\n') +
@@ -226,13 +232,15 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
       writers.map((i) => `    case ${i}u:`).join('\n') +
       (writers.length ? '\n      return true;\n' : '') +
       `    default: return false;\n  }\n}`,
-    `#define RG_HOOK_ON_ACTIVATE ${HOOK_METHOD.onActivate}u\n#define RG_HOOK_ON_DEACTIVATE ${HOOK_METHOD.onDeactivate}u\n` +
+    `#define RG_HOOK_ON_ACTIVATE ${HOOK_METHOD.onActivate}u\n` +
+      `#define RG_HOOK_ON_DEACTIVATE ${HOOK_METHOD.onDeactivate}u\n` +
       `#define RG_${G}_HAS_ON_ACTIVATE ${hookDefs.some((m) => m.name === 'onActivate') ? 1 : 0}\n` +
       `#define RG_HAS_ON_ACTIVATE RG_${G}_HAS_ON_ACTIVATE\n` +
       `#define RG_${G}_HAS_ON_DEACTIVATE ${hookDefs.some((m) => m.name === 'onDeactivate') ? 1 : 0}\n` +
       `#define RG_HAS_ON_DEACTIVATE RG_${G}_HAS_ON_DEACTIVATE\n` +
       `/* Runs activation hook 'which' (RG_HOOK_*) of the class; RG_OK where the class does not define it. */\n` +
-      `RG_HD static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int which) {\n  (void)t; (void)s;\n  switch (which) {\n` +
+      `RG_HD static int rg_${G}_hook(rg_turn* t, rg_${G}_state* s, unsigned int which) {\n  (void)t; (void)s;\n` +
+      `  switch (which) {\n` +
       hookDefs.map((m) => `    case ${m.id}u: return rg_hk_${G}_${m.name}(t, s, 0);`).join('\n') +
       (hookDefs.length ? '\n' : '') +
       `    default: return RG_OK;\n  }\n}`,

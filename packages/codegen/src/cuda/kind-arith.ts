@@ -106,7 +106,10 @@ export function kindChecksC(): string {
   return integerKinds()
     .map(({ k }) => {
       const t = C_SCALAR[k];
-      return `RG_HD static inline ${t} rg_chk_${k}(bool* mis, double v) {\n  if (rg_is_${k}(v)) return (${t})v;\n  *mis = true;\n  return 0;\n}`;
+      return (
+        `RG_HD static inline ${t} rg_chk_${k}(bool* mis, double v) {\n  if (rg_is_${k}(v)) return (${t})v;\n` +
+        `  *mis = true;\n  return 0;\n}`
+      );
     })
     .join('\n');
 }

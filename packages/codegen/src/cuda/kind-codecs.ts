@@ -49,7 +49,11 @@ function scalarReader(k: ScalarKind): string {
     case 'int':
       return `${head} { double v; if (!rg_rd_num(r, &v) || !rg_is_${k}(v)) return false; *o = (${t})v; return true; }`;
     case 'bool':
-      return `${head} {\n  unsigned int at;\n  if (!rg_take(r, 1, &at)) return false;\n  if (r->p[at] == 0xc2) { *o = false; return true; }\n  if (r->p[at] == 0xc3) { *o = true; return true; }\n  return false;\n}`;
+      return (
+        `${head} {\n  unsigned int at;\n  if (!rg_take(r, 1, &at)) return false;\n` +
+        `  if (r->p[at] == 0xc2) { *o = false; return true; }\n` +
+        `  if (r->p[at] == 0xc3) { *o = true; return true; }\n  return false;\n}`
+      );
     default: {
       const never: never = wire;
       return never;
@@ -99,7 +103,8 @@ export function kindWritersC(): string {
       `  if (!rg_wr_binhdr(w, ${times('n')}) || !rg_need(w, ${times('n')}, &at)) return false;\n` +
       // Measuring needs no bytes; a large array is copied by the warp when one helps (the device is little-endian).
       `  if (!w->p || rg_bulk(w->co, w->p + at, (const unsigned char*)a, ${times('n')})) return true;\n` +
-      `  for (unsigned int i = 0; i < n; i++) ${ELEMENT_CODEC[k].putLE('w', `at + ${times('i')}`, 'a[i]')}\n  return true;\n}`
+      `  for (unsigned int i = 0; i < n; i++) ${ELEMENT_CODEC[k].putLE('w', `at + ${times('i')}`, 'a[i]')}\n` +
+      `  return true;\n}`
     );
   });
   return [...scalars, ...arrays].join('\n');

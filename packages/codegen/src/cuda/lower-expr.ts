@@ -39,11 +39,14 @@ function numLit(v: number): Val {
 }
 
 const OUTER_HINT =
-  'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level function helpers; pass the value in the message or keep it in the state';
+  'handlers see only their parameters, their locals, module-level `const NAME = <number>` and module-level ' +
+  'function helpers; pass the value in the message or keep it in the state';
 /** JS globals a handler might reach for, with what the subset offers instead. */
 const GLOBAL_HINTS: Readonly<Record<string, string>> = {
   Number:
-    'Number.* is not in the subset: for Number.isInteger(x) write x === Math.trunc(x), for Number.isFinite(x) x - x === 0, for Number.isNaN(x) x !== x; constants such as Number.MAX_SAFE_INTEGER as a module-level `const NAME = 9007199254740991`',
+    'Number.* is not in the subset: for Number.isInteger(x) write x === Math.trunc(x), for Number.isFinite(x) x ' +
+    '- x === 0, for Number.isNaN(x) x !== x; constants such as Number.MAX_SAFE_INTEGER as a module-level `const ' +
+    'NAME = 9007199254740991`',
   console: 'a GPU turn cannot log: return the value in the reply, or keep it in the state and read it with an ask',
   parseInt: 'strings are not in the subset: send numbers (Math.trunc(x) truncates)',
   parseFloat: 'strings are not in the subset: send numbers',
@@ -88,7 +91,8 @@ const EXPR: ExprTable = {
         `grain class ${e.name}`,
         `grain class ${e.name} is not among the grains placed with ${fn.grain.name} (generateKernel's grains)`,
         siteAt(fn.site, e.loc),
-        'place both classes on the same backend (K2K on the GPU never goes through the host), and pass every placed GrainDef in grains',
+        'place both classes on the same backend (K2K on the GPU never goes through the host), and pass every ' +
+          'placed GrainDef in grains',
       );
     }
     return unsupported(fn.site, e.loc, `reference to outer variable ${e.name}`, GLOBAL_HINTS[e.name] ?? OUTER_HINT);
@@ -233,14 +237,16 @@ function member(fn: FnScope, loc: Loc, o: Val, name: string): Val {
       if (k !== undefined) return { c: fmtDouble(k), t: F64 };
       if (MATH_FUNCTIONS[name]) return bad(`call it: Math.${name}(...)`);
       return bad(
-        `Math.${name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}, ${Object.keys(MATH_CONSTANTS).join(', ')}`,
+        `Math.${name} has no CUDA translation; supported: ${Object.keys(MATH_FUNCTIONS).join(', ')}, ` +
+          `${Object.keys(MATH_CONSTANTS).join(', ')}`,
       );
     }
     case 'ctx':
       if (name === 'key') {
         if (fn.grain.keyKind === 'string') {
           return bad(
-            `a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to ${fn.grain.name} itself; pass other uses in the message`,
+            `a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ` +
+              `ctx.send/ctx.forward to ${fn.grain.name} itself; pass other uses in the message`,
           );
         }
         return { c: '(double)t->key', t: F64 };
@@ -310,7 +316,8 @@ function index(fn: FnScope, loc: Loc, o: Val, ie: Expr): Val {
       fn.site,
       loc,
       'state array of booleans',
-      'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u8, n) and store 0/1',
+      'state bool arrays are Uint8Arrays in JS (numbers, not booleans); declare the field as t.array(t.u8, n) ' +
+        'and store 0/1',
     );
   }
   const i = lowerExpr(ie, fn);
@@ -370,7 +377,8 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
           site,
           e.loc,
           `Math.${callee.name}`,
-          `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ${e.args.length}`,
+          `Math.${callee.name} takes ${m.arity === 'variadic' ? 'at least 1' : m.arity} argument(s), got ` +
+            `${e.args.length}`,
           'pass the documented arguments',
         );
       }
@@ -416,7 +424,8 @@ function call(fn: FnScope, e: ExprOf<'call'>): Val {
         site,
         e.loc,
         `ctx.${callee.name}(...)`,
-        'ctx offers key, now(), send(...), forward(...), startTimer(...), stopTimer(...), setReminder(...) and clearReminder(...)',
+        'ctx offers key, now(), send(...), forward(...), startTimer(...), stopTimer(...), setReminder(...) and ' +
+          'clearReminder(...)',
       );
     }
     return unsupported(

@@ -92,7 +92,8 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
       fn.site,
       loc,
       `${what} field from ${describeVT(v.t)}`,
-      `give it a value of the same schema (${describeSchema(s)}): a message or state field declared the same way, or an object literal; state vecs are copied element by element`,
+      `give it a value of the same schema (${describeSchema(s)}): a message or state field declared the same ` +
+        `way, or an object literal; state vecs are copied element by element`,
     );
   }
   // A vec copies its length and the items in use, not its whole bound (a bound may be megabytes).

@@ -98,13 +98,17 @@ function parallelFor(
   const body = lowerBody(s.body, inner);
   if (inexact !== undefined) {
     return {
-      why: `it sums into ${inexact} values that are not integers: another order would round differently (an integer sum is exact in any order, so it would run on the lanes)`,
+      why:
+        `it sums into ${inexact} values that are not integers: another order would round differently (an ` +
+        `integer sum is exact in any order, so it would run on the lanes)`,
     };
   }
   const mayFail = body.includes('t->err');
   if (plan.writesState && mayFail) {
     return {
-      why: "it stores into state and an iteration can fail (lanes would leave later iterations' stores, which JS never makes)",
+      why:
+        "it stores into state and an iteration can fail (lanes would leave later iterations' stores, which JS " +
+        'never makes)',
     };
   }
   const fields = [`${types.state}* s;`, `${types.req}* m;`, ...captures.map((c) => `${c.ctype} ${c.cname};`)];
@@ -132,7 +136,8 @@ function parallelFor(
     fn,
     s,
     true,
-    `each iteration stores only into element ${plan.v} of what it stores into and reads nothing another iteration stores` +
+    `each iteration stores only into element ${plan.v} of what it stores into and reads nothing another ` +
+      `iteration stores` +
       (reduces ? `; it reduces ${reduces} on the lanes, exactly (integer sums, min, max)` : '') +
       ": it runs on the warp's 32 lanes when the turn is alone on its warp",
   );
@@ -195,9 +200,12 @@ function laneRunner(
   const loop = mayFail
     ? [
         'unsigned int fail = 0xffffffffu;',
-        `for (unsigned int k = lane; k < n_; k += 32u) {\n  lt.iters++;\n  ${call('k')}\n  if (lt.err) { fail = k; break; }\n}`,
+        `for (unsigned int k = lane; k < n_; k += 32u) {\n  lt.iters++;\n  ${call('k')}\n` +
+          `  if (lt.err) { fail = k; break; }\n}`,
         'unsigned int first = fail, iters = lt.iters;',
-        'for (unsigned int o = 16u; o != 0u; o >>= 1) {\n  first = min(first, __shfl_xor_sync(0xffffffffu, first, o));\n  iters += __shfl_xor_sync(0xffffffffu, iters, o);\n}',
+        'for (unsigned int o = 16u; o != 0u; o >>= 1) {\n' +
+          '  first = min(first, __shfl_xor_sync(0xffffffffu, first, o));\n' +
+          '  iters += __shfl_xor_sync(0xffffffffu, iters, o);\n}',
         'if (first != 0xffffffffu && fail == first) { co->err = lt.err; co->msg = lt.msg; }',
         'if (lane == 0u) { co->failAt = first; co->iters = iters; }',
       ]
@@ -230,7 +238,8 @@ function laneRunner(
 function strided(call: (k: string) => string, start: string, end: string): string[] {
   return [
     `unsigned int k = ${start};`,
-    `for (; k + 96u < ${end}; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n  ${call('(k + 96u)')}\n}`,
+    `for (; k + 96u < ${end}; k += 128u) {\n  ${call('k')}\n  ${call('(k + 32u)')}\n  ${call('(k + 64u)')}\n` +
+      `  ${call('(k + 96u)')}\n}`,
     `for (; k < ${end}; k += 32u) ${call('k')}`,
   ];
 }
@@ -252,7 +261,9 @@ function chunkRunner(n: { env: string; body: string; runner: string; chunk: stri
     ...strided(call, 'from + lane', 'to'),
   ];
   return [
-    `__device__ static void ${n.chunk}(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {\n${indent(body.join('\n'), 2)}\n}`,
-    `__device__ static void ${n.runner}(rg_coop* co, unsigned int lane) {\n  ${n.chunk}(co, lane, 0u, co->n);\n  if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }\n}`,
+    `__device__ static void ${n.chunk}(const rg_coop* co, unsigned int lane, unsigned int from, unsigned int to) {\n` +
+      `${indent(body.join('\n'), 2)}\n}`,
+    `__device__ static void ${n.runner}(rg_coop* co, unsigned int lane) {\n  ${n.chunk}(co, lane, 0u, co->n);\n` +
+      `  if (lane == 0u) { co->failAt = 0xffffffffu; co->iters = co->n; }\n}`,
   ].join('\n');
 }

@@ -34,7 +34,10 @@ export function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: bo
   // String keys are interned per grain class on the host: a kernel knows only the ids of its own keys.
   const stringKey = target.def.keyKind === 'string';
   if (stringKey) {
-    const hint = `a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ${name}(${target.def.name}, ctx.key, ...); give the target integer keys to reach it from elsewhere`;
+    const hint =
+      `a string key reaches the GPU as its host-interned id, unique only within its grain class, so a ` +
+      `string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ` +
+      `${name}(${target.def.name}, ctx.key, ...); give the target integer keys to reach it from elsewhere`;
     if (target.def.name !== fn.grain.name)
       k2kError(
         ge.loc,
@@ -64,7 +67,9 @@ export function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: bo
     if (!mine || !method.reply || describeSchema(mine) !== describeSchema(method.reply)) {
       k2kError(
         e.loc,
-        `${name} to ${target.def.name}.${method.name} whose reply (${method.reply ? describeSchema(method.reply) : 'none'}) differs from ${fn.grain.name}.${fn.method?.name}'s (${mine ? describeSchema(mine) : 'none'})`,
+        `${name} to ${target.def.name}.${method.name} whose reply ` +
+          `(${method.reply ? describeSchema(method.reply) : 'none'}) differs from ` +
+          `${fn.grain.name}.${fn.method?.name}'s (${mine ? describeSchema(mine) : 'none'})`,
         'forward only to a method that replies with the same schema',
       );
     }
@@ -91,6 +96,11 @@ export function k2k(fn: FnScope, e: Extract<Expr, { kind: 'call' }>, forward: bo
     ? ''
     : stringKey
       ? 'if (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n'
-      : `if (rg_mis && !t->err) {\n  long long rg_k;\n  t->err = rg_key_of(${kt}, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;\n}\n`;
-  return `{\n${indent(`${keyFails ? `const double ${kt} = ${key};\n` : ''}${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n${mis ? 'bool rg_mis = false;\n' : ''}${fill}\n${misFail}if (!t->err) ${sender.name}(t, ${kt}, &${tmp}, ${forward});`, 2)}\n}`;
+      : `if (rg_mis && !t->err) {\n  long long rg_k;\n` +
+        `  t->err = rg_key_of(${kt}, &rg_k) ? RG_E_REPLY_MISMATCH : RG_E_INVALID_KEY;\n}\n`;
+  const body =
+    `${keyFails ? `const double ${kt} = ${key};\n` : ''}${sender.type} ${tmp};\nrg_zero(&${tmp}, sizeof(${tmp}));\n` +
+    `${mis ? 'bool rg_mis = false;\n' : ''}${fill}\n` +
+    `${misFail}if (!t->err) ${sender.name}(t, ${kt}, &${tmp}, ${forward});`;
+  return `{\n${indent(body, 2)}\n}`;
 }

@@ -93,7 +93,8 @@ function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, v
       fn.site,
       loc,
       `assignment to ${describeVT(lhs.t)}`,
-      'assign to let locals and to number/boolean fields and elements; whole structs and arrays are assigned field by field',
+      'assign to let locals and to number/boolean fields and elements; whole structs and arrays are assigned ' +
+        'field by field',
     );
   }
   const lhsFails = fn.mayFail;
@@ -104,7 +105,9 @@ function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, v
   if (local) {
     const v = value(lhs);
     // A `let` holds a JS number as a double (or a boolean).
-    return `${lhs.c} = ${kind === 'bool' ? needBool(fn.site, loc, v, 'assignment to a boolean local') : storeAs(fn.site, loc, kind, v)};`;
+    const rhs =
+      kind === 'bool' ? needBool(fn.site, loc, v, 'assignment to a boolean local') : storeAs(fn.site, loc, kind, v);
+    return `${lhs.c} = ${rhs};`;
   }
   if (!lhsFails) {
     fn.mayFail = false;
@@ -119,7 +122,10 @@ function assign(fn: FnScope, loc: Loc, target: Expr, op: BinaryOp | undefined, v
   const v = storeAs(fn.site, loc, kind, value(cur));
   const tmp = fn.temp('v');
   fn.mayFail = true;
-  return `{\n  ${C_SCALAR[kind]}* ${p} = &${lhs.c};\n  const ${C_SCALAR[kind]} ${tmp} = ${v};\n  if (!t->err) *${p} = ${tmp};\n}`;
+  return (
+    `{\n  ${C_SCALAR[kind]}* ${p} = &${lhs.c};\n  const ${C_SCALAR[kind]} ${tmp} = ${v};\n` +
+    `  if (!t->err) *${p} = ${tmp};\n}`
+  );
 }
 
 const STMT: StmtTable = {
@@ -151,7 +157,8 @@ const STMT: StmtTable = {
         s.loc,
         `local holding ${describeVT(v.t)}`,
         v.t.k === 'struct'
-          ? 'declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers or booleans'
+          ? 'declare it with const: a const local names the struct (const p = m.pts[i]); let locals hold numbers ' +
+              'or booleans'
           : 'locals hold numbers or booleans, and const locals may name a struct; read arrays through their full path',
       );
     }
@@ -201,7 +208,9 @@ const STMT: StmtTable = {
     const { pre, c } = condition(s.test, fn, 'if condition');
     const then = lowerBlock(s.then, fn);
     const otherwise = s.otherwise ? lowerBlock(s.otherwise, fn) : undefined;
-    const out = `${pre}if (${c}) {\n${indent(then, 2)}\n}${otherwise !== undefined ? ` else {\n${indent(otherwise, 2)}\n}` : ''}`;
+    const out =
+      `${pre}if (${c}) {\n${indent(then, 2)}\n` +
+      `}${otherwise !== undefined ? ` else {\n${indent(otherwise, 2)}\n}` : ''}`;
     return pre ? `{\n${indent(out, 2)}\n}` : out;
   },
   for: (s, fn) => {
@@ -289,7 +298,9 @@ function arrayToState(fn: FnScope, s: StmtOf<'assign'>): void {
       fn.site,
       s.loc,
       'assignment of an array literal to a state array',
-      'state arrays are live views without a setter in JS (the CPU backend throws TypeError: "Cannot set property … which has only a getter"); store the elements one by one: s.xs[0] = a; s.xs[1] = b (a t.vec: s.v.items[i] = a; then s.v.length = n)',
+      'state arrays are live views without a setter in JS (the CPU backend throws TypeError: "Cannot set ' +
+        'property … which has only a getter"); store the elements one by one: s.xs[0] = a; s.xs[1] = b (a t.vec: ' +
+        's.v.items[i] = a; then s.v.length = n)',
     );
   }
 }
@@ -320,7 +331,10 @@ function helperReturn(s: StmtOf<'return'>, fn: FnScope): string {
       : asDouble(fn.site, s.loc, v, 'return value');
   if (!fn.mayFail) return `return ${c};`;
   const tmp = fn.temp('r');
-  return `{\n  const ${fn.helperReturns === 'boolean' ? 'bool' : 'double'} ${tmp} = ${c};\n  ${fn.check()}\n  return ${tmp};\n}`;
+  return (
+    `{\n  const ${fn.helperReturns === 'boolean' ? 'bool' : 'double'} ${tmp} = ${c};\n  ${fn.check()}\n` +
+    `  return ${tmp};\n}`
+  );
 }
 
 function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
@@ -374,6 +388,10 @@ function handlerReturn(s: StmtOf<'return'>, fn: FnScope): string {
   const fill = fillStruct(fn, v, method.reply, '(*r)', 'reply');
   // An out-of-range field fails once every field was evaluated (JS builds the object, then the host encodes it).
   if (fill.includes('rg_chk_'))
-    return `{\n${indent(`bool rg_mis = false;\n${fill}\nif (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n${fn.check()}\nreturn RG_OK;`, 2)}\n}`;
+    return `{\n${indent(
+      `bool rg_mis = false;\n${fill}\nif (rg_mis && !t->err) t->err = RG_E_REPLY_MISMATCH;\n` +
+        `${fn.check()}\nreturn RG_OK;`,
+      2,
+    )}\n}`;
   return fn.mayFail ? `${fill}\n${fn.check()}\nreturn RG_OK;` : `${fill}\nreturn RG_OK;`;
 }

@@ -209,7 +209,9 @@ export function lowerReminderCall(fn: FnScope, e: CallExpr, op: 'setReminder' | 
       fn.grain.keyKind === 'string'
         ? {
             detail: `ctx.${op} in a class with string keys`,
-            hint: 'the GPU holds string keys as interned ids, which cannot name a stored reminder: give the class integer keys, or place it on the cpu backend',
+            hint:
+              'the GPU holds string keys as interned ids, which cannot name a stored reminder: give the ' +
+              'class integer keys, or place it on the cpu backend',
           }
         : undefined,
   });

@@ -16,7 +16,8 @@ export function timerHandlerSection(def: GrainDef): string {
   const timers = def.timers;
   if (timers.length === 0) return '';
   const sw = (ret: string, f: (t: TimerDef) => string, dflt: string) =>
-    `  switch (id) {\n${timers.map((t) => `    case ${t.id}u: return ${f(t)};`).join('\n')}\n    default: return ${dflt};\n  }`;
+    `  switch (id) {\n${timers.map((t) => `    case ${t.id}u: return ${f(t)};`).join('\n')}\n` +
+    `    default: return ${dflt};\n  }`;
   return String.raw`/* ---- timers: the handler side (timers.ts) ---------------------------------------------------------------- */
 #define RG_TM_COUNT ${timers.length}u
 #define RG_TICK ${TICK_FLAG}u
