@@ -7,6 +7,7 @@ import { connect } from '@nats-io/transport-node';
 import { GrainSystem, Grain, t, type TypesOf } from '@ringgrain/core';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { natsCluster } from '@ringgrain/cluster-nats';
+import { threadCpuNs } from './thread-cpu.ts';
 
 export class BenchCounter extends Grain({
   name: 'BenchCounter',
@@ -76,6 +77,10 @@ if (process.env['RG_BENCH_SILO'] === '1') {
   nc.subscribe(`rgbench.${name}.relay.${role}`, {
     callback: (_e, m) =>
       void m.respond(JSON.stringify({ processed: system.metrics()['BenchRelay']!.processed, tellsOut: system.cluster!.metrics()['tellsOut'] })),
+  });
+  // Each thread's CPU time (thread-cpu.ts): what a phase cost this silo's host thread and its pool thread.
+  nc.subscribe(`rgbench.${name}.cpu.${role}`, {
+    callback: (_e, m) => void m.respond(JSON.stringify(threadCpuNs() ?? null)),
   });
   // The raw floor and the in-silo asks: on the first silo only.
   if (role === 'main') {

@@ -28,6 +28,7 @@ import { natsCluster, startNatsServer } from '@ringgrain/cluster-nats';
 import { BenchCounter, BenchRelay } from './cluster-silo.ts';
 import { median, trials } from './trials.ts';
 import { commitOf, machineOf } from './record.ts';
+import { threadCpuDelta, threadCpuNs, type ThreadCpu } from './thread-cpu.ts';
 
 const argv = process.argv.slice(2).filter((a) => a !== '--');
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -112,11 +113,39 @@ async function localP50(): Promise<number> {
   const r = await nc.request(`rgbench.${name}.local`, String(ASKS), { timeout: 120_000 });
   return Number(new TextDecoder().decode(r.data));
 }
+/** Each silo's threads' CPU time (thread-cpu.ts), by role; undefined off Linux. */
+async function siloCpu(): Promise<Record<string, ThreadCpu | undefined>> {
+  const ask = (r: string) => nc.request(`rgbench.${name}.cpu.${r}`, '', { timeout: 10_000 });
+  const [a, b] = await Promise.all([ask('main'), ask('relay')]);
+  const read = (m: typeof a) => JSON.parse(new TextDecoder().decode(m.data)) as ThreadCpu | undefined;
+  return { main: read(a), relay: read(b) };
+}
+/** CPU ns per message of the client's main thread, a silo's host (main) thread and its busiest other thread. */
+interface CpuPer {
+  client: number;
+  siloHost: number;
+  siloPool: number;
+}
+const cpuTells: CpuPer[] = [];
+const cpuK2K: Array<Omit<CpuPer, 'client'>> = [];
 async function tellsPerS(): Promise<number> {
+  const c0 = threadCpuNs();
+  const s0 = await siloCpu();
   const t0 = performance.now();
   for (let i = 0; i < TELLS; i++) refs[i % KEYS]!.tell.bump({ n: 1 });
   await Promise.all(refs.map((r) => r.get({})));
-  return TELLS / ((performance.now() - t0) / 1000);
+  const rate = TELLS / ((performance.now() - t0) / 1000);
+  const c1 = threadCpuNs();
+  const s1 = await siloCpu();
+  if (c0 && c1 && s0['main'] && s1['main']) {
+    const silo = threadCpuDelta(s0['main'], s1['main']);
+    cpuTells.push({
+      client: threadCpuDelta(c0, c1).main / TELLS,
+      siloHost: silo.main / TELLS,
+      siloPool: silo.busiest / TELLS,
+    });
+  }
+  return rate;
 }
 /** The same tells as one tellMany from columns (in a cluster: each row routed on its own). */
 const manyKeys = Int32Array.from({ length: TELLS }, (_, i) => i % KEYS);
@@ -156,6 +185,7 @@ const fans = Array.from({ length: FANS }, (_, k) => client.grain(BenchRelay, k))
  */
 async function k2kPerS(): Promise<{ all: number; cross: number }> {
   const per = Math.ceil(TELLS / FANS);
+  const s0 = await siloCpu();
   const before = await relayCounters();
   const t0 = performance.now();
   for (let f = 0; f < FANS; f++) fans[f]!.tell.fan({ n: per, keys: KEYS, from: f * 13 });
@@ -165,7 +195,16 @@ async function k2kPerS(): Promise<{ all: number; cross: number }> {
     now = await relayCounters();
   }
   const s = (performance.now() - t0) / 1000;
-  return { all: (per * FANS) / s, cross: (now.tellsOut - before.tellsOut) / s };
+  const s1 = await siloCpu();
+  const cross = now.tellsOut - before.tellsOut;
+  if (s0['main'] && s1['main'] && s0['relay'] && s1['relay']) {
+    // Per cross-silo message, both silos' host threads together (its send on one, its receive on the other);
+    // per K2K message, the busier silo's busiest other thread over its half (its pool thread: fans and bumps).
+    const a = threadCpuDelta(s0['main'], s1['main']);
+    const b = threadCpuDelta(s0['relay'], s1['relay']);
+    cpuK2K.push({ siloHost: (a.main + b.main) / cross, siloPool: Math.max(a.busiest, b.busiest) / ((per * FANS) / 2) });
+  }
+  return { all: (per * FANS) / s, cross: cross / s };
 }
 
 // Warm-up (JIT, connections, actor activations) outside the trials: one of each measurement.
@@ -194,9 +233,22 @@ for (let t = 0; t < TRIALS; t++) {
   const k = await k2kPerS();
   k2kRate.push(k.all);
   k2kCross.push(k.cross);
+  const ct = cpuTells[cpuTells.length - 1];
+  const ck = cpuK2K[cpuK2K.length - 1];
+  log(
+    `trial ${t + 1}/${TRIALS}: ` +
+      (ct && ck
+        ? `CPU ns/tell client ${ct.client.toFixed(0)}, silo host ${ct.siloHost.toFixed(0)}, ` +
+          `pool ${ct.siloPool.toFixed(0)}; ` +
+          `ns/cross-silo K2K host ${ck.siloHost.toFixed(0)}, pool ${ck.siloPool.toFixed(0)}`
+        : 'no thread CPU times here'),
+  );
   log(
     `trial ${t + 1}/${TRIALS}: ask p50 ${askUs[t]!.toFixed(0)} µs (raw request ${rawUs[t]!.toFixed(0)} µs, in-silo ask ${localUs[t]!.toFixed(0)} µs); tells ${(tellRate[t]! / 1e6).toFixed(3)} M/s, tellMany ${(manyRate[t]! / 1e6).toFixed(3)} M/s (raw publish ${(pubRate[t]! / 1e6).toFixed(3)} M/s); K2K ${(k2kRate[t]! / 1e6).toFixed(3)} M/s, of which cross-silo ${(k2kCross[t]! / 1e6).toFixed(3)} M/s`,
   );
+}
+function medians<T extends object>(rows: T[]): Record<string, number> {
+  return Object.fromEntries(Object.keys(rows[0]!).map((k) => [k, median(rows.map((r) => r[k as keyof T] as number))]));
 }
 const m = client.cluster!.metrics();
 const result = {
@@ -222,6 +274,11 @@ const result = {
   k2kPerS: trials(k2kRate),
   k2kCrossSiloPerS: trials(k2kCross),
   k2kCrossSiloOverRawPublish: median(k2kCross) / median(pubRate),
+  // Thread CPU time per message (Linux, thread-cpu.ts), median of the trials: what bounds the rates on a host
+  // with a core per thread. Tells: the client's thread, the receiving silo's host thread and pool thread.
+  // K2K: both silos' host threads per cross-silo message, the busier pool thread per K2K message.
+  cpuNsPerTell: cpuTells.length > 1 ? medians(cpuTells.slice(1)) : undefined,
+  cpuNsK2K: cpuK2K.length > 1 ? medians(cpuK2K.slice(1)) : undefined,
   client: { framesOut: m['framesOut'], tellsOut: m['tellsOut'], asksOut: m['asksOut'], bytesOut: m['bytesOut'] },
 };
 console.log(JSON.stringify(result, null, 2));
