@@ -149,6 +149,8 @@ export function decodeFrame(data: Uint8Array): { from: string; entries: unknown[
   // One copy of the frame, in its own buffer: the entries' bytes are views of it (they may wait, parked or
   // held, past the transport's reuse of its buffers), and one schema reader serves the whole frame.
   const own = new Uint8Array(data);
+  const fast = readFrame(own);
+  if (fast !== undefined) return fast;
   let v: unknown;
   try {
     v = packr.unpack(own);
@@ -176,4 +178,145 @@ export function decodeFrame(data: Uint8Array): { from: string; entries: unknown[
     e[6] = name(e[6]);
   }
   return { from: v[1], entries };
+}
+
+/** Where readFrame stopped: anything it does not read by hand sends the frame to msgpackr. */
+const UNREAD = Symbol('unread');
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A version 2 frame read by hand, for the entries silos send all the time (messages, replies with bytes or
+ * nil, acks): no generic unpacker, and a message's bytes a view of the frame. Anything else (another entry
+ * kind or shape, a reply carrying an error, a malformed frame) returns undefined, and decodeFrame reads the
+ * frame with msgpackr as before, with the same checks and errors. Version 2 frames written here always
+ * take the hand-read forms (frame.ts Writer), so the fallback is for other writers and bad input.
+ */
+export function readFrame(u8: Uint8Array): { from: string; entries: unknown[] } | undefined {
+  try {
+    return readFrameOrThrow(u8);
+  } catch {
+    // UNREAD, or a string that is not UTF-8: msgpackr's path reads it (or refuses the frame) as before.
+    return undefined;
+  }
+}
+
+function readFrameOrThrow(u8: Uint8Array): { from: string; entries: unknown[] } {
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const end = u8.length;
+  let p = 0;
+  const byte = (): number => {
+    if (p >= end) throw UNREAD;
+    return u8[p++]!;
+  };
+  /** `n` more bytes are there (the position is past the tag). */
+  const have = (n: number): void => {
+    if (p + n > end) throw UNREAD;
+  };
+  const int = (): number => {
+    const t = byte();
+    if (t < 0x80) return t;
+    if (t >= 0xe0) return t - 0x100;
+    let v: number;
+    switch (t) {
+      case 0xcc:
+        have(1);
+        return u8[p++]!;
+      case 0xcd:
+        have(2);
+        v = dv.getUint16(p);
+        p += 2;
+        return v;
+      case 0xce:
+        have(4);
+        v = dv.getUint32(p);
+        p += 4;
+        return v;
+      case 0xd2:
+        have(4);
+        v = dv.getInt32(p);
+        p += 4;
+        return v;
+      case 0xcb:
+        have(8);
+        v = dv.getFloat64(p);
+        p += 8;
+        return v;
+      default:
+        throw UNREAD;
+    }
+  };
+  /** A 16- or 32-bit length after its tag. */
+  const len = (wide: boolean): number => {
+    have(wide ? 4 : 2);
+    const v = wide ? dv.getUint32(p) : dv.getUint16(p);
+    p += wide ? 4 : 2;
+    return v;
+  };
+  /** An array's length (at most the bytes left: every element takes one). */
+  const arrayLength = (): number => {
+    const t = byte();
+    const n = (t & 0xf0) === 0x90 ? t & 0x0f : t === 0xdc || t === 0xdd ? len(t === 0xdd) : -1;
+    if (n < 0 || n > end - p) throw UNREAD;
+    return n;
+  };
+  const str = (): string => {
+    const t = byte();
+    const n = (t & 0xe0) === 0xa0 ? t & 0x1f : t === 0xd9 ? byte() : t === 0xda ? len(false) : -1;
+    if (n < 0) throw UNREAD;
+    have(n);
+    let ascii = true;
+    for (let i = p; i < p + n && ascii; i++) ascii = u8[i]! < 0x80;
+    const v = u8.subarray(p, p + n);
+    p += n;
+    return ascii ? String.fromCharCode.apply(null, v as unknown as number[]) : utf8.decode(v);
+  };
+  const bin = (): Uint8Array => {
+    const t = byte();
+    const n = t === 0xc4 ? byte() : t === 0xc5 || t === 0xc6 ? len(t === 0xc6) : -1;
+    if (n < 0) throw UNREAD;
+    have(n);
+    p += n;
+    return u8.subarray(p - n, p);
+  };
+  if (byte() !== 0x94 || int() !== FRAME_VERSION) throw UNREAD;
+  const from = str();
+  const n = arrayLength();
+  const entries: unknown[] = new Array(n);
+  /** Message entries, whose names are string indices until the table is read. */
+  let messages = 0;
+  for (let i = 0; i < n; i++) {
+    const t = byte();
+    const kind = byte();
+    if (t === 0x98 && kind === 0) {
+      const grain = int();
+      const method = int();
+      // A key: an int, or a string (other forms, and any check, as msgpackr's path: wire.ts checkEntry).
+      const k = u8[p];
+      const key = k !== undefined && ((k & 0xe0) === 0xa0 || k === 0xd9 || k === 0xda) ? str() : int();
+      const bytes = bin();
+      entries[i] = [0, grain, method, key, bytes, int(), int(), int()];
+      messages++;
+    } else if (t === 0x94 && kind === 1) {
+      const corr = int();
+      const ok = int();
+      const v = u8[p] === 0xc0 ? (p++, null) : bin();
+      entries[i] = [1, corr, ok, v];
+    } else if (t === 0x92 && kind === 2) entries[i] = [2, int()];
+    else throw UNREAD;
+  }
+  const m = arrayLength();
+  const table: string[] = new Array(m);
+  for (let i = 0; i < m; i++) table[i] = str();
+  if (p !== end) throw UNREAD;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(from)) throw UNREAD;
+  if (messages > 0) {
+    // As decodeFrame's: an index that is not one stays a non-string, which the router refuses as malformed.
+    for (const e of entries as unknown[][]) {
+      if (e[0] !== 0) continue;
+      e[1] = table[e[1] as number] ?? null;
+      e[2] = table[e[2] as number] ?? null;
+      e[6] = table[e[6] as number] ?? null;
+    }
+  }
+  return { from, entries };
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Packr } from 'msgpackr';
 import { ClusterConfigError } from '@ringgrain/core/cluster';
 import { MalformedFrameError, decodeFrame, encodeFrame, natsCluster } from '../src/index.ts';
+import { readFrame } from '../src/frame.ts';
 
 describe('natsCluster options', () => {
   it('refuses bad options with ClusterConfigError at the call', () => {
@@ -90,5 +91,35 @@ describe('frames', () => {
       raw.pack([1, 'me', {}]),
     ];
     for (const b of bad) expect(() => decodeFrame(b)).toThrow(MalformedFrameError);
+  });
+
+  it('read messages, replies and acks by hand exactly as msgpackr reads the same frame', () => {
+    const pay = (n: number) => new Uint8Array([0x81, 0xa1, 0x6e, n]);
+    const keys = [0, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, -1, -32, -33, -(2 ** 31), 2 ** 53 - 1];
+    const entries: unknown[][] = [
+      ...keys.map((k, i) => [0, i % 2 ? 'Counter' : 'Ledger', 'add', k, pay(i), i === 3 ? 0xffffffff : i, 'silo-a', i]),
+      [0, 'Ledger', 'add', -(2 ** 53 - 1), new Uint8Array(300).fill(7), 0, 'silo-a', 0],
+      [0, 'Ledger', 'add', 'x'.repeat(40), new Uint8Array(0), 0, 'silo-a', 0],
+      [0, 'Ledger', 'add', 'key ü', pay(1), 0, 'silö', 0],
+      [1, 4, 1, pay(4)],
+      [1, 7, 1, null],
+      [2, 2 ** 40],
+      [2, 300],
+    ];
+    const data = encodeFrame('silo-a', entries);
+    // Read by hand (undefined would mean msgpackr's path read it).
+    expect(readFrame(new Uint8Array(data))?.entries).toEqual(entries);
+    // A reply carrying an error is left to msgpackr's path.
+    expect(readFrame(encodeFrame('silo-a', [[1, 5, 0, { name: 'Error', code: 'X', message: 'm' }]]))).toBe(undefined);
+    const f = decodeFrame(data);
+    expect(f.entries).toEqual(entries);
+    // The reference: msgpackr's reading of the same bytes, names put back from the table.
+    const ref = new Packr({ useRecords: false }).unpack(data) as [number, string, unknown[][], string[]];
+    const [, from, raw, table] = ref;
+    for (const e of raw) if (e[0] === 0) for (const i of [1, 2, 6]) e[i] = table[e[i] as number];
+    expect(f.from).toBe(from);
+    expect(f.entries).toEqual(raw);
+    // A frame cut short is refused as before.
+    expect(() => decodeFrame(data.subarray(0, data.length - 3))).toThrow(MalformedFrameError);
   });
 });

@@ -114,6 +114,48 @@ export class SlotWriter {
     dv.setUint32(slot + SLOT.grain, h.grain, true);
   }
 
+  /**
+   * A payload already encoded by its schema (a message from another silo: cluster/codec.ts) copied into the
+   * slot, header filled (all but seq): no decode and encode again. The consumer decodes it as any payload,
+   * so bytes that do not fit the schema are refused there (a REJECTED reply). Throws PayloadTooLargeError.
+   */
+  writeBytes(
+    ring: SlotTarget,
+    slot: number,
+    h: SlotFields,
+    bytes: Uint8Array,
+    grain: string,
+    method: string,
+    stringKey?: string,
+  ): void {
+    const start = slot + SLOT_HEADER_SIZE;
+    const length = bytes.length;
+    let flags = h.flags;
+    let keyHi = h.keyHi;
+    const key = stringKey === undefined ? undefined : textEncoder.encode(stringKey);
+    const needed = length + (key === undefined ? 0 : key.length);
+    if (needed > ring.payloadCapacity)
+      throw new PayloadTooLargeError(`${grain}.${method}`, needed, ring.payloadCapacity, SLOT_HEADER_SIZE);
+    const u8 = ring.u8;
+    // Small payloads byte by byte: set() of a view costs more than the copy below ~64 bytes.
+    if (length <= 64) for (let i = 0; i < length; i++) u8[start + i] = bytes[i]!;
+    else u8.set(bytes, start);
+    if (key !== undefined) {
+      u8.set(key, start + length);
+      flags |= SlotFlag.STRING_KEY;
+      keyHi = key.length;
+    }
+    const dv = ring.dv;
+    dv.setUint32(slot + SLOT.length, length, true);
+    dv.setUint32(slot + SLOT.method, h.method, true);
+    dv.setUint32(slot + SLOT.flags, flags, true);
+    dv.setUint32(slot + SLOT.corr, h.corr, true);
+    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
+    dv.setUint32(slot + SLOT.keyHi, keyHi, true);
+    dv.setUint32(slot + SLOT.sender, h.sender, true);
+    dv.setUint32(slot + SLOT.grain, h.grain, true);
+  }
+
   /** A failed or refused turn's reply payload: its code and fields (turn-error.ts), string fields cut to fit. */
   writeError(ring: Ring, slot: number, h: SlotFields, code: number, fields: readonly TurnErrorValue[]): void {
     const start = slot + SLOT_HEADER_SIZE;

@@ -2,8 +2,8 @@ import { EventEmitter } from 'eventemitter3';
 import type { Logger } from 'pino';
 import type { GrainDef, MethodDef } from '../grain.ts';
 import type { ClassMetrics } from '../system/events.ts';
-import { RinggrainError } from '../errors.ts';
-import { decodeValue, encodeValue } from './codec.ts';
+import { DecodeError, RinggrainError } from '../errors.ts';
+import { encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
 import { PendingAsks } from './asks.ts';
 import { routerCounts } from './counts.ts';
@@ -30,8 +30,11 @@ export interface RouterHost<R> extends HandOffHost, ControlHost {
   readonly askTimeoutMs: number;
   /** The route (and method) of a class this silo hosts (undefined: not hosted here). */
   hostedRoute(grain: string, method: string): { readonly route: R; readonly method: MethodDef } | undefined;
-  /** The single-process send path (no cluster routing). */
-  sendLocal(route: R, key: number | string, payload: unknown, ask: boolean): Promise<unknown> | undefined;
+  /**
+   * The single-process send path (no cluster routing) of a payload as its request schema's bytes: copied
+   * into the slot, not decoded and encoded again (the kernel decodes and checks it as any payload).
+   */
+  sendEncoded(route: R, key: number | string, bytes: Uint8Array, ask: boolean): Promise<unknown> | undefined;
 }
 
 export interface ClusterEvents {
@@ -245,7 +248,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     }
     let r: Promise<unknown> | undefined;
     try {
-      r = this.host.sendLocal(hosted.route, key, decodeValue(hosted.method.request, bytes, grain, method), corr !== 0);
+      if (!(bytes instanceof Uint8Array)) throw new DecodeError(`${grain}.${method}: the value is not bytes`);
+      r = this.host.sendEncoded(hosted.route, key, bytes, corr !== 0);
     } catch (e) {
       this.failEntry(entry, e as Error);
       return;

@@ -106,13 +106,17 @@ export class Sender {
     }
   };
 
-  /** sendRoute without cluster routing: the key is served by this process. */
+  /**
+   * sendRoute without cluster routing: the key is served by this process. `encoded`: `payload` is the
+   * request's schema bytes (a message from another silo), copied into the slot as they are.
+   */
   sendLocal(
     route: Route,
     key: number | string,
     payload: unknown,
     ask: boolean,
     into?: Readonly<Record<string, unknown>>,
+    encoded = false,
   ): Promise<unknown> | undefined {
     const kernel = route.reg.kernel;
     if (!kernel) throw new KernelNotRunningError(route.reg.def.name, 'not started');
@@ -123,7 +127,7 @@ export class Sender {
     // FIFO per sender → kernel: once anything waits for space in this kernel's rings, later sends wait behind it.
     const spill = this.state.spills.get(kernel);
     let fixed: FixedWrite | null = null;
-    if (typeof key === 'number') {
+    if (typeof key === 'number' && !encoded) {
       let f = route.fixed;
       if (f === undefined || f.kernel !== kernel)
         route.fixed = f = {
@@ -132,7 +136,10 @@ export class Sender {
         };
       fixed = f.write;
     }
-    if ((spill === undefined || spill.size === 0) && this.tryWrite(kernel, lane, method, key, payload, corr, fixed)) {
+    if (
+      (spill === undefined || spill.size === 0) &&
+      this.tryWrite(kernel, lane, method, key, payload, corr, fixed, encoded)
+    ) {
       kernel.sent++;
       return ask ? this.awaitReply(corr, kernel, lane, method, into) : undefined;
     }
@@ -143,7 +150,7 @@ export class Sender {
       fixed === null ||
       !fixed(chunk.i32, chunk.dv, chunk.u8, at, payload, key as number, corr, this.clock.sendTime())
     )
-      this.encode(chunk, at, kernel, method, key, payload, corr);
+      this.encode(chunk, at, kernel, method, key, payload, corr, encoded);
     const written = s.commit(chunk, at, lane);
     this.state.waiting.add(kernel);
     this.state.schedulePump();
@@ -159,6 +166,7 @@ export class Sender {
     payload: unknown,
     corr: number,
     fixed: FixedWrite | null = null,
+    encoded = false,
   ): boolean {
     const producer = kernel.lanes[lane]!.producer;
     const first = !this.clock.burst;
@@ -175,7 +183,7 @@ export class Sender {
     try {
       // The fixed image where it applies; anything it refuses goes through the general encoder (typed errors).
       if (fixed === null || !fixed(r.i32, r.dv, r.u8, slot, payload, key as number, corr, this.clock.sendTime()))
-        this.encode(r, slot, kernel, method, key, payload, corr);
+        this.encode(r, slot, kernel, method, key, payload, corr, encoded);
     } catch (e) {
       producer.dropHeld(); // a bad payload: the slot is not ours to publish
       throw e;
@@ -191,7 +199,10 @@ export class Sender {
     return true;
   }
 
-  /** Header and payload of one message at `slot` of `ring` (a ring, or a spill chunk); all but seq. */
+  /**
+   * Header and payload of one message at `slot` of `ring` (a ring, or a spill chunk); all but seq.
+   * `encoded`: the payload is its schema bytes.
+   */
   private encode(
     ring: SlotTarget,
     slot: number,
@@ -200,8 +211,28 @@ export class Sender {
     key: number | string,
     payload: unknown,
     corr: number,
+    encoded = false,
   ): void {
-    if (typeof key === 'number') {
+    if (encoded) {
+      const str = typeof key === 'string';
+      this.writer.writeBytes(
+        ring,
+        slot,
+        {
+          method: method.id,
+          flags: corr ? SlotFlag.ASK : 0,
+          corr,
+          keyLo: str ? this.internKey(kernel.def, key) : splitKeyLo(key),
+          keyHi: str ? 0 : splitKeyHi(key),
+          sender: HOST_SENDER,
+          grain: kernel.grainId,
+        },
+        payload as Uint8Array,
+        kernel.def.name,
+        method.name,
+        str ? key : undefined,
+      );
+    } else if (typeof key === 'number') {
       this.writer.write(
         ring,
         slot,

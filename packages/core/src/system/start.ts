@@ -212,8 +212,8 @@ export async function joinSystemCluster(
       const m = reg?.def.methodByName.get(method);
       return m ? { route: sender.route(reg!.def, method), method: m } : undefined;
     },
-    sendLocal: (route: Route, key: number | string, payload: unknown, ask: boolean) =>
-      sender.sendLocal(route, key, payload, ask),
+    sendEncoded: (route: Route, key: number | string, bytes: Uint8Array, ask: boolean) =>
+      sender.sendLocal(route, key, bytes, ask, undefined, true),
     handOff: (grain: string) => persistence.handOff(grain),
     ownership: (grain: string) => ownership?.get(grain),
     fenced: (grain: string) => fencedWrites(regs.find((r) => r.def.name === grain)),
