@@ -16,7 +16,8 @@ export interface PumpScheduler {
   soon(f: () => void): unknown;
   /** Runs `f` after `ms` (setTimeout, unref'd: a pump never keeps the process alive). */
   later(f: () => void, ms: number): unknown;
-  cancel(handle: unknown): void;
+  /** Cancels a `soon` (immediate: true) or a `later`: each kind with its own clear (see realScheduler). */
+  cancel(handle: unknown, immediate: boolean): void;
 }
 
 export const realScheduler: PumpScheduler = {
@@ -27,9 +28,12 @@ export const realScheduler: PumpScheduler = {
     t.unref();
     return t;
   },
-  cancel: (h) => {
-    clearImmediate(h as NodeJS.Immediate);
-    clearTimeout(h as NodeJS.Timeout);
+  // Never clearImmediate on a Timeout: Node then counts one immediate fewer than are queued, and once that count
+  // reaches 0 no immediate of the process runs until another is scheduled. On the H200 at d7629c3 a residency
+  // request's polls (setImmediate) then waited for the next unrelated timer: a CUDA class with storage did not stop.
+  cancel: (h, immediate) => {
+    if (immediate) clearImmediate(h as NodeJS.Immediate);
+    else clearTimeout(h as NodeJS.Timeout);
   },
 };
 
@@ -70,7 +74,7 @@ export class LoadPump {
     this.hotUntil = this.sched.now() + this.opts.spinMs;
     this.delay = this.opts.idleMs[0];
     if (this.spinning) return;
-    if (this.handle !== undefined) this.sched.cancel(this.handle);
+    if (this.handle !== undefined) this.sched.cancel(this.handle, false);
     this.handle = undefined;
     this.arm();
   }
@@ -78,7 +82,7 @@ export class LoadPump {
   /** No poll runs after this (the kernel is being freed). */
   stop(): void {
     this.stopped = true;
-    if (this.handle !== undefined) this.sched.cancel(this.handle);
+    if (this.handle !== undefined) this.sched.cancel(this.handle, this.spinning);
     this.handle = undefined;
   }
 

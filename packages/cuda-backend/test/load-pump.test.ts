@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoadPump, type PumpScheduler } from '../src/load-pump.ts';
+import { LoadPump, realScheduler, type PumpScheduler } from '../src/load-pump.ts';
 
 /** A hand-driven event loop: a clock, the next-turn queue and timers, run one step at a time. */
 class FakeLoop implements PumpScheduler {
@@ -23,7 +23,10 @@ class FakeLoop implements PumpScheduler {
     this.log.push(`later@${ms}`);
     return id;
   }
-  cancel(h: unknown): void {
+  cancel(h: unknown, immediate: boolean): void {
+    // The real scheduler clears each kind with its own call: a wrong kind here is the pump's bug.
+    if (immediate ? this.timers.has(h as number) : this.soonQ.has(h as number))
+      throw new Error(`cancel(${String(h)}, immediate: ${immediate}) of the other kind`);
     this.soonQ.delete(h as number);
     this.timers.delete(h as number);
   }
@@ -112,5 +115,21 @@ describe('load pump (when the host reads the load-request ring)', () => {
     expect(errors.map((e) => (e as Error).message)).toEqual(['ring unreadable']);
     expect(pump.polls).toBe(2);
     expect(loop.pending).toBe(1);
+  });
+
+  it("with the real event loop, cancelling its timer leaves the process's immediates running", async () => {
+    // clearImmediate on a Timeout makes Node count one immediate fewer than are queued: no immediate of the
+    // process then ran until another was scheduled (a CUDA class with storage did not stop on the H200 at d7629c3).
+    const pump = new LoadPump(() => 0, () => {}, realScheduler, opts);
+    const tick = () => new Promise<void>((r) => setTimeout(r, 1));
+    for (let i = 0; i < 2000 && pump.timedPolls === 0; i++) await tick();
+    expect(pump.timedPolls).toBeGreaterThan(0);
+    pump.kick(); // cancels the idle timer, polls on the next turns
+    pump.stop(); // cancels that next-turn poll
+    const ran = await Promise.race([
+      new Promise<string>((r) => setImmediate(() => r('immediate ran'))),
+      new Promise<string>((r) => setTimeout(() => r('no immediate ran within 5 s'), 5000)),
+    ]);
+    expect(ran).toBe('immediate ran');
   });
 });
