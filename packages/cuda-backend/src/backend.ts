@@ -145,7 +145,9 @@ export class CudaBackend implements Backend, KernelOwner {
           : '';
     return {
       ok: true,
-      device: `${p.device.name} (${p.device.arch}, driver ${p.driverVersionString}, NVRTC ${p.nvrtc?.version ?? '?'})${groups}`,
+      device:
+        `${p.device.name} (${p.device.arch}, driver ${p.driverVersionString}, NVRTC ` +
+        `${p.nvrtc?.version ?? '?'})${groups}`,
     };
   }
 
@@ -174,7 +176,8 @@ export class CudaBackend implements Backend, KernelOwner {
     if (devices.length < all.length) {
       plan.logger.warn(
         { grain, devices: all },
-        `cuda: ${grain} has string keys: it runs as one lane group on GPU ${devices[0]} of the ${all.length} listed (a GPU-side K2K sender cannot hash a string key's text)`,
+        `cuda: ${grain} has string keys: it runs as one lane group on GPU ${devices[0]} of the ${all.length} ` +
+          `listed (a GPU-side K2K sender cannot hash a string key's text)`,
       );
     }
     const ctxs = new Map<number, CudaContext>();
@@ -261,7 +264,9 @@ export class CudaBackend implements Backend, KernelOwner {
             capacity: fit.capacity,
             ...(where ? { group: g, device: d } : {}),
           },
-          `cuda: ${grain} kernel${where} ${own.cached ? 'from the compile cache' : `compiled in ${Math.round(own.compileMs)} ms`}, ${launch.blocks} blocks (${fit.resident} resident of ${fit.capacity})`,
+          `cuda: ${grain} kernel${where} ` +
+            `${own.cached ? 'from the compile cache' : `compiled in ${Math.round(own.compileMs)} ms`}, ` +
+            `${launch.blocks} blocks (${fit.resident} resident of ${fit.capacity})`,
         );
       }
       this.updateRoutes();
@@ -285,7 +290,8 @@ export class CudaBackend implements Backend, KernelOwner {
           throw new LaneGroupError(
             grain,
             'GPU_NO_PEER_ACCESS',
-            `GPU ${a} cannot access GPU ${b}'s memory (cuDeviceCanAccessPeer: 0), so K2K sends between their lane groups would have to cross the host`,
+            `GPU ${a} cannot access GPU ${b}'s memory (cuDeviceCanAccessPeer: 0), so K2K sends between their ` +
+              `lane groups would have to cross the host`,
             [a, b],
           );
         }

@@ -103,12 +103,17 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   if (bad !== undefined) return usage(io, `--arch ${bad} is not a GPU architecture like sm_90`);
   const path = isAbsolute(module) ? module : resolve(process.cwd(), module);
   if (!existsSync(path)) {
-    io.err(`cannot import ${module}: no such file (${path})\n  hint: name the .ts module that exports the grain classes, e.g. examples/sir/grains.ts\n`);
+    io.err(
+      `cannot import ${module}: no such file (${path})\n  hint: name the .ts module that exports the grain ` +
+        `classes, e.g. examples/sir/grains.ts\n`,
+    );
     return 1;
   }
   let all: GrainDef[];
   try {
-    all = (await loadGrainClasses(pathToFileURL(path).href)).map((c) => c.grain as GrainDef).filter((d) => Array.isArray(d.methods));
+    all = (await loadGrainClasses(pathToFileURL(path).href))
+      .map((c) => c.grain as GrainDef)
+      .filter((d) => Array.isArray(d.methods));
   } catch (e) {
     io.err(`cannot import ${module}: ${(e as Error).message}\n`);
     return 1;
@@ -116,7 +121,11 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   let grains: (GrainDef | undefined)[] = all;
   if (names) {
     const missing = names.filter((n) => n !== '-' && !all.some((g) => g.name === n));
-    if (missing.length) return usage(io, `${module} has no grain class ${missing.join(', ')} (it has ${all.map((g) => g.name).join(', ')})`);
+    if (missing.length)
+      return usage(
+        io,
+        `${module} has no grain class ${missing.join(', ')} (it has ${all.map((g) => g.name).join(', ')})`,
+      );
     grains = names.map((n) => (n === '-' ? undefined : all.find((g) => g.name === n)));
   }
   if (!grains.some((g) => g)) {
@@ -127,7 +136,11 @@ export async function buildMain(argv: readonly string[], io: Io): Promise<number
   try {
     const more = { ...(cacheDir ? { cacheDir } : {}), ...(threads === undefined ? {} : { threads }) };
     const built = await buildKernels({ grains, archs, ...more });
-    for (const b of built) io.out(`${b.grain} ${b.arch}: ${b.cached ? 'already in the cache' : `compiled in ${Math.round(b.compileMs)} ms`} (${b.path})\n`);
+    for (const b of built)
+      io.out(
+        `${b.grain} ${b.arch}: ` +
+          `${b.cached ? 'already in the cache' : `compiled in ${Math.round(b.compileMs)} ms`} (${b.path})\n`,
+      );
     io.out(`${built.length} kernels in ${cacheDir ?? defaultCacheDir()} (${Math.round(performance.now() - t0)} ms)\n`);
     return 0;
   } catch (e) {

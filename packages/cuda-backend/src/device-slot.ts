@@ -67,7 +67,8 @@ export class DeviceSlot {
         throw new GpuFaultError(
           '*',
           'GPU_CONTEXT_POISONED',
-          `the CUDA context of device ${this.ordinal} is poisoned (${this.poison.message.split('\n')[0]}); terminate every grain on this backend first`,
+          `the CUDA context of device ${this.ordinal} is poisoned (${this.poison.message.split('\n')[0]}); ` +
+            `terminate every grain on this backend first`,
           { cause: this.poison },
         );
       }
@@ -78,10 +79,13 @@ export class DeviceSlot {
       throw new GpuFaultError(
         '*',
         'GPU_CONTEXT_POISONED',
-        `CUDA device ${this.ordinal} took a sticky fault in this process (${sticky.message.split('\n')[0]}); CUDA keeps that error until the process exits`,
+        `CUDA device ${this.ordinal} took a sticky fault in this process (${sticky.message.split('\n')[0]}); ` +
+          `CUDA keeps that error until the process exits`,
         {
           cause: sticky,
-          hint: 'restart the process to use the GPU again (run GPU grains in a supervised child process to recover without restarting the host application); other backends (cpu) keep working',
+          hint:
+            'restart the process to use the GPU again (run GPU grains in a supervised child process to ' +
+            'recover without restarting the host application); other backends (cpu) keep working',
         },
       );
     }

@@ -1,5 +1,6 @@
 /**
- * Fault injection and diagnostics for tests and probes: `import { corruptRoute } from '@ringgrain/cuda-backend/testing'`. Kept out of
+ * Fault injection and diagnostics for tests and probes: `import { corruptRoute } from
+ * '@ringgrain/cuda-backend/testing'`. Kept out of
  * the backend classes and the main entry: an application cannot reach it by accident, and an isolated GPU
  * host refuses it unless the backend was built with `faultInjection: true`.
  */
@@ -22,7 +23,11 @@ export async function corruptRoute(backend: CudaBackend | IsolatedCudaBackend, g
     const table = new Uint8Array(k.routeTable);
     // Every lane group's entry of the grain (routeCount entries per group).
     for (let g = 0; g < k.groupCount; g++) {
-      const v = viewAt(k.abi.schemas.RouteEntry, table.buffer, table.byteOffset + (g * k.plan.grains.length + grainId) * k.routeStride) as Record<string, number>;
+      const v = viewAt(
+        k.abi.schemas.RouteEntry,
+        table.buffer,
+        table.byteOffset + (g * k.plan.grains.length + grainId) * k.routeStride,
+      ) as Record<string, number>;
       v['queuesLo'] = 0x10;
       v['queuesHi'] = 0;
       v['partitions'] = 1;

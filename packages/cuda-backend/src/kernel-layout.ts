@@ -5,7 +5,13 @@
  * over the ABI's sizes, so it is checked without a GPU (test/kernel-layout.test.ts).
  */
 import type { Abi } from '@ringgrain/codegen';
-import { TIMER_HOST_BYTES, overflowLayout, residencyHostBytes, residencyLayout, timerLayout } from '@ringgrain/core/backend';
+import {
+  TIMER_HOST_BYTES,
+  overflowLayout,
+  residencyHostBytes,
+  residencyLayout,
+  timerLayout,
+} from '@ringgrain/core/backend';
 
 const ALIGN_DEVICE = 256;
 const ALIGN_HOST = 128;

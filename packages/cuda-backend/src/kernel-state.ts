@@ -48,7 +48,8 @@ export class KernelStateAccess {
       {
         staging: staging.devPtr,
         zero: (offset, n) => ctx.memsetDeviceAsync(staging, 0, stream, n, offset),
-        launch: (blocks, threadsPerBlock, args) => ctx.launch(gatherFn, { grid: blocks, block: threadsPerBlock, sharedMemBytes: 0, stream }, args),
+        launch: (blocks, threadsPerBlock, args) =>
+          ctx.launch(gatherFn, { grid: blocks, block: threadsPerBlock, sharedMemBytes: 0, stream }, args),
         copyOut: (dst, offset) => ctx.copyFromDeviceAsync(dst, staging, stream, offset),
         sync: () => ctx.synchronize(stream),
       },

@@ -15,12 +15,20 @@ import { CudaUsageError, type CompileCachedOptions } from './driver/index.ts';
 export function tuningDefines(): string[] {
   const v = process.env['RINGGRAIN_NVRTC_DEFINES'];
   if (!v) return [];
-  return v.split(',').map((d) => d.trim()).filter(Boolean).map((d) => {
-    if (!/^RG_[A-Z0-9_]+(=[0-9]+u?)?$/.test(d)) {
-      throw new CudaUsageError('RG_BAD_DEFINE', `RINGGRAIN_NVRTC_DEFINES: "${d}" is not NAME or NAME=number with NAME starting RG_`, { hint: "name the generated kernel's tuning macros (codegen device.ts BACKOFF), comma-separated" });
-    }
-    return `-D${d}`;
-  });
+  return v
+    .split(',')
+    .map((d) => d.trim())
+    .filter(Boolean)
+    .map((d) => {
+      if (!/^RG_[A-Z0-9_]+(=[0-9]+u?)?$/.test(d)) {
+        throw new CudaUsageError(
+          'RG_BAD_DEFINE',
+          `RINGGRAIN_NVRTC_DEFINES: "${d}" is not NAME or NAME=number with NAME starting RG_`,
+          { hint: "name the generated kernel's tuning macros (codegen device.ts BACKOFF), comma-separated" },
+        );
+      }
+      return `-D${d}`;
+    });
 }
 
 /** NVRTC's fast-compile levels (`-Ofc`, NVRTC 12.8 and later): '0' is NVRTC's default (full optimization). */

@@ -130,7 +130,8 @@ export function resolveOptions(opts: CudaBackendOptions): ResolvedCudaOptions {
       !devices.every((d) => Number.isInteger(d) && d >= 0)
     ) {
       throw new CudaBackendOptionsError(
-        `devices must be 'all' or a list of 1 to ${MAX_LANE_GROUPS} device ordinals (integers ≥ 0), got ${JSON.stringify(devices)}`,
+        `devices must be 'all' or a list of 1 to ${MAX_LANE_GROUPS} device ordinals (integers ≥ 0), got ` +
+          `${JSON.stringify(devices)}`,
       );
     }
   } else if (opts.devices !== 'all') {

@@ -38,7 +38,8 @@ export function fillRouteTable(
     const at = (p.group * routeCount + p.grainId) * stride;
     if (at + stride > table.byteLength)
       throw new Error(
-        `cuda-backend: route of grain ${p.grainId}, group ${p.group} lies outside the table (${table.byteLength} bytes)`,
+        `cuda-backend: route of grain ${p.grainId}, group ${p.group} lies outside the table (${table.byteLength} ` +
+          `bytes)`,
       );
     const v = viewAt(schema, table.buffer, table.byteOffset + at) as Record<string, number>;
     v['queuesLo'] = Number(p.queues & 0xffffffffn);

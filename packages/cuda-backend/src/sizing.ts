@@ -28,9 +28,18 @@ export function scaledPartitions(maxActors: number): number {
 
 /** Slots per partition queue of a kernel with this many actors (the scaled default). */
 export function scaledQueueCapacity(maxActors: number, partitions: number, slotSize: number): number {
-  const scaled = maxActors <= BIG_CLASS_ACTORS ? DEFAULT_QUEUE_CAPACITY : Math.max(DEFAULT_QUEUE_CAPACITY, Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))));
+  const scaled =
+    maxActors <= BIG_CLASS_ACTORS
+      ? DEFAULT_QUEUE_CAPACITY
+      : Math.max(
+          DEFAULT_QUEUE_CAPACITY,
+          Math.min(MAX_AUTO_QUEUE_CAPACITY, pow2AtLeast(Math.ceil(maxActors / 2 / partitions))),
+        );
   // Large slots: a queue of 256 × 8 MB slots was 2 GiB a partition (64 GiB for 32), for messages a
   // kernel takes a few at a time; what does not fit waits in the host ring or the overflow pool.
-  const bySize = Math.max(MIN_AUTO_QUEUE_CAPACITY, 2 ** Math.floor(Math.log2(Math.max(1, QUEUE_BYTES_BUDGET / slotSize))));
+  const bySize = Math.max(
+    MIN_AUTO_QUEUE_CAPACITY,
+    2 ** Math.floor(Math.log2(Math.max(1, QUEUE_BYTES_BUDGET / slotSize))),
+  );
   return Math.min(scaled, bySize);
 }

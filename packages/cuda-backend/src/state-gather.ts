@@ -72,7 +72,8 @@ export class DirtyGather {
     private readonly host: Uint8Array,
   ) {
     this.layout = gatherLayout(target.stateSize, target.maxActors);
-    if (host.byteLength < this.layout.bytes) throw new RangeError(`state gather: host buffer of ${host.byteLength} bytes, ${this.layout.bytes} needed`);
+    if (host.byteLength < this.layout.bytes)
+      throw new RangeError(`state gather: host buffer of ${host.byteLength} bytes, ${this.layout.bytes} needed`);
   }
 
   run(): Promise<Gathered> {
@@ -83,12 +84,23 @@ export class DirtyGather {
 
   private once(): Gathered {
     const t = this.target;
-    if (t.stringKeys) throw new GpuStateError(t.grain, 'GPU_STATE_STRING_KEYS', 'its actors have string keys, which the GPU holds as interned ids: readDirty cannot name them');
+    if (t.stringKeys)
+      throw new GpuStateError(
+        t.grain,
+        'GPU_STATE_STRING_KEYS',
+        'its actors have string keys, which the GPU holds as interned ids: readDirty cannot name them',
+      );
     const { keysAt, statesAt, flagsAt } = this.layout;
-    const values: Record<string, bigint | number> = { states: t.states, globals: t.globals, maxActors: t.maxActors, out: this.device.staging };
+    const values: Record<string, bigint | number> = {
+      states: t.states,
+      globals: t.globals,
+      maxActors: t.maxActors,
+      out: this.device.staging,
+    };
     const args = GATHER_PARAMS.map((p) => {
       const v = values[p.name];
-      if (v === undefined) throw new Error(`cuda-backend: no value for gather parameter ${p.name} (codegen state-meta.ts changed?)`);
+      if (v === undefined)
+        throw new Error(`cuda-backend: no value for gather parameter ${p.name} (codegen state-meta.ts changed?)`);
       return p.kind === 'ptr' ? arg.ptr(BigInt(v)) : arg.u32(Number(v));
     });
     const launch = gatherLaunch(t.maxActors);
@@ -104,11 +116,21 @@ export class DirtyGather {
       count = head[0]!;
       dropped = head[1]!;
     } catch (e) {
-      throw new GpuStateError(t.grain, 'GPU_STATE_GATHER', `the dirty gather failed: ${(e as Error).message.split('\n')[0]}`, { cause: e });
+      throw new GpuStateError(
+        t.grain,
+        'GPU_STATE_GATHER',
+        `the dirty gather failed: ${(e as Error).message.split('\n')[0]}`,
+        { cause: e },
+      );
     }
     // The kernel clears a mark before it reserves the row: more rows than slots is a broken kernel, and
     // the cleared marks are lost with it, so this is an error, never a truncated batch.
-    if (count > t.maxActors || dropped > count) throw new GpuStateError(t.grain, 'GPU_STATE_GATHER', `the gather kernel reported ${count} dirty rows (${dropped} dropped) for ${t.maxActors} slots`);
+    if (count > t.maxActors || dropped > count)
+      throw new GpuStateError(
+        t.grain,
+        'GPU_STATE_GATHER',
+        `the gather kernel reported ${count} dirty rows (${dropped} dropped) for ${t.maxActors} slots`,
+      );
     const t1 = performance.now();
     const keyBytes = this.host.subarray(keysAt, keysAt + count * 8);
     const stateBytes = this.host.subarray(statesAt, statesAt + count * t.stateSize);
@@ -121,18 +143,34 @@ export class DirtyGather {
         this.device.sync();
       }
     } catch (e) {
-      throw new GpuStateError(t.grain, 'GPU_STATE_GATHER', `copying ${count} dirty rows to the host failed (their marks were cleared: those states are not written this time)`, { cause: e });
+      throw new GpuStateError(
+        t.grain,
+        'GPU_STATE_GATHER',
+        `copying ${count} dirty rows to the host failed (their marks were cleared: those states are not written ` +
+          `this time)`,
+        { cause: e },
+      );
     }
     const t2 = performance.now();
     const all = decodeKeys(new Uint32Array(keyBytes.buffer, keyBytes.byteOffset, count * 2), count);
-    const batch = dropped === 0 ? { keys: all, bytes: stateBytes.slice(), stride: t.stateSize } : keptRows(all, stateBytes, flags, t.stateSize, count - dropped, t.grain);
+    const batch =
+      dropped === 0
+        ? { keys: all, bytes: stateBytes.slice(), stride: t.stateSize }
+        : keptRows(all, stateBytes, flags, t.stateSize, count - dropped, t.grain);
     const t3 = performance.now();
     return { batch, rows: batch.keys.length, dropped, gatherMs: t1 - t0, copyMs: t2 - t1, decodeMs: t3 - t2 };
   }
 }
 
 /** The rows flagged 1, packed (a gather that dropped some). Their number must be what the kernel counted. */
-function keptRows(keys: readonly ActorKey[], states: Uint8Array, flags: Uint8Array, stride: number, kept: number, grain: string): StateBatch {
+function keptRows(
+  keys: readonly ActorKey[],
+  states: Uint8Array,
+  flags: Uint8Array,
+  stride: number,
+  kept: number,
+  grain: string,
+): StateBatch {
   const out: ActorKey[] = [];
   const bytes = new Uint8Array(kept * stride);
   for (let i = 0; i < keys.length; i++) {
@@ -141,6 +179,11 @@ function keptRows(keys: readonly ActorKey[], states: Uint8Array, flags: Uint8Arr
     bytes.set(states.subarray(i * stride, (i + 1) * stride), out.length * stride);
     out.push(keys[i]!);
   }
-  if (out.length !== kept) throw new GpuStateError(grain, 'GPU_STATE_GATHER', `the gather kernel flagged ${out.length} rows kept where it counted ${kept}`);
+  if (out.length !== kept)
+    throw new GpuStateError(
+      grain,
+      'GPU_STATE_GATHER',
+      `the gather kernel flagged ${out.length} rows kept where it counted ${kept}`,
+    );
   return { keys: out, bytes, stride };
 }

@@ -8,7 +8,15 @@
 import { TIMER_HOST_BYTES, TimerHostBlock, offsetOf, type TimerPlan, type TimerStats } from '@ringgrain/core/backend';
 
 const word = (f: string): number => offsetOf(TimerHostBlock, f) >> 2;
-const W = { seq: word('seq'), clock: word('clock'), caughtEpoch: word('caughtEpoch'), ticks: word('ticks'), tickErrors: word('tickErrors'), armed: word('armed'), publishes: word('publishes') } as const;
+const W = {
+  seq: word('seq'),
+  clock: word('clock'),
+  caughtEpoch: word('caughtEpoch'),
+  ticks: word('ticks'),
+  tickErrors: word('tickErrors'),
+  armed: word('armed'),
+  publishes: word('publishes'),
+} as const;
 const F = { time: offsetOf(TimerHostBlock, 'time') >> 3, originMs: offsetOf(TimerHostBlock, 'originMs') >> 3 } as const;
 
 export class TimerHost {
@@ -47,7 +55,10 @@ export class TimerHost {
     return Atomics.load(this.words, W.seq) >>> 1;
   }
 
-  /** Every worker ran the ticks due by the last published time (true when none was published, or with the kernel's own clock). */
+  /**
+   * Every worker ran the ticks due by the last published time (true when none was published, or with the kernel's own
+   * clock).
+   */
   caughtUp(): boolean {
     if (this.plan.clock !== 'host') return true;
     const epoch = this.epoch;

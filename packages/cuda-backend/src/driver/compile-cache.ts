@@ -90,7 +90,14 @@ function lookup(source: string, opts: CompileCachedOptions): Pending {
   const nvrtc = loadNvrtc(opts.env ? { env: opts.env } : {});
   const extraOpts = opts.extraOpts ?? [];
   const kind: 'cubin' | 'ptx' = opts.arch.startsWith('sm_') ? 'cubin' : 'ptx';
-  const key = cacheKey(source, opts.arch, nvrtc.versionString, kind === 'ptx' ? driverVersionOr0(opts.env) : undefined, extraOpts, opts.name ?? '');
+  const key = cacheKey(
+    source,
+    opts.arch,
+    nvrtc.versionString,
+    kind === 'ptx' ? driverVersionOr0(opts.env) : undefined,
+    extraOpts,
+    opts.name ?? '',
+  );
   const dir = opts.cacheDir ?? defaultCacheDir(opts.env ?? process.env);
   const file = path.join(dir, `${key}.${kind}`);
   let image: Uint8Array | undefined;
@@ -99,14 +106,26 @@ function lookup(source: string, opts: CompileCachedOptions): Pending {
   } catch {
     image = undefined;
   }
-  const hit = image && looksValid(image, kind) ? { cubin: image, kind, cached: true, compileMs: 0, elapsedMs: performance.now() - t0, key, path: file, log: '' } : undefined;
+  const hit =
+    image && looksValid(image, kind)
+      ? { cubin: image, kind, cached: true, compileMs: 0, elapsedMs: performance.now() - t0, key, path: file, log: '' }
+      : undefined;
   return { t0, nvrtc, kind, key, file, dir, extraOpts, hit };
 }
 
 /** The cache key: sha256 over what the image depends on. */
-export function cacheKey(source: string, arch: string, nvrtcVersion: string, driver: number | undefined, options: readonly string[], name: string): string {
+export function cacheKey(
+  source: string,
+  arch: string,
+  nvrtcVersion: string,
+  driver: number | undefined,
+  options: readonly string[],
+  name: string,
+): string {
   return createHash('sha256')
-    .update(JSON.stringify({ source, arch, nvrtc: nvrtcVersion, ...(driver === undefined ? {} : { driver }), options, name }))
+    .update(
+      JSON.stringify({ source, arch, nvrtc: nvrtcVersion, ...(driver === undefined ? {} : { driver }), options, name }),
+    )
     .digest('hex');
 }
 
@@ -115,14 +134,27 @@ function store(p: Pending, out: NvrtcOutput, compileMs: number): CompileCachedRe
   const tmp = `${p.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   writeFileSync(tmp, out.image);
   renameSync(tmp, p.file);
-  return { cubin: out.image, kind: p.kind, cached: false, compileMs, elapsedMs: performance.now() - p.t0, key: p.key, path: p.file, log: out.log };
+  return {
+    cubin: out.image,
+    kind: p.kind,
+    cached: false,
+    compileMs,
+    elapsedMs: performance.now() - p.t0,
+    key: p.key,
+    path: p.file,
+    log: out.log,
+  };
 }
 
 export function compileCached(source: string, opts: CompileCachedOptions): CompileCachedResult {
   const p = lookup(source, opts);
   if (p.hit) return p.hit;
   const c0 = performance.now();
-  const out = p.nvrtc.compile(source, { arch: opts.arch, extraOpts: p.extraOpts, ...(opts.name === undefined ? {} : { name: opts.name }) });
+  const out = p.nvrtc.compile(source, {
+    arch: opts.arch,
+    extraOpts: p.extraOpts,
+    ...(opts.name === undefined ? {} : { name: opts.name }),
+  });
   return store(p, out, performance.now() - c0);
 }
 

@@ -166,7 +166,10 @@ export class CudaContext {
   }
 
   private alive(): void {
-    if (this.released) throw new CudaUsageError('RG_CUDA_DISPOSED', 'this CudaContext was disposed', { hint: 'create a new CudaContext' });
+    if (this.released)
+      throw new CudaUsageError('RG_CUDA_DISPOSED', 'this CudaContext was disposed', {
+        hint: 'create a new CudaContext',
+      });
   }
 
   private check(call: string, result: number): void {
@@ -229,7 +232,10 @@ export class CudaContext {
   allocHost(bytes: number): HostBuffer {
     positiveSize(bytes, 'allocHost');
     this.makeCurrent();
-    this.check('cuMemHostAlloc', this.driver.api.cuMemHostAlloc(this.out64, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+    this.check(
+      'cuMemHostAlloc',
+      this.driver.api.cuMemHostAlloc(this.out64, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+    );
     const hb = this.deviceView(this.out64[0] ?? 0n, bytes, (p) => this.driver.api.cuMemFreeHost(p));
     new Uint8Array(hb.buffer).fill(0);
     this.host.set(hb.hostPtr, hb);
@@ -261,7 +267,10 @@ export class CudaContext {
   registerHost(hostPtr: bigint, bytes: number): HostBuffer {
     positiveSize(bytes, 'registerHost');
     this.makeCurrent();
-    this.check('cuMemHostRegister_v2', this.driver.api.cuMemHostRegister_v2(hostPtr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
+    this.check(
+      'cuMemHostRegister_v2',
+      this.driver.api.cuMemHostRegister_v2(hostPtr, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP),
+    );
     const hb = this.deviceView(hostPtr, bytes, (p) => this.driver.api.cuMemHostUnregister(p));
     this.registered.set(hostPtr, hb);
     return hb;
@@ -354,7 +363,10 @@ export class CudaContext {
     this.owned(this.streams, stream.handle, 'stream');
     inRange(offset, bytes, buf.bytes, 'memsetDeviceAsync');
     this.makeCurrent();
-    this.check('cuMemsetD8Async', this.driver.api.cuMemsetD8Async(buf.devPtr + BigInt(offset), value & 0xff, bytes, stream.handle));
+    this.check(
+      'cuMemsetD8Async',
+      this.driver.api.cuMemsetD8Async(buf.devPtr + BigInt(offset), value & 0xff, bytes, stream.handle),
+    );
   }
 
   /** Host → device on `stream`; `src` must stay untouched until the stream is synchronized. */
@@ -363,7 +375,10 @@ export class CudaContext {
     this.owned(this.streams, stream.handle, 'stream');
     inRange(dstOffset, src.byteLength, dst.bytes, 'copyToDeviceAsync');
     this.makeCurrent();
-    this.check('cuMemcpyHtoDAsync_v2', this.driver.api.cuMemcpyHtoDAsync_v2(dst.devPtr + BigInt(dstOffset), src, src.byteLength, stream.handle));
+    this.check(
+      'cuMemcpyHtoDAsync_v2',
+      this.driver.api.cuMemcpyHtoDAsync_v2(dst.devPtr + BigInt(dstOffset), src, src.byteLength, stream.handle),
+    );
   }
 
   /** Device → host on `stream`; read `dst` only after synchronizing the stream. */
@@ -372,7 +387,10 @@ export class CudaContext {
     this.owned(this.streams, stream.handle, 'stream');
     inRange(srcOffset, dst.byteLength, src.bytes, 'copyFromDeviceAsync');
     this.makeCurrent();
-    this.check('cuMemcpyDtoHAsync_v2', this.driver.api.cuMemcpyDtoHAsync_v2(dst, src.devPtr + BigInt(srcOffset), dst.byteLength, stream.handle));
+    this.check(
+      'cuMemcpyDtoHAsync_v2',
+      this.driver.api.cuMemcpyDtoHAsync_v2(dst, src.devPtr + BigInt(srcOffset), dst.byteLength, stream.handle),
+    );
   }
 
   // ---- peers ---------------------------------------------------------------------------------
@@ -380,7 +398,10 @@ export class CudaContext {
   /** Whether this context's device can read and write `peer`'s device memory (cuDeviceCanAccessPeer). */
   canAccessPeer(peer: CudaContext): boolean {
     this.makeCurrent();
-    this.check('cuDeviceCanAccessPeer', this.driver.api.cuDeviceCanAccessPeer(this.out32, this.cuDevice, peer.cuDevice));
+    this.check(
+      'cuDeviceCanAccessPeer',
+      this.driver.api.cuDeviceCanAccessPeer(this.out32, this.cuDevice, peer.cuDevice),
+    );
     return this.out32[0] === 1;
   }
 
@@ -401,9 +422,15 @@ export class CudaContext {
     // The stream-ordered pool's reservation counts as used device memory until trimmed.
     this.check('cuDeviceGetDefaultMemPool', this.driver.api.cuDeviceGetDefaultMemPool(this.out64, this.cuDevice));
     const pool = this.out64[0] ?? 0n;
-    this.check('cuMemPoolGetAttribute', this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, this.out64b));
+    this.check(
+      'cuMemPoolGetAttribute',
+      this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, this.out64b),
+    );
     const poolReservedBytes = Number(this.out64b[0] ?? 0n);
-    this.check('cuMemPoolGetAttribute', this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, this.out64b));
+    this.check(
+      'cuMemPoolGetAttribute',
+      this.driver.api.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, this.out64b),
+    );
     return { ...free, poolReservedBytes, poolUsedBytes: Number(this.out64b[0] ?? 0n) };
   }
 
@@ -463,7 +490,8 @@ export class CudaContext {
     const [gx, gy, gz] = dim3(config.grid, 'grid');
     const [bx, by, bz] = dim3(config.block, 'block');
     const shmem = config.sharedMemBytes ?? 0;
-    if (!Number.isInteger(shmem) || shmem < 0) throw new CudaUsageError('RG_CUDA_BAD_LAUNCH', `sharedMemBytes must be a non-negative integer, got ${shmem}`);
+    if (!Number.isInteger(shmem) || shmem < 0)
+      throw new CudaUsageError('RG_CUDA_BAD_LAUNCH', `sharedMemBytes must be a non-negative integer, got ${shmem}`);
     this.makeCurrent();
     const params = this.params.write(args);
     this.check(
@@ -478,7 +506,12 @@ export class CudaContext {
     this.makeCurrent();
     this.check(
       'cuOccupancyMaxActiveBlocksPerMultiprocessor',
-      this.driver.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(this.out32, fn.handle, blockSize, dynamicSharedMemBytes),
+      this.driver.api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        this.out32,
+        fn.handle,
+        blockSize,
+        dynamicSharedMemBytes,
+      ),
     );
     return this.out32[0] ?? 0;
   }
@@ -529,7 +562,9 @@ export class CudaContext {
     }
     if (busy.length > 0 && firstError === undefined) {
       throw new CudaUsageError('RG_CUDA_BUSY', `cannot dispose: ${busy.length} stream(s) still have work in flight`, {
-        hint: 'signal the persistent kernel to stop and wait with waitForStream(stream, { timeoutMs }) before dispose()',
+        hint:
+          'signal the persistent kernel to stop and wait with waitForStream(stream, { timeoutMs }) before ' +
+          'dispose()',
       });
     }
     const attempt = (call: string, r: number): void => {
@@ -565,22 +600,32 @@ export class CudaContext {
   private owned(set: ReadonlySet<bigint> | ReadonlyMap<bigint, unknown>, handle: bigint, what: string): void {
     this.alive();
     if (!set.has(handle)) {
-      throw new CudaUsageError('RG_CUDA_FOREIGN_HANDLE', `this ${what} does not belong to this CudaContext (or was already freed)`, {
-        hint: 'use handles only with the context that created them, and only once freed',
-      });
+      throw new CudaUsageError(
+        'RG_CUDA_FOREIGN_HANDLE',
+        `this ${what} does not belong to this CudaContext (or was already freed)`,
+        {
+          hint: 'use handles only with the context that created them, and only once freed',
+        },
+      );
     }
   }
 }
 
 function positiveSize(bytes: number, call: string): void {
   if (!Number.isSafeInteger(bytes) || bytes <= 0) {
-    throw new CudaUsageError('RG_CUDA_BAD_SIZE', `${call}: size must be a positive integer number of bytes, got ${bytes}`);
+    throw new CudaUsageError(
+      'RG_CUDA_BAD_SIZE',
+      `${call}: size must be a positive integer number of bytes, got ${bytes}`,
+    );
   }
 }
 
 function inRange(offset: number, len: number, cap: number, call: string): void {
   if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(len) || offset < 0 || len < 0 || offset + len > cap) {
-    throw new CudaUsageError('RG_CUDA_OUT_OF_BOUNDS', `${call}: [${offset}, ${offset + len}) is outside the ${cap}-byte buffer`);
+    throw new CudaUsageError(
+      'RG_CUDA_OUT_OF_BOUNDS',
+      `${call}: [${offset}, ${offset + len}) is outside the ${cap}-byte buffer`,
+    );
   }
 }
 
@@ -588,7 +633,10 @@ function dim3(d: number | Dim3, what: string): Dim3 {
   const v: Dim3 = typeof d === 'number' ? [d, 1, 1] : d;
   for (const x of v) {
     if (!Number.isInteger(x) || x < 1 || x > 0x7fff_ffff) {
-      throw new CudaUsageError('RG_CUDA_BAD_LAUNCH', `${what} dimensions must be positive integers, got [${v.join(', ')}]`);
+      throw new CudaUsageError(
+        'RG_CUDA_BAD_LAUNCH',
+        `${what} dimensions must be positive integers, got [${v.join(', ')}]`,
+      );
     }
   }
   return v;

@@ -72,7 +72,12 @@ export interface CudaApi {
   cuMemHostUnregister(p: bigint): number;
   cuMemHostGetDevicePointer_v2(dptr: Out64, p: bigint, flags: number): number;
   cuMemGetInfo_v2(free: Out64, total: Out64): number;
-  cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: Out32, fn: bigint, blockSize: number, dynamicSmemBytes: number): number;
+  cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    numBlocks: Out32,
+    fn: bigint,
+    blockSize: number,
+    dynamicSmemBytes: number,
+  ): number;
   cuFuncGetAttribute(value: Out32, attrib: number, fn: bigint): number;
 }
 
@@ -97,7 +102,8 @@ const PROTOTYPES: Readonly<Record<keyof CudaApi, string>> = {
   cuModuleGetFunction: 'int cuModuleGetFunction(void *fn, void *module, const char *name)',
   cuModuleGetGlobal_v2: 'int cuModuleGetGlobal_v2(void *dptr, void *bytes, void *module, const char *name)',
   cuLaunchKernel:
-    'int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, void *stream, void *params, void *extra)',
+    'int cuLaunchKernel(void *f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned ' +
+    'int by, unsigned int bz, unsigned int shmem, void *stream, void *params, void *extra)',
   cuStreamCreate: 'int cuStreamCreate(void *stream, unsigned int flags)',
   cuStreamQuery: 'int cuStreamQuery(void *stream)',
   cuStreamSynchronize: 'int cuStreamSynchronize(void *stream)',

@@ -71,7 +71,10 @@ export class CudaDriver {
       api = bindCudaApi(lib.handle);
     } catch (e) {
       lib.handle.unload();
-      throw new CudaUnavailableError(`${lib.path} lacks a driver API symbol this backend needs (driver too old?): ${String(e)}`, { cause: e });
+      throw new CudaUnavailableError(
+        `${lib.path} lacks a driver API symbol this backend needs (driver too old?): ${String(e)}`,
+        { cause: e },
+      );
     }
     return new CudaDriver(api, lib.path);
   }
@@ -81,12 +84,21 @@ export class CudaDriver {
     if (r === CUDA_SUCCESS) return;
     const err = this.error('cuInit', r);
     if (r === CUDA_ERROR_NO_DEVICE) {
-      throw new CudaUnavailableError(`the driver at ${this.libPath} found no CUDA device (cuInit: ${err.code})`, { cause: err, hint: 'check nvidia-smi and CUDA_VISIBLE_DEVICES' });
+      throw new CudaUnavailableError(`the driver at ${this.libPath} found no CUDA device (cuInit: ${err.code})`, {
+        cause: err,
+        hint: 'check nvidia-smi and CUDA_VISIBLE_DEVICES',
+      });
     }
     if (r === CUDA_ERROR_STUB_LIBRARY) {
-      throw new CudaUnavailableError(`${this.libPath} is the toolkit's stub libcuda, not a driver (cuInit: ${err.code})`, { cause: err });
+      throw new CudaUnavailableError(
+        `${this.libPath} is the toolkit's stub libcuda, not a driver (cuInit: ${err.code})`,
+        { cause: err },
+      );
     }
-    throw new CudaUnavailableError(`cuInit failed in ${this.libPath}: ${err.code}: ${err.message.split('\n')[0] ?? ''}`, { cause: err });
+    throw new CudaUnavailableError(
+      `cuInit failed in ${this.libPath}: ${err.code}: ${err.message.split('\n')[0] ?? ''}`,
+      { cause: err },
+    );
   }
 
   /** Build the CudaError for a failed call, naming it with cuGetErrorName / cuGetErrorString. */

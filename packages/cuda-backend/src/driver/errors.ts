@@ -38,13 +38,19 @@ function hintFor(result: number, call: string): string {
     case 1:
       return `an argument of ${call} is invalid (null handle, zero size, wrong flags); check the values passed`;
     case 2:
-      return 'the device is out of memory: free allocations (ctx.stats() shows what this context holds) or allocate less';
+      return (
+        'the device is out of memory: free allocations (ctx.stats() shows what this context holds) or ' +
+        'allocate less'
+      );
     case 3:
       return 'cuInit was not called or failed; open the driver through loadCudaDriver()';
     case 4:
       return 'the driver is shutting down (process exit); do not call CUDA from exit handlers';
     case 34:
-      return 'the CUDA stub library (…/stubs/libcuda.so) was loaded; point RINGGRAIN_LIBCUDA at the real libcuda.so.1 of the installed driver';
+      return (
+        'the CUDA stub library (…/stubs/libcuda.so) was loaded; point RINGGRAIN_LIBCUDA at the real ' +
+        'libcuda.so.1 of the installed driver'
+      );
     case 35:
       return 'the installed NVIDIA driver is older than this CUDA code needs; update the driver';
     case 100:
@@ -69,7 +75,10 @@ function hintFor(result: number, call: string): string {
       return 'more blocks than can be co-resident; launch fewer blocks';
     default:
       if (STICKY_CODES.has(result)) {
-        return 'a kernel faulted and the context is poisoned: dispose the CudaContext (releasing the primary context) and create a new one; run compute-sanitizer to find the fault';
+        return (
+          'a kernel faulted and the context is poisoned: dispose the CudaContext (releasing the primary ' +
+          'context) and create a new one; run compute-sanitizer to find the fault'
+        );
       }
       return `see the CUDA driver API documentation of ${call}`;
   }
@@ -85,7 +94,10 @@ export class CudaError extends CudaDriverErrorBase {
   readonly sticky: boolean;
 
   constructor(call: string, result: number, name: string, description: string, opts: DriverErrorOptions = {}) {
-    super(name, `${call} failed: ${name} (${result}): ${description}`, { hint: opts.hint ?? hintFor(result, call), ...(opts.cause === undefined ? {} : { cause: opts.cause }) });
+    super(name, `${call} failed: ${name} (${result}): ${description}`, {
+      hint: opts.hint ?? hintFor(result, call),
+      ...(opts.cause === undefined ? {} : { cause: opts.cause }),
+    });
     this.call = call;
     this.result = result;
     this.sticky = STICKY_CODES.has(result);
@@ -102,7 +114,12 @@ export class NvrtcError extends CudaDriverErrorBase {
   readonly programName: string;
   readonly options: readonly string[];
 
-  constructor(call: string, result: number, name: string, detail: { log?: string; programName?: string; options?: readonly string[]; hint?: string }) {
+  constructor(
+    call: string,
+    result: number,
+    name: string,
+    detail: { log?: string; programName?: string; options?: readonly string[]; hint?: string },
+  ) {
     const log = detail.log ?? '';
     // The first lines of the log usually name the error; the whole log stays on `.log`.
     const excerpt = log.trim().split('\n').slice(0, 12).join('\n');
@@ -111,7 +128,8 @@ export class NvrtcError extends CudaDriverErrorBase {
       hint:
         detail.hint ??
         (result === 6
-          ? 'fix the CUDA source: the compile log above names file, line and error (kernels must be extern "C" and use no host headers)'
+          ? 'fix the CUDA source: the compile log above names file, line and error (kernels must be extern "C" ' +
+            'and use no host headers)'
           : result === 5
             ? 'an NVRTC option is not valid for this NVRTC version (check -arch=sm_XX against nvrtcVersion)'
             : 'see the NVRTC documentation of this call'),
@@ -132,7 +150,8 @@ export class CudaUnavailableError extends CudaDriverErrorBase {
     super('CUDA_UNAVAILABLE', `CUDA is not available: ${reason}`, {
       hint:
         opts.hint ??
-        'install the NVIDIA driver (libcuda.so.1) and the CUDA toolkit\'s NVRTC, or set RINGGRAIN_LIBCUDA / RINGGRAIN_NVRTC to their paths; use placement "cpu" or "auto" without a GPU',
+        "install the NVIDIA driver (libcuda.so.1) and the CUDA toolkit's NVRTC, or set RINGGRAIN_LIBCUDA / " +
+          'RINGGRAIN_NVRTC to their paths; use placement "cpu" or "auto" without a GPU',
       ...(opts.cause === undefined ? {} : { cause: opts.cause }),
     });
     this.reason = reason;

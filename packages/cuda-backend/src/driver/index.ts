@@ -1,5 +1,12 @@
 /** The CUDA driver layer: koffi bindings to libcuda and NVRTC, typed errors, contexts, compile cache. */
-export { CompilePoolError, CudaDriverErrorBase, CudaError, CudaUnavailableError, CudaUsageError, NvrtcError } from './errors.ts';
+export {
+  CompilePoolError,
+  CudaDriverErrorBase,
+  CudaError,
+  CudaUnavailableError,
+  CudaUsageError,
+  NvrtcError,
+} from './errors.ts';
 export type { DriverErrorOptions } from './errors.ts';
 export {
   CU_MEMHOSTALLOC_DEVICEMAP,
@@ -36,7 +43,13 @@ export type {
   StreamState,
 } from './context.ts';
 export { cacheKey, compileCached, compileCachedAsync, defaultCacheDir } from './compile-cache.ts';
-export { closeSharedNvrtcPools, COMPILE_THREADS_ENV, defaultCompileThreads, NvrtcPool, sharedNvrtcPool } from './nvrtc-pool.ts';
+export {
+  closeSharedNvrtcPools,
+  COMPILE_THREADS_ENV,
+  defaultCompileThreads,
+  NvrtcPool,
+  sharedNvrtcPool,
+} from './nvrtc-pool.ts';
 export type { NvrtcPoolOptions } from './nvrtc-pool.ts';
 export type { NvrtcJobResult } from './nvrtc-worker.ts';
 

@@ -19,7 +19,8 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
 function need(ok: boolean, what: string, value: unknown): void {
-  if (!ok) throw new CudaUsageError('RG_CUDA_BAD_KERNEL_ARG', `kernel argument ${what} is out of range: ${String(value)}`);
+  if (!ok)
+    throw new CudaUsageError('RG_CUDA_BAD_KERNEL_ARG', `kernel argument ${what} is out of range: ${String(value)}`);
 }
 
 /** Argument constructors; each validates its range so that nothing is silently truncated. */
@@ -79,7 +80,10 @@ export class KernelParamBlock {
   write(args: readonly KernelArg[]): bigint | null {
     if (this.pointers === null) throw new CudaUsageError('RG_CUDA_DISPOSED', 'kernel parameter block used after free');
     if (args.length > this.capacity) {
-      throw new CudaUsageError('RG_CUDA_BAD_KERNEL_ARG', `${args.length} kernel arguments; at most ${this.capacity} are supported`);
+      throw new CudaUsageError(
+        'RG_CUDA_BAD_KERNEL_ARG',
+        `${args.length} kernel arguments; at most ${this.capacity} are supported`,
+      );
     }
     if (args.length === 0) return null;
     const v = this.valueView;

@@ -97,7 +97,12 @@ function mappedPathOf(basenamePrefix: string): string | undefined {
  * Open the first candidate that loads and exports `probeSymbol`. Throws CudaUnavailableError listing
  * every attempt when none does.
  */
-export function openFirst(what: string, candidates: readonly string[], probeSymbol: string, basenamePrefix: string): OpenedLibrary {
+export function openFirst(
+  what: string,
+  candidates: readonly string[],
+  probeSymbol: string,
+  basenamePrefix: string,
+): OpenedLibrary {
   if (process.platform !== 'linux') {
     throw new CudaUnavailableError(`${what}: platform ${process.platform} is not supported (Linux only)`);
   }

@@ -24,7 +24,10 @@ export interface NvrtcApi {
   nvrtcGetPTX(prog: bigint, ptx: Uint8Array): number;
   /** Takes a pointer to the program handle (nvrtcProgram *) and clears it. */
   nvrtcDestroyProgram(prog: BigUint64Array): number;
-  /** nvrtcCompileProgram on one of koffi's worker threads (libuv's pool): NVRTC is thread-safe, so programs compile side by side. */
+  /**
+   * nvrtcCompileProgram on one of koffi's worker threads (libuv's pool): NVRTC is thread-safe, so programs compile side
+   * by side.
+   */
   nvrtcCompileProgramAsync(prog: bigint, numOptions: number, options: readonly string[]): Promise<number>;
 }
 
@@ -32,7 +35,8 @@ const PROTOTYPES: Readonly<Record<Exclude<keyof NvrtcApi, 'nvrtcCompileProgramAs
   nvrtcVersion: 'int nvrtcVersion(void *major, void *minor)',
   nvrtcGetErrorString: 'const char *nvrtcGetErrorString(int result)',
   nvrtcCreateProgram:
-    'int nvrtcCreateProgram(void *prog, const char *src, const char *name, int numHeaders, void *headers, void *includeNames)',
+    'int nvrtcCreateProgram(void *prog, const char *src, const char *name, int numHeaders, void *headers, void ' +
+    '*includeNames)',
   nvrtcCompileProgram: 'int nvrtcCompileProgram(void *prog, int numOptions, const char **options)',
   nvrtcGetProgramLogSize: 'int nvrtcGetProgramLogSize(void *prog, void *size)',
   nvrtcGetProgramLog: 'int nvrtcGetProgramLog(void *prog, void *log)',
@@ -48,6 +52,8 @@ export function bindNvrtcApi(lib: LibraryHandle): NvrtcApi {
   for (const [name, proto] of Object.entries(PROTOTYPES)) api[name] = lib.func(proto);
   const compile = api['nvrtcCompileProgram'] as { async(...args: unknown[]): void };
   api['nvrtcCompileProgramAsync'] = (prog: bigint, n: number, options: readonly string[]): Promise<number> =>
-    new Promise((resolve, reject) => compile.async(prog, n, options, (err: unknown, rc: number) => (err ? reject(err) : resolve(rc))));
+    new Promise((resolve, reject) =>
+      compile.async(prog, n, options, (err: unknown, rc: number) => (err ? reject(err) : resolve(rc))),
+    );
   return api as unknown as NvrtcApi;
 }

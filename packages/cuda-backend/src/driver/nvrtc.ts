@@ -51,7 +51,10 @@ export class Nvrtc {
       api = bindNvrtcApi(lib.handle);
     } catch (e) {
       lib.handle.unload();
-      throw new CudaUnavailableError(`${lib.path} lacks an NVRTC symbol this backend needs (NVRTC older than 11.1?): ${String(e)}`, { cause: e });
+      throw new CudaUnavailableError(
+        `${lib.path} lacks an NVRTC symbol this backend needs (NVRTC older than 11.1?): ${String(e)}`,
+        { cause: e },
+      );
     }
     return new Nvrtc(api, lib.path);
   }
@@ -60,7 +63,11 @@ export class Nvrtc {
     return `${this.version.major}.${this.version.minor}`;
   }
 
-  private check(call: string, result: number, detail: { log?: string; programName?: string; options?: readonly string[] } = {}): void {
+  private check(
+    call: string,
+    result: number,
+    detail: { log?: string; programName?: string; options?: readonly string[] } = {},
+  ): void {
     if (result === NVRTC_SUCCESS) return;
     const name = NVRTC_RESULT_NAMES[result] ?? `NVRTC_ERROR_${result}`;
     let log = detail.log;
@@ -99,7 +106,10 @@ export class Nvrtc {
     }
   }
 
-  private program(source: string, opts: NvrtcCompileOptions): { prog: bigint; handle: BigUint64Array; options: string[]; kind: 'cubin' | 'ptx'; programName: string } {
+  private program(
+    source: string,
+    opts: NvrtcCompileOptions,
+  ): { prog: bigint; handle: BigUint64Array; options: string[]; kind: 'cubin' | 'ptx'; programName: string } {
     if (!ARCH_RE.test(opts.arch)) {
       throw new CudaUsageError('RG_NVRTC_BAD_ARCH', `arch "${opts.arch}" is not an NVRTC architecture`, {
         hint: 'pass the device arch, e.g. ctx.device.arch ("sm_90"), or "compute_90" for PTX',
@@ -107,17 +117,25 @@ export class Nvrtc {
     }
     const extra = opts.extraOpts ?? [];
     if (extra.some((o) => /^(-arch|--gpu-architecture)\b/.test(o))) {
-      throw new CudaUsageError('RG_NVRTC_BAD_OPTION', 'extraOpts must not contain -arch; pass the architecture as `arch`');
+      throw new CudaUsageError(
+        'RG_NVRTC_BAD_OPTION',
+        'extraOpts must not contain -arch; pass the architecture as `arch`',
+      );
     }
     const kind: 'cubin' | 'ptx' = opts.arch.startsWith('sm_') ? 'cubin' : 'ptx';
     const options = [`-arch=${opts.arch}`, ...extra];
     const programName = opts.name ?? 'ringgrain.cu';
     const handle = new BigUint64Array(1);
-    this.check('nvrtcCreateProgram', this.api.nvrtcCreateProgram(handle, source, programName, 0, null, null), { programName });
+    this.check('nvrtcCreateProgram', this.api.nvrtcCreateProgram(handle, source, programName, 0, null, null), {
+      programName,
+    });
     return { prog: handle[0] ?? 0n, handle, options, kind, programName };
   }
 
-  private finish(p: { prog: bigint; options: string[]; kind: 'cubin' | 'ptx'; programName: string }, compileResult: number): NvrtcOutput {
+  private finish(
+    p: { prog: bigint; options: string[]; kind: 'cubin' | 'ptx'; programName: string },
+    compileResult: number,
+  ): NvrtcOutput {
     const log = this.programLog(p.prog);
     this.check('nvrtcCompileProgram', compileResult, { log, programName: p.programName, options: p.options });
     const image = p.kind === 'cubin' ? this.cubin(p.prog) : this.ptx(p.prog);

@@ -61,7 +61,11 @@ export function probeCuda(opts: ProbeOptions = {}): CudaProbe {
     };
   } catch (error) {
     const reason =
-      error instanceof CudaUnavailableError ? error.reason : error instanceof Error ? `${error.name}: ${error.message.split('\n')[0] ?? ''}` : String(error);
+      error instanceof CudaUnavailableError
+        ? error.reason
+        : error instanceof Error
+          ? `${error.name}: ${error.message.split('\n')[0] ?? ''}`
+          : String(error);
     return { ok: false, reason, error };
   }
 }

@@ -10,9 +10,15 @@ export class SharedMemoryError extends RinggrainError {
 /** The shared arena has no room for another kernel's rings. */
 export class ArenaFullError extends RinggrainError {
   constructor(needed: number, total: number, inUse: number) {
-    super('GPU_HOST_ARENA_FULL', `the shared ring arena cannot fit ${needed} more bytes (${inUse} of ${total} in use)`, {
-      hint: 'raise arenaBytes in the IsolatedCudaBackend options, or give grains smaller rings (ringCapacity, replyCapacity, slotSize)',
-    });
+    super(
+      'GPU_HOST_ARENA_FULL',
+      `the shared ring arena cannot fit ${needed} more bytes (${inUse} of ${total} in use)`,
+      {
+        hint:
+          'raise arenaBytes in the IsolatedCudaBackend options, or give grains smaller rings (ringCapacity, ' +
+          'replyCapacity, slotSize)',
+      },
+    );
   }
 }
 

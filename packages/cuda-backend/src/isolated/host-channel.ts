@@ -31,7 +31,11 @@ export const DISCONNECT_EXIT_MS = 10_000;
  * Runs `teardown`, then `exit(0)`; `exit(1)` after `ms` if it has not settled (a teardown stuck on the
  * driver must not leave a GPU process behind its application).
  */
-export function exitAfter(teardown: () => Promise<unknown>, exit: (code: number) => void, ms = DISCONNECT_EXIT_MS): void {
+export function exitAfter(
+  teardown: () => Promise<unknown>,
+  exit: (code: number) => void,
+  ms = DISCONNECT_EXIT_MS,
+): void {
   const timer = setTimeout(() => exit(1), ms);
   let run: Promise<unknown>;
   try {

@@ -22,10 +22,16 @@ interface Libc {
 let libc: Libc | undefined;
 function loadLibc(): Libc {
   if (libc) return libc;
-  if (process.platform !== 'linux') throw new SharedMemoryError('process-isolated CUDA needs Linux (/dev/shm and mmap)', 'run the GPU grains with CudaBackend in the application process');
+  if (process.platform !== 'linux')
+    throw new SharedMemoryError(
+      'process-isolated CUDA needs Linux (/dev/shm and mmap)',
+      'run the GPU grains with CudaBackend in the application process',
+    );
   const lib = koffi.load('libc.so.6');
   libc = {
-    mmap: lib.func('uint64_t mmap(uint64_t addr, size_t len, int prot, int flags, int fd, int64_t off)') as Libc['mmap'],
+    mmap: lib.func(
+      'uint64_t mmap(uint64_t addr, size_t len, int prot, int flags, int fd, int64_t off)',
+    ) as Libc['mmap'],
     munmap: lib.func('int munmap(uint64_t addr, size_t len)') as Libc['munmap'],
     posix_fallocate: lib.func('int posix_fallocate(int fd, int64_t off, int64_t len)') as Libc['posix_fallocate'],
   };
@@ -53,7 +59,11 @@ function map(path: string, fd: number, bytes: number, keepFd = false): SharedMap
   const c = loadLibc();
   const address = c.mmap(0n, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (!keepFd || address === MAP_FAILED || address === 0n) closeSync(fd);
-  if (address === MAP_FAILED || address === 0n) throw new SharedMemoryError(`mmap of ${bytes} bytes of ${path} failed`, 'check free memory in /dev/shm (df /dev/shm) or lower arenaBytes');
+  if (address === MAP_FAILED || address === 0n)
+    throw new SharedMemoryError(
+      `mmap of ${bytes} bytes of ${path} failed`,
+      'check free memory in /dev/shm (df /dev/shm) or lower arenaBytes',
+    );
   let mapped = true;
   let open = keepFd;
   return {
@@ -95,8 +105,10 @@ export function createShared(bytes: number): SharedMapping {
     unlinkShared(path);
     const free = freeBytes();
     throw new SharedMemoryError(
-      `cannot reserve ${bytes} bytes of shared memory in /dev/shm: ${(e as Error).message}${free === undefined ? '' : ` (${free} bytes free there)`}`,
-      'give /dev/shm room (df /dev/shm; a container: --shm-size) or lower arenaBytes in the IsolatedCudaBackend options',
+      `cannot reserve ${bytes} bytes of shared memory in /dev/shm: ` +
+        `${(e as Error).message}${free === undefined ? '' : ` (${free} bytes free there)`}`,
+      'give /dev/shm room (df /dev/shm; a container: --shm-size) or lower arenaBytes in the IsolatedCudaBackend ' +
+        'options',
       e,
     );
   }
@@ -108,7 +120,15 @@ export function createShared(bytes: number): SharedMapping {
 }
 
 function errnoName(rc: number): string {
-  return rc === 28 ? 'ENOSPC (no space left)' : rc === 27 ? 'EFBIG (file too large)' : rc === 22 ? 'EINVAL' : rc === 95 ? 'EOPNOTSUPP' : `errno ${rc}`;
+  return rc === 28
+    ? 'ENOSPC (no space left)'
+    : rc === 27
+      ? 'EFBIG (file too large)'
+      : rc === 22
+        ? 'EINVAL'
+        : rc === 95
+          ? 'EOPNOTSUPP'
+          : `errno ${rc}`;
 }
 
 function freeBytes(): number | undefined {
@@ -134,7 +154,11 @@ export function openShared(path: string, bytes: number): SharedMapping {
   try {
     fd = openSync(path, 'r+');
   } catch (e) {
-    throw new SharedMemoryError(`cannot open the shared memory ${path}: ${(e as Error).message}`, 'the application process creates it before starting the GPU host; it must still exist', e);
+    throw new SharedMemoryError(
+      `cannot open the shared memory ${path}: ${(e as Error).message}`,
+      'the application process creates it before starting the GPU host; it must still exist',
+      e,
+    );
   }
   return map(path, fd, bytes);
 }
