@@ -118,7 +118,13 @@ export function validateColumns(
         where,
         ['key', i],
         `row ${i}: ${showValue(k)} is not ` +
-          `a ${stringKeys ? (stored ? 'non-empty well-formed string (the class has storage)' : 'well-formed string (no lone surrogate)') : 'safe integer'} key`,
+          `a ${
+            stringKeys
+              ? stored
+                ? 'non-empty well-formed string (the class has storage)'
+                : 'well-formed string (no lone surrogate)'
+              : 'safe integer'
+          } key`,
       );
   }
   for (const name of req.fieldNames) {

@@ -1,7 +1,15 @@
 import { SchemaDefinitionError } from './errors.ts';
 import type { Infer, Input, StructSchema } from './schema/types.ts';
 import type { StateView } from './schema/view.ts';
-import { reminderDefs, timerDefs, type ReminderDef, type ReminderSpec, type TimerDef, type TimerSpec, type TimerStart } from './timers/spec.ts';
+import {
+  reminderDefs,
+  timerDefs,
+  type ReminderDef,
+  type ReminderSpec,
+  type TimerDef,
+  type TimerSpec,
+  type TimerStart,
+} from './timers/spec.ts';
 
 /**
  * A grain class is a TS class built on `Grain(spec)`: the spec holds schemas (plain data the code
@@ -63,7 +71,9 @@ export type ReplyOf<S extends GrainSpec, M extends MethodName<S>> = S['methods']
   ? Infer<S['methods'][M]['reply']>
   : void;
 /** The methods of a spec that answer (declare a reply): what `askMany` takes. */
-export type AskMethodName<S extends GrainSpec> = { [M in MethodName<S>]: S['methods'][M]['reply'] extends StructSchema ? M : never }[MethodName<S>];
+export type AskMethodName<S extends GrainSpec> = {
+  [M in MethodName<S>]: S['methods'][M]['reply'] extends StructSchema ? M : never;
+}[MethodName<S>];
 export type ReplyInput<S extends GrainSpec, M extends MethodName<S>> = S['methods'][M]['reply'] extends StructSchema
   ? Input<S['methods'][M]['reply']>
   : void;
@@ -176,10 +186,16 @@ export function defineGrain<const S extends GrainSpec>(spec: S): GrainDef<S> {
   }
   const methods: MethodDef[] = [];
   for (const [name, m] of Object.entries(spec.methods)) {
-    if (!NAME.test(name)) throw new SchemaDefinitionError(`grain "${spec.name}": method name "${name}" must be an identifier`);
-    if (HOOK_NAMES.includes(name)) throw new SchemaDefinitionError(`grain "${spec.name}": "${name}" is an activation hook, not a message method`, { hint: 'define it as a class method (state, ctx) and leave it out of methods' });
-    if (m.request?.kind !== 'struct') throw new SchemaDefinitionError(`${spec.name}.${name}: request must be a t.struct(...)`);
-    if (m.reply !== undefined && m.reply.kind !== 'struct') throw new SchemaDefinitionError(`${spec.name}.${name}: reply must be a t.struct(...)`);
+    if (!NAME.test(name))
+      throw new SchemaDefinitionError(`grain "${spec.name}": method name "${name}" must be an identifier`);
+    if (HOOK_NAMES.includes(name))
+      throw new SchemaDefinitionError(`grain "${spec.name}": "${name}" is an activation hook, not a message method`, {
+        hint: 'define it as a class method (state, ctx) and leave it out of methods',
+      });
+    if (m.request?.kind !== 'struct')
+      throw new SchemaDefinitionError(`${spec.name}.${name}: request must be a t.struct(...)`);
+    if (m.reply !== undefined && m.reply.kind !== 'struct')
+      throw new SchemaDefinitionError(`${spec.name}.${name}: reply must be a t.struct(...)`);
     methods.push({ id: methods.length, name, request: m.request, reply: m.reply });
   }
   if (methods.length === 0) throw new SchemaDefinitionError(`grain "${spec.name}" declares no methods`);

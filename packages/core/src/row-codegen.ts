@@ -62,7 +62,9 @@ export function compileRowLoop(
     key instanceof Int8Array ||
     key instanceof Uint16Array ||
     key instanceof Uint8Array;
-  const shape = `${grainId}|${ask ? 'ask' : 'tell'}|${intKeys ? 'int' : 'any'}|${t.fields.map((f) => shapeOf(cols[f.name])).join(',')}`;
+  const shape =
+    `${grainId}|${ask ? 'ask' : 'tell'}|${intKeys ? 'int' : 'any'}|` +
+    `${t.fields.map((f) => shapeOf(cols[f.name])).join(',')}`;
   let byShape = loops.get(method);
   if (!byShape) loops.set(method, (byShape = new Map()));
   let loop = byShape.get(shape);
