@@ -76,7 +76,13 @@ if (process.env['RG_BENCH_SILO'] === '1') {
   // The K2K barrier: messages BenchRelay's kernel here processed (its counters), and this silo's cross-silo tells.
   nc.subscribe(`rgbench.${name}.relay.${role}`, {
     callback: (_e, m) =>
-      void m.respond(JSON.stringify({ processed: system.metrics()['BenchRelay']!.processed, tellsOut: system.cluster!.metrics()['tellsOut'] })),
+      void m.respond(
+        JSON.stringify({
+          processed: system.metrics()['BenchRelay']!.processed,
+          tellsOut: system.cluster!.metrics()['tellsOut'],
+          framesOut: system.cluster!.metrics()['framesOut'],
+        }),
+      ),
   });
   // Each thread's CPU time (thread-cpu.ts): what a phase cost this silo's host thread and its pool thread.
   nc.subscribe(`rgbench.${name}.cpu.${role}`, {

@@ -128,6 +128,7 @@ interface CpuPer {
 }
 const cpuTells: CpuPer[] = [];
 const cpuK2K: Array<Omit<CpuPer, 'client'>> = [];
+const k2kPerFrame: number[] = [];
 async function tellsPerS(): Promise<number> {
   const c0 = threadCpuNs();
   const s0 = await siloCpu();
@@ -165,13 +166,14 @@ async function rawPublishPerS(): Promise<number> {
 }
 
 /** Both silos' BenchRelay processed counts and cross-silo tells, summed. */
-async function relayCounters(): Promise<{ processed: number; tellsOut: number }> {
+async function relayCounters(): Promise<{ processed: number; tellsOut: number; framesOut: number }> {
   const rs = await Promise.all(['main', 'relay'].map((r) => nc.request(`rgbench.${name}.relay.${r}`, '', { timeout: 10_000 })));
-  const out = { processed: 0, tellsOut: 0 };
+  const out = { processed: 0, tellsOut: 0, framesOut: 0 };
   for (const r of rs) {
-    const c = JSON.parse(new TextDecoder().decode(r.data)) as { processed: number; tellsOut: number };
+    const c = JSON.parse(new TextDecoder().decode(r.data)) as typeof out;
     out.processed += c.processed;
     out.tellsOut += c.tellsOut;
+    out.framesOut += c.framesOut;
   }
   return out;
 }
@@ -197,6 +199,8 @@ async function k2kPerS(): Promise<{ all: number; cross: number }> {
   const s = (performance.now() - t0) / 1000;
   const s1 = await siloCpu();
   const cross = now.tellsOut - before.tellsOut;
+  // Entries a frame (the barrier's own control traffic is in the frames too: a few a poll).
+  k2kPerFrame.push(cross / (now.framesOut - before.framesOut));
   if (s0['main'] && s1['main'] && s0['relay'] && s1['relay']) {
     // Per cross-silo message, both silos' host threads together (its send on one, its receive on the other);
     // per K2K message, the busier silo's busiest other thread over its half (its pool thread: fans and bumps).
@@ -240,7 +244,8 @@ for (let t = 0; t < TRIALS; t++) {
       (ct && ck
         ? `CPU ns/tell client ${ct.client.toFixed(0)}, silo host ${ct.siloHost.toFixed(0)}, ` +
           `pool ${ct.siloPool.toFixed(0)}; ` +
-          `ns/cross-silo K2K host ${ck.siloHost.toFixed(0)}, pool ${ck.siloPool.toFixed(0)}`
+          `ns/cross-silo K2K host ${ck.siloHost.toFixed(0)}, pool ${ck.siloPool.toFixed(0)}, ` +
+          `${k2kPerFrame[k2kPerFrame.length - 1]!.toFixed(0)} a frame`
         : 'no thread CPU times here'),
   );
   log(
@@ -279,6 +284,7 @@ const result = {
   // K2K: both silos' host threads per cross-silo message, the busier pool thread per K2K message.
   cpuNsPerTell: cpuTells.length > 1 ? medians(cpuTells.slice(1)) : undefined,
   cpuNsK2K: cpuK2K.length > 1 ? medians(cpuK2K.slice(1)) : undefined,
+  k2kCrossSiloPerFrame: median(k2kPerFrame.slice(1)),
   client: { framesOut: m['framesOut'], tellsOut: m['tellsOut'], asksOut: m['asksOut'], bytesOut: m['bytesOut'] },
 };
 console.log(JSON.stringify(result, null, 2));
