@@ -76,8 +76,17 @@ export interface KernelPlan {
 /**
  * A K2K send for another silo, handed to the host (KernelPlan.remoteSend): a tell (corr 0), or a forward
  * of the host's ask `corr` (ctx.forward: the reply obligation moves with it, and the kernel never replies).
+ * `encoded`: `payload` is the request's schema bytes as the kernel encoded them (a Uint8Array the host
+ * keeps), routed as they are instead of encoded again; otherwise it is the request object.
  */
-export type RemoteSend = (target: number, method: string, key: number | string, payload: unknown, corr: number) => void;
+export type RemoteSend = (
+  target: number,
+  method: string,
+  key: number | string,
+  payload: unknown,
+  corr: number,
+  encoded?: boolean,
+) => void;
 
 /**
  * Where a kernel's timers read the time. 'kernel': its own clock, in ms since the epoch (a worker reads

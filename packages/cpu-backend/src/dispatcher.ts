@@ -98,6 +98,11 @@ export class Dispatcher {
     ownership?: ReadonlyArray<SharedArrayBuffer | undefined> | undefined;
     /** In a cluster: the host's taker of K2K sends to keys another silo owns (core KernelPlan.remoteSend). */
     remoteSend?: RemoteSend | undefined;
+    /**
+     * `remoteSend` takes each payload as its schema bytes (encoded = true), a view of the sender's scratch
+     * slot that holds only during the call (a pool thread copies it into its batch for the host).
+     */
+    remoteBytes?: boolean | undefined;
   }) {
     const def = args.self.def;
     const slotSize = args.options.slotSize;
@@ -138,6 +143,7 @@ export class Dispatcher {
       args.ownership,
       args.remoteSend,
       () => this.pollControl(),
+      args.remoteBytes === true,
     );
     // Timers where the class declares some and the kernel has a timer clock; each tick is a turn.
     let turns: LaneTurns | undefined;

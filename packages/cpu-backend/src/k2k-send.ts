@@ -46,6 +46,8 @@ export class K2KSender {
     private readonly remoteSend: RemoteSend | undefined,
     /** Reads the lane owner's control messages now (a new peer list may be waiting). */
     private readonly pollControl: () => void,
+    /** remoteSend takes the payload's bytes (a view of the scratch slot, valid during the call), not the object. */
+    private readonly remoteBytes = false,
   ) {
     defsById.forEach((d, i) => d && this.grainIds.set(d.name, i));
     this.scratch = Ring.format(new SharedArrayBuffer(2 * slotSize + 512), 0, 2, slotSize);
@@ -157,7 +159,12 @@ export class K2KSender {
     const own = this.ownership?.[targetId];
     if (own === undefined || own.owns(key)) return true;
     if (this.remoteSend === undefined) throw new ClusterK2KUnsupportedError(target, key, method, corr !== 0);
-    this.remoteSend(targetId, method, key, payload, corr);
+    if (this.remoteBytes) {
+      // The bytes just encoded into scratch (send() wrote them before asking): the payload, less the header.
+      const at = this.scratchSlot + SLOT_HEADER_SIZE;
+      const n = this.scratch.dv.getUint32(this.scratchSlot + SLOT.length, true);
+      this.remoteSend(targetId, method, key, this.scratch.u8.subarray(at, at + n), corr, true);
+    } else this.remoteSend(targetId, method, key, payload, corr);
     return false;
   }
 

@@ -6,6 +6,7 @@ import { loadedGrain, type LoadedGrain } from './grain-load.ts';
 import type { PeerInfo } from './memory.ts';
 import { SpinPolicy } from './spin-policy.ts';
 import {
+  REMOTE_FIELDS,
   SPIN_MIN_MS,
   THREAD_EXITING,
   THREAD_STAT,
@@ -44,22 +45,73 @@ let peers: PeerInfo[] = [];
 const adds: Array<Extract<ToThread, { type: 'add' }>> = [];
 
 /**
- * Cross-silo K2K sends of the current pass, flat (kernelId, target, method, key, payload, corr per send):
- * posted as one message per pass (or per REMOTE_BATCH sends), not one per send: a structured clone and a
- * host callback (with its microtask checkpoint) per send was the cost of every cross-silo K2K send.
- * Any other post flushes them first, so the host sees everything in the order the thread made it.
+ * Cross-silo K2K sends of the current pass (protocol.ts 'remoteSends'): posted as one message per pass
+ * (or per REMOTE_BATCH sends), not one per send: a structured clone and a host callback (with its
+ * microtask checkpoint) per send was the cost of every cross-silo K2K send. Numbers in a typed array, each
+ * payload as the schema bytes the send encoded (the host routes them as they are), both transferred:
+ * posting a flat array of values and payload objects cost a value by value clone each way and an encode
+ * again at the host. Any other post flushes them first, so the host sees everything in the order the
+ * thread made it.
  */
-let remote: unknown[] = [];
-const REMOTE_BATCH = 4096 * 6;
+const REMOTE_BATCH = 4096;
+const remote = new Float64Array(REMOTE_BATCH * REMOTE_FIELDS);
+let remoteCount = 0;
+let remoteMethods: string[] = [];
+const remoteMethodIndex = new Map<string, number>();
+let remoteKeys: string[] = [];
+let remoteBytes = new Uint8Array(64 * 1024);
+let remoteEnd = 0;
 
 function flushRemote(): void {
-  const sends = remote;
-  remote = [];
-  port.postMessage({ type: 'remoteSends', sends } satisfies FromThread);
+  // Copies of just what the pass used, transferred; the batch buffers stay for the next pass.
+  const sends = remote.slice(0, remoteCount * REMOTE_FIELDS);
+  const bytes = remoteBytes.slice(0, remoteEnd);
+  const m = { type: 'remoteSends', sends, methods: remoteMethods, keys: remoteKeys, bytes } satisfies FromThread;
+  remoteCount = remoteEnd = 0;
+  remoteMethods = [];
+  remoteMethodIndex.clear();
+  remoteKeys = [];
+  port.postMessage(m, [sends.buffer as ArrayBuffer, bytes.buffer as ArrayBuffer]);
+}
+
+/** One cross-silo K2K send into the batch; `bytes`: its payload's schema bytes (copied: a view of scratch). */
+function remoteSend(
+  kernelId: number,
+  target: number,
+  method: string,
+  key: number | string,
+  bytes: Uint8Array,
+  corr: number,
+): void {
+  if (remoteEnd + bytes.length > remoteBytes.length) {
+    if (remoteCount) flushRemote();
+    if (bytes.length > remoteBytes.length) remoteBytes = new Uint8Array(bytes.length * 2);
+  }
+  const n = bytes.length;
+  const rb = remoteBytes;
+  if (n <= 64) for (let i = 0; i < n; i++) rb[remoteEnd + i] = bytes[i]!;
+  else rb.set(bytes, remoteEnd);
+  remoteEnd += n;
+  let mi = remoteMethodIndex.get(method);
+  if (mi === undefined) {
+    remoteMethodIndex.set(method, (mi = remoteMethods.length));
+    remoteMethods.push(method);
+  }
+  const at = remoteCount * REMOTE_FIELDS;
+  remote[at] = kernelId;
+  remote[at + 1] = target;
+  remote[at + 2] = mi;
+  if (typeof key === 'string') {
+    remote[at + 3] = Number.NaN;
+    remoteKeys.push(key);
+  } else remote[at + 3] = key;
+  remote[at + 4] = remoteEnd;
+  remote[at + 5] = corr;
+  if (++remoteCount === REMOTE_BATCH) flushRemote();
 }
 
 function post(m: FromThread): void {
-  if (remote.length) flushRemote();
+  if (remoteCount) flushRemote();
   port.postMessage(m);
 }
 
@@ -123,11 +175,10 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     laneLoad,
     emit: (out: StateOut) => post({ type: 'state', kernelId, out }),
   };
-  const remoteSend = l.remoteSends
-    ? (target: number, method: string, key: number | string, payload: unknown, corr: number) => {
-        remote.push(kernelId, target, method, key, payload, corr);
-        if (remote.length >= REMOTE_BATCH) flushRemote();
-      }
+  // The K2K sender hands the payload's bytes (a view of its scratch slot, valid during the call).
+  const laneRemoteSend = l.remoteSends
+    ? (target: number, method: string, key: number | string, payload: unknown, corr: number) =>
+        remoteSend(kernelId, target, method, key, payload as Uint8Array, corr)
     : undefined;
   const d = new Dispatcher({
     ...l,
@@ -136,7 +187,8 @@ async function loadLane(l: LaneInit, lanePeers: PeerInfo[]): Promise<Dispatcher>
     replySignal: init.replySignal,
     peers: lanePeers,
     persistence,
-    remoteSend,
+    remoteSend: laneRemoteSend,
+    remoteBytes: true,
   });
   d.pollControl = () => void poll();
   return d;
@@ -217,7 +269,7 @@ function run(): void {
     }
     if (gone) relist();
     if (stopped.size) for (const d of stopped.values()) if (d.hasOps()) did += d.serviceOps() + 1;
-    if (remote.length) flushRemote();
+    if (remoteCount) flushRemote();
     let now = performance.now();
     if (now - lastPoll > 1) {
       lastPoll = now;
@@ -314,7 +366,7 @@ async function main(): Promise<void> {
   post({ type: 'ready' });
   for (;;) {
     run();
-    if (remote.length) flushRemote();
+    if (remoteCount) flushRemote();
     while (adds.length) {
       const { lane, peers: given } = adds.shift()!;
       peers = given;

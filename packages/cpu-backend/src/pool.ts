@@ -3,6 +3,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { wakeIfParked, type PeerInfo, type Doorbell } from './memory.ts';
 import type { RemoteSend } from '@ringgrain/core/backend';
 import {
+  REMOTE_FIELDS,
   SPIN_MAX_MS,
   SPIN_MIN_MS,
   THREAD_EXITING,
@@ -116,7 +117,7 @@ export class PoolThread {
         else if (m.type === 'added') this.settle(this.adds, m.kernelId);
         else if (m.type === 'removed') this.settle(this.removes, m.kernelId);
         else if (m.type === 'state') this.pool.stateOut.get(m.kernelId)?.(this.index, m.out);
-        else if (m.type === 'remoteSends') this.remoteSends(m.sends);
+        else if (m.type === 'remoteSends') this.remoteSends(m);
         else if (m.type === 'fatal')
           this.settle(this.adds, m.kernelId, Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
         else if (m.type === 'inspect') {
@@ -137,17 +138,27 @@ export class PoolThread {
     return this.ready;
   }
 
-  /** A pass's cross-silo K2K sends (protocol.ts 'remoteSends'), handed to each kernel's taker in order. */
-  private remoteSends(s: unknown[]): void {
+  /**
+   * A pass's cross-silo K2K sends (protocol.ts 'remoteSends'), handed to each kernel's taker in order, each
+   * payload a view of the batch's bytes (its schema bytes: routed as they are).
+   */
+  private remoteSends(m: Extract<FromThread, { type: 'remoteSends' }>): void {
     const takers = this.pool.remoteSend;
-    for (let i = 0; i + 5 < s.length; i += 6) {
-      takers.get(s[i] as number)?.(
-        s[i + 1] as number,
-        s[i + 2] as string,
-        s[i + 3] as number | string,
-        s[i + 4],
-        s[i + 5] as number,
+    const { sends: s, methods, keys, bytes } = m;
+    let start = 0;
+    let k = 0;
+    for (let i = 0; i + REMOTE_FIELDS <= s.length; i += REMOTE_FIELDS) {
+      const end = s[i + 4]!;
+      const key = s[i + 3]!;
+      takers.get(s[i]!)?.(
+        s[i + 1]!,
+        methods[s[i + 2]!]!,
+        Number.isNaN(key) ? keys[k++]! : key,
+        bytes.subarray(start, end),
+        s[i + 5]!,
+        true,
       );
+      start = end;
     }
   }
 

@@ -91,10 +91,16 @@ export type FromThread =
   | { type: 'fatal'; kernelId: number; message: string; code?: string }
   | { type: 'state'; kernelId: number; out: StateOut }
   /**
-   * K2K sends to keys another silo owns (core KernelPlan.remoteSend), in send order: flat, six values a
-   * send (kernelId, target, method, key, payload, corr), one message per pass of the thread.
+   * K2K sends to keys another silo owns (core KernelPlan.remoteSend), in send order, one message per pass
+   * of the thread: `sends` flat, REMOTE_FIELDS numbers a send (kernelId, target, index of its method name
+   * in `methods`, key (NaN: the next of `keys`, string keys), end, corr); each payload is its schema bytes
+   * in `bytes`, from the send before it's end to its own. Typed arrays, transferred: no value by value
+   * clone of the batch.
    */
-  | { type: 'remoteSends'; sends: unknown[] };
+  | { type: 'remoteSends'; sends: Float64Array; methods: string[]; keys: string[]; bytes: Uint8Array };
+
+/** Numbers a send takes in a 'remoteSends' batch. */
+export const REMOTE_FIELDS = 6;
 
 /** A host request on a lane's actor states (write-behind), answered by a `done` with the same id. */
 export type StateOp =

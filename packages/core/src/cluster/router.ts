@@ -149,7 +149,8 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
 
   /**
    * LOCAL when this silo owns the key; otherwise the send goes to (or parks for) its owner: an ask's
-   * Promise, or undefined for a tell.
+   * Promise, or undefined for a tell. `encoded`: the payload is already its schema bytes (a kernel's K2K
+   * send, encoded and checked there).
    */
   intercept(
     def: GrainDef,
@@ -158,6 +159,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     payload: unknown,
     ask: boolean,
     into?: Readonly<Record<string, unknown>>,
+    encoded = false,
   ): typeof LOCAL | Promise<unknown> | undefined {
     if (this.evicted) throw this.evicted;
     const grain = def.name;
@@ -166,7 +168,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (owner === this.self && this.hosted(grain, method) !== undefined && !this.handoffs.awaited(grain, key))
       return LOCAL;
     // Encoded here: a bad payload fails at the call (SchemaValidationError), nothing sent, as locally.
-    const bytes = encodeValue(m.request, payload, grain, method);
+    const bytes = encoded ? (payload as Uint8Array) : encodeValue(m.request, payload, grain, method);
     const corr = ask ? this.asks.next() : 0;
     const entry: MessageEntry = [EntryKind.Message, grain, method, key, bytes, corr, this.self, 0];
     let p: Promise<unknown> | undefined;

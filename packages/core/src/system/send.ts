@@ -48,23 +48,27 @@ export class Sender {
     return { reg, method };
   }
 
-  /** The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects). */
+  /**
+   * The send path of refs: route resolved when the ref was made. A bad key fails the send (an ask rejects).
+   * `encoded`: the payload is the request's schema bytes (a kernel's K2K send for another silo).
+   */
   sendRoute(
     route: Route,
     key: number | string,
     payload: unknown,
     ask: boolean,
     into?: Readonly<Record<string, unknown>>,
+    encoded = false,
   ): Promise<unknown> | undefined {
     checkKey(route.reg.def, key, route.reg.storage.storage !== undefined);
     if (into !== undefined) checkInto(route.method, into);
     const router = this.state.router;
     if (router !== undefined) {
-      const r = router.intercept(route.reg.def, route.method, key, payload, ask, into);
+      const r = router.intercept(route.reg.def, route.method, key, payload, ask, into, encoded);
       if (r !== LOCAL) return r;
     } else if (route.reg.kernel === undefined && this.state.config.cluster)
       throw new KernelNotRunningError(route.reg.def.name, 'not started (the cluster is joined by system.start())');
-    return this.sendLocal(route, key, payload, ask, into);
+    return this.sendLocal(route, key, payload, ask, into, encoded);
   }
 
   /**
@@ -79,6 +83,7 @@ export class Sender {
     key: number | string,
     payload: unknown,
     corr: number,
+    encoded = false,
   ): void => {
     const reg = this.state.regs[target];
     const grain = reg?.def.name ?? String(target);
@@ -90,7 +95,7 @@ export class Sender {
     try {
       if (reg === undefined || this.state.router === undefined)
         throw new ClusterK2KUnsupportedError(grain, key, method, corr !== 0);
-      const r = this.sendRoute(this.route(reg.def, method), key, payload, p !== undefined, p?.into) as
+      const r = this.sendRoute(this.route(reg.def, method), key, payload, p !== undefined, p?.into, encoded) as
         | Promise<unknown>
         | undefined;
       if (p)
