@@ -76,10 +76,24 @@ describe.skipIf(!HAVE_GXX)('column image readers in a unit (host build)', () => 
         const from = a % rows.length;
         const cols: Record<string, unknown[]> = {};
         for (const f of fields) cols[f.name] = rows.map((r) => r[f.name as keyof typeof r]);
-        const image = packColumnImage(fields, { grainId: SELF, method: putIndex, key: rows.map((r) => r.key), cols, from, to: rows.length });
+        const image = packColumnImage(fields, {
+          grainId: SELF,
+          method: putIndex,
+          key: rows.map((r) => r.key),
+          cols,
+          from,
+          to: rows.length,
+        });
         const lines = run(image);
-        // The unit's queue slot of each row is byte for byte the slot the host's row writer writes (time = 1234.5 + row).
-        const write = compileRowWriter(put, SELF, rows.map((r) => r.key), cols, 512)!;
+        // The unit's queue slot of each row is byte for byte the slot the host's row writer writes (time = 1234.5 +
+        // row).
+        const write = compileRowWriter(
+          put,
+          SELF,
+          rows.map((r) => r.key),
+          cols,
+          512,
+        )!;
         const buf = new ArrayBuffer(512);
         const want = rows.slice(from).map((_, r) => {
           new Uint8Array(buf).fill(0);
@@ -93,9 +107,16 @@ describe.skipIf(!HAVE_GXX)('column image readers in a unit (host build)', () => 
           const bytes = unhex(payload!);
           const value = decodeExact(put.request, new Reader(bytes).reset(0, bytes.length)) as Record<string, unknown>;
           // -0 and 0 are one value to the receiving handler; toEqual tells them apart.
-          return { key: Number(key), ...Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Object.is(v, -0) ? 0 : v])) };
+          return {
+            key: Number(key),
+            ...Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Object.is(v, -0) ? 0 : v])),
+          };
         });
-        expect(got).toEqual(rows.slice(from).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Object.is(v, -0) ? 0 : v]))));
+        expect(got).toEqual(
+          rows
+            .slice(from)
+            .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Object.is(v, -0) ? 0 : v]))),
+        );
       }),
       { numRuns: 25 },
     );
@@ -103,8 +124,16 @@ describe.skipIf(!HAVE_GXX)('column image readers in a unit (host build)', () => 
 
   it('refuse an image of another grain, and a method whose request has no image', () => {
     const fields = columnImageFields(def.methodByName.get('add')!, SELF)!;
-    const mk = (grainId: number, method: number) => packColumnImage(fields, { grainId, method, key: [1], cols: { x: [2] }, from: 0, to: 1 });
-    expect(run(mk(SELF + 1, def.methods.findIndex((m) => m.name === 'add')))).toEqual(['NOT_OURS']);
+    const mk = (grainId: number, method: number) =>
+      packColumnImage(fields, { grainId, method, key: [1], cols: { x: [2] }, from: 0, to: 1 });
+    expect(
+      run(
+        mk(
+          SELF + 1,
+          def.methods.findIndex((m) => m.name === 'add'),
+        ),
+      ),
+    ).toEqual(['NOT_OURS']);
     // An image laid out for `add` but naming `many` (a vec request, no image): refused, never read as rows.
     expect(run(mk(SELF, def.methods.findIndex((m) => m.name === 'many')))).toEqual(['REFUSED']);
     // Naming `put` (9 columns) with add's one column: the column table does not match, refused.

@@ -24,7 +24,9 @@ export function diff(s: Schema, a: unknown, b: unknown, path = ''): string[] {
     case 'scalar': {
       const repr = KINDS[s.scalar].repr;
       if (repr.class !== 'float') return a === b ? [] : [`${path}: ${String(a)} !== ${String(b)}`];
-      return close(a as number, b as number, repr.bits === 32 ? F32_REL : F64_REL) ? [] : [`${path}: ${String(a)} vs ${String(b)}`];
+      return close(a as number, b as number, repr.bits === 32 ? F32_REL : F64_REL)
+        ? []
+        : [`${path}: ${String(a)} vs ${String(b)}`];
     }
     case 'array':
     case 'vec': {
@@ -37,7 +39,8 @@ export function diff(s: Schema, a: unknown, b: unknown, path = ''): string[] {
     }
     case 'struct': {
       const out: string[] = [];
-      for (const f of s.fieldNames) out.push(...diff(s.fields[f] as Schema, (a as any)[f], (b as any)[f], path ? `${path}.${f}` : f));
+      for (const f of s.fieldNames)
+        out.push(...diff(s.fields[f] as Schema, (a as any)[f], (b as any)[f], path ? `${path}.${f}` : f));
       return out;
     }
   }

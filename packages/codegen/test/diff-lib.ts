@@ -18,14 +18,19 @@ import { diff } from './compare.ts';
 import { Harness, HDR, cpuErrorPayload, toHex } from './harness.ts';
 import { randomState, randomValue, rng, type Ranges } from './random.ts';
 
-/** The differential run of differential.test.ts and audit.test.ts: random inputs through the JS handler and the generated C (g++). */
+/**
+ * The differential run of differential.test.ts and audit.test.ts: random inputs through the JS handler and the
+ * generated C (g++).
+ */
 export function encode(schema: StructSchema, value: unknown): Uint8Array {
   const buf = new Uint8Array(1 << 16);
   const w = new Writer(buf).reset(0, buf.length);
   compileEncoder(schema)(value, w);
   return buf.slice(0, w.pos);
 }
-/** The host encoding of a handler's reply, or undefined where the host refuses it (a value out of its field's range). */
+/**
+ * The host encoding of a handler's reply, or undefined where the host refuses it (a value out of its field's range).
+ */
 function encodeReply(schema: StructSchema, value: unknown): Uint8Array | undefined {
   try {
     return encode(schema, value);
@@ -47,7 +52,15 @@ interface Sent {
 }
 
 /** Runs the JS handler the CPU backend runs: state view over bytes, message from the host decoder. */
-export function runJs(cls: any, def: GrainDef, method: string, key: number | string, state: Uint8Array, payload: Uint8Array, opts: { cpuK2K?: boolean | undefined } = {}) {
+export function runJs(
+  cls: any,
+  def: GrainDef,
+  method: string,
+  key: number | string,
+  state: Uint8Array,
+  payload: Uint8Array,
+  opts: { cpuK2K?: boolean | undefined } = {},
+) {
   const m = def.methodByName.get(method)!;
   const buf = state.slice().buffer;
   const view = viewAt(def.state, buf, 0);
@@ -59,8 +72,18 @@ export function runJs(cls: any, def: GrainDef, method: string, key: number | str
   const ctx = {
     key,
     now: () => 1234.5,
-    send: (g: any, k: number, name: string, p: unknown) => void sent.push({ grain: g.grain.name, key: k, method: name, payload: check(g.grain, k, name, p), forward: false }),
-    forward: (g: any, k: number, name: string, p: unknown) => (sent.push({ grain: g.grain.name, key: k, method: name, payload: check(g.grain, k, name, p), forward: true }), FORWARDED),
+    send: (g: any, k: number, name: string, p: unknown) =>
+      void sent.push({
+        grain: g.grain.name,
+        key: k,
+        method: name,
+        payload: check(g.grain, k, name, p),
+        forward: false,
+      }),
+    forward: (g: any, k: number, name: string, p: unknown) => (
+      sent.push({ grain: g.grain.name, key: k, method: name, payload: check(g.grain, k, name, p), forward: true }),
+      FORWARDED
+    ),
   };
   let out: unknown;
   let threw: string | undefined;
@@ -85,12 +108,17 @@ export class K2KFailure extends Error {
     super(detail);
   }
 }
-/** Returns the payload as encoded at the send (as the CPU backend does): later stores into the state views it names do not change it. */
+/**
+ * Returns the payload as encoded at the send (as the CPU backend does): later stores into the state views it names do
+ * not change it.
+ */
 function cpuK2KCheck(target: GrainDef, key: number | string, method: string, payload: unknown): unknown {
-  if (typeof key === 'number' && (target.keyKind === 'string' || !Number.isSafeInteger(key))) throw new K2KFailure('INVALID_KEY', `send to grain "${target.name}" failed: invalid key ${key}`);
+  if (typeof key === 'number' && (target.keyKind === 'string' || !Number.isSafeInteger(key)))
+    throw new K2KFailure('INVALID_KEY', `send to grain "${target.name}" failed: invalid key ${key}`);
   const schema = target.methodByName.get(method)!.request;
   const bytes = encodeReply(schema, payload);
-  if (bytes === undefined) throw new K2KFailure('REPLY_MISMATCH', `${target.name}.${method}: payload does not match its schema`);
+  if (bytes === undefined)
+    throw new K2KFailure('REPLY_MISMATCH', `${target.name}.${method}: payload does not match its schema`);
   return decode(schema, bytes);
 }
 
@@ -111,7 +139,14 @@ const stringKeyOf = (id: number): string => `key-${id}`;
  * `coop`: the C runs its element-parallel loops on an emulated warp (harness.ts RG_HOST_COOP); `posts` counts
  * them. `lanes`: the C runs the turns 32 at a time on threads, as lane-parallel turns (harness.ts).
  */
-export function differential(cls: any, grains: GrainDef[], cases: readonly Case[], n: number, seed: number, opts: { coop?: boolean; lanes?: boolean; cpuK2K?: boolean } = {}) {
+export function differential(
+  cls: any,
+  grains: GrainDef[],
+  cases: readonly Case[],
+  n: number,
+  seed: number,
+  opts: { coop?: boolean; lanes?: boolean; cpuK2K?: boolean } = {},
+) {
   const def = cls.grain as GrainDef;
   const unit = generateKernel(def, { grains }).source;
   const h = Harness.build(def.name, unit, opts);
@@ -125,7 +160,9 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
     const key = def.keyKind === 'string' ? Math.floor(r() * 1e6) : c.key ? c.key(r) : Math.floor(r() * 1e6) - 5e5;
     inputs.push({ c, m, key, state: randomState(def.state, r, c.ranges), payload: encode(m.request, msg) });
   }
-  const { results, posts, rounds } = h.turnsPosted(inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })));
+  const { results, posts, rounds } = h.turnsPosted(
+    inputs.map((x) => ({ method: x.m.id, key: x.key, budget: 100000, state: x.state, payload: x.payload })),
+  );
   let exactReplies = 0;
   let replies = 0;
   let mismatches = 0;
@@ -135,16 +172,23 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
   inputs.forEach((x, i) => {
     const got = results[i]!;
     if (got === 'REJECT') throw new Error(`C rejected a host-encoded payload for ${x.m.name}`);
-    const js = runJs(cls, def, x.m.name, def.keyKind === 'string' ? stringKeyOf(x.key) : x.key, x.state, x.payload, { cpuK2K: opts.cpuK2K });
+    const js = runJs(cls, def, x.m.name, def.keyKind === 'string' ? stringKeyOf(x.key) : x.key, x.state, x.payload, {
+      cpuK2K: opts.cpuK2K,
+    });
     const where = `${def.name}.${x.m.name} input #${i}`;
-    expect(diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)), `${where} state`).toEqual([]);
+    expect(
+      diff(def.state, snapshot(def.state, got.state.slice().buffer, 0), snapshot(def.state, js.state.buffer, 0)),
+      `${where} state`,
+    ).toEqual([]);
     if (js.threw !== undefined) {
       // JS handler throws ⇔ the unit fails the turn with RG_E_THROW, and the error reply's payload is
       // byte-identical to the CPU backend's, so the host builds the same HandlerError.
       expect(got.rc, `${where} (JS threw "${js.threw}")`).toBe(TURN_ERRORS.THROW);
       expect(got.error?.text, where).toBe(js.threw);
       expect(toHex(got.error!.payload), where).toBe(toHex(cpuErrorPayload(js.threw)));
-      expect(new HandlerError(def.name, x.m.name, got.error!.text).message).toBe(new HandlerError(def.name, x.m.name, js.threw).message);
+      expect(new HandlerError(def.name, x.m.name, got.error!.text).message).toBe(
+        new HandlerError(def.name, x.m.name, js.threw).message,
+      );
       throws++;
     } else if (js.k2kError) {
       // opts.cpuK2K: a send the CPU backend refuses (the handler throws there) ⇔ the unit's typed turn error.
@@ -161,7 +205,9 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
         const jsBytes = encode(x.m.reply, js.reply);
         replies++;
         if (Buffer.from(jsBytes).equals(Buffer.from(got.reply!))) exactReplies++;
-        expect(diff(x.m.reply, decode(x.m.reply, got.reply!), decode(x.m.reply, jsBytes)), `${where} reply`).toEqual([]);
+        expect(diff(x.m.reply, decode(x.m.reply, got.reply!), decode(x.m.reply, jsBytes)), `${where} reply`).toEqual(
+          [],
+        );
       } else expect(Buffer.from(got.reply!).toString('hex')).toBe('a0');
     }
     expect(got.sent.length, `${where} K2K count`).toBe(js.sent.length);
@@ -176,14 +222,19 @@ export function differential(cls: any, grains: GrainDef[], cases: readonly Case[
         // The interned id of the sender's own key (the only string-keyed K2K the GPU translates), keyHi 0.
         expect(stringKeyOf(dv.getUint32(SLOT.keyLo, true))).toBe(want.key);
         expect(dv.getUint32(SLOT.keyHi, true)).toBe(0);
-      } else expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe((want.key as number) + 0); // a key of -0 travels as 0, on the CPU backend too
-      expect(dv.getUint32(SLOT.flags, true)).toBe((want.forward ? SlotFlag.ASK : 0) | (target.keyKind === 'string' ? SlotFlag.STRING_KEY : 0));
+      } else
+        expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe((want.key as number) + 0); // a key of -0 travels as 0, on the CPU backend too
+      expect(dv.getUint32(SLOT.flags, true)).toBe(
+        (want.forward ? SlotFlag.ASK : 0) | (target.keyKind === 'string' ? SlotFlag.STRING_KEY : 0),
+      );
       expect(dv.getUint32(SLOT.corr, true)).toBe(want.forward ? 7 : 0);
       expect(dv.getUint32(SLOT.sender, true)).toBe(0);
       const len = dv.getUint32(SLOT.length, true);
       expect(len).toBe(slot.length - HDR);
       // The K2K payload is byte-identical to what the host encoder writes for the JS handler's payload.
-      expect(Buffer.from(slot.subarray(HDR)).toString('hex')).toBe(Buffer.from(encode(tm.request, want.payload)).toString('hex'));
+      expect(Buffer.from(slot.subarray(HDR)).toString('hex')).toBe(
+        Buffer.from(encode(tm.request, want.payload)).toString('hex'),
+      );
       sends++;
     });
   });

@@ -74,57 +74,66 @@ int main() {
 }
 `;
 
-describe.skipIf(!HAVE_GXX)('directory with tombstones and the free-slot ring (generated lookup + insert, g++ on the host)', () => {
-  it('cuts the two functions out of the unit', () => {
-    expect(from).toBeGreaterThan(0);
-    expect(activateAt).toBeGreaterThan(from);
-    // The lookup stays lean: the claim (CAS, slot counter) lives only in the __noinline__ insert.
-    const lookup = src.slice(activateAt, to);
-    expect(lookup).not.toContain('atomicCAS');
-    expect(lookup).toContain("return RG_G(insert)(k, ctr, home, lo, hi, ready);");
-  });
+describe.skipIf(!HAVE_GXX)(
+  'directory with tombstones and the free-slot ring (generated lookup + insert, g++ on the host)',
+  () => {
+    it('cuts the two functions out of the unit', () => {
+      expect(from).toBeGreaterThan(0);
+      expect(activateAt).toBeGreaterThan(from);
+      // The lookup stays lean: the claim (CAS, slot counter) lives only in the __noinline__ insert.
+      const lookup = src.slice(activateAt, to);
+      expect(lookup).not.toContain('atomicCAS');
+      expect(lookup).toContain('return RG_G(insert)(k, ctr, home, lo, hi, ready);');
+    });
 
-  it('finds every live key past tombstones, reuses tombstones and freed slots (FIFO), never holds a key twice', () => {
-    const b = gxxBuild(src.slice(from, to), harness);
-    expect(b.log).toBe('');
-    expect(b.ok).toBe(true);
-    // 48 keys in a 64-entry table over two partitions: long probe runs. Kill every third, check the rest,
-    // reinsert the killed ones and 10 new ones (the directory's EMPTY entries run out: tombstones reused).
-    const keys = Array.from({ length: 48 }, (_, i) => ({ part: i % 2, key: i * 7919 + 3 }));
-    const killed = keys.filter((_, i) => i % 3 === 0);
-    const kept = keys.filter((_, i) => i % 3 !== 0);
-    const fresh = Array.from({ length: 10 }, (_, i) => ({ part: i % 2, key: 1_000_000 + i }));
-    const cmds = [
-      ...keys.map((k) => `A ${k.part} ${k.key}`),
-      ...killed.map((k) => `K ${k.part} ${k.key}`),
-      ...kept.map((k) => `A ${k.part} ${k.key}`),
-      ...fresh.map((k) => `A ${k.part} ${k.key}`),
-      ...killed.map((k) => `A ${k.part} ${k.key}`),
-      ...fresh.map((k) => `A ${k.part} ${k.key}`),
-    ];
-    const r = spawnSync(b.out, { input: cmds.join('\n') + '\n', encoding: 'utf8' });
-    expect(r.status).toBe(0);
-    const out = r.stdout.trim().split('\n');
-    let at = 0;
-    const take = (n: number) => out.slice(at, (at += n)).map(Number);
-    const first = take(keys.length);
-    expect(first).toEqual(keys.map((_, i) => i)); // slots in activation order
-    expect(take(killed.length)).toEqual(killed.map(() => 1));
-    expect(take(kept.length)).toEqual(keys.map((_, i) => i).filter((i) => i % 3 !== 0)); // found, not reinserted
-    const freshSlots = take(fresh.length);
-    const killedSlots = keys.map((_, i) => i).filter((i) => i % 3 === 0);
-    expect(freshSlots).toEqual(killedSlots.slice(0, fresh.length)); // freed slots first, in the order freed
-    const again = take(killed.length);
-    // The rest of the freed slots, then never-used ones.
-    expect(again).toEqual([...killedSlots.slice(fresh.length), ...Array.from({ length: fresh.length }, (_, i) => 48 + i)]);
-    expect(take(fresh.length)).toEqual(freshSlots); // found past tombstones and reused entries
-    // 58 live keys: 32 kept entries + 26 inserts, but only 16 entries were ever EMPTY, so at least 10
-    // inserts took a tombstone (at most 6 of the 16 left). 58 slots used: 48 + 10 never used before.
-    const m = /^live (\d+) dead (\d+) next (\d+)$/.exec(out[at] ?? '');
-    expect(m).not.toBeNull();
-    expect(Number(m![1])).toBe(kept.length + fresh.length + killed.length);
-    expect(Number(m![2])).toBeLessThanOrEqual(6);
-    expect(Number(m![3])).toBe(58);
-  });
-});
+    it(
+      'finds every live key past tombstones, reuses tombstones and freed slots (FIFO), never holds a key twice',
+      () => {
+        const b = gxxBuild(src.slice(from, to), harness);
+        expect(b.log).toBe('');
+        expect(b.ok).toBe(true);
+        // 48 keys in a 64-entry table over two partitions: long probe runs. Kill every third, check the rest,
+        // reinsert the killed ones and 10 new ones (the directory's EMPTY entries run out: tombstones reused).
+        const keys = Array.from({ length: 48 }, (_, i) => ({ part: i % 2, key: i * 7919 + 3 }));
+        const killed = keys.filter((_, i) => i % 3 === 0);
+        const kept = keys.filter((_, i) => i % 3 !== 0);
+        const fresh = Array.from({ length: 10 }, (_, i) => ({ part: i % 2, key: 1_000_000 + i }));
+        const cmds = [
+          ...keys.map((k) => `A ${k.part} ${k.key}`),
+          ...killed.map((k) => `K ${k.part} ${k.key}`),
+          ...kept.map((k) => `A ${k.part} ${k.key}`),
+          ...fresh.map((k) => `A ${k.part} ${k.key}`),
+          ...killed.map((k) => `A ${k.part} ${k.key}`),
+          ...fresh.map((k) => `A ${k.part} ${k.key}`),
+        ];
+        const r = spawnSync(b.out, { input: cmds.join('\n') + '\n', encoding: 'utf8' });
+        expect(r.status).toBe(0);
+        const out = r.stdout.trim().split('\n');
+        let at = 0;
+        const take = (n: number) => out.slice(at, (at += n)).map(Number);
+        const first = take(keys.length);
+        expect(first).toEqual(keys.map((_, i) => i)); // slots in activation order
+        expect(take(killed.length)).toEqual(killed.map(() => 1));
+        expect(take(kept.length)).toEqual(keys.map((_, i) => i).filter((i) => i % 3 !== 0)); // found, not reinserted
+        const freshSlots = take(fresh.length);
+        const killedSlots = keys.map((_, i) => i).filter((i) => i % 3 === 0);
+        expect(freshSlots).toEqual(killedSlots.slice(0, fresh.length)); // freed slots first, in the order freed
+        const again = take(killed.length);
+        // The rest of the freed slots, then never-used ones.
+        expect(again).toEqual([
+          ...killedSlots.slice(fresh.length),
+          ...Array.from({ length: fresh.length }, (_, i) => 48 + i),
+        ]);
+        expect(take(fresh.length)).toEqual(freshSlots); // found past tombstones and reused entries
+        // 58 live keys: 32 kept entries + 26 inserts, but only 16 entries were ever EMPTY, so at least 10
+        // inserts took a tombstone (at most 6 of the 16 left). 58 slots used: 48 + 10 never used before.
+        const m = /^live (\d+) dead (\d+) next (\d+)$/.exec(out[at] ?? '');
+        expect(m).not.toBeNull();
+        expect(Number(m![1])).toBe(kept.length + fresh.length + killed.length);
+        expect(Number(m![2])).toBeLessThanOrEqual(6);
+        expect(Number(m![3])).toBe(58);
+      },
+    );
+  },
+);
 

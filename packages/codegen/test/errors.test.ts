@@ -88,7 +88,8 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     "LooseEquality.go (rejected.ts:95:21): == is not supported in code translated to CUDA
       hint: use === (no coercion)"
   `));
-  it('reply literal that does not match the reply schema', () => expect(fail(F.MissingReplyField).message).toMatchInlineSnapshot(`
+  it('reply literal that does not match the reply schema', () =>
+    expect(fail(F.MissingReplyField).message).toMatchInlineSnapshot(`
     "MissingReplyField.go (rejected.ts:100:14): the reply has no field "value" (schema {v:f64})
       hint: write exactly the fields v"
   `));
@@ -112,7 +113,8 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     "ThrowValue.go (rejected.ts:147:24): throw of a value other than new Error(...) is not supported in code translated to CUDA
       hint: throw new Error('a constant message') ends the turn with that message on both backends; other thrown values are not translated"
   `));
-  it('throw of an Error whose message is not a constant', () => expect(fail(F.ThrowDynamicMessage).message).toMatchInlineSnapshot(`
+  it('throw of an Error whose message is not a constant', () =>
+    expect(fail(F.ThrowDynamicMessage).message).toMatchInlineSnapshot(`
     "ThrowDynamicMessage.go (rejected.ts:153:34): Error message that is not a constant string is not supported in code translated to CUDA
       hint: write the message as one string literal, throw new Error('amount must be positive'), and return values in the reply instead"
   `));
@@ -137,7 +139,8 @@ describe('constructs outside the subset are rejected with grain, method, locatio
     "VecTooLong.go (rejected.ts:183:34): the reply field v is u32[..2] but the array literal has 3 elements
       hint: write at most 2 element(s), or raise the vec's maximum length in the schema"
   `));
-  it('array literal assigned to a state array (JS throws: the view has no setter)', () => expect(fail(F.ArrayToState).message).toMatchInlineSnapshot(`
+  it('array literal assigned to a state array (JS throws: the view has no setter)', () =>
+    expect(fail(F.ArrayToState).message).toMatchInlineSnapshot(`
     "ArrayToState.go (rejected.ts:188:5): assignment of an array literal to a state array is not supported in code translated to CUDA
       hint: state arrays are live views without a setter in JS (the CPU backend throws TypeError: "Cannot set property … which has only a getter"); store the elements one by one: s.xs[0] = a; s.xs[1] = b (a t.vec: s.v.items[i] = a; then s.v.length = n)"
   `));
@@ -153,11 +156,13 @@ describe('constructs outside the subset are rejected with grain, method, locatio
         hint: a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ctx.forward(Keyed, ctx.key, ...); give the target integer keys to reach it from elsewhere"
     `);
   });
-  it('K2K to a string-keyed grain from another class', () => expect(fail(F.SendToKeyed, [F.SendToKeyed.grain, F.Keyed.grain]).message).toMatchInlineSnapshot(`
+  it('K2K to a string-keyed grain from another class', () =>
+    expect(fail(F.SendToKeyed, [F.SendToKeyed.grain, F.Keyed.grain]).message).toMatchInlineSnapshot(`
     "SendToKeyed.go (rejected.ts:217:14): ctx.send to Keyed, a grain with string keys, from another grain class (SendToKeyed)
       hint: a string key reaches the GPU as its host-interned id, unique only within its grain class, so a string-keyed grain is addressed only by its own ctx.key from a handler of the same class: ctx.send(Keyed, ctx.key, ...); give the target integer keys to reach it from elsewhere"
   `));
-  it('ctx.key of a string-keyed grain outside a K2K key', () => expect(fail(F.KeyedKeyUse).message).toMatchInlineSnapshot(`
+  it('ctx.key of a string-keyed grain outside a K2K key', () =>
+    expect(fail(F.KeyedKeyUse).message).toMatchInlineSnapshot(`
     "KeyedKeyUse.go (rejected.ts:212:17): property key of ctx is not supported in code translated to CUDA
       hint: a string key exists on the GPU only as its host-interned id: ctx.key may only be the key of ctx.send/ctx.forward to KeyedKeyUse itself; pass other uses in the message"
   `));
@@ -186,20 +191,46 @@ describe('handlers the CPU backend would not find on an instance', () => {
   `));
 });
 
-describe('ctx.startTimer / ctx.stopTimer the GPU timer table cannot take: CODEGEN_TIMER with grain, method, location and a fix', () => {
-  const cases: Array<[AnyGrainClass, string]> = [
-    [F.TimerNameNotLiteral, "TimerNameNotLiteral.go (rejected.ts:231:20): ctx.startTimer needs the timer's name as a string literal (the GPU table has one column per declared timer, chosen when the handler is translated)\n  hint: write one of a, b literally; branch with if/else to choose between timers"],
-    [F.TimerOptionsNotLiteral, "TimerOptionsNotLiteral.go (rejected.ts:237:25): ctx.startTimer needs its options as an object literal\n  hint: write ctx.startTimer('a', { periodMs: ..., dueMs: ... }) (either field may be left out); choose between two option sets with if/else"],
-    [F.TimerUnknownOption, 'TimerUnknownOption.go (rejected.ts:243:40): ctx.startTimer has no option "every"\n  hint: the options are periodMs and dueMs'],
-    [F.TimerInExpression, 'TimerInExpression.go (rejected.ts:249:15): ctx.stopTimer inside an expression (it returns nothing)\n  hint: call ctx.stopTimer(...) as its own statement'],
-    [F.TimerStopWithOptions, "TimerStopWithOptions.go (rejected.ts:256:5): ctx.stopTimer takes (name), got 2 arguments\n  hint: write ctx.stopTimer('a')"],
-  ];
-  for (const [cls, message] of cases) {
-    it(cls.grain.name, () => {
-      const e = fail(cls);
-      expect(e.code).toBe('CODEGEN_TIMER');
-      expect(e.site).toMatchObject({ grain: cls.grain.name, method: 'go', file: 'rejected.ts' });
-      expect(e.message).toBe(message);
-    });
-  }
-});
+describe(
+  'ctx.startTimer / ctx.stopTimer the GPU timer table cannot take: CODEGEN_TIMER with grain, method, ' +
+    'location and a fix',
+  () => {
+    const cases: Array<[AnyGrainClass, string]> = [
+      [
+        F.TimerNameNotLiteral,
+        "TimerNameNotLiteral.go (rejected.ts:231:20): ctx.startTimer needs the timer's name as a string literal " +
+          '(the GPU table has one column per declared timer, chosen when the handler is translated)\n  hint: write ' +
+          'one of a, b literally; branch with if/else to choose between timers',
+      ],
+      [
+        F.TimerOptionsNotLiteral,
+        'TimerOptionsNotLiteral.go (rejected.ts:237:25): ctx.startTimer needs its options as an object literal\n  ' +
+          "hint: write ctx.startTimer('a', { periodMs: ..., dueMs: ... }) (either field may be left out); choose " +
+          'between two option sets with if/else',
+      ],
+      [
+        F.TimerUnknownOption,
+        'TimerUnknownOption.go (rejected.ts:243:40): ctx.startTimer has no option "every"\n  hint: the options are ' +
+          'periodMs and dueMs',
+      ],
+      [
+        F.TimerInExpression,
+        'TimerInExpression.go (rejected.ts:249:15): ctx.stopTimer inside an expression (it returns nothing)\n  ' +
+          'hint: call ctx.stopTimer(...) as its own statement',
+      ],
+      [
+        F.TimerStopWithOptions,
+        'TimerStopWithOptions.go (rejected.ts:256:5): ctx.stopTimer takes (name), got 2 arguments\n  hint: write ' +
+          "ctx.stopTimer('a')",
+      ],
+    ];
+    for (const [cls, message] of cases) {
+      it(cls.grain.name, () => {
+        const e = fail(cls);
+        expect(e.code).toBe('CODEGEN_TIMER');
+        expect(e.site).toMatchObject({ grain: cls.grain.name, method: 'go', file: 'rejected.ts' });
+        expect(e.message).toBe(message);
+      });
+    }
+  },
+);

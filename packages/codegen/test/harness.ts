@@ -258,7 +258,10 @@ export interface TurnResult {
   readonly reply: Uint8Array | undefined;
   /** K2K slots: header then payload. */
   readonly sent: readonly Uint8Array[];
-  /** A failed turn (rc > 1): the error reply's payload bytes as the kernel writes them, and its text as the host reads it. */
+  /**
+   * A failed turn (rc > 1): the error reply's payload bytes as the kernel writes them, and its text as the host reads
+   * it.
+   */
   readonly error: { readonly payload: Uint8Array; readonly text: string } | undefined;
 }
 
@@ -267,7 +270,12 @@ export interface TurnResult {
  * handler's text of a [HANDLER, [text]] payload; anything else is a test failure.
  */
 export function hostErrorText(payload: Uint8Array): string {
-  const data = decodeTurnError(payload, new DataView(payload.buffer, payload.byteOffset, payload.byteLength), 0, payload.length);
+  const data = decodeTurnError(
+    payload,
+    new DataView(payload.buffer, payload.byteOffset, payload.byteLength),
+    0,
+    payload.length,
+  );
   if (!data || data.code !== TURN_ERROR.HANDLER || typeof data.fields[0] !== 'string') {
     throw new Error(`not a handler error payload: ${JSON.stringify(data)}`);
   }
@@ -297,7 +305,8 @@ export class Harness {
   static build(grain: string, unit: string, opts: { coop?: boolean; lanes?: boolean } = {}): Harness {
     const coop = opts.coop === true;
     const lanes = opts.lanes === true;
-    if (coop && lanes) throw new Error('a harness runs turns either on lanes (lanes) or with a warp to help (coop), not both');
+    if (coop && lanes)
+      throw new Error('a harness runs turns either on lanes (lanes) or with a warp to help (coop), not both');
     const r = gxxBuild(unit, harnessSource(grain, coop, lanes), ['-pthread'], { stdPch: true });
     if (!r.ok) throw new Error(`harness build failed:\n${r.log}`);
     return new Harness(r.out);
@@ -311,15 +320,21 @@ export class Harness {
 
   /** Decode then re-encode each payload: undefined where the unit rejected it. */
   decode(items: readonly { method: number; payload: Uint8Array }[]): (Uint8Array | undefined)[] {
-    return this.run(items.map((i) => `D ${i.method} ${toHex(i.payload)}`)).map((l) => (l.startsWith('OK ') ? fromHex(l.slice(3)) : undefined));
+    return this.run(items.map((i) => `D ${i.method} ${toHex(i.payload)}`)).map((l) =>
+      l.startsWith('OK ') ? fromHex(l.slice(3)) : undefined,
+    );
   }
 
-  /** Runs activation hook `which` (HOOK_METHOD id) of the unit, as rg_*_hook does in the kernel (reply: always undefined). */
+  /**
+   * Runs activation hook `which` (HOOK_METHOD id) of the unit, as rg_*_hook does in the kernel (reply: always
+   * undefined).
+   */
   hooks(items: readonly { which: number; key: number; budget: number; state: Uint8Array }[]): TurnResult[] {
     return this.run(items.map((i) => `K ${i.which} ${i.key} ${i.budget} ${toHex(i.state)}`)).map((l) => {
       const [rc, st, , err, n, ...sent] = l.split(' ');
       if (st === undefined || Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);
-      const error = err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
+      const error =
+        err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
       return { rc: Number(rc), state: fromHex(st), reply: undefined, sent: sent.map(fromHex), error };
     });
   }
@@ -328,14 +343,23 @@ export class Harness {
    * The turns' results, how many element-parallel loops went to the (emulated) warp (0 without `coop`) and
    * how many rounds of lane-parallel turns ran (0 without `lanes`).
    */
-  turnsPosted(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): { results: (TurnResult | 'REJECT')[]; posts: number; rounds: number } {
-    const lines = this.run([...items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`), 'P 0']);
+  turnsPosted(
+    items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[],
+  ): { results: (TurnResult | 'REJECT')[]; posts: number; rounds: number } {
+    const lines = this.run([
+      ...items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`),
+      'P 0',
+    ]);
     const [posts, rounds] = (lines.pop() ?? '').split(' ').map(Number);
     return { results: this.parseTurns(lines), posts: posts!, rounds: rounds! };
   }
 
-  turns(items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[]): (TurnResult | 'REJECT')[] {
-    return this.parseTurns(this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)));
+  turns(
+    items: readonly { method: number; key: number; budget: number; state: Uint8Array; payload: Uint8Array }[],
+  ): (TurnResult | 'REJECT')[] {
+    return this.parseTurns(
+      this.run(items.map((i) => `H ${i.method} ${i.key} ${i.budget} ${toHex(i.state)} ${toHex(i.payload)}`)),
+    );
   }
 
   private parseTurns(lines: string[]): (TurnResult | 'REJECT')[] {
@@ -343,8 +367,15 @@ export class Harness {
       if (l === 'REJECT') return 'REJECT';
       const [rc, st, rep, err, n, ...sent] = l.split(' ');
       if (Number(n) !== sent.length) throw new Error(`bad harness line ${l}`);
-      const error = err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
-      return { rc: Number(rc), state: fromHex(st as string), reply: rep === '-' && Number(rc) !== 0 ? undefined : fromHex(rep as string), sent: sent.map(fromHex), error };
+      const error =
+        err === '-' ? undefined : { payload: fromHex(err as string), text: hostErrorText(fromHex(err as string)) };
+      return {
+        rc: Number(rc),
+        state: fromHex(st as string),
+        reply: rep === '-' && Number(rc) !== 0 ? undefined : fromHex(rep as string),
+        sent: sent.map(fromHex),
+        error,
+      };
     });
   }
 }

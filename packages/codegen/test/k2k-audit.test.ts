@@ -19,13 +19,39 @@ const SMALL: Ranges = { float: 1e4, int: 1e6 };
 
 /** Keys the CPU backend refuses or takes at its edges. */
 const EDGES = [
-  0.5, -0.5, 1e-300, -0, 0, 1, -1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 0.5, 2 ** 52 + 0.5, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2,
-  -(2 ** 53 - 1), -(2 ** 53), 1e300, 2e300, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 123456.75, -98765,
+  0.5,
+  -0.5,
+  1e-300,
+  -0,
+  0,
+  1,
+  -1,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  2 ** 32 - 1,
+  2 ** 32,
+  2 ** 32 + 0.5,
+  2 ** 52 + 0.5,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53 - 1),
+  -(2 ** 53),
+  1e300,
+  2e300,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  123456.75,
+  -98765,
 ];
 let pick = 0;
 const edge = (): number => EDGES[pick++ % EDGES.length]!;
 /** Actor keys near the edges too (a host key is a safe integer). */
-const bigKey = (r: () => number): number => [2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 31 - 1, 2 ** 32 - 1, -(2 ** 31), 0, 2 ** 53 - 3][Math.floor(r() * 7)]!;
+const bigKey = (r: () => number): number =>
+  [2 ** 53 - 1, -(2 ** 53 - 1), 2 ** 31 - 1, 2 ** 32 - 1, -(2 ** 31), 0, 2 ** 53 - 3][Math.floor(r() * 7)]!;
 
 const HUB_CASES: Case[] = [
   ...[0, 1, 2, 3, 4, 5, 6, 7].flatMap((mode): Case[] => [
@@ -34,7 +60,11 @@ const HUB_CASES: Case[] = [
     { method: 'keys', ranges: { float: 3, int: 8 }, tweak: (m) => (m.mode = mode) },
   ]),
   { method: 'loop', ranges: { float: 3, int: 8 } },
-  { method: 'loop', ranges: { float: 3, int: 8 }, tweak: (m) => ((m.step = Math.round(m.step)), (m.n = Math.abs(m.n))) },
+  {
+    method: 'loop',
+    ranges: { float: 3, int: 8 },
+    tweak: (m) => ((m.step = Math.round(m.step)), (m.n = Math.abs(m.n))),
+  },
   { method: 'loop', ranges: SMALL, tweak: (m) => ((m.step = edge()), (m.n = 6)), key: bigKey },
   { method: 'copy', ranges: { float: 300, int: 100 } },
   { method: 'copy', ranges: { float: 300, int: 100 }, tweak: (m) => (m.a = Math.floor(Math.abs(m.a)) % 256) },
@@ -70,7 +100,11 @@ describe.skipIf(!HAVE_GXX)('K2K audit: sends and forwards, JS (as the CPU backen
   });
 
   it('Tag: string-keyed sends and forwards to its own key, a send to an int-keyed class', () => {
-    const cases: Case[] = [{ method: 'hit', ranges: { float: 100, int: 10 } }, { method: 'add', ranges: SMALL }, { method: 'note', ranges: SMALL }];
+    const cases: Case[] = [
+      { method: 'hit', ranges: { float: 100, int: 10 } },
+      { method: 'add', ranges: SMALL },
+      { method: 'note', ranges: SMALL },
+    ];
     const r = differential(Tag, GRAINS, cases, 300, 903, { cpuK2K: true });
     expect(r.sends).toBeGreaterThan(100);
     const l = differential(Tag, GRAINS, cases, 96, 904, { cpuK2K: true, lanes: true });
@@ -78,7 +112,14 @@ describe.skipIf(!HAVE_GXX)('K2K audit: sends and forwards, JS (as the CPU backen
   });
 
   it('Sink (the receiver) on random payloads', () => {
-    differential(Sink, GRAINS, Sink.grain.methods.map((m) => ({ method: m.name, ranges: SMALL })), 150, 905, { cpuK2K: true });
+    differential(
+      Sink,
+      GRAINS,
+      Sink.grain.methods.map((m) => ({ method: m.name, ranges: SMALL })),
+      150,
+      905,
+      { cpuK2K: true },
+    );
   });
 });
 
@@ -98,20 +139,39 @@ describe.skipIf(!HAVE_GXX)('K2K audit: the order of a send\'s failures is the CP
     ['late', { x: 300, y: 1, to: 5, mode: 1 }, 'REPLY_MISMATCH'],
     ['late', { x: 3, y: 1, to: 5, mode: 0 }, 'ok'],
   ];
-  it('an invalid key fails before an out-of-range payload field; a throw while building the object before either', () => {
-    const cases: Case[] = pinned.map(([method, msg]) => ({ method, ranges: SMALL, tweak: (m) => Object.assign(m, msg) }));
-    const r = differential(Hub, GRAINS, cases, cases.length, 907, { cpuK2K: true });
-    expect(r.results.map((x) => (x === 'REJECT' ? x : Object.entries(TURN_ERRORS).find(([, v]) => v === x.rc)?.[0] ?? (x.rc === 0 ? 'ok' : x.rc)))).toEqual(pinned.map((p) => p[2]));
-  });
+  it(
+    'an invalid key fails before an out-of-range payload field; a throw while building the object before either',
+    () => {
+      const cases: Case[] = pinned.map(([method, msg]) => ({
+        method,
+        ranges: SMALL,
+        tweak: (m) => Object.assign(m, msg),
+      }));
+      const r = differential(Hub, GRAINS, cases, cases.length, 907, { cpuK2K: true });
+      expect(
+        r.results.map((x) =>
+          x === 'REJECT'
+            ? x
+            : (Object.entries(TURN_ERRORS).find(([, v]) => v === x.rc)?.[0] ?? (x.rc === 0 ? 'ok' : x.rc)),
+        ),
+      ).toEqual(pinned.map((p) => p[2]));
+    },
+  );
 });
 
 describe('K2K audit: what the translation refuses', () => {
   it('string-keyed K2K from another class or by another key, and a forward whose reply differs: CodegenError', () => {
     const grains = [...GRAINS, TagFromHub.grain, TagOtherKey.grain, BadForward.grain];
     expect(() => generateKernel(TagFromHub.grain, { grains })).toThrow(CodegenError);
-    expect(() => generateKernel(TagFromHub.grain, { grains })).toThrow(/ctx\.send to Tag, a grain with string keys, from another grain class \(TagFromHub\)/);
-    expect(() => generateKernel(TagOtherKey.grain, { grains })).toThrow(/ctx\.send to TagOtherKey, a grain with string keys, by a key other than ctx\.key/);
-    expect(() => generateKernel(BadForward.grain, { grains })).toThrow(/ctx\.forward to Sink\.put whose reply \(\{n:u32,sum:f64\}\) differs from BadForward\.go's \(\{n:u32\}\)/);
+    expect(() => generateKernel(TagFromHub.grain, { grains })).toThrow(
+      /ctx\.send to Tag, a grain with string keys, from another grain class \(TagFromHub\)/,
+    );
+    expect(() => generateKernel(TagOtherKey.grain, { grains })).toThrow(
+      /ctx\.send to TagOtherKey, a grain with string keys, by a key other than ctx\.key/,
+    );
+    expect(() => generateKernel(BadForward.grain, { grains })).toThrow(
+      /ctx\.forward to Sink\.put whose reply \(\{n:u32,sum:f64\}\) differs from BadForward\.go's \(\{n:u32\}\)/,
+    );
   });
 });
 
@@ -122,7 +182,10 @@ interface HookSend {
   payload: unknown;
 }
 
-/** Hub's hook as the CPU backend runs it (runHook): a state view, ctx.key, ctx.now(); a send refused by core as in k2kSend. */
+/**
+ * Hub's hook as the CPU backend runs it (runHook): a state view, ctx.key, ctx.now(); a send refused by core as in
+ * k2kSend.
+ */
 function runHook(which: 'onActivate' | 'onDeactivate', key: number, state: Uint8Array) {
   const buf = state.slice().buffer;
   const view = viewAt(Hub.grain.state, buf, 0);
@@ -159,7 +222,11 @@ describe.skipIf(!HAVE_GXX)('K2K audit: activation hooks that send, throw and rea
       const state = randomState(Hub.grain.state, r, i % 3 === 0 ? { float: 3, int: 2000 } : SMALL);
       const v = viewAt(Hub.grain.state, state.buffer, 0) as { origin: number };
       if (i % 4 === 0) v.origin = [0.5, 2 ** 53, 1, -1, Number.NaN][i % 5]!;
-      items.push({ which: i % 2 === 0 ? 'onActivate' : 'onDeactivate', key: i < keys.length * 2 ? keys[i >> 1]! : Math.floor(r() * 2000) - 1000, state });
+      items.push({
+        which: i % 2 === 0 ? 'onActivate' : 'onDeactivate',
+        key: i < keys.length * 2 ? keys[i >> 1]! : Math.floor(r() * 2000) - 1000,
+        state,
+      });
       expect(state.length).toBe(size);
     }
     const got = h.hooks(items.map((x) => ({ which: HOOK_METHOD[x.which], key: x.key, budget: 1000, state: x.state })));
@@ -170,7 +237,14 @@ describe.skipIf(!HAVE_GXX)('K2K audit: activation hooks that send, throw and rea
       const js = runHook(x.which, x.key, x.state);
       const cu = got[i]!;
       const where = `${x.which} #${i} key ${x.key}`;
-      expect(diff(Hub.grain.state, snapshot(Hub.grain.state, cu.state.slice().buffer, 0), snapshot(Hub.grain.state, js.state.buffer, 0)), where).toEqual([]);
+      expect(
+        diff(
+          Hub.grain.state,
+          snapshot(Hub.grain.state, cu.state.slice().buffer, 0),
+          snapshot(Hub.grain.state, js.state.buffer, 0),
+        ),
+        where,
+      ).toEqual([]);
       if (js.code === 'INVALID_KEY') {
         expect(cu.rc, where).toBe(TURN_ERRORS.INVALID_KEY);
         invalid++;
@@ -189,7 +263,12 @@ describe.skipIf(!HAVE_GXX)('K2K audit: activation hooks that send, throw and rea
         expect(dv.getUint32(SLOT.method, true), where).toBe(m.id);
         expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true)), where).toBe(want.key);
         expect(dv.getUint32(SLOT.flags, true), where).toBe(0);
-        expect(decodeExact(m.request, new Reader(slot.subarray(HDR)).reset(0, slot.length - HDR)), where).toEqual(decodeExact(m.request, new Reader(encodeOf(m.request, want.payload)).reset(0, encodeOf(m.request, want.payload).length)));
+        expect(decodeExact(m.request, new Reader(slot.subarray(HDR)).reset(0, slot.length - HDR)), where).toEqual(
+          decodeExact(
+            m.request,
+            new Reader(encodeOf(m.request, want.payload)).reset(0, encodeOf(m.request, want.payload).length),
+          ),
+        );
         sends++;
       }
     }

@@ -52,7 +52,23 @@ const SEQUENTIAL: Record<string, string> = {
   nestedBigSum: 'it sums into sum inside a nested loop',
 };
 /** Safe loops: they must go to the lanes. */
-const PARALLEL = ['map', 'neighbours', 'stateMap', 'ptsRead', 'shadowI', 'nested', 'condSum', 'nestedCount', 'nearSum', 'minMax', 'minMaxZeros', 'checked', 'localBody', 'negZeroStart', 'negZeroSum'];
+const PARALLEL = [
+  'map',
+  'neighbours',
+  'stateMap',
+  'ptsRead',
+  'shadowI',
+  'nested',
+  'condSum',
+  'nestedCount',
+  'nearSum',
+  'minMax',
+  'minMaxZeros',
+  'checked',
+  'localBody',
+  'negZeroStart',
+  'negZeroSum',
+];
 
 /** Inputs that keep every index in range (JS reads undefined past an array's end; the C fails the turn). */
 const cap = (v: unknown[], n: number) => {
@@ -66,7 +82,12 @@ const sameLength = (m: any) => {
 const upTo = (k: number) => (m: any) => (m.n = m.n % k);
 const TWEAK: Record<string, Partial<Case>> = {
   reverse: { tweak: sameLength },
-  modulo: { tweak: (m) => { cap(m.xs, 3500); while (m.ys.length < 4) m.ys.push(0); } },
+  modulo: {
+    tweak: (m) => {
+      cap(m.xs, 3500);
+      while (m.ys.length < 4) m.ys.push(0);
+    },
+  },
   scatter: { tweak: (m) => (m.idx = m.xs.map((_: number, i: number) => Math.abs(m.idx[i] ?? i * 7) % 1024)) },
   shrink: { tweak: (m) => (m.n = m.n % (m.xs.length + 1)) },
   boundRed: { tweak: (m) => (m.n = m.n % (m.xs.length + 1)) },
@@ -76,17 +97,58 @@ const TWEAK: Record<string, Partial<Case>> = {
   ptsMap: { tweak: upTo(255) },
   stateMap: { tweak: upTo(1025) },
   ptsRead: { tweak: (m) => cap(m.xs, 256) },
-  neighbours: { tweak: (m) => { while (m.xs.length < 1023) m.xs.push(0.5); } },
-  nested: { tweak: (m) => { sameLength(m); m.w = m.w % 9; } },
-  minMax: { tweak: (m) => { sameLength(m); for (let i = 0; i < m.xs.length; i += 7) m.xs[i] = 0; for (let i = 0; i < m.xs.length; i += 5) m.ys[i] = i % 2 ? 0 : -1; } },
+  neighbours: {
+    tweak: (m) => {
+      while (m.xs.length < 1023) m.xs.push(0.5);
+    },
+  },
+  nested: {
+    tweak: (m) => {
+      sameLength(m);
+      m.w = m.w % 9;
+    },
+  },
+  minMax: {
+    tweak: (m) => {
+      sameLength(m);
+      for (let i = 0; i < m.xs.length; i += 7) m.xs[i] = 0;
+      for (let i = 0; i < m.xs.length; i += 5) m.ys[i] = i % 2 ? 0 : -1;
+    },
+  },
   minMaxZeros: { ranges: { float: 1, int: 2 } },
   // A few inputs hold a value the helper throws for (the first in JS order decides the error).
-  checked: { ranges: { float: 9000, int: 100 }, tweak: (m) => { if (m.xs.length % 4 === 0 && m.xs.length > 8) m.xs[m.xs.length >> 1] = m.xs[m.xs.length - 3] = -9500; } },
-  nearSum: { make: (r) => ({ xs: Array.from({ length: 64 + Math.floor(r() * (N - 64)) }, () => 4294967295 - Math.floor(r() * 4)), start: r() < 0.5 ? 2 ** 52 - Math.floor(r() * 1e6) : 2 ** 53 - Math.floor(r() * 2 ** 40) }) },
-  bigSum: { make: (r) => ({ start: r() < 0.5 ? 2 ** 52 : Math.floor(r() * 2 ** 40), u: 4294967295 - Math.floor(r() * 3), n: 60000 + Math.floor(r() * 5536) }) },
+  checked: {
+    ranges: { float: 9000, int: 100 },
+    tweak: (m) => {
+      if (m.xs.length % 4 === 0 && m.xs.length > 8) m.xs[m.xs.length >> 1] = m.xs[m.xs.length - 3] = -9500;
+    },
+  },
+  nearSum: {
+    make: (r) => ({
+      xs: Array.from({ length: 64 + Math.floor(r() * (N - 64)) }, () => 4294967295 - Math.floor(r() * 4)),
+      start: r() < 0.5 ? 2 ** 52 - Math.floor(r() * 1e6) : 2 ** 53 - Math.floor(r() * 2 ** 40),
+    }),
+  },
+  bigSum: {
+    make: (r) => ({
+      start: r() < 0.5 ? 2 ** 52 : Math.floor(r() * 2 ** 40),
+      u: 4294967295 - Math.floor(r() * 3),
+      n: 60000 + Math.floor(r() * 5536),
+    }),
+  },
   nestedBigSum: { make: (r) => ({ start: 2 ** 52, u: 4294967295, n: 64 + Math.floor(r() * 100), k: 300 }) },
-  negZeroStart: { tweak: (m) => { m.start = m.k > 0 ? -0 : 0; m.k = m.k || 1; } },
-  negZeroSum: { tweak: (m) => { m.start = m.xs.length % 2 ? -0 : 0; if (m.xs.length % 3) m.xs = m.xs.map(() => 0); } },
+  negZeroStart: {
+    tweak: (m) => {
+      m.start = m.k > 0 ? -0 : 0;
+      m.k = m.k || 1;
+    },
+  },
+  negZeroSum: {
+    tweak: (m) => {
+      m.start = m.xs.length % 2 ? -0 : 0;
+      if (m.xs.length % 3) m.xs = m.xs.map(() => 0);
+    },
+  },
 };
 const caseOf = (method: string): Case => ({ method, ranges: SMALL, ...TWEAK[method] });
 
@@ -104,7 +166,13 @@ function warpEqualsSequential(methods: readonly string[], n: number, seed: numbe
     const m = ParAudit.grain.methodByName.get(c.method)!;
     const msg = (c.make ? c.make(r) : randomValue(m.request, r, c.ranges)) as any;
     c.tweak?.(msg);
-    return { method: m.id, key: k, budget: 100_000, state: randomState(ParAudit.grain.state, r, c.ranges), payload: encode(m.request, msg) };
+    return {
+      method: m.id,
+      key: k,
+      budget: 100_000,
+      state: randomState(ParAudit.grain.state, r, c.ranges),
+      payload: encode(m.request, msg),
+    };
   });
   const a = seq.turns(items);
   const b = warp.turnsPosted(items);
@@ -115,7 +183,9 @@ function warpEqualsSequential(methods: readonly string[], n: number, seed: numbe
     const where = `${methods[i % methods.length]} input #${i}`;
     expect(y.rc, where).toBe(x.rc);
     expect(y.error?.text, where).toBe(x.error?.text);
-    expect(Buffer.from(y.reply ?? []).toString('hex'), `${where} reply`).toBe(Buffer.from(x.reply ?? []).toString('hex'));
+    expect(Buffer.from(y.reply ?? []).toString('hex'), `${where} reply`).toBe(
+      Buffer.from(x.reply ?? []).toString('hex'),
+    );
     expect(Buffer.from(y.state).equals(Buffer.from(x.state)), `${where} state`).toBe(true);
   });
   return b.posts;
@@ -127,35 +197,48 @@ describe('element-parallel audit: verdicts', () => {
     }
   });
 
-  it('still runs the safe loops on the lanes: maps, a state map, const struct reads, nested loops, integer sums, min/max, a helper that may throw', () => {
-    expect(loops.filter((l) => l.parallel).map((l) => l.method).sort()).toEqual([...PARALLEL].sort());
-    expect(loops.length).toBe(Object.keys(SEQUENTIAL).length + PARALLEL.length);
-    expect(verdict.get('condSum')?.why).toContain('reduces pos (sum), n (sum), neg (sum)');
-    expect(verdict.get('nestedCount')?.why).toContain('reduces n (sum)');
-    expect(verdict.get('minMax')?.why).toContain('reduces lo (min), hi (max)');
-  });
+  it(
+    'still runs the safe loops on the lanes: maps, a state map, const struct reads, nested loops, integer sums, ' +
+      'min/max, a helper that may throw',
+    () => {
+      expect(
+        loops
+          .filter((l) => l.parallel)
+          .map((l) => l.method)
+          .sort(),
+      ).toEqual([...PARALLEL].sort());
+      expect(loops.length).toBe(Object.keys(SEQUENTIAL).length + PARALLEL.length);
+      expect(verdict.get('condSum')?.why).toContain('reduces pos (sum), n (sum), neg (sum)');
+      expect(verdict.get('nestedCount')?.why).toContain('reduces n (sum)');
+      expect(verdict.get('minMax')?.why).toContain('reduces lo (min), hi (max)');
+    },
+  );
 
-  it('rejects an array alias of the request or the state and for..of with a CodegenError naming grain, method, line and a hint', () => {
-    const cases = [
-      [AliasRequest, 'local holding a msg vec'],
-      [AliasState, 'local holding a state array'],
-      [ForOf, 'for..of'],
-    ] as const;
-    for (const [cls, text] of cases) {
-      let err: unknown;
-      try {
-        generateKernel(cls.grain);
-      } catch (e) {
-        err = e;
+  it(
+    'rejects an array alias of the request or the state and for..of with a CodegenError naming grain, method, ' +
+      'line and a hint',
+    () => {
+      const cases = [
+        [AliasRequest, 'local holding a msg vec'],
+        [AliasState, 'local holding a state array'],
+        [ForOf, 'for..of'],
+      ] as const;
+      for (const [cls, text] of cases) {
+        let err: unknown;
+        try {
+          generateKernel(cls.grain);
+        } catch (e) {
+          err = e;
+        }
+        expect(err, cls.grain.name).toBeInstanceOf(CodegenError);
+        const e = err as CodegenError;
+        expect(e.message).toContain(text);
+        expect(e.site).toMatchObject({ grain: cls.grain.name, method: 'go', file: 'parallel-audit.ts' });
+        expect(e.site!.line).toBeGreaterThan(0);
+        expect(e.hint).toBeTruthy();
       }
-      expect(err, cls.grain.name).toBeInstanceOf(CodegenError);
-      const e = err as CodegenError;
-      expect(e.message).toContain(text);
-      expect(e.site).toMatchObject({ grain: cls.grain.name, method: 'go', file: 'parallel-audit.ts' });
-      expect(e.site!.line).toBeGreaterThan(0);
-      expect(e.hint).toBeTruthy();
-    }
-  });
+    },
+  );
 });
 
 describe.skipIf(!HAVE_GXX)('element-parallel audit: JS handler vs generated C on an emulated warp', () => {
@@ -180,18 +263,23 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: JS handler vs generated C on
     }
   }, 300_000);
 
-  it('the warp gives the sequential build’s bytes exactly (rc, error, reply, state) — 450 random inputs over every handler', () => {
+  it('the warp gives the sequential build’s bytes exactly (rc, error, reply, state) — 450 random inputs over ' +
+    'every handler', () => {
     const posts = warpEqualsSequential([...Object.keys(SEQUENTIAL), ...PARALLEL], 450, 420);
     expect(posts).toBeGreaterThan(120);
   }, 300_000);
 });
 
 describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
-  it('an integer sum of several terms an iteration stays sequential: 17 × 2^16 terms near 2^32 from 2^52 pass 2^53, where JS rounds', () => {
+  it('an integer sum of several terms an iteration stays sequential: 17 × 2^16 terms near 2^32 from 2^52 pass ' +
+    '2^53, where JS rounds', () => {
     const r = differential(ParAudit, [ParAudit.grain], [caseOf('bigSum')], 12, 430, { coop: true });
     expect(r.exactReplies).toBe(12);
     expect(r.posts).toBe(0);
-    expect(verdict.get('bigSum')).toMatchObject({ parallel: false, why: expect.stringContaining('partial sums could pass 2^53') });
+    expect(verdict.get('bigSum')).toMatchObject({
+      parallel: false,
+      why: expect.stringContaining('partial sums could pass 2^53'),
+    });
     // One term an iteration is exact on the lanes while the start is within 2^52; past it the loop runs sequentially.
     const near = differential(ParAudit, [ParAudit.grain], [caseOf('nearSum')], 40, 431, { coop: true });
     expect(near.exactReplies).toBe(40);
@@ -199,26 +287,39 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     expect(near.posts).toBeLessThan(35);
   }, 300_000);
 
-  it('a sum inside a nested loop stays sequential when its terms may be large: 1.2 M terms of 2^32 - 1 from 2^52, with a budget that allows them', () => {
+  it('a sum inside a nested loop stays sequential when its terms may be large: 1.2 M terms of 2^32 - 1 from ' +
+    '2^52, with a budget that allows them', () => {
     const warp = Harness.build('ParAudit', generateKernel(ParAudit.grain).source, { coop: true });
     const m = ParAudit.grain.methodByName.get('nestedBigSum')!;
     const state = randomState(ParAudit.grain.state, rng(432), SMALL);
-    const items = [4096, 3000, 2048].map((n, k) => ({ method: m.id, key: k, budget: 4_000_000, state, payload: encode(m.request, { start: 2 ** 52, u: 4294967295, n, k: 300 }) }));
+    const items = [4096, 3000, 2048].map((n, k) => ({
+      method: m.id,
+      key: k,
+      budget: 4_000_000,
+      state,
+      payload: encode(m.request, { start: 2 ** 52, u: 4294967295, n, k: 300 }),
+    }));
     const got = warp.turnsPosted(items);
     items.forEach((it, i) => {
       const js = runJs(ParAudit, ParAudit.grain, 'nestedBigSum', it.key, it.state, it.payload);
       const y = got.results[i]!;
       if (y === 'REJECT') throw new Error('rejected');
       expect(y.rc).toBe(0);
-      expect(Buffer.from(y.reply!).toString('hex'), `n = ${[4096, 3000, 2048][i]}`).toBe(Buffer.from(encode(m.reply!, js.reply)).toString('hex'));
+      expect(Buffer.from(y.reply!).toString('hex'), `n = ${[4096, 3000, 2048][i]}`).toBe(
+        Buffer.from(encode(m.reply!, js.reply)).toString('hex'),
+      );
     });
     expect(got.posts).toBe(0);
-    expect(verdict.get('nestedBigSum')).toMatchObject({ parallel: false, why: expect.stringContaining('inside a nested loop') });
+    expect(verdict.get('nestedBigSum')).toMatchObject({
+      parallel: false,
+      why: expect.stringContaining('inside a nested loop'),
+    });
     // Counting (terms of 1) inside a nested loop stays on the lanes: the turn budget bounds it far below 2^53.
     expect(verdict.get('nestedCount')).toMatchObject({ parallel: true });
   }, 300_000);
 
-  it('a loop starting at -0 (a float start): JS’s first i is -0 and -0 * k is -0; the lanes run only a start that is not -0', () => {
+  it('a loop starting at -0 (a float start): JS’s first i is -0 and -0 * k is -0; the lanes run only a start ' +
+    'that is not -0', () => {
     const r = differential(ParAudit, [ParAudit.grain], [caseOf('negZeroStart')], 60, 440, { coop: true });
     expect(r.exactReplies).toBe(60);
     expect(r.posts).toBeGreaterThan(10);
@@ -231,11 +332,14 @@ describe.skipIf(!HAVE_GXX)('element-parallel audit: bugs found, pinned', () => {
     expect(m.slice(0, m.indexOf('\n}\n'))).not.toContain('rg_signbit');
   }, 300_000);
 
-  it('an integer sum that JS leaves at -0 (start -0, nothing added or only -= 0): the lanes’ partials start at -0', () => {
+  it('an integer sum that JS leaves at -0 (start -0, nothing added or only -= 0): the lanes’ partials start at ' +
+    '-0', () => {
     const r = differential(ParAudit, [ParAudit.grain], [caseOf('negZeroSum')], 60, 450, { coop: true });
     expect(r.posts).toBeGreaterThan(50);
     expect(r.exactReplies).toBe(60);
-    const minusZero = Buffer.from(encode(ParAudit.grain.methodByName.get('negZeroSum')!.reply!, { sum: -0 })).toString('hex');
+    const minusZero = Buffer.from(encode(ParAudit.grain.methodByName.get('negZeroSum')!.reply!, { sum: -0 })).toString(
+      'hex',
+    );
     const negZero = r.results.filter((y) => y !== 'REJECT' && Buffer.from(y.reply ?? []).toString('hex') === minusZero);
     expect(negZero.length).toBeGreaterThan(5);
   }, 300_000);

@@ -24,13 +24,29 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
     }
   });
 
-  it('reduces integer sums, min and max on the lanes; keeps a floating-point sum, a shifted read and K2K sends sequential, saying why', () => {
-    expect(byMethod.get('census')).toMatchObject({ parallel: true, why: expect.stringContaining('reduces pos (sum), sum (sum), lo (min), hi (max)') });
-    expect(byMethod.get('total')).toMatchObject({ parallel: false, why: expect.stringContaining('sums into sum values that are not integers') });
-    expect(byMethod.get('shift')).toMatchObject({ parallel: false, why: expect.stringContaining('reads m.xs at another index') });
-    expect(byMethod.get('spread')).toMatchObject({ parallel: false, why: expect.stringContaining('expression statement') });
-    expect(byMethod.has('peek')).toBe(false);
-  });
+  it(
+    'reduces integer sums, min and max on the lanes; keeps a floating-point sum, a shifted read and K2K sends ' +
+      'sequential, saying why',
+    () => {
+      expect(byMethod.get('census')).toMatchObject({
+        parallel: true,
+        why: expect.stringContaining('reduces pos (sum), sum (sum), lo (min), hi (max)'),
+      });
+      expect(byMethod.get('total')).toMatchObject({
+        parallel: false,
+        why: expect.stringContaining('sums into sum values that are not integers'),
+      });
+      expect(byMethod.get('shift')).toMatchObject({
+        parallel: false,
+        why: expect.stringContaining('reads m.xs at another index'),
+      });
+      expect(byMethod.get('spread')).toMatchObject({
+        parallel: false,
+        why: expect.stringContaining('expression statement'),
+      });
+      expect(byMethod.has('peek')).toBe(false);
+    },
+  );
 
   it('rejects a while loop and a loop nested in a handler helper; notes only top-level handler loops', () => {
     const notes = generateKernel(Stats.grain).loops;
@@ -41,20 +57,32 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
   it('the examples: vector-add and SIR setup go parallel; SIR tick and the ward census (both send) do not', () => {
     expect(generateKernel(VectorAdd.grain).loops.map((l) => l.parallel)).toEqual([true]);
     const grains = [Person.grain, Ward.grain];
-    expect(explainLoops('Person', generateKernel(Person.grain, { grains }).loops)).toMatch(/Person\.setup line \d+: element-parallel[^\n]*\nPerson\.tick line \d+: sequential: it has an expression statement/);
-    expect(generateKernel(Ward.grain, { grains }).loops[0]).toMatchObject({ method: 'step', parallel: false, why: expect.stringContaining('expression statement') });
+    expect(explainLoops('Person', generateKernel(Person.grain, { grains }).loops)).toMatch(
+      /Person\.setup line \d+: element-parallel[^\n]*\nPerson\.tick line \d+: sequential: it has an expression statement/,
+    );
+    expect(generateKernel(Ward.grain, { grains }).loops[0]).toMatchObject({
+      method: 'step',
+      parallel: false,
+      why: expect.stringContaining('expression statement'),
+    });
   });
 
-  it('a body that cannot fail indexes with the unsigned iteration; the handler checks the lengths before going parallel', () => {
-    expect(fn(par.source, 'rg_lp_Par_scale_0')).toMatchInlineSnapshot(`
+  it(
+    'a body that cannot fail indexes with the unsigned iteration; the handler checks the lengths before going ' +
+      'parallel',
+    () => {
+      expect(fn(par.source, 'rg_lp_Par_scale_0')).toMatchInlineSnapshot(`
       "RG_HD static void rg_lp_Par_scale_0(rg_turn* t, const rg_env_Par_scale_0* e, rg_Par_state* s, rg_Par_scale_req* m, double* red, double v_i, unsigned int u_i) {
         (void)t; (void)e; (void)s; (void)m;
         (void)red; (void)v_i; (void)u_i;
         m->xs.items[u_i] = RG_MUL(m->xs.items[u_i], m->k);
       }"
     `);
-    const h = par.source.slice(par.source.indexOf('static int rg_h_Par_scale('), par.source.indexOf('static int rg_h_Par_blend('));
-    expect(h).toMatchInlineSnapshot(`
+      const h = par.source.slice(
+        par.source.indexOf('static int rg_h_Par_scale('),
+        par.source.indexOf('static int rg_h_Par_blend('),
+      );
+      expect(h).toMatchInlineSnapshot(`
       "static int rg_h_Par_scale(rg_turn* t, rg_Par_state* s, rg_Par_scale_req* m, rg_Par_scale_rep* r) {
         (void)t; (void)s; (void)m; (void)r;
         {
@@ -93,8 +121,11 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
     `);
   });
 
-  it('a body that can fail keeps its checks (the gather index), and lanes agree on the first failing iteration; reductions combine with shuffles', () => {
-    expect(fn(par.source, 'rg_run_Par_census_4')).toMatchInlineSnapshot(`
+  it(
+    'a body that can fail keeps its checks (the gather index), and lanes agree on the first failing iteration; ' +
+      'reductions combine with shuffles',
+    () => {
+      expect(fn(par.source, 'rg_run_Par_census_4')).toMatchInlineSnapshot(`
       "__device__ static void rg_run_Par_census_4(rg_coop* co, unsigned int lane) {
         rg_turn lt = co->turn;
         const rg_env_Par_census_4* e_ = (const rg_env_Par_census_4*)co->env;
@@ -159,6 +190,8 @@ describe('element-parallel loops: which loops the check accepts, and why the oth
 
   it('captures the handler locals the body reads, by value', () => {
     expect(fn(par.source, 'rg_lp_Par_blend_1')).toContain('const double v_w2 = e->v_w2;');
-    expect(par.source).toMatch(/struct rg_env_Par_blend_1 \{\n {2}rg_Par_state\* s;\n {2}rg_Par_blend_req\* m;\n {2}double v_w2;\n\};/);
+    expect(par.source).toMatch(
+      /struct rg_env_Par_blend_1 \{\n {2}rg_Par_state\* s;\n {2}rg_Par_blend_req\* m;\n {2}double v_w2;\n\};/,
+    );
   });
 });

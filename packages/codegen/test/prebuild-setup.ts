@@ -11,7 +11,9 @@ let child: ChildProcess | undefined;
 
 /** A run filtered to files outside packages/codegen (or to some of them, not the compile test) needs no prebuild. */
 function runCompiles(argv: readonly string[]): boolean {
-  const filters = argv.filter((a) => !a.startsWith('-') && a !== 'run' && !/vitest(\.m?js)?$/.test(a) && !a.endsWith('node'));
+  const filters = argv.filter(
+    (a) => !a.startsWith('-') && a !== 'run' && !/vitest(\.m?js)?$/.test(a) && !a.endsWith('node'),
+  );
   const path = 'packages/codegen/test/compile.test.ts';
   return filters.length === 0 || filters.some((f) => path.includes(f.replace(/^\.\//, '')));
 }
@@ -22,7 +24,10 @@ export function setup(): void {
   const script = fileURLToPath(new URL('./prebuild.ts', import.meta.url));
   const nice = spawnSync('nice', ['--version'], { stdio: 'ignore' }).status === 0;
   const cmd = [process.execPath, '--import', 'tsx', script];
-  child = spawn(nice ? 'nice' : cmd[0]!, nice ? ['-n', '10', ...cmd] : cmd.slice(1), { stdio: 'ignore', detached: true });
+  child = spawn(nice ? 'nice' : cmd[0]!, nice ? ['-n', '10', ...cmd] : cmd.slice(1), {
+    stdio: 'ignore',
+    detached: true,
+  });
   child.on('error', () => {});
   child.unref();
 }

@@ -62,33 +62,52 @@ describe.skipIf(!HAVE_GXX)('reminders on the GPU: the handler side (reminders.ts
     return r.stdout.trim().split('\n');
   };
 
-  it('records set and clear as the CPU backend does (op, key, name, periodMs, dueAt = now + dueMs; dueMs defaults to periodMs), every number exact', () => {
-    // Times a reminder may carry: integers, halves, fractions of a millisecond, clocks since the epoch.
-    const cases: Array<{ key: number; now: number; period: number; due?: number }> = [
-      { key: 1, now: 0, period: 1000, due: 500 },
-      { key: -7, now: 1_732_700_000_123, period: 2000 },
-      { key: 2 ** 53 - 1, now: 12.5, period: 1500.5, due: 0 },
-      { key: -(2 ** 53) + 1, now: 0.1, period: 0.1, due: 0.3 },
-      { key: 42, now: 1e15 + 0.25, period: 86_400_000, due: 1 / 3 },
-    ];
-    // And random ones (fixed seed): every double in [2^-8, 2^40) ms reads back exactly.
-    let s = 12345;
-    const rnd = () => ((s = (s * 1103515245 + 12345) % 2 ** 31), s / 2 ** 31);
-    for (let i = 0; i < 200; i++) cases.push({ key: Math.floor(rnd() * 1e9) - 5e8, now: rnd() * 2 ** 40, period: 2 ** -8 + rnd() * 1e7, due: rnd() * 1e6 });
-    const lines = cases.map((c) => `S ${c.key} ${c.now} ${hex(c.period)} ${c.due === undefined ? 0 : 1} ${hex(c.due ?? 0)}`);
-    // `now` goes through scanf %lf: send it as the exact decimal JS writes (shortest round trip) and use what C read (the record's dueAt is now + due there).
-    lines.push('C 9 0');
-    const out = run(lines);
-    expect(out.at(-1)).toBe(`emits ${cases.length + 1}`);
-    cases.forEach((c, i) => {
-      const m = /^R (\d+) (.*)$/.exec(out[i]!);
-      expect(m, out[i]).not.toBeNull();
-      expect(Number(m![1])).toBe(Buffer.byteLength(m![2]!));
-      const rec = JSON.parse(m![2]!) as Record<string, unknown>;
-      expect(rec).toEqual({ op: 'set', key: c.key, name: 'nudge', periodMs: c.period, dueAt: c.now + (c.due ?? c.period) });
-    });
-    expect(JSON.parse(out[cases.length]!.replace(/^R \d+ /, ''))).toEqual({ op: 'clear', key: 9, name: 'nudge' });
-  });
+  it(
+    'records set and clear as the CPU backend does (op, key, name, periodMs, dueAt = now + dueMs; dueMs ' +
+      'defaults to periodMs), every number exact',
+    () => {
+      // Times a reminder may carry: integers, halves, fractions of a millisecond, clocks since the epoch.
+      const cases: Array<{ key: number; now: number; period: number; due?: number }> = [
+        { key: 1, now: 0, period: 1000, due: 500 },
+        { key: -7, now: 1_732_700_000_123, period: 2000 },
+        { key: 2 ** 53 - 1, now: 12.5, period: 1500.5, due: 0 },
+        { key: -(2 ** 53) + 1, now: 0.1, period: 0.1, due: 0.3 },
+        { key: 42, now: 1e15 + 0.25, period: 86_400_000, due: 1 / 3 },
+      ];
+      // And random ones (fixed seed): every double in [2^-8, 2^40) ms reads back exactly.
+      let s = 12345;
+      const rnd = () => ((s = (s * 1103515245 + 12345) % 2 ** 31), s / 2 ** 31);
+      for (let i = 0; i < 200; i++)
+        cases.push({
+          key: Math.floor(rnd() * 1e9) - 5e8,
+          now: rnd() * 2 ** 40,
+          period: 2 ** -8 + rnd() * 1e7,
+          due: rnd() * 1e6,
+        });
+      const lines = cases.map(
+        (c) => `S ${c.key} ${c.now} ${hex(c.period)} ${c.due === undefined ? 0 : 1} ${hex(c.due ?? 0)}`,
+      );
+      // `now` goes through scanf %lf: send it as the exact decimal JS writes (shortest round trip) and use what C read
+      // (the record's dueAt is now + due there).
+      lines.push('C 9 0');
+      const out = run(lines);
+      expect(out.at(-1)).toBe(`emits ${cases.length + 1}`);
+      cases.forEach((c, i) => {
+        const m = /^R (\d+) (.*)$/.exec(out[i]!);
+        expect(m, out[i]).not.toBeNull();
+        expect(Number(m![1])).toBe(Buffer.byteLength(m![2]!));
+        const rec = JSON.parse(m![2]!) as Record<string, unknown>;
+        expect(rec).toEqual({
+          op: 'set',
+          key: c.key,
+          name: 'nudge',
+          periodMs: c.period,
+          dueAt: c.now + (c.due ?? c.period),
+        });
+      });
+      expect(JSON.parse(out[cases.length]!.replace(/^R \d+ /, ''))).toEqual({ op: 'clear', key: 9, name: 'nudge' });
+    },
+  );
 
   it('bad arguments fail the turn with core\'s text (the number as JavaScript writes it), nothing recorded', () => {
     const bad: Array<[number, number | undefined, string]> = [
@@ -104,7 +123,11 @@ describe.skipIf(!HAVE_GXX)('reminders on the GPU: the handler side (reminders.ts
     expect(out).toEqual([...bad.map(([, , text]) => `E 99 ${text}`), 'emits 0']);
     // The generated unit carries core's own texts around the number (startArgs / TimerArgumentError).
     const unit = generateKernel(Reminded.grain).source;
-    const msg = new TimerArgumentError('Reminded.setReminder("nudge")', 'bad-period', 'periodMs \u0001 is not a finite number > 0').message;
+    const msg = new TimerArgumentError(
+      'Reminded.setReminder("nudge")',
+      'bad-period',
+      'periodMs \u0001 is not a finite number > 0',
+    ).message;
     const pre = msg.split('\u0001')[0]!;
     expect(unit).toContain(`"${pre.replace(/"/g, '\\"')}"`);
   });

@@ -3,9 +3,27 @@ import { existsSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { SlotHeader, layoutOf } from '@ringgrain/core/backend';
-import { DIR_STATE, GatherHeader, OverflowHeader, OverflowNode, StateMeta, generateKernel, gatherLayout, overflowLayout } from '../src/index.ts';
+import {
+  DIR_STATE,
+  GatherHeader,
+  OverflowHeader,
+  OverflowNode,
+  StateMeta,
+  generateKernel,
+  gatherLayout,
+  overflowLayout,
+} from '../src/index.ts';
 import { CTypes } from '../src/cuda/ctypes.ts';
-import { EvictRow, LoadRequest, RES_OP, ResidencyGlobals, ResidencyHostBlock, evictRing, residencyConstants, residencyLayout } from '../src/cuda/residency.ts';
+import {
+  EvictRow,
+  LoadRequest,
+  RES_OP,
+  ResidencyGlobals,
+  ResidencyHostBlock,
+  evictRing,
+  residencyConstants,
+  residencyLayout,
+} from '../src/cuda/residency.ts';
 import { gxxBuild } from './toolchain.ts';
 
 /**
@@ -27,7 +45,9 @@ const G = 'Account';
 const dirFile = new URL('../src/cuda/runtime/directory.cuh', import.meta.url);
 export const src = existsSync(dirFile) ? readFileSync(dirFile, 'utf8') : generateKernel(Account.grain).source;
 export const from = src.indexOf('__device__ static __noinline__ void rg_slot_free(');
-const activateAt = src.search(/__device__ static (rg_Account_state|RG_G\(state\))\* (rg_Account_activate|RG_G\(activate\))\(/);
+const activateAt = src.search(
+  /__device__ static (rg_Account_state|RG_G\(state\))\* (rg_Account_activate|RG_G\(activate\))\(/,
+);
 export const to = src.indexOf('\n}\n', activateAt) + 3;
 const cuh = readFileSync(new URL('../src/cuda/runtime/residency.cuh', import.meta.url), 'utf8');
 /** The text between `start` and the end of the function that starts at `last` (both in `text`). */
@@ -40,9 +60,12 @@ function cut(text: string, start: string, last: string): string {
 const runtime = (f: string) => readFileSync(new URL(`../src/cuda/runtime/${f}`, import.meta.url), 'utf8');
 // The overflow pool's node allocation and the key partition, as the device runs them.
 export const pool = existsSync(new URL('../src/cuda/runtime/k2k.cuh', import.meta.url))
-  ? cut(runtime('k2k.cuh'), '__device__ static inline unsigned char* rg_ov_node(', 'rg_ov_node(') + cut(runtime('k2k.cuh'), '/* A taken node', 'static inline void rg_ov_free(')
+  ? cut(runtime('k2k.cuh'), '__device__ static inline unsigned char* rg_ov_node(', 'rg_ov_node(') +
+    cut(runtime('k2k.cuh'), '/* A taken node', 'static inline void rg_ov_free(')
   : '';
-export const partition = existsSync(new URL('../src/cuda/runtime/ring.cuh', import.meta.url)) ? cut(runtime('ring.cuh'), 'RG_HD static inline unsigned int rg_partition(', 'rg_partition(') : '';
+export const partition = existsSync(new URL('../src/cuda/runtime/ring.cuh', import.meta.url))
+  ? cut(runtime('ring.cuh'), 'RG_HD static inline unsigned int rg_partition(', 'rg_partition(')
+  : '';
 export const NODES = 3 + 16;
 export const MAX = 48;
 export const PARTS = 3;
@@ -390,7 +413,8 @@ int main() {
 export const NO_POOL = ' (skipped: no src/cuda/runtime/k2k.cuh and ring.cuh to take the pool and partition code from)';
 
 /** rg_partition of the runtime (ring.cuh): the worker that owns a key. */
-export const partOf = (key: number): number => Number(((BigInt.asUintN(64, BigInt(key)) * 0x9e3779b97f4a7c15n) & 0xffff_ffff_ffff_ffffn) >> 32n) % PARTS;
+export const partOf = (key: number): number =>
+  Number(((BigInt.asUintN(64, BigInt(key)) * 0x9e3779b97f4a7c15n) & 0xffff_ffff_ffff_ffffn) >> 32n) % PARTS;
 
 /** Builds the harness (cached) and runs `cmds` through it: its output lines. */
 export const run = (cmds: string[]) => {

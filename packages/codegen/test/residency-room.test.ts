@@ -7,66 +7,90 @@ import { HAVE_GXX } from './toolchain.ts';
  * g++ harness (residency-harness.ts).
  */
 
-describe.skipIf(!HAVE_GXX || !pool || !partition)(`a full table makes room on the device (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`, () => {
-  /** `n` keys from `start` up whose partition passes `keep`. */
-  const keysWhere = (n: number, start: number, keep: (p: number) => boolean) => {
-    const out: number[] = [];
-    for (let k = start; out.length < n; k++) if (keep(partOf(k))) out.push(k);
-    return out;
-  };
-  /** A turns at times t0 + i (the state's first word is the key: the harness's fresh actor). */
-  const fill = (keys: number[], t0: number) => keys.map((k, i) => `A ${partOf(k)} ${k} ${t0 + i}`);
-  /** The evict-ring rows the model expects: the actors of `parts` whose last turn is before `before`, onDeactivate's +1000 in the state, dirty. */
-  const rows = (keys: number[], t0: number, before: number, parts: number[]) =>
-    keys.flatMap((k, i) => (t0 + i < before && parts.includes(partOf(k)) ? [`evict ${k} ${k + 1000} 1`] : [])).sort();
+describe.skipIf(!HAVE_GXX || !pool || !partition)(
+  `a full table makes room on the device (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`,
+  () => {
+    /** `n` keys from `start` up whose partition passes `keep`. */
+    const keysWhere = (n: number, start: number, keep: (p: number) => boolean) => {
+      const out: number[] = [];
+      for (let k = start; out.length < n; k++) if (keep(partOf(k))) out.push(k);
+      return out;
+    };
+    /** A turns at times t0 + i (the state's first word is the key: the harness's fresh actor). */
+    const fill = (keys: number[], t0: number) => keys.map((k, i) => `A ${partOf(k)} ${k} ${t0 + i}`);
+    /**
+     * The evict-ring rows the model expects: the actors of `parts` whose last turn is before `before`, onDeactivate's
+     * +1000 in the state, dirty.
+     */
+    const rows = (keys: number[], t0: number, before: number, parts: number[]) =>
+      keys.flatMap((k, i) => (t0 + i < before && parts.includes(partOf(k)) ? [`evict ${k} ${k + 1000} 1`] : [])).sort();
 
-  it('a new key meeting a full table deactivates its own worker\'s idle actors (onDeactivate, final state and mark on the evict ring), takes a freed slot; the other workers deactivate theirs when they answer the room request', () => {
-    const keys = Array.from({ length: MAX }, (_, i) => 100 + i);
-    const key = keysWhere(1, 500, (p) => p === 0)[0]!;
-    const out = run(['R 1000', ...fill(keys, 0), 'W 1', `T ${key} 1 1030 5`, 'E', 'M', 'P', 'E', 'M', 'L', 'Z']);
-    let at = MAX;
-    expect(out.slice(0, MAX).every((l) => l.endsWith(' 1'))).toBe(true); // 48 fresh activations
-    expect(out[at++]).toBe(`park ${key} 1`); // a slot was found at once: LOADING, parked
-    const own = rows(keys, 0, 30, [0]);
-    expect(own.length).toBeGreaterThan(0);
-    expect(out.slice(at, at + own.length).sort()).toEqual(own);
-    at += own.length;
-    // Room request 1: worker 0 answered it (no wait for the others: it found a slot), the others not yet.
-    expect(out[at++]).toBe(`room 1 1 0 0 made ${own.length} waits 0 hooks ${own.length}`);
-    expect(out[at++]).toBe('stray 0');
-    const others = rows(keys, 0, 30, [1, 2]);
-    expect(out.slice(at, at + others.length).sort()).toEqual(others);
-    at += others.length;
-    const all = own.length + others.length;
-    expect(all).toBe(30); // every actor idle for idleMs at 1030 (last turns 0..29), as the CPU backend deactivates them
-    expect(out[at++]).toBe(`room 1 1 1 1 made ${all} waits 0 hooks ${all}`);
-    expect(out[at++]).toBe('stray 0');
-    expect(out[at++]).toBe(`load ${key}`);
-    expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1'); // the new actor is counted at its install
-    expect(out[at]).toBe(`live 19 dead 30 next 48`); // 18 READY, 1 LOADING
-  });
+    it(
+      "a new key meeting a full table deactivates its own worker's idle actors (onDeactivate, final state and " +
+        'mark on the evict ring), takes a freed slot; the other workers deactivate theirs when they answer the ' +
+        'room request',
+      () => {
+        const keys = Array.from({ length: MAX }, (_, i) => 100 + i);
+        const key = keysWhere(1, 500, (p) => p === 0)[0]!;
+        const out = run(['R 1000', ...fill(keys, 0), 'W 1', `T ${key} 1 1030 5`, 'E', 'M', 'P', 'E', 'M', 'L', 'Z']);
+        let at = MAX;
+        expect(out.slice(0, MAX).every((l) => l.endsWith(' 1'))).toBe(true); // 48 fresh activations
+        expect(out[at++]).toBe(`park ${key} 1`); // a slot was found at once: LOADING, parked
+        const own = rows(keys, 0, 30, [0]);
+        expect(own.length).toBeGreaterThan(0);
+        expect(out.slice(at, at + own.length).sort()).toEqual(own);
+        at += own.length;
+        // Room request 1: worker 0 answered it (no wait for the others: it found a slot), the others not yet.
+        expect(out[at++]).toBe(`room 1 1 0 0 made ${own.length} waits 0 hooks ${own.length}`);
+        expect(out[at++]).toBe('stray 0');
+        const others = rows(keys, 0, 30, [1, 2]);
+        expect(out.slice(at, at + others.length).sort()).toEqual(others);
+        at += others.length;
+        const all = own.length + others.length;
+        expect(all).toBe(30); // every actor idle for idleMs at 1030 (last turns 0..29), as the CPU backend deactivates them
+        expect(out[at++]).toBe(`room 1 1 1 1 made ${all} waits 0 hooks ${all}`);
+        expect(out[at++]).toBe('stray 0');
+        expect(out[at++]).toBe(`load ${key}`);
+        expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1'); // the new actor is counted at its install
+        expect(out[at]).toBe(`live 19 dead 30 next 48`); // 18 READY, 1 LOADING
+      },
+    );
 
-  it('a worker with no idle actor of its own waits until the other workers deactivated theirs; with nothing idle anywhere, the message is rejected as a full table (typed, counted); without idleMs no room is asked for', () => {
-    // Every actor in partitions 1 and 2; the new key's worker (0) holds none.
-    const keys = keysWhere(MAX, 1, (p) => p !== 0);
-    const [k0, k1, k2] = keysWhere(3, 5000, (p) => p === 0);
-    const out = run(['R 1000', ...fill(keys, 0), 'W 0', `T ${k0} 1 1010 5`, 'E', 'Z']);
-    let at = MAX;
-    expect(out[at++]).toBe(`park ${k0} 1`);
-    const gone = keys.flatMap((k, i) => (i < 10 ? [`evict ${k} ${k} 1`] : [])).sort(); // the hook stores nothing (W 0)
-    expect(out.slice(at, at + 10).sort()).toEqual(gone);
-    at += 10;
-    expect(out[at++]).toBe('room 1 1 1 1 made 10 waits 1 hooks 10'); // one wait: the others answered in it
-    expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1');
-    // Every actor's last turn within idleMs: nothing can be deactivated, the message is a full table.
-    const busy = run(['R 1000', ...fill(keys, 5000), `T ${k1} 2 5100 5`, 'E', 'R inf', `T ${k2} 3 99999 5`, 'E', 'Z']);
-    at = MAX;
-    expect(busy[at++]).toBe(`reject ${k1} full`);
-    expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0'); // every worker answered, nothing deactivated
-    expect(busy[at++]).toBe(`reject ${k2} full`); // no idleMs: no room request
-    expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0');
-    expect(busy[at++]).toBe('ctr 2 0 2 48 parked 0 inUse 0');
-  });
+    it(
+      'a worker with no idle actor of its own waits until the other workers deactivated theirs; with nothing ' +
+        'idle anywhere, the message is rejected as a full table (typed, counted); without idleMs no room is asked ' +
+        'for',
+      () => {
+        // Every actor in partitions 1 and 2; the new key's worker (0) holds none.
+        const keys = keysWhere(MAX, 1, (p) => p !== 0);
+        const [k0, k1, k2] = keysWhere(3, 5000, (p) => p === 0);
+        const out = run(['R 1000', ...fill(keys, 0), 'W 0', `T ${k0} 1 1010 5`, 'E', 'Z']);
+        let at = MAX;
+        expect(out[at++]).toBe(`park ${k0} 1`);
+        const gone = keys.flatMap((k, i) => (i < 10 ? [`evict ${k} ${k} 1`] : [])).sort(); // the hook stores nothing (W 0)
+        expect(out.slice(at, at + 10).sort()).toEqual(gone);
+        at += 10;
+        expect(out[at++]).toBe('room 1 1 1 1 made 10 waits 1 hooks 10'); // one wait: the others answered in it
+        expect(out[at++]).toBe('ctr 1 0 0 48 parked 1 inUse 1');
+        // Every actor's last turn within idleMs: nothing can be deactivated, the message is a full table.
+        const busy = run([
+          'R 1000',
+          ...fill(keys, 5000),
+          `T ${k1} 2 5100 5`,
+          'E',
+          'R inf',
+          `T ${k2} 3 99999 5`,
+          'E',
+          'Z',
+        ]);
+        at = MAX;
+        expect(busy[at++]).toBe(`reject ${k1} full`);
+        expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0'); // every worker answered, nothing deactivated
+        expect(busy[at++]).toBe(`reject ${k2} full`); // no idleMs: no room request
+        expect(busy[at++]).toBe('room 1 1 1 1 made 0 waits 1 hooks 0');
+        expect(busy[at++]).toBe('ctr 2 0 2 48 parked 0 inUse 0');
+      },
+    );
 
   it('a class without storage (activation in the turn) makes room the same way', () => {
     const keys = Array.from({ length: MAX }, (_, i) => 200 + i);
@@ -80,7 +104,8 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(`a full table makes room on th
   });
 });
 
-const MANY = `many more keys than directory entries (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`;
+const MANY =
+  `many more keys than directory entries (residency.cuh, g++ on the host)${pool && partition ? '' : NO_POOL}`;
 describe.skipIf(!HAVE_GXX || !pool || !partition)(MANY, () => {
   /*
    * The conformance case 'maxActors 1024 per lane serves 100,000 keys' at the harness's scale: batches of new keys

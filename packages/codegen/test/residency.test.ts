@@ -1,8 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { layoutOf, offsetOf } from '@ringgrain/core/backend';
 import {
-  EVICT_RING_BYTES, EVICT_RING_MAX_ROWS, EvictRow, INSTALL_BOARD_MAX_BYTES, INSTALL_ERROR_BYTES, INSTALL_ROWS, LOAD_RING_CAPACITY, LoadRequest, RES_ROW, ResidencyGlobals, ResidencyHostBlock,
-  evictRing, installLayout, installRows, residencyHostBytes, residencyLayout,
+  EVICT_RING_BYTES,
+  EVICT_RING_MAX_ROWS,
+  EvictRow,
+  INSTALL_BOARD_MAX_BYTES,
+  INSTALL_ERROR_BYTES,
+  INSTALL_ROWS,
+  LOAD_RING_CAPACITY,
+  LoadRequest,
+  RES_ROW,
+  ResidencyGlobals,
+  ResidencyHostBlock,
+  evictRing,
+  installLayout,
+  installRows,
+  residencyHostBytes,
+  residencyLayout,
 } from '../src/cuda/residency.ts';
 import { STATE_REGION_ALIGN, gatherLayout } from '../src/cuda/state-meta.ts';
 
@@ -17,23 +31,31 @@ describe('residency layouts (residency.ts: the one definition the C and the host
     expect(offsetOf(ResidencyHostBlock, 'doneSeq')).toBe(128);
     expect(offsetOf(ResidencyHostBlock, 'rejected')).toBe(140);
     expect(layoutOf(LoadRequest).size).toBe(16);
-    expect(residencyHostBytes()).toEqual({ ringAt: 256, evictAt: 256 + 16 * LOAD_RING_CAPACITY, bytes: 256 + 16 * LOAD_RING_CAPACITY + EVICT_RING_BYTES });
+    expect(residencyHostBytes()).toEqual({
+      ringAt: 256,
+      evictAt: 256 + 16 * LOAD_RING_CAPACITY,
+      bytes: 256 + 16 * LOAD_RING_CAPACITY + EVICT_RING_BYTES,
+    });
   });
 
-  it('evict ring: a 16-byte header then the state per row (16-aligned), a power of two of rows within EVICT_RING_BYTES', () => {
-    expect(layoutOf(EvictRow).size).toBe(16);
-    expect(evictRing(8)).toEqual({ stride: 32, capacity: EVICT_RING_MAX_ROWS });
-    expect(evictRing(1000)).toEqual({ stride: 1024, capacity: 1024 });
-    expect(evictRing(1008)).toEqual({ stride: 1024, capacity: 1024 });
-    expect(evictRing(1009)).toEqual({ stride: 1040, capacity: 512 });
-    expect(evictRing(4 * EVICT_RING_BYTES)).toEqual({ stride: 16 + 4 * EVICT_RING_BYTES, capacity: 1 }); // one row even past the budget
-    for (const n of [0, 1, 7, 40, 333]) {
-      const e = evictRing(n);
-      expect(e.stride % 16).toBe(0);
-      expect(e.capacity & (e.capacity - 1)).toBe(0);
-      expect(e.capacity * e.stride).toBeLessThanOrEqual(EVICT_RING_BYTES);
-    }
-  });
+  it(
+    'evict ring: a 16-byte header then the state per row (16-aligned), a power of two of rows within ' +
+      'EVICT_RING_BYTES',
+    () => {
+      expect(layoutOf(EvictRow).size).toBe(16);
+      expect(evictRing(8)).toEqual({ stride: 32, capacity: EVICT_RING_MAX_ROWS });
+      expect(evictRing(1000)).toEqual({ stride: 1024, capacity: 1024 });
+      expect(evictRing(1008)).toEqual({ stride: 1024, capacity: 1024 });
+      expect(evictRing(1009)).toEqual({ stride: 1040, capacity: 512 });
+      expect(evictRing(4 * EVICT_RING_BYTES)).toEqual({ stride: 16 + 4 * EVICT_RING_BYTES, capacity: 1 }); // one row even past the budget
+      for (const n of [0, 1, 7, 40, 333]) {
+        const e = evictRing(n);
+        expect(e.stride % 16).toBe(0);
+        expect(e.capacity & (e.capacity - 1)).toBe(0);
+        expect(e.capacity * e.stride).toBeLessThanOrEqual(EVICT_RING_BYTES);
+      }
+    },
+  );
 
   it('device globals: the copied request, the counters and the host-written addresses on separate lines', () => {
     expect(layoutOf(ResidencyGlobals).size).toBe(384);
@@ -49,7 +71,13 @@ describe('residency layouts (residency.ts: the one definition the C and the host
   });
 
   it('install board: keys, kinds, states and the failure text, each aligned', () => {
-    expect(installLayout(24, 4)).toEqual({ keysAt: 0, kindsAt: 256, statesAt: 512, errorAt: 768, bytes: 768 + INSTALL_ERROR_BYTES });
+    expect(installLayout(24, 4)).toEqual({
+      keysAt: 0,
+      kindsAt: 256,
+      statesAt: 512,
+      errorAt: 768,
+      bytes: 768 + INSTALL_ERROR_BYTES,
+    });
     const big = installLayout(32, INSTALL_ROWS);
     expect(big.kindsAt).toBe(8 * INSTALL_ROWS);
     expect(big.statesAt).toBe(8 * INSTALL_ROWS + INSTALL_ROWS);

@@ -109,10 +109,13 @@ function codecs(def: GrainDef, unit: string, seed: number): [number, number] {
     else if (kind === 2) payload = good.subarray(0, Math.floor(r() * good.length));
     else if (kind === 3) {
       payload = good.slice();
-      for (let k = 0; k < 1 + Math.floor(r() * 3); k++) payload[Math.floor(r() * payload.length)] = Math.floor(r() * 256);
+      for (let k = 0; k < 1 + Math.floor(r() * 3); k++)
+        payload[Math.floor(r() * payload.length)] = Math.floor(r() * 256);
     } else if (kind === 4) {
       payload = good.slice();
-      payload[Math.floor(r() * payload.length)] = [0xc0, 0xa1, 0x91, 0x81, 0xc4, 0xcb, 0xd3, 0xdc, 0xc5][Math.floor(r() * 9)]!;
+      payload[Math.floor(r() * payload.length)] = [0xc0, 0xa1, 0x91, 0x81, 0xc4, 0xcb, 0xd3, 0xdc, 0xc5][
+        Math.floor(r() * 9)
+      ]!;
     } else if (kind === 5) payload = new Uint8Array([...good, Math.floor(r() * 256)]);
     const host = hostDecode(m.request, payload);
     if (kind <= 1) expect(host, `seed ${seed}: host decodes ${m.name} #${i}`).toBeDefined();
@@ -125,7 +128,10 @@ function codecs(def: GrainDef, unit: string, seed: number): [number, number] {
     const m = def.methods[it.method]!;
     const dev = out[i];
     const where = `seed ${seed} ${def.name}.${m.name} #${i} ${hex(it.payload)}`;
-    expect(dev === undefined, `${where}: device ${dev ? 'accepted' : 'rejected'}, host ${want[i] ? 'accepted' : 'rejected'}`).toBe(want[i] === undefined);
+    expect(
+      dev === undefined,
+      `${where}: device ${dev ? 'accepted' : 'rejected'}, host ${want[i] ? 'accepted' : 'rejected'}`,
+    ).toBe(want[i] === undefined);
     if (dev) {
       expect(hex(dev), where).toBe(hex(want[i]!));
       expect(diff(m.request, hostDecode(m.request, dev), hostDecode(m.request, want[i]!))).toEqual([]);
@@ -148,7 +154,10 @@ async function fuzz(seed: number): Promise<void> {
     unit = k.source;
     parallel = k.loops.filter((l) => l.parallel).length;
   } catch (e) {
-    if (e instanceof CodegenError) throw new Error(`seed ${seed}: the generator rejected a schema in the documented subset:\n${e.message}\n${g.text}`);
+    if (e instanceof CodegenError)
+      throw new Error(
+        `seed ${seed}: the generator rejected a schema in the documented subset:\n${e.message}\n${g.text}`,
+      );
     throw e;
   }
   // The unit asserts every user struct's size and field offsets against layoutOf (g++ and nvcc check them).
@@ -188,7 +197,17 @@ describe('schema fuzz: regressions outside the C build', () => {
     s.ps[1].n = 3;
     // Written again, as a user writes a reply schema: equal by describeSchema, not the same object.
     const reply = t.struct({ p: t.struct({ x: t.f32, n: t.u8 }), ps: t.array(t.struct({ x: t.f32, n: t.u8 }), 2) });
-    expect(hex(encode(reply, { p: s.p, ps: s.ps }))).toBe(hex(encode(reply, { p: { x: 1.5, n: 7 }, ps: [{ x: 0, n: 0 }, { x: 0, n: 3 }] })));
+    expect(hex(encode(reply, { p: s.p, ps: s.ps }))).toBe(
+      hex(
+        encode(reply, {
+          p: { x: 1.5, n: 7 },
+          ps: [
+            { x: 0, n: 0 },
+            { x: 0, n: 3 },
+          ],
+        }),
+      ),
+    );
     // A view of a schema declared otherwise is still refused (as the generator refuses it).
     expect(() => encode(t.struct({ p: t.struct({ n: t.u8, x: t.f32 }) }), { p: s.p })).toThrow();
     expect(() => encode(t.struct({ p: t.struct({ x: t.f64, n: t.u8 }) }), { p: s.p })).toThrow();
@@ -203,11 +222,15 @@ describe.skipIf(!HAVE_GXX)('schema fuzz: random schemas, JS handler vs generated
   for (const seed of SEEDS.filter((s) => !pinned.includes(s))) it(`seed ${seed}`, () => fuzz(seed));
   if (!LONG && !range) it.skip(`seeds ${SHORT + 1}–48 (skipped: long round, run by pnpm test:long)`, () => {});
 
-  it.skipIf(!HAVE_NVCC)('the units compile with nvcc for sm_90 (the static_asserts on sizes and offsets in the device compiler too)', async () => {
-    const list = [...units.entries()].filter(([s]) => s % 8 === 1 || pinned.includes(s));
-    expect(list.length).toBeGreaterThanOrEqual(Math.floor(units.size / 8));
-    expect(list.length).toBeGreaterThan(0);
-    const res = await pool(list, 2, ([, u]) => nvccCompileAsync(u, 'sm_90'));
-    res.forEach((b, i) => expect(b.ok, `seed ${list[i]![0]}: ${b.log}`).toBe(true));
-  }, 300_000);
+  it.skipIf(!HAVE_NVCC)(
+    'the units compile with nvcc for sm_90 (the static_asserts on sizes and offsets in the device compiler too)',
+    async () => {
+      const list = [...units.entries()].filter(([s]) => s % 8 === 1 || pinned.includes(s));
+      expect(list.length).toBeGreaterThanOrEqual(Math.floor(units.size / 8));
+      expect(list.length).toBeGreaterThan(0);
+      const res = await pool(list, 2, ([, u]) => nvccCompileAsync(u, 'sm_90'));
+      res.forEach((b, i) => expect(b.ok, `seed ${list[i]![0]}: ${b.log}`).toBe(true));
+    },
+    300_000,
+  );
 });

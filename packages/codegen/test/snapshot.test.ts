@@ -16,20 +16,37 @@ function handlers(source: string): string {
 }
 
 // Generated units, pinned. A change to the translator shows up line by line; review it, then `vitest -u`.
-// One unit as generated (Account, as a .cu file: the grain's own C, with #include lines for the runtime files, which are
+// One unit as generated (Account, as a .cu file: the grain's own C, with #include lines for the runtime files, which
+// are
 // reviewed as the C files they are, src/cuda/runtime/); the others pin their translated parts only.
 describe('generated units (inline snapshots)', () => {
   it('parses handlers into the versioned tree', () => {
     const k = generateKernel(Account.grain);
-    expect([...k.trees.keys()]).toEqual(['method:deposit', 'method:withdraw', 'method:transfer', 'method:credit', 'method:balance']);
+    expect([...k.trees.keys()]).toEqual([
+      'method:deposit',
+      'method:withdraw',
+      'method:transfer',
+      'method:credit',
+      'method:balance',
+    ]);
     const deposit = k.trees.get('method:deposit')!;
     expect(deposit.version).toBe(AST_VERSION);
     expect(deposit.body[0]).toEqual({
       kind: 'assign',
       loc: { line: 21, column: 5 },
       op: '+=',
-      target: { kind: 'member', loc: { line: 21, column: 5 }, object: { kind: 'ident', loc: { line: 21, column: 5 }, name: 's' }, name: 'balance' },
-      value: { kind: 'member', loc: { line: 21, column: 18 }, object: { kind: 'ident', loc: { line: 21, column: 18 }, name: 'm' }, name: 'amount' },
+      target: {
+        kind: 'member',
+        loc: { line: 21, column: 5 },
+        object: { kind: 'ident', loc: { line: 21, column: 5 }, name: 's' },
+        name: 'balance',
+      },
+      value: {
+        kind: 'member',
+        loc: { line: 21, column: 18 },
+        object: { kind: 'ident', loc: { line: 21, column: 18 }, name: 'm' },
+        name: 'amount',
+      },
     });
   });
 
@@ -274,7 +291,9 @@ describe('generated units (inline snapshots)', () => {
   });
 
   it('Relay (K2K send/forward to another class and to itself)', () => {
-    expect(handlers(generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source)).toMatchInlineSnapshot(`
+    expect(
+      handlers(generateKernel(Relay.grain, { grains: [Counter.grain, Relay.grain] }).source),
+    ).toMatchInlineSnapshot(`
       "/* ---- K2K senders ---------------------------------------------------------------------------------- */
       RG_HD static void rg_send_Counter_add(rg_turn* t, double key, const rg_Counter_add_req* m, bool forward) {
         long long k;
@@ -366,7 +385,9 @@ describe('generated units (inline snapshots)', () => {
   });
 
   it('Counter (K2K target with a vec payload)', () => {
-    expect(handlers(generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source)).toMatchInlineSnapshot(`
+    expect(
+      handlers(generateKernel(Counter.grain, { grains: [Counter.grain, Relay.grain] }).source),
+    ).toMatchInlineSnapshot(`
       "/* ---- K2K senders ---------------------------------------------------------------------------------- */
       /* ---- helpers and handlers ---------------------------------------------------------------------- */
       /* Counter.add (k2k.ts:15) */

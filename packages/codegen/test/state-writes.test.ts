@@ -13,15 +13,24 @@ describe('mayWriteState: which handlers set the dirty mark', () => {
     for (const m of ['read', 'readVia', 'copyOut']) expect([m, writes(m)]).toEqual([m, false]);
   });
 
-  it('every store into the state does: compound, ++, through an alias of a struct, in a loop, a vec length, a nested struct', () => {
-    for (const m of ['add', 'bump', 'viaAlias', 'inLoop', 'vecLength', 'nested']) expect([m, writes(m)]).toEqual([m, true]);
-  });
+  it(
+    'every store into the state does: compound, ++, through an alias of a struct, in a loop, a vec length, a ' +
+      'nested struct',
+    () => {
+      for (const m of ['add', 'bump', 'viaAlias', 'inLoop', 'vecLength', 'nested'])
+        expect([m, writes(m)]).toEqual([m, true]);
+    },
+  );
 
   it('the unit marks only the writers: rg_Ledger_writes_state lists their method ids', () => {
     const src = generateKernel(Ledger.grain).source;
     const ids = Ledger.grain.methods.map((m, i) => [m.name, i] as const);
-    const fn = src.slice(src.indexOf('rg_Ledger_writes_state(unsigned int method) {'), src.indexOf('default: return false;', src.indexOf('rg_Ledger_writes_state(unsigned int method) {')));
-    for (const [name, i] of ids) expect([name, fn.includes(`case ${i}u:`)]).toEqual([name, !['read', 'readVia', 'copyOut'].includes(name)]);
+    const fn = src.slice(
+      src.indexOf('rg_Ledger_writes_state(unsigned int method) {'),
+      src.indexOf('default: return false;', src.indexOf('rg_Ledger_writes_state(unsigned int method) {')),
+    );
+    for (const [name, i] of ids)
+      expect([name, fn.includes(`case ${i}u:`)]).toEqual([name, !['read', 'readVia', 'copyOut'].includes(name)]);
   });
 
   it.skipIf(!HAVE_NVCC)('compiles with nvcc', () => {

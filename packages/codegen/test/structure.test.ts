@@ -12,7 +12,10 @@ describe('codegen is split by concern', () => {
 
   it('imports nothing from a target (src/cuda) in src/front', () => {
     const offending = files.flatMap((f) =>
-      [...readFileSync(new URL(f, dir), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1] as string).filter((s) => s.startsWith('../')).map((s) => `${f} → ${s}`),
+      [...readFileSync(new URL(f, dir), 'utf8').matchAll(/from '([^']+)'/g)]
+        .map((m) => m[1] as string)
+        .filter((s) => s.startsWith('../'))
+        .map((s) => `${f} → ${s}`),
     );
     expect(offending).toEqual([]);
   });

@@ -1,7 +1,17 @@
 import type { TimerArgumentError } from '@ringgrain/core/errors';
 import { layoutOf, nextDue, offsetOf, startArgs } from '@ringgrain/core/backend';
 import { describe, expect, it } from 'vitest';
-import { KERNEL_PARAMS, TIMER_HOST_BYTES, TimerEntry, TimerGlobals, TimerHostBlock, TimerLaneStats, TimerRowHeader, generateKernel, timerLayout } from '../src/index.ts';
+import {
+  KERNEL_PARAMS,
+  TIMER_HOST_BYTES,
+  TimerEntry,
+  TimerGlobals,
+  TimerHostBlock,
+  TimerLaneStats,
+  TimerRowHeader,
+  generateKernel,
+  timerLayout,
+} from '../src/index.ts';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Ticker } from '../../../test/fixtures/timers.ts';
 import { Beacon } from './fixtures/timers.ts';
@@ -11,24 +21,44 @@ import { spawnSync } from 'node:child_process';
 describe('timer layouts (abi.ts: one definition for TS and the generated C)', () => {
   it('TimerEntry and TimerRowHeader: 32 and 16 bytes, f64 words 8-aligned', () => {
     expect(layoutOf(TimerEntry).size).toBe(32);
-    expect(['due', 'period', 'arm', 'pending', 'method', 'active'].map((f) => offsetOf(TimerEntry, f))).toEqual([0, 8, 16, 20, 24, 28]);
+    expect(['due', 'period', 'arm', 'pending', 'method', 'active'].map((f) => offsetOf(TimerEntry, f))).toEqual([
+      0, 8, 16, 20, 24, 28,
+    ]);
     expect(layoutOf(TimerRowHeader).size).toBe(16);
     expect(['keyLo', 'keyHi', 'live'].map((f) => offsetOf(TimerRowHeader, f))).toEqual([0, 4, 8]);
   });
   it('TimerGlobals one 128-byte line, TimerLaneStats 32 bytes', () => {
     expect(layoutOf(TimerGlobals).size).toBe(128);
-    expect(['originNsLo', 'originNsHi', 'originMs', 'time', 'epoch', 'hostClock', 'ready', 'armGen'].map((f) => offsetOf(TimerGlobals, f))).toEqual([0, 4, 8, 16, 24, 28, 32, 36]);
+    expect(
+      ['originNsLo', 'originNsHi', 'originMs', 'time', 'epoch', 'hostClock', 'ready', 'armGen'].map((f) =>
+        offsetOf(TimerGlobals, f),
+      ),
+    ).toEqual([0, 4, 8, 16, 24, 28, 32, 36]);
     expect(layoutOf(TimerLaneStats).size).toBe(32);
-    expect(['ticks', 'tickErrors', 'armed', 'handled', 'enqueued', 'scannedEpoch'].map((f) => offsetOf(TimerLaneStats, f))).toEqual([0, 4, 8, 12, 16, 20]);
+    expect(
+      ['ticks', 'tickErrors', 'armed', 'handled', 'enqueued', 'scannedEpoch'].map((f) => offsetOf(TimerLaneStats, f)),
+    ).toEqual([0, 4, 8, 12, 16, 20]);
   });
   it('TimerHostBlock: a host-written line, then a kernel-written line', () => {
     expect(TIMER_HOST_BYTES).toBe(256);
     expect(['seq', 'clock', 'time', 'originMs'].map((f) => offsetOf(TimerHostBlock, f))).toEqual([0, 4, 8, 16]);
-    expect(['caughtEpoch', 'ticks', 'tickErrors', 'armed', 'publishes'].map((f) => offsetOf(TimerHostBlock, f))).toEqual([128, 132, 136, 140, 144]);
+    expect(
+      ['caughtEpoch', 'ticks', 'tickErrors', 'armed', 'publishes'].map((f) => offsetOf(TimerHostBlock, f)),
+    ).toEqual([128, 132, 136, 140, 144]);
   });
   it('timerLayout: globals, stats per worker, rows from the next 128-byte boundary; nothing without timers', () => {
-    expect(timerLayout({ partitions: 3, maxActors: 10, timers: 2 })).toEqual({ statsAt: 128, rowsAt: 256, rowBytes: 80, bytes: 256 + 800 });
-    expect(timerLayout({ partitions: 512, maxActors: 1_000_000, timers: 1 })).toEqual({ statsAt: 128, rowsAt: 128 + 512 * 32, rowBytes: 48, bytes: 128 + 512 * 32 + 48_000_000 });
+    expect(timerLayout({ partitions: 3, maxActors: 10, timers: 2 })).toEqual({
+      statsAt: 128,
+      rowsAt: 256,
+      rowBytes: 80,
+      bytes: 256 + 800,
+    });
+    expect(timerLayout({ partitions: 512, maxActors: 1_000_000, timers: 1 })).toEqual({
+      statsAt: 128,
+      rowsAt: 128 + 512 * 32,
+      rowBytes: 48,
+      bytes: 128 + 512 * 32 + 48_000_000,
+    });
     expect(timerLayout({ partitions: 4, maxActors: 100, timers: 0 }).bytes).toBe(0);
   });
   it('the kernel takes the timer area and the host block as its last two parameters', () => {
@@ -43,8 +73,17 @@ describe('generated timer code', () => {
   const ticker = generateKernel(Ticker.grain).source;
   it('a unit with timers asserts every timer struct against layoutOf and fills the hooks', () => {
     expect(ticker).toContain('#define RG_TIMERS 1');
-    for (const s of ['rg_TimerEntry', 'rg_TimerRowHeader', 'rg_TimerGlobals', 'rg_TimerLaneStats', 'rg_TimerHostBlock']) {
-      expect(ticker).toContain(`static_assert(sizeof(${s}) == ${layoutOf({ rg_TimerEntry: TimerEntry, rg_TimerRowHeader: TimerRowHeader, rg_TimerGlobals: TimerGlobals, rg_TimerLaneStats: TimerLaneStats, rg_TimerHostBlock: TimerHostBlock }[s]!).size}`);
+    for (const s of [
+      'rg_TimerEntry',
+      'rg_TimerRowHeader',
+      'rg_TimerGlobals',
+      'rg_TimerLaneStats',
+      'rg_TimerHostBlock',
+    ]) {
+      expect(ticker).toContain(
+        `static_assert(sizeof(${s}) == ` +
+          `${layoutOf({ rg_TimerEntry: TimerEntry, rg_TimerRowHeader: TimerRowHeader, rg_TimerGlobals: TimerGlobals, rg_TimerLaneStats: TimerLaneStats, rg_TimerHostBlock: TimerHostBlock }[s]!).size}`,
+      );
     }
     expect(ticker).toContain('RG_OFFSET_ASSERT(rg_TimerEntry, pending, 20');
     expect(ticker).toContain('#define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) \\');
@@ -58,8 +97,11 @@ describe('generated timer code', () => {
     expect(account).toContain('#define RG_TM_TICK_TURN(k, ctr, slot, stage, cap, part, scratch, co) ((void)0)');
     expect(account).not.toContain('rg_tm_start');
   });
-  it('an undeclared timer name fails the turn with core\'s TimerArgumentError text', () => {
-    expect(ticker).toContain('t->msg = "Ticker.startTimer(\\"nope\\"): no timer named \\"nope\\" is declared (declared: tick, manual, boom)\\012  hint:');
+  it("an undeclared timer name fails the turn with core's TimerArgumentError text", () => {
+    expect(ticker).toContain(
+      't->msg = "Ticker.startTimer(\\"nope\\"): no timer named \\"nope\\" is declared (declared: tick, manual, ' +
+        'boom)\\012  hint:',
+    );
   });
 });
 
@@ -122,8 +164,32 @@ int main(int argc, char** argv) {
   };
 
   it('numbers in an error text read as String(n)', () => {
-    const values = [0, -5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.NaN, -0.5, 1500.5, -1e-7, 12345678.25, -Number.MAX_SAFE_INTEGER];
-    expect(run(['num', ...values.map((v) => (Number.isNaN(v) ? 'nan' : Object.is(v, Infinity) ? 'inf' : Object.is(v, -Infinity) ? '-inf' : v.toPrecision(17)))])).toEqual(values.map(String));
+    const values = [
+      0,
+      -5,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      Number.NaN,
+      -0.5,
+      1500.5,
+      -1e-7,
+      12345678.25,
+      -Number.MAX_SAFE_INTEGER,
+    ];
+    expect(
+      run([
+        'num',
+        ...values.map((v) =>
+          Number.isNaN(v)
+            ? 'nan'
+            : Object.is(v, Infinity)
+              ? 'inf'
+              : Object.is(v, -Infinity)
+                ? '-inf'
+                : v.toPrecision(17),
+        ),
+      ]),
+    ).toEqual(values.map(String));
   });
 
   it('a bad period or first delay fails with the TimerArgumentError text core throws (nothing changes)', () => {
@@ -147,9 +213,43 @@ int main(int argc, char** argv) {
 
   it('start, restart and stop write the row as core startArgs says; armed counts running timers', () => {
     // slow (id 1) is declared with period 1500.5 and no dueMs (first delay = period).
-    const out = run(['start', 1, 0, 0, 0, 0, /* declared */ 1, 1, 200, 0, 0, /* period only: due = period */ 1, 0, 0, 1, 0, /* due only */ -2, 0, 0, 0, 0, /* stop */ -2, 0, 0, 0, 0 /* stop again */]);
-    const row = (due: number, period: number, arm: number, active: number, armed: number) => `0||${due}|${period}|${arm}|1|${active}|${armed}`;
-    expect(out).toEqual([row(1000 + 1500.5, 1500.5, 1, 1, 1), row(1200, 200, 2, 1, 1), row(1000, 1500.5, 3, 1, 1), row(1000, 1500.5, 4, 0, 0), row(1000, 1500.5, 4, 0, 0)]);
+    const out = run([
+      'start',
+      1,
+      0,
+      0,
+      0,
+      0,
+      /* declared */ 1,
+      1,
+      200,
+      0,
+      0,
+      /* period only: due = period */ 1,
+      0,
+      0,
+      1,
+      0,
+      /* due only */ -2,
+      0,
+      0,
+      0,
+      0,
+      /* stop */ -2,
+      0,
+      0,
+      0,
+      0 /* stop again */,
+    ]);
+    const row = (due: number, period: number, arm: number, active: number, armed: number) =>
+      `0||${due}|${period}|${arm}|1|${active}|${armed}`;
+    expect(out).toEqual([
+      row(1000 + 1500.5, 1500.5, 1, 1, 1),
+      row(1200, 200, 2, 1, 1),
+      row(1000, 1500.5, 3, 1, 1),
+      row(1000, 1500.5, 4, 0, 0),
+      row(1000, 1500.5, 4, 0, 0),
+    ]);
   });
 
   it('the next due time is core nextDue (missed periods fire once, the phase is kept)', () => {

@@ -1,6 +1,16 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -159,7 +169,8 @@ async function buildAsync(job: Job): Promise<BuildResult> {
  * (RINGGRAIN_LONG=1, which CI runs after the main suite) builds every unit so. RINGGRAIN_NVCC=cubin forces it.
  */
 export type NvccDepth = 'front' | 'cubin';
-export const NVCC_DEPTH: NvccDepth = process.env.RINGGRAIN_LONG === '1' || process.env.RINGGRAIN_NVCC === 'cubin' ? 'cubin' : 'front';
+export const NVCC_DEPTH: NvccDepth =
+  process.env.RINGGRAIN_LONG === '1' || process.env.RINGGRAIN_NVCC === 'cubin' ? 'cubin' : 'front';
 
 function nvccJob(source: string, arch: string, depth: NvccDepth): Job {
   // The cubin key is the one used before depths existed, so caches built then stay valid.
@@ -190,12 +201,21 @@ export function nvccCompileAsync(source: string, arch: string, depth: NvccDepth 
  * nvcc -c (host and device code, no link) of a hand-written C++ driver that includes a generated unit as
  * `unitName` (found through -I on the build's directory), cached by the driver's text, the unit and the flags.
  */
-export function nvccDriverBuild(driverPath: string, unitName: string, unit: string, defines: readonly string[], depth: NvccDepth = NVCC_DEPTH): BuildResult {
+export function nvccDriverBuild(
+  driverPath: string,
+  unitName: string,
+  unit: string,
+  defines: readonly string[],
+  depth: NvccDepth = NVCC_DEPTH,
+): BuildResult {
   const driver = readFileSync(driverPath, 'utf8');
   // At 'front' the device code is not optimised (NVVM and ptxas at -O0): the host code's calls into the unit
   // are what these builds check.
   const opt = depth === 'cubin' ? [] : ['-Xcicc', '-O0', '-Xptxas', '-O0'];
-  const dir = join(CACHE, hash('nvcc-driver', depth, driverPath.replace(/^.*\//, ''), driver, unitName, unit, ...defines));
+  const dir = join(
+    CACHE,
+    hash('nvcc-driver', depth, driverPath.replace(/^.*\//, ''), driver, unitName, unit, ...defines),
+  );
   return buildSync({
     dir,
     out: join(dir, 'driver.o'),

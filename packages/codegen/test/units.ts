@@ -40,11 +40,22 @@ export const UNITS: readonly (readonly [string, () => string, readonly string[]]
   // The A/B and stress settings of the bulk job boards (NVRTC defines the GPU runs pass), and the
   // cooperation-off baselines that must keep compiling beside them.
   ['VectorAdd RG_BULK=0', () => `#define RG_BULK 0\n${generateKernel(VectorAdd.grain).source}`, H100],
-  ['VectorAdd tiny bulk chunks', () => `#define RG_BULK_MIN_BYTES 1024u\n#define RG_BULK_CHUNK_BYTES 256u\n#define RG_BULK_MIN_ITERS 64u\n#define RG_BULK_CHUNK_ITERS 32u\n${generateKernel(VectorAdd.grain).source}`, H100],
-  ['VectorAdd RG_COOP=0 RG_TURN_LANES=1', () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`, H100],
+  [
+    'VectorAdd tiny bulk chunks',
+    () =>
+      `#define RG_BULK_MIN_BYTES 1024u\n#define RG_BULK_CHUNK_BYTES 256u\n#define RG_BULK_MIN_ITERS 64u\n#define ` +
+      `RG_BULK_CHUNK_ITERS 32u\n${generateKernel(VectorAdd.grain).source}`,
+    H100,
+  ],
+  [
+    'VectorAdd RG_COOP=0 RG_TURN_LANES=1',
+    () => `#define RG_COOP 0\n#define RG_TURN_LANES 1u\n${generateKernel(VectorAdd.grain).source}`,
+    H100,
+  ],
   ['Person', () => generateKernel(Person.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
   ['Ward', () => generateKernel(Ward.grain, { grains: [Person.grain, Ward.grain] }).source, H100],
-  // The audit's new constructs: handlers as properties, ?: on struct/array reply fields, state structs in replies and payloads.
+  // The audit's new constructs: handlers as properties, ?: on struct/array reply fields, state structs in replies and
+  // payloads.
   ['audit Props', () => generateKernel(Props.grain).source, H100],
   ['audit Shapes', () => generateKernel(Shapes.grain).source, H100],
   ['audit Views', () => generateKernel(Views.grain).source, H100],
@@ -53,7 +64,9 @@ export const UNITS: readonly (readonly [string, () => string, readonly string[]]
   ['bench Echo', () => generateKernel(Echo.grain).source, H100],
   ['bench Relay', () => generateKernel(BenchRelay.grain).source, H100],
   // Every grain of the conformance suite's fixture module, as the CUDA lane places them (one grain-id order).
-  ...conformance.map((g) => [`conformance ${g.name}`, () => generateKernel(g, { grains: conformance }).source, H100] as const),
+  ...conformance.map(
+    (g) => [`conformance ${g.name}`, () => generateKernel(g, { grains: conformance }).source, H100] as const,
+  ),
 ];
 
 /**
@@ -72,7 +85,10 @@ export interface UnitJob {
   readonly depth: NvccDepth;
 }
 
-/** Every (unit, arch) build of UNITS at NVCC_DEPTH, then the CUBIN_ALWAYS builds, in the order the compile test asks for them. */
+/**
+ * Every (unit, arch) build of UNITS at NVCC_DEPTH, then the CUBIN_ALWAYS builds, in the order the compile test asks for
+ * them.
+ */
 export function unitJobs(): UnitJob[] {
   const sources = new Map<string, string>();
   const jobs: UnitJob[] = UNITS.flatMap(([name, gen, archs]) => {
