@@ -11,11 +11,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Account } from '../../../examples/bank/grains.ts';
 import { Coordinator, Hop1, Hop2, Hop3, Leaf } from '../../../test/fixtures/grains.ts';
 import { Picky } from './fixtures.ts';
-import { CoResidencyError, CudaBackend, CudaBackendOptionsError, GpuFaultError, ModuleLoadWhileRunningError, probeCuda } from '../src/index.ts';
+import {
+  CoResidencyError,
+  CudaBackend,
+  CudaBackendOptionsError,
+  GpuFaultError,
+  ModuleLoadWhileRunningError,
+  probeCuda,
+} from '../src/index.ts';
 import { VectorAdd } from '../../../examples/vector-add/grains.ts';
 
 const probe = probeCuda();
-const lane = probe.ok ? `on the GPU (${probe.device.name})` : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
+const lane = probe.ok
+  ? `on the GPU (${probe.device.name})`
+  : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
 const gpu = probe.ok ? describe : describe.skip;
 
 const systems: GrainSystem[] = [];
@@ -24,7 +33,14 @@ afterEach(async () => {
 });
 
 function system(backend: CudaBackend, opts: Partial<ConstructorParameters<typeof GrainSystem>[0]> = {}): GrainSystem {
-  const s = new GrainSystem({ backends: { cuda: backend }, logLevel: 'warn', handleSignals: false, handshakeTimeoutMs: 5000, askTimeoutMs: 10_000, ...opts });
+  const s = new GrainSystem({
+    backends: { cuda: backend },
+    logLevel: 'warn',
+    handleSignals: false,
+    handshakeTimeoutMs: 5000,
+    askTimeoutMs: 10_000,
+    ...opts,
+  });
   systems.push(s);
   return s;
 }
@@ -45,70 +61,82 @@ describe('CudaBackend probe (no GPU needed)', () => {
     expect(() => new CudaBackend({ queueCapacity: 100 })).toThrow(CudaBackendOptionsError);
     expect(() => new CudaBackend({ partitions: 0 })).toThrow(CudaBackendOptionsError);
     expect(() => new CudaBackend({ hostLanes: 0 })).toThrow(/hostLanes must be an integer from 1 to 32, got 0/);
-    expect(() => new CudaBackend({ hostLanes: 33 })).toThrow(expect.objectContaining({ code: 'CUDA_BACKEND_OPTIONS', hint: expect.any(String) }));
+    expect(() => new CudaBackend({ hostLanes: 33 })).toThrow(
+      expect.objectContaining({ code: 'CUDA_BACKEND_OPTIONS', hint: expect.any(String) }),
+    );
     expect(() => new CudaBackend({ overflowBytes: -1 })).toThrow(CudaBackendOptionsError);
   });
 });
 
 gpu(`CudaBackend ${lane}`, () => {
-  it('host lanes: 5 inbound rings, each with its ingress warp, carry every message in order per key; a pause holds all of them; STOP counts what they still hold', async () => {
-    const sys = system(new CudaBackend({ partitions: 4, hostLanes: 5 })).register(Account, small);
-    await sys.start();
-    const k: RingKernel = sys.kernel(Account);
-    expect(k.lanes.length).toBe(5);
-    // Every lane gets keys (laneOfKey spreads them); tellMany rows and asks interleave per key.
-    const n = 20_000;
-    const key = new Int32Array(n).map((_, i) => i % 97);
-    const amount = new Float64Array(n).map((_, i) => (i % 7) + 1);
-    sys.tellMany(Account, 'deposit', { key, amount });
-    const want = new Float64Array(97);
-    for (let i = 0; i < n; i++) want[key[i]!]! += amount[i]!;
-    const asked = await Promise.all(Array.from({ length: 97 }, (_, a) => sys.grain(Account, a).deposit({ amount: 1000 })));
-    // Each ask follows that key's tellMany rows in its lane: it sees all of them.
-    for (let a = 0; a < 97; a++) expect(asked[a]!.balance).toBe(want[a]! + 1000);
-    await sys.idle();
-    // Paused: sends wait in all five rings, none moves; activate moves them all.
-    await k.deactivate();
-    const before = sys.counters(Account).received;
-    for (let i = 0; i < 500; i++) sys.grain(Account, 200 + (i % 50)).tell.deposit({ amount: 1 });
-    await sleep(100);
-    expect(sys.counters(Account).received).toBe(before);
-    expect(k.inboundDepth()).toBe(500);
-    await k.activate();
-    await sys.idle();
-    for (let a = 0; a < 50; a += 7) expect((await sys.grain(Account, 200 + a).balance({})).balance).toBe(10);
-    // The control warp beats on every lane's control block (the host sweeps each lane's heartbeat).
-    await sleep(50);
-    expect(k.heartbeats().every((h) => h > 0)).toBe(true);
-    // STOP while paused: what the five rings hold is counted as rejected by the host, nothing lost silently.
-    await k.deactivate();
-    for (let i = 0; i < 300; i++) sys.grain(Account, 300 + i).tell.deposit({ amount: 1 });
-    await k.terminate();
-    const c = sys.counters(Account);
-    expect(c.hostRejected).toBe(300);
-    expect(c.sent).toBe(c.received + c.hostRejected);
-    await sys.shutdown();
-  });
-
-  it('tuning macros that are not multiples of 16 (RINGGRAIN_NVRTC_DEFINES RG_WORKER_SPIN=8): the kernel still exits on STOP', async () => {
-    // Workers once re-read the mode word only when their idle count was a multiple of 16; it stops at
-    // RG_WORKER_SPIN, so with 8 they never saw EXIT and every shutdown ended in KernelStuckError.
-    const before = process.env['RINGGRAIN_NVRTC_DEFINES'];
-    process.env['RINGGRAIN_NVRTC_DEFINES'] = 'RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8';
-    try {
-      const backend = new CudaBackend({ partitions: 4 });
-      const sys = system(backend).register(Account, small);
+  it(
+    'host lanes: 5 inbound rings, each with its ingress warp, carry every message in order per key; a pause ' +
+      'holds all of them; STOP counts what they still hold',
+    async () => {
+      const sys = system(new CudaBackend({ partitions: 4, hostLanes: 5 })).register(Account, small);
       await sys.start();
-      expect(await sys.grain(Account, 3).deposit({ amount: 2 })).toEqual({ balance: 2 });
-      await new Promise((r) => setTimeout(r, 50)); // every warp idle, sleeping between polls
+      const k: RingKernel = sys.kernel(Account);
+      expect(k.lanes.length).toBe(5);
+      // Every lane gets keys (laneOfKey spreads them); tellMany rows and asks interleave per key.
+      const n = 20_000;
+      const key = new Int32Array(n).map((_, i) => i % 97);
+      const amount = new Float64Array(n).map((_, i) => (i % 7) + 1);
+      sys.tellMany(Account, 'deposit', { key, amount });
+      const want = new Float64Array(97);
+      for (let i = 0; i < n; i++) want[key[i]!]! += amount[i]!;
+      const asked = await Promise.all(
+        Array.from({ length: 97 }, (_, a) => sys.grain(Account, a).deposit({ amount: 1000 })),
+      );
+      // Each ask follows that key's tellMany rows in its lane: it sees all of them.
+      for (let a = 0; a < 97; a++) expect(asked[a]!.balance).toBe(want[a]! + 1000);
+      await sys.idle();
+      // Paused: sends wait in all five rings, none moves; activate moves them all.
+      await k.deactivate();
+      const before = sys.counters(Account).received;
+      for (let i = 0; i < 500; i++) sys.grain(Account, 200 + (i % 50)).tell.deposit({ amount: 1 });
+      await sleep(100);
+      expect(sys.counters(Account).received).toBe(before);
+      expect(k.inboundDepth()).toBe(500);
+      await k.activate();
+      await sys.idle();
+      for (let a = 0; a < 50; a += 7) expect((await sys.grain(Account, 200 + a).balance({})).balance).toBe(10);
+      // The control warp beats on every lane's control block (the host sweeps each lane's heartbeat).
+      await sleep(50);
+      expect(k.heartbeats().every((h) => h > 0)).toBe(true);
+      // STOP while paused: what the five rings hold is counted as rejected by the host, nothing lost silently.
+      await k.deactivate();
+      for (let i = 0; i < 300; i++) sys.grain(Account, 300 + i).tell.deposit({ amount: 1 });
+      await k.terminate();
+      const c = sys.counters(Account);
+      expect(c.hostRejected).toBe(300);
+      expect(c.sent).toBe(c.received + c.hostRejected);
       await sys.shutdown();
-      expect(backend.poisonedBy).toBeUndefined();
-      expect(sys.kernel(Account).state).toBe('terminated');
-    } finally {
-      if (before === undefined) delete process.env['RINGGRAIN_NVRTC_DEFINES'];
-      else process.env['RINGGRAIN_NVRTC_DEFINES'] = before;
-    }
-  });
+    },
+  );
+
+  it(
+    'tuning macros that are not multiples of 16 (RINGGRAIN_NVRTC_DEFINES RG_WORKER_SPIN=8): the kernel still ' +
+      'exits on STOP',
+    async () => {
+      // Workers once re-read the mode word only when their idle count was a multiple of 16; it stops at
+      // RG_WORKER_SPIN, so with 8 they never saw EXIT and every shutdown ended in KernelStuckError.
+      const before = process.env['RINGGRAIN_NVRTC_DEFINES'];
+      process.env['RINGGRAIN_NVRTC_DEFINES'] = 'RG_WORKER_SPIN=8,RG_INGRESS_SPIN=8';
+      try {
+        const backend = new CudaBackend({ partitions: 4 });
+        const sys = system(backend).register(Account, small);
+        await sys.start();
+        expect(await sys.grain(Account, 3).deposit({ amount: 2 })).toEqual({ balance: 2 });
+        await new Promise((r) => setTimeout(r, 50)); // every warp idle, sleeping between polls
+        await sys.shutdown();
+        expect(backend.poisonedBy).toBeUndefined();
+        expect(sys.kernel(Account).state).toBe('terminated');
+      } finally {
+        if (before === undefined) delete process.env['RINGGRAIN_NVRTC_DEFINES'];
+        else process.env['RINGGRAIN_NVRTC_DEFINES'] = before;
+      }
+    },
+  );
 
   it('bank: deposit/withdraw/balance asks answered by the GPU match a JS model; tells; K2K transfer', async () => {
     const backend = new CudaBackend();
@@ -157,7 +185,10 @@ gpu(`CudaBackend ${lane}`, () => {
     const diffs: string[] = [];
     for (let k = 0; k < 50; k++) {
       const got = await sys.grain(Account, k).balance({});
-      if (!allowed.get(k)!.includes(got.balance) || got.ops !== m(k).ops) diffs.push(`key ${k}: GPU ${JSON.stringify(got)}, allowed balances ${JSON.stringify(allowed.get(k))}, ops ${m(k).ops}`);
+      if (!allowed.get(k)!.includes(got.balance) || got.ops !== m(k).ops)
+        diffs.push(
+          `key ${k}: GPU ${JSON.stringify(got)}, allowed balances ${JSON.stringify(allowed.get(k))}, ops ${m(k).ops}`,
+        );
       else m(k).balance = got.balance;
     }
     expect(diffs, `${JSON.stringify(sys.counters(Account))}`).toEqual([]);
@@ -182,7 +213,10 @@ gpu(`CudaBackend ${lane}`, () => {
     for (let k = 0; k < N; k++) asks.push(sys.grain(Account, k * 7919).deposit({ amount: (k % 13) + 0.5 }));
     const replies = (await Promise.all(asks)) as { balance: number }[];
     replies.forEach((r, k) => expect(r.balance).toBe((k % 13) + 0.5));
-    const bal = (await Promise.all(Array.from({ length: N }, (_, k) => sys.grain(Account, k * 7919).balance({})))) as { balance: number; ops: number }[];
+    const bal = (await Promise.all(Array.from({ length: N }, (_, k) => sys.grain(Account, k * 7919).balance({})))) as {
+      balance: number;
+      ops: number;
+    }[];
     bal.forEach((r, k) => expect(r).toEqual({ balance: (k % 13) + 0.5, ops: 1 }));
     await waitFor(() => settled(sys.counters(Account)) && sys.counters(Account).replied === 2 * N);
     const c = sys.counters(Account);
@@ -237,46 +271,52 @@ gpu(`CudaBackend ${lane}`, () => {
     expect(sys.counters(Picky).handlerErrors).toBe(2);
   });
 
-  it('two grain classes at once: K2K fan-out/fan-in across kernels and a forward chain over three kernels', async () => {
-    const sys = system(new CudaBackend({ partitions: 8 }))
-      .register(Coordinator, small)
-      .register(Leaf, small)
-      .register(Hop1, small)
-      .register(Hop2, small)
-      .register(Hop3, small);
-    await sys.start();
-    const c = sys.grain(Coordinator, 4);
-    expect(await c.scatter({ n: 200, value: 3 })).toEqual({ expected: 200 });
-    let want = 0;
-    for (let i = 0; i < 200; i++) want += (3 + i) * 2;
-    await waitFor(async () => (await c.result({})).count === 200);
-    expect(await c.result({})).toEqual({ expected: 200, count: 200, sum: want });
-    expect(await sys.grain(Leaf, 7).get({})).toEqual({ total: 10, hits: 1 });
-    expect(await sys.grain(Hop1, 10).go({ x: 5, trail: 0 })).toEqual({ x: 33, trail: 123, by: 3 });
-    expect(await sys.grain(Hop2, 11).seen({})).toEqual({ seen: 1 });
-    expect(sys.counters(Coordinator).k2kSent).toBe(200);
-    expect(sys.counters(Leaf).k2kReceived).toBe(200);
-  });
+  it(
+    'two grain classes at once: K2K fan-out/fan-in across kernels and a forward chain over three kernels',
+    async () => {
+      const sys = system(new CudaBackend({ partitions: 8 }))
+        .register(Coordinator, small)
+        .register(Leaf, small)
+        .register(Hop1, small)
+        .register(Hop2, small)
+        .register(Hop3, small);
+      await sys.start();
+      const c = sys.grain(Coordinator, 4);
+      expect(await c.scatter({ n: 200, value: 3 })).toEqual({ expected: 200 });
+      let want = 0;
+      for (let i = 0; i < 200; i++) want += (3 + i) * 2;
+      await waitFor(async () => (await c.result({})).count === 200);
+      expect(await c.result({})).toEqual({ expected: 200, count: 200, sum: want });
+      expect(await sys.grain(Leaf, 7).get({})).toEqual({ total: 10, hits: 1 });
+      expect(await sys.grain(Hop1, 10).go({ x: 5, trail: 0 })).toEqual({ x: 33, trail: 123, by: 3 });
+      expect(await sys.grain(Hop2, 11).seen({})).toEqual({ seen: 1 });
+      expect(sys.counters(Coordinator).k2kSent).toBe(200);
+      expect(sys.counters(Leaf).k2kReceived).toBe(200);
+    },
+  );
 
-  it('one grain is terminated and relaunched while another keeps running (no free waits for a live kernel)', async () => {
-    const backend = new CudaBackend({ partitions: 8 });
-    const sys = system(backend).register(Coordinator, small).register(Leaf, small);
-    await sys.start();
-    const leaf = sys.kernel(Leaf);
-    const before = backend.memoryReport()!.stats;
-    await leaf.terminate();
-    // Coordinator's kernel still runs: its answers are computed on the GPU now.
-    const c = sys.grain(Coordinator, 1);
-    expect(await c.result({})).toEqual({ expected: 0, count: 0, sum: 0 });
-    await sys.launch(Leaf);
-    expect(await c.scatter({ n: 20, value: 1 })).toEqual({ expected: 20 });
-    let want = 0;
-    for (let i = 0; i < 20; i++) want += (1 + i) * 2;
-    await waitFor(async () => (await c.result({})).count === 20);
-    expect(await c.result({})).toEqual({ expected: 20, count: 20, sum: want });
-    // The relaunched kernel reused the pooled pinned buffer: nothing grew.
-    expect(backend.memoryReport()!.stats).toEqual(before);
-  });
+  it(
+    'one grain is terminated and relaunched while another keeps running (no free waits for a live kernel)',
+    async () => {
+      const backend = new CudaBackend({ partitions: 8 });
+      const sys = system(backend).register(Coordinator, small).register(Leaf, small);
+      await sys.start();
+      const leaf = sys.kernel(Leaf);
+      const before = backend.memoryReport()!.stats;
+      await leaf.terminate();
+      // Coordinator's kernel still runs: its answers are computed on the GPU now.
+      const c = sys.grain(Coordinator, 1);
+      expect(await c.result({})).toEqual({ expected: 0, count: 0, sum: 0 });
+      await sys.launch(Leaf);
+      expect(await c.scatter({ n: 20, value: 1 })).toEqual({ expected: 20 });
+      let want = 0;
+      for (let i = 0; i < 20; i++) want += (1 + i) * 2;
+      await waitFor(async () => (await c.result({})).count === 20);
+      expect(await c.result({})).toEqual({ expected: 20, count: 20, sum: want });
+      // The relaunched kernel reused the pooled pinned buffer: nothing grew.
+      expect(backend.memoryReport()!.stats).toEqual(before);
+    },
+  );
 
   it('a grain whose module is not loaded cannot launch while kernels run: typed error, no hang', async () => {
     const backend = new CudaBackend({ partitions: 4 });
@@ -290,19 +330,27 @@ gpu(`CudaBackend ${lane}`, () => {
     expect(await s1.grain(Account, 1).deposit({ amount: 3 })).toEqual({ balance: 3 });
   });
 
-  it('megabyte vectors: request and reply live in device scratch, not on the stack (VectorAdd, 2^20-element bound)', async () => {
-    const backend = new CudaBackend({ partitions: 4 });
-    const sys = system(backend).register(VectorAdd, { placement: 'cuda', slotSize: 1 << 15, ringCapacity: 64, replyCapacity: 64 });
-    await sys.start();
-    expect(backend.launches[0]!.stackBytesPerThread).toBeLessThan(1024);
-    const n = 1000;
-    const a = Float32Array.from({ length: n }, (_, i) => i * 0.5);
-    const b = Float32Array.from({ length: n }, (_, i) => 1 - i);
-    const got = (await sys.grain(VectorAdd, 1).add({ a, b })) as { n: number; sum: Float32Array };
-    expect(got.n).toBe(n);
-    expect(Array.from(got.sum)).toEqual(Array.from(a, (x, i) => Math.fround(x + b[i]!)));
-    expect(await sys.grain(VectorAdd, 1).stats({})).toEqual({ calls: 1, elements: n });
-  });
+  it(
+    'megabyte vectors: request and reply live in device scratch, not on the stack (VectorAdd, 2^20-element bound)',
+    async () => {
+      const backend = new CudaBackend({ partitions: 4 });
+      const sys = system(backend).register(VectorAdd, {
+        placement: 'cuda',
+        slotSize: 1 << 15,
+        ringCapacity: 64,
+        replyCapacity: 64,
+      });
+      await sys.start();
+      expect(backend.launches[0]!.stackBytesPerThread).toBeLessThan(1024);
+      const n = 1000;
+      const a = Float32Array.from({ length: n }, (_, i) => i * 0.5);
+      const b = Float32Array.from({ length: n }, (_, i) => 1 - i);
+      const got = (await sys.grain(VectorAdd, 1).add({ a, b })) as { n: number; sum: Float32Array };
+      expect(got.n).toBe(n);
+      expect(Array.from(got.sum)).toEqual(Array.from(a, (x, i) => Math.fround(x + b[i]!)));
+      expect(await sys.grain(VectorAdd, 1).stats({})).toEqual({ calls: 1, elements: n });
+    },
+  );
 
   it('a launch that cannot be co-resident fails with CoResidencyError instead of waiting', async () => {
     const first = new CudaBackend({ partitions: 8 });
@@ -322,7 +370,12 @@ gpu(`CudaBackend ${lane}`, () => {
 
   it('1,000 launch/terminate cycles end with device and pinned memory where they began', async () => {
     const backend = new CudaBackend({ partitions: 4 });
-    const sys = system(backend, { handshakeTimeoutMs: 5000 }).register(Account, { placement: 'cuda', maxActors: 1024, ringCapacity: 64, replyCapacity: 64 });
+    const sys = system(backend, { handshakeTimeoutMs: 5000 }).register(Account, {
+      placement: 'cuda',
+      maxActors: 1024,
+      ringCapacity: 64,
+      replyCapacity: 64,
+    });
     await sys.start();
     const k = sys.kernel(Account);
     await k.terminate();
@@ -331,7 +384,10 @@ gpu(`CudaBackend ${lane}`, () => {
     for (let i = 0; i < 1000; i++) {
       if (i % 100 === 0) {
         const m = backend.memoryReport()!.mem;
-        console.log(`cycle ${i}: ${Math.round(performance.now() - t0)} ms, free ${m.freeBytes - r0.mem.freeBytes} B vs start, pool reserved ${m.poolReservedBytes} B, used ${m.poolUsedBytes} B`);
+        console.log(
+          `cycle ${i}: ${Math.round(performance.now() - t0)} ms, free ${m.freeBytes - r0.mem.freeBytes} B vs ` +
+            `start, pool reserved ${m.poolReservedBytes} B, used ${m.poolUsedBytes} B`,
+        );
       }
       await sys.launch(Account);
       if (i % 100 === 0) expect(await sys.grain(Account, i).deposit({ amount: i })).toEqual({ balance: i });
@@ -383,7 +439,13 @@ gpu(`CudaBackend ${lane}`, () => {
 });
 
 /** Every message the host wrote was taken and finished (processed or rejected) and the counters say so. */
-function settled(c: { sent: number; received: number; processed: number; rejected: number; k2kReceived: number }): boolean {
+function settled(c: {
+  sent: number;
+  received: number;
+  processed: number;
+  rejected: number;
+  k2kReceived: number;
+}): boolean {
   return c.received === c.sent + c.k2kReceived && c.processed + c.rejected === c.received;
 }
 

@@ -56,11 +56,15 @@ describe(`ringgrain build: compiling (${nvrtc ? `NVRTC ${nvrtc}` : 'no NVRTC her
   });
 
   const needs = nvrtc ? '' : ' (skipped: no NVRTC found; RINGGRAIN_NVRTC names one)';
-  it.skipIf(nvrtc === undefined)(`compiles the class into the cache; the next build finds it there${needs}`, async () => {
-    const first = await buildKernels({ grains: [Account.grain], archs: ['sm_90'], cacheDir });
-    expect(first.map((b) => [b.grain, b.arch, b.cached])).toEqual([['Account', 'sm_90', false]]);
-    const again = await run([BANK, '--cache', cacheDir]);
-    expect(again.code).toBe(0);
-    expect(again.out).toContain('Account sm_90: already in the cache');
-  }, 120_000);
+  it.skipIf(nvrtc === undefined)(
+    `compiles the class into the cache; the next build finds it there${needs}`,
+    async () => {
+      const first = await buildKernels({ grains: [Account.grain], archs: ['sm_90'], cacheDir });
+      expect(first.map((b) => [b.grain, b.arch, b.cached])).toEqual([['Account', 'sm_90', false]]);
+      const again = await run([BANK, '--cache', cacheDir]);
+      expect(again.code).toBe(0);
+      expect(again.out).toContain('Account sm_90: already in the cache');
+    },
+    120_000,
+  );
 });

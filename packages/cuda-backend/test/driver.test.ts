@@ -30,7 +30,8 @@ import { EMPTY_KERNEL_SOURCE, PINGPONG_EXIT, runPingPong } from './selftest.ts';
 const probe = probeCuda();
 const driverProbe = probeCuda({ requireNvrtc: false });
 const gpuLane = probe.ok
-  ? `on the GPU (${probe.device.name}, ${probe.device.arch}, driver ${probe.driverVersionString}, NVRTC ${probe.nvrtc?.version ?? '?'})`
+  ? `on the GPU (${probe.device.name}, ${probe.device.arch}, driver ${probe.driverVersionString}, NVRTC ` +
+    `${probe.nvrtc?.version ?? '?'})`
   : `on the GPU (skipped: no CUDA driver/device — ${probe.reason})`;
 
 const MiB = 1 << 20;
@@ -157,7 +158,13 @@ extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, 
     const fn = ctx.getFunction(mod, 'rg_args');
     const stream = ctx.createStream();
     const out = ctx.allocHost(4096);
-    ctx.launch(fn, { grid: 1, block: 1, stream }, [arg.u32(0xdead_beef), arg.i32(-7), arg.u64(0x1234_5678_9abc_def0n), arg.f32(1.5), arg.ptr(out.devPtr)]);
+    ctx.launch(fn, { grid: 1, block: 1, stream }, [
+      arg.u32(0xdead_beef),
+      arg.i32(-7),
+      arg.u64(0x1234_5678_9abc_def0n),
+      arg.f32(1.5),
+      arg.ptr(out.devPtr),
+    ]);
     ctx.synchronize(stream);
     const got = new BigUint64Array(out.buffer, 0, 4);
     expect(got[0]).toBe(0xdead_beefn);
@@ -188,7 +195,9 @@ extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, 
   });
 
   it('turns a compile error into NvrtcError carrying the full log', () => {
-    const err = catchError(() => compileCached('#error boom from the test\n', { arch: ctx.device.arch, name: 'bad.cu', cacheDir }));
+    const err = catchError(() =>
+      compileCached('#error boom from the test\n', { arch: ctx.device.arch, name: 'bad.cu', cacheDir }),
+    );
     expect(err).toBeInstanceOf(NvrtcError);
     const e = err as NvrtcError;
     expect(e.code).toBe('NVRTC_ERROR_COMPILATION');
@@ -206,7 +215,12 @@ extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, 
     expect(second.compileMs).toBe(0);
     expect(second.key).toBe(first.key);
     expect(Buffer.from(second.cubin).equals(Buffer.from(first.cubin))).toBe(true);
-    const other = compileCached(src, { arch: ctx.device.arch, name: 'rg_cached.cu', cacheDir, extraOpts: ['-lineinfo'] });
+    const other = compileCached(src, {
+      arch: ctx.device.arch,
+      name: 'rg_cached.cu',
+      cacheDir,
+      extraOpts: ['-lineinfo'],
+    });
     expect(other.cached).toBe(false);
     const mod = ctx.loadModule(second.cubin);
     expect(ctx.getFunction(mod, 'rg_cached').name).toBe('rg_cached');
@@ -219,7 +233,10 @@ extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, 
     expect(r.exitCode).toBe(PINGPONG_EXIT.stopFlag);
     expect(r.latency.count).toBe(1000);
     expect(r.latency.minUs).toBeGreaterThan(0);
-    console.log(`[driver] ping-pong x1000: p50 ${r.latency.p50Us.toFixed(2)} µs, p99 ${r.latency.p99Us.toFixed(2)} µs, min ${r.latency.minUs.toFixed(2)} µs`);
+    console.log(
+      `[driver] ping-pong x1000: p50 ${r.latency.p50Us.toFixed(2)} µs, p99 ${r.latency.p99Us.toFixed(2)} µs, min ` +
+        `${r.latency.minUs.toFixed(2)} µs`,
+    );
     expect(ctx.stats()).toMatchObject({ pinnedAllocations: 0, streams: 0, modules: 0 });
   });
 
@@ -266,7 +283,9 @@ extern "C" __global__ void rg_args(unsigned int a, int b, unsigned long long c, 
 
     for (let i = 0; i < 100; i++) cycle();
     const after = ctx.memInfo().freeBytes;
-    console.log(`[driver] free device memory before ${before}, after 100 cycles ${after} (delta ${before - after} bytes)`);
+    console.log(
+      `[driver] free device memory before ${before}, after 100 cycles ${after} (delta ${before - after} bytes)`,
+    );
     expect(ctx.stats()).toEqual(statsBefore);
     expect(Math.abs(before - after)).toBeLessThanOrEqual(2 * MiB); // a 1 MiB/cycle leak would show as 100 MiB
   });

@@ -39,7 +39,9 @@ describe.skipIf(process.platform !== 'linux')('shared mapping between two proces
       expect(existsSync(m.path)).toBe(false);
       const words = new Int32Array(m.buffer);
       Atomics.store(words, 0, 12345);
-      const child = fork(new URL('./fixtures/shm-child.mjs', import.meta.url), [String(m.bytes)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc', m.fd] });
+      const child = fork(new URL('./fixtures/shm-child.mjs', import.meta.url), [String(m.bytes)], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc', m.fd],
+      });
       m.closeFd();
       const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       expect(code).toBe(0);
@@ -95,7 +97,16 @@ describe('the GPU host\'s channel to its application', () => {
 
   it('the host\'s shutdown on disconnect is bounded: a teardown that never settles still exits (code 1)', async () => {
     const codes: number[] = [];
-    await new Promise<void>((resolve) => exitAfter(() => new Promise(() => undefined), (c) => { codes.push(c); resolve(); }, 50));
+    await new Promise<void>((resolve) =>
+      exitAfter(
+        () => new Promise(() => undefined),
+        (c) => {
+          codes.push(c);
+          resolve();
+        },
+        50,
+      ),
+    );
     expect(codes).toEqual([1]);
     await new Promise<void>((resolve) => exitAfter(async () => undefined, (c) => { codes.push(c); resolve(); }, 50));
     await new Promise((r) => setTimeout(r, 80)); // the deadline of a teardown that settled must not fire too

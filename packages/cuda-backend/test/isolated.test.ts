@@ -20,7 +20,12 @@ afterAll(async () => {
 });
 
 function system(backend: IsolatedCudaBackend): GrainSystem {
-  const sys = new GrainSystem({ backends: { cuda: backend }, logLevel: 'silent', handleSignals: false, askTimeoutMs: 20_000 });
+  const sys = new GrainSystem({
+    backends: { cuda: backend },
+    logLevel: 'silent',
+    handleSignals: false,
+    askTimeoutMs: 20_000,
+  });
   systems.push(sys);
   return sys.register(Account, { placement: 'cuda', ...small });
 }
@@ -30,8 +35,17 @@ describe.skipIf(probe.ok)('IsolatedCudaBackend without a CUDA driver/device (the
     // The system would refuse placement 'cuda' after the probe; the plan goes to the backend directly.
     const backend = new IsolatedCudaBackend({ arenaBytes: 1 << 20, hostTimeoutMs: 60_000 });
     expect((await backend.probe()).ok).toBe(false);
-    const plan = { grainId: 0, grain: Account.grain, grains: [Account.grain], options: { ...DEFAULT_KERNEL_OPTIONS, ...small }, logger: pino({ level: 'silent' }) };
-    const err = await backend.createKernel(plan).then(() => undefined, (e: unknown) => e);
+    const plan = {
+      grainId: 0,
+      grain: Account.grain,
+      grains: [Account.grain],
+      options: { ...DEFAULT_KERNEL_OPTIONS, ...small },
+      logger: pino({ level: 'silent' }),
+    };
+    const err = await backend.createKernel(plan).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(GpuHostError);
     expect(String((err as Error).message)).toMatch(/libcuda|CUDA driver|driver/i);
     expect(backend.hostsStarted).toBe(1);
@@ -49,7 +63,8 @@ describe.skipIf(!probe.ok)(`IsolatedCudaBackend on the GPU${probe.ok ? ` (${prob
     }
   });
 
-  it('asks and K2K through the GPU host; a GPU fault rejects pending asks, and the relaunch runs in a new host (a new CUDA context)', async () => {
+  it('asks and K2K through the GPU host; a GPU fault rejects pending asks, and the relaunch runs in a new host ' +
+    '(a new CUDA context)', async () => {
     const backend = new IsolatedCudaBackend({ partitions: 4, arenaBytes: 64 << 20, faultInjection: true });
     const sys = system(backend);
     await sys.start();
@@ -58,7 +73,8 @@ describe.skipIf(!probe.ok)(`IsolatedCudaBackend on the GPU${probe.ok ? ` (${prob
     a.tell.transfer({ to: 2, amount: 20 });
     expect(await a.balance({})).toMatchObject({ balance: 30 }); // FIFO per actor: the transfer ran first
     let b = 0;
-    for (let i = 0; i < 200 && b !== 20; i++) b = ((await sys.grain(Account, 2).balance({})) as { balance: number }).balance;
+    for (let i = 0; i < 200 && b !== 20; i++)
+      b = ((await sys.grain(Account, 2).balance({})) as { balance: number }).balance;
     expect(b).toBe(20); // the K2K credit, sent on the GPU
     const firstPid = gpuHostPid(backend);
 

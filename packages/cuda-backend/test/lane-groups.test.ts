@@ -167,37 +167,44 @@ describe('LaneGroupKernel (no GPU needed)', () => {
     expect(d).toEqual({ keys: [1, 2, 3], bytes: Uint8Array.of(1, 1, 2, 2, 3, 3), stride: 2 });
   });
 
-  it('adds up overflow, deactivations and timer figures; publishes time to every group; reports memory per GPU', async () => {
-    const [a, b] = groups();
-    const k = new LaneGroupKernel('Account', [a, b], 4);
-    expect(k.overflow()).toEqual({ capacity: 200, inUse: 6, highWater: 14, overflowed: 0xfffffffe, exhausted: 2 });
-    expect(await k.deactivateIdle!(1, 2)).toBe(21);
-    expect(k.timerStats!()).toEqual({ ticks: 10, tickErrors: 2, armed: 4 });
-    k.publishTime!(42);
-    expect([a.published, b.published]).toEqual([[42], [42]]);
-    expect(k.timersCaughtUp!()).toBe(true);
-    expect(k.deviceMemory()).toEqual([
-      { group: 0, device: 0, deviceBytes: 1000 },
-      { group: 1, device: 1, deviceBytes: 2000 },
-    ]);
-  });
+  it(
+    'adds up overflow, deactivations and timer figures; publishes time to every group; reports memory per GPU',
+    async () => {
+      const [a, b] = groups();
+      const k = new LaneGroupKernel('Account', [a, b], 4);
+      expect(k.overflow()).toEqual({ capacity: 200, inUse: 6, highWater: 14, overflowed: 0xfffffffe, exhausted: 2 });
+      expect(await k.deactivateIdle!(1, 2)).toBe(21);
+      expect(k.timerStats!()).toEqual({ ticks: 10, tickErrors: 2, armed: 4 });
+      k.publishTime!(42);
+      expect([a.published, b.published]).toEqual([[42], [42]]);
+      expect(k.timersCaughtUp!()).toBe(true);
+      expect(k.deviceMemory()).toEqual([
+        { group: 0, device: 0, deviceBytes: 1000 },
+        { group: 1, device: 1, deviceBytes: 2000 },
+      ]);
+    },
+  );
 
-  it("a fault of one group faults the class with a GpuFaultError naming the group's GPU; dispose reaches every group", async () => {
-    const [a, b] = groups(true);
-    const k = new LaneGroupKernel('Account', [a, b], 4);
-    expect(k.health().fault).toBeUndefined();
-    b.fault = new GpuFaultError('Account', 'GPU_FAULT', 'the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS (700)', {
-      cudaResult: 700,
-    });
-    const f = k.health().fault as GpuFaultError;
-    expect(f).toBeInstanceOf(GpuFaultError);
-    expect(f).toMatchObject({ code: 'GPU_FAULT', device: 1, cudaResult: 700 });
-    expect(f.message).toMatch(/lane group 1 on GPU 1: .*ILLEGAL_ADDRESS/);
-    expect(f.cause).toBe(b.fault);
-    // The first fault stays the class's.
-    a.fault = new Error('later');
-    expect(k.health().fault).toBe(f);
-    await expect(k.dispose()).rejects.toThrow(/dispose failed on 1/);
-    expect([a.disposed, b.disposed]).toEqual([true, true]);
-  });
+  it(
+    "a fault of one group faults the class with a GpuFaultError naming the group's GPU; dispose reaches every " +
+      'group',
+    async () => {
+      const [a, b] = groups(true);
+      const k = new LaneGroupKernel('Account', [a, b], 4);
+      expect(k.health().fault).toBeUndefined();
+      b.fault = new GpuFaultError('Account', 'GPU_FAULT', 'the GPU reported CUDA_ERROR_ILLEGAL_ADDRESS (700)', {
+        cudaResult: 700,
+      });
+      const f = k.health().fault as GpuFaultError;
+      expect(f).toBeInstanceOf(GpuFaultError);
+      expect(f).toMatchObject({ code: 'GPU_FAULT', device: 1, cudaResult: 700 });
+      expect(f.message).toMatch(/lane group 1 on GPU 1: .*ILLEGAL_ADDRESS/);
+      expect(f.cause).toBe(b.fault);
+      // The first fault stays the class's.
+      a.fault = new Error('later');
+      expect(k.health().fault).toBe(f);
+      await expect(k.dispose()).rejects.toThrow(/dispose failed on 1/);
+      expect([a.disposed, b.disposed]).toEqual([true, true]);
+    },
+  );
 });

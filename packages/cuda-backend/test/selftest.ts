@@ -149,10 +149,16 @@ export async function runPingPong(ctx: CudaContext, opts: PingPongOptions): Prom
         // Off the hot path: every ~1M spins see whether the kernel died or the wait is hopeless.
         if ((++spins & 0xfffff) === 0) {
           if (ctx.streamQuery(stream) === 'complete') {
-            throw new CudaUsageError('RG_SELFTEST_KERNEL_EXITED', `ping-pong kernel exited before answering ping ${i} (exit word ${Atomics.load(w, PINGPONG_LAYOUT.exit)})`);
+            throw new CudaUsageError(
+              'RG_SELFTEST_KERNEL_EXITED',
+              `ping-pong kernel exited before answering ping ${i} (exit word ${Atomics.load(w, PINGPONG_LAYOUT.exit)})`,
+            );
           }
           if (performance.now() - t0 > timeoutMs) {
-            throw new CudaUsageError('RG_SELFTEST_TIMEOUT', `no answer to ping ${i} within ${timeoutMs} ms (pong = ${Atomics.load(w, PINGPONG_LAYOUT.pong)})`);
+            throw new CudaUsageError(
+              'RG_SELFTEST_TIMEOUT',
+              `no answer to ping ${i} within ${timeoutMs} ms (pong = ${Atomics.load(w, PINGPONG_LAYOUT.pong)})`,
+            );
           }
         }
       }
@@ -163,7 +169,8 @@ export async function runPingPong(ctx: CudaContext, opts: PingPongOptions): Prom
 
     Atomics.store(w, PINGPONG_LAYOUT.stop, 1);
     stopped = await ctx.waitForStream(stream, { timeoutMs: 5000 });
-    if (!stopped) throw new CudaUsageError('RG_SELFTEST_NO_STOP', 'ping-pong kernel did not exit within 5 s of the stop flag');
+    if (!stopped)
+      throw new CudaUsageError('RG_SELFTEST_NO_STOP', 'ping-pong kernel did not exit within 5 s of the stop flag');
     return {
       answered,
       latency: summarize(samples),

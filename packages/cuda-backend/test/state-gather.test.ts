@@ -16,7 +16,15 @@ const SIZE = 32;
 const MAX = 64;
 
 function target(over: Partial<GatherTarget> = {}): GatherTarget {
-  return { grain: 'Slab', stateSize: SIZE, maxActors: MAX, stringKeys: false, states: 0x7000_0000n, globals: 0x7100_0000n, ...over };
+  return {
+    grain: 'Slab',
+    stateSize: SIZE,
+    maxActors: MAX,
+    stringKeys: false,
+    states: 0x7000_0000n,
+    globals: 0x7100_0000n,
+    ...over,
+  };
 }
 
 class StandIn implements GatherDevice {
@@ -24,7 +32,10 @@ class StandIn implements GatherDevice {
   readonly mem: Uint8Array;
   readonly calls: string[] = [];
   launches: Array<{ blocks: number; threads: number; args: readonly KernelArg[] }> = [];
-  /** Rows each next launch writes (one list per launch; `drop`: flagged 0, as for a turn overlapping the copy); a count to report instead, or an error to throw. */
+  /**
+   * Rows each next launch writes (one list per launch; `drop`: flagged 0, as for a turn overlapping the copy); a count
+   * to report instead, or an error to throw.
+   */
   rows: Array<Array<{ key: bigint; fill: number; drop?: boolean }>> = [];
   reportCount: number | undefined;
   failLaunch: Error | undefined;
@@ -81,50 +92,75 @@ describe('decodeKeys', () => {
 });
 
 describe('DirtyGather (readDirty host half)', () => {
-  it('zeroes the count, launches with the listed parameters, reads the count, then copies exactly count keys and states', async () => {
-    const { t, dev, gather } = setup();
-    dev.rows = [
-      [
-        { key: 7n, fill: 1 },
-        { key: -3n, fill: 2 },
-        { key: 2n ** 40n, fill: 3 },
-      ],
-    ];
-    const got = await gather.run();
-    const { keysAt, statesAt } = gatherLayout(SIZE, MAX);
-    expect(dev.calls).toEqual(['zero 0 16', 'launch', 'copy 0 16', 'sync', `copy ${keysAt} 24`, `copy ${statesAt} ${3 * SIZE}`, 'sync']);
-    const l = dev.launches[0]!;
-    expect({ blocks: l.blocks, threadsPerBlock: l.threads }).toEqual(gatherLaunch(MAX));
-    expect(l.args).toEqual(GATHER_PARAMS.map((p) => ({ states: { kind: 'ptr', value: t.states }, globals: { kind: 'ptr', value: t.globals }, maxActors: { kind: 'u32', value: MAX }, out: { kind: 'ptr', value: dev.staging } })[p.name]));
-    expect(got.rows).toBe(3);
-    expect(got.batch.keys).toEqual([7, -3, 2 ** 40]);
-    expect(got.batch.stride).toBe(SIZE);
-    expect(got.batch.bytes.length).toBe(3 * SIZE);
-    expect([...got.batch.bytes.subarray(0, SIZE)].every((b) => b === 1)).toBe(true);
-    expect([...got.batch.bytes.subarray(2 * SIZE)].every((b) => b === 3)).toBe(true);
-    for (const ms of [got.gatherMs, got.copyMs, got.decodeMs]) expect(ms).toBeGreaterThanOrEqual(0);
-  });
+  it(
+    'zeroes the count, launches with the listed parameters, reads the count, then copies exactly count keys and ' +
+      'states',
+    async () => {
+      const { t, dev, gather } = setup();
+      dev.rows = [
+        [
+          { key: 7n, fill: 1 },
+          { key: -3n, fill: 2 },
+          { key: 2n ** 40n, fill: 3 },
+        ],
+      ];
+      const got = await gather.run();
+      const { keysAt, statesAt } = gatherLayout(SIZE, MAX);
+      expect(dev.calls).toEqual([
+        'zero 0 16',
+        'launch',
+        'copy 0 16',
+        'sync',
+        `copy ${keysAt} 24`,
+        `copy ${statesAt} ${3 * SIZE}`,
+        'sync',
+      ]);
+      const l = dev.launches[0]!;
+      expect({ blocks: l.blocks, threadsPerBlock: l.threads }).toEqual(gatherLaunch(MAX));
+      expect(l.args).toEqual(
+        GATHER_PARAMS.map(
+          (p) =>
+            ({
+              states: { kind: 'ptr', value: t.states },
+              globals: { kind: 'ptr', value: t.globals },
+              maxActors: { kind: 'u32', value: MAX },
+              out: { kind: 'ptr', value: dev.staging },
+            })[p.name],
+        ),
+      );
+      expect(got.rows).toBe(3);
+      expect(got.batch.keys).toEqual([7, -3, 2 ** 40]);
+      expect(got.batch.stride).toBe(SIZE);
+      expect(got.batch.bytes.length).toBe(3 * SIZE);
+      expect([...got.batch.bytes.subarray(0, SIZE)].every((b) => b === 1)).toBe(true);
+      expect([...got.batch.bytes.subarray(2 * SIZE)].every((b) => b === 3)).toBe(true);
+      for (const ms of [got.gatherMs, got.copyMs, got.decodeMs]) expect(ms).toBeGreaterThanOrEqual(0);
+    },
+  );
 
-  it('rows dropped by the kernel (a turn overlapped their copy) are left out, using the flags copied only then', async () => {
-    const { dev, gather } = setup();
-    dev.rows = [
-      [
-        { key: 1n, fill: 1 },
-        { key: 2n, fill: 2, drop: true },
-        { key: 3n, fill: 3 },
-        { key: 4n, fill: 4, drop: true },
-      ],
-    ];
-    const got = await gather.run();
-    const { flagsAt } = gatherLayout(SIZE, MAX);
-    expect(dev.calls).toContain(`copy ${flagsAt} 4`);
-    expect(got.dropped).toBe(2);
-    expect(got.rows).toBe(2);
-    expect(got.batch.keys).toEqual([1, 3]);
-    expect(got.batch.bytes.length).toBe(2 * SIZE);
-    expect([...got.batch.bytes.subarray(0, SIZE)].every((b) => b === 1)).toBe(true);
-    expect([...got.batch.bytes.subarray(SIZE)].every((b) => b === 3)).toBe(true);
-  });
+  it(
+    'rows dropped by the kernel (a turn overlapped their copy) are left out, using the flags copied only then',
+    async () => {
+      const { dev, gather } = setup();
+      dev.rows = [
+        [
+          { key: 1n, fill: 1 },
+          { key: 2n, fill: 2, drop: true },
+          { key: 3n, fill: 3 },
+          { key: 4n, fill: 4, drop: true },
+        ],
+      ];
+      const got = await gather.run();
+      const { flagsAt } = gatherLayout(SIZE, MAX);
+      expect(dev.calls).toContain(`copy ${flagsAt} 4`);
+      expect(got.dropped).toBe(2);
+      expect(got.rows).toBe(2);
+      expect(got.batch.keys).toEqual([1, 3]);
+      expect(got.batch.bytes.length).toBe(2 * SIZE);
+      expect([...got.batch.bytes.subarray(0, SIZE)].every((b) => b === 1)).toBe(true);
+      expect([...got.batch.bytes.subarray(SIZE)].every((b) => b === 3)).toBe(true);
+    },
+  );
 
   it('no dirty actor: an empty batch, and no row copies', async () => {
     const { dev, gather } = setup();

@@ -19,23 +19,30 @@ describe('TimerHost (timer-host.ts)', () => {
       dv.setUint32(offsetOf(TimerHostBlock, 'tickErrors'), v.tickErrors, true);
       dv.setInt32(offsetOf(TimerHostBlock, 'armed'), v.armed, true);
       if (v.caughtEpoch !== undefined) dv.setUint32(offsetOf(TimerHostBlock, 'caughtEpoch'), v.caughtEpoch >>> 0, true);
-      dv.setUint32(offsetOf(TimerHostBlock, 'publishes'), dv.getUint32(offsetOf(TimerHostBlock, 'publishes'), true) + 1, true);
+      dv.setUint32(
+        offsetOf(TimerHostBlock, 'publishes'),
+        dv.getUint32(offsetOf(TimerHostBlock, 'publishes'), true) + 1,
+        true,
+      );
     };
     return { th, dv, kernelPublishes };
   };
 
-  it('init writes the clock source and the origin where the control warp reads them, and clears the kernel line', () => {
-    const { th, dv, kernelPublishes } = fresh('host');
-    kernelPublishes({ caughtEpoch: 9, ticks: 5, tickErrors: 1, armed: 3 });
-    th.init(1_700_000_000_123.5);
-    expect(dv.getUint32(offsetOf(TimerHostBlock, 'clock'), true)).toBe(1);
-    expect(dv.getFloat64(offsetOf(TimerHostBlock, 'originMs'), true)).toBe(1_700_000_000_123.5);
-    expect(th.stats()).toEqual({ ticks: 0, tickErrors: 0, armed: 0 });
-    expect(th.publishes).toBe(0);
-    const k = fresh('kernel');
-    k.th.init(5);
-    expect(k.dv.getUint32(offsetOf(TimerHostBlock, 'clock'), true)).toBe(0);
-  });
+  it(
+    'init writes the clock source and the origin where the control warp reads them, and clears the kernel line',
+    () => {
+      const { th, dv, kernelPublishes } = fresh('host');
+      kernelPublishes({ caughtEpoch: 9, ticks: 5, tickErrors: 1, armed: 3 });
+      th.init(1_700_000_000_123.5);
+      expect(dv.getUint32(offsetOf(TimerHostBlock, 'clock'), true)).toBe(1);
+      expect(dv.getFloat64(offsetOf(TimerHostBlock, 'originMs'), true)).toBe(1_700_000_000_123.5);
+      expect(th.stats()).toEqual({ ticks: 0, tickErrors: 0, armed: 0 });
+      expect(th.publishes).toBe(0);
+      const k = fresh('kernel');
+      k.th.init(5);
+      expect(k.dv.getUint32(offsetOf(TimerHostBlock, 'clock'), true)).toBe(0);
+    },
+  );
 
   it('publish: the time under an even sequence word, one epoch per publication', () => {
     const { th, dv } = fresh('host');
