@@ -40,11 +40,18 @@ class ScriptedKernel implements BackendKernel {
   private answerHandshake(): void {
     const c = this.control;
     const req = Atomics.load(c, CONTROL.requested);
-    Atomics.store(c, CONTROL.observed, req === KernelState.STOP ? KernelState.STOPPED : req === KernelState.NONE ? KernelState.IDLE : req);
+    Atomics.store(
+      c,
+      CONTROL.observed,
+      req === KernelState.STOP ? KernelState.STOPPED : req === KernelState.NONE ? KernelState.IDLE : req,
+    );
     Atomics.store(c, CONTROL.ackEpoch, Atomics.load(c, CONTROL.requestEpoch));
   }
   /** Publishes counters (and `queued`), answering the publication request pending now if `answer`. */
-  publish(counts: Partial<Record<'received' | 'processed' | 'k2kSent' | 'k2kReceived', number>>, opts: { answer: boolean; queued?: number }): void {
+  publish(
+    counts: Partial<Record<'received' | 'processed' | 'k2kSent' | 'k2kReceived', number>>,
+    opts: { answer: boolean; queued?: number },
+  ): void {
     const c = this.control;
     for (const [name, v] of Object.entries(counts)) Atomics.store(c, CONTROL[name as 'processed'], v);
     if (opts.answer) {
@@ -141,7 +148,10 @@ describe('system.idle(): two waves of publications', () => {
     const { system, person, ward } = await setup();
     person.publish({}, { answer: false });
     ward.publish({}, { answer: true });
-    await expect(system.idle({ timeoutMs: 60 })).rejects.toMatchObject({ code: 'IDLE_TIMEOUT', message: expect.stringContaining('did not answer a counter publication request') });
+    await expect(system.idle({ timeoutMs: 60 })).rejects.toMatchObject({
+      code: 'IDLE_TIMEOUT',
+      message: expect.stringContaining('did not answer a counter publication request'),
+    });
     await system.shutdown({ timeoutMs: 100 }).catch(() => undefined);
   });
 });

@@ -60,41 +60,47 @@ describe.skipIf(natsSkip !== undefined)(`cluster control${natsSkip ? ` (skipped:
     await server?.stop();
   });
 
-  it("a client's idle() returns once its tells and the cross-silo K2K sends they caused ran on every silo", async () => {
-    const before = await client.cluster!.classMetrics();
-    // Relay r sends Counter.add to key 1000 + r: tells from the client, each a K2K tell from its Relay's
-    // silo to the Counter key's silo (another silo for most keys).
-    const relays = 30;
-    const rounds = 20;
-    for (let i = 0; i < rounds; i++)
-      for (let r = 0; r < relays; r++) client.grain(Relay, r).tell.tell({ key: 1000 + r, n: 1 });
-    await client.idle({ timeoutMs: 30_000 });
-    // No polling after idle(): every effect is there.
-    const m = await client.cluster!.classMetrics();
-    expect(m['Relay']!.processed - (before['Relay']?.processed ?? 0)).toBe(relays * rounds);
-    expect(m['Counter']!.processed - (before['Counter']?.processed ?? 0)).toBe(relays * rounds);
-    // The sum is over the silos: each silo's own figure is part of it.
-    const per = await client.cluster!.siloMetrics();
-    expect(Object.keys(per).sort()).toEqual(silos.map((s) => s.cluster!.self).sort());
-    expect(Object.values(per).reduce((n, c) => n + (c['Counter']?.processed ?? 0), 0)).toBe(m['Counter']!.processed);
-    for (let r = 0; r < relays; r++) expect((await client.grain(Counter, 1000 + r).get({})).total).toBe(rounds);
-  });
+  it(
+    "a client's idle() returns once its tells and the cross-silo K2K sends they caused ran on every " + 'silo',
+    async () => {
+      const before = await client.cluster!.classMetrics();
+      // Relay r sends Counter.add to key 1000 + r: tells from the client, each a K2K tell from its Relay's
+      // silo to the Counter key's silo (another silo for most keys).
+      const relays = 30;
+      const rounds = 20;
+      for (let i = 0; i < rounds; i++)
+        for (let r = 0; r < relays; r++) client.grain(Relay, r).tell.tell({ key: 1000 + r, n: 1 });
+      await client.idle({ timeoutMs: 30_000 });
+      // No polling after idle(): every effect is there.
+      const m = await client.cluster!.classMetrics();
+      expect(m['Relay']!.processed - (before['Relay']?.processed ?? 0)).toBe(relays * rounds);
+      expect(m['Counter']!.processed - (before['Counter']?.processed ?? 0)).toBe(relays * rounds);
+      // The sum is over the silos: each silo's own figure is part of it.
+      const per = await client.cluster!.siloMetrics();
+      expect(Object.keys(per).sort()).toEqual(silos.map((s) => s.cluster!.self).sort());
+      expect(Object.values(per).reduce((n, c) => n + (c['Counter']?.processed ?? 0), 0)).toBe(m['Counter']!.processed);
+      for (let r = 0; r < relays; r++) expect((await client.grain(Counter, 1000 + r).get({})).total).toBe(rounds);
+    },
+  );
 
-  it('an error of a core class raised on the owning silo comes back as that class, with its fields and the silo', async () => {
-    // Bulk's slot holds 208 payload bytes on the silos; the client has no slot and sends the bytes on.
-    const xs = Array.from({ length: 64 }, (_, i) => i + 0.5);
-    const e = (await client
-      .grain(Bulk, 7)
-      .put({ xs })
-      .then(
-        () => undefined,
-        (x: unknown) => x,
-      )) as PayloadTooLargeError & { silo?: string };
-    expect(e).toBeInstanceOf(PayloadTooLargeError);
-    expect(e.code).toBe('PAYLOAD_TOO_LARGE');
-    expect(e.message).toMatch(/needs \d+ bytes but a slot holds 208/);
-    expect(e.silo).toBe(client.cluster!.ownerOf('Bulk', 7));
-    // What fits goes through whole.
-    expect(await client.grain(Bulk, 7).put({ xs: xs.slice(0, 20) })).toEqual({ n: 20 });
-  });
+  it(
+    'an error of a core class raised on the owning silo comes back as that class, with its fields and the silo',
+    async () => {
+      // Bulk's slot holds 208 payload bytes on the silos; the client has no slot and sends the bytes on.
+      const xs = Array.from({ length: 64 }, (_, i) => i + 0.5);
+      const e = (await client
+        .grain(Bulk, 7)
+        .put({ xs })
+        .then(
+          () => undefined,
+          (x: unknown) => x,
+        )) as PayloadTooLargeError & { silo?: string };
+      expect(e).toBeInstanceOf(PayloadTooLargeError);
+      expect(e.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(e.message).toMatch(/needs \d+ bytes but a slot holds 208/);
+      expect(e.silo).toBe(client.cluster!.ownerOf('Bulk', 7));
+      // What fits goes through whole.
+      expect(await client.grain(Bulk, 7).put({ xs: xs.slice(0, 20) })).toEqual({ n: 20 });
+    },
+  );
 });

@@ -65,7 +65,11 @@ describe('crash: SIGKILL after a flush loses only the updates since that flush',
   const pgUrl = inject('pgUrl') as string | undefined;
   it.skipIf(pgUrl === undefined)(
     'PostgreSQL: a new process on the same schema sees every flushed ' +
-      `actor${pgUrl === undefined ? ' (skipped: no PostgreSQL server in this filtered run; run it with a filter that includes postgres-store)' : ''}`,
+      `actor${
+        pgUrl === undefined
+          ? ' (skipped: no PostgreSQL server in this filtered run; run it with a filter that includes postgres-store)'
+          : ''
+      }`,
     async () => {
       const counts = await crashAndRead('postgres', pgUrl!, `crash_${process.pid}`);
       expect(counts).toHaveLength(N);

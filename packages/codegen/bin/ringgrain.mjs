@@ -13,4 +13,7 @@ process.stdout.on('error', (e) => {
 });
 const source = new URL('../src/cli.ts', import.meta.url);
 const { main } = await import(existsSync(source) ? source.href : new URL('../dist/cli.js', import.meta.url).href);
-process.exitCode = await main(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+process.exitCode = await main(process.argv.slice(2), {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+});
