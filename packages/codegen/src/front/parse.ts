@@ -1,4 +1,5 @@
-import ts from 'typescript';
+import { createRequire } from 'node:module';
+import type ts from 'typescript';
 import {
   AST_VERSION,
   type AssignOp,
@@ -10,6 +11,16 @@ import {
   type Stmt,
 } from './ast.ts';
 import { CodegenError, type SourceSite } from './errors.ts';
+
+let compiler: typeof ts | undefined;
+/**
+ * The TypeScript compiler, loaded at its first use: loading it costs a process about 1.2 s of CPU (Node 20,
+ * the 2-core development machine), and a program that imports the code generator without translating a
+ * handler (the CUDA backend on a machine with no GPU, whose probe fails) never needs it.
+ */
+export const TS: typeof ts = new Proxy({} as typeof ts, {
+  get: (_, key) => Reflect.get((compiler ??= createRequire(import.meta.url)('typescript') as typeof ts), key),
+});
 
 /** What the parser needs to name a construct's place in an error. */
 export interface ParseSite {
@@ -99,51 +110,54 @@ export function unsupported(site: ParseSite, node: ts.Node | Loc, construct: str
   );
 }
 
-const BINARY: Partial<Record<ts.SyntaxKind, BinaryOp | '&&' | '||'>> = {
-  [ts.SyntaxKind.PlusToken]: '+',
-  [ts.SyntaxKind.MinusToken]: '-',
-  [ts.SyntaxKind.AsteriskToken]: '*',
-  [ts.SyntaxKind.SlashToken]: '/',
-  [ts.SyntaxKind.PercentToken]: '%',
-  [ts.SyntaxKind.LessThanToken]: '<',
-  [ts.SyntaxKind.LessThanEqualsToken]: '<=',
-  [ts.SyntaxKind.GreaterThanToken]: '>',
-  [ts.SyntaxKind.GreaterThanEqualsToken]: '>=',
-  [ts.SyntaxKind.EqualsEqualsEqualsToken]: '===',
-  [ts.SyntaxKind.ExclamationEqualsEqualsToken]: '!==',
-  [ts.SyntaxKind.BarToken]: '|',
-  [ts.SyntaxKind.AmpersandToken]: '&',
-  [ts.SyntaxKind.CaretToken]: '^',
-  [ts.SyntaxKind.LessThanLessThanToken]: '<<',
-  [ts.SyntaxKind.GreaterThanGreaterThanToken]: '>>',
-  [ts.SyntaxKind.GreaterThanGreaterThanGreaterThanToken]: '>>>',
-  [ts.SyntaxKind.AmpersandAmpersandToken]: '&&',
-  [ts.SyntaxKind.BarBarToken]: '||',
-};
+// Built at the first parse, so that importing the code generator does not load the compiler (typescript.ts).
+let binaryOps: Partial<Record<ts.SyntaxKind, BinaryOp | '&&' | '||'>> | undefined;
+let assignOps: Partial<Record<ts.SyntaxKind, AssignOp>> | undefined;
+const BINARY = (): Partial<Record<ts.SyntaxKind, BinaryOp | '&&' | '||'>> => (binaryOps ??= {
+  [TS.SyntaxKind.PlusToken]: '+',
+  [TS.SyntaxKind.MinusToken]: '-',
+  [TS.SyntaxKind.AsteriskToken]: '*',
+  [TS.SyntaxKind.SlashToken]: '/',
+  [TS.SyntaxKind.PercentToken]: '%',
+  [TS.SyntaxKind.LessThanToken]: '<',
+  [TS.SyntaxKind.LessThanEqualsToken]: '<=',
+  [TS.SyntaxKind.GreaterThanToken]: '>',
+  [TS.SyntaxKind.GreaterThanEqualsToken]: '>=',
+  [TS.SyntaxKind.EqualsEqualsEqualsToken]: '===',
+  [TS.SyntaxKind.ExclamationEqualsEqualsToken]: '!==',
+  [TS.SyntaxKind.BarToken]: '|',
+  [TS.SyntaxKind.AmpersandToken]: '&',
+  [TS.SyntaxKind.CaretToken]: '^',
+  [TS.SyntaxKind.LessThanLessThanToken]: '<<',
+  [TS.SyntaxKind.GreaterThanGreaterThanToken]: '>>',
+  [TS.SyntaxKind.GreaterThanGreaterThanGreaterThanToken]: '>>>',
+  [TS.SyntaxKind.AmpersandAmpersandToken]: '&&',
+  [TS.SyntaxKind.BarBarToken]: '||',
+});
 
-const ASSIGN: Partial<Record<ts.SyntaxKind, AssignOp>> = {
-  [ts.SyntaxKind.EqualsToken]: '=',
-  [ts.SyntaxKind.PlusEqualsToken]: '+=',
-  [ts.SyntaxKind.MinusEqualsToken]: '-=',
-  [ts.SyntaxKind.AsteriskEqualsToken]: '*=',
-  [ts.SyntaxKind.SlashEqualsToken]: '/=',
-  [ts.SyntaxKind.PercentEqualsToken]: '%=',
-  [ts.SyntaxKind.BarEqualsToken]: '|=',
-  [ts.SyntaxKind.AmpersandEqualsToken]: '&=',
-  [ts.SyntaxKind.CaretEqualsToken]: '^=',
-  [ts.SyntaxKind.LessThanLessThanEqualsToken]: '<<=',
-  [ts.SyntaxKind.GreaterThanGreaterThanEqualsToken]: '>>=',
-  [ts.SyntaxKind.GreaterThanGreaterThanGreaterThanEqualsToken]: '>>>=',
-};
+const ASSIGN = (): Partial<Record<ts.SyntaxKind, AssignOp>> => (assignOps ??= {
+  [TS.SyntaxKind.EqualsToken]: '=',
+  [TS.SyntaxKind.PlusEqualsToken]: '+=',
+  [TS.SyntaxKind.MinusEqualsToken]: '-=',
+  [TS.SyntaxKind.AsteriskEqualsToken]: '*=',
+  [TS.SyntaxKind.SlashEqualsToken]: '/=',
+  [TS.SyntaxKind.PercentEqualsToken]: '%=',
+  [TS.SyntaxKind.BarEqualsToken]: '|=',
+  [TS.SyntaxKind.AmpersandEqualsToken]: '&=',
+  [TS.SyntaxKind.CaretEqualsToken]: '^=',
+  [TS.SyntaxKind.LessThanLessThanEqualsToken]: '<<=',
+  [TS.SyntaxKind.GreaterThanGreaterThanEqualsToken]: '>>=',
+  [TS.SyntaxKind.GreaterThanGreaterThanGreaterThanEqualsToken]: '>>>=',
+});
 
 function strip(e: ts.Expression): ts.Expression {
   // Type-only wrappers (parentheses, `as`, `satisfies`, `!`) carry no run-time meaning.
   while (
-    ts.isParenthesizedExpression(e) ||
-    ts.isAsExpression(e) ||
-    ts.isSatisfiesExpression(e) ||
-    ts.isTypeAssertionExpression(e) ||
-    ts.isNonNullExpression(e)
+    TS.isParenthesizedExpression(e) ||
+    TS.isAsExpression(e) ||
+    TS.isSatisfiesExpression(e) ||
+    TS.isTypeAssertionExpression(e) ||
+    TS.isNonNullExpression(e)
   )
     e = e.expression;
   return e;
@@ -152,61 +166,61 @@ function strip(e: ts.Expression): ts.Expression {
 function expr(site: ParseSite, node: ts.Expression): Expr {
   const e = strip(node);
   const loc = locOf(site, e);
-  if (ts.isNumericLiteral(e)) return { kind: 'num', loc, value: Number(e.text), raw: e.getText(site.sf) };
-  if (e.kind === ts.SyntaxKind.TrueKeyword) return { kind: 'bool', loc, value: true };
-  if (e.kind === ts.SyntaxKind.FalseKeyword) return { kind: 'bool', loc, value: false };
-  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return { kind: 'str', loc, value: e.text };
-  if (ts.isIdentifier(e)) {
+  if (TS.isNumericLiteral(e)) return { kind: 'num', loc, value: Number(e.text), raw: e.getText(site.sf) };
+  if (e.kind === TS.SyntaxKind.TrueKeyword) return { kind: 'bool', loc, value: true };
+  if (e.kind === TS.SyntaxKind.FalseKeyword) return { kind: 'bool', loc, value: false };
+  if (TS.isStringLiteral(e) || TS.isNoSubstitutionTemplateLiteral(e)) return { kind: 'str', loc, value: e.text };
+  if (TS.isIdentifier(e)) {
     if (e.text === 'undefined') unsupported(site, e, 'undefined');
     return { kind: 'ident', loc, name: e.text };
   }
-  if (ts.isPropertyAccessExpression(e)) {
+  if (TS.isPropertyAccessExpression(e)) {
     if (e.questionDotToken) unsupported(site, e, 'optional chaining');
-    if (ts.isPrivateIdentifier(e.name)) unsupported(site, e, 'private field', 'use plain state fields');
+    if (TS.isPrivateIdentifier(e.name)) unsupported(site, e, 'private field', 'use plain state fields');
     return { kind: 'member', loc, object: expr(site, e.expression), name: e.name.text };
   }
-  if (ts.isElementAccessExpression(e)) {
+  if (TS.isElementAccessExpression(e)) {
     if (e.questionDotToken) unsupported(site, e, 'optional chaining');
     return { kind: 'index', loc, object: expr(site, e.expression), index: expr(site, e.argumentExpression) };
   }
-  if (ts.isCallExpression(e)) {
+  if (TS.isCallExpression(e)) {
     if (e.questionDotToken) unsupported(site, e, 'optional chaining');
-    for (const a of e.arguments) if (ts.isSpreadElement(a)) unsupported(site, a, 'spread');
+    for (const a of e.arguments) if (TS.isSpreadElement(a)) unsupported(site, a, 'spread');
     return { kind: 'call', loc, callee: expr(site, e.expression), args: e.arguments.map((a) => expr(site, a)) };
   }
-  if (ts.isPrefixUnaryExpression(e)) {
+  if (TS.isPrefixUnaryExpression(e)) {
     const op = e.operator;
-    if (op === ts.SyntaxKind.PlusPlusToken || op === ts.SyntaxKind.MinusMinusToken)
+    if (op === TS.SyntaxKind.PlusPlusToken || op === TS.SyntaxKind.MinusMinusToken)
       unsupported(site, e, 'increment in expression');
     const u =
-      op === ts.SyntaxKind.MinusToken
+      op === TS.SyntaxKind.MinusToken
         ? '-'
-        : op === ts.SyntaxKind.PlusToken
+        : op === TS.SyntaxKind.PlusToken
           ? '+'
-          : op === ts.SyntaxKind.ExclamationToken
+          : op === TS.SyntaxKind.ExclamationToken
             ? '!'
             : '~';
     return { kind: 'unary', loc, op: u, arg: expr(site, e.operand) };
   }
-  if (ts.isPostfixUnaryExpression(e)) unsupported(site, e, 'increment in expression');
-  if (ts.isBinaryExpression(e)) {
+  if (TS.isPostfixUnaryExpression(e)) unsupported(site, e, 'increment in expression');
+  if (TS.isBinaryExpression(e)) {
     const k = e.operatorToken.kind;
-    if (ASSIGN[k]) unsupported(site, e, 'assignment in expression');
-    if (k === ts.SyntaxKind.CommaToken) unsupported(site, e, 'comma expression');
-    if (k === ts.SyntaxKind.EqualsEqualsToken) unsupported(site, e.operatorToken, '==');
-    if (k === ts.SyntaxKind.ExclamationEqualsToken) unsupported(site, e.operatorToken, '!=');
-    if (k === ts.SyntaxKind.QuestionQuestionToken) unsupported(site, e.operatorToken, '??');
-    if (k === ts.SyntaxKind.AsteriskAsteriskToken) unsupported(site, e.operatorToken, 'exponent operator');
-    if (k === ts.SyntaxKind.InKeyword) unsupported(site, e.operatorToken, 'in operator');
-    if (k === ts.SyntaxKind.InstanceOfKeyword) unsupported(site, e.operatorToken, 'instanceof');
-    const op = BINARY[k];
+    if (ASSIGN()[k]) unsupported(site, e, 'assignment in expression');
+    if (k === TS.SyntaxKind.CommaToken) unsupported(site, e, 'comma expression');
+    if (k === TS.SyntaxKind.EqualsEqualsToken) unsupported(site, e.operatorToken, '==');
+    if (k === TS.SyntaxKind.ExclamationEqualsToken) unsupported(site, e.operatorToken, '!=');
+    if (k === TS.SyntaxKind.QuestionQuestionToken) unsupported(site, e.operatorToken, '??');
+    if (k === TS.SyntaxKind.AsteriskAsteriskToken) unsupported(site, e.operatorToken, 'exponent operator');
+    if (k === TS.SyntaxKind.InKeyword) unsupported(site, e.operatorToken, 'in operator');
+    if (k === TS.SyntaxKind.InstanceOfKeyword) unsupported(site, e.operatorToken, 'instanceof');
+    const op = BINARY()[k];
     if (!op) unsupported(site, e.operatorToken, `operator ${e.operatorToken.getText(site.sf)}`);
     const left = expr(site, e.left);
     const right = expr(site, e.right);
     if (op === '&&' || op === '||') return { kind: 'logical', loc, op, left, right };
     return { kind: 'binary', loc, op, left, right };
   }
-  if (ts.isConditionalExpression(e)) {
+  if (TS.isConditionalExpression(e)) {
     return {
       kind: 'cond',
       loc,
@@ -215,20 +229,20 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
       otherwise: expr(site, e.whenFalse),
     };
   }
-  if (ts.isArrayLiteralExpression(e)) {
+  if (TS.isArrayLiteralExpression(e)) {
     const elements = e.elements.map((x) => {
-      if (ts.isSpreadElement(x)) unsupported(site, x, 'spread');
-      if (ts.isOmittedExpression(x))
+      if (TS.isSpreadElement(x)) unsupported(site, x, 'spread');
+      if (TS.isOmittedExpression(x))
         unsupported(site, e, 'array literal with a hole', 'write every element: [a, 0, c]');
       return expr(site, x);
     });
     return { kind: 'array', loc, elements };
   }
-  if (ts.isObjectLiteralExpression(e)) {
+  if (TS.isObjectLiteralExpression(e)) {
     const props: { name: string; value: Expr; loc: Loc }[] = [];
     for (const p of e.properties) {
-      if (ts.isSpreadAssignment(p)) unsupported(site, p, 'spread');
-      if (ts.isShorthandPropertyAssignment(p)) {
+      if (TS.isSpreadAssignment(p)) unsupported(site, p, 'spread');
+      if (TS.isShorthandPropertyAssignment(p)) {
         props.push({
           name: p.name.text,
           value: { kind: 'ident', loc: locOf(site, p), name: p.name.text },
@@ -236,9 +250,9 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
         });
         continue;
       }
-      if (!ts.isPropertyAssignment(p))
+      if (!TS.isPropertyAssignment(p))
         unsupported(site, p, 'method or accessor in object literal', 'write plain `name: value` properties');
-      if (!ts.isIdentifier(p.name) && !ts.isStringLiteral(p.name))
+      if (!TS.isIdentifier(p.name) && !TS.isStringLiteral(p.name))
         unsupported(site, p.name, 'computed property name', 'write the field name literally');
       props.push({ name: p.name.text, value: expr(site, p.initializer), loc: locOf(site, p) });
     }
@@ -249,27 +263,27 @@ function expr(site: ParseSite, node: ts.Expression): Expr {
 
 /** A short name of an unsupported node, used as the construct in the error. */
 function describe(n: ts.Node): string {
-  if (ts.isArrowFunction(n)) return 'arrow function';
-  if (ts.isFunctionExpression(n)) return 'function expression';
-  if (ts.isAwaitExpression(n)) return 'await';
-  if (ts.isNewExpression(n)) return 'new';
-  if (ts.isTemplateExpression(n) || ts.isTaggedTemplateExpression(n)) return 'template literal';
-  if (ts.isSpreadElement(n)) return 'spread';
-  if (ts.isTypeOfExpression(n)) return 'typeof';
-  if (ts.isDeleteExpression(n)) return 'delete';
-  if (ts.isVoidExpression(n)) return 'void operator';
-  if (ts.isRegularExpressionLiteral(n)) return 'regular expression';
-  if (ts.isBigIntLiteral(n)) return 'bigint';
-  if (ts.isClassExpression(n)) return 'class';
-  if (ts.isYieldExpression(n)) return 'yield';
-  if (n.kind === ts.SyntaxKind.ThisKeyword) return 'this';
-  if (n.kind === ts.SyntaxKind.NullKeyword) return 'null';
-  if (n.kind === ts.SyntaxKind.SuperKeyword) return 'super';
-  return ts.SyntaxKind[n.kind];
+  if (TS.isArrowFunction(n)) return 'arrow function';
+  if (TS.isFunctionExpression(n)) return 'function expression';
+  if (TS.isAwaitExpression(n)) return 'await';
+  if (TS.isNewExpression(n)) return 'new';
+  if (TS.isTemplateExpression(n) || TS.isTaggedTemplateExpression(n)) return 'template literal';
+  if (TS.isSpreadElement(n)) return 'spread';
+  if (TS.isTypeOfExpression(n)) return 'typeof';
+  if (TS.isDeleteExpression(n)) return 'delete';
+  if (TS.isVoidExpression(n)) return 'void operator';
+  if (TS.isRegularExpressionLiteral(n)) return 'regular expression';
+  if (TS.isBigIntLiteral(n)) return 'bigint';
+  if (TS.isClassExpression(n)) return 'class';
+  if (TS.isYieldExpression(n)) return 'yield';
+  if (n.kind === TS.SyntaxKind.ThisKeyword) return 'this';
+  if (n.kind === TS.SyntaxKind.NullKeyword) return 'null';
+  if (n.kind === TS.SyntaxKind.SuperKeyword) return 'super';
+  return TS.SyntaxKind[n.kind];
 }
 
 function block(site: ParseSite, s: ts.Statement): Stmt[] {
-  if (ts.isBlock(s)) return s.statements.flatMap((x) => stmt(site, x));
+  if (TS.isBlock(s)) return s.statements.flatMap((x) => stmt(site, x));
   return stmt(site, s);
 }
 
@@ -277,25 +291,25 @@ function block(site: ParseSite, s: ts.Statement): Stmt[] {
 function exprStmt(site: ParseSite, node: ts.Expression): Stmt {
   const e = strip(node);
   const loc = locOf(site, e);
-  if (ts.isBinaryExpression(e) && ASSIGN[e.operatorToken.kind]) {
-    if (ts.isObjectLiteralExpression(e.left) || ts.isArrayLiteralExpression(e.left))
+  if (TS.isBinaryExpression(e) && ASSIGN()[e.operatorToken.kind]) {
+    if (TS.isObjectLiteralExpression(e.left) || TS.isArrayLiteralExpression(e.left))
       unsupported(site, e.left, 'destructuring');
     return {
       kind: 'assign',
       loc,
-      op: ASSIGN[e.operatorToken.kind] as AssignOp,
+      op: ASSIGN()[e.operatorToken.kind] as AssignOp,
       target: expr(site, e.left),
       value: expr(site, e.right),
     };
   }
   if (
-    (ts.isPrefixUnaryExpression(e) || ts.isPostfixUnaryExpression(e)) &&
-    (e.operator === ts.SyntaxKind.PlusPlusToken || e.operator === ts.SyntaxKind.MinusMinusToken)
+    (TS.isPrefixUnaryExpression(e) || TS.isPostfixUnaryExpression(e)) &&
+    (e.operator === TS.SyntaxKind.PlusPlusToken || e.operator === TS.SyntaxKind.MinusMinusToken)
   ) {
     return {
       kind: 'update',
       loc,
-      op: e.operator === ts.SyntaxKind.PlusPlusToken ? '++' : '--',
+      op: e.operator === TS.SyntaxKind.PlusPlusToken ? '++' : '--',
       target: expr(site, e.operand),
     };
   }
@@ -304,14 +318,14 @@ function exprStmt(site: ParseSite, node: ts.Expression): Stmt {
 
 function declarations(site: ParseSite, list: ts.VariableDeclarationList): Stmt[] {
   const flags = list.flags;
-  if (!(flags & ts.NodeFlags.Const) && !(flags & ts.NodeFlags.Let)) unsupported(site, list, 'var');
+  if (!(flags & TS.NodeFlags.Const) && !(flags & TS.NodeFlags.Let)) unsupported(site, list, 'var');
   return list.declarations.map((d) => {
-    if (!ts.isIdentifier(d.name)) unsupported(site, d.name, 'destructuring');
+    if (!TS.isIdentifier(d.name)) unsupported(site, d.name, 'destructuring');
     if (!d.initializer) unsupported(site, d, 'declaration without initializer', 'initialise every local: let x = 0');
     return {
       kind: 'let',
       loc: locOf(site, d),
-      constant: (flags & ts.NodeFlags.Const) !== 0,
+      constant: (flags & TS.NodeFlags.Const) !== 0,
       name: d.name.text,
       init: expr(site, d.initializer),
     } satisfies Stmt;
@@ -320,9 +334,9 @@ function declarations(site: ParseSite, list: ts.VariableDeclarationList): Stmt[]
 
 function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
   const loc = locOf(site, s);
-  if (ts.isVariableStatement(s)) return declarations(site, s.declarationList);
-  if (ts.isExpressionStatement(s)) return [exprStmt(site, s.expression)];
-  if (ts.isIfStatement(s)) {
+  if (TS.isVariableStatement(s)) return declarations(site, s.declarationList);
+  if (TS.isExpressionStatement(s)) return [exprStmt(site, s.expression)];
+  if (TS.isIfStatement(s)) {
     return [
       {
         kind: 'if',
@@ -333,10 +347,10 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
       },
     ];
   }
-  if (ts.isForStatement(s)) {
+  if (TS.isForStatement(s)) {
     let init: Stmt | null = null;
     if (s.initializer) {
-      if (ts.isVariableDeclarationList(s.initializer)) {
+      if (TS.isVariableDeclarationList(s.initializer)) {
         const ds = declarations(site, s.initializer);
         if (ds.length !== 1)
           unsupported(site, s.initializer, 'several declarations in a for header', 'declare one loop variable');
@@ -354,43 +368,43 @@ function stmt(site: ParseSite, s: ts.Statement): Stmt[] {
       },
     ];
   }
-  if (ts.isWhileStatement(s))
+  if (TS.isWhileStatement(s))
     return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: false }];
-  if (ts.isDoStatement(s))
+  if (TS.isDoStatement(s))
     return [{ kind: 'while', loc, test: expr(site, s.expression), body: block(site, s.statement), doWhile: true }];
-  if (ts.isReturnStatement(s)) return [{ kind: 'return', loc, value: s.expression ? expr(site, s.expression) : null }];
-  if (ts.isBreakStatement(s)) {
+  if (TS.isReturnStatement(s)) return [{ kind: 'return', loc, value: s.expression ? expr(site, s.expression) : null }];
+  if (TS.isBreakStatement(s)) {
     if (s.label) unsupported(site, s, 'labeled statement');
     return [{ kind: 'break', loc }];
   }
-  if (ts.isContinueStatement(s)) {
+  if (TS.isContinueStatement(s)) {
     if (s.label) unsupported(site, s, 'labeled statement');
     return [{ kind: 'continue', loc }];
   }
-  if (ts.isBlock(s)) return [{ kind: 'block', loc, body: s.statements.flatMap((x) => stmt(site, x)) }];
-  if (ts.isEmptyStatement(s)) return [];
-  if (ts.isTryStatement(s)) unsupported(site, s, 'try/catch');
-  if (ts.isThrowStatement(s)) return [throwStmt(site, s, loc)];
-  if (ts.isForOfStatement(s)) unsupported(site, s, 'for..of');
-  if (ts.isForInStatement(s)) unsupported(site, s, 'for..in');
-  if (ts.isSwitchStatement(s)) unsupported(site, s, 'switch');
-  if (ts.isLabeledStatement(s)) unsupported(site, s, 'labeled statement');
-  if (ts.isFunctionDeclaration(s)) unsupported(site, s, 'nested function');
-  if (ts.isClassDeclaration(s)) unsupported(site, s, 'class');
-  if (s.kind === ts.SyntaxKind.DebuggerStatement) unsupported(site, s, 'debugger');
-  if (ts.isWithStatement(s)) unsupported(site, s, 'with');
-  return unsupported(site, s, ts.SyntaxKind[s.kind]);
+  if (TS.isBlock(s)) return [{ kind: 'block', loc, body: s.statements.flatMap((x) => stmt(site, x)) }];
+  if (TS.isEmptyStatement(s)) return [];
+  if (TS.isTryStatement(s)) unsupported(site, s, 'try/catch');
+  if (TS.isThrowStatement(s)) return [throwStmt(site, s, loc)];
+  if (TS.isForOfStatement(s)) unsupported(site, s, 'for..of');
+  if (TS.isForInStatement(s)) unsupported(site, s, 'for..in');
+  if (TS.isSwitchStatement(s)) unsupported(site, s, 'switch');
+  if (TS.isLabeledStatement(s)) unsupported(site, s, 'labeled statement');
+  if (TS.isFunctionDeclaration(s)) unsupported(site, s, 'nested function');
+  if (TS.isClassDeclaration(s)) unsupported(site, s, 'class');
+  if (s.kind === TS.SyntaxKind.DebuggerStatement) unsupported(site, s, 'debugger');
+  if (TS.isWithStatement(s)) unsupported(site, s, 'with');
+  return unsupported(site, s, TS.SyntaxKind[s.kind]);
 }
 
 /** `throw new Error('constant')` (or "..." or a template literal without substitutions); nothing else. */
 function throwStmt(site: ParseSite, s: ts.ThrowStatement, loc: Loc): Stmt {
   const e = strip(s.expression);
-  if (!ts.isNewExpression(e) || !ts.isIdentifier(e.expression))
+  if (!TS.isNewExpression(e) || !TS.isIdentifier(e.expression))
     return unsupported(site, e, 'throw of a value other than new Error(...)', HINTS['throw']);
   if (e.expression.text !== 'Error') return unsupported(site, e, `throw new ${e.expression.text}(...)`, HINTS['throw']);
   const args = e.arguments ?? [];
   const a = args[0] === undefined ? undefined : strip(args[0]);
-  if (args.length !== 1 || !a || !(ts.isStringLiteral(a) || ts.isNoSubstitutionTemplateLiteral(a))) {
+  if (args.length !== 1 || !a || !(TS.isStringLiteral(a) || TS.isNoSubstitutionTemplateLiteral(a))) {
     return unsupported(site, a && args.length === 1 ? a : e, 'Error message that is not a constant string');
   }
   if (a.text.includes('\0'))
@@ -400,8 +414,8 @@ function throwStmt(site: ParseSite, s: ts.ThrowStatement, loc: Loc): Stmt {
 
 function paramType(site: ParseSite, t: ts.TypeNode | undefined): ParamType {
   if (!t) return 'unknown';
-  if (t.kind === ts.SyntaxKind.NumberKeyword) return 'number';
-  if (t.kind === ts.SyntaxKind.BooleanKeyword) return 'boolean';
+  if (t.kind === TS.SyntaxKind.NumberKeyword) return 'number';
+  if (t.kind === TS.SyntaxKind.BooleanKeyword) return 'boolean';
   return 'unknown';
 }
 
@@ -411,11 +425,11 @@ export type FnLike = ts.MethodDeclaration | ts.ArrowFunction | ts.FunctionExpres
 
 /** Parses a handler method or a module-level helper into the versioned tree. */
 export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): FunctionAst {
-  if (fn.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword)) unsupported(site, fn, 'async function');
+  if (fn.modifiers?.some((m) => m.kind === TS.SyntaxKind.AsyncKeyword)) unsupported(site, fn, 'async function');
   if (fn.asteriskToken) unsupported(site, fn, 'generator', 'handlers are synchronous turns');
   if (!fn.body) unsupported(site, fn, 'function without body', 'give the method a body');
   const params = fn.parameters.map((p) => {
-    if (!ts.isIdentifier(p.name)) unsupported(site, p.name, 'destructuring');
+    if (!TS.isIdentifier(p.name)) unsupported(site, p.name, 'destructuring');
     if (p.initializer) unsupported(site, p, 'default parameter');
     if (p.dotDotDotToken) unsupported(site, p, 'rest parameter');
     const type = paramType(site, p.type);
@@ -427,7 +441,7 @@ export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): Fun
   let returns: ParamType | 'void' = 'unknown';
   if (helper) {
     const r = fn.type;
-    if (r && r.kind === ts.SyntaxKind.VoidKeyword) returns = 'void';
+    if (r && r.kind === TS.SyntaxKind.VoidKeyword) returns = 'void';
     else {
       returns = paramType(site, r);
       if (returns === 'unknown')
@@ -441,11 +455,11 @@ export function parseFunction(site: ParseSite, fn: FnNode, helper: boolean): Fun
   }
   return {
     version: AST_VERSION,
-    name: fn.name && ts.isIdentifier(fn.name) ? fn.name.text : site.method,
+    name: fn.name && TS.isIdentifier(fn.name) ? fn.name.text : site.method,
     params,
     returns,
     // An arrow function with an expression body returns that expression.
-    body: ts.isBlock(fn.body)
+    body: TS.isBlock(fn.body)
       ? fn.body.statements.flatMap((s) => stmt(site, s))
       : [{ kind: 'return', loc: locOf(site, fn.body), value: expr(site, fn.body) }],
     loc: locOf(site, fn),

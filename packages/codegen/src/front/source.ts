@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import type ts from 'typescript';
 import type { FunctionAst } from './ast.ts';
 import { CodegenError } from './errors.ts';
-import { parseFunction, unsupported, type FnLike, type ParseSite } from './parse.ts';
+import { TS, parseFunction, unsupported, type FnLike, type ParseSite } from './parse.ts';
 
 /** A grain module parsed once: its grain classes (by spec name) and its module-level helpers. */
 export interface GrainModule {
@@ -23,17 +23,17 @@ function numericLiteral(e: ts.Expression | undefined): number | undefined {
   if (!e) return undefined;
   // Type-only wrappers: `const K = 5 as const`, `(5)`, `5 satisfies number`.
   while (
-    ts.isParenthesizedExpression(e) ||
-    ts.isAsExpression(e) ||
-    ts.isSatisfiesExpression(e) ||
-    ts.isTypeAssertionExpression(e)
+    TS.isParenthesizedExpression(e) ||
+    TS.isAsExpression(e) ||
+    TS.isSatisfiesExpression(e) ||
+    TS.isTypeAssertionExpression(e)
   )
     e = e.expression;
-  if (ts.isPrefixUnaryExpression(e) && e.operator === ts.SyntaxKind.MinusToken) {
+  if (TS.isPrefixUnaryExpression(e) && e.operator === TS.SyntaxKind.MinusToken) {
     const v = numericLiteral(e.operand);
     return v === undefined ? undefined : -v;
   }
-  if (ts.isNumericLiteral(e)) return Number(e.text);
+  if (TS.isNumericLiteral(e)) return Number(e.text);
   return undefined;
 }
 
@@ -42,18 +42,18 @@ const cache = new Map<string, GrainModule>();
 /** The spec name of a class extending `Grain({ name: '...' })`; '' when it extends Grain(<expression>). */
 function grainSpecName(cls: ts.ClassDeclaration): string | undefined {
   for (const h of cls.heritageClauses ?? []) {
-    if (h.token !== ts.SyntaxKind.ExtendsKeyword) continue;
+    if (h.token !== TS.SyntaxKind.ExtendsKeyword) continue;
     for (const t of h.types) {
       const call = t.expression;
-      if (!ts.isCallExpression(call) || !ts.isIdentifier(call.expression) || call.expression.text !== 'Grain') continue;
+      if (!TS.isCallExpression(call) || !TS.isIdentifier(call.expression) || call.expression.text !== 'Grain') continue;
       const spec = call.arguments[0];
-      if (!spec || !ts.isObjectLiteralExpression(spec)) return '';
+      if (!spec || !TS.isObjectLiteralExpression(spec)) return '';
       for (const p of spec.properties) {
         if (
-          ts.isPropertyAssignment(p) &&
-          ts.isIdentifier(p.name) &&
+          TS.isPropertyAssignment(p) &&
+          TS.isIdentifier(p.name) &&
           p.name.text === 'name' &&
-          ts.isStringLiteral(p.initializer)
+          TS.isStringLiteral(p.initializer)
         ) {
           return p.initializer.text;
         }
@@ -81,13 +81,13 @@ export function loadModule(moduleUrl: string): GrainModule {
       "the spec's module must be import.meta.url of a readable .ts file",
     );
   }
-  const sf = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+  const sf = TS.createSourceFile(path, text, TS.ScriptTarget.ES2022, true, TS.ScriptKind.TS);
   const classes = new Map<string, ts.ClassDeclaration>();
   const classToGrain = new Map<string, string>();
   const helpers = new Map<string, ts.FunctionDeclaration>();
   const consts = new Map<string, number>();
   for (const s of sf.statements) {
-    if (ts.isClassDeclaration(s)) {
+    if (TS.isClassDeclaration(s)) {
       const name = grainSpecName(s);
       // A spec that is not an object literal: the class is found by its own name.
       const key = name === '' ? s.name?.text : name;
@@ -95,12 +95,12 @@ export function loadModule(moduleUrl: string): GrainModule {
         if (!classes.has(key)) classes.set(key, s);
         if (s.name) classToGrain.set(s.name.text, key);
       }
-    } else if (ts.isFunctionDeclaration(s) && s.name && s.body) {
+    } else if (TS.isFunctionDeclaration(s) && s.name && s.body) {
       helpers.set(s.name.text, s);
-    } else if (ts.isVariableStatement(s) && s.declarationList.flags & ts.NodeFlags.Const) {
+    } else if (TS.isVariableStatement(s) && s.declarationList.flags & TS.NodeFlags.Const) {
       for (const d of s.declarationList.declarations) {
         const v = numericLiteral(d.initializer);
-        if (ts.isIdentifier(d.name) && v !== undefined) consts.set(d.name.text, v);
+        if (TS.isIdentifier(d.name) && v !== undefined) consts.set(d.name.text, v);
       }
     }
   }
@@ -141,10 +141,10 @@ export function parseHandler(mod: GrainModule, grain: string, method: string): F
 /** A class member's name when it is written literally (`go`, `'go'`, `['go']`). */
 function memberName(n: ts.PropertyName | undefined): string | undefined {
   if (!n) return undefined;
-  if (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) return n.text;
+  if (TS.isIdentifier(n) || TS.isStringLiteral(n) || TS.isNoSubstitutionTemplateLiteral(n)) return n.text;
   if (
-    ts.isComputedPropertyName(n) &&
-    (ts.isStringLiteral(n.expression) || ts.isNoSubstitutionTemplateLiteral(n.expression))
+    TS.isComputedPropertyName(n) &&
+    (TS.isStringLiteral(n.expression) || TS.isNoSubstitutionTemplateLiteral(n.expression))
   )
     return n.expression.text;
   return undefined;
@@ -158,7 +158,7 @@ function memberName(n: ts.PropertyName | undefined): string | undefined {
 function handlerNode(mod: GrainModule, grain: string, cls: ts.ClassDeclaration, method: string): FnLike | undefined {
   const site = siteFor(mod, grain, method);
   const isStatic = (x: ts.ClassElement) =>
-    ts.canHaveModifiers(x) && (ts.getModifiers(x) ?? []).some((k) => k.kind === ts.SyntaxKind.StaticKeyword);
+    TS.canHaveModifiers(x) && (TS.getModifiers(x) ?? []).some((k) => k.kind === TS.SyntaxKind.StaticKeyword);
   for (const x of cls.members) {
     if (memberName(x.name) !== method) continue;
     if (isStatic(x))
@@ -168,10 +168,10 @@ function handlerNode(mod: GrainModule, grain: string, cls: ts.ClassDeclaration, 
         `static handler ${method}`,
         `the CPU backend calls handlers on an instance: drop \`static\``,
       );
-    if (ts.isMethodDeclaration(x) && x.body) return x;
-    if (ts.isPropertyDeclaration(x) && x.initializer) {
+    if (TS.isMethodDeclaration(x) && x.body) return x;
+    if (TS.isPropertyDeclaration(x) && x.initializer) {
       const init = x.initializer;
-      if (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) return init;
+      if (TS.isArrowFunction(init) || TS.isFunctionExpression(init)) return init;
       unsupported(
         site,
         x,
@@ -179,7 +179,7 @@ function handlerNode(mod: GrainModule, grain: string, cls: ts.ClassDeclaration, 
         `write it as a method: ${method}(state, msg, ctx) { ... }`,
       );
     }
-    if (ts.isGetAccessorDeclaration(x) || ts.isSetAccessorDeclaration(x)) unsupported(site, x, 'getter/setter');
+    if (TS.isGetAccessorDeclaration(x) || TS.isSetAccessorDeclaration(x)) unsupported(site, x, 'getter/setter');
   }
   return undefined;
 }
