@@ -63,11 +63,18 @@ class Named extends Grain({
   }
 }
 
-class Unregistered extends Grain({ name: 'Unregistered', module: import.meta.url, state: t.struct({ n: t.u32 }), methods: { x: { request: t.struct({}) } } }) {
+class Unregistered extends Grain({
+  name: 'Unregistered',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: { x: { request: t.struct({}) } },
+}) {
   x() {}
 }
 
-/** The fake's default answer: `add` replies with its `by` doubled, `samples` with n numbers, `hello` echoes; others {}. */
+/**
+ * The fake's default answer: `add` replies with its `by` doubled, `samples` with n numbers, `hello` echoes; others {}.
+ */
 function answer(m: FakeMessage): unknown {
   const p = m.payload as Record<string, number>;
   if (m.method === 'add') return { total: p['by']! * 2 };
@@ -81,11 +88,19 @@ afterEach(async () => {
   for (const s of systems.splice(0)) await s.shutdown({ mode: 'reject', timeoutMs: 200 }).catch(() => undefined);
 });
 
-async function setup(opts: { lanes?: number; auto?: boolean; ringCapacity?: number; system?: Partial<SystemOptions> } = {}) {
+async function setup(
+  opts: { lanes?: number; auto?: boolean; ringCapacity?: number; system?: Partial<SystemOptions> } = {},
+) {
   const fake = new FakeBackend({ lanes: opts.lanes ?? 1, auto: opts.auto ?? true });
   fake.handle = answer;
   const clock = { now: 1_000 };
-  const system = new GrainSystem({ backends: { fake }, logLevel: 'silent', handleSignals: false, clock: () => clock.now, ...opts.system });
+  const system = new GrainSystem({
+    backends: { fake },
+    logLevel: 'silent',
+    handleSignals: false,
+    clock: () => clock.now,
+    ...opts.system,
+  });
   systems.push(system);
   system.register(Counter, { placement: 'fake', ...(opts.ringCapacity ? { ringCapacity: opts.ringCapacity } : {}) });
   system.register(Named, { placement: 'fake' });
@@ -99,28 +114,35 @@ async function turns(n = 5): Promise<void> {
 }
 
 describe('GrainSystem: single sends', () => {
-  it('an ask reaches the kernel with its key, payload, correlation id and the injected clock, and resolves with the reply', async () => {
-    const { system, counter, clock } = await setup();
-    clock.now = 5_000;
-    await expect(system.grain(Counter, 7).add({ by: 21 })).resolves.toEqual({ total: 42 });
-    expect(counter.taken).toHaveLength(1);
-    const m = counter.taken[0]!;
-    expect(m).toMatchObject({ grain: 'Counter', method: 'add', key: 7, payload: { by: 21 }, time: 5_000 });
-    expect(m.corr).toBeGreaterThan(0);
-    // The clock is read at each send: a test moves it between sends.
-    clock.now = 6_000;
-    await system.grain(Counter, 7).add({ by: 1 });
-    expect(counter.taken[1]!.time).toBe(6_000);
-  });
+  it(
+    'an ask reaches the kernel with its key, payload, correlation id and the injected clock, and resolves with ' +
+      'the reply',
+    async () => {
+      const { system, counter, clock } = await setup();
+      clock.now = 5_000;
+      await expect(system.grain(Counter, 7).add({ by: 21 })).resolves.toEqual({ total: 42 });
+      expect(counter.taken).toHaveLength(1);
+      const m = counter.taken[0]!;
+      expect(m).toMatchObject({ grain: 'Counter', method: 'add', key: 7, payload: { by: 21 }, time: 5_000 });
+      expect(m.corr).toBeGreaterThan(0);
+      // The clock is read at each send: a test moves it between sends.
+      clock.now = 6_000;
+      await system.grain(Counter, 7).add({ by: 1 });
+      expect(counter.taken[1]!.time).toBe(6_000);
+    },
+  );
 
-  it('a tell returns undefined while the ring has room and carries correlation id 0; counters balance after idle()', async () => {
-    const { system, counter } = await setup();
-    for (let i = 0; i < 10; i++) expect(system.grain(Counter, i).tell.bump({ by: i })).toBeUndefined();
-    await system.idle({ timeoutMs: 5_000 });
-    expect(counter.taken.map((m) => [m.key, m.corr])).toEqual(Array.from({ length: 10 }, (_, i) => [i, 0]));
-    const c = system.counters(Counter);
-    expect(c).toMatchObject({ sent: 10, received: 10, processed: 10, replied: 0, inboundDepth: 0 });
-  });
+  it(
+    'a tell returns undefined while the ring has room and carries correlation id 0; counters balance after idle()',
+    async () => {
+      const { system, counter } = await setup();
+      for (let i = 0; i < 10; i++) expect(system.grain(Counter, i).tell.bump({ by: i })).toBeUndefined();
+      await system.idle({ timeoutMs: 5_000 });
+      expect(counter.taken.map((m) => [m.key, m.corr])).toEqual(Array.from({ length: 10 }, (_, i) => [i, 0]));
+      const c = system.counters(Counter);
+      expect(c).toMatchObject({ sent: 10, received: 10, processed: 10, replied: 0, inboundDepth: 0 });
+    },
+  );
 
   it('an ask of a method without reply resolves undefined; negative and 2^53-1 keys travel whole', async () => {
     const { system, counter } = await setup();
@@ -142,7 +164,9 @@ describe('GrainSystem: single sends', () => {
 
   it('a bad payload is SchemaValidationError at the call and takes no ring slot', async () => {
     const { system, counter } = await setup();
-    await expect(system.grain(Counter, 1).add({ by: 'x' as unknown as number })).rejects.toBeInstanceOf(SchemaValidationError);
+    await expect(system.grain(Counter, 1).add({ by: 'x' as unknown as number })).rejects.toBeInstanceOf(
+      SchemaValidationError,
+    );
     expect(() => system.grain(Counter, 1).tell.bump({} as { by: number })).toThrow(SchemaValidationError);
     await system.grain(Counter, 1).add({ by: 1 });
     expect(counter.taken).toHaveLength(1);
@@ -151,11 +175,15 @@ describe('GrainSystem: single sends', () => {
 
   it('keys go to the lane laneOfKey picks, FIFO per key', async () => {
     const { system, counter } = await setup({ lanes: 4 });
-    for (let round = 0; round < 3; round++) for (let key = 0; key < 20; key++) system.grain(Counter, key).tell.bump({ by: round });
+    for (let round = 0; round < 3; round++)
+      for (let key = 0; key < 20; key++) system.grain(Counter, key).tell.bump({ by: round });
     await system.idle({ timeoutMs: 5_000 });
     expect(counter.taken).toHaveLength(60);
     for (const m of counter.taken) expect(m.lane).toBe(laneOfKey(m.key, 4));
-    for (let key = 0; key < 20; key++) expect(counter.taken.filter((m) => m.key === key).map((m) => (m.payload as { by: number }).by)).toEqual([0, 1, 2]);
+    for (let key = 0; key < 20; key++)
+      expect(counter.taken.filter((m) => m.key === key).map((m) => (m.payload as { by: number }).by)).toEqual([
+        0, 1, 2,
+      ]);
   });
 
   it('`into` must name a numeric array field of the reply with its typed array', async () => {
@@ -164,8 +192,12 @@ describe('GrainSystem: single sends', () => {
     const r = (await system.grain(Counter, 1).samples({ n: 3 }, { into: { xs } })) as { xs: Float64Array };
     expect(Array.from(r.xs)).toEqual([0.5, 1.5, 2.5]);
     expect(r.xs.buffer).toBe(xs.buffer);
-    await expect(system.grain(Counter, 1).samples({ n: 1 }, { into: { xs: new Float32Array(8) as unknown as Float64Array } })).rejects.toBeInstanceOf(ReplyTargetError);
-    await expect(system.grain(Counter, 1).samples({ n: 1 }, { into: { ys: new Float64Array(8) } as never })).rejects.toBeInstanceOf(ReplyTargetError);
+    await expect(
+      system.grain(Counter, 1).samples({ n: 1 }, { into: { xs: new Float32Array(8) as unknown as Float64Array } }),
+    ).rejects.toBeInstanceOf(ReplyTargetError);
+    await expect(
+      system.grain(Counter, 1).samples({ n: 1 }, { into: { ys: new Float64Array(8) } as never }),
+    ).rejects.toBeInstanceOf(ReplyTargetError);
   });
 
   it('unknown classes and methods are typed errors', async () => {
@@ -194,27 +226,37 @@ describe('GrainSystem: failures', () => {
     expect(system.counters(Counter).handlerErrors).toBe(2);
   });
 
-  it('an ask nobody answers rejects with AskTimeoutError; its reply arriving later is counted late, not lost', async () => {
-    const { system, counter } = await setup({ auto: false, system: { askTimeoutMs: 100 } });
-    const err = await system.grain(Counter, 1).add({ by: 1 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AskTimeoutError);
-    expect(system.lateReplies).toBe(0);
-    counter.step();
-    await system.idle({ timeoutMs: 5_000 });
-    expect(system.lateReplies).toBe(1);
-  });
+  it(
+    'an ask nobody answers rejects with AskTimeoutError; its reply arriving later is counted late, not lost',
+    async () => {
+      const { system, counter } = await setup({ auto: false, system: { askTimeoutMs: 100 } });
+      const err = await system
+        .grain(Counter, 1)
+        .add({ by: 1 })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AskTimeoutError);
+      expect(system.lateReplies).toBe(0);
+      counter.step();
+      await system.idle({ timeoutMs: 5_000 });
+      expect(system.lateReplies).toBe(1);
+    },
+  );
 
-  it('a kernel whose backend reports a fault is faulted: waiting asks reject with KernelFaultError, a fault event fires, later sends fail typed', async () => {
-    const { system, counter } = await setup({ auto: false });
-    const faults: string[] = [];
-    system.on('fault', (e) => faults.push(e.grain));
-    const ask = system.grain(Counter, 1).add({ by: 1 });
-    counter.fault = new Error('device lost');
-    await expect(ask).rejects.toBeInstanceOf(KernelFaultError);
-    expect(faults).toEqual(['Counter']);
-    expect(system.kernel(Counter).state).toBe('faulted');
-    await expect(system.grain(Counter, 1).add({ by: 1 })).rejects.toBeInstanceOf(KernelFaultError);
-  });
+  it(
+    'a kernel whose backend reports a fault is faulted: waiting asks reject with KernelFaultError, a fault ' +
+      'event fires, later sends fail typed',
+    async () => {
+      const { system, counter } = await setup({ auto: false });
+      const faults: string[] = [];
+      system.on('fault', (e) => faults.push(e.grain));
+      const ask = system.grain(Counter, 1).add({ by: 1 });
+      counter.fault = new Error('device lost');
+      await expect(ask).rejects.toBeInstanceOf(KernelFaultError);
+      expect(faults).toEqual(['Counter']);
+      expect(system.kernel(Counter).state).toBe('faulted');
+      await expect(system.grain(Counter, 1).add({ by: 1 })).rejects.toBeInstanceOf(KernelFaultError);
+    },
+  );
 
   it('a lane whose heartbeat stands still while an ask waits faults the kernel after heartbeatTimeoutMs', async () => {
     const { system, counter } = await setup({ system: { heartbeatTimeoutMs: 100 } });
@@ -243,23 +285,27 @@ describe('GrainSystem: backpressure', () => {
     expect(system.waitingSendsOf(system.kernel(Counter))).toBe(0);
   });
 
-  it('sends that wait past queueFullTimeoutMs fail: asks reject with QueueFullError, tells are tellError events, all counted cancelled', async () => {
-    const { system, counter } = await setup({ auto: false, ringCapacity: 2, system: { queueFullTimeoutMs: 100 } });
-    const events: Error[] = [];
-    system.on('tellError', (e) => events.push(e.error));
-    system.grain(Counter, 1).tell.bump({ by: 0 });
-    system.grain(Counter, 1).tell.bump({ by: 1 });
-    const tell = system.grain(Counter, 1).tell.bump({ by: 2 });
-    const ask = system.grain(Counter, 1).add({ by: 3 });
-    await expect(ask).rejects.toBeInstanceOf(QueueFullError);
-    await expect(tell).rejects.toBeInstanceOf(QueueFullError);
-    expect(events).toHaveLength(1);
-    expect(events[0]).toBeInstanceOf(QueueFullError);
-    expect(system.counters(Counter).cancelled).toBe(2);
-    // The two in the ring were accepted and still run.
-    counter.step();
-    expect(counter.taken.map((m) => (m.payload as { by: number }).by)).toEqual([0, 1]);
-  });
+  it(
+    'sends that wait past queueFullTimeoutMs fail: asks reject with QueueFullError, tells are tellError events, ' +
+      'all counted cancelled',
+    async () => {
+      const { system, counter } = await setup({ auto: false, ringCapacity: 2, system: { queueFullTimeoutMs: 100 } });
+      const events: Error[] = [];
+      system.on('tellError', (e) => events.push(e.error));
+      system.grain(Counter, 1).tell.bump({ by: 0 });
+      system.grain(Counter, 1).tell.bump({ by: 1 });
+      const tell = system.grain(Counter, 1).tell.bump({ by: 2 });
+      const ask = system.grain(Counter, 1).add({ by: 3 });
+      await expect(ask).rejects.toBeInstanceOf(QueueFullError);
+      await expect(tell).rejects.toBeInstanceOf(QueueFullError);
+      expect(events).toHaveLength(1);
+      expect(events[0]).toBeInstanceOf(QueueFullError);
+      expect(system.counters(Counter).cancelled).toBe(2);
+      // The two in the ring were accepted and still run.
+      counter.step();
+      expect(counter.taken.map((m) => (m.payload as { by: number }).by)).toEqual([0, 1]);
+    },
+  );
 });
 
 describe('GrainSystem: bulk sends', () => {
@@ -282,25 +328,38 @@ describe('GrainSystem: bulk sends', () => {
     expect(system.counters(Counter).sent).toBe(2 * n);
   });
 
-  it('a bad column throws SchemaValidationError naming it and sends nothing; a failed row rejects askMany with AskManyError after all settle', async () => {
-    const { system, counter, fake } = await setup();
-    expect(() => system.tellMany(Counter, 'bump', { key: Int32Array.of(1, 2), by: Float64Array.of(1) })).toThrow(SchemaValidationError);
-    await expect(system.askMany(Counter, 'add', { key: [1, 2.5], by: [1, 2] })).rejects.toBeInstanceOf(SchemaValidationError);
-    expect(counter.taken).toHaveLength(0);
-    fake.handle = (m) => {
-      if ((m.payload as { by: number }).by === 3) throw new Error('three');
-      return answer(m);
-    };
-    const err = await system.askMany(Counter, 'add', { key: Int32Array.of(1, 2, 3, 4), by: Float64Array.of(1, 2, 3, 4) }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AskManyError);
-    expect(err).toMatchObject({ row: 2 });
-    expect(counter.taken).toHaveLength(4);
-  });
+  it(
+    'a bad column throws SchemaValidationError naming it and sends nothing; a failed row rejects askMany with ' +
+      'AskManyError after all settle',
+    async () => {
+      const { system, counter, fake } = await setup();
+      expect(() => system.tellMany(Counter, 'bump', { key: Int32Array.of(1, 2), by: Float64Array.of(1) })).toThrow(
+        SchemaValidationError,
+      );
+      await expect(system.askMany(Counter, 'add', { key: [1, 2.5], by: [1, 2] })).rejects.toBeInstanceOf(
+        SchemaValidationError,
+      );
+      expect(counter.taken).toHaveLength(0);
+      fake.handle = (m) => {
+        if ((m.payload as { by: number }).by === 3) throw new Error('three');
+        return answer(m);
+      };
+      const err = await system
+        .askMany(Counter, 'add', { key: Int32Array.of(1, 2, 3, 4), by: Float64Array.of(1, 2, 3, 4) })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AskManyError);
+      expect(err).toMatchObject({ row: 2 });
+      expect(counter.taken).toHaveLength(4);
+    },
+  );
 
   it('askMany past a full ring waits and completes', async () => {
     const { system, counter } = await setup({ auto: false, ringCapacity: 4 });
     const n = 19;
-    const p = system.askMany(Counter, 'add', { key: Int32Array.from({ length: n }, (_, i) => i), by: Float64Array.from({ length: n }, (_, i) => i) });
+    const p = system.askMany(Counter, 'add', {
+      key: Int32Array.from({ length: n }, (_, i) => i),
+      by: Float64Array.from({ length: n }, (_, i) => i),
+    });
     let settled = false;
     void p.then(() => (settled = true));
     while (!settled) {
@@ -328,25 +387,34 @@ describe('GrainSystem: idle()', () => {
 describe('GrainSystem: options, placement and lifecycle', () => {
   it('refuses bad options typed at construction and at register', () => {
     const fake = new FakeBackend();
-    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', askTimeoutMs: -1 })).toThrow(SystemOptionsError);
-    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', replySpinMicros: Number.NaN })).toThrow(SystemOptionsError);
-    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', autoOrder: ['cpu'] })).toThrow(PlacementError);
+    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', askTimeoutMs: -1 })).toThrow(
+      SystemOptionsError,
+    );
+    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', replySpinMicros: Number.NaN })).toThrow(
+      SystemOptionsError,
+    );
+    expect(() => new GrainSystem({ backends: { fake }, logLevel: 'silent', autoOrder: ['cpu'] })).toThrow(
+      PlacementError,
+    );
     const system = new GrainSystem({ backends: { fake }, logLevel: 'silent' });
     expect(() => system.register(Counter, { maxActors: 0 })).toThrow(PlacementError);
     system.register(Counter);
     expect(() => system.register(Counter)).toThrow(PlacementError);
   });
 
-  it("'auto' places on the highest-ranked backend whose probe passes; a placement on a backend not given names the fix", async () => {
-    const low = new FakeBackend({ name: 'low' });
-    const high = Object.assign(new FakeBackend({ name: 'high' }), { autoRank: 10 });
-    high.probeResult = { ok: false, reason: 'no device' };
-    const system = new GrainSystem({ backends: { low, high }, logLevel: 'silent', handleSignals: false });
-    systems.push(system);
-    system.register(Counter);
-    await system.start();
-    expect(system.kernel(Counter).backend).toBe(low);
-    expect(system.metrics()['Counter']).toMatchObject({ backend: 'low', state: 'active' });
+  it(
+    "'auto' places on the highest-ranked backend whose probe passes; a placement on a backend not given names " +
+      'the fix',
+    async () => {
+      const low = new FakeBackend({ name: 'low' });
+      const high = Object.assign(new FakeBackend({ name: 'high' }), { autoRank: 10 });
+      high.probeResult = { ok: false, reason: 'no device' };
+      const system = new GrainSystem({ backends: { low, high }, logLevel: 'silent', handleSignals: false });
+      systems.push(system);
+      system.register(Counter);
+      await system.start();
+      expect(system.kernel(Counter).backend).toBe(low);
+      expect(system.metrics()['Counter']).toMatchObject({ backend: 'low', state: 'active' });
 
     const other = new GrainSystem({ backends: { low }, logLevel: 'silent', handleSignals: false });
     other.register(Counter, { placement: 'cuda' });
@@ -357,20 +425,24 @@ describe('GrainSystem: options, placement and lifecycle', () => {
     await expect(other.start()).rejects.toBe(err);
   });
 
-  it('start launches and activates every kernel once; register after start is refused; shutdown drains, stops and disposes', async () => {
-    const { system, fake, counter } = await setup();
-    expect(system.kernels().map((k) => k.state)).toEqual(['active', 'active']);
-    expect(() => system.register(Unregistered, { placement: 'fake' })).toThrow(PlacementError);
-    const transitions: string[] = [];
-    system.on('transition', (e) => transitions.push(`${e.grain}:${e.to}`));
-    system.grain(Counter, 1).tell.bump({ by: 1 });
-    await system.shutdown();
-    expect(counter.taken).toHaveLength(1);
-    expect(transitions).toEqual(['Counter:terminated', 'Named:terminated']);
-    expect(counter.disposed).toBe(true);
-    expect(fake.disposed).toBe(1);
-    expect(() => system.grain(Counter, 1).tell.bump({ by: 1 })).toThrow(KernelTerminatedError);
-  });
+  it(
+    'start launches and activates every kernel once; register after start is refused; shutdown drains, stops ' +
+      'and disposes',
+    async () => {
+      const { system, fake, counter } = await setup();
+      expect(system.kernels().map((k) => k.state)).toEqual(['active', 'active']);
+      expect(() => system.register(Unregistered, { placement: 'fake' })).toThrow(PlacementError);
+      const transitions: string[] = [];
+      system.on('transition', (e) => transitions.push(`${e.grain}:${e.to}`));
+      system.grain(Counter, 1).tell.bump({ by: 1 });
+      await system.shutdown();
+      expect(counter.taken).toHaveLength(1);
+      expect(transitions).toEqual(['Counter:terminated', 'Named:terminated']);
+      expect(counter.disposed).toBe(true);
+      expect(fake.disposed).toBe(1);
+      expect(() => system.grain(Counter, 1).tell.bump({ by: 1 })).toThrow(KernelTerminatedError);
+    },
+  );
 
   it("shutdown in 'reject' mode fails what still waits with KernelTerminatedError", async () => {
     const { system } = await setup({ auto: false });
