@@ -1,7 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { t } from '../src/index.ts';
+import { Grain, t } from '../src/index.ts';
 import { SchemaValidationError } from '../src/errors.ts';
-import { decodeValue, encodeValue } from '../src/cluster/codec.ts';
+import { decodeValue, encodeRequest, encodeValue } from '../src/cluster/codec.ts';
+import type { GrainDef } from '../src/grain.ts';
+import fc from 'fast-check';
+import { KIND_FIELDS, kindValues } from './kind-fields.ts';
+
+class Kinds extends Grain({
+  name: 'Kinds',
+  module: import.meta.url,
+  state: t.struct({ n: t.u32 }),
+  methods: { put: { request: KIND_FIELDS }, vec: { request: t.struct({ xs: t.vec(t.f64, 4) }) } },
+}) {
+  put(): void {}
+  vec(): void {}
+}
+const kinds = Kinds.grain as GrainDef;
 
 /**
  * The cluster's payload codec hands out views of a shared slab (cluster/codec.ts): every view must keep its
@@ -31,5 +45,32 @@ describe('cluster payload codec', () => {
       expect(xs[0]).toBe(i);
       expect(xs[19_999]).toBe(i + 19_999);
     }
+  });
+
+  it('a request of scalars as its fixed image: decodes exactly, bad values fail typed, views outlive slabs', () => {
+    const put = kinds.methodByName.get('put')!;
+    const vec = kinds.methodByName.get('vec')!;
+    const views: Array<[Uint8Array, unknown]> = [];
+    const values = fc.sample(fc.record(kindValues(false)), { numRuns: 6_000, seed: 31 });
+    const general = (v: unknown) =>
+      decodeValue(put.request, encodeValue(put.request, v, 'Kinds', 'put'), 'Kinds', 'put');
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      const bytes = encodeRequest(put, v, 'Kinds');
+      views.push([bytes, v]);
+      // The same value by the general encoder decodes to the same object.
+      if (i % 997 === 0) expect(decodeValue(put.request, bytes, 'Kinds', 'put')).toEqual(general(v));
+      if (i % 1_999 === 0) {
+        expect(() => encodeRequest(put, { ...v, g: 256 }, 'Kinds')).toThrow(SchemaValidationError);
+        expect(() => encodeRequest(put, { ...v, extra: 1 }, 'Kinds')).toThrow(SchemaValidationError);
+        // Not all scalars: the general encoder.
+        const xs = decodeValue(vec.request, encodeRequest(vec, { xs: [1, 2] }, 'Kinds'), 'Kinds', 'vec');
+        expect(xs).toEqual({ xs: new Float64Array([1, 2]) });
+      }
+    }
+    expect(new Set(views.map(([b]) => b.buffer)).size).toBeGreaterThan(1);
+    // Fixed widths: every value took the image's length (the general encoder's ints take their shortest form).
+    expect(new Set(views.map(([b]) => b.length)).size).toBe(1);
+    for (const [b, v] of views) expect(decodeValue(put.request, b, 'Kinds', 'put')).toEqual(general(v));
   });
 });

@@ -2,6 +2,10 @@ import { DecodeError, SchemaValidationError } from '../errors.ts';
 import { MISMATCH, OVERFLOW, Writer, compileEncoder, encodedSize } from '../schema/msgpack-encode.ts';
 import { Reader, decodeExact } from '../schema/msgpack-decode.ts';
 import type { Schema } from '../schema/types.ts';
+import type { MethodDef } from '../grain.ts';
+import { SLOT, SLOT_HEADER_SIZE } from '../protocol.ts';
+import { rowTemplate } from '../row-writer.ts';
+import { fixedWriter, type FixedWrite } from '../tell-image.ts';
 
 /**
  * Payloads and replies cross silos as the bytes their schema encodes (the same msgpack a ring slot holds):
@@ -35,6 +39,42 @@ export function encodeValue(schema: Schema, value: unknown, grain: string, metho
     }
   }
 }
+
+/**
+ * A request of scalar fields only, as the host's fixed slot image (tell-image.ts: each field checked as the
+ * general encoder checks it, values at fixed widths, valid msgpack): written into a slab of 16-byte aligned
+ * images, its payload handed out as a view. About a third of the general encoder's time for a small struct
+ * (no for-in over the keys, no per-field encoder call), and the owner's kernel reads such a payload at fixed
+ * offsets. A payload it refuses goes through encodeValue, which throws the typed error.
+ */
+export function encodeRequest(m: MethodDef, value: unknown, grain: string): Uint8Array {
+  let f = fixed.get(m);
+  if (f === undefined) fixed.set(m, (f = fixedImage(m)));
+  if (f !== null) {
+    let s = images;
+    if (s.pos + f.size > s.u8.length) images = s = imageSlab();
+    const at = s.pos;
+    if (f.write(s.i32, s.dv, s.u8, at, value, 0, 0, 0)) {
+      s.pos = at + ((f.size + 15) & ~15);
+      const start = at + SLOT_HEADER_SIZE;
+      return s.u8.subarray(start, start + s.dv.getUint32(at + SLOT.length, true));
+    }
+  }
+  return encodeValue(m.request, value, grain, m.name);
+}
+
+const fixed = new WeakMap<MethodDef, { write: FixedWrite; size: number } | null>();
+function fixedImage(m: MethodDef): { write: FixedWrite; size: number } | null {
+  const t = rowTemplate(m, 0);
+  // Any image fits the room given (no slot to fit here): only a non-scalar field leaves no writer.
+  const write = t && fixedWriter(m, 0, 1 << 30);
+  return t && write ? { write, size: t.image.length + 4 } : null;
+}
+function imageSlab(): { u8: Uint8Array; dv: DataView; i32: Int32Array; pos: number } {
+  const b = new ArrayBuffer(SLAB);
+  return { u8: new Uint8Array(b), dv: new DataView(b), i32: new Int32Array(b), pos: 0 };
+}
+let images = imageSlab();
 
 /** Readers by buffer: a frame's values are views of its one buffer, so one Reader serves them all. */
 const readers = new WeakMap<ArrayBufferLike, Reader>();

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { GrainDef, MethodDef } from '../grain.ts';
 import type { ClassMetrics } from '../system/events.ts';
 import { DecodeError, RinggrainError } from '../errors.ts';
-import { encodeValue } from './codec.ts';
+import { encodeRequest, encodeValue } from './codec.ts';
 import { partitionOf } from './partition.ts';
 import { PendingAsks } from './asks.ts';
 import { routerCounts } from './counts.ts';
@@ -168,7 +168,7 @@ export class ClusterRouter<R> extends EventEmitter<ClusterEvents> {
     if (owner === this.self && this.hosted(grain, method) !== undefined && !this.handoffs.awaited(grain, key))
       return LOCAL;
     // Encoded here: a bad payload fails at the call (SchemaValidationError), nothing sent, as locally.
-    const bytes = encoded ? (payload as Uint8Array) : encodeValue(m.request, payload, grain, method);
+    const bytes = encoded ? (payload as Uint8Array) : encodeRequest(m, payload, grain);
     const corr = ask ? this.asks.next() : 0;
     const entry: MessageEntry = [EntryKind.Message, grain, method, key, bytes, corr, this.self, 0];
     let p: Promise<unknown> | undefined;
