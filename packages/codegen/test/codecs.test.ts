@@ -123,7 +123,8 @@ describe.skipIf(!HAVE_GXX)('device msgpack codecs (built for the host from the g
             for (let k = 0; k < 1 + Math.floor(r() * 3); k++) bad[Math.floor(r() * bad.length)] = Math.floor(r() * 256);
             payload = bad; // flipped bytes
           } else if (kind === 3)
-            payload = new Uint8Array(Array.from({ length: Math.floor(r() * 40) }, () => Math.floor(r() * 256))); // noise
+            // noise
+            payload = new Uint8Array(Array.from({ length: Math.floor(r() * 40) }, () => Math.floor(r() * 256)));
           else {
             // a type byte replaced by another type's (0xc0 nil, 0xa1 str, 0x91 array, 0x81 map, 0xc4 bin)
             const at = Math.floor(r() * bad.length);

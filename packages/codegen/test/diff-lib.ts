@@ -223,7 +223,8 @@ export function differential(
         expect(stringKeyOf(dv.getUint32(SLOT.keyLo, true))).toBe(want.key);
         expect(dv.getUint32(SLOT.keyHi, true)).toBe(0);
       } else
-        expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe((want.key as number) + 0); // a key of -0 travels as 0, on the CPU backend too
+        // a key of -0 travels as 0, on the CPU backend too
+        expect(joinKey(dv.getUint32(SLOT.keyLo, true), dv.getUint32(SLOT.keyHi, true))).toBe((want.key as number) + 0);
       expect(dv.getUint32(SLOT.flags, true)).toBe(
         (want.forward ? SlotFlag.ASK : 0) | (target.keyKind === 'string' ? SlotFlag.STRING_KEY : 0),
       );

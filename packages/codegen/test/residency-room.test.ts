@@ -47,7 +47,8 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(
         expect(out.slice(at, at + others.length).sort()).toEqual(others);
         at += others.length;
         const all = own.length + others.length;
-        expect(all).toBe(30); // every actor idle for idleMs at 1030 (last turns 0..29), as the CPU backend deactivates them
+        // every actor idle for idleMs at 1030 (last turns 0..29), as the CPU backend deactivates them
+        expect(all).toBe(30);
         expect(out[at++]).toBe(`room 1 1 1 1 made ${all} waits 0 hooks ${all}`);
         expect(out[at++]).toBe('stray 0');
         expect(out[at++]).toBe(`load ${key}`);
@@ -67,7 +68,8 @@ describe.skipIf(!HAVE_GXX || !pool || !partition)(
         const out = run(['R 1000', ...fill(keys, 0), 'W 0', `T ${k0} 1 1010 5`, 'E', 'Z']);
         let at = MAX;
         expect(out[at++]).toBe(`park ${k0} 1`);
-        const gone = keys.flatMap((k, i) => (i < 10 ? [`evict ${k} ${k} 1`] : [])).sort(); // the hook stores nothing (W 0)
+        // the hook stores nothing (W 0)
+        const gone = keys.flatMap((k, i) => (i < 10 ? [`evict ${k} ${k} 1`] : [])).sort();
         expect(out.slice(at, at + 10).sort()).toEqual(gone);
         at += 10;
         expect(out[at++]).toBe('room 1 1 1 1 made 10 waits 1 hooks 10'); // one wait: the others answered in it

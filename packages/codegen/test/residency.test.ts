@@ -47,7 +47,8 @@ describe('residency layouts (residency.ts: the one definition the C and the host
       expect(evictRing(1000)).toEqual({ stride: 1024, capacity: 1024 });
       expect(evictRing(1008)).toEqual({ stride: 1024, capacity: 1024 });
       expect(evictRing(1009)).toEqual({ stride: 1040, capacity: 512 });
-      expect(evictRing(4 * EVICT_RING_BYTES)).toEqual({ stride: 16 + 4 * EVICT_RING_BYTES, capacity: 1 }); // one row even past the budget
+      // one row even past the budget
+      expect(evictRing(4 * EVICT_RING_BYTES)).toEqual({ stride: 16 + 4 * EVICT_RING_BYTES, capacity: 1 });
       for (const n of [0, 1, 7, 40, 333]) {
         const e = evictRing(n);
         expect(e.stride % 16).toBe(0);

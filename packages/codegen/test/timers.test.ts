@@ -82,7 +82,17 @@ describe('generated timer code', () => {
     ]) {
       expect(ticker).toContain(
         `static_assert(sizeof(${s}) == ` +
-          `${layoutOf({ rg_TimerEntry: TimerEntry, rg_TimerRowHeader: TimerRowHeader, rg_TimerGlobals: TimerGlobals, rg_TimerLaneStats: TimerLaneStats, rg_TimerHostBlock: TimerHostBlock }[s]!).size}`,
+          `${
+            layoutOf(
+              {
+                rg_TimerEntry: TimerEntry,
+                rg_TimerRowHeader: TimerRowHeader,
+                rg_TimerGlobals: TimerGlobals,
+                rg_TimerLaneStats: TimerLaneStats,
+                rg_TimerHostBlock: TimerHostBlock,
+              }[s]!,
+            ).size
+          }`,
       );
     }
     expect(ticker).toContain('RG_OFFSET_ASSERT(rg_TimerEntry, pending, 20');

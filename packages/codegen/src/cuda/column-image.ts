@@ -35,11 +35,13 @@ export function columnImageSection(def: GrainDef, selfId: number, reqTypes: read
     });
     const kinds = fields.map((f, c) => `d[${c}].kind == ${COLUMN_KINDS.indexOf(f.kind)}u`);
     fns.push(
-      `RG_HD static inline bool rg_${G}_image_row_${i}(const unsigned char* img, unsigned int row, ${reqTypes[i]!}* u) {\n` +
+      `RG_HD static inline bool rg_${G}_image_row_${i}(const unsigned char* img, unsigned int row, ` +
+        `${reqTypes[i]!}* u) {\n` +
         (fields.length
           ? `  const rg_ColumnDesc* d = (const rg_ColumnDesc*)(img + sizeof(rg_ColumnImageHeader));\n`
           : `  (void)row; (void)u;\n`) +
-        `  if (((const rg_ColumnImageHeader*)img)->columns != ${fields.length}u${kinds.length ? ` || !(${kinds.join(' && ')})` : ''}) return false;\n` +
+        `  if (((const rg_ColumnImageHeader*)img)->columns != ` +
+        `${fields.length}u${kinds.length ? ` || !(${kinds.join(' && ')})` : ''}) return false;\n` +
         `${lines.join('\n')}\n  return true;\n}`,
     );
     cases.push(`    case ${i}u: return rg_${G}_image_row_${i}(img, row, &u->m${i});`);
@@ -61,19 +63,25 @@ export function columnImageSection(def: GrainDef, selfId: number, reqTypes: read
     '/* Whether `img` is an image of this unit\'s grain, of a version this unit reads. */',
     `RG_HD static inline bool rg_${G}_image_ok(const unsigned char* img) {`,
     '  const rg_ColumnImageHeader* h = (const rg_ColumnImageHeader*)img;',
-    `  return h->magic == RG_COLUMN_IMAGE_MAGIC && h->version == RG_COLUMN_IMAGE_VERSION && h->grainId == ${selfId}u && h->method < ${def.methods.length}u;`,
+    `  return h->magic == RG_COLUMN_IMAGE_MAGIC && h->version == RG_COLUMN_IMAGE_VERSION && ` +
+      `h->grainId == ${selfId}u && h->method < ${def.methods.length}u;`,
     '}',
     ...fns,
-    `/* Row \`row\` of an image of method \`method\` into the request union (the worker warp zeroed it, as for decode). */`,
-    `RG_HD static bool rg_${G}_image_row(unsigned int method, const unsigned char* img, unsigned int row, rg_${G}_req* u) {`,
+    `/* Row \`row\` of an image of method \`method\` into the request union (the worker warp zeroed it, ` +
+      `as for decode). */`,
+    `RG_HD static bool rg_${G}_image_row(unsigned int method, const unsigned char* img, unsigned int row, ` +
+      `rg_${G}_req* u) {`,
     '  switch (method) {',
     ...cases,
     '    default: return false;',
     '  }',
     '}',
-    '/* Row `row` as the host would have written its slot (core row-writer.ts template: header after seq, fixed-width msgpack), into',
-    ' * a 16-aligned queue slot `d` (all but seq): the ingress expansion of an image into partition queues. Returns the bytes it covers (header and payload), 0 for a method without an image. */',
-    `RG_HD static unsigned int rg_${G}_image_slot(unsigned int method, const unsigned char* img, unsigned int row, double time, unsigned char* d) {`,
+    '/* Row `row` as the host would have written its slot (core row-writer.ts template: header after seq, ' +
+      'fixed-width msgpack), into',
+    ' * a 16-aligned queue slot `d` (all but seq): the ingress expansion of an image into partition queues. ' +
+      'Returns the bytes it covers (header and payload), 0 for a method without an image. */',
+    `RG_HD static unsigned int rg_${G}_image_slot(unsigned int method, const unsigned char* img, ` +
+      `unsigned int row, double time, unsigned char* d) {`,
     '  switch (method) {',
     ...slotCases,
     '    default: return 0u;',
@@ -126,14 +134,24 @@ function slotWriter(G: string, i: number, m: MethodDef, selfId: number): string 
       );
     else
       lines.push(
-        `  { const unsigned long long x = (unsigned long long)(long long)((const ${kind.startsWith('u') ? `unsigned ${kind === 'u8' ? 'char' : kind === 'u16' ? 'short' : 'int'}` : kind === 'i8' ? 'signed char' : kind === 'i16' ? 'short' : 'int'}*)${col})[row];`,
+        `  { const unsigned long long x = (unsigned long long)(long long)((const ` +
+          `${
+            kind.startsWith('u')
+              ? `unsigned ${kind === 'u8' ? 'char' : kind === 'u16' ? 'short' : 'int'}`
+              : kind === 'i8'
+                ? 'signed char'
+                : kind === 'i16'
+                  ? 'short'
+                  : 'int'
+          }*)${col})[row];`,
         ...beStores('x', at + 1, width),
         '  }',
       );
   }
   lines.push(`  return ${img.length + 4}u;`);
   return (
-    `RG_HD static inline unsigned int rg_${G}_image_slot_${i}(const unsigned char* img, unsigned int row, double time, unsigned char* d) {\n` +
+    `RG_HD static inline unsigned int rg_${G}_image_slot_${i}(const unsigned char* img, unsigned int row, ` +
+    `double time, unsigned char* d) {\n` +
     `${lines.join('\n')}\n}`
   );
 }

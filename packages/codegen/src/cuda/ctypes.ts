@@ -94,7 +94,8 @@ export class CTypes {
     ];
     for (const f of l.fields ?? [])
       asserts.push(
-        `RG_OFFSET_ASSERT(${name}, ${cMember(f.name)}, ${f.offset}, "${name}.${f.name}: offset differs from layoutOf");`,
+        `RG_OFFSET_ASSERT(${name}, ${cMember(f.name)}, ${f.offset}, "${name}.${f.name}: offset differs from ` +
+          `layoutOf");`,
       );
     this.defs.push(`struct ${name} {\n${members.join('\n')}\n};\n${asserts.join('\n')}`);
   }

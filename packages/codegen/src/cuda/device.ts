@@ -74,10 +74,12 @@ export function constantsSection(): string {
     ...Object.entries(TURN_ERROR).map(([name, code]) => `#define RG_TE_${name} ${code}u`),
     '/* Turn errors (abi.ts TURN_ERRORS); RG_E_THROW: the text is in rg_turn.msg. */',
     ...Object.entries(TURN_ERRORS).map(([name, code]) => `#define RG_E_${name} ${code}`),
-    '/* Profiling stamps (STAMPS below); runtime/ring.cuh makes RG_STAMP a no-op unless the including file defines it. */',
+    '/* Profiling stamps (STAMPS below); runtime/ring.cuh makes RG_STAMP a no-op unless the including file ' +
+      'defines it. */',
     ...STAMPS.map((s, i) => `#define RG_S_${s} ${i}`),
     `#define RG_NSTAMPS ${STAMPS.length}`,
-    "/* The kernel (abi.ts): threads a block, bytes between two host lanes' control blocks, the register cap's default. */",
+    "/* The kernel (abi.ts): threads a block, bytes between two host lanes' control blocks, " +
+      "the register cap's default. */",
     `#define RG_THREADS_PER_BLOCK ${THREADS_PER_BLOCK}`,
     `#define RG_WARPS_PER_BLOCK ${THREADS_PER_BLOCK / 32}u`,
     `#define RG_CONTROL_STRIDE ${CONTROL_STRIDE}ull`,
@@ -90,7 +92,8 @@ export function constantsSection(): string {
     '/* K2K overflow pool (abi.ts OverflowHeader, OVERFLOW_NODE_HEADER). */',
     `#define RG_OV_HDR ${layoutOf(OverflowHeader).size}u`,
     `#define RG_OV_NODE_HDR ${OVERFLOW_NODE_HEADER}u`,
-    '/* Warp cooperation: captured-values bytes and reductions of an element-parallel loop (parallel.ts); bulk job boards (abi.ts). */',
+    '/* Warp cooperation: captured-values bytes and reductions of an element-parallel loop (parallel.ts); ' +
+      'bulk job boards (abi.ts). */',
     `#define RG_COOP_ENV_BYTES ${COOP_ENV_BYTES}u`,
     `#define RG_MAX_REDUCTIONS ${MAX_REDUCTIONS}`,
     `#define RG_BULK_BOARDS ${BULK_BOARDS}u`,

@@ -203,7 +203,8 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
     `union rg_${G}_req {\n${reqTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `union rg_${G}_rep {\n${repTypes.map((t, i) => `  ${t} m${i};`).join('\n')}\n};`,
     `/* Decodes exactly [p, p + len) as method's request; false for anything malformed. */\n` +
-      `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, rg_${G}_req* u, rg_coop* co = 0) {\n` +
+      `RG_HD static bool rg_${G}_decode(unsigned int method, const unsigned char* p, unsigned int len, ` +
+      `rg_${G}_req* u, rg_coop* co = 0) {\n` +
       `  rg_rd r = {p, 0u, len, co};\n#if !defined(__CUDA_ARCH__)\n` +
       `  rg_zero(u, sizeof(*u)); /* on the device the worker warp zeroed its scratch */\n#endif\n` +
       `  switch (method) {\n` +
@@ -220,14 +221,16 @@ export function generateKernel(def: GrainDef, opts: GenerateOptions = {}): Gener
         .map((m, i) => `    case ${i}u: return rg_h_${G}_${m.name}(t, s, &u->m${i}, &out->m${i});`)
         .join('\n') +
       `\n    default: return RG_E_NO_REPLY;\n  }\n}`,
-    `/* The reply payload; methods without a reply schema answer asks with an empty str, as the CPU backend does. */\n` +
+    `/* The reply payload; methods without a reply schema answer asks with an empty str, ` +
+      `as the CPU backend does. */\n` +
       `RG_HD static bool rg_${G}_encode_reply(unsigned int method, const rg_${G}_rep* v, rg_wr* w) {\n` +
       `  switch (method) {\n` +
       encoders
         .map((e, i) => `    case ${i}u: return ${e ? `${e}(&v->m${i}, w)` : 'rg_wr_str(w, "", 0u)'};`)
         .join('\n') +
       `\n    default: return false;\n  }\n}`,
-    `/* Whether a method's handler may store into the state (front/state-writes.ts): only its turns set the dirty mark. */\n` +
+    `/* Whether a method's handler may store into the state (front/state-writes.ts): only its turns set the ` +
+      `dirty mark. */\n` +
       `RG_HD static inline bool rg_${G}_writes_state(unsigned int method) {\n  switch (method) {\n` +
       writers.map((i) => `    case ${i}u:`).join('\n') +
       (writers.length ? '\n      return true;\n' : '') +

@@ -30,7 +30,9 @@ export const ARITH: { readonly [K in NumericKind]: KindArith } = {
     held: 'int',
     wrap: {
       fn: 'rg_wrap_i8',
-      c: 'RG_HD static inline signed char rg_wrap_i8(int x) { int b = x & 0xff; return (signed char)(b - ((b & 0x80) << 1)); }',
+      c:
+        'RG_HD static inline signed char rg_wrap_i8(int x) { ' +
+        'int b = x & 0xff; return (signed char)(b - ((b & 0x80) << 1)); }',
     },
   },
   u8: {
@@ -44,7 +46,9 @@ export const ARITH: { readonly [K in NumericKind]: KindArith } = {
     held: 'int',
     wrap: {
       fn: 'rg_wrap_i16',
-      c: 'RG_HD static inline short rg_wrap_i16(int x) { int b = x & 0xffff; return (short)(b - ((b & 0x8000) << 1)); }',
+      c:
+        'RG_HD static inline short rg_wrap_i16(int x) { ' +
+        'int b = x & 0xffff; return (short)(b - ((b & 0x8000) << 1)); }',
     },
   },
   u16: {
@@ -82,7 +86,8 @@ export function kindAssertsC(): string {
   return (Object.keys(C_SCALAR) as ScalarKind[])
     .map(
       (k) =>
-        `static_assert(sizeof(${C_SCALAR[k]}) == ${KINDS[k].size} && alignof(${C_SCALAR[k]}) == ${KINDS[k].align}, "${k}: ${C_SCALAR[k]} differs from layoutOf");`,
+        `static_assert(sizeof(${C_SCALAR[k]}) == ${KINDS[k].size} && alignof(${C_SCALAR[k]}) == ` +
+        `${KINDS[k].align}, "${k}: ${C_SCALAR[k]} differs from layoutOf");`,
     )
     .join('\n');
 }
@@ -91,7 +96,8 @@ export function kindAssertsC(): string {
 export function kindNumberC(): string {
   const is = integerKinds().map(
     ({ k, min, max }) =>
-      `RG_HD static inline bool rg_is_${k}(double x) { return x == trunc(x) && x >= ${cDouble(min)} && x <= ${cDouble(max)}; }`,
+      `RG_HD static inline bool rg_is_${k}(double x) { return x == trunc(x) && x >= ${cDouble(min)} && ` +
+      `x <= ${cDouble(max)}; }`,
   );
   const wraps = Object.values(ARITH).flatMap((a) => (a.wrap ? [a.wrap.c] : []));
   return [...is, ...wraps].join('\n');

@@ -20,7 +20,8 @@ export const ELEMENT_CODEC: { readonly [K in NumericKind]: ElementCodec } = {
   f64: {
     fromLE: (p) => `rg_u2d(rg_le64(${p}))`,
     putLE: (w, at, x) =>
-      `{ unsigned long long u = rg_d2u(${x}); rg_put_le32(${w}, ${at}, (unsigned int)u); rg_put_le32(${w}, ${at} + 4, (unsigned int)(u >> 32)); }`,
+      `{ unsigned long long u = rg_d2u(${x}); rg_put_le32(${w}, ${at}, (unsigned int)u); rg_put_le32(${w}, ` +
+      `${at} + 4, (unsigned int)(u >> 32)); }`,
   },
   i8: { fromLE: (p) => `rg_wrap_i8((${p})[0])`, putLE: (w, at, x) => `rg_put(${w}, ${at}, (unsigned int)${x});` },
   u8: { fromLE: (p) => `(${p})[0]`, putLE: (w, at, x) => `rg_put(${w}, ${at}, ${x});` },

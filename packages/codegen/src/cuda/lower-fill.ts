@@ -100,7 +100,10 @@ function fillField(fn: FnScope, e: Expr, s: Schema, lv: string, what: string, lo
   // Into the reply (device memory), the warp may help; a K2K payload is a local of lane 0, which only it can write.
   const copy = lv.startsWith('r->') ? 'rg_copy_t(t, ' : 'rg_copy(';
   if (src.k === 'vec')
-    return `${copy}&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), (unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`;
+    return (
+      `${copy}&${lv}, &${v.c}, rg_minu((unsigned int)sizeof(${lv}), ` +
+      `(unsigned int)((const unsigned char*)&(${v.c}).items[(${v.c}).length] - (const unsigned char*)&(${v.c}))));`
+    );
   return `${copy}&${lv}, &${v.c}, sizeof(${lv}));`;
 }
 

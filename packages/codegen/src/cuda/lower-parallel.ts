@@ -121,12 +121,15 @@ function parallelFor(
     bulk: !mayFail && kinds.length === 0,
     c: [
       `struct ${n.env} {\n${indent(fields.join('\n'), 2)}\n};`,
-      `/* ${fn.grain.name}.${method.name}: the body of the loop at line ${s.loc.line}, one iteration (element-parallel) */`,
-      `RG_HD static void ${n.body}(rg_turn* t, const ${n.env}* e, ${types.state}* s, ${types.req}* m, double* red, double v_${plan.v}, unsigned int u_${plan.v}) {`,
+      `/* ${fn.grain.name}.${method.name}: the body of the loop at line ${s.loc.line}, ` +
+        `one iteration (element-parallel) */`,
+      `RG_HD static void ${n.body}(rg_turn* t, const ${n.env}* e, ${types.state}* s, ${types.req}* m, ` +
+        `double* red, double v_${plan.v}, unsigned int u_${plan.v}) {`,
       indent(`${unpack.join('\n')}\n(void)red; (void)v_${plan.v}; (void)u_${plan.v};\n${body}`, 2),
       '}',
       '#if defined(__CUDACC__) || defined(RG_HOST_COOP)',
-      `static_assert(sizeof(${n.env}) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit rg_coop.env (parallel.ts checks)");`,
+      `static_assert(sizeof(${n.env}) <= RG_COOP_ENV_BYTES, "element-parallel loop: captured values fit ` +
+        `rg_coop.env (parallel.ts checks)");`,
       laneRunner(n, kinds, mayFail),
       '#endif',
     ].join('\n'),
@@ -151,11 +154,13 @@ function parallelFor(
     .filter((r) => r.kind === 'sum')
     .map(
       (r) =>
-        ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ${hi0} - ${lo0} <= 1048576.0`,
+        ` && ${r.local.cname} == trunc(${r.local.cname}) && fabs(${r.local.cname}) <= 4503599627370496.0 && ` +
+        `${hi0} - ${lo0} <= 1048576.0`,
     )
     .join('');
   const cond =
-    `t->co && ${lo0} == trunc(${lo0})${loMayBeNegZero ? ` && !rg_signbit(${lo0})` : ''} && ${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
+    `t->co && ${lo0} == trunc(${lo0})${loMayBeNegZero ? ` && !rg_signbit(${lo0})` : ''} && ` +
+    `${lo0} >= -2147483648.0 && ${hi0} <= 2147483648.0 && ` +
     `${hi0} - ${lo0} >= (double)RG_COOP_MIN_ITERS && ceil(${hi0} - ${lo0}) <= (double)(t->budget - t->iters)` +
     (bounds.size ? ` && ${lo0} >= 0.0${[...bounds].map((b) => ` && ${hi0} <= (double)(${b})`).join('')}` : '') +
     exact;

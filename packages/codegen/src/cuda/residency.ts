@@ -56,7 +56,9 @@ export function residencyConstants(): string {
     '#ifndef RG_RES_ROOM_WAIT',
     '#define RG_RES_ROOM_WAIT(k, ctr, part, co, alone) __nanosleep(1000)',
     '#endif',
-    `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u && sizeof(rg_EvictRow) == ${layoutOf(EvictRow).size}u, "residency structs: their sizes in residency.ts");`,
+    `static_assert(sizeof(rg_ResidencyHostBlock) == ${layoutOf(ResidencyHostBlock).size}u && ` +
+      `sizeof(rg_ResidencyGlobals) == ${layoutOf(ResidencyGlobals).size}u && sizeof(rg_EvictRow) == ` +
+      `${layoutOf(EvictRow).size}u, "residency structs: their sizes in residency.ts");`,
   ];
   return `/* ---- actor residency constants (residency.ts) ---- */\n${defs.join('\n')}`;
 }

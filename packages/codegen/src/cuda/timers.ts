@@ -59,5 +59,8 @@ export function lowerTimerCall(fn: FnScope, e: CallExpr, op: 'startTimer' | 'sto
   if (op === 'stopTimer') return `rg_tm_stop(t, ${timer.id}u);`;
   const { period, due } = call.opts ? lowerTimeOptions(fn, call, op, call.opts, 'either field may be left out') : {};
   fn.mayFail = true;
-  return `rg_tm_start(t, ${timer.id}u, ${period !== undefined}, ${period ?? '0.0'}, ${due !== undefined}, ${due ?? '0.0'}, ${badNumberTexts(call.where)});`;
+  return (
+    `rg_tm_start(t, ${timer.id}u, ${period !== undefined}, ${period ?? '0.0'}, ${due !== undefined}, ` +
+    `${due ?? '0.0'}, ${badNumberTexts(call.where)});`
+  );
 }

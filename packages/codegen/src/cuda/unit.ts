@@ -61,7 +61,8 @@ export class Unit implements UnitServices {
     this.senders.set(key, s);
     const stringKey = def.keyKind === 'string';
     this.senderDefs.push(
-      `RG_HD static void ${name}(rg_turn* t, ${stringKey ? 'long long k' : 'double key'}, const ${type}* m, bool forward) {\n` +
+      `RG_HD static void ${name}(rg_turn* t, ${stringKey ? 'long long k' : 'double key'}, const ${type}* m, ` +
+        `bool forward) {\n` +
         indent(
           [
             ...(stringKey ? [] : ['long long k;', 'if (!rg_key_of(key, &k)) { t->err = RG_E_INVALID_KEY; return; }']),
