@@ -62,7 +62,8 @@ const LIFECYCLE: Readonly<Record<string, string>> = {
       ', and its queueFullTimeoutMs (60) is a system option of the process whose ring is full: the owning ' +
         'silo, not the client',
     ),
-  'full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is lost); tells cancelled by QueueFullError are tellError events and counted':
+  ['full queue: a send that waits is still checked at the call (a bad payload throws, nothing queued is lost); ' +
+    'tells cancelled by QueueFullError are tellError events and counted']:
     FULL_QUEUE(
       ', and its queueFullTimeoutMs (60) and the tellError events of cancelled tells belong to the owning ' +
         'silo, not the client',
