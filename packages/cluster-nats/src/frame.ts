@@ -280,114 +280,154 @@ export function readFrame(u8: Uint8Array): { from: string; entries: unknown[] } 
   }
 }
 
-function readFrameOrThrow(u8: Uint8Array): { from: string; entries: unknown[] } {
-  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
-  const end = u8.length;
-  let p = 0;
-  const byte = (): number => {
-    if (p >= end) throw UNREAD;
-    return u8[p++]!;
-  };
+/** A cursor over one frame's bytes (fields, not closures: this runs for every entry a silo receives). */
+class FrameReader {
+  u8: Uint8Array = new Uint8Array(0);
+  dv: DataView = new DataView(this.u8.buffer);
+  p = 0;
+  end = 0;
+
+  reset(u8: Uint8Array): this {
+    this.u8 = u8;
+    this.dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+    this.p = 0;
+    this.end = u8.length;
+    return this;
+  }
+
+  byte(): number {
+    if (this.p >= this.end) throw UNREAD;
+    return this.u8[this.p++]!;
+  }
+
   /** `n` more bytes are there (the position is past the tag). */
-  const have = (n: number): void => {
-    if (p + n > end) throw UNREAD;
-  };
-  const int = (): number => {
-    const t = byte();
+  have(n: number): void {
+    if (this.p + n > this.end) throw UNREAD;
+  }
+
+  int(): number {
+    const t = this.byte();
     if (t < 0x80) return t;
     if (t >= 0xe0) return t - 0x100;
+    const p = this.p;
     let v: number;
     switch (t) {
       case 0xcc:
-        have(1);
-        return u8[p++]!;
+        this.have(1);
+        this.p = p + 1;
+        return this.u8[p]!;
       case 0xcd:
-        have(2);
-        v = dv.getUint16(p);
-        p += 2;
+        this.have(2);
+        v = this.dv.getUint16(p);
+        this.p = p + 2;
         return v;
       case 0xce:
-        have(4);
-        v = dv.getUint32(p);
-        p += 4;
+        this.have(4);
+        v = this.dv.getUint32(p);
+        this.p = p + 4;
         return v;
       case 0xd2:
-        have(4);
-        v = dv.getInt32(p);
-        p += 4;
+        this.have(4);
+        v = this.dv.getInt32(p);
+        this.p = p + 4;
         return v;
       case 0xcb:
-        have(8);
-        v = dv.getFloat64(p);
-        p += 8;
+        this.have(8);
+        v = this.dv.getFloat64(p);
+        this.p = p + 8;
         return v;
       default:
         throw UNREAD;
     }
-  };
+  }
+
   /** A 16- or 32-bit length after its tag. */
-  const len = (wide: boolean): number => {
-    have(wide ? 4 : 2);
-    const v = wide ? dv.getUint32(p) : dv.getUint16(p);
-    p += wide ? 4 : 2;
+  len(wide: boolean): number {
+    this.have(wide ? 4 : 2);
+    const v = wide ? this.dv.getUint32(this.p) : this.dv.getUint16(this.p);
+    this.p += wide ? 4 : 2;
     return v;
-  };
+  }
+
   /** An array's length (at most the bytes left: every element takes one). */
-  const arrayLength = (): number => {
-    const t = byte();
-    const n = (t & 0xf0) === 0x90 ? t & 0x0f : t === 0xdc || t === 0xdd ? len(t === 0xdd) : -1;
-    if (n < 0 || n > end - p) throw UNREAD;
+  arrayLength(): number {
+    const t = this.byte();
+    const n = (t & 0xf0) === 0x90 ? t & 0x0f : t === 0xdc || t === 0xdd ? this.len(t === 0xdd) : -1;
+    if (n < 0 || n > this.end - this.p) throw UNREAD;
     return n;
-  };
-  const str = (): string => {
-    const t = byte();
-    const n = (t & 0xe0) === 0xa0 ? t & 0x1f : t === 0xd9 ? byte() : t === 0xda ? len(false) : -1;
+  }
+
+  str(): string {
+    const t = this.byte();
+    const n = (t & 0xe0) === 0xa0 ? t & 0x1f : t === 0xd9 ? this.byte() : t === 0xda ? this.len(false) : -1;
     if (n < 0) throw UNREAD;
-    have(n);
+    this.have(n);
+    const p = this.p;
+    const u8 = this.u8;
     let ascii = true;
     for (let i = p; i < p + n && ascii; i++) ascii = u8[i]! < 0x80;
     const v = u8.subarray(p, p + n);
-    p += n;
+    this.p = p + n;
     return ascii ? String.fromCharCode.apply(null, v as unknown as number[]) : utf8.decode(v);
-  };
-  const bin = (): Uint8Array => {
-    const t = byte();
-    const n = t === 0xc4 ? byte() : t === 0xc5 || t === 0xc6 ? len(t === 0xc6) : -1;
+  }
+
+  /** Whether a string (a string key) starts here. */
+  atStr(): boolean {
+    const k = this.u8[this.p];
+    return k !== undefined && ((k & 0xe0) === 0xa0 || k === 0xd9 || k === 0xda);
+  }
+
+  bin(): Uint8Array {
+    const t = this.byte();
+    const n = t === 0xc4 ? this.byte() : t === 0xc5 || t === 0xc6 ? this.len(t === 0xc6) : -1;
     if (n < 0) throw UNREAD;
-    have(n);
-    p += n;
-    return u8.subarray(p - n, p);
-  };
-  if (byte() !== 0x94 || int() !== FRAME_VERSION) throw UNREAD;
-  const from = str();
-  const n = arrayLength();
+    this.have(n);
+    this.p += n;
+    return this.u8.subarray(this.p - n, this.p);
+  }
+
+  /** A reply's value: bytes, or nil. */
+  binOrNil(): Uint8Array | null {
+    if (this.u8[this.p] !== 0xc0) return this.bin();
+    this.p++;
+    return null;
+  }
+}
+const r = new FrameReader();
+
+function readFrameOrThrow(u8: Uint8Array): { from: string; entries: unknown[] } {
+  r.reset(u8);
+  if (r.byte() !== 0x94 || r.int() !== FRAME_VERSION) throw UNREAD;
+  const from = r.str();
+  const n = r.arrayLength();
   const entries: unknown[] = new Array(n);
   /** Message entries, whose names are string indices until the table is read. */
   let messages = 0;
   for (let i = 0; i < n; i++) {
-    const t = byte();
-    const kind = byte();
+    const t = r.byte();
+    const kind = r.byte();
     if (t === 0x98 && kind === 0) {
-      const grain = int();
-      const method = int();
+      const grain = r.int();
+      const method = r.int();
       // A key: an int, or a string (other forms, and any check, as msgpackr's path: wire.ts checkEntry).
-      const k = u8[p];
-      const key = k !== undefined && ((k & 0xe0) === 0xa0 || k === 0xd9 || k === 0xda) ? str() : int();
-      const bytes = bin();
-      entries[i] = [0, grain, method, key, bytes, int(), int(), int()];
+      const key = r.atStr() ? r.str() : r.int();
+      const bytes = r.bin();
+      const corr = r.int();
+      const origin = r.int();
+      entries[i] = [0, grain, method, key, bytes, corr, origin, r.int()];
       messages++;
     } else if (t === 0x94 && kind === 1) {
-      const corr = int();
-      const ok = int();
-      const v = u8[p] === 0xc0 ? (p++, null) : bin();
-      entries[i] = [1, corr, ok, v];
-    } else if (t === 0x92 && kind === 2) entries[i] = [2, int()];
+      const corr = r.int();
+      const ok = r.int();
+      entries[i] = [1, corr, ok, r.binOrNil()];
+    } else if (t === 0x92 && kind === 2) entries[i] = [2, r.int()];
     else throw UNREAD;
   }
-  const m = arrayLength();
+  const m = r.arrayLength();
   const table: string[] = new Array(m);
-  for (let i = 0; i < m; i++) table[i] = str();
-  if (p !== end) throw UNREAD;
+  for (let i = 0; i < m; i++) table[i] = r.str();
+  if (r.p !== r.end) throw UNREAD;
+  r.reset(EMPTY); // the frame is not held here past the call
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(from)) throw UNREAD;
   if (messages > 0) {
     // As decodeFrame's: an index that is not one stays a non-string, which the router refuses as malformed.
@@ -400,3 +440,4 @@ function readFrameOrThrow(u8: Uint8Array): { from: string; entries: unknown[] } 
   }
   return { from, entries };
 }
+const EMPTY = new Uint8Array(0);
