@@ -25,6 +25,8 @@ const f = (x) => Math.round(x).toLocaleString("en-US");
 console.log(`ask p50 ${r.askP50Us.median.toFixed(0)} us / raw request ${r.rawRequestP50Us.median.toFixed(0)} us = ${r.askP50OverRaw.toFixed(2)}x (target <= 1.5x)`);
 console.log(`tells ${f(r.tellsPerS.median)}/s, tellMany ${f(r.tellManyPerS.median)}/s, raw publish ${f(r.rawPublishPerS.median)}/s: ${r.tellsOverRawPublish.toFixed(2)}x (target >= 2,000,000/s)`);
 console.log(`K2K ${f(r.k2kPerS.median)}/s, cross-silo ${f(r.k2kCrossSiloPerS.median)}/s (${r.k2kCrossSiloOverRawPublish.toFixed(2)}x raw publish)`);
-' "$O/cluster-latest.json" 2>&1 | head -5
+const c = r.cpuNsPerTell, k = r.cpuNsK2K;
+if (c && k) console.log(`thread CPU ns/tell: client ${f(c.client)}, silo host ${f(c.siloHost)}, silo pool ${f(c.siloPool)}; K2K: hosts ${f(k.siloHost)}/cross-silo msg, pool ${f(k.siloPool)}/msg (2 M/s needs each < 500)`);
+' "$O/cluster-latest.json" 2>&1 | head -6
 grep -E "^\||frames through" "$O/costs.txt"
 exit 0
