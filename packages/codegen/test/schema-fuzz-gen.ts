@@ -38,9 +38,23 @@ type R = () => number;
 const pick = <T>(r: R, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
 const int = (r: R, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
-const hasVec = (s: Spec): boolean => (s.k === 'vec' ? true : s.k === 'array' ? hasVec(s.el) : s.k === 'struct' ? s.fields.some(([, f]) => hasVec(f)) : false);
+const hasVec = (s: Spec): boolean =>
+  s.k === 'vec'
+    ? true
+    : s.k === 'array'
+      ? hasVec(s.el)
+      : s.k === 'struct'
+        ? s.fields.some(([, f]) => hasVec(f))
+        : false;
 /** Leaves (scalars) a value of `s` holds at most: keeps generated handlers and literals small. */
-const leaves = (s: Spec): number => (s.k === 'scalar' ? 1 : s.k === 'array' ? s.n * leaves(s.el) : s.k === 'vec' ? s.max * leaves(s.el) : s.fields.reduce((a, [, f]) => a + leaves(f), 0));
+const leaves = (s: Spec): number =>
+  s.k === 'scalar'
+    ? 1
+    : s.k === 'array'
+      ? s.n * leaves(s.el)
+      : s.k === 'vec'
+        ? s.max * leaves(s.el)
+        : s.fields.reduce((a, [, f]) => a + leaves(f), 0);
 
 let fieldNo = 0;
 function fieldName(r: R): string {
@@ -77,7 +91,34 @@ function genElement(r: R, depth: number, budget: { n: number }): Spec {
  * Field names that are JS identifiers (so valid schema fields) but C++ keywords, reserved or macro names in
  * the unit and its headers, or the generator's own escape (`rgk_int` beside `int`).
  */
-const RESERVED_NAMES = ['int', 'new', 'class', 'default', 'this', 'register', 'long', 'signed', 'union', 'delete', 'private', 'template', 'and', 'NULL', 'EOF', 'NAN', 'assert', '__LINE__', '_Pad', 'M_PI', 'RG_OK', 'rgk_int', 'length', 'items', 'min', 'max'];
+const RESERVED_NAMES = [
+  'int',
+  'new',
+  'class',
+  'default',
+  'this',
+  'register',
+  'long',
+  'signed',
+  'union',
+  'delete',
+  'private',
+  'template',
+  'and',
+  'NULL',
+  'EOF',
+  'NAN',
+  'assert',
+  '__LINE__',
+  '_Pad',
+  'M_PI',
+  'RG_OK',
+  'rgk_int',
+  'length',
+  'items',
+  'min',
+  'max',
+];
 
 function genStruct(r: R, depth: number, budget: { n: number }): Spec {
   const n = int(r, 1, depth === 0 ? 7 : 4);
@@ -106,7 +147,10 @@ function bound(s: Spec, max: number): Spec {
       return s.k === 'array' ? { k: 'array', el, n } : { k: 'vec', el, max: n };
     }
     case 'struct':
-      return { k: 'struct', fields: s.fields.map(([n, f]) => [n, bound(f, Math.max(1, Math.floor(max / s.fields.length)))] as const) };
+      return {
+        k: 'struct',
+        fields: s.fields.map(([n, f]) => [n, bound(f, Math.max(1, Math.floor(max / s.fields.length)))] as const),
+      };
   }
 }
 
@@ -182,7 +226,9 @@ class Out {
   }
 }
 
-/** put: every message field into the same-shaped state field, scalars by assignment, arrays and vecs element by element. */
+/**
+ * put: every message field into the same-shaped state field, scalars by assignment, arrays and vecs element by element.
+ */
 function copyInto(o: Out, s: Spec, dst: string, src: string, depth: number, inArray: boolean): void {
   switch (s.k) {
     case 'scalar':
@@ -231,7 +277,8 @@ function fromState(r: R, s: Spec, e: string, asMsg: boolean, inArray: boolean, t
       return `[${Array.from({ length: s.n }, (_, j) => fromState(r, s.el, `${e}[${j}]`, asMsg, true)).join(', ')}]`;
     case 'vec': {
       const k = Math.min(s.max, int(r, 0, 3));
-      const lit = (n: number) => `[${Array.from({ length: n }, (_, j) => fromState(r, s.el, `${e}.items[${j}]`, asMsg, true)).join(', ')}]`;
+      const lit = (n: number) =>
+        `[${Array.from({ length: n }, (_, j) => fromState(r, s.el, `${e}.items[${j}]`, asMsg, true)).join(', ')}]`;
       // (e.length >= k ? [e0..ek-1] : e.length === k-1 ? [..] : … : [])
       let out = '[]';
       for (let n = 1; n <= k; n++) out = `${e}.length ${n === k ? '>=' : '==='} ${n} ? ${lit(n)} : ${out}`;
@@ -251,10 +298,38 @@ function hasBoolArray(s: Spec, inArray = false): boolean {
   }
 }
 
-const INT_OPS = ['X += m.k;', 'X = X * 3 - 1;', 'X -= m.k * 7;', 'X ^= m.k;', 'X++;', 'X--;', 'X = X * m.f;', 'X <<= 3;', 'X = (X + m.k) | 0;', 'X = -X;', 'X = X % m.k;', 'X >>>= 1;', 'X = ~X;', 'X = X - 1.5;', 'X *= 257;'];
-const FLOAT_OPS = ['X += m.f;', 'X = X * 3 - 1;', 'X /= 3;', 'X = X * m.k + 0.5;', 'X = Math.fround(X) - m.f;', 'X -= m.k;', 'X = Math.floor(X * 10) / 7;', 'X = Math.max(X, m.f) * 1.0000001;'];
+const INT_OPS = [
+  'X += m.k;',
+  'X = X * 3 - 1;',
+  'X -= m.k * 7;',
+  'X ^= m.k;',
+  'X++;',
+  'X--;',
+  'X = X * m.f;',
+  'X <<= 3;',
+  'X = (X + m.k) | 0;',
+  'X = -X;',
+  'X = X % m.k;',
+  'X >>>= 1;',
+  'X = ~X;',
+  'X = X - 1.5;',
+  'X *= 257;',
+];
+const FLOAT_OPS = [
+  'X += m.f;',
+  'X = X * 3 - 1;',
+  'X /= 3;',
+  'X = X * m.k + 0.5;',
+  'X = Math.fround(X) - m.f;',
+  'X -= m.k;',
+  'X = Math.floor(X * 10) / 7;',
+  'X = Math.max(X, m.f) * 1.0000001;',
+];
 
-/** bump: arithmetic on every numeric state leaf (each kind's wrap/narrowing), bools flipped, vec lengths moved within max. */
+/**
+ * bump: arithmetic on every numeric state leaf (each kind's wrap/narrowing), bools flipped, vec lengths moved within
+ * max.
+ */
 function bumpInto(o: Out, r: R, s: Spec, e: string, depth: number, inArray: boolean): void {
   switch (s.k) {
     case 'scalar': {
@@ -288,7 +363,9 @@ function bumpInto(o: Out, r: R, s: Spec, e: string, depth: number, inArray: bool
   }
 }
 
-/** Scalar leaves reachable without a loop (fields, array element 0 / last), with the schema text of their state kind. */
+/**
+ * Scalar leaves reachable without a loop (fields, array element 0 / last), with the schema text of their state kind.
+ */
 function directLeaves(s: Spec, e: string, inArray: boolean, out: [string, string][]): void {
   switch (s.k) {
     case 'scalar':
@@ -324,7 +401,16 @@ export function generate(seed: number, dir: string): Generated {
   state = bound(state, 400) as Extract<Spec, { k: 'struct' }>;
   if (r() < 0.15) {
     // Padding stress: an explicit u8, f64, u16, bool, f32, i8, i64-free run at the top.
-    state = { k: 'struct', fields: [[fieldName(r), { k: 'scalar', kind: 'u8' }], [fieldName(r), { k: 'scalar', kind: 'f64' }], [fieldName(r), { k: 'scalar', kind: 'u16' }], ...state.fields, [fieldName(r), { k: 'scalar', kind: 'bool' }]] };
+    state = {
+      k: 'struct',
+      fields: [
+        [fieldName(r), { k: 'scalar', kind: 'u8' }],
+        [fieldName(r), { k: 'scalar', kind: 'f64' }],
+        [fieldName(r), { k: 'scalar', kind: 'u16' }],
+        ...state.fields,
+        [fieldName(r), { k: 'scalar', kind: 'bool' }],
+      ],
+    };
   }
   const name = `Fz${seed}`;
   const core = pathToFileURL(fileURLToPath(new URL('../../core/src/index.ts', import.meta.url))).href;
@@ -337,7 +423,11 @@ export function generate(seed: number, dir: string): Generated {
   copyInto(put, state, 's', 'm', 0, false);
   const putReply = state.fields.filter(() => r() < 0.5);
   if (putReply.length === 0) putReply.push(state.fields[0]!);
-  put.line(`return { ${putReply.map(([n, f]) => `${n}: ${f.k === 'vec' && r() < 0.5 ? `(m.${n}.length > 1 ? m.${n} : [])` : `m.${n}`}`).join(', ')} };`);
+  put.line(
+    `return { ${putReply
+      .map(([n, f]) => `${n}: ${f.k === 'vec' && r() < 0.5 ? `(m.${n}.length > 1 ? m.${n} : [])` : `m.${n}`}`)
+      .join(', ')} };`,
+  );
   const putReplyText = `t.struct({ ${putReply.map(([n, f]) => `${n}: ${schemaText(f, false)}`).join(', ')} })`;
 
   // get: the whole state or parts of it, read from the state
@@ -348,8 +438,16 @@ export function generate(seed: number, dir: string): Generated {
   const leafs: [string, string][] = [];
   directLeaves(state, 's', false, leafs);
   const extra = leafs.filter(() => r() < 0.2).slice(0, 4);
-  get.line(`return { ${[...getFields.map(([n, f]) => `${n}: ${fromState(r, f, `s.${n}`, false, false)}`), ...extra.map(([e], j) => `leaf${j}: ${e}`)].join(', ')} };`);
-  const getReplyText = `t.struct({ ${[...getFields.map(([n, f]) => `${n}: ${schemaText(f, true)}`), ...extra.map(([, k], j) => `leaf${j}: ${k}`)].join(', ')} })`;
+  get.line(
+    `return { ${[
+      ...getFields.map(([n, f]) => `${n}: ${fromState(r, f, `s.${n}`, false, false)}`),
+      ...extra.map(([e], j) => `leaf${j}: ${e}`),
+    ].join(', ')} };`,
+  );
+  const getReplyText = `t.struct({ ${[
+    ...getFields.map(([n, f]) => `${n}: ${schemaText(f, true)}`),
+    ...extra.map(([, k], j) => `leaf${j}: ${k}`),
+  ].join(', ')} })`;
 
   // bump
   const kKind = pick(r, INTS);
