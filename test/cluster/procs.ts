@@ -35,7 +35,7 @@ export function spawnSilo(
   let err = '';
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (err = (err + s).slice(-4000)));
   // A bound, not a timing: a silo's start (tsx, NATS, the store) took over 30 s on a 2-core machine with a load
-  // average of 17 (a full suite beside other test runs) while it takes ~2 s alone.
+  // average of 17 (a full suite beside other test runs); the same file passed alone in that load.
   const boundS = 90;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
