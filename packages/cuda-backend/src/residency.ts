@@ -245,13 +245,11 @@ export class ResidencyHost {
     if (this.closed) return 0;
     let tail = Atomics.load(this.words, H.loadTail) >>> 0;
     const keys: ActorKey[] = [];
-    const words = new Uint32Array(2);
     for (;;) {
       const at = (tail & (LOAD_RING_CAPACITY - 1)) * REQ;
       if ((Atomics.load(this.ring, at) >>> 0) !== ((tail + 1) >>> 0)) break;
-      words[0] = this.ring[at + 1]!;
-      words[1] = this.ring[at + 2]!;
-      keys.push(decodeKeys(words, 1)[0]!);
+      // The int64 key as decodeKeys reads it (hi signed, lo unsigned), without a typed array per key.
+      keys.push(this.ring[at + 2]! * 4294967296 + (this.ring[at + 1]! >>> 0));
       tail = (tail + 1) >>> 0;
     }
     // The loads seen, then the evict ring: a key deactivated to make room and missed again had its row

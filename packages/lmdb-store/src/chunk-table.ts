@@ -4,6 +4,7 @@ import {
   ChunkWriter,
   StateDecodeError,
   chunkOf,
+  copyBytes,
   forEachChunk,
   mergeDelete,
   mergePut,
@@ -166,8 +167,8 @@ export class ChunkTable implements StateTable<number> {
       const e = stateEnd(c!, r);
       const version = versionAt(c!, r);
       this.check(key, version, e - s);
-      const at = out.reserve(e - s);
-      out.bytes.set(c!.buf.subarray(s, e), at);
+      const at = out.reserve(e - s); // may grow out.bytes
+      copyBytes(out.bytes, at, c!.buf, s, e);
       out.found(version, e - s);
     }
     return out.read();
@@ -282,7 +283,9 @@ export class ChunkTable implements StateTable<number> {
         const s = stateStart(c, r);
         const e = stateEnd(c, r);
         this.check(key, versionAt(c, r), e - s);
-        out.add(versionAt(c, r), c.buf.subarray(s, e));
+        const at = out.reserve(e - s); // may grow out.bytes
+        copyBytes(out.bytes, at, c.buf, s, e);
+        out.found(versionAt(c, r), e - s);
         keys.push(key);
       }
     }

@@ -98,6 +98,8 @@ export interface WriteFence {
 
 export class WriteBehind {
   private readonly records = new Map<ActorKey, ActorRecord>();
+  /** Records removed so far (forget). */
+  private removed = 0;
   /**
    * The records with unwritten bytes, each once (ActorRecord.queued): a flush walks them without a
    * lookup by key. A Set of keys cost a flush of 1,000,000 rows four hash operations a row (add, then a
@@ -188,26 +190,30 @@ export class WriteBehind {
    * store's).
    */
   load(keys: readonly ActorKey[]): void {
-    const local: ActorKey[] = [];
+    const local: ActorRecord[] = [];
     const read: ActorKey[] = [];
-    for (const key of keys) {
-      const rec = this.records.get(key);
+    // The records of `read`, looked up once here (readStates sets their versions without a second lookup).
+    const recs: ActorRecord[] = [];
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      let rec = this.records.get(key);
       if (rec?.pending) {
         rec.resident = true;
-        local.push(key);
+        local.push(rec);
       } else {
         if (rec) rec.resident = true;
-        else this.records.set(key, record(key, 0, true));
+        else this.records.set(key, (rec = record(key, 0, true)));
         read.push(key);
+        recs.push(rec);
       }
     }
     this.counts.loads += keys.length;
     if (local.length) {
       const bytes = new Uint8Array(local.length * this.stride);
-      local.forEach((k, i) => bytes.set(this.records.get(k)!.pending!, i * this.stride));
+      for (let i = 0; i < local.length; i++) bytes.set(local[i]!.pending!, i * this.stride);
       this.counts.loadedFound += local.length;
       this.upload({
-        keys: local,
+        keys: local.map((r) => r.key),
         bytes,
         stride: this.stride,
         found: new Uint8Array(local.length).fill(1),
@@ -215,12 +221,12 @@ export class WriteBehind {
       });
     }
     if (read.length === 0) return;
-    this.readStates(read).then(
+    this.readStates(read, recs).then(
       (r) => this.upload({ ...r, mode: 'load' }),
       (e: unknown) => {
         for (const k of read) {
           const rec = this.records.get(k);
-          if (rec && !rec.pending) this.records.delete(k);
+          if (rec && !rec.pending) this.forget(k);
         }
         const error = new StateLoadError(this.store.kind, this.def.name, read, e);
         this.fail('load', error, read);
@@ -252,7 +258,8 @@ export class WriteBehind {
   /** The kernel deactivated actors: their final bytes wait to be written if they changed. */
   evicted(batch: EvictedStates): void {
     let dirty = 0;
-    for (const [i, key] of batch.keys.entries()) {
+    for (let i = 0; i < batch.keys.length; i++) {
+      const key = batch.keys[i]!;
       const rec = this.records.get(key);
       if (batch.dirty[i]) {
         const bytes = batch.bytes.subarray(i * batch.stride, (i + 1) * batch.stride); // as in absorb
@@ -264,7 +271,7 @@ export class WriteBehind {
       } else if (rec) {
         rec.resident = false;
         if (this.reading) this.evictedWhileReading.push(rec);
-        else if (!rec.pending) this.records.delete(key);
+        else if (!rec.pending) this.forget(key);
       }
     }
     this.counts.deactivated += batch.keys.length;
@@ -305,7 +312,7 @@ export class WriteBehind {
         const fresh = keys.filter((key) => !this.records.has(key));
         if (fresh.length) {
           // Only stored actors: one with no state activates on its first message as usual.
-          const r = await this.readStates(fresh, false);
+          const r = await this.readStates(fresh);
           const rows = fresh.flatMap((_, i) => (r.found[i] ? [i] : []));
           const found = rows.map((i) => fresh[i]!);
           const bytes = new Uint8Array(rows.length * this.stride);
@@ -323,28 +330,31 @@ export class WriteBehind {
         }
       } else {
         for await (const page of scanPages(this.table)) {
+          const m = page.keys.length;
           const fresh: ActorKey[] = [];
           const rows: number[] = [];
-          page.keys.forEach((key, i) => {
-            if (!this.records.has(key)) {
-              fresh.push(key);
-              rows.push(i);
-            }
-          });
+          for (let i = 0; i < m; i++) {
+            if (this.records.has(page.keys[i]!)) continue;
+            fresh.push(page.keys[i]!);
+            rows.push(i);
+          }
           if (fresh.length === 0) continue;
-          const bytes = new Uint8Array(fresh.length * this.stride);
-          const versions = new Float64Array(fresh.length);
-          rows.forEach((r, i) => {
-            bytes.set(page.bytes.subarray(page.offsets[r]!, page.offsets[r + 1]!), i * this.stride);
-            versions[i] = page.versions[r]!;
-          });
-          n += await this.preloadRows(fresh, {
-            keys: fresh,
-            bytes,
-            stride: this.stride,
-            found: new Uint8Array(fresh.length).fill(1),
-            versions,
-          });
+          const stride = this.stride;
+          // Every row of the page, each `stride` bytes: its bytes and versions as they are (no copy per row).
+          const whole = fresh.length === m && page.offsets[m] === m * stride;
+          const bytes = whole ? page.bytes.subarray(0, m * stride) : new Uint8Array(fresh.length * stride);
+          const versions = whole ? page.versions : new Float64Array(fresh.length);
+          if (!whole)
+            rows.forEach((r, i) => {
+              bytes.set(page.bytes.subarray(page.offsets[r]!, page.offsets[r + 1]!), i * stride);
+              versions[i] = page.versions[r]!;
+            });
+          // No record of `fresh` exists (looked up just now, nothing awaited since).
+          n += await this.preloadRows(
+            fresh,
+            { keys: fresh, bytes, stride, found: new Uint8Array(fresh.length).fill(1), versions },
+            true,
+          );
         }
       }
     } catch (e) {
@@ -357,35 +367,53 @@ export class WriteBehind {
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  private async preloadRows(keys: ActorKey[], r: LoadedRows): Promise<number> {
+  /** `absent`: the caller knows no record of `keys` exists (no lookup before each is made). */
+  private async preloadRows(keys: ActorKey[], r: LoadedRows, absent = false): Promise<number> {
     const k = this.kernel();
     if (!k?.writeStates) return 0;
     // Records first: the kernel reports through `evicted` the rows it had no room for (or held already).
-    keys.forEach((key, i) => {
-      if (!this.records.has(key)) this.records.set(key, record(key, r.versions[i]!, true));
-    });
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (absent || !this.records.has(key)) this.records.set(key, record(key, r.versions[i]!, true));
+    }
     await k.writeStates({ keys: r.keys, bytes: r.bytes, stride: r.stride, found: r.found, mode: 'preload' });
     return keys.length;
   }
 
-  /** The stored states of `keys` packed at the layout's stride, versions recorded. */
-  private async readStates(keys: readonly ActorKey[], load = true): Promise<LoadedRows> {
+  /**
+   * The stored states of `keys` packed at the layout's stride; with `recs` (a load: the keys' records, as looked up
+   * when it asked), their versions recorded.
+   */
+  private async readStates(keys: readonly ActorKey[], recs?: readonly ActorRecord[]): Promise<LoadedRows> {
+    const removed = this.removed;
     const read: StateRead = await this.table.getMany(this.keyColumn(keys) as never);
-    const bytes = new Uint8Array(keys.length * this.stride);
-    const found = new Uint8Array(keys.length);
-    for (let i = 0; i < keys.length; i++) {
+    const n = keys.length;
+    const stride = this.stride;
+    // Every row stored, each `stride` bytes: the read's bytes are the rows packed already (no copy).
+    const packed = read.found === n && read.offsets[n] === n * stride;
+    const bytes = packed ? read.bytes.subarray(0, n * stride) : new Uint8Array(n * stride);
+    const found = new Uint8Array(n);
+    // No record was removed while the store read: each of `recs` is still its key's record.
+    const same = recs !== undefined && removed === this.removed;
+    for (let i = 0; i < n; i++) {
       const v = read.versions[i]!;
-      if (load) {
-        const rec = this.records.get(keys[i]!);
+      if (recs) {
+        const rec = same ? recs[i] : this.records.get(keys[i]!);
         if (rec && !rec.pending) rec.version = v;
         else if (!rec) this.records.set(keys[i]!, record(keys[i]!, v, true));
       }
       if (v === 0) continue;
       found[i] = 1;
-      if (load) this.counts.loadedFound++;
-      bytes.set(read.bytes.subarray(read.offsets[i]!, read.offsets[i + 1]!), i * this.stride);
+      if (recs) this.counts.loadedFound++;
+      if (!packed) bytes.set(read.bytes.subarray(read.offsets[i]!, read.offsets[i + 1]!), i * stride);
     }
-    return { keys, bytes, stride: this.stride, found, versions: read.versions };
+    return { keys, bytes, stride, found, versions: read.versions };
+  }
+
+  /** Drops a key's record (counted: readStates tells whether its records are still the live ones). */
+  private forget(key: ActorKey): void {
+    this.removed++;
+    this.records.delete(key);
   }
 
   private upload(u: Parameters<NonNullable<BackendKernel['writeStates']>>[0]): void {
@@ -406,7 +434,9 @@ export class WriteBehind {
   private absorb(d: StateBatch): void {
     // Views into the batch's buffer (fresh per batch, never reused by the kernel), not a copy per row:
     // a flush of 1,000,000 dirty rows made as many small ArrayBuffers for the collector.
-    for (const [i, key] of d.keys.entries()) {
+    const n = d.keys.length;
+    for (let i = 0; i < n; i++) {
+      const key = d.keys[i]!;
       const bytes = d.bytes.subarray(i * d.stride, (i + 1) * d.stride);
       let rec = this.records.get(key);
       // Deactivated after its lane answered the read (else the lane would not have held it, or a load would
@@ -443,7 +473,7 @@ export class WriteBehind {
       } finally {
         if (--this.reading === 0) {
           for (const r of this.evictedWhileReading)
-            if (!r.resident && !r.pending && this.records.get(r.key) === r) this.records.delete(r.key);
+            if (!r.resident && !r.pending && this.records.get(r.key) === r) this.forget(r.key);
           this.evictedWhileReading = [];
         }
       }
@@ -479,7 +509,7 @@ export class WriteBehind {
           if (rec.pending !== states[i]) continue; // newer bytes arrived meanwhile: the next flush writes them
           rec.pending = undefined;
           rec.queued = false;
-          if (!rec.resident) this.records.delete(rec.key);
+          if (!rec.resident) this.forget(rec.key);
         }
         // Those still queued: kept by a conflict, newer bytes, or queued while the write ran (in order).
         this.unwritten = this.unwritten.filter((r) => r.queued);
@@ -501,7 +531,7 @@ export class WriteBehind {
           for (const r of drop) {
             r.pending = undefined;
             r.queued = false;
-            if (!r.resident) this.records.delete(r.key);
+            if (!r.resident) this.forget(r.key);
           }
           this.unwritten = this.unwritten.filter((r) => r.queued);
           this.guardPending();

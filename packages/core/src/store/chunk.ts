@@ -86,6 +86,18 @@ export function rowOf(c: Chunk, slot: number): number {
   return -1;
 }
 
+/**
+ * Copies `src[start, end)` to `dst` at `at`. A state of a few dozen bytes is copied byte by byte: a view for
+ * `set` costs more than the copy (a Buffer's `subarray`, as of lmdb-js's read buffer, makes a FastBuffer).
+ */
+export function copyBytes(dst: Uint8Array, at: number, src: Uint8Array, start: number, end: number): void {
+  if (end - start > 64) {
+    dst.set(src.subarray(start, end), at);
+    return;
+  }
+  for (let k = start; k < end; k++) dst[at++] = src[k]!;
+}
+
 /** Writes chunks into one growing scratch buffer; `finish` returns a view of the chunk just built. */
 export class ChunkWriter {
   private buf = new Uint8Array(4096);
@@ -118,7 +130,7 @@ export class ChunkWriter {
     this.dv.setFloat64(this.at.versionsAt + 8 * r, version, true);
     if (this.at.epochsAt !== 0) this.dv.setFloat64(this.at.epochsAt + 8 * r, epoch, true);
     this.dv.setUint32(this.at.offsetsAt + 4 * r, this.dataEnd - this.at.dataAt, true);
-    this.buf.set(src.subarray(start, end), this.dataEnd);
+    copyBytes(this.buf, this.dataEnd, src, start, end);
     this.dataEnd += end - start;
   }
 

@@ -17,6 +17,7 @@ export {
   CHUNK,
   ChunkWriter,
   chunkOf,
+  copyBytes,
   epochAt,
   forEachChunk,
   mergeDelete,
