@@ -4,7 +4,7 @@ import { InlineBackend } from '@ringgrain/inline-backend';
 import { CpuBackend } from '@ringgrain/cpu-backend';
 import { natsCluster, type NatsServerHandle } from '@ringgrain/cluster-nats';
 import { Counter } from './grains.ts';
-import { Relay } from './k2k-grains.ts';
+import { Relay, Tag } from './k2k-grains.ts';
 import { clusterOpts, natsSkip, startServer } from './nats.ts';
 
 /**
@@ -29,6 +29,7 @@ describe.skipIf(natsSkip !== undefined).each(['inline', 'cpu'] as const)(
         cluster: natsCluster(clusterOpts(server, `k2k-${backend}`)),
       })
         .register(Counter, { placement: backend })
+        .register(Tag, { placement: backend })
         .register(Relay, { placement: backend });
     /** The first key from `from` whose partition of `grain` silo `sys` owns. */
     const ownedBy = (sys: GrainSystem, grain: string, from: number) => {
@@ -81,6 +82,22 @@ describe.skipIf(natsSkip !== undefined).each(['inline', 'cpu'] as const)(
         expect((await b.grain(Relay, relay).get({})).sent).toBe(101);
       },
     );
+
+    it('a K2K tell to a string key the other silo owns runs there, every one, never on the sender', async () => {
+      const relay = ownedBy(a, 'Relay', 5000);
+      let k = 0;
+      while (a.cluster!.ownerOf('Tag', `tag-${k}`) !== b.cluster!.self) k++;
+      await Promise.all([a.idle(), b.idle()]);
+      const aBefore = a.metrics()['Tag']?.processed ?? 0;
+      a.grain(Relay, relay).tell.tag({ key: k, count: 30 });
+      await a.idle();
+      let r = await b.grain(Tag, `tag-${k}`).get({});
+      for (const until = Date.now() + 10_000; r.count < 30 && Date.now() < until; )
+        r = await b.grain(Tag, `tag-${k}`).get({});
+      expect(r).toEqual({ total: (30 * 31) / 2, count: 30 });
+      await Promise.all([a.idle(), b.idle()]);
+      expect(a.metrics()['Tag']?.processed ?? 0).toBe(aBefore);
+    });
 
     it(
       'a forwarded ask to a key the other silo owns is answered there (never on the sender); to a key this ' +
