@@ -6,6 +6,7 @@ import {
   RingConsumer,
   RingError,
   RingProducer,
+  SLOT as SLOT_FIELDS,
   SLOT_HEADER_SIZE,
   ringBytes,
 } from '../src/entries/internal.ts';
@@ -18,6 +19,12 @@ function makeRing(capacity: number, start = 0): Ring {
   // Start both indices anywhere (near 2^32 exercises wrap-around of the u32 counters).
   ring.words[RING.head] = start | 0;
   ring.words[RING.tail] = start | 0;
+  // The slots as a ring that really reached `start` holds them: each published and consumed one lap before. A fresh
+  // slot's seq 0 is what the consumer waits for at position 2^32 - 1 (seq = position + 1 wraps to 0).
+  for (let k = 1; k <= capacity; k++) {
+    const p = (start - k) >>> 0;
+    Atomics.store(ring.i32, (ring.slotAt(p) + SLOT_FIELDS.seq) >> 2, (p + 1) | 0);
+  }
   return ring;
 }
 
