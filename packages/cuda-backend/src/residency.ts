@@ -171,6 +171,38 @@ export function installChunks(u: StateUpload, stateSize: number, capacity: numbe
   return out;
 }
 
+/** Load uploads installed as one (ResidencyHost.writeStates); `done` settles when their install did. */
+interface LoadBatch {
+  readonly uploads: StateUpload[];
+  done: Promise<void>;
+}
+
+/** Whether a load upload may join others: its shape is right and its keys safe integers (else it fails alone). */
+function joinable(u: StateUpload, stateSize: number): boolean {
+  if (u.stride !== stateSize || u.bytes.length < u.keys.length * stateSize || u.found.length < u.keys.length)
+    return false;
+  for (let i = 0; i < u.keys.length; i++) if (!Number.isSafeInteger(u.keys[i])) return false;
+  return true;
+}
+
+/** Joinable load uploads as one, rows in call order. */
+function joined(list: readonly StateUpload[], stateSize: number): StateUpload {
+  let n = 0;
+  for (const u of list) n += u.keys.length;
+  const keys = new Array<ActorKey>(n);
+  const bytes = new Uint8Array(n * stateSize);
+  const found = new Uint8Array(n);
+  let at = 0;
+  for (const u of list) {
+    const m = u.keys.length;
+    for (let i = 0; i < m; i++) keys[at + i] = u.keys[i]!;
+    bytes.set(u.bytes.subarray(0, m * stateSize), at * stateSize);
+    found.set(u.found.subarray(0, m), at);
+    at += m;
+  }
+  return { keys, bytes, stride: stateSize, found, mode: 'load' };
+}
+
 export interface ResidencyHostOptions {
   /** How long a request may wait for the kernel's answer before failing (ms). */
   readonly timeoutMs: number;
@@ -192,6 +224,8 @@ export class ResidencyHost {
    * the CPU backend's one channel gives). The ring is still drained, so no worker waits on a full ring.
    */
   private holding = false;
+  /** The load uploads waiting to be installed together (writeStates), until their install starts. */
+  private loads: LoadBatch | undefined;
   private held: ActorKey[] = [];
   /**
    * The kernel was freed (close): its pinned host block may be freed too (cuMemFreeHost once no kernel runs), and
@@ -305,6 +339,7 @@ export class ResidencyHost {
 
   /** Deactivates the actors idle since `before` (see core BackendKernel.deactivateIdle); resolves to how many. */
   deactivateIdle(before: number, now: number): Promise<number> {
+    this.loads = undefined; // uploads after this call install after it
     return this.serial(async () => {
       this.holding = true;
       try {
@@ -326,28 +361,52 @@ export class ResidencyHost {
     });
   }
 
-  /** Installs an upload (see core StateUpload), in board-sized parts. */
+  /**
+   * Installs an upload (see core StateUpload), in board-sized parts. Load uploads (no failed keys) that arrive
+   * while the install before them waits join one install (`loads`): the write-behind hands one upload per poll
+   * of the load ring (at most LOAD_RING_CAPACITY keys) and each install is a request every worker answers, so a
+   * burst of cold keys costs a request per board, not one per poll. Requests keep the order of the calls: an
+   * upload joins only a batch nothing else was queued behind.
+   */
   writeStates(u: StateUpload): Promise<void> {
-    return this.serial(async () => {
-      const chunks = installChunks(u, this.target.stateSize, this.layout.installCapacity, this.target.grain);
-      const b = this.layout.boardAt;
-      const board = this.layout.board;
-      for (const c of chunks) {
-        this.checkOpen(RES_OP.INSTALL);
-        this.device.copyIn(c.keys, b + board.keysAt);
-        this.device.copyIn(c.kinds, b + board.kindsAt);
-        if (c.states.length) this.device.copyIn(c.states, b + board.statesAt);
-        if (c.error.length) this.device.copyIn(c.error, b + board.errorAt);
-        this.device.sync();
-        await this.request(RES_OP.INSTALL, () => {
-          Atomics.store(this.words, H.rows, c.rows);
-          Atomics.store(this.words, H.mode, u.mode === 'preload' ? RES_MODE.PRELOAD : RES_MODE.LOAD);
-          Atomics.store(this.words, H.errorLength, c.error.length);
-          // Sent back with the text (core turn-error.ts STATE_LOAD): the host finds the StateLoadError by it.
-          Atomics.store(this.words, H.failureId, u.failed?.failure ?? 0);
-        });
-      }
+    if (u.mode !== 'load' || u.failed || !joinable(u, this.target.stateSize)) {
+      this.loads = undefined;
+      return this.serial(() => this.install(u));
+    }
+    const open = this.loads;
+    if (open) {
+      open.uploads.push(u);
+      return open.done;
+    }
+    const batch: LoadBatch = { uploads: [u], done: Promise.resolve() };
+    this.loads = batch;
+    batch.done = this.serial(() => {
+      if (this.loads === batch) this.loads = undefined;
+      return this.install(batch.uploads.length === 1 ? u : joined(batch.uploads, this.target.stateSize));
     });
+    return batch.done;
+  }
+
+  /** One upload's install requests, in board-sized parts (one request at a time: see serial). */
+  private async install(u: StateUpload): Promise<void> {
+    const chunks = installChunks(u, this.target.stateSize, this.layout.installCapacity, this.target.grain);
+    const b = this.layout.boardAt;
+    const board = this.layout.board;
+    for (const c of chunks) {
+      this.checkOpen(RES_OP.INSTALL);
+      this.device.copyIn(c.keys, b + board.keysAt);
+      this.device.copyIn(c.kinds, b + board.kindsAt);
+      if (c.states.length) this.device.copyIn(c.states, b + board.statesAt);
+      if (c.error.length) this.device.copyIn(c.error, b + board.errorAt);
+      this.device.sync();
+      await this.request(RES_OP.INSTALL, () => {
+        Atomics.store(this.words, H.rows, c.rows);
+        Atomics.store(this.words, H.mode, u.mode === 'preload' ? RES_MODE.PRELOAD : RES_MODE.LOAD);
+        Atomics.store(this.words, H.errorLength, c.error.length);
+        // Sent back with the text (core turn-error.ts STATE_LOAD): the host finds the StateLoadError by it.
+        Atomics.store(this.words, H.failureId, u.failed?.failure ?? 0);
+      });
+    }
   }
 
   private serial<T>(f: () => Promise<T>): Promise<T> {

@@ -272,6 +272,35 @@ describe('residency host (deactivateIdle, writeStates, load requests) against a 
     expect(k.hv.getUint32(hoff('seq'), true)).toBe(3);
   });
 
+  it('load uploads queued behind a request install as one, in call order; a request queued between keeps them ' +
+    'apart', async () => {
+    const { k, r } = make();
+    k.stage = [];
+    const order: string[] = [];
+    const a = r.deactivateIdle(1, 1).then(() => order.push('a'));
+    const b = r.writeStates(upload([5, 6], [1, 0], (i) => 50 + i)).then(() => order.push('b'));
+    const c = r.writeStates(upload([7], [1], () => 70)).then(() => order.push('c'));
+    const failed = { keys: [9], error: 'no', failure: 3 };
+    const d = r.writeStates(upload([], [], () => 0, { failed })).then(() => order.push('d')); // never joins
+    const e = r.writeStates(upload([8], [1], () => 80)).then(() => order.push('e'));
+    const f = r.deactivateIdle(2, 2).then(() => order.push('f'));
+    const g = r.writeStates(upload([10], [1], () => 100)).then(() => order.push('g'));
+    const bad = r.writeStates({ ...upload([11], [1], () => 1), stride: 4 }); // fails alone, typed
+    const h = r.writeStates(upload([12], [1], () => 120)).then(() => order.push('h'));
+    await expect(bad).rejects.toMatchObject({ code: 'GPU_STATE_BAD_UPLOAD' });
+    await Promise.all([a, b, c, d, e, f, g, h]);
+    expect(order).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    // b and c as one install (rows in call order, kinds and states kept), then d, e, f's deactivation, g, h.
+    expect(k.installs.map((i) => i.rows.map((row) => row.key))).toEqual([[5, 6, 7], [9], [8], [10], [12]]);
+    expect(k.installs[0]!.rows.map((row) => [row.kind, row.state[0]])).toEqual([
+      [RES_ROW.FOUND, 50],
+      [RES_ROW.ABSENT, 51],
+      [RES_ROW.FOUND, 70],
+    ]);
+    expect(k.installs[1]!.rows[0]!.kind).toBe(RES_ROW.FAILED);
+    expect(k.hv.getUint32(hoff('seq'), true)).toBe(7);
+  });
+
   it('a kernel that faults or never answers fails the request with a typed error, and the next request still runs', async () => {
     const { k, r } = make({ timeoutMs: 30 });
     k.silent = true;
