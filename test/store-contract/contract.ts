@@ -119,6 +119,20 @@ export function storeContract(fx: StoreFixture): void {
       });
     });
 
+    it('getMany answers each key as asked: ascending, repeated, descending and absent keys in one chunk', async () => {
+      const t = await ints();
+      const keys = Float64Array.from([1, 2, 5, 9, 10, 40, 63, 64, 70]);
+      await t.putMany({ keys, expected: new Float64Array(keys.length), states: fixedStates(keys, 1) });
+      const ask = [0, 1, 2, 2, 3, 9, 63, 64, 62, 40, 5, 1, 65, 70, 70, 10];
+      const r = await t.getMany(ask);
+      const stored = new Set(keys);
+      expect([...r.versions]).toEqual(ask.map((k) => (stored.has(k) ? 1 : 0)));
+      ask.forEach((k, i) => {
+        const s = r.bytes.subarray(r.offsets[i], r.offsets[i + 1]);
+        expect(s).toEqual(stored.has(k) ? stateOf(k, 1) : new Uint8Array(0));
+      });
+    });
+
     it(
       'putMany takes states as packed offsets or as an ' + 'array, of any size when the table has no stateSize',
       async () => {

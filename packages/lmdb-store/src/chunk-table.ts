@@ -142,6 +142,10 @@ export class ChunkTable implements StateTable<number> {
     const out = new StateReadBuilder(n, n * (this.spec.stateSize ?? 32));
     let cid = Number.NaN;
     let c: Chunk | null = null;
+    // Where the last search in chunk c stopped, and for which slot: keys ascending in a chunk search on from there
+    // (a dense chunk's 64 rows once, not up to 64 compares a key).
+    let from = 0;
+    let last = -1;
     // Keys out of order revisit chunks: keep a copy of each one read (a view of lmdb-js's read buffer
     // lasts only until the next read).
     let seen: Map<number, Chunk | null> | undefined;
@@ -158,7 +162,14 @@ export class ChunkTable implements StateTable<number> {
           seen.set(cid, c);
         }
       }
-      const r = c ? rowOf(c, key - cid * CHUNK) : -1;
+      const slot = key - cid * CHUNK;
+      let r = -1;
+      if (c) {
+        if (slot <= last || i === 0 || chunkOf(keys[i - 1]!) !== cid) from = 0;
+        while (from < c.n && slotAt(c, from) < slot) from++;
+        if (from < c.n && slotAt(c, from) === slot) r = from;
+        last = slot;
+      }
       if (r < 0) {
         out.missing();
         continue;
