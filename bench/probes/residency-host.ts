@@ -9,14 +9,15 @@
  *             → LMDB read → install board → request written (`writtenUs`: the host's part of the first message's
  *             critical path); `answeredUs`: until writeStates resolved (the host saw doneSeq)
  *   cold      --keys stored keys posted at once (as fast as the 4,096-entry ring takes them) until every one was
- *             installed (keys/s)
+ *             installed (keys/s; `coldInstalls`: the install requests it took)
  *   preload   write-behind preload of every stored state (states/s)
  *   flush     write-behind flush of --keys dirty states: the gather's host part (decodeKeys, the states' copy out
  *             of pinned memory) then absorb and the LMDB putMany (s); the store is empty, as in the benchmark's fill
  * Medians of --trials; each trial in a fresh LMDB directory (fill: cold loads of absent keys, then the flush).
  *
  *   node --import tsx bench/probes/residency-host.ts [--keys 1000000] [--first 2000] [--trials 3]
- *       [--phases flush,first,cold,preload]
+ *       [--phases flush,first,cold,preload] [--answer-us 0]
+ * --answer-us N: the stand-in answers a request N µs after it was written (a device's time per request), not at once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +48,8 @@ const KEYS = Number(option('--keys', '1000000'));
 const FIRST = Number(option('--first', '2000'));
 const TRIALS = Number(option('--trials', '3'));
 const PHASES = option('--phases', 'flush,first,cold,preload').split(',');
+/** How long the stand-in takes to answer a request (µs; 0: on the host's first poll). */
+const ANSWER_US = Number(option('--answer-us', '0'));
 
 const def = Stored.grain;
 const spec = stateTableSpec(def, 'layout');
@@ -59,13 +62,18 @@ const W = { seq: HW('seq'), op: HW('op'), rows: HW('rows'), doneSeq: HW('doneSeq
 /** The write-behind's logger: warnings only (core logs through pino; this probe needs no sink). */
 const logger = { warn: console.warn, debug() {}, info() {} } as unknown as ConstructorParameters<typeof WriteBehind>[5];
 
-/** The stand-in kernel: answers a request on its first poll; posts keys on the load ring as room allows. */
+/**
+ * The stand-in kernel: answers a request on its first poll (or --answer-us after it was written); posts keys on the
+ * load ring as room allows.
+ */
 class Device implements ResidencyDevice {
   readonly area = new Uint8Array(L.bytes);
   readonly mem = new ArrayBuffer(HB.bytes + 64);
   readonly words = new Int32Array(this.mem, 64, HB.bytes >> 2);
   readonly ring = new Int32Array(this.mem, 64 + HB.ringAt, (LOAD_RING_CAPACITY * 16) >> 2);
   installed = 0;
+  /** Install requests answered (each one every worker of a real kernel must answer). */
+  installs = 0;
   /** performance.now() when the host first waited on each request (it had written the request). */
   written = 0;
   private posted = 0;
@@ -86,8 +94,12 @@ class Device implements ResidencyDevice {
   pause(attempt: number): Promise<void> {
     if (attempt === 0) this.written = performance.now();
     const seq = Atomics.load(this.words, W.seq);
-    if (Atomics.load(this.words, W.doneSeq) !== seq) {
-      if (Atomics.load(this.words, W.op) === RES_OP.INSTALL) this.installed += Atomics.load(this.words, W.rows);
+    const due = ANSWER_US === 0 || (performance.now() - this.written) * 1000 >= ANSWER_US;
+    if (due && Atomics.load(this.words, W.doneSeq) !== seq) {
+      if (Atomics.load(this.words, W.op) === RES_OP.INSTALL) {
+        this.installed += Atomics.load(this.words, W.rows);
+        this.installs++;
+      }
       Atomics.store(this.words, W.doneSeq, seq);
       this.onInstalled?.();
     }
@@ -253,6 +265,7 @@ async function trial(): Promise<Record<string, number>> {
       r = await rig(dir);
       out['coldPerS'] = KEYS / (await cold(r, keys));
       out['coldCpuMs'] = coldCpuMs;
+      out['coldInstalls'] = r.dev.installs;
       if (r.wb.metrics().loadedFound !== KEYS) throw new Error(`found ${r.wb.metrics().loadedFound} of ${KEYS}`);
       await close(r);
     }
