@@ -18,6 +18,7 @@ import type { GrainDef } from '../grain.ts';
 import { StateFencedError, StateLoadError, StateVersionConflictError } from '../store/errors.ts';
 import { partitionOf } from '../cluster/partition.ts';
 import { scanPages } from '../store/scan.ts';
+import { copyBytes } from '../store/chunk.ts';
 import type { StateRead, StateStore, StateTable } from '../store/types.ts';
 
 interface ActorRecord {
@@ -26,14 +27,20 @@ interface ActorRecord {
   version: number;
   /** The kernel holds the actor (or is about to: its load is under way). */
   resident: boolean;
-  /** Bytes not yet committed to the store. */
+  /**
+   * Bytes not yet committed to the store: the state at `at` of this buffer (the kernel's batch it came in, which
+   * the kernel never reuses), not a view per row (a flush of 1,000,000 rows made as many views for the collector).
+   */
   pending: Uint8Array | undefined;
+  at: number;
+  /** Bumped by every setPending: a flush tells by it whether the bytes it wrote are still the latest. */
+  gen: number;
   /** In `unwritten` (set with `pending`; cleared by the flush that commits the bytes). */
   queued: boolean;
 }
 
 function record(key: ActorKey, version: number, resident: boolean): ActorRecord {
-  return { key, version, resident, pending: undefined, queued: false };
+  return { key, version, resident, pending: undefined, at: 0, gen: 0, queued: false };
 }
 
 export type StorageOp = 'flush' | 'load' | 'preload' | 'reminder';
@@ -210,7 +217,10 @@ export class WriteBehind {
     this.counts.loads += keys.length;
     if (local.length) {
       const bytes = new Uint8Array(local.length * this.stride);
-      for (let i = 0; i < local.length; i++) bytes.set(local[i]!.pending!, i * this.stride);
+      for (let i = 0; i < local.length; i++) {
+        const r = local[i]!;
+        bytes.set(r.pending!.subarray(r.at, r.at + this.stride), i * this.stride);
+      }
       this.counts.loadedFound += local.length;
       this.upload({
         keys: local.map((r) => r.key),
@@ -262,11 +272,10 @@ export class WriteBehind {
       const key = batch.keys[i]!;
       const rec = this.records.get(key);
       if (batch.dirty[i]) {
-        const bytes = batch.bytes.subarray(i * batch.stride, (i + 1) * batch.stride); // as in absorb
         let r = rec;
         if (r) r.resident = false;
         else this.records.set(key, (r = record(key, 0, false)));
-        this.setPending(r, bytes);
+        this.setPending(r, batch.bytes, i * batch.stride); // as in absorb
         dirty++;
       } else if (rec) {
         rec.resident = false;
@@ -432,26 +441,27 @@ export class WriteBehind {
   }
 
   private absorb(d: StateBatch): void {
-    // Views into the batch's buffer (fresh per batch, never reused by the kernel), not a copy per row:
+    // The batch's buffer (fresh per batch, never reused by the kernel) and each row's offset, not a copy per row:
     // a flush of 1,000,000 dirty rows made as many small ArrayBuffers for the collector.
     const n = d.keys.length;
     for (let i = 0; i < n; i++) {
       const key = d.keys[i]!;
-      const bytes = d.bytes.subarray(i * d.stride, (i + 1) * d.stride);
       let rec = this.records.get(key);
       // Deactivated after its lane answered the read (else the lane would not have held it, or a load would
       // have made it resident again): the bytes the deactivation left are the newer ones.
       if (rec && !rec.resident && rec.pending) continue;
       if (!rec) this.records.set(key, (rec = record(key, 0, true)));
-      this.setPending(rec, bytes);
+      this.setPending(rec, d.bytes, i * d.stride);
     }
     this.guardPending();
     this.guardAbsorbed(d.keys.length);
   }
 
-  /** `bytes` are the record's latest unwritten state. */
-  private setPending(rec: ActorRecord, bytes: Uint8Array): void {
+  /** The state at `at` of `bytes` is the record's latest unwritten one. */
+  private setPending(rec: ActorRecord, bytes: Uint8Array, at: number): void {
     rec.pending = bytes;
+    rec.at = at;
+    rec.gen++;
     if (rec.queued) return;
     rec.queued = true;
     this.unwritten.push(rec);
@@ -486,13 +496,14 @@ export class WriteBehind {
     this.counts.flushes++;
     while (recs.length) {
       const rows = recs.map((r) => r.key);
-      const states: Uint8Array[] = new Array<Uint8Array>(recs.length);
-      const bytes = new Uint8Array(recs.length * this.stride);
+      const stride = this.stride;
+      const gens = new Float64Array(recs.length);
+      const bytes = new Uint8Array(recs.length * stride);
       const expected = new Float64Array(recs.length);
       for (let i = 0; i < recs.length; i++) {
         const rec = recs[i]!;
-        states[i] = rec.pending!;
-        bytes.set(rec.pending!, i * this.stride);
+        gens[i] = rec.gen;
+        copyBytes(bytes, i * stride, rec.pending!, rec.at, rec.at + stride);
         expected[i] = rec.version;
       }
       const fence = this.fence && fenceOf(this.fence, rows);
@@ -506,7 +517,7 @@ export class WriteBehind {
         for (let i = 0; i < recs.length; i++) {
           const rec = recs[i]!;
           rec.version = versions[i]!;
-          if (rec.pending !== states[i]) continue; // newer bytes arrived meanwhile: the next flush writes them
+          if (rec.gen !== gens[i]) continue; // newer bytes arrived meanwhile: the next flush writes them
           rec.pending = undefined;
           rec.queued = false;
           if (!rec.resident) this.forget(rec.key);
