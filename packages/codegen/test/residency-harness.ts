@@ -11,7 +11,9 @@ import {
   StateMeta,
   generateKernel,
   gatherLayout,
+  inlineRuntime,
   overflowLayout,
+  runtimeFile,
 } from '../src/index.ts';
 import { CTypes } from '../src/cuda/ctypes.ts';
 import {
@@ -49,7 +51,8 @@ const activateAt = src.search(
   /__device__ static (rg_Account_state|RG_G\(state\))\* (rg_Account_activate|RG_G\(activate\))\(/,
 );
 export const to = src.indexOf('\n}\n', activateAt) + 3;
-const cuh = readFileSync(new URL('../src/cuda/runtime/residency.cuh', import.meta.url), 'utf8');
+// residency.cuh with the files it includes (residency-evict.cuh, residency-load.cuh) inlined.
+const cuh = inlineRuntime(runtimeFile('residency.cuh'));
 /** The text between `start` and the end of the function that starts at `last` (both in `text`). */
 function cut(text: string, start: string, last: string): string {
   const a = text.indexOf(start);

@@ -159,7 +159,7 @@ export const ResidencyGlobals = t.struct({
   /**
    * The farthest any entry of this kernel's residency inserts lies from its key's home (atomicMax by the inserting
    * worker, the one that looks the key up later): a lookup stops there, as the directory's tombstones never turn
-   * EMPTY again (residency.cuh rg_res_placed).
+   * EMPTY again (residency-load.cuh rg_res_placed).
    */
   probeMax: t.u32,
   _pad1: t.array(t.u32, LINE - 13),

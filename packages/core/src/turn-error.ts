@@ -6,7 +6,7 @@
  * Payload: msgpack [code: positive fixint, fields: array of str | float64], fields in the order TURN_ERROR
  * gives; 12 bytes carry a code with one number, so it fits the smallest slot (16 payload bytes). Every
  * backend writes this form (the CPU consumer with encodeTurnError, the CUDA kernels with runtime/reply.cuh
- * rg_reply_text and rg_reply_code1, residency.cuh rg_res_reply_text); no message is matched as text.
+ * rg_reply_text and rg_reply_code1, residency-load.cuh rg_res_reply_text); no message is matched as text.
  */
 export const TURN_ERROR = {
   /** The handler (or a hook, or a timer's handler) threw: [message]. */

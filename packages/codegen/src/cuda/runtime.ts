@@ -11,7 +11,10 @@ import { fileURLToPath } from 'node:url';
 /** The runtime files' directory (src/cuda/runtime under tsx, dist/cuda/runtime in a built package). */
 export const RUNTIME_DIR = fileURLToPath(new URL('./runtime/', import.meta.url));
 
-/** Every runtime file, in the order a unit includes them (lanes.cuh through k2k.cuh). */
+/**
+ * Every runtime file, in the order a unit includes them (lanes.cuh through k2k.cuh, residency-evict.cuh and
+ * residency-load.cuh through residency.cuh).
+ */
 export const RUNTIME_FILES = [
   'prelude.cuh',
   'numbers.cuh',
@@ -30,6 +33,8 @@ export const RUNTIME_FILES = [
   'directory.cuh',
   'turn-run.cuh',
   'residency.cuh',
+  'residency-evict.cuh',
+  'residency-load.cuh',
   'worker.cuh',
   'ingress.cuh',
   'control.cuh',

@@ -40,9 +40,9 @@ __device__ static __noinline__ void RG_G(on_activate)(rg_kernel* k, unsigned int
 /* __noinline__: it is called from three places (lane turns, the one-lane queue path, overflow); inlined at
    each, NVRTC took 14 s for the bank unit instead of 4 s (nvcc -cubin, sm_90), and the kernel 168 registers
    instead of 148. */
-/* residency.cuh: a class that loads parks the messages of an actor whose state is not here yet. */
+/* residency-load.cuh: a class that loads parks the messages of an actor whose state is not here yet. */
 __device__ static const char* RG_G(res_wait)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, const unsigned char* slot, double now, bool alone, rg_coop* co);
-/* residency.cuh: a full table in a class with idleMs deactivates idle actors to make room. */
+/* residency-evict.cuh: a full table in a class with idleMs deactivates idle actors to make room. */
 __device__ static RG_G(state)* RG_G(res_room_activate)(rg_kernel* k, unsigned int* ctr, long long key, unsigned int part, double now, bool alone, rg_coop* co);
 __device__ static __noinline__ void RG_G(turn)(rg_kernel* k, unsigned int* ctr, unsigned char* slot, unsigned char* stage, unsigned int cap, unsigned int part, unsigned char* scratch, rg_coop* co) {
   const rg_SlotHeader* h = (const rg_SlotHeader*)stage;

@@ -99,7 +99,7 @@ __device__ static void RG_G(worker)(rg_kernel* k, unsigned int p, unsigned int l
       __syncwarp();
       if (ready & 1u) {
         const unsigned int n = ready == RG_FULL ? 32u : (unsigned int)(__ffs(~ready) - 1);
-        /* Nearly full while the class makes room: one turn at a time (residency.cuh rg_res_tight). */
+        /* Nearly full while the class makes room: one turn at a time (residency-evict.cuh rg_res_tight). */
         if (n > 1u && !(k->res && __shfl_sync(RG_FULL, lane == 0u ? (unsigned int)rg_res_tight(k) : 0u, 0) != 0u)) {
           /* More than one message waiting: up to 32 turns at once, one per lane (rg_*_lane_turns). */
 #ifdef RG_WAVE_STATS
