@@ -22,6 +22,11 @@ import type { Route, SystemState } from './state.ts';
 
 /** Tells and asks written before their seqs are published (ring.ts claimHeld): at most this many a lane. */
 const HOLD_RUN = 32;
+/**
+ * Runs of a burst of encoded sends (a cluster frame's entries, written in one synchronous loop): longer,
+ * so a parked consumer is woken a few times a frame, not every 32 slots (a futex wake each on a busy host).
+ */
+const FRAME_RUN = 256;
 
 /**
  * Single sends: a ref's tell or ask resolved to a route, checked, routed (cluster), written into its
@@ -196,7 +201,7 @@ export class Sender {
     // Published in runs (ring.ts claimHeld): the first send of a synchronous burst at once (a lone ask
     // waits for nothing), then every HOLD_RUN slots and at the burst's end (a microtask), with one wake
     // of the consumer each; head (for observers) at the burst's end.
-    if (producer.held >= HOLD_RUN || first) {
+    if (producer.held >= (encoded ? Math.min(FRAME_RUN, r.capacity >> 2) : HOLD_RUN) || first) {
       producer.releaseHeld();
       kernel.wake(lane);
     }
