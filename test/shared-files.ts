@@ -19,6 +19,8 @@ export const SHARED_FILES: readonly string[] = [
   'packages/codegen/test/hooks.test.ts',
   'packages/codegen/test/k2k-audit.test.ts',
   'packages/codegen/test/lanes.test.ts',
+  'packages/codegen/test/parallel-audit.test.ts',
+  'packages/codegen/test/parallel-diff.test.ts',
   'packages/codegen/test/parallel.test.ts',
   'packages/codegen/test/reminders.test.ts',
   'packages/codegen/test/residency-device.test.ts',
