@@ -103,15 +103,7 @@ export class SlotWriter {
       flags |= SlotFlag.STRING_KEY;
       keyHi = bytes.length;
     }
-    const dv = ring.dv;
-    dv.setUint32(slot + SLOT.length, length, true);
-    dv.setUint32(slot + SLOT.method, h.method, true);
-    dv.setUint32(slot + SLOT.flags, flags, true);
-    dv.setUint32(slot + SLOT.corr, h.corr, true);
-    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
-    dv.setUint32(slot + SLOT.keyHi, keyHi, true);
-    dv.setUint32(slot + SLOT.sender, h.sender, true);
-    dv.setUint32(slot + SLOT.grain, h.grain, true);
+    writeHeader(ring.dv, slot, h, length, flags, keyHi);
   }
 
   /**
@@ -145,22 +137,14 @@ export class SlotWriter {
       flags |= SlotFlag.STRING_KEY;
       keyHi = key.length;
     }
-    const dv = ring.dv;
-    dv.setUint32(slot + SLOT.length, length, true);
-    dv.setUint32(slot + SLOT.method, h.method, true);
-    dv.setUint32(slot + SLOT.flags, flags, true);
-    dv.setUint32(slot + SLOT.corr, h.corr, true);
-    dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
-    dv.setUint32(slot + SLOT.keyHi, keyHi, true);
-    dv.setUint32(slot + SLOT.sender, h.sender, true);
-    dv.setUint32(slot + SLOT.grain, h.grain, true);
+    writeHeader(ring.dv, slot, h, length, flags, keyHi);
   }
 
   /** A failed or refused turn's reply payload: its code and fields (turn-error.ts), string fields cut to fit. */
   writeError(ring: Ring, slot: number, h: SlotFields, code: number, fields: readonly TurnErrorValue[]): void {
     const start = slot + SLOT_HEADER_SIZE;
     const length = encodeTurnError(ring.u8, ring.dv, start, ring.payloadCapacity, code, fields);
-    replyHeader(ring.dv, slot, h, length);
+    writeHeader(ring.dv, slot, h, length, h.flags, h.keyHi);
   }
 
   /** A msgpack str payload (error and rejection messages), cut with a marker if the slot is small. */
@@ -182,7 +166,7 @@ export class SlotWriter {
       p += 2;
     }
     u8.set(bytes, p);
-    replyHeader(ring.dv, slot, h, p + bytes.length - start);
+    writeHeader(ring.dv, slot, h, p + bytes.length - start, h.flags, h.keyHi);
   }
 }
 
@@ -266,14 +250,17 @@ export class SlotReader {
   }
 }
 
-/** The header of an error or rejection reply: the request's fields as given, and the payload's length. */
-function replyHeader(dv: DataView, slot: number, h: SlotFields, length: number): void {
+/**
+ * A slot's header but its seq (the producer publishes that last): the fields, the payload's length, flags and keyHi
+ * (an error or rejection reply passes the request's own).
+ */
+function writeHeader(dv: DataView, slot: number, h: SlotFields, length: number, flags: number, keyHi: number): void {
   dv.setUint32(slot + SLOT.length, length, true);
   dv.setUint32(slot + SLOT.method, h.method, true);
-  dv.setUint32(slot + SLOT.flags, h.flags, true);
+  dv.setUint32(slot + SLOT.flags, flags, true);
   dv.setUint32(slot + SLOT.corr, h.corr, true);
   dv.setUint32(slot + SLOT.keyLo, h.keyLo, true);
-  dv.setUint32(slot + SLOT.keyHi, h.keyHi, true);
+  dv.setUint32(slot + SLOT.keyHi, keyHi, true);
   dv.setUint32(slot + SLOT.sender, h.sender, true);
   dv.setUint32(slot + SLOT.grain, h.grain, true);
 }
